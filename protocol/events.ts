@@ -1,0 +1,341 @@
+/**
+ * The wire protocol between the remote agent and its host side (extension or CLI).
+ *
+ * Transport: JSON lines. The agent writes one {@link AgentEvent} per line on its stdout and
+ * nothing else; the host writes one {@link HostCommand} per line on the agent's stdin. Closing
+ * the agent's stdin tears the whole run down (the agent treats EOF as cancel + exit).
+ *
+ * This folder imports nothing: it is shared by extension/, webview/, client/, cli/ and
+ * remote-agent/.
+ */
+
+/** Bumped on any incompatible change of the line format. */
+export const PROTOCOL_VERSION = 1;
+
+/** Experiment ids of the catalogue (DESIGN.md, "Experiment catalogue"). */
+export const EXPERIMENT_IDS = ['init', 'split', 'destroy', 'abort'] as const;
+export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
+
+/** The set run when the user does not choose. */
+export const DEFAULT_EXPERIMENTS: readonly ExperimentId[] = ['init', 'split', 'destroy', 'abort'];
+
+/** What the host asks the agent to do. */
+export interface RunOptions {
+  /** Experiments in run order. */
+  experiments: ExperimentId[];
+  /** Recorded runs per step (default 10). */
+  iterations: number;
+  /** Unrecorded warmup runs per step (default 1). */
+  warmup: number;
+  /** Hang guard: seconds a step may take on all ranks before it is aborted (default 60). */
+  deadlineSeconds: number;
+  /** Explicit libnccl.so.2 path; empty = search (see remote-agent/ncclLocator.ts). */
+  ncclPath?: string;
+  /** Run against the simulated NCCL instead of a real one. */
+  simulate?: boolean;
+  /** Number of ranks (one process per GPU); default = visible GPU count. */
+  ranks?: number;
+  /** Bytes of the first collective on a new communicator (default 1 MiB). */
+  firstCollectiveBytes?: number;
+  /** Bytes of the steady allreduce used as the bandwidth reference (default 64 MiB). */
+  steadyBytes?: number;
+}
+
+export const DEFAULT_RUN_OPTIONS: RunOptions = {
+  experiments: [...DEFAULT_EXPERIMENTS],
+  iterations: 10,
+  warmup: 1,
+  deadlineSeconds: 60,
+  firstCollectiveBytes: 1 << 20,
+  steadyBytes: 64 << 20,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Host → agent
+
+/** Host → agent: start a run. Sent once, right after the agent's `agent/hello`. */
+export interface StartCommand {
+  type: 'run/start';
+  options: RunOptions;
+}
+/** Host → agent: stop the run, keep what was measured (the agent answers `run/done` partial). */
+export interface CancelCommand {
+  type: 'run/cancel';
+}
+export type HostCommand = StartCommand | CancelCommand;
+
+// ---------------------------------------------------------------------------------------------
+// Agent → host
+
+/** The environment stamp every run carries (DESIGN.md, "Measurement method"). */
+export interface EnvironmentStamp {
+  hostname: string;
+  /** GPU model per visible device, in ordinal order. */
+  gpus: { ordinal: number; name: string; totalBytes: number; pciBusId: string }[];
+  driverVersion: string;
+  ncclVersion: string;
+  ncclVersionCode: number;
+  ncclPath: string;
+  /** How the NCCL library was found: "explicit", "python-wheel", "loader", "cuda-folder", "simulated". */
+  ncclSource: string;
+  /** Optional NCCL symbols present in the loaded library. */
+  ncclSymbols: Record<string, boolean>;
+  /** `nvidia-smi topo -m` text when available, else a reason it is missing. */
+  topology: string;
+  /** Every NCCL_* and TORCH_NCCL_* variable of the agent's environment. */
+  ncclEnv: Record<string, string>;
+  /** Also COMMCOST_SIM_* when simulated. */
+  torchVersion?: string;
+  commcostVersion: string;
+  nodeVersion: string;
+  platform: string;
+  /** ISO 8601. */
+  startedAt: string;
+  /** True when the library is commcost's simulated NCCL: no figure of this run is a measurement. */
+  simulated: boolean;
+}
+
+/** Agent → host, first line: who is speaking. */
+export interface HelloEvent {
+  type: 'agent/hello';
+  protocolVersion: number;
+  agentVersion: string;
+  pid: number;
+}
+
+/** Agent → host: the environment was probed and the plan is fixed. */
+export interface RunPlanEvent {
+  type: 'run/plan';
+  stamp: EnvironmentStamp;
+  options: RunOptions;
+  ranks: number;
+  simulated: boolean;
+  /** Experiments that will run, with their variants and steps. */
+  experiments: { experiment: ExperimentId; variants: VariantPlan[] }[];
+}
+
+export interface VariantPlan {
+  /** e.g. "halves/splitShare=0". */
+  variant: string;
+  steps: StepPlan[];
+}
+
+/** What a step times. `derived` steps are sums of other steps per iteration. */
+export interface StepPlan {
+  /** Stable id inside the variant, e.g. "call", "first", "total", "steady". */
+  step: string;
+  /** Human label, e.g. "ncclCommSplit", "first 1 MiB allreduce". */
+  label: string;
+  /** call = the API call itself; first = first collective on a new communicator; toFirst = call + first; steady = a collective on a warm communicator; teardown = finalize/destroy/abort. */
+  kind: 'call' | 'first' | 'toFirst' | 'steady' | 'teardown';
+  /** For derived steps: the step ids summed per iteration. */
+  sumOf?: string[];
+}
+
+/** Agent → host: the process's one-time start, measured once per rank and never mixed in. */
+export interface StartupEvent {
+  type: 'run/startup';
+  /** Per rank: CUDA start (cuInit + primary context + stream + buffer), ms. */
+  cudaInitMs: number[];
+  /** First ncclGetUniqueId in rank 0's process (process one-time NCCL init), ms. */
+  firstUniqueIdMs: number;
+}
+
+/** Agent → host: where the run is. */
+export interface ProgressEvent {
+  type: 'run/progress';
+  experiment: ExperimentId;
+  variant: string;
+  /** 0-based iteration including warmups. */
+  iteration: number;
+  /** warmup + iterations. */
+  total: number;
+  warmup: boolean;
+  /** Index of this experiment in the plan and the plan's length. */
+  experimentIndex: number;
+  experimentCount: number;
+}
+
+/**
+ * Agent → host: one iteration of one variant. `steps` maps step id → the step's figure for this
+ * iteration = MAX over ranks of each rank's host-monotonic duration (ms). Derived steps included.
+ */
+export interface SampleEvent {
+  type: 'run/sample';
+  experiment: ExperimentId;
+  variant: string;
+  iteration: number;
+  warmup: boolean;
+  steps: Record<string, number>;
+  /** Per step, per rank duration in ms (rank order). */
+  perRank: Record<string, number[]>;
+  /** Per rank device free-memory delta (bytes consumed, positive = memory taken) keyed by point, e.g. "afterCall", "afterFirst". */
+  memoryBytes?: Record<string, number[]>;
+  /** Barrier release skew of this iteration's first timed step: max − min release time across ranks, µs. */
+  releaseSkewUs?: number;
+}
+
+/** Distribution of one step over the recorded iterations (ms). */
+export interface StepStats {
+  median: number;
+  p90: number;
+  min: number;
+  max: number;
+  mean: number;
+  n: number;
+}
+
+/** Agent → host: everything recorded for one experiment, summarised. */
+export interface ExperimentSummaryEvent {
+  type: 'experiment/summary';
+  experiment: ExperimentId;
+  variants: VariantSummary[];
+}
+
+export interface VariantSummary {
+  variant: string;
+  steps: (StepPlan & { stats: StepStats; samples: number[] })[];
+  /** Memory per point, median over recorded iterations of the per-GPU MAX, bytes. */
+  memoryBytes?: Record<string, number>;
+}
+
+/** Agent → host: an experiment that this host cannot run, and why. Not a failure. */
+export interface SkippedEvent {
+  type: 'experiment/skipped';
+  experiment: ExperimentId;
+  variant?: string;
+  reason: string;
+}
+
+/** Reason codes of {@link ErrorEvent}; matched by code, never by message text. */
+export type ErrorCode =
+  | 'NO_GPU'
+  | 'NCCL_NOT_FOUND'
+  | 'LOAD_FAILED'
+  | 'NCCL_ERROR'
+  | 'CUDA_ERROR'
+  | 'TIMEOUT'
+  | 'RANK_EXITED'
+  | 'BAD_COMMAND'
+  | 'INTERNAL';
+
+/** Where a failure happened. */
+export interface ErrorWhere {
+  host?: string;
+  rank?: number;
+  experiment?: ExperimentId;
+  variant?: string;
+  step?: string;
+  iteration?: number;
+}
+
+/** Agent → host: what failed, where, why, and what to do. */
+export interface ErrorEvent {
+  type: 'run/error';
+  code: ErrorCode;
+  message: string;
+  where: ErrorWhere;
+  /** The library's error string and ncclGetLastError text, where there is one. */
+  detail?: string;
+  /** What the user can do about it. */
+  hint?: string;
+  /** True when the run cannot go on. */
+  fatal: boolean;
+}
+
+/** Agent → host, last line. */
+export interface DoneEvent {
+  type: 'run/done';
+  /** complete: all planned experiments ran; partial: cancelled or stopped early with results kept; failed: nothing useful. */
+  status: 'complete' | 'partial' | 'failed';
+  wallMs: number;
+  /** Sum of every timed step over all iterations (warmups included), ms: the denominator of the harness-efficiency target. */
+  measuredMs: number;
+  endedAt: string;
+}
+
+export type AgentEvent =
+  | HelloEvent
+  | RunPlanEvent
+  | StartupEvent
+  | ProgressEvent
+  | SampleEvent
+  | ExperimentSummaryEvent
+  | SkippedEvent
+  | ErrorEvent
+  | DoneEvent;
+
+const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEvent['type']>([
+  'agent/hello',
+  'run/plan',
+  'run/startup',
+  'run/progress',
+  'run/sample',
+  'experiment/summary',
+  'experiment/skipped',
+  'run/error',
+  'run/done',
+]);
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** Why a line could not be read as a protocol message. */
+export class ProtocolError extends Error {
+  constructor(
+    message: string,
+    readonly line: string,
+  ) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+/**
+ * Parses one agent stdout line.
+ * @throws ProtocolError when the line is not JSON or not a known event type.
+ */
+export function parseAgentEvent(line: string): AgentEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new ProtocolError(`agent sent a line that is not JSON: ${line.slice(0, 200)}`, line);
+  }
+  if (!isRecord(value) || typeof value.type !== 'string' || !AGENT_EVENT_TYPES.has(value.type)) {
+    throw new ProtocolError(`agent sent an unknown message: ${line.slice(0, 200)}`, line);
+  }
+  if (value.type === 'agent/hello' && value.protocolVersion !== PROTOCOL_VERSION) {
+    throw new ProtocolError(
+      `agent speaks protocol ${String(value.protocolVersion)}, this side speaks ${PROTOCOL_VERSION}: redeploy the agent`,
+      line,
+    );
+  }
+  return value as unknown as AgentEvent;
+}
+
+/**
+ * Parses one line of the agent's stdin.
+ * @throws ProtocolError when the line is not JSON or not a known command.
+ */
+export function parseHostCommand(line: string): HostCommand {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new ProtocolError(`host sent a line that is not JSON: ${line.slice(0, 200)}`, line);
+  }
+  if (!isRecord(value) || (value.type !== 'run/start' && value.type !== 'run/cancel')) {
+    throw new ProtocolError(`host sent an unknown command: ${line.slice(0, 200)}`, line);
+  }
+  if (value.type === 'run/start' && !isRecord(value.options)) {
+    throw new ProtocolError('run/start without options', line);
+  }
+  return value as unknown as HostCommand;
+}
+
+/** Serialises one message as a protocol line (with the trailing newline). */
+export function toLine(message: AgentEvent | HostCommand): string {
+  return JSON.stringify(message) + '\n';
+}

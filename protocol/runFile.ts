@@ -1,0 +1,55 @@
+/**
+ * The saved result of one measurement run: `.commcost/runs/<timestamp>-<host>.json` in the
+ * workspace, the CLI's `--json` output and the input of `commcost report`.
+ *
+ * A run file is built on the host side by folding the agent's events (client/runModel.ts), so
+ * every figure in it came from an agent `run/sample` line. Files found in a workspace are
+ * untrusted: read them with client/runFileSchema.ts, never by casting.
+ */
+import type {
+  EnvironmentStamp,
+  ErrorEvent,
+  ExperimentId,
+  RunOptions,
+  SkippedEvent,
+  StartupEvent,
+  VariantSummary,
+} from './events';
+
+export const RUN_FILE_SCHEMA = 'commcost.run/1';
+
+export interface RunFile {
+  schema: typeof RUN_FILE_SCHEMA;
+  /** `<startedAt compact>-<host>`, also the file name without `.json`. */
+  id: string;
+  /** The target as the user named it (`localhost`, an ssh alias, user@host:port). */
+  host: string;
+  /** True when measured on commcost's simulated NCCL: then no figure is a measurement. */
+  simulated: boolean;
+  /** running: still streaming; complete; partial: cancelled or stopped early, results kept; failed. */
+  status: 'running' | 'complete' | 'partial' | 'failed';
+  options: RunOptions;
+  ranks: number;
+  stamp?: EnvironmentStamp;
+  startup?: Omit<StartupEvent, 'type'>;
+  experiments: RunExperiment[];
+  skipped: Omit<SkippedEvent, 'type'>[];
+  errors: Omit<ErrorEvent, 'type'>[];
+  /** Wall time of the whole run and the sum of its timed steps, ms. */
+  wallMs?: number;
+  measuredMs?: number;
+  endedAt?: string;
+}
+
+export interface RunExperiment {
+  experiment: ExperimentId;
+  /** Summaries per variant; filled when the experiment finished. */
+  variants: VariantSummary[];
+  /** Progress while running: iterations done / total over all variants. */
+  done: number;
+  total: number;
+  /** Raw per-iteration samples as received (recorded ones only), variant → step → ms[]. */
+  samples: Record<string, Record<string, number[]>>;
+  /** finished: summary received; running; stopped: the run ended before its summary. */
+  state: 'pending' | 'running' | 'finished' | 'stopped';
+}

@@ -1,0 +1,114 @@
+/**
+ * Messages between the extension host and the results webview (GitLens style).
+ *
+ * Transport: `webview.postMessage` / `acquireVsCodeApi().postMessage`; every message is an
+ * {@link IpcMessage} `{ id, method, params }`. Methods are namespaced `scope/noun/verb` (or
+ * `scope/verb` where the noun is the scope). Each message type is a typed descriptor with an
+ * `is()` guard, so both sides dispatch without casting.
+ *
+ * The host only ever sends complete snapshots (`state/run/update`), never deltas: the webview can
+ * drop any snapshot and render the latest one, which is how it keeps up with 1,000 events/s.
+ *
+ * This file imports only from `./events` and `./runFile`: it is shared by extension/ and webview/.
+ */
+import type { RunFile } from './runFile';
+
+/** The envelope of every message. `id` is unique per sender and only used for tracing. */
+export interface IpcMessage<Params = unknown> {
+  id: string;
+  method: string;
+  params: Params;
+}
+
+/** Who sends a message type. */
+export type IpcDirection = 'webview→host' | 'host→webview';
+
+/** Fire-and-forget message type: a command (webview asks the host to act) or a notification (host tells the webview). */
+export interface IpcMessageType<Params> {
+  readonly method: string;
+  readonly direction: IpcDirection;
+  /** True when `msg` is this message type (method match plus a shallow shape check of `params`). */
+  is(msg: unknown): msg is IpcMessage<Params>;
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function messageType<Params>(
+  method: string,
+  direction: IpcDirection,
+  paramsOk: (p: unknown) => boolean,
+): IpcMessageType<Params> {
+  return {
+    method,
+    direction,
+    is(msg: unknown): msg is IpcMessage<Params> {
+      return isRecord(msg) && msg.method === method && typeof msg.id === 'string' && paramsOk(msg.params);
+    },
+  };
+}
+
+const noParams = (p: unknown): boolean => p === undefined || isRecord(p);
+
+// ---------------------------------------------------------------------------------------------
+// Webview → host
+
+/**
+ * Webview → host, command: the webview script has loaded (again, after a reload) and wants the
+ * complete state. The host answers with one {@link RunStateNotification}.
+ */
+export const ReadyCommand = messageType<Record<string, never>>('webview/ready', 'webview→host', noParams);
+
+/** Webview → host, command: the user pressed Cancel. The host aborts the run; results so far are kept (partial). */
+export const CancelRunCommand = messageType<Record<string, never>>('run/cancel', 'webview→host', noParams);
+
+/** Webview → host, command: open the `commcost` output channel (the "Show Log" action). */
+export const ShowLogCommand = messageType<Record<string, never>>('log/show', 'webview→host', noParams);
+
+// ---------------------------------------------------------------------------------------------
+// Host → webview
+
+/**
+ * A failure that left no run to show (the engine rejected: unreachable host, no Node, ...).
+ * `where` is already formatted for display ("host gpu1, rank 2").
+ */
+export interface HostFailure {
+  code: string;
+  message: string;
+  where?: string;
+  hint?: string;
+}
+
+/**
+ * The complete state the webview renders. `run` is a full snapshot (every figure in ms, memory in
+ * bytes, as in {@link RunFile}); `live` is true while the run is streaming (Cancel is offered).
+ */
+export interface RunState {
+  run: RunFile;
+  live: boolean;
+  /** Set when the engine failed before anything was measured. */
+  failure?: HostFailure;
+}
+
+/** Host → webview, notification: the complete state (after `webview/ready` and after every run snapshot). */
+export const RunStateNotification = messageType<RunState>(
+  'state/run/update',
+  'host→webview',
+  (p) => isRecord(p) && isRecord(p.run) && typeof p.live === 'boolean',
+);
+
+/** Every webview → host message type. */
+export const WEBVIEW_TO_HOST = [ReadyCommand, CancelRunCommand, ShowLogCommand] as const;
+/** Every host → webview message type. */
+export const HOST_TO_WEBVIEW = [RunStateNotification] as const;
+
+/** Parameters of a message type. */
+export type ParamsOf<T> = T extends IpcMessageType<infer P> ? P : never;
+
+/**
+ * Builds a message of `type` with `params`. `id` is `<prefix>:<counter>`, unique per sender.
+ */
+export function createMessage<P>(type: IpcMessageType<P>, params: P, prefix: string, counter: number): IpcMessage<P> {
+  return { id: `${prefix}:${counter}`, method: type.method, params };
+}

@@ -1,0 +1,541 @@
+/**
+ * Coordinator mode: plans the run, starts one rank process per GPU, hosts the TCP barrier and
+ * the unique-id hand-out, combines each step across ranks (MAX), summarises the recorded
+ * iterations, enforces the per-step deadline (hang guard) and emits protocol events.
+ *
+ * Invariants: emits through `emit` only (main.ts writes those to stdout; nothing else does);
+ * every rank process is owned by a RankSession and killed when the session ends, whatever way
+ * it ends; a failure in one experiment loses nothing measured before it.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import {
+  DEFAULT_RUN_OPTIONS,
+  EXPERIMENT_IDS,
+  type AgentEvent,
+  type ErrorCode,
+  type ExperimentId,
+  type RunOptions,
+  type SampleEvent,
+  type StepPlan,
+  type VariantPlan,
+  type VariantSummary,
+} from '../protocol/events';
+import { environmentStamp } from './environment';
+import { CATALOGUE } from './experiments/catalogue';
+import { BarrierServer } from './barrierServer';
+import { LineChannel } from './lineChannel';
+import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
+import { locateNccl, searchedPlaces } from './ncclLocator';
+import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
+import { combineRanks, summarize } from './stats';
+
+/** A failure that ends the run before anything is measured. */
+export class RunSetupError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly hint?: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Checks and completes the host's options.
+ * @throws RunSetupError BAD_COMMAND naming the bad field and value.
+ */
+export function normalizeOptions(input: Partial<RunOptions>): Required<Omit<RunOptions, 'ncclPath' | 'ranks'>> & RunOptions {
+  const o = { ...DEFAULT_RUN_OPTIONS, ...input } as Required<Omit<RunOptions, 'ncclPath' | 'ranks'>> & RunOptions;
+  const bad = (what: string): never => {
+    throw new RunSetupError('BAD_COMMAND', what, 'fix the option and run again');
+  };
+  if (!Array.isArray(o.experiments) || o.experiments.length === 0) bad('no experiments selected');
+  for (const e of o.experiments) {
+    if (!(EXPERIMENT_IDS as readonly string[]).includes(e)) bad(`unknown experiment "${String(e)}" (known: ${EXPERIMENT_IDS.join(', ')})`);
+  }
+  if (!Number.isInteger(o.iterations) || o.iterations < 1 || o.iterations > 100000) bad(`iterations must be an integer from 1 to 100000, got ${String(o.iterations)}`);
+  if (!Number.isInteger(o.warmup) || o.warmup < 0 || o.warmup > 1000) bad(`warmup must be an integer from 0 to 1000, got ${String(o.warmup)}`);
+  if (typeof o.deadlineSeconds !== 'number' || !(o.deadlineSeconds > 0) || o.deadlineSeconds > 86400) bad(`deadlineSeconds must be > 0 and ≤ 86400, got ${String(o.deadlineSeconds)}`);
+  if (o.ranks !== undefined && (!Number.isInteger(o.ranks) || o.ranks < 1 || o.ranks > 1024)) bad(`ranks must be an integer from 1 to 1024, got ${String(o.ranks)}`);
+  for (const k of ['firstCollectiveBytes', 'steadyBytes'] as const) {
+    const v = o[k];
+    if (!Number.isInteger(v) || v < 4 || v > 16 * 2 ** 30) bad(`${k} must be an integer from 4 to 16 GiB, got ${String(v)}`);
+  }
+  return o;
+}
+
+/** True when this host shows signs of an NVIDIA driver. */
+export function hasNvidiaDriver(): boolean {
+  if (fs.existsSync('/dev/nvidiactl')) return true;
+  try {
+    execFileSync('sh', ['-c', 'ldconfig -p 2>/dev/null | grep -q "libcuda\\.so\\.1"'], { timeout: 3000, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface PlannedExperiment {
+  experiment: ExperimentId;
+  variants: VariantPlan[];
+}
+
+/** Per-variant accumulation of recorded iterations. */
+interface VariantRecord {
+  plan: VariantPlan;
+  samples: Record<string, number[]>;
+  memory: Record<string, number[]>;
+  done: number;
+}
+
+type Emit = (ev: AgentEvent) => void;
+type Log = (line: string) => void;
+
+/** What ended a rank session early. */
+interface SessionFailure {
+  code: ErrorCode;
+  message: string;
+  detail?: string;
+  hint?: string;
+  where: { rank?: number; experiment?: ExperimentId; variant?: string; iteration?: number; step?: string };
+}
+
+/** Drives one run. Create one per `run/start`. */
+export class Coordinator {
+  private cancelled = false;
+  private session: RankSession | undefined;
+  private measuredMs = 0;
+
+  constructor(
+    private readonly emit: Emit,
+    private readonly log: Log,
+  ) {}
+
+  /** Stops the run: kills the rank processes, keeps what was measured (done = partial). */
+  cancel(reason: string): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.log(`cancel: ${reason}`);
+    this.session?.fail({ code: 'INTERNAL', message: `cancelled: ${reason}`, where: {} }, true);
+  }
+
+  /** Runs to the end and emits `run/done` last, whatever happens. Never throws. */
+  async run(input: Partial<RunOptions>): Promise<void> {
+    const started = Date.now();
+    let status: 'complete' | 'partial' | 'failed' = 'failed';
+    try {
+      status = await this.runInner(input);
+    } catch (e) {
+      if (e instanceof RunSetupError) {
+        this.emit({ type: 'run/error', code: e.code, message: e.message, where: { host: os.hostname() }, detail: e.detail, hint: e.hint, fatal: true });
+      } else {
+        this.emit({ type: 'run/error', code: 'INTERNAL', message: `agent error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`, where: { host: os.hostname() }, fatal: true });
+      }
+      status = 'failed';
+    }
+    if (this.cancelled && status === 'complete') status = 'partial';
+    this.emit({ type: 'run/done', status, wallMs: Date.now() - started, measuredMs: this.measuredMs, endedAt: new Date().toISOString() });
+  }
+
+  private async runInner(input: Partial<RunOptions>): Promise<'complete' | 'partial' | 'failed'> {
+    const options = normalizeOptions(input);
+    const { native, info, location } = this.loadLibrary(options);
+    const count = native.deviceCount();
+    if (count === 0) throw new RunSetupError('NO_GPU', `no GPU visible on ${os.hostname()} (cuDeviceGetCount = 0)`, 'check CUDA_VISIBLE_DEVICES and nvidia-smi');
+    const ranks = options.ranks ?? count;
+    if (ranks > count) throw new RunSetupError('BAD_COMMAND', `asked for ${ranks} ranks but ${os.hostname()} has ${count} GPUs`, 'ask for fewer ranks (one process per GPU)');
+    const gpus: DeviceInfo[] = [];
+    for (let i = 0; i < count; i++) gpus.push(native.deviceInfo(i));
+    const stamp = environmentStamp(info, gpus, location.source);
+
+    const planned: PlannedExperiment[] = [];
+    const skipped: { experiment: ExperimentId; reason: string }[] = [];
+    for (const id of options.experiments) {
+      const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options });
+      if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
+      else planned.push({ experiment: id, variants: p });
+    }
+    this.emit({ type: 'run/plan', stamp, options, ranks, simulated: info.simulated, experiments: planned });
+    for (const s of skipped) this.emit({ type: 'experiment/skipped', ...s });
+
+    // Run the plan in rank sessions; a failed session loses only its own experiment.
+    let remaining = planned;
+    let failures = 0;
+    let first = true;
+    while (remaining.length > 0 && !this.cancelled) {
+      const done = await this.runSession(remaining, ranks, options, info, first);
+      first = false;
+      if (done.failedAt === undefined) break;
+      failures++;
+      remaining = remaining.slice(done.failedAt + 1);
+    }
+    if (this.cancelled) return 'partial';
+    return failures > 0 ? 'partial' : 'complete';
+  }
+
+  private loadLibrary(options: RunOptions): { native: NativeBinding; info: LoadInfo; location: { path: string; source: string } } {
+    const host = os.hostname();
+    let location: { path: string; source: string };
+    let cudaPath: string | undefined;
+    if (options.simulate) {
+      location = { path: simulatedLibraryPath(), source: 'simulated' };
+      cudaPath = location.path;
+    } else {
+      if (!hasNvidiaDriver()) {
+        throw new RunSetupError(
+          'NO_GPU',
+          `no NVIDIA GPU driver on ${host}: /dev/nvidiactl and libcuda.so.1 not found`,
+          'run on a GPU host, or use --simulate (the simulated NCCL; its figures are not measurements)',
+        );
+      }
+      let found;
+      try {
+        found = locateNccl(options.ncclPath);
+      } catch (e) {
+        throw new RunSetupError('NCCL_NOT_FOUND', (e as Error).message, 'fix --nccl / commcost.ncclPath / COMMCOST_NCCL_PATH');
+      }
+      if (!found) {
+        throw new RunSetupError(
+          'NCCL_NOT_FOUND',
+          `no libnccl.so.2 found on ${host}`,
+          'install NCCL (e.g. pip install nvidia-nccl-cu12) or give its path with --nccl / commcost.ncclPath',
+          `searched: ${searchedPlaces(options.ncclPath).join('; ')}`,
+        );
+      }
+      location = found;
+    }
+    const native = loadBinding();
+    try {
+      const info = native.load({ ncclPath: location.path, ...(cudaPath ? { cudaPath } : {}) });
+      return { native, info, location };
+    } catch (e) {
+      const text = e instanceof Error ? e.message : String(e);
+      if (/libcuda/.test(text)) throw new RunSetupError('NO_GPU', `the CUDA driver did not load on ${host}`, 'install the NVIDIA driver, or use --simulate', text);
+      throw new RunSetupError('LOAD_FAILED', `${location.path} did not load on ${host}`, 'give another NCCL with --nccl / commcost.ncclPath', text);
+    }
+  }
+
+  /** Runs `work` in fresh rank processes. @returns the index of the experiment that failed, if any. */
+  private async runSession(
+    work: PlannedExperiment[],
+    ranks: number,
+    options: ReturnType<typeof normalizeOptions>,
+    info: LoadInfo,
+    reportStartup: boolean,
+  ): Promise<{ failedAt?: number }> {
+    const session = new RankSession(ranks, options, info, work, this.emit, this.log, reportStartup);
+    this.session = session;
+    try {
+      const result = await session.run();
+      this.measuredMs += session.measuredMs;
+      if (result.failure && !this.cancelled) {
+        const f = result.failure;
+        this.emit({ type: 'run/error', code: f.code, message: f.message, where: { host: os.hostname(), ...f.where }, detail: f.detail, hint: f.hint, fatal: false });
+      }
+      if (!result.failure) return {};
+      const idx = work.findIndex((w) => w.experiment === result.failure?.where.experiment);
+      return { failedAt: idx < 0 ? work.length - 1 : idx };
+    } finally {
+      this.session = undefined;
+    }
+  }
+}
+
+/** One set of rank processes with their control and barrier servers. */
+class RankSession {
+  measuredMs = 0;
+  private readonly control = net.createServer();
+  private readonly barrier: BarrierServer;
+  private readonly children: ChildProcess[] = [];
+  private readonly channels = new Map<number, LineChannel<CoordinatorToRank, RankToCoordinator>>();
+  private readonly ids = new Map<number, string>();
+  private readonly idWaiters = new Map<number, number[]>();
+  private readonly current = new Map<number, { op: string; since: number; experiment: string; variant: string; iteration: number; step?: string }>();
+  private readonly lastDone = new Map<number, string>();
+  private readonly pending = new Map<string, IterationReport[]>();
+  private readonly records = new Map<string, VariantRecord>();
+  private readonly ready = new Map<number, { cudaInitMs: number; firstUniqueIdMs?: number }>();
+  private finished = new Set<number>();
+  private settle!: (r: { failure?: SessionFailure }) => void;
+  private ended = false;
+  private watchdog: NodeJS.Timeout | undefined;
+  private readyDeadline = 0;
+  private readonly deadlineMs: number;
+
+  constructor(
+    private readonly ranks: number,
+    private readonly options: ReturnType<typeof normalizeOptions>,
+    private readonly info: LoadInfo,
+    private readonly work: PlannedExperiment[],
+    private readonly emit: Emit,
+    private readonly log: Log,
+    private readonly reportStartup: boolean,
+  ) {
+    this.barrier = new BarrierServer({ worldSize: ranks, onProtocolError: (m) => log(m) });
+    this.deadlineMs = options.deadlineSeconds * 1000;
+    for (const w of work) for (const v of w.variants) this.records.set(`${w.experiment}|${v.variant}`, { plan: v, samples: {}, memory: {}, done: 0 });
+  }
+
+  async run(): Promise<{ failure?: SessionFailure }> {
+    const outcome = new Promise<{ failure?: SessionFailure }>((resolve) => (this.settle = resolve));
+    const barrierPort = await this.barrier.listen();
+    this.control.on('connection', (socket) => this.accept(socket, barrierPort));
+    await new Promise<void>((resolve) => this.control.listen(0, '127.0.0.1', () => resolve()));
+    const controlPort = (this.control.address() as net.AddressInfo).port;
+    this.readyDeadline = Date.now() + this.deadlineMs;
+    for (let r = 0; r < this.ranks; r++) this.spawnRank(r, controlPort);
+    this.watchdog = setInterval(() => this.checkDeadlines(), 100);
+    const result = await outcome;
+    await this.shutdown(result.failure !== undefined);
+    return result;
+  }
+
+  /** Ends the session with a failure (hang, error, cancel). Idempotent. */
+  fail(failure: SessionFailure, cancelled = false): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.log(`session ends: ${failure.message}`);
+    this.settle(cancelled ? { failure: { ...failure, code: 'INTERNAL' } } : { failure });
+  }
+
+  private spawnRank(rank: number, controlPort: number): void {
+    const script = process.env.COMMCOST_AGENT_SCRIPT || require.main?.filename || process.argv[1]!;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      COMMCOST_RANK: String(rank),
+      COMMCOST_WORLD_SIZE: String(this.ranks),
+      COMMCOST_LOCAL_RANK: String(rank),
+      COMMCOST_COORDINATOR: `127.0.0.1:${controlPort}`,
+    };
+    if (this.info.simulated && env.COMMCOST_SIM_GPUS === undefined) env.COMMCOST_SIM_GPUS = String(this.ranks);
+    const child = spawn(process.execPath, [script, 'rank'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.children.push(child);
+    const forward = (chunk: Buffer): void => {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) this.log(`[rank ${rank}] ${line}`);
+    };
+    child.stdout?.on('data', forward);
+    child.stderr?.on('data', forward);
+    child.on('exit', (code, signal) => {
+      if (this.ended) return;
+      const op = this.current.get(rank);
+      this.fail({
+        code: 'RANK_EXITED',
+        message: `rank ${rank} exited (${signal ?? `code ${code}`})${op ? ` during ${op.op}` : ''}`,
+        hint: 'see the log for the rank\'s last lines',
+        where: { rank, ...(op ? { experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op } : {}) },
+      });
+    });
+  }
+
+  private accept(socket: net.Socket, barrierPort: number): void {
+    socket.setNoDelay(true);
+    const channel = new LineChannel<CoordinatorToRank, RankToCoordinator>(socket, socket, (line) => this.log(`bad line from a rank: ${line.slice(0, 200)}`));
+    let rank = -1;
+    channel.onMessage((msg) => {
+      if (msg.t === 'hello') {
+        rank = msg.rank;
+        this.channels.set(rank, channel);
+        channel.send({
+          t: 'start',
+          options: this.options,
+          work: this.work.map<RankWork>((w) => ({ experiment: w.experiment, variants: w.variants.map((v) => v.variant) })),
+          barrierPort,
+          barrierHost: '127.0.0.1',
+          ncclPath: this.info.ncclPath,
+          cudaPath: this.info.cudaPath,
+        });
+        return;
+      }
+      this.onRankMessage(rank, msg);
+    });
+  }
+
+  private onRankMessage(rank: number, msg: RankToCoordinator): void {
+    switch (msg.t) {
+      case 'ready':
+        this.ready.set(rank, { cudaInitMs: msg.cudaInitMs, firstUniqueIdMs: msg.firstUniqueIdMs });
+        if (this.ready.size === this.ranks && this.reportStartup) {
+          const byRank = [...this.ready.entries()].sort((a, b) => a[0] - b[0]);
+          this.emit({ type: 'run/startup', cudaInitMs: byRank.map(([, r]) => r.cudaInitMs), firstUniqueIdMs: this.ready.get(0)?.firstUniqueIdMs ?? 0 });
+        }
+        break;
+      case 'begin':
+        this.current.set(rank, { op: msg.op, since: Date.now(), experiment: msg.experiment, variant: msg.variant, iteration: msg.iteration, step: msg.step });
+        break;
+      case 'end':
+        this.current.delete(rank);
+        this.lastDone.set(rank, msg.op);
+        break;
+      case 'id/publish':
+        this.ids.set(msg.key, msg.id);
+        for (const r of this.idWaiters.get(msg.key) ?? []) this.channels.get(r)?.send({ t: 'id', key: msg.key, id: msg.id });
+        this.idWaiters.delete(msg.key);
+        break;
+      case 'id/request': {
+        const id = this.ids.get(msg.key);
+        if (id !== undefined) this.channels.get(rank)?.send({ t: 'id', key: msg.key, id });
+        else this.idWaiters.set(msg.key, [...(this.idWaiters.get(msg.key) ?? []), rank]);
+        break;
+      }
+      case 'iteration':
+        this.onIteration(msg);
+        break;
+      case 'error':
+        this.fail({
+          code: msg.code,
+          message: `${msg.message}${msg.experiment ? ` (${msg.experiment} ${msg.variant ?? ''} iteration ${msg.iteration ?? '?'})` : ''}`,
+          detail: msg.detail,
+          hint: msg.code === 'NCCL_ERROR' ? 'run again with NCCL_DEBUG=WARN to see NCCL\'s own message in the log' : undefined,
+          where: { rank, experiment: msg.experiment as ExperimentId | undefined, variant: msg.variant, iteration: msg.iteration, step: msg.op },
+        });
+        break;
+      case 'finished':
+        this.finished.add(rank);
+        if (this.finished.size === this.ranks && !this.ended) {
+          this.ended = true;
+          this.settle({});
+        }
+        break;
+      case 'hello':
+        break;
+    }
+  }
+
+  private onIteration(report: IterationReport): void {
+    const key = `${report.experiment}|${report.variant}|${report.iteration}`;
+    const got = [...(this.pending.get(key) ?? []), report];
+    if (got.length < this.ranks) {
+      this.pending.set(key, got);
+      return;
+    }
+    this.pending.delete(key);
+    const record = this.records.get(`${report.experiment}|${report.variant}`);
+    if (!record) return;
+    const byRank = [...got].sort((a, b) => a.rank - b.rank);
+    const steps: Record<string, number> = {};
+    const perRank: Record<string, number[]> = {};
+    let skewUs = 0;
+    for (const plan of record.plan.steps) {
+      if (plan.sumOf) continue;
+      const values = byRank.map((r) => r.steps[plan.step]).filter((v): v is number => v !== undefined);
+      if (values.length !== this.ranks) continue;
+      perRank[plan.step] = values;
+      steps[plan.step] = combineRanks(values);
+      this.measuredMs += steps[plan.step]!;
+      const releases = byRank.map((r) => r.releaseNs[plan.step]).filter((v): v is number => v !== undefined);
+      if (releases.length === this.ranks) skewUs = Math.max(skewUs, (Math.max(...releases) - Math.min(...releases)) / 1000);
+    }
+    for (const plan of record.plan.steps) {
+      if (!plan.sumOf) continue;
+      const parts = plan.sumOf.map((s) => steps[s]);
+      if (parts.every((v) => v !== undefined)) steps[plan.step] = parts.reduce((a, b) => a! + b!, 0)!;
+    }
+    const memoryBytes: Record<string, number[]> = {};
+    for (const point of Object.keys(byRank[0]?.memory ?? {})) memoryBytes[point] = byRank.map((r) => r.memory[point] ?? 0);
+    const sample: SampleEvent = {
+      type: 'run/sample',
+      experiment: report.experiment as ExperimentId,
+      variant: report.variant,
+      iteration: report.iteration,
+      warmup: report.warmup,
+      steps,
+      perRank,
+      memoryBytes,
+      releaseSkewUs: skewUs,
+    };
+    this.emit(sample);
+    const total = this.options.warmup + this.options.iterations;
+    const experimentIndex = this.work.findIndex((w) => w.experiment === report.experiment);
+    this.emit({
+      type: 'run/progress',
+      experiment: report.experiment as ExperimentId,
+      variant: report.variant,
+      iteration: report.iteration,
+      total,
+      warmup: report.warmup,
+      experimentIndex,
+      experimentCount: this.work.length,
+    });
+    if (!report.warmup) {
+      for (const [s, v] of Object.entries(steps)) (record.samples[s] ??= []).push(v);
+      for (const [p, v] of Object.entries(memoryBytes)) (record.memory[p] ??= []).push(Math.max(...v));
+    }
+    record.done++;
+    const experiment = this.work[experimentIndex];
+    if (experiment && experiment.variants.every((v) => (this.records.get(`${experiment.experiment}|${v.variant}`)?.done ?? 0) === total)) {
+      this.emitSummary(experiment);
+    }
+  }
+
+  private emitSummary(experiment: PlannedExperiment): void {
+    const variants: VariantSummary[] = experiment.variants.map((v) => {
+      const record = this.records.get(`${experiment.experiment}|${v.variant}`)!;
+      const steps = v.steps
+        .filter((s: StepPlan) => (record.samples[s.step]?.length ?? 0) > 0)
+        .map((s: StepPlan) => ({ ...s, stats: summarize(record.samples[s.step]!), samples: record.samples[s.step]! }));
+      const memoryBytes: Record<string, number> = {};
+      for (const [p, values] of Object.entries(record.memory)) memoryBytes[p] = summarize(values).median;
+      return { variant: v.variant, steps, memoryBytes };
+    });
+    this.emit({ type: 'experiment/summary', experiment: experiment.experiment, variants });
+  }
+
+  /** The hang guard: any library call older than the deadline ends the session. */
+  private checkDeadlines(): void {
+    if (this.ended) return;
+    const now = Date.now();
+    if (this.ready.size < this.ranks && now > this.readyDeadline) {
+      const missing = [...Array(this.ranks).keys()].filter((r) => !this.ready.has(r));
+      this.fail({
+        code: 'TIMEOUT',
+        message: `timed out at startup: rank ${missing.join(', ')} did not start CUDA and NCCL within ${this.options.deadlineSeconds} s`,
+        hint: 'check the log; raise the deadline if the GPUs are busy',
+        where: { rank: missing[0] },
+      });
+      return;
+    }
+    for (const [rank, op] of this.current) {
+      if (now - op.since <= this.deadlineMs) continue;
+      const parts: string[] = [];
+      for (let r = 0; r < this.ranks; r++) {
+        const cur = this.current.get(r);
+        if (cur && cur.op === op.op && cur.iteration === op.iteration && cur.variant === op.variant) {
+          parts.push(`rank ${r} waited ${((now - cur.since) / 1000).toFixed(1)} s in ${cur.op}`);
+        } else if (cur) {
+          parts.push(`rank ${r} is stuck in ${cur.op}`);
+        } else {
+          parts.push(`rank ${r} never reached ${op.op} (last done: ${this.lastDone.get(r) ?? 'nothing'})`);
+        }
+      }
+      const stuckRank = [...Array(this.ranks).keys()].find((r) => !this.current.has(r)) ?? rank;
+      this.fail({
+        code: 'TIMEOUT',
+        message: `timed out at ${op.experiment} ${op.variant} iteration ${op.iteration}, step ${op.op} on rank ${stuckRank}: ${parts.join('; ')}`,
+        hint: `every rank must make the same NCCL calls; the deadline was ${this.options.deadlineSeconds} s (commcost.deadlineSeconds / --deadline)`,
+        where: { rank: stuckRank, experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op },
+      });
+      return;
+    }
+  }
+
+  /** Stops every rank process: abort what can be aborted, then kill. Waits until all are gone. */
+  private async shutdown(abort: boolean): Promise<void> {
+    if (this.watchdog) clearInterval(this.watchdog);
+    for (const ch of this.channels.values()) ch.send(abort ? { t: 'abort' } : { t: 'exit' });
+    const exits = this.children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r()))));
+    const grace = abort ? 1500 : 5000;
+    const timer = setTimeout(() => {
+      for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    }, grace);
+    await Promise.all(exits);
+    clearTimeout(timer);
+    this.barrier.close();
+    this.control.close();
+  }
+}
+
+export { isNativeError };

@@ -1,0 +1,83 @@
+/**
+ * The shape every experiment module has (one small file per experiment, like nccl-tests'
+ * per-operation files): a plan made on the coordinator from what the host's NCCL and GPU count
+ * allow, and an SPMD body run identically by every rank process.
+ */
+import type { ExperimentId, RunOptions, StepPlan, VariantPlan } from '../../protocol/events';
+import type { CommConfig, NativeBinding, Timed } from '../nativeBinding';
+
+/** What the coordinator knows when it plans. */
+export interface PlanContext {
+  ranks: number;
+  ncclVersionCode: number;
+  symbols: Record<string, boolean>;
+  options: RunOptions;
+}
+
+/** What a rank's experiment body can do. Every method that calls NCCL is guarded by the hang deadline. */
+export interface RankContext {
+  readonly rank: number;
+  readonly worldSize: number;
+  readonly options: Required<Pick<RunOptions, 'firstCollectiveBytes' | 'steadyBytes'>> & RunOptions;
+  readonly native: NativeBinding;
+  /**
+   * A fresh NCCL unique id shared by all ranks: rank 0 calls ncclGetUniqueId and the
+   * coordinator hands it to the others. Untimed.
+   */
+  uniqueId(): Promise<Buffer>;
+  /**
+   * Runs one timed step: all ranks meet at the TCP barrier, then each times `fn` in native
+   * code; the step's figure is later the MAX over ranks. `fn` receives the barrier generation.
+   */
+  timed<T extends Timed>(step: string, label: string, fn: (gen: number) => Promise<T>): Promise<T>;
+  /** Runs an untimed library call under the hang guard (setup and cleanup). */
+  untimed<T>(label: string, fn: () => Promise<T>): Promise<T>;
+  /** Records the device memory taken since the iteration began (free-memory delta), under `point`. */
+  markMemory(point: string): void;
+}
+
+export interface ExperimentModule<State = unknown> {
+  id: ExperimentId;
+  /** Variants to run on this host, or the reason the experiment cannot run here. */
+  plan(ctx: PlanContext): VariantPlan[] | { skip: string };
+  /** Untimed preparation of one variant on every rank (e.g. the parent communicator). */
+  setup?(rc: RankContext, variant: string): Promise<State>;
+  /** One iteration of the variant; records its steps through `rc.timed`. */
+  iteration(rc: RankContext, variant: string, state: State): Promise<void>;
+  /** Untimed release of what `setup` built. */
+  teardown?(rc: RankContext, variant: string, state: State): Promise<void>;
+}
+
+/** Human size: 1048576 → "1 MiB". */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1 << 30 && bytes % (1 << 30) === 0) return `${bytes / (1 << 30)} GiB`;
+  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes / (1 << 20)} MiB`;
+  if (bytes >= 1 << 10 && bytes % (1 << 10) === 0) return `${bytes / (1 << 10)} KiB`;
+  return `${bytes} B`;
+}
+
+/** The step "first collective on the new communicator". */
+export function firstStep(options: RunOptions): StepPlan {
+  return { step: 'first', label: `first ${formatBytes(options.firstCollectiveBytes ?? 1 << 20)} allreduce`, kind: 'first' };
+}
+
+/** Version code of a dotted version: "2.18.1" → 21801. */
+export function versionCode(version: string): number {
+  const [major = 0, minor = 0, patch = 0] = version.split('.').map((x) => Number(x));
+  return major * 10000 + minor * 100 + patch;
+}
+
+/** Dotted version of a code: 22809 → "2.28.9". */
+export function versionString(code: number): string {
+  return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
+}
+
+/** Skip reason when the host's NCCL predates `needed` ("needs NCCL ≥ 2.18.1, host has 2.17.1"). */
+export function needsNccl(ctx: PlanContext, needed: string): string | undefined {
+  return ctx.ncclVersionCode < versionCode(needed)
+    ? `needs NCCL ≥ ${needed}, host has ${versionString(ctx.ncclVersionCode)}`
+    : undefined;
+}
+
+/** The blocking config used for every communicator unless a variant says otherwise. */
+export const BLOCKING: CommConfig = { blocking: 1 };

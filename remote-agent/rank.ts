@@ -1,0 +1,201 @@
+/**
+ * Rank mode: one process per GPU, forked by the coordinator. It drives the native addon
+ * through the experiment bodies (SPMD: every rank runs the same sequence), and reports each
+ * iteration's per-step durations to the coordinator, which combines them across ranks.
+ *
+ * Invariants: this process never writes protocol lines (its stdout is forwarded to the
+ * coordinator's stderr); it exits when the control connection closes, so no rank outlives
+ * its coordinator.
+ */
+import * as net from 'node:net';
+import { DEFAULT_RUN_OPTIONS, type RunOptions } from '../protocol/events';
+import { CATALOGUE } from './experiments/catalogue';
+import type { RankContext } from './experiments/experiment';
+import { LineChannel } from './lineChannel';
+import { describeNativeError, isNativeError, loadBinding, type NativeBinding, type Timed } from './nativeBinding';
+import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
+
+/** Identity of this rank, from the coordinator's environment. */
+export interface RankIdentity {
+  rank: number;
+  worldSize: number;
+  /** Device ordinal on this host. */
+  localRank: number;
+  coordinatorHost: string;
+  coordinatorPort: number;
+}
+
+/** Reads the rank identity from COMMCOST_* variables. @throws Error when one is missing. */
+export function rankIdentityFromEnv(env: NodeJS.ProcessEnv): RankIdentity {
+  const need = (name: string): string => {
+    const v = env[name];
+    if (v === undefined || v === '') throw new Error(`rank mode needs ${name} in the environment`);
+    return v;
+  };
+  const [host, port] = need('COMMCOST_COORDINATOR').split(/:(?=\d+$)/);
+  return {
+    rank: Number(need('COMMCOST_RANK')),
+    worldSize: Number(need('COMMCOST_WORLD_SIZE')),
+    localRank: Number(need('COMMCOST_LOCAL_RANK')),
+    coordinatorHost: host ?? '127.0.0.1',
+    coordinatorPort: Number(port),
+  };
+}
+
+class RankRunner implements RankContext {
+  readonly native: NativeBinding;
+  options!: RankContext['options'];
+  private gen = 0;
+  private idKey = 0;
+  private readonly idWaiters = new Map<number, (id: Buffer) => void>();
+  private current: IterationReport | undefined;
+  private memBaseline = 0;
+  private where: { experiment: string; variant: string; iteration: number } = { experiment: '', variant: '', iteration: -1 };
+
+  constructor(
+    readonly id: RankIdentity,
+    private readonly channel: LineChannel<RankToCoordinator, CoordinatorToRank>,
+  ) {
+    this.native = loadBinding();
+  }
+
+  get rank(): number {
+    return this.id.rank;
+  }
+  get worldSize(): number {
+    return this.id.worldSize;
+  }
+
+  onId(key: number, id: string): void {
+    this.idWaiters.get(key)?.(Buffer.from(id, 'base64'));
+    this.idWaiters.delete(key);
+  }
+
+  async uniqueId(): Promise<Buffer> {
+    const key = ++this.idKey;
+    if (this.rank === 0) {
+      const { id } = await this.untimed('ncclGetUniqueId', () => this.native.getUniqueId());
+      this.channel.send({ t: 'id/publish', key, id: id.toString('base64') });
+      return id;
+    }
+    const waiting = new Promise<Buffer>((resolve) => this.idWaiters.set(key, resolve));
+    this.channel.send({ t: 'id/request', key });
+    return waiting;
+  }
+
+  async timed<T extends Timed>(step: string, label: string, fn: (gen: number) => Promise<T>): Promise<T> {
+    const gen = ++this.gen;
+    this.channel.send({ t: 'begin', op: label, step, ...this.where });
+    const result = await fn(gen);
+    this.channel.send({ t: 'end', op: label });
+    if (this.current) {
+      this.current.steps[step] = result.ms;
+      if (result.releaseNs !== undefined) this.current.releaseNs[step] = result.releaseNs;
+    }
+    return result;
+  }
+
+  async untimed<T>(label: string, fn: () => Promise<T>): Promise<T> {
+    this.channel.send({ t: 'begin', op: label, ...this.where });
+    const result = await fn();
+    this.channel.send({ t: 'end', op: label });
+    return result;
+  }
+
+  markMemory(point: string): void {
+    if (this.current) this.current.memory[point] = this.memBaseline - this.native.memInfo().freeBytes;
+  }
+
+  /** Runs the planned work; reports every iteration; returns when all is done. */
+  async run(work: RankWork[]): Promise<void> {
+    const { warmup, iterations } = this.options;
+    for (const { experiment, variants } of work) {
+      const module = CATALOGUE[experiment as keyof typeof CATALOGUE];
+      if (!module) throw new Error(`unknown experiment ${experiment}`);
+      for (const variant of variants) {
+        this.where = { experiment, variant, iteration: -1 };
+        const state: unknown = module.setup ? await module.setup(this, variant) : undefined;
+        for (let i = 0; i < warmup + iterations; i++) {
+          this.where = { experiment, variant, iteration: i };
+          this.current = { t: 'iteration', rank: this.rank, experiment, variant, iteration: i, warmup: i < warmup, steps: {}, releaseNs: {}, memory: {} };
+          this.memBaseline = this.native.memInfo().freeBytes;
+          await module.iteration(this, variant, state);
+          this.channel.send(this.current);
+          this.current = undefined;
+        }
+        this.where = { experiment, variant, iteration: warmup + iterations };
+        if (module.teardown) await module.teardown(this, variant, state);
+      }
+    }
+  }
+
+  errorMessage(e: unknown): RankToCoordinator {
+    const native = isNativeError(e);
+    return {
+      t: 'error',
+      code: native ? (e.code === 'CUDA' ? 'CUDA_ERROR' : e.code === 'NCCL' ? 'NCCL_ERROR' : 'INTERNAL') : 'INTERNAL',
+      message: native ? `${e.call} failed on rank ${this.rank}` : e instanceof Error ? e.message : String(e),
+      detail: describeNativeError(e) + (native ? ` (${e.where})` : ''),
+      ...this.where,
+    };
+  }
+}
+
+/**
+ * Entry of rank mode. Connects the control channel, loads NCCL, starts CUDA, then runs what
+ * the coordinator asks. Exits the process when done or when the coordinator goes away.
+ */
+export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const id = rankIdentityFromEnv(env);
+  const socket = net.connect({ host: id.coordinatorHost, port: id.coordinatorPort });
+  socket.setNoDelay(true);
+  const channel = new LineChannel<RankToCoordinator, CoordinatorToRank>(socket);
+  // No rank outlives its coordinator: a closed control channel ends the process at once.
+  socket.on('close', () => process.exit(3));
+  socket.on('error', () => process.exit(3));
+  channel.send({ t: 'hello', rank: id.rank, pid: process.pid });
+
+  let runner: RankRunner | undefined;
+  channel.onMessage((msg) => {
+    switch (msg.t) {
+      case 'start':
+        void start(msg);
+        break;
+      case 'id':
+        runner?.onId(msg.key, msg.id);
+        break;
+      case 'abort': {
+        // Hang guard or cancel: abort every live communicator from this (free) JS thread, then go.
+        try {
+          runner?.native.abortAll();
+        } finally {
+          process.exit(4);
+        }
+        break;
+      }
+      case 'exit':
+        process.exit(0);
+    }
+  });
+
+  async function start(msg: Extract<CoordinatorToRank, { t: 'start' }>): Promise<void> {
+    try {
+      runner = new RankRunner(id, channel);
+      runner.options = { ...DEFAULT_RUN_OPTIONS, ...msg.options } as RankContext['options'];
+      runner.native.load({ ncclPath: msg.ncclPath, cudaPath: msg.cudaPath });
+      const bufferBytes = Math.max(runner.options.firstCollectiveBytes, runner.options.steadyBytes);
+      const cuda = await runner.native.initDevice(id.localRank, bufferBytes);
+      runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank);
+      // Process one-time NCCL start (bootstrap, plugins): measured once, never mixed in.
+      let firstUniqueIdMs: number | undefined;
+      if (id.rank === 0) firstUniqueIdMs = (await runner.native.getUniqueId()).ms;
+      channel.send({ t: 'ready', rank: id.rank, cudaInitMs: cuda.ms, firstUniqueIdMs });
+      await runner.run(msg.work);
+      channel.send({ t: 'finished' });
+    } catch (e) {
+      channel.send(runner ? runner.errorMessage(e) : { t: 'error', code: 'LOAD_FAILED', message: String(e) });
+    }
+  }
+}
+
+export type { RunOptions };
