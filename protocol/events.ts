@@ -249,7 +249,11 @@ export interface DoneEvent {
   /** complete: all planned experiments ran; partial: cancelled or stopped early with results kept; failed: nothing useful. */
   status: 'complete' | 'partial' | 'failed';
   wallMs: number;
-  /** Sum of every timed step over all iterations (warmups included), ms: the denominator of the harness-efficiency target. */
+  /**
+   * Time spent inside NCCL/CUDA calls (timed steps and their untimed setup and cleanup, warmups
+   * included; per rank session the MAX over ranks), ms: wallMs / measuredMs is the harness's
+   * efficiency ratio (target ≤ 1.25).
+   */
   measuredMs: number;
   endedAt: string;
 }

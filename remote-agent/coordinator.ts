@@ -182,6 +182,8 @@ export class Coordinator {
     let location: { path: string; source: string };
     let cudaPath: string | undefined;
     if (options.simulate) {
+      // The simulated library shows as many GPUs as ranks asked for, unless told otherwise.
+      if (options.ranks !== undefined && process.env.COMMCOST_SIM_GPUS === undefined) process.env.COMMCOST_SIM_GPUS = String(options.ranks);
       location = { path: simulatedLibraryPath(), source: 'simulated' };
       cudaPath = location.path;
     } else {
@@ -247,7 +249,8 @@ export class Coordinator {
 
 /** One set of rank processes with their control and barrier servers. */
 class RankSession {
-  measuredMs = 0;
+  /** Per rank: total duration of its library calls so far (timed and untimed), ms. */
+  private readonly libraryMs = new Map<number, number>();
   private readonly control = net.createServer();
   private readonly barrier: BarrierServer;
   private readonly children: ChildProcess[] = [];
@@ -294,6 +297,11 @@ class RankSession {
     return result;
   }
 
+  /** Time spent inside library calls in this session: the MAX over ranks of each rank's total, ms. */
+  get measuredMs(): number {
+    return Math.max(0, ...this.libraryMs.values());
+  }
+
   /** Ends the session with a failure (hang, error, cancel). Idempotent. */
   fail(failure: SessionFailure, cancelled = false): void {
     if (this.ended) return;
@@ -311,7 +319,6 @@ class RankSession {
       COMMCOST_LOCAL_RANK: String(rank),
       COMMCOST_COORDINATOR: `127.0.0.1:${controlPort}`,
     };
-    if (this.info.simulated && env.COMMCOST_SIM_GPUS === undefined) env.COMMCOST_SIM_GPUS = String(this.ranks);
     const child = spawn(process.execPath, [script, 'rank'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.children.push(child);
     const forward = (chunk: Buffer): void => {
@@ -394,6 +401,7 @@ class RankSession {
         });
         break;
       case 'finished':
+        this.libraryMs.set(rank, msg.libraryMs);
         this.finished.add(rank);
         if (this.finished.size === this.ranks && !this.ended) {
           this.ended = true;
@@ -413,6 +421,7 @@ class RankSession {
       return;
     }
     this.pending.delete(key);
+    for (const r of got) this.libraryMs.set(r.rank, r.libraryMs);
     const record = this.records.get(`${report.experiment}|${report.variant}`);
     if (!record) return;
     const byRank = [...got].sort((a, b) => a.rank - b.rank);
@@ -425,7 +434,6 @@ class RankSession {
       if (values.length !== this.ranks) continue;
       perRank[plan.step] = values;
       steps[plan.step] = combineRanks(values);
-      this.measuredMs += steps[plan.step]!;
       const releases = byRank.map((r) => r.releaseNs[plan.step]).filter((v): v is number => v !== undefined);
       if (releases.length === this.ranks) skewUs = Math.max(skewUs, (Math.max(...releases) - Math.min(...releases)) / 1000);
     }

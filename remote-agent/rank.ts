@@ -50,6 +50,8 @@ class RankRunner implements RankContext {
   private readonly idWaiters = new Map<number, (id: Buffer) => void>();
   private current: IterationReport | undefined;
   private memBaseline = 0;
+  /** Every library call's duration so far, timed and untimed (harness-efficiency denominator), ms. */
+  libraryMs = 0;
   private where: { experiment: string; variant: string; iteration: number } = { experiment: '', variant: '', iteration: -1 };
 
   constructor(
@@ -87,6 +89,7 @@ class RankRunner implements RankContext {
     const gen = ++this.gen;
     this.channel.send({ t: 'begin', op: label, step, ...this.where });
     const result = await fn(gen);
+    this.libraryMs += result.ms;
     this.channel.send({ t: 'end', op: label });
     if (this.current) {
       this.current.steps[step] = result.ms;
@@ -98,6 +101,8 @@ class RankRunner implements RankContext {
   async untimed<T>(label: string, fn: () => Promise<T>): Promise<T> {
     this.channel.send({ t: 'begin', op: label, ...this.where });
     const result = await fn();
+    const ms = (result as Partial<Timed> | undefined)?.ms;
+    if (typeof ms === 'number') this.libraryMs += ms;
     this.channel.send({ t: 'end', op: label });
     return result;
   }
@@ -117,9 +122,10 @@ class RankRunner implements RankContext {
         const state: unknown = module.setup ? await module.setup(this, variant) : undefined;
         for (let i = 0; i < warmup + iterations; i++) {
           this.where = { experiment, variant, iteration: i };
-          this.current = { t: 'iteration', rank: this.rank, experiment, variant, iteration: i, warmup: i < warmup, steps: {}, releaseNs: {}, memory: {} };
+          this.current = { t: 'iteration', rank: this.rank, experiment, variant, iteration: i, warmup: i < warmup, steps: {}, releaseNs: {}, memory: {}, libraryMs: 0 };
           this.memBaseline = this.native.memInfo().freeBytes;
           await module.iteration(this, variant, state);
+          this.current.libraryMs = this.libraryMs;
           this.channel.send(this.current);
           this.current = undefined;
         }
@@ -191,7 +197,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       if (id.rank === 0) firstUniqueIdMs = (await runner.native.getUniqueId()).ms;
       channel.send({ t: 'ready', rank: id.rank, cudaInitMs: cuda.ms, firstUniqueIdMs });
       await runner.run(msg.work);
-      channel.send({ t: 'finished' });
+      channel.send({ t: 'finished', libraryMs: runner.libraryMs });
     } catch (e) {
       channel.send(runner ? runner.errorMessage(e) : { t: 'error', code: 'LOAD_FAILED', message: String(e) });
     }

@@ -30,6 +30,8 @@ export interface IterationReport {
   releaseNs: Record<string, number>;
   /** Point → device memory taken since the iteration started (free-memory delta), bytes. */
   memory: Record<string, number>;
+  /** Running total of every library call's duration on this rank (timed and untimed), ms. */
+  libraryMs: number;
 }
 
 export type RankToCoordinator =
@@ -41,4 +43,4 @@ export type RankToCoordinator =
   | { t: 'id/request'; key: number }
   | IterationReport
   | { t: 'error'; code: ErrorCode; message: string; detail?: string; experiment?: string; variant?: string; iteration?: number; op?: string }
-  | { t: 'finished' };
+  | { t: 'finished'; libraryMs: number };
