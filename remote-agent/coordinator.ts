@@ -210,7 +210,12 @@ export class Coordinator {
       }
       location = found;
     }
-    const native = loadBinding();
+    let native: NativeBinding;
+    try {
+      native = loadBinding();
+    } catch (e) {
+      throw new RunSetupError('LOAD_FAILED', `the commcost native addon did not load on ${host}`, 'redeploy the agent (the extension and CLI do this when its files differ)', (e as Error).message);
+    }
     try {
       const info = native.load({ ncclPath: location.path, ...(cudaPath ? { cudaPath } : {}) });
       return { native, info, location };

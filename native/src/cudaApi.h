@@ -1,0 +1,47 @@
+// cudaApi.h: the CUDA driver API subset commcost uses, declared by hand for dlopen/dlsym.
+// Never include cuda.h: the addon builds on machines without CUDA. Signatures are the driver's
+// (_v2 names are the ones cuda.h maps the plain names to since CUDA 3.2).
+#pragma once
+
+#include <cstddef>
+
+namespace commcost {
+
+typedef int CUresult;  // enum cudaError_enum: 0 = CUDA_SUCCESS
+typedef int CUdevice;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUstream_st* CUstream;  // ABI-identical to cudaStream_t
+typedef unsigned long long CUdeviceptr;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+
+// Spells a function-pointer type given in a macro argument as a declaration type.
+template <class T>
+using FnPtr = T;
+
+// One entry per driver function; the loader fills `CudaApi` by these names.
+#define COMMCOST_CUDA_FUNCTIONS(X)                                              \
+  X(cuInit, CUresult (*)(unsigned int flags))                                   \
+  X(cuDriverGetVersion, CUresult (*)(int* version))                             \
+  X(cuDeviceGetCount, CUresult (*)(int* count))                                 \
+  X(cuDeviceGet, CUresult (*)(CUdevice * device, int ordinal))                  \
+  X(cuDeviceGetName, CUresult (*)(char* name, int len, CUdevice dev))           \
+  X(cuDeviceTotalMem_v2, CUresult (*)(size_t * bytes, CUdevice dev))            \
+  X(cuDeviceGetPCIBusId, CUresult (*)(char* busId, int len, CUdevice dev))      \
+  X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext * ctx, CUdevice dev))      \
+  X(cuCtxSetCurrent, CUresult (*)(CUcontext ctx))                               \
+  X(cuStreamCreate, CUresult (*)(CUstream * stream, unsigned int flags))        \
+  X(cuStreamSynchronize, CUresult (*)(CUstream stream))                         \
+  X(cuMemAlloc_v2, CUresult (*)(CUdeviceptr * ptr, size_t bytes))               \
+  X(cuMemFree_v2, CUresult (*)(CUdeviceptr ptr))                                \
+  X(cuMemsetD8_v2, CUresult (*)(CUdeviceptr ptr, unsigned char value, size_t n)) \
+  X(cuMemGetInfo_v2, CUresult (*)(size_t * freeBytes, size_t * totalBytes))     \
+  X(cuGetErrorString, CUresult (*)(CUresult error, const char** text))
+
+struct CudaApi {
+#define COMMCOST_CUDA_FIELD(name, type) FnPtr<type> name = nullptr;
+  COMMCOST_CUDA_FUNCTIONS(COMMCOST_CUDA_FIELD)
+#undef COMMCOST_CUDA_FIELD
+};
+
+}  // namespace commcost

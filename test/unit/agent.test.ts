@@ -1,0 +1,159 @@
+/**
+ * Pure parts of the agent: statistics, option checks, the barrier server's wire format and
+ * release rule, JSON-lines framing, and the protocol parser.
+ */
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { PassThrough } from 'node:stream';
+import { describe, test } from 'node:test';
+import { parseAgentEvent, parseHostCommand, PROTOCOL_VERSION, ProtocolError } from '../../protocol/events';
+import { COMMCOST_VERSION } from '../../protocol/version';
+import { BARRIER_MAGIC, BarrierServer } from '../../remote-agent/barrierServer';
+import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator';
+import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
+import { onLines } from '../../remote-agent/lineChannel';
+import { combineRanks, quantileSorted, summarize } from '../../remote-agent/stats';
+import { ncclEnvironment } from '../../remote-agent/environment';
+import { rankIdentityFromEnv } from '../../remote-agent/rank';
+
+function check<I, O>(name: string, cases: [I, O][], fn: (input: I) => O): void {
+  for (const [input, expected] of cases) {
+    test(`${name}(${JSON.stringify(input)})`, () => assert.deepEqual(fn(input), expected));
+  }
+}
+
+describe('stats', () => {
+  check('summarize', [
+    [[5], { median: 5, p90: 5, min: 5, max: 5, mean: 5, n: 1 }],
+    [[4, 1, 3, 2], { median: 2.5, p90: 3.7, min: 1, max: 4, mean: 2.5, n: 4 }],
+    [[10, 20, 30, 40, 50, 60, 70, 80, 90, 100], { median: 55, p90: 91, min: 10, max: 100, mean: 55, n: 10 }],
+  ], (v) => {
+    const s = summarize(v);
+    return { ...s, p90: Math.round(s.p90 * 1e9) / 1e9 };
+  });
+  check('quantileSorted p0/p1', [[[1, 2, 3], [1, 3]]], (v) => [quantileSorted(v, 0), quantileSorted(v, 1)]);
+  check('combineRanks is the MAX', [[[3.5, 9.25, 1], 9.25], [[2], 2]], combineRanks);
+  test('summarize of nothing throws', () => assert.throws(() => summarize([]), RangeError));
+});
+
+describe('experiment helpers', () => {
+  check('versionCode', [['2.28.9', 22809], ['2.18.1', 21801], ['2.29.7', 22907]], versionCode);
+  check('versionString', [[22809, '2.28.9'], [23003, '2.30.3']], versionString);
+  check('formatBytes', [[1 << 20, '1 MiB'], [64 << 20, '64 MiB'], [1 << 30, '1 GiB'], [1000, '1000 B']], formatBytes);
+  test('needsNccl says what is needed and what the host has', () => {
+    const ctx = { ranks: 2, ncclVersionCode: 22809, symbols: {}, options: normalizeOptions({}) };
+    assert.equal(needsNccl(ctx, '2.29.2'), 'needs NCCL ≥ 2.29.2, host has 2.28.9');
+    assert.equal(needsNccl(ctx, '2.18.1'), undefined);
+  });
+});
+
+describe('normalizeOptions', () => {
+  test('defaults: 10 recorded + 1 warmup, 60 s deadline, 1 MiB first, 64 MiB steady', () => {
+    const o = normalizeOptions({});
+    assert.deepEqual([o.iterations, o.warmup, o.deadlineSeconds, o.firstCollectiveBytes, o.steadyBytes], [10, 1, 60, 1 << 20, 64 << 20]);
+  });
+  const bad: [Record<string, unknown>, RegExp][] = [
+    [{ iterations: -1 }, /iterations must be an integer from 1/],
+    [{ iterations: 2.5 }, /iterations/],
+    [{ warmup: -1 }, /warmup/],
+    [{ deadlineSeconds: 0 }, /deadlineSeconds/],
+    [{ deadlineSeconds: Number.NaN }, /deadlineSeconds/],
+    [{ experiments: [] }, /no experiments/],
+    [{ experiments: ['init;rm -rf /'] }, /unknown experiment "init;rm -rf \/"/],
+    [{ ranks: 0 }, /ranks must be/],
+    [{ steadyBytes: 3 }, /steadyBytes/],
+  ];
+  for (const [input, message] of bad) {
+    test(`rejects ${JSON.stringify(input)}`, () => {
+      assert.throws(() => normalizeOptions(input as never), (e: unknown) => e instanceof RunSetupError && e.code === 'BAD_COMMAND' && message.test(e.message));
+    });
+  }
+});
+
+describe('environment', () => {
+  test('stamp keeps NCCL_* and TORCH_NCCL_*, COMMCOST_SIM_* only when simulated', () => {
+    const env = { NCCL_DEBUG: 'INFO', TORCH_NCCL_BLOCKING_WAIT: '1', COMMCOST_SIM_INIT_MS: '5', HOME: '/x' };
+    assert.deepEqual(ncclEnvironment(env, false), { NCCL_DEBUG: 'INFO', TORCH_NCCL_BLOCKING_WAIT: '1' });
+    assert.deepEqual(ncclEnvironment(env, true), { NCCL_DEBUG: 'INFO', TORCH_NCCL_BLOCKING_WAIT: '1', COMMCOST_SIM_INIT_MS: '5' });
+  });
+  test('rank identity from the environment', () => {
+    assert.deepEqual(rankIdentityFromEnv({ COMMCOST_RANK: '1', COMMCOST_WORLD_SIZE: '2', COMMCOST_LOCAL_RANK: '1', COMMCOST_COORDINATOR: '127.0.0.1:4000' }), {
+      rank: 1, worldSize: 2, localRank: 1, coordinatorHost: '127.0.0.1', coordinatorPort: 4000,
+    });
+    assert.throws(() => rankIdentityFromEnv({}), /COMMCOST_COORDINATOR|COMMCOST_RANK/);
+  });
+  test('protocol version constant matches package.json version', async () => {
+    const pkg = (await import('../../package.json', { with: { type: 'json' } })) as { default: { version: string } };
+    assert.equal(COMMCOST_VERSION, pkg.default.version);
+  });
+});
+
+describe('JSON lines', () => {
+  test('split across chunks, CRLF, empty lines', () => {
+    const s = new PassThrough();
+    const lines: string[] = [];
+    onLines(s, (l) => lines.push(l));
+    s.write('{"a":');
+    s.write('1}\r\n\n{"b"');
+    s.write(':2}\n');
+    assert.deepEqual(lines, ['{"a":1}', '{"b":2}']);
+  });
+  const badLines: [string, RegExp][] = [
+    ['not json', /not JSON/],
+    ['{"type":"run/nonsense"}', /unknown message/],
+    ['[1,2]', /unknown message/],
+    [`{"type":"agent/hello","protocolVersion":${PROTOCOL_VERSION + 1}}`, /protocol 2, this side speaks 1: redeploy/],
+  ];
+  for (const [line, message] of badLines) {
+    test(`agent line ${line.slice(0, 30)} is refused`, () => {
+      assert.throws(() => parseAgentEvent(line), (e: unknown) => e instanceof ProtocolError && message.test(e.message));
+    });
+  }
+  test('host commands', () => {
+    assert.deepEqual(parseHostCommand('{"type":"run/cancel"}'), { type: 'run/cancel' });
+    assert.throws(() => parseHostCommand('{"type":"run/start"}'), /without options/);
+    assert.throws(() => parseHostCommand('{"type":"shell","cmd":"rm"}'), /unknown command/);
+  });
+});
+
+describe('barrier server', () => {
+  function arrive(socket: net.Socket, rank: number, gen: number, magic = BARRIER_MAGIC): void {
+    const b = Buffer.alloc(16);
+    b.writeUInt32LE(magic, 0);
+    b.writeUInt32LE(rank, 4);
+    b.writeBigUInt64LE(BigInt(gen), 8);
+    socket.write(b);
+  }
+  function released(socket: net.Socket): Promise<number> {
+    return new Promise((resolve) => socket.once('data', (d: Buffer) => resolve(Number(d.readBigUInt64LE(0)))));
+  }
+
+  test('releases a generation only when every rank has arrived, to every rank', async () => {
+    const server = new BarrierServer({ worldSize: 3 });
+    const port = await server.listen();
+    const sockets = await Promise.all([0, 1, 2].map(() => new Promise<net.Socket>((r) => { const s = net.connect(port, '127.0.0.1', () => r(s)); })));
+    const waits = sockets.map(released);
+    arrive(sockets[0]!, 0, 1);
+    arrive(sockets[1]!, 1, 1);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(server.missing(1), [2]);
+    assert.equal(server.released, 0);
+    arrive(sockets[2]!, 2, 1);
+    assert.deepEqual(await Promise.all(waits), [1, 1, 1]);
+    assert.equal(server.released, 1);
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+
+  test('a bad frame is reported and the connection dropped', async () => {
+    const problems: string[] = [];
+    const server = new BarrierServer({ worldSize: 1, onProtocolError: (m) => problems.push(m) });
+    const port = await server.listen();
+    const s = net.connect(port, '127.0.0.1');
+    const closed = new Promise((r) => s.on('close', r));
+    arrive(s, 0, 1, 0xdeadbeef);
+    await closed;
+    assert.match(problems[0] ?? '', /bad frame/);
+    server.close();
+  });
+});

@@ -1,0 +1,361 @@
+// Native addon against the simulated NCCL (dist/native/libnccl-sim.so), with real rank processes.
+// Build first: node native/build.mjs. Timing tolerances are wide (±50%): the simulated costs are
+// sleeps, and these tests must not flake on a loaded 2-core machine.
+import assert from 'node:assert/strict';
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+// The package is CommonJS (no "type" in package.json), so tsx and tsc compile this file as CJS.
+const here = __dirname;
+const root = path.resolve(here, '..', '..');
+const simPath = path.join(root, 'dist', 'native', 'libnccl-sim.so');
+const addonPath = path.join(root, 'dist', 'native', 'commcost.node');
+const rankScript = path.join(here, 'fixtures', 'nativeRank.cjs');
+const MiB = 1024 * 1024;
+
+interface RemoteError {
+  message: string;
+  code: string;
+  call: string;
+  where: string;
+  result?: number;
+  libraryError?: string;
+  lastError?: string;
+}
+
+class RankError extends Error {
+  constructor(readonly info: RemoteError) {
+    super(info.message);
+  }
+}
+
+/** A rank process driving the addon; `call` runs one exported function there. */
+class Rank {
+  private readonly child: ChildProcess;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+
+  constructor(env: Record<string, string> = {}) {
+    this.child = fork(rankScript, [], {
+      env: { ...process.env, COMMCOST_SIM_JITTER: '0.02', ...env },
+      serialization: 'advanced',
+      execArgv: [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (m: any) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.value);
+      else p.reject(new RankError(m.error));
+    });
+    this.child.on('exit', () => {
+      for (const p of this.pending.values()) p.reject(new Error('rank process exited'));
+      this.pending.clear();
+    });
+  }
+
+  call<T = any>(fn: string, ...args: unknown[]): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.send({ id, fn, args });
+    });
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+function ranks(n: number, env: Record<string, string> = {}): Rank[] {
+  return Array.from({ length: n }, () => new Rank(env));
+}
+
+async function loadSim(rs: Rank[]): Promise<any[]> {
+  return Promise.all(rs.map((r) => r.call('load', { ncclPath: simPath, cudaPath: simPath })));
+}
+
+function near(actual: number, expected: number, what: string, tolerance = 0.5): void {
+  assert.ok(
+    actual >= expected * (1 - tolerance) && actual <= expected * (1 + tolerance),
+    `${what}: ${actual.toFixed(2)} ms, expected ${expected} ms ±${tolerance * 100}%`,
+  );
+}
+
+async function rejection(p: Promise<unknown>): Promise<RemoteError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof RankError, `expected a native error, got ${String(e)}`);
+    return e.info;
+  }
+  assert.fail('expected the call to reject');
+}
+
+/** Initializes a communicator of all `rs` (one unique id from rank 0); returns the handles and times. */
+async function initAll(rs: Rank[], config?: object): Promise<{ comms: number[]; ms: number[] }> {
+  await Promise.all(rs.map((r, i) => r.call('initDevice', i, 64 * MiB)));
+  const { id } = await rs[0]!.call('getUniqueId');
+  const res = await Promise.all(rs.map((r, i) => r.call('commInitRank', rs.length, id, i, config)));
+  return { comms: res.map((x) => x.comm), ms: res.map((x) => x.ms) };
+}
+
+/** A star barrier like the coordinator's: releases gen when `n` ranks have arrived. */
+class BarrierServer {
+  readonly server: net.Server;
+  private readonly arrived = new Map<bigint, net.Socket[]>();
+  /** gen -> gen answered instead (to test mismatches). */
+  readonly lie = new Map<bigint, bigint>();
+  readonly seen: { rank: number; gen: bigint }[] = [];
+
+  constructor(private readonly n: number) {
+    this.server = net.createServer((sock) => {
+      sock.setNoDelay(true);
+      let buf = Buffer.alloc(0);
+      sock.on('data', (d) => {
+        buf = Buffer.concat([buf, d]);
+        while (buf.length >= 16) {
+          const magic = buf.readUInt32LE(0);
+          const rank = buf.readUInt32LE(4);
+          const gen = buf.readBigUInt64LE(8);
+          buf = buf.subarray(16);
+          if (magic !== 0x52424343) {
+            sock.destroy();
+            return;
+          }
+          this.seen.push({ rank, gen });
+          const list = this.arrived.get(gen) ?? [];
+          list.push(sock);
+          this.arrived.set(gen, list);
+          if (list.length === this.n) {
+            this.arrived.delete(gen);
+            const out = Buffer.alloc(8);
+            out.writeBigUInt64LE(this.lie.get(gen) ?? gen);
+            for (const s of list) s.write(out);
+          }
+        }
+      });
+      sock.on('error', () => {});
+    });
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve) =>
+      this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as net.AddressInfo).port)),
+    );
+  }
+
+  close(): void {
+    this.server.close();
+    for (const list of this.arrived.values()) for (const s of list) s.destroy();
+  }
+}
+
+describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
+  const spawned: Rank[] = [];
+  const spawn = (n: number, env: Record<string, string> = {}) => {
+    const rs = ranks(n, env);
+    spawned.push(...rs);
+    return rs;
+  };
+
+  before(() => {
+    assert.ok(existsSync(addonPath) && existsSync(simPath), 'build first: node native/build.mjs');
+  });
+  after(() => {
+    for (const r of spawned) r.kill();
+  });
+
+  test('load reports the simulated library, its version and optional symbols', async () => {
+    const [r] = spawn(1, { COMMCOST_SIM_GPUS: '3' });
+    const info = await r!.call('load', { ncclPath: simPath, cudaPath: simPath });
+    assert.equal(info.simulated, true);
+    assert.equal(info.ncclVersion, '2.28.9');
+    assert.equal(info.ncclVersionCode, 22809);
+    assert.equal(info.driverVersion, 13000);
+    assert.equal(info.symbols.ncclCommShrink, false);
+    assert.equal(info.symbols.ncclMemAlloc, true);
+    assert.deepEqual(await r!.call('load', { ncclPath: simPath, cudaPath: simPath }), info);
+    const other = await rejection(r!.call('load', { ncclPath: '/elsewhere/libnccl.so.2', cudaPath: simPath }));
+    assert.equal(other.code, 'LOAD');
+    assert.equal(await r!.call('deviceCount'), 3);
+    const dev = await r!.call('deviceInfo', 2);
+    assert.equal(dev.name, 'Simulated GPU');
+    assert.equal(dev.totalBytes, 80 * 1024 * MiB);
+    assert.match(dev.pciBusId, /^0000:[0-9A-F]{2}:00\.0$/);
+  });
+
+  test('loading a missing library throws LOAD naming the path', async () => {
+    const [r] = spawn(1);
+    const missing = '/nonexistent/dir/libnccl.so.2';
+    const err = await rejection(r!.call('load', { ncclPath: missing, cudaPath: simPath }));
+    assert.equal(err.code, 'LOAD');
+    assert.ok(err.message.includes(missing), err.message);
+    assert.match(err.where, /\.cc:\d+$/);
+    const noDevice = await rejection(r!.call('memInfo'));
+    assert.equal(noDevice.code, 'LOAD');
+  });
+
+  test('init, first and steady allreduce, split, finalize, destroy, abort with 2 ranks', async () => {
+    const env = {
+      COMMCOST_SIM_INIT_MS: '200',
+      COMMCOST_SIM_CONNECT_MS: '300',
+      COMMCOST_SIM_BW_GBPS: '1',
+      COMMCOST_SIM_SPLIT_MS: '100',
+      COMMCOST_SIM_FINALIZE_MS: '60',
+      COMMCOST_SIM_DESTROY_MS: '40',
+      COMMCOST_SIM_ABORT_MS: '150',
+      COMMCOST_SIM_CUINIT_MS: '100',
+    };
+    const rs = spawn(2, env);
+    await loadSim(rs);
+    const start = await Promise.all(rs.map((r, i) => r.call('initDevice', i, 64 * MiB)));
+    for (const t of start) near(t.ms, 100, 'initDevice');
+    const before = await Promise.all(rs.map((r) => r.call('memInfo')));
+    const uid = await rs[0]!.call('getUniqueId');
+    assert.equal(uid.id.length, 128);
+    const init = await Promise.all(rs.map((r, i) => r.call('commInitRank', 2, uid.id, i)));
+    // The rank that arrives last waits least: its time is the init cost.
+    near(Math.min(...init.map((x) => x.ms)), 200, 'commInitRank');
+    const comms: number[] = init.map((x) => x.comm);
+    for (const [i, r] of rs.entries()) {
+      assert.equal(await r.call('commCount', comms[i]), 2);
+      assert.equal(await r.call('commUserRank', comms[i]), i);
+    }
+    const afterInit = await Promise.all(rs.map((r) => r.call('memInfo')));
+    for (let i = 0; i < 2; i++) assert.equal(before[i].freeBytes - afterInit[i].freeBytes, 200 * MiB);
+
+    const bytes = 32 * MiB; // 33.5 ms at 1 GB/s
+    const wire = (bytes / 1e9) * 1e3;
+    const first = await Promise.all(rs.map((r, i) => r.call('allReduce', comms[i], bytes)));
+    near(Math.min(...first.map((x) => x.ms)), 300 + wire, 'first allreduce');
+    const second = await Promise.all(rs.map((r, i) => r.call('allReduce', comms[i], bytes)));
+    const steady = Math.min(...second.map((x) => x.ms));
+    near(steady, wire, 'steady allreduce');
+    assert.ok(steady < Math.min(...first.map((x) => x.ms)) / 3);
+    const afterConnect = await Promise.all(rs.map((r) => r.call('memInfo')));
+    for (let i = 0; i < 2; i++) assert.equal(afterInit[i].freeBytes - afterConnect[i].freeBytes, 60 * MiB);
+    const tooBig = await rejection(rs[0]!.call('allReduce', comms[0], 65 * MiB));
+    assert.equal(tooBig.code, 'ARG');
+
+    // Split into two single-rank communicators (color = rank).
+    const split = await Promise.all(rs.map((r, i) => r.call('commSplit', comms[i], i, 0)));
+    near(Math.min(...split.map((x) => x.ms)), 100, 'commSplit');
+    const children: number[] = split.map((x) => x.comm);
+    for (const [i, r] of rs.entries()) {
+      assert.equal(typeof children[i], 'number');
+      assert.equal(await r.call('commCount', children[i]), 1);
+      assert.equal(await r.call('commUserRank', children[i]), 0);
+      near((await r.call('allReduce', children[i], 4 * MiB)).ms, 300 + (4 * MiB) / 1e6, 'child first allreduce');
+    }
+    // A NOCOLOR split gives no communicator.
+    const none = await Promise.all(rs.map((r, i) => r.call('commSplit', comms[i], -1, 0)));
+    for (const x of none) assert.equal(x.comm, null);
+
+    const fin = await Promise.all(rs.map((r, i) => r.call('commFinalize', comms[i])));
+    near(Math.min(...fin.map((x) => x.ms)), 60, 'commFinalize');
+    const des = await Promise.all(rs.map((r, i) => r.call('commDestroy', comms[i])));
+    for (const d of des) near(d.ms, 40, 'commDestroy');
+    const gone = await rejection(rs[0]!.call('commDestroy', comms[0]));
+    assert.equal(gone.code, 'ARG');
+    const ab = await Promise.all(rs.map((r, i) => r.call('commAbort', children[i])));
+    for (const a of ab) near(a.ms, 150, 'commAbort');
+    const end = await Promise.all(rs.map((r) => r.call('memInfo')));
+    for (let i = 0; i < 2; i++) assert.equal(end[i].freeBytes, before[i].freeBytes);
+  });
+
+  test('a rank that never calls blocks the other; abortAll releases it with a NCCL error', async () => {
+    const rs = spawn(2, { COMMCOST_SIM_HANG: 'ncclAllReduce:1', COMMCOST_SIM_ABORT_MS: '20' });
+    await loadSim(rs);
+    const { comms } = await initAll(rs);
+    let settled = false;
+    const blocked = rs[0]!.call('allReduce', comms[0], MiB).finally(() => (settled = true));
+    void rs[1]!.call('allReduce', comms[1], MiB).catch(() => {});
+    blocked.catch(() => {});
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal(settled, false, 'rank 0 must stay blocked while rank 1 hangs');
+    assert.equal(await rs[0]!.call('abortAll'), 1);
+    const err = await rejection(blocked);
+    assert.equal(err.code, 'NCCL');
+    assert.equal(err.call, 'ncclAllReduce');
+    assert.equal(err.result, 6);
+    assert.ok(err.libraryError && err.libraryError.length > 0);
+    assert.equal(await rs[0]!.call('abortAll'), 0);
+    rs[1]!.kill();
+  });
+
+  test('a failing call gives a NativeError with call, result, libraryError and lastError', async () => {
+    const [r] = spawn(1, { COMMCOST_SIM_FAIL: 'ncclCommSplit:0' });
+    await loadSim([r!]);
+    const { comms } = await initAll([r!], { blocking: 0, splitShare: 1 });
+    assert.equal(await r!.call('commCount', comms[0]), 1);
+    const err = await rejection(r!.call('commSplit', comms[0], 0, 0, null));
+    assert.equal(err.code, 'NCCL');
+    assert.equal(err.call, 'ncclCommSplit');
+    assert.equal(err.result, 3);
+    assert.match(err.libraryError ?? '', /internal error/);
+    assert.equal(err.lastError, 'simulated failure in ncclCommSplit on rank 0');
+    assert.match(err.where, /^commOps\.cc:\d+$/);
+    assert.ok(err.message.includes('ncclCommSplit') && err.message.includes('simulated failure'), err.message);
+    const bad = await rejection(r!.call('commSplit', comms[0], 0, 0, { blocking: 2 }));
+    assert.equal(bad.code, 'ARG');
+  });
+
+  test('barrier: ranks are released together, gen echoed, releaseNs recorded', async () => {
+    const server = new BarrierServer(2);
+    const port = await server.listen();
+    try {
+      const rs = spawn(2, { COMMCOST_SIM_INIT_MS: '50' });
+      await loadSim(rs);
+      await Promise.all(rs.map((r, i) => r.call('barrierConnect', '127.0.0.1', port, i)));
+      // Rank 1 arrives 300 ms late: rank 0 waits in the barrier, not in the timed call.
+      const p0 = rs[0]!.call('nop', 1);
+      await new Promise((r) => setTimeout(r, 300));
+      const p1 = rs[1]!.call('nop', 1);
+      const [n0, n1] = await Promise.all([p0, p1]);
+      for (const n of [n0, n1]) {
+        assert.equal(typeof n.releaseNs, 'number');
+        assert.ok(n.ms < 5, `nop took ${n.ms} ms`);
+      }
+      assert.ok(Math.abs(n0.releaseNs - n1.releaseNs) < 50e6, 'release skew under 50 ms');
+      const waits = await Promise.all(rs.map((r) => r.call('barrierWait', 2)));
+      for (const w of waits) {
+        assert.equal(w.ms, 0);
+        assert.ok(w.releaseNs > n0.releaseNs);
+      }
+      // A timed library call behind the barrier.
+      await Promise.all(rs.map((r, i) => r.call('initDevice', i, MiB, 3)));
+      // Every rank must arrive at every gen: rank 1 only waits while rank 0 makes the id.
+      const [{ id }] = await Promise.all([rs[0]!.call('getUniqueId', 4), rs[1]!.call('barrierWait', 4)]);
+      const init = await Promise.all(rs.map((r, i) => r.call('commInitRank', 2, id, i, undefined, 5)));
+      for (const x of init) {
+        assert.equal(typeof x.releaseNs, 'number');
+        near(x.ms, 50, 'commInitRank after the barrier', 0.9);
+      }
+      assert.deepEqual(
+        server.seen.filter((s) => s.gen === 5n).map((s) => s.rank).sort(),
+        [0, 1],
+      );
+      // The coordinator answers another gen: BARRIER.
+      server.lie.set(6n, 7n);
+      const mismatch = await Promise.all(rs.map((r) => rejection(r.call('barrierWait', 6))));
+      for (const e of mismatch) {
+        assert.equal(e.code, 'BARRIER');
+        assert.match(e.message, /mismatch/);
+      }
+      // The coordinator goes away: BARRIER.
+      const waiting = rejection(rs[0]!.call('nop', 8));
+      await new Promise((r) => setTimeout(r, 100));
+      server.close();
+      const closed = await waiting;
+      assert.equal(closed.code, 'BARRIER');
+      assert.match(closed.message, /closed/);
+    } finally {
+      server.close();
+    }
+  });
+});
