@@ -1,0 +1,147 @@
+/**
+ * `renderReport`: a run as one self-contained HTML file (the CLI's `--html` and `commcost report`).
+ *
+ * The file inlines the built webview bundle (dist/webview.js, the same charts and tables as the
+ * VS Code webview) and the run JSON in `<script type="application/json" id="commcost-run">`, runs
+ * under a CSP with a per-file nonce, and carries a plain table fallback inside `<noscript>`.
+ * Run files are untrusted: every string from the run is HTML-escaped, and the embedded JSON has
+ * `<` written as `\u003c` so that `</script>` inside data cannot end the script element.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { StepStats } from '../protocol/events';
+import type { RunFile } from '../protocol/runFile';
+
+/** The webview bundle could not be found; `searched` lists every path tried. */
+export class ReportBundleError extends Error {
+  readonly code = 'WEBVIEW_BUNDLE_MISSING';
+  constructor(readonly searched: string[]) {
+    super(`the webview bundle (webview.js) was not found; searched ${searched.join(', ')}: run \`node scripts/build.mjs\``);
+    this.name = 'ReportBundleError';
+  }
+}
+
+/** Text for the simulated-run banner of the no-script fallback (the script view says the same). */
+const SIMULATED_TEXT = "figures come from commcost's simulated NCCL, not from a measurement";
+
+/**
+ * Where the webview bundle is looked for, in order: `explicit` alone when given; else next to
+ * the running bundle (dist/cli.js, dist/extension.js → dist/webview.js), `<repo>/dist/webview.js`
+ * when running from source (client/ → ../dist), `./dist/webview.js` under the working directory.
+ */
+export function webviewBundleCandidates(explicit?: string): string[] {
+  if (explicit) return [resolve(explicit)];
+  return [join(__dirname, 'webview.js'), join(__dirname, '..', 'dist', 'webview.js'), resolve('dist', 'webview.js')];
+}
+
+/** HTML-escapes text for element content and quoted attribute values (`&<>"'` → numeric references). */
+export function escapeHtml(text: unknown): string {
+  return String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * JSON for a `<script type="application/json">` element: `<`, `>`, `&`, U+2028 and U+2029 are
+ * written as \\u escapes, so the text can contain neither `</script` nor `<!--`; still valid JSON.
+ */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** JavaScript source made safe inside a `<script>` element (`</script` → `<\/script`, `<!--` → `<\!--`, source map comment dropped). */
+function scriptSafe(js: string): string {
+  return js
+    .replace(/\/\/# sourceMappingURL=\S*\s*$/, '')
+    .replace(/<\/(script)/gi, '<\\/$1')
+    .replace(/<!--/g, '<\\!--');
+}
+
+/** ms with 2–3 significant decimals, as the webview's format.ts (kept local: client/ does not import webview/). */
+function fmtMs(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '–';
+  const a = Math.abs(ms);
+  if (a >= 100) return ms.toFixed(1);
+  if (a >= 1) return ms.toFixed(2);
+  return a === 0 ? '0' : Number(ms.toPrecision(3)).toString();
+}
+
+/** The `<noscript>` body: header facts, the SIMULATED banner, every step's figures, skips, errors. */
+function fallbackHtml(run: RunFile): string {
+  const out: string[] = [];
+  const e = escapeHtml;
+  if (run.simulated) out.push(`<p class="banner-sim"><strong>SIMULATED</strong> ${e(SIMULATED_TEXT)}</p>`);
+  const s = run.stamp;
+  out.push(`<p>host ${e(run.host)} · status ${e(run.status)} · ranks ${e(run.ranks)}`);
+  if (s) out.push(` · NCCL ${e(s.ncclVersion)} (${e(s.ncclPath)}) · ${e(s.startedAt)}`);
+  out.push('</p>');
+  for (const exp of run.experiments ?? []) {
+    out.push(
+      `<h2>${e(exp.experiment)}</h2><table><thead><tr><th>variant</th><th>step</th><th>kind</th><th>median ms</th><th>p90 ms</th><th>min ms</th><th>max ms</th><th>n</th></tr></thead><tbody>`,
+    );
+    for (const v of exp.variants ?? []) {
+      for (const st of v.steps ?? []) {
+        const x: Partial<StepStats> = st.stats ?? {};
+        out.push(
+          `<tr><td>${e(v.variant)}</td><td>${e(st.label)}</td><td>${e(st.kind)}</td><td>${fmtMs(x.median)}</td><td>${fmtMs(x.p90)}</td><td>${fmtMs(x.min)}</td><td>${fmtMs(x.max)}</td><td>${e(x.n)}</td></tr>`,
+        );
+      }
+      for (const [point, bytes] of Object.entries(v.memoryBytes ?? {})) {
+        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(point)}</td><td>memory</td><td colspan="5">${e((Number(bytes) / 1048576).toFixed(1))} MiB</td></tr>`);
+      }
+    }
+    out.push('</tbody></table>');
+  }
+  if ((run.skipped ?? []).length > 0) {
+    out.push('<h2>Skipped</h2><ul>');
+    for (const k of run.skipped) out.push(`<li>${e(k.experiment)}${k.variant ? ` / ${e(k.variant)}` : ''}: ${e(k.reason)}</li>`);
+    out.push('</ul>');
+  }
+  if ((run.errors ?? []).length > 0) {
+    out.push('<h2>Errors</h2><ul>');
+    for (const er of run.errors) {
+      const where = Object.entries(er.where ?? {})
+        .map(([k, val]) => `${k} ${String(val)}`)
+        .join(', ');
+      out.push(
+        `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${er.hint ? ` — what to do: ${e(er.hint)}` : ''}</li>`,
+      );
+    }
+    out.push('</ul>');
+  }
+  return out.join('');
+}
+
+/**
+ * Renders `run` as a self-contained HTML document (a UTF-8 string). Figures are the run's own
+ * (ms; memory bytes shown as MiB); nothing is fetched when the file is opened.
+ * @param opts.webviewJsPath the webview bundle to inline; default: see {@link webviewBundleCandidates}.
+ * @throws ReportBundleError when the bundle is not found.
+ */
+export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}): string {
+  const candidates = webviewBundleCandidates(opts.webviewJsPath);
+  const bundlePath = candidates.find((p) => existsSync(p));
+  if (!bundlePath) throw new ReportBundleError(candidates);
+  const js = scriptSafe(readFileSync(bundlePath, 'utf8'));
+  const nonce = randomBytes(16).toString('base64');
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; font-src data:`;
+  const title = `commcost — ${run.host}${run.simulated ? ' (SIMULATED)' : ''}`;
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="UTF-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1.0">',
+    `<title>${escapeHtml(title)}</title>`,
+    '<style>body{font-family:system-ui,sans-serif}.banner-sim{border:2px solid #b58900;background:#fff4ce;padding:8px 12px;font-weight:600}table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}</style>',
+    '</head>',
+    '<body>',
+    '<div id="app"></div>',
+    `<noscript>${fallbackHtml(run)}</noscript>`,
+    `<script type="application/json" id="commcost-run">${jsonForScript(run)}</script>`,
+    `<script nonce="${nonce}">${js}</script>`,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,40 @@
+/**
+ * Extension entry point. Activation only registers commands and the output channel (no engine,
+ * no SSH, no charts): the engine loads on the first `commcost.measure`.
+ */
+import * as vscode from 'vscode';
+import { CommcostContext } from './extensionContext';
+import { createOutputLog } from './outputLog';
+
+let ctx: CommcostContext | undefined;
+
+/** Called by VS Code on activation. Failures are shown to the user, not swallowed. */
+export function activate(extension: vscode.ExtensionContext): void {
+  try {
+    const context = new CommcostContext();
+    ctx = context;
+    extension.subscriptions.push(context);
+    const log = context.subscriptions.add(createOutputLog());
+    context.subscriptions.add(
+      vscode.commands.registerCommand('commcost.measure', async () => {
+        const { measureCommand } = await import('./measureCommand');
+        return measureCommand({ ctx: context, extension, log });
+      }),
+    );
+    context.subscriptions.add(vscode.commands.registerCommand('commcost.showLog', () => log.show()));
+    context.subscriptions.add({
+      dispose: () => {
+        void import('./webviewPanel').then(({ ResultsPanel }) => ResultsPanel.open?.dispose());
+      },
+    });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`commcost failed to activate: ${err instanceof Error ? err.message : String(err)}`);
+    throw err;
+  }
+}
+
+/** Called by VS Code on shutdown: cancels a run in progress and releases everything. */
+export function deactivate(): void {
+  ctx?.dispose();
+  ctx = undefined;
+}

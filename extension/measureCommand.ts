@@ -1,0 +1,194 @@
+/**
+ * The `commcost.measure` command: pick a host (or the simulated NCCL), experiments and
+ * iterations, then run under a cancellable progress notification with the results panel open.
+ * The engine (client/) is loaded only here, on first use, to keep activation cheap.
+ */
+import { mkdir } from 'node:fs/promises';
+import * as vscode from 'vscode';
+import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, type ExperimentId, type RunOptions } from '../protocol/events';
+import type { RunFile } from '../protocol/runFile';
+import type { CommcostContext } from './extensionContext';
+import type { OutputLog } from './outputLog';
+import { runController, type RunOutcome, type RunRequest } from './runController';
+import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type HostChoice } from './settings';
+import { ResultsPanel } from './webviewPanel';
+
+const RECENT_KEY = 'commcost.recentHosts';
+const ENTER_HOST = 'Enter a host…';
+
+/** Everything the command needs from the extension. */
+export interface MeasureEnv {
+  ctx: CommcostContext;
+  extension: vscode.ExtensionContext;
+  log: OutputLog;
+}
+
+/** Reads and validates the settings; shows the error naming the setting and returns undefined when invalid. */
+function settingsOrError(log: OutputLog) {
+  try {
+    const config = vscode.workspace.getConfiguration('commcost');
+    return readSettings((key) => config.get(key));
+  } catch (err) {
+    const message = err instanceof SettingsError ? err.message : String(err);
+    log.error(message);
+    void vscode.window.showErrorMessage(`commcost: ${message}`, 'Open Settings').then((a) => {
+      if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', err instanceof SettingsError ? err.setting : 'commcost');
+    });
+    return undefined;
+  }
+}
+
+async function pickHost(settingHosts: string[], env: MeasureEnv): Promise<{ target: string; simulate: boolean } | undefined> {
+  let sshHosts: string[] = [];
+  try {
+    const { listConfiguredHosts } = await import('../client/hosts');
+    sshHosts = await listConfiguredHosts();
+  } catch (err) {
+    env.log.error(`could not read ~/.ssh/config: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const recent = env.extension.globalState.get<string[]>(RECENT_KEY, []).filter((r) => typeof r === 'string');
+  type Item = vscode.QuickPickItem & { choice?: HostChoice };
+  const items: Item[] = hostChoices(settingHosts, sshHosts, recent).map((choice) => ({
+    label: choice.label,
+    description: choice.source === 'simulated' ? 'figures are simulated, not measured' : choice.source,
+    choice,
+  }));
+  items.push({ label: ENTER_HOST, description: 'user@host[:port] or an ssh alias', alwaysShow: true });
+  const picked = await vscode.window.showQuickPick(items, { title: 'commcost: target host', placeHolder: 'Where to measure', ignoreFocusOut: true });
+  if (!picked) return undefined;
+  if (picked.choice) return { target: picked.choice.target, simulate: picked.choice.simulate };
+  const { checkTargetName } = await import('../client/hosts');
+  const typed = await vscode.window.showInputBox({
+    title: 'commcost: target host',
+    prompt: 'localhost, an ssh alias, or user@host[:port]',
+    ignoreFocusOut: true,
+    validateInput: (text) => {
+      try {
+        checkTargetName(text.trim());
+        return undefined;
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+    },
+  });
+  return typed ? { target: typed.trim(), simulate: false } : undefined;
+}
+
+async function pickExperiments(preselected: readonly ExperimentId[]): Promise<ExperimentId[] | undefined> {
+  const items = EXPERIMENT_IDS.map((id) => ({ label: id, picked: preselected.includes(id) }));
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'commcost: experiments',
+    canPickMany: true,
+    ignoreFocusOut: true,
+  });
+  if (!picked || picked.length === 0) return undefined;
+  return picked.map((p) => p.label);
+}
+
+async function askIterations(dflt: number): Promise<number | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: 'commcost: recorded iterations per step',
+    value: String(dflt),
+    ignoreFocusOut: true,
+    validateInput: validateIterations,
+  });
+  return text === undefined ? undefined : Number(text.trim());
+}
+
+async function resultsDir(extension: vscode.ExtensionContext): Promise<string> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const uri = folder ? vscode.Uri.joinPath(folder.uri, '.commcost', 'runs') : vscode.Uri.joinPath(extension.globalStorageUri, 'runs');
+  await mkdir(uri.fsPath, { recursive: true });
+  return uri.fsPath;
+}
+
+function openResults(env: MeasureEnv, run: RunFile): void {
+  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${run.host}`, { cancel: () => undefined, showLog: () => env.log.show() });
+  panel.update({ run, live: false });
+}
+
+/** Handler of `commcost.measure`. Never throws: failures are shown with "Show Log". */
+export async function measureCommand(env: MeasureEnv): Promise<RunOutcome | undefined> {
+  const active = env.ctx.activeRun;
+  if (active) {
+    const a = await vscode.window.showInformationMessage(`commcost: a run on ${active.target} is in progress`, 'Cancel Run');
+    if (a === 'Cancel Run') active.cancel();
+    return undefined;
+  }
+  const settings = settingsOrError(env.log);
+  if (!settings) return undefined;
+  const host = await pickHost(settings.hosts, env);
+  if (!host) return undefined;
+  const experiments = await pickExperiments(settings.experiments);
+  if (!experiments) return undefined;
+  const iterations = await askIterations(settings.iterations);
+  if (iterations === undefined) return undefined;
+
+  const options: RunOptions = {
+    ...DEFAULT_RUN_OPTIONS,
+    experiments,
+    iterations,
+    warmup: settings.warmup,
+    deadlineSeconds: settings.deadlineSeconds,
+    ...(settings.ncclPath ? { ncclPath: settings.ncclPath } : {}),
+    ...(host.simulate ? { simulate: true } : {}),
+  };
+  const request: RunRequest = { target: host.target, options, ...(settings.remoteNodePath ? { nodePath: settings.remoteNodePath } : {}) };
+  if (!host.simulate) {
+    await env.extension.globalState.update(RECENT_KEY, pushRecent(env.extension.globalState.get<string[]>(RECENT_KEY, []), host.target));
+  }
+
+  try {
+    return await env.ctx.withRun(host.target, async (scope) => {
+      const [{ runMeasurement }, { saveRun }, dir] = await Promise.all([
+        import('../client/runSession'),
+        import('../client/resultsStore'),
+        resultsDir(env.extension),
+      ]);
+      const title = `commcost: ${host.target}${host.simulate ? ' (simulated)' : ''}`;
+      const panel = ResultsPanel.show(env.extension.extensionUri, title, { cancel: () => scope.cancel(), showLog: () => env.log.show() });
+      return vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+        (progress, token) => {
+          scope.add(token.onCancellationRequested(() => scope.cancel()));
+          let lastPercent = 0;
+          return runController(request, {
+            runMeasurement,
+            saveRun,
+            resultsDir: dir,
+            progress: {
+              report: (message, percent) => {
+                const increment = percent === undefined ? undefined : Math.max(0, percent - lastPercent);
+                if (percent !== undefined) lastPercent = Math.max(lastPercent, percent);
+                progress.report(increment ? { message, increment } : { message });
+              },
+            },
+            panel,
+            log: env.log,
+            signal: scope.signal,
+            confirmHostKey: async (hostName, fingerprint) => {
+              const trust = 'Trust and continue';
+              const answer = await vscode.window.showWarningMessage(
+                `commcost: the host key of ${hostName} is not known`,
+                { modal: true, detail: `Fingerprint: ${fingerprint}\n\nCompare it with the host's key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the host) before trusting it. Trusting adds it to ~/.ssh/known_hosts.` },
+                trust,
+              );
+              return answer === trust;
+            },
+            showInfo: (message, ...actions) => Promise.resolve(vscode.window.showInformationMessage(message, ...actions)),
+            showError: (message, ...actions) => Promise.resolve(vscode.window.showErrorMessage(message, ...actions)),
+            openResults: (run) => openResults(env, run),
+            showLog: () => env.log.show(),
+          });
+        },
+      );
+    });
+  } catch (err) {
+    // Only reached when the engine could not be loaded or the results folder not created.
+    const message = err instanceof Error ? err.message : String(err);
+    env.log.error(`commcost: could not start the run: ${message}`);
+    const a = await vscode.window.showErrorMessage(`commcost: could not start the run on ${host.target}: ${message}`, 'Show Log');
+    if (a === 'Show Log') env.log.show();
+    return undefined;
+  }
+}

@@ -1,0 +1,150 @@
+// client/htmlReport.ts: self-contained, escaped, CSP with nonce, simulated banner.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RunFile } from '../../protocol/runFile';
+import { escapeHtml, jsonForScript, renderReport, ReportBundleError } from '../../client/htmlReport';
+
+const HOSTILE = '</script><img src=x onerror=alert(1)>';
+
+function fixture(over: Partial<RunFile> = {}): RunFile {
+  return {
+    schema: 'commcost.run/1',
+    id: '20250101T000000-gpu1',
+    host: 'gpu1',
+    simulated: false,
+    status: 'complete',
+    options: { experiments: ['init'], iterations: 10, warmup: 1, deadlineSeconds: 60 },
+    ranks: 4,
+    stamp: {
+      hostname: 'gpu1', gpus: [0, 1, 2, 3].map((ordinal) => ({ ordinal, name: 'NVIDIA A40', totalBytes: 48e9, pciBusId: `0000:0${ordinal}:00.0` })),
+      driverVersion: '570.1', ncclVersion: '2.28.9', ncclVersionCode: 22809, ncclPath: '/usr/lib/libnccl.so.2', ncclSource: 'loader',
+      ncclSymbols: {}, topology: '', ncclEnv: {}, commcostVersion: '0.1.0', nodeVersion: 'v20', platform: 'linux-x64',
+      startedAt: '2025-01-01T00:00:00Z', simulated: false,
+    },
+    experiments: [
+      {
+        experiment: 'init', done: 11, total: 11, state: 'finished', samples: {},
+        variants: [{
+          variant: 'default',
+          steps: [
+            { step: 'call', label: 'ncclCommInitRank', kind: 'call', stats: { median: 43.123, p90: 47.5, min: 41.02, max: 52.9, mean: 44, n: 10 }, samples: [] },
+            { step: 'first', label: 'first 1 MiB allreduce', kind: 'first', stats: { median: 48.77, p90: 51.2, min: 46.1, max: 60.3, mean: 49, n: 10 }, samples: [] },
+            { step: 'toFirst', label: 'to first collective', kind: 'toFirst', sumOf: ['call', 'first'], stats: { median: 91.9, p90: 98.25, min: 88.4, max: 110.7, mean: 93, n: 10 }, samples: [] },
+          ],
+          memoryBytes: { afterCall: 76 * 1048576 },
+        }],
+      },
+    ],
+    skipped: [{ experiment: 'split', reason: 'needs 4 GPUs, host has 2' }],
+    errors: [],
+    ...over,
+  };
+}
+
+function stubBundle(js = 'window.__commcost = "loaded";'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'commcost-report-'));
+  const path = join(dir, 'webview.js');
+  writeFileSync(path, js);
+  return path;
+}
+
+/** The text of the `<script type="application/json" id="commcost-run">` element. */
+function embeddedJson(html: string): string {
+  const m = /<script type="application\/json" id="commcost-run">([\s\S]*?)<\/script>/.exec(html);
+  assert.ok(m, 'run script element missing');
+  return m[1]!;
+}
+
+test('the report carries the run: JSON round-trips and the fallback table has the numbers', () => {
+  const run = fixture();
+  const html = renderReport(run, { webviewJsPath: stubBundle() });
+  assert.deepEqual(JSON.parse(embeddedJson(html)), run);
+  const noscript = /<noscript>([\s\S]*)<\/noscript>/.exec(html)?.[1] ?? '';
+  for (const figure of ['43.12', '47.50', '48.77', '91.90', '98.25', '110.7', '76.0 MiB', '2.28.9', 'needs 4 GPUs, host has 2']) {
+    assert.ok(noscript.includes(figure), `fallback lacks ${figure}`);
+  }
+  assert.ok(html.includes('window.__commcost = "loaded";'), 'bundle not inlined');
+  assert.ok(!html.includes('SIMULATED'), 'a measured run must not say SIMULATED');
+});
+
+test('CSP meta with a nonce that the inline script carries; nothing loaded from outside', () => {
+  const html = renderReport(fixture(), { webviewJsPath: stubBundle() });
+  const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
+  assert.ok(csp);
+  assert.match(csp, /default-src 'none'/);
+  const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
+  assert.ok(nonce);
+  assert.ok(html.includes(`<script nonce="${nonce}">`));
+  assert.ok(!/\ssrc=["']?https?:/i.test(html) && !/<link\b/i.test(html));
+  // a second report gets another nonce
+  const again = renderReport(fixture(), { webviewJsPath: stubBundle() });
+  assert.notEqual(/nonce-([^']+)'/.exec(again)?.[1], nonce);
+});
+
+test('a hostile host name and error message cannot break out of the script or the markup', () => {
+  const run = fixture({
+    host: HOSTILE,
+    errors: [{ code: 'NCCL_ERROR', message: `ncclCommSplit failed ${HOSTILE}`, where: { host: HOSTILE, rank: 1 }, detail: '<b>x</b>', hint: '"quoted" & <tag>', fatal: true }],
+    skipped: [{ experiment: 'split', reason: HOSTILE }],
+  });
+  const html = renderReport(run, { webviewJsPath: stubBundle() });
+  assert.ok(!html.includes('<img'), 'an <img> element made it into the page');
+  assert.ok(!html.includes('<b>x</b>'));
+  // exactly the two script elements end with </script>
+  assert.equal(html.match(/<\/script/gi)?.length, 2);
+  const json = embeddedJson(html);
+  assert.ok(!json.includes('<'));
+  assert.ok(json.includes('\\u003c/script\\u003e\\u003cimg'));
+  assert.deepEqual(JSON.parse(json), run);
+  assert.ok(html.includes('&#60;/script&#62;&#60;img src=x onerror=alert(1)&#62;'), 'escaped text missing from the fallback');
+  assert.ok(html.includes('<title>commcost — &#60;/script&#62;'));
+});
+
+test('a bundle containing "</script" is neutralised when inlined', () => {
+  const html = renderReport(fixture(), { webviewJsPath: stubBundle('const s = "</script><script>alert(1)</script>";\n//# sourceMappingURL=webview.js.map\n') });
+  assert.equal(html.match(/<\/script/gi)?.length, 2);
+  assert.ok(html.includes('const s = "<\\/script><script>alert(1)<\\/script>";'));
+  assert.ok(!html.includes('sourceMappingURL'));
+});
+
+test('a simulated run says SIMULATED with the explanation', () => {
+  const html = renderReport(fixture({ simulated: true }), { webviewJsPath: stubBundle() });
+  assert.ok(html.includes('SIMULATED'));
+  assert.ok(html.includes('figures come from commcost&#39;s simulated NCCL, not from a measurement'));
+  assert.match(html, /<title>[^<]*\(SIMULATED\)<\/title>/);
+});
+
+test('a missing bundle is a typed error naming where it looked', () => {
+  assert.throws(() => renderReport(fixture(), { webviewJsPath: '/nonexistent/webview.js' }), (e: unknown) => {
+    assert.ok(e instanceof ReportBundleError);
+    assert.equal(e.code, 'WEBVIEW_BUNDLE_MISSING');
+    assert.deepEqual(e.searched, ['/nonexistent/webview.js']);
+    return true;
+  });
+});
+
+test('the default bundle is dist/webview.js once built, and the real bundle embeds safely', (t) => {
+  if (!existsSync(join(__dirname, '..', '..', 'dist', 'webview.js'))) {
+    t.skip('dist/webview.js not built (run node scripts/build.mjs)');
+    return;
+  }
+  const html = renderReport(fixture({ simulated: true, host: HOSTILE }));
+  assert.equal(html.match(/<\/script/gi)?.length, 2);
+  assert.ok(html.includes('SIMULATED'));
+  assert.ok(html.length > 100_000, 'the webview bundle was not inlined');
+});
+
+const escapes: [unknown, string][] = [['<a href="x">&\'', '&#60;a href=&#34;x&#34;&#62;&#38;&#39;'], [undefined, ''], [42, '42']];
+for (const [input, expected] of escapes) {
+  test(`escapeHtml(${JSON.stringify(input)})`, () => assert.equal(escapeHtml(input), expected));
+}
+
+test('jsonForScript escapes <, >, &, U+2028/9 and stays JSON', () => {
+  const v = { s: '</script><!-- & \u2028\u2029' };
+  const out = jsonForScript(v);
+  assert.ok(!/[<>&\u2028\u2029]/.test(out));
+  assert.deepEqual(JSON.parse(out), v);
+});

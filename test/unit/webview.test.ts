@@ -1,0 +1,157 @@
+// The webview's pure parts: message guards, formatting, statistics, the chart model, frame batching.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { RunExperiment, RunFile } from '../../protocol/runFile';
+import {
+  CancelRunCommand,
+  createMessage,
+  HOST_TO_WEBVIEW,
+  ReadyCommand,
+  RunStateNotification,
+  ShowLogCommand,
+  WEBVIEW_TO_HOST,
+} from '../../protocol/webviewMessages';
+import { chartModel } from '../../webview/chartData';
+import { formatDate, formatGpus, formatMiB, formatMs, formatWhere } from '../../webview/format';
+import { LatestPerFrame } from '../../webview/scheduler';
+import { computeStats, variantViews } from '../../webview/stats';
+
+const run = { schema: 'commcost.run/1', id: 'x', host: 'h', simulated: false, status: 'running', experiments: [], skipped: [], errors: [] } as unknown as RunFile;
+
+test('message methods are namespaced scope/noun/verb and unique', () => {
+  const methods = [...WEBVIEW_TO_HOST, ...HOST_TO_WEBVIEW].map((t) => t.method);
+  assert.deepEqual(methods, ['webview/ready', 'run/cancel', 'log/show', 'state/run/update']);
+  assert.equal(new Set(methods).size, methods.length);
+});
+
+const guardCases: [string, unknown, boolean[]][] = [
+  // [what, message, [ready, cancel, showLog, state]]
+  ['ready', createMessage(ReadyCommand, {}, 'webview', 1), [true, false, false, false]],
+  ['cancel', createMessage(CancelRunCommand, {}, 'webview', 2), [false, true, false, false]],
+  ['show log', createMessage(ShowLogCommand, {}, 'webview', 3), [false, false, true, false]],
+  ['state', createMessage(RunStateNotification, { run, live: true }, 'host', 1), [false, false, false, true]],
+  ['state without live', { id: 'host:1', method: 'state/run/update', params: { run } }, [false, false, false, false]],
+  ['state with run null', { id: 'host:1', method: 'state/run/update', params: { run: null, live: false } }, [false, false, false, false]],
+  ['no id', { method: 'webview/ready', params: {} }, [false, false, false, false]],
+  ['not an object', 'webview/ready', [false, false, false, false]],
+  ['null', null, [false, false, false, false]],
+  ['unknown method', { id: 'a', method: 'run/start', params: {} }, [false, false, false, false]],
+];
+for (const [what, msg, expected] of guardCases) {
+  test(`is() guards: ${what}`, () => {
+    assert.deepEqual([ReadyCommand.is(msg), CancelRunCommand.is(msg), ShowLogCommand.is(msg), RunStateNotification.is(msg)], expected);
+  });
+}
+
+const msCases: [number | undefined, string][] = [
+  [485.349, '485.3'], [100, '100.0'], [43.123, '43.12'], [3.2734, '3.27'], [1, '1.00'], [0.16234, '0.162'], [0.0042, '0.0042'],
+  [0, '0'], [NaN, '–'], [undefined, '–'], [Infinity, '–'],
+];
+for (const [ms, text] of msCases) test(`formatMs(${ms}) = ${text}`, () => assert.equal(formatMs(ms), text));
+
+test('formatMiB, formatWhere, formatGpus, formatDate', () => {
+  assert.equal(formatMiB(76 * 1048576), '76.0');
+  assert.equal(formatMiB(undefined), '–');
+  assert.equal(formatWhere({ host: 'gpu1', rank: 2, experiment: 'split', iteration: 3 }), 'host gpu1, rank 2, experiment split, iteration 3');
+  assert.equal(formatWhere('host gpu1'), 'host gpu1');
+  assert.equal(formatWhere(undefined), '');
+  assert.equal(formatGpus([{ name: 'NVIDIA H200' }, { name: 'NVIDIA H200' }]), '2 × NVIDIA H200');
+  assert.equal(formatGpus([{ name: 'A' }, { name: 'B' }]), 'A, B');
+  assert.equal(formatGpus([]), '');
+  assert.equal(formatDate('not a date'), 'not a date');
+  assert.match(formatDate('2025-01-31T14:02:07Z'), /^2025-01-3[01] \d\d:02:07$/);
+});
+
+const statsCases: [number[], { median: number; p90: number; min: number; max: number; n: number }][] = [
+  [[5], { median: 5, p90: 5, min: 5, max: 5, n: 1 }],
+  [[4, 1, 3, 2], { median: 2.5, p90: 4, min: 1, max: 4, n: 4 }],
+  [[10, 1, 2, 3, 4, 5, 6, 7, 8, 9], { median: 5.5, p90: 9, min: 1, max: 10, n: 10 }],
+  [[3, NaN, 1, 2], { median: 2, p90: 3, min: 1, max: 3, n: 3 }],
+];
+for (const [samples, expected] of statsCases) {
+  test(`computeStats(${JSON.stringify(samples)})`, () => {
+    const s = computeStats(samples);
+    assert.deepEqual({ median: s.median, p90: s.p90, min: s.min, max: s.max, n: s.n }, expected);
+  });
+}
+test('computeStats of nothing is n = 0 with NaN figures', () => {
+  const s = computeStats([]);
+  assert.equal(s.n, 0);
+  assert.ok(Number.isNaN(s.median));
+});
+
+const stats = (median: number, p90: number) => ({ median, p90, min: median, max: p90, mean: median, n: 10 });
+
+function splitExperiment(): RunExperiment {
+  return {
+    experiment: 'split',
+    done: 22,
+    total: 22,
+    state: 'finished',
+    samples: {},
+    variants: ['halves/splitShare=0', 'halves/splitShare=1'].map((variant, i) => ({
+      variant,
+      steps: [
+        { step: 'call', label: 'ncclCommSplit', kind: 'call' as const, stats: stats(23 + i, 25 + i), samples: [] },
+        { step: 'first', label: 'first 1 MiB allreduce', kind: 'first' as const, stats: stats(54.5, 60), samples: [] },
+        { step: 'toFirst', label: 'to first collective', kind: 'toFirst' as const, sumOf: ['call', 'first'], stats: stats(78 + i, 86 + i), samples: [] },
+        { step: 'steady', label: '64 MiB allreduce', kind: 'steady' as const, stats: stats(3.27, 3.3), samples: [] },
+        { step: 'finalize', label: 'ncclCommFinalize', kind: 'teardown' as const, stats: stats(100, 120), samples: [] },
+        { step: 'destroy', label: 'ncclCommDestroy', kind: 'teardown' as const, stats: stats(60, 70), samples: [] },
+      ],
+      memoryBytes: { afterCall: 76 * 1048576 },
+    })),
+  };
+}
+
+test('chart model: call + first stacked, toFirst not a segment, whiskers from the derived p90', () => {
+  const m = chartModel(variantViews(splitExperiment()));
+  assert.deepEqual(m.labels, ['halves/splitShare=0', 'halves/splitShare=1']);
+  assert.deepEqual(m.series.map((s) => [s.key, s.stack, s.data]), [
+    ['build/call', 'build', [23, 24]],
+    ['build/first', 'build', [54.5, 54.5]],
+    ['steady/steady', 'steady', [3.27, 3.27]],
+    ['teardown/finalize', 'teardown', [100, 100]],
+    ['teardown/destroy', 'teardown', [60, 60]],
+  ]);
+  const w = m.whiskers.filter((x) => x.variantIndex === 1);
+  assert.deepEqual(w.map((x) => [x.stack, x.from, x.to, x.source]), [
+    ['build', 78.5, 87, 'toFirst'],
+    ['steady', 3.27, 3.3, 'steady'],
+    // finalize + destroy have no derived sum: no whisker (a sum of p90s is not a p90)
+  ]);
+});
+
+test('chart model while live: statistics from samples, kinds guessed from step ids', () => {
+  const exp: RunExperiment = {
+    experiment: 'init', done: 3, total: 11, state: 'running', variants: [],
+    samples: { default: { call: [40, 44, 42], first: [50, 52, 51], mystery: [1, 2, 3] } },
+  };
+  const views = variantViews(exp);
+  assert.equal(views[0]!.live, true);
+  const m = chartModel(views);
+  assert.deepEqual(m.series.map((s) => [s.key, s.data]), [['build/call', [42]], ['build/first', [51]], ['step:mystery/mystery', [2]]]);
+  // build has two segments and no derived step yet: no whisker; the lone unknown step has its own
+  assert.deepEqual(m.whiskers.map((w) => [w.stack, w.to]), [['step:mystery', 3]]);
+});
+
+test('variantViews tolerates an experiment without variants or samples', () => {
+  assert.deepEqual(variantViews({ experiment: 'abort', done: 0, total: 0, state: 'pending' } as unknown as RunExperiment), []);
+});
+
+test('LatestPerFrame: 1,000 pushes between frames → one render of the latest', () => {
+  const frames: (() => void)[] = [];
+  const rendered: number[] = [];
+  const s = new LatestPerFrame<number>((v) => rendered.push(v), (cb) => frames.push(cb));
+  for (let i = 1; i <= 1000; i++) s.push(i);
+  assert.equal(frames.length, 1);
+  assert.deepEqual(rendered, []);
+  frames.shift()!();
+  assert.deepEqual(rendered, [1000]);
+  s.push(1001);
+  s.push(1002);
+  assert.equal(frames.length, 1);
+  frames.shift()!();
+  assert.deepEqual(rendered, [1000, 1002]);
+  assert.equal(frames.length, 0);
+});

@@ -1,0 +1,39 @@
+/**
+ * The results webview entry point (also inlined into the HTML report). Inside VS Code it does the
+ * ready handshake and renders every `state/run/update`; standalone it renders the embedded run.
+ * Snapshots are batched: at most one render per animation frame, always of the latest snapshot.
+ */
+import type { RunState } from '../protocol/webviewMessages';
+import { h } from './dom';
+import { connectToHost, readEmbeddedRun } from './ipc';
+import { LatestPerFrame } from './scheduler';
+import { STYLES } from './styles';
+import { RunView } from './view';
+
+function start(): void {
+  const style = document.createElement('style');
+  style.textContent = STYLES;
+  document.head.appendChild(style);
+  const container = document.getElementById('app') ?? document.body.appendChild(h('div', { id: 'app' }));
+
+  let view: RunView | undefined;
+  let actions: ReturnType<typeof connectToHost>;
+  const frames = new LatestPerFrame<RunState>((state) => {
+    view ??= new RunView(container, actions);
+    try {
+      view.render(state);
+    } catch (err) {
+      console.error('commcost: render failed', err);
+    }
+  }, (cb) => requestAnimationFrame(cb));
+
+  actions = connectToHost((state) => frames.push(state));
+  if (!actions) {
+    const embedded = readEmbeddedRun(document);
+    if (embedded) frames.push(embedded);
+    else container.appendChild(h('p', {}, 'No run to show.'));
+  }
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

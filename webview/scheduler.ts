@@ -1,0 +1,36 @@
+/**
+ * Render batching: many snapshots may arrive between two frames; only the latest is rendered,
+ * at most once per animation frame.
+ */
+
+/** Schedules one callback per frame. `requestAnimationFrame` in the browser; injectable for tests. */
+export type FrameRequester = (cb: () => void) => void;
+
+/**
+ * Keeps the latest value pushed and renders it on the next frame. `push` is O(1) and never
+ * renders synchronously, so 1,000 snapshots per second cost one render per frame.
+ */
+export class LatestPerFrame<T> {
+  private pending: { value: T } | undefined;
+  private scheduled = false;
+
+  constructor(
+    private readonly render: (value: T) => void,
+    private readonly requestFrame: FrameRequester,
+  ) {}
+
+  /** Replaces the pending value; schedules a frame if none is scheduled. */
+  push(value: T): void {
+    this.pending = { value };
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.requestFrame(() => this.flush());
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const p = this.pending;
+    this.pending = undefined;
+    if (p) this.render(p.value);
+  }
+}

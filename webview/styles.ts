@@ -1,0 +1,40 @@
+/**
+ * The webview's stylesheet, injected as one <style> element (allowed by the CSP's
+ * `style-src 'unsafe-inline'`). Uses VS Code theme variables with fallbacks for the standalone
+ * HTML report.
+ */
+export const STYLES = `
+/* Standalone HTML report: VS Code sets these variables (and a vscode-* body class); give a light theme otherwise. */
+body:not(.vscode-light):not(.vscode-dark):not(.vscode-high-contrast):not(.vscode-high-contrast-light) {
+  --vscode-foreground: #222; --vscode-editor-background: #fff; --vscode-sideBar-background: #f6f6f6;
+  --vscode-editorWidget-border: #d0d0d0; --vscode-badge-background: #616161; --vscode-badge-foreground: #fff;
+  --vscode-errorForeground: #c00; --vscode-editorWarning-foreground: #b58900; --vscode-font-family: system-ui, sans-serif;
+}
+body { font-family: var(--vscode-font-family, system-ui, sans-serif); font-size: var(--vscode-font-size, 13px);
+  color: var(--vscode-foreground, #222); background: var(--vscode-editor-background, #fff); margin: 0; padding: 12px 20px; }
+h1 { font-size: 1.4em; margin: 0 0 6px 0; }
+h2 { font-size: 1.1em; margin: 0; }
+.banner-sim { border: 2px solid var(--vscode-editorWarning-foreground, #b58900); background: var(--vscode-inputValidation-warningBackground, #fff4ce);
+  color: var(--vscode-inputValidation-warningForeground, inherit); padding: 8px 12px; margin: 8px 0; font-weight: 600; }
+.banner-sim strong { font-size: 1.2em; letter-spacing: 0.08em; margin-right: 8px; }
+.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 8px 0; }
+.meta dt { opacity: 0.75; }
+.meta dd { margin: 0; word-break: break-all; }
+.status { display: flex; align-items: center; gap: 10px; margin: 10px 0; }
+.status .label { font-weight: 600; text-transform: uppercase; }
+.status-failed .label { color: var(--vscode-errorForeground, #c00); }
+.status-partial .label { color: var(--vscode-editorWarning-foreground, #b58900); }
+.exp { margin: 14px 0; }
+.exp-progress { display: flex; align-items: center; gap: 10px; margin: 4px 0; }
+.exp-progress vscode-progress-bar { flex: 1; max-width: 320px; }
+.chart { position: relative; width: 100%; max-width: 900px; }
+table.steps { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
+table.steps th, table.steps td { padding: 2px 10px; border-bottom: 1px solid var(--vscode-editorWidget-border, #ddd); text-align: left; }
+table.steps .num { text-align: right; }
+table.steps tr.derived td { font-weight: 600; }
+table.steps tr.memory td { opacity: 0.85; font-style: italic; }
+.skipped li, .errors li { margin: 4px 0; }
+.errors .code { font-family: var(--vscode-editor-font-family, monospace); color: var(--vscode-errorForeground, #c00); }
+.errors .hint { opacity: 0.85; }
+.muted { opacity: 0.7; }
+`;
