@@ -15,7 +15,9 @@ import * as path from 'node:path';
 import { BarrierServer } from '../../remote-agent/barrierServer';
 import { quantileSorted } from '../../remote-agent/stats';
 
-const addon = path.resolve(__dirname, '..', '..', 'dist', 'native', 'commcost.node');
+// Paths from the repository root (npm run bench runs there; so does a bundled copy on a GPU host).
+const root = process.cwd();
+const addon = process.env.COMMCOST_NATIVE ?? path.join(root, 'dist', 'native', 'commcost.node');
 process.env.COMMCOST_NATIVE = addon;
 
 function dist(values: number[]): string {
@@ -31,7 +33,7 @@ async function barrierSkew(ranks: number, count: number): Promise<number[]> {
     [...Array(ranks).keys()].map(
       (rank) =>
         new Promise<number[]>((resolve, reject) => {
-          const child = spawn(process.execPath, [path.join(__dirname, 'barrierRank.cjs'), String(port), String(rank), String(count)], {
+          const child = spawn(process.execPath, [path.join(root, 'test', 'bench', 'barrierRank.cjs'), String(port), String(rank), String(count)], {
             env: { ...process.env, COMMCOST_NATIVE: addon },
             stdio: ['ignore', 'pipe', 'inherit'],
           });

@@ -1,0 +1,249 @@
+/**
+ * Deploys the agent payload to a host and finds a Node ≥ 18 there to run it.
+ *
+ * Payload: `dist/agent.js` and everything in `dist/native/` (the addon, the simulated NCCL), laid
+ * out remotely as `~/.cache/commcost/<hash>/{agent.js,native/…,manifest.json}` where `<hash>` is
+ * the first 16 hex of a sha256 over every file's name and content. Files are checked with
+ * `sha256sum` before and after upload; only missing or different ones are sent (SFTP fastPut).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { CommcostError, errorText } from './errors';
+import type { RemoteExec, SshSession } from './sshSession';
+
+/** One payload file: `rel` is its POSIX path inside the deployed folder. */
+export interface PayloadFile {
+  rel: string;
+  abs: string;
+  /** sha256 hex of the content. */
+  sha256: string;
+  /** Bytes. */
+  size: number;
+}
+
+export interface AgentPayload {
+  /** First 16 hex of sha256 over (rel, NUL, content sha256, NUL) of every file in rel order. */
+  hash: string;
+  files: PayloadFile[];
+}
+
+/**
+ * Collects the payload from a built `dist/` folder.
+ * @throws CommcostError NO_AGENT when `<distDir>/agent.js` is missing (build first)
+ */
+export async function collectPayload(distDir: string): Promise<AgentPayload> {
+  const agent = join(distDir, 'agent.js');
+  if (!existsSync(agent)) {
+    throw new CommcostError('NO_AGENT', `the agent bundle ${agent} is missing`, { hint: 'build it with node scripts/build.mjs' });
+  }
+  const entries: { rel: string; abs: string }[] = [{ rel: 'agent.js', abs: agent }];
+  const nativeDir = join(distDir, 'native');
+  if (existsSync(nativeDir)) {
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      for (const d of await readdir(dir, { withFileTypes: true })) {
+        if (d.isDirectory()) await walk(join(dir, d.name), posix.join(rel, d.name));
+        else if (d.isFile()) entries.push({ rel: posix.join(rel, d.name), abs: join(dir, d.name) });
+      }
+    };
+    await walk(nativeDir, 'native');
+  }
+  entries.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  const total = createHash('sha256');
+  const files: PayloadFile[] = [];
+  for (const e of entries) {
+    const content = await readFile(e.abs);
+    const sha256 = createHash('sha256').update(content).digest('hex');
+    total.update(e.rel).update('\0').update(sha256).update('\0');
+    files.push({ ...e, sha256, size: (await stat(e.abs)).size });
+  }
+  return { hash: total.digest('hex').slice(0, 16), files };
+}
+
+/** The remote home directory (`$HOME` of the login). */
+export async function remoteHome(exec: RemoteExec): Promise<string> {
+  const r = await exec(['sh', '-c', 'printf %s "$HOME"']);
+  const home = r.stdout.trim();
+  if (r.code !== 0 || !home.startsWith('/')) {
+    throw new CommcostError('DEPLOY_FAILED', `cannot read $HOME on the host: ${r.stderr.trim() || 'empty'}`);
+  }
+  return home;
+}
+
+/**
+ * sha256 of each `rel` under `dir` on the host; files that are missing or unreadable are absent
+ * from the map.
+ */
+export async function remoteHashes(exec: RemoteExec, dir: string, rels: readonly string[]): Promise<Map<string, string>> {
+  const r = await exec(['sh', '-c', 'cd "$1" 2>/dev/null || exit 0; shift; sha256sum -- "$@" 2>/dev/null; exit 0', 'sh', dir, ...rels]);
+  return parseSha256sum(r.stdout);
+}
+
+/** `sha256sum` output → rel path → hex digest. */
+function parseSha256sum(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^\\?([0-9a-f]{64}) [ *](.*)$/.exec(line);
+    if (m) out.set(m[2]!, m[1]!);
+  }
+  return out;
+}
+
+export interface DeployResult {
+  /** Absolute remote folder holding `agent.js`. */
+  remoteDir: string;
+  /** rel paths uploaded this time (empty when everything was in place). */
+  uploaded: string[];
+}
+
+function fastPut(sftp: Awaited<ReturnType<SshSession['sftp']>>, local: string, remote: string): Promise<void> {
+  return new Promise((resolve, reject) => sftp.fastPut(local, remote, (err) => (err ? reject(err) : resolve())));
+}
+
+function writeRemote(sftp: Awaited<ReturnType<SshSession['sftp']>>, remote: string, text: string): Promise<void> {
+  return new Promise((resolve, reject) => sftp.writeFile(remote, text, (err) => (err ? reject(err) : resolve())));
+}
+
+/**
+ * Makes sure the payload is on the host under `~/.cache/commcost/<hash>/` and intact.
+ * @param log our own log lines (what is uploaded)
+ * @throws CommcostError DEPLOY_FAILED naming the host and the file (mkdir, upload or verify failure)
+ */
+export async function deployAgent(session: SshSession, payload: AgentPayload, log: (line: string) => void = () => undefined): Promise<DeployResult> {
+  const host = session.target.name;
+  const where = { host };
+  const rels = payload.files.map((f) => f.rel);
+  // One round trip for the folder and the hashes: each exec pays the login shell's start-up.
+  const probe = await session.run([
+    'sh',
+    '-c',
+    'd="$HOME/.cache/commcost/$1"; shift; printf "%s\\n" "$d"; cd "$d" 2>/dev/null && sha256sum -- "$@" 2>/dev/null; exit 0',
+    'sh',
+    payload.hash,
+    ...rels,
+  ]);
+  const remoteDir = probe.stdout.split('\n')[0] ?? '';
+  if (probe.code !== 0 || !remoteDir.startsWith('/')) {
+    throw new CommcostError('DEPLOY_FAILED', `cannot find $HOME/.cache/commcost on ${host}: ${probe.stderr.trim() || `exit ${String(probe.code)}`}`, { where });
+  }
+  const before = parseSha256sum(probe.stdout);
+  const missing = payload.files.filter((f) => before.get(f.rel) !== f.sha256);
+  if (missing.length === 0) {
+    log(`agent ${payload.hash} already deployed on ${host} in ${remoteDir}`);
+    return { remoteDir, uploaded: [] };
+  }
+  const dirs = [...new Set(missing.map((f) => posix.dirname(posix.join(remoteDir, f.rel))))];
+  const mk = await session.run(['mkdir', '-p', '--', ...dirs]);
+  if (mk.code !== 0) {
+    throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mk.stderr.trim()}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
+  }
+  const sftp = await session.sftp();
+  for (const f of missing) {
+    log(`uploading ${f.rel} (${f.size} bytes) to ${host}:${remoteDir}`);
+    try {
+      await fastPut(sftp, f.abs, posix.join(remoteDir, f.rel));
+    } catch (e) {
+      throw new CommcostError('DEPLOY_FAILED', `upload of ${f.rel} to ${host}:${remoteDir} failed: ${errorText(e)}`, { where, hint: 'check free space and permissions of ~/.cache on the host', cause: e });
+    }
+  }
+  const manifest = { hash: payload.hash, files: payload.files.map(({ rel, sha256, size }) => ({ rel, sha256, size })) };
+  try {
+    await writeRemote(sftp, posix.join(remoteDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  } catch (e) {
+    throw new CommcostError('DEPLOY_FAILED', `cannot write manifest.json in ${host}:${remoteDir}: ${errorText(e)}`, { where, cause: e });
+  }
+  const after = await remoteHashes(session.run, remoteDir, rels);
+  const bad = payload.files.filter((f) => after.get(f.rel) !== f.sha256);
+  if (bad.length > 0) {
+    throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.map((f) => f.rel).join(', ')} in ${host}:${remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256`, {
+      where,
+      hint: 'check free space on the host and run again',
+    });
+  }
+  return { remoteDir, uploaded: missing.map((f) => f.rel) };
+}
+
+/** A Node found on the host. */
+export interface RemoteNode {
+  path: string;
+  /** e.g. "v20.11.1". */
+  version: string;
+  /** Which place it came from (one of {@link NodeSearchOptions} places). */
+  source: 'explicit' | 'path' | 'login-shell' | 'vscode-server';
+}
+
+export interface NodeSearchOptions {
+  /** Explicit path (setting `commcost.remoteNodePath` / `--node`): the only place tried when set. */
+  explicit?: string;
+  /** Home folder to search under instead of the remote `$HOME` (tests). */
+  home?: string;
+  /** PATH to search instead of the login's (tests); skips the `bash -lc` probe. */
+  pathEnv?: string;
+}
+
+/** Lowest Node major the agent runs on. */
+export const MIN_NODE_MAJOR = 18;
+
+/**
+ * Finds Node ≥ 18 on a host: explicit path → `command -v node` in `sh -c` → the same in
+ * `bash -lc` → `~/.vscode-server/bin/*\/node` → `~/.vscode-server/cli/servers/*\/server/node`.
+ * Each candidate is asked `node -v`.
+ * @param host the host's name for messages
+ * @throws CommcostError NO_NODE listing every place searched (and what each gave) and the two fixes
+ */
+export async function findRemoteNode(exec: RemoteExec, host: string, options: NodeSearchOptions = {}): Promise<RemoteNode> {
+  const tried: string[] = [];
+  const probe = async (path: string, source: RemoteNode['source']): Promise<RemoteNode | undefined> => {
+    const r = await exec([path, '-v'], { timeoutMs: 15_000 });
+    const m = /^v(\d+)\.\d+\.\d+/.exec(r.stdout.trim());
+    if (r.code !== 0 || !m) {
+      tried.push(`${path} (does not run: ${(r.stderr.trim() || `exit ${String(r.code)}`).split('\n')[0]})`);
+      return undefined;
+    }
+    if (Number(m[1]) < MIN_NODE_MAJOR) {
+      tried.push(`${path} (${r.stdout.trim()}, too old)`);
+      return undefined;
+    }
+    return { path, version: r.stdout.trim(), source };
+  };
+  const fix = `install Node ≥ ${MIN_NODE_MAJOR} on ${host}, or set commcost.remoteNodePath (CLI: --node <path>) to a Node ≥ ${MIN_NODE_MAJOR} there`;
+
+  if (options.explicit) {
+    const found = await probe(options.explicit, 'explicit');
+    if (found) return found;
+    throw new CommcostError('NO_NODE', `no usable Node on ${host}: searched ${tried.join('; ')}`, { where: { host }, hint: fix });
+  }
+  // Each lookup prints `<path>\t<node -v>` lines in one round trip (each exec pays the login
+  // shell's start-up on the host).
+  const report = 'for f in "$@"; do [ -x "$f" ] && printf "%s\\t%s\\n" "$f" "$("$f" -v 2>&1 | head -n 1)"; done; exit 0';
+  const shell = options.pathEnv !== undefined ? ['/usr/bin/env', `PATH=${options.pathEnv}`, '/bin/sh'] : ['sh'];
+  const lookups: { argv: string[]; source: RemoteNode['source']; label: string }[] = [
+    { argv: [...shell, '-c', `set -- "$(command -v node)"; ${report}`], source: 'path', label: 'node on PATH (sh -c)' },
+  ];
+  if (options.pathEnv === undefined) {
+    lookups.push({ argv: ['bash', '-lc', `set -- "$(command -v node)"; ${report}`], source: 'login-shell', label: 'node on the login PATH (bash -lc)' });
+  }
+  lookups.push({
+    argv: ['sh', '-c', `h=\${1:-$HOME}; set -- "$h"/.vscode-server/bin/*/node "$h"/.vscode-server/cli/servers/*/server/node; ${report}`, 'sh', options.home ?? ''],
+    source: 'vscode-server',
+    label: '',
+  });
+  let vscodeSeen = 0;
+  for (const l of lookups) {
+    const r = await exec(l.argv, { timeoutMs: 15_000 });
+    const found = r.stdout.split('\n').filter((x) => x.startsWith('/')).map((x) => x.split('\t') as [string, string?]);
+    if (l.source === 'vscode-server') vscodeSeen = found.length;
+    else if (found.length === 0) tried.push(`${l.label} (not found)`);
+    for (const [path, version = ''] of found.reverse()) {
+      const m = /^v(\d+)\.\d+\.\d+/.exec(version.trim());
+      if (!m) tried.push(`${path} (does not run: ${version.trim() || 'no output'})`);
+      else if (Number(m[1]) < MIN_NODE_MAJOR) tried.push(`${path} (${version.trim()}, too old)`);
+      else return { path, version: version.trim(), source: l.source };
+    }
+  }
+  const base = options.home ?? '~';
+  tried.push(`${base}/.vscode-server/bin/*/node${vscodeSeen === 0 ? ' (none)' : ''}`);
+  tried.push(`${base}/.vscode-server/cli/servers/*/server/node${vscodeSeen === 0 ? ' (none)' : ''}`);
+  throw new CommcostError('NO_NODE', `no Node ≥ ${MIN_NODE_MAJOR} on ${host}: searched ${tried.join('; ')}`, { where: { host }, hint: fix });
+}

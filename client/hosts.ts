@@ -1,0 +1,236 @@
+/**
+ * Measurement targets: `localhost` (a local agent process, no SSH), an alias of `~/.ssh/config`,
+ * or `user@host[:port]`. Aliases are resolved with the `ssh-config` package; this file adds what
+ * it leaves out (`~` and `%` expansion of IdentityFile, ProxyJump chains, defaults).
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import SSHConfig from 'ssh-config';
+import { CommcostError } from './errors';
+
+/** The local machine: the agent runs as a child process, no SSH. */
+export interface LocalTarget {
+  kind: 'local';
+  /** Always `localhost`. */
+  name: string;
+}
+
+/** A host reached over SSH, fully resolved. */
+export interface SshTarget {
+  kind: 'ssh';
+  /** The target as the user named it (alias or user@host:port); used in messages and run ids. */
+  name: string;
+  /** The network host to connect to (HostName of the alias, or the name itself). */
+  hostname: string;
+  /** TCP port (default 22). */
+  port: number;
+  /** Remote user name (default: the local user). */
+  user: string;
+  /** Private key files to offer, in order, absolute paths (only those that exist). */
+  identityFiles: string[];
+  /** Hosts to jump through, outermost first (ProxyJump), each resolved like a target. */
+  proxyJump: SshTarget[];
+}
+
+export type Target = LocalTarget | SshTarget;
+
+/** Where the resolver looks; every field overridable for tests. */
+export interface HostResolveOptions {
+  /** ssh config file (default `~/.ssh/config`); a missing file is an empty config. */
+  sshConfigPath?: string;
+  /** Home directory used for `~`, `%d` and default keys (default `os.homedir()`). */
+  homeDir?: string;
+  /** Local user name for `%u` and the default remote user (default `os.userInfo().username`). */
+  localUser?: string;
+}
+
+/** The parts of a target written as `[user@]host[:port]`, before any config lookup. */
+export interface TargetSpec {
+  user?: string;
+  host: string;
+  port?: number;
+}
+
+/** Default private keys OpenSSH tries, relative to `~/.ssh`. */
+const DEFAULT_IDENTITIES = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
+
+/**
+ * Rejects names that could be read as an option or smuggle shell text: whitespace, control
+ * characters, a leading `-`, or an empty name.
+ * @throws CommcostError BAD_TARGET naming the offending character
+ */
+export function checkTargetName(name: string): void {
+  if (name.length === 0) {
+    throw new CommcostError('BAD_TARGET', 'host name is empty', {
+      hint: 'give localhost, an alias of ~/.ssh/config or user@host[:port]',
+    });
+  }
+  // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
+  const bad = /[\s\x00-\x1f\x7f]/.exec(name);
+  if (bad) {
+    const code = bad[0].charCodeAt(0).toString(16).padStart(2, '0');
+    throw new CommcostError(
+      'BAD_TARGET',
+      `host name ${JSON.stringify(name)} contains whitespace or a control character (0x${code})`,
+      { hint: 'give localhost, an alias of ~/.ssh/config or user@host[:port]' },
+    );
+  }
+  if (name.startsWith('-')) {
+    throw new CommcostError('BAD_TARGET', `host name ${JSON.stringify(name)} starts with '-'`, {
+      hint: 'a host name cannot start with a dash',
+    });
+  }
+}
+
+/**
+ * Splits `[user@]host[:port]` (also `[user@][v6addr]:port`).
+ * @throws CommcostError BAD_TARGET on a hostile name, an empty part or a port outside 1..65535
+ */
+export function parseTargetSpec(text: string): TargetSpec {
+  checkTargetName(text);
+  let rest = text;
+  let user: string | undefined;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    user = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    if (user === '') throw new CommcostError('BAD_TARGET', `empty user name in ${JSON.stringify(text)}`);
+    checkTargetName(user);
+  }
+  let host = rest;
+  let portText: string | undefined;
+  const v6 = /^\[([^\]]+)\](?::(.*))?$/.exec(rest);
+  if (v6) {
+    host = v6[1] ?? '';
+    portText = v6[2];
+  } else if ((rest.match(/:/g) ?? []).length === 1) {
+    const colon = rest.indexOf(':');
+    host = rest.slice(0, colon);
+    portText = rest.slice(colon + 1);
+  }
+  if (host === '') throw new CommcostError('BAD_TARGET', `empty host name in ${JSON.stringify(text)}`);
+  checkTargetName(host);
+  const spec: TargetSpec = { host };
+  if (user !== undefined) spec.user = user;
+  if (portText !== undefined) {
+    const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
+    if (!(port >= 1 && port <= 65535)) {
+      throw new CommcostError('BAD_TARGET', `port ${JSON.stringify(portText)} of ${JSON.stringify(text)} is not 1..65535`);
+    }
+    spec.port = port;
+  }
+  return spec;
+}
+
+/** True for the literal target `localhost`, which runs the agent locally without SSH. */
+export function isLocalTarget(text: string): boolean {
+  return text === 'localhost';
+}
+
+async function loadConfig(path: string): Promise<SSHConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return SSHConfig.parse('');
+    throw new CommcostError('BAD_INPUT', `cannot read ssh config ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  try {
+    return SSHConfig.parse(text);
+  } catch (e) {
+    throw new CommcostError('BAD_INPUT', `cannot parse ssh config ${path}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function all(v: string | string[] | undefined): string[] {
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
+/**
+ * Expands `~`, `%h` (remote host name), `%u` (local user), `%r` (remote user), `%d` (home),
+ * `%p` (port), `%n` (the name as given) and `%%` in an IdentityFile value.
+ */
+export function expandIdentityPath(
+  path: string,
+  v: { home: string; hostname: string; localUser: string; remoteUser: string; port: number; name: string },
+): string {
+  let out = path.replace(/%([%hurdpn])/g, (_m, c: string) => {
+    switch (c) {
+      case 'h': return v.hostname;
+      case 'u': return v.localUser;
+      case 'r': return v.remoteUser;
+      case 'd': return v.home;
+      case 'p': return String(v.port);
+      case 'n': return v.name;
+      default: return '%';
+    }
+  });
+  if (out === '~') out = v.home;
+  else if (out.startsWith('~/')) out = join(v.home, out.slice(2));
+  return out;
+}
+
+/**
+ * Resolves a target name to where and how to connect.
+ * - `localhost` → {@link LocalTarget}.
+ * - Otherwise `[user@]host[:port]`; `host` is looked up in the ssh config (first match wins per
+ *   option, as OpenSSH does); explicit user/port in the name beat the config.
+ * - ProxyJump (`a,b`, each `[user@]host[:port]`, or `none`) is resolved recursively (depth ≤ 8).
+ * @throws CommcostError BAD_TARGET for a hostile or malformed name, BAD_INPUT for an unreadable config
+ */
+export async function resolveTarget(text: string, options: HostResolveOptions = {}): Promise<Target> {
+  if (isLocalTarget(text)) return { kind: 'local', name: 'localhost' };
+  const home = options.homeDir ?? homedir();
+  const config = await loadConfig(options.sshConfigPath ?? join(home, '.ssh', 'config'));
+  const localUser = options.localUser ?? userInfo().username;
+  return resolveWith(text, config, home, localUser, 0);
+}
+
+function resolveWith(text: string, config: SSHConfig, home: string, localUser: string, depth: number): SshTarget {
+  if (depth > 8) throw new CommcostError('BAD_TARGET', `ProxyJump chain of ${text} is deeper than 8 hosts`);
+  const spec = parseTargetSpec(text);
+  const computed = config.compute({ Host: spec.host, ...(spec.user ? { User: spec.user } : {}) }, { ignoreCase: true, matchExec: false });
+  const get = (k: string) => computed[k.toLowerCase()] ?? computed[k];
+  const hostname = first(get('HostName'))?.replace(/%h/g, spec.host) ?? spec.host;
+  checkTargetName(hostname);
+  const user = spec.user ?? first(get('User')) ?? localUser;
+  const portText = first(get('Port'));
+  const port = spec.port ?? (portText !== undefined ? Number(portText) : 22);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new CommcostError('BAD_TARGET', `port ${String(portText)} of host ${spec.host} in the ssh config is not 1..65535`);
+  }
+  const vars = { home, hostname, localUser, remoteUser: user, port, name: spec.host };
+  const configured = all(get('IdentityFile')).map((p) => expandIdentityPath(p, vars));
+  const candidates = configured.length > 0 ? configured : DEFAULT_IDENTITIES.map((f) => join(home, '.ssh', f));
+  const identityFiles = candidates.filter((p) => existsSync(p));
+  const jump = first(get('ProxyJump'));
+  const proxyJump =
+    jump && jump.toLowerCase() !== 'none'
+      ? jump.split(',').map((j) => resolveWith(j.trim().replace(/^ssh:\/\//, ''), config, home, localUser, depth + 1))
+      : [];
+  return { kind: 'ssh', name: text, hostname, port, user, identityFiles, proxyJump };
+}
+
+/**
+ * Host aliases of the ssh config for a picker: every name of every `Host` line that has no
+ * wildcard (`*`, `?`) or negation (`!`), in file order, without duplicates.
+ * @throws CommcostError BAD_INPUT for an unreadable config (a missing one gives `[]`)
+ */
+export async function listConfiguredHosts(sshConfigPath?: string): Promise<string[]> {
+  const config = await loadConfig(sshConfigPath ?? join(homedir(), '.ssh', 'config'));
+  const out: string[] = [];
+  for (const line of config) {
+    if (line.type !== SSHConfig.DIRECTIVE || line.param.toLowerCase() !== 'host') continue;
+    const values = typeof line.value === 'string' ? line.value.split(/\s+/) : line.value.map((v) => v.val);
+    for (const v of values) {
+      if (v && !/[*?!]/.test(v) && !out.includes(v)) out.push(v);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,172 @@
+/**
+ * JSON schema of a run file and its validator. Run files found in a workspace are untrusted:
+ * read them through {@link validateRunFile}, never by casting.
+ */
+import Ajv, { type ErrorObject } from 'ajv';
+import { EXPERIMENT_IDS } from '../protocol/events';
+import { RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
+import { CommcostError } from './errors';
+
+const num = { type: 'number' } as const;
+const str = { type: 'string', maxLength: 100_000 } as const;
+const int = { type: 'integer', minimum: 0 } as const;
+const numArray = { type: 'array', items: num } as const;
+const experimentId = { enum: [...EXPERIMENT_IDS] } as const;
+
+const stepPlan = {
+  step: str,
+  label: str,
+  kind: { enum: ['call', 'first', 'toFirst', 'steady', 'teardown'] },
+  sumOf: { type: 'array', items: str },
+};
+
+const stepStats = {
+  type: 'object',
+  required: ['median', 'p90', 'min', 'max', 'mean', 'n'],
+  properties: { median: num, p90: num, min: num, max: num, mean: num, n: int },
+};
+
+const variantSummary = {
+  type: 'object',
+  required: ['variant', 'steps'],
+  properties: {
+    variant: str,
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['step', 'label', 'kind', 'stats', 'samples'],
+        properties: { ...stepPlan, stats: stepStats, samples: numArray },
+      },
+    },
+    memoryBytes: { type: 'object', additionalProperties: num },
+  },
+};
+
+const runOptions = {
+  type: 'object',
+  required: ['experiments', 'iterations', 'warmup', 'deadlineSeconds'],
+  properties: {
+    experiments: { type: 'array', items: experimentId },
+    iterations: { type: 'integer', minimum: 1 },
+    warmup: int,
+    deadlineSeconds: { type: 'number', exclusiveMinimum: 0 },
+    ncclPath: str,
+    simulate: { type: 'boolean' },
+    ranks: { type: 'integer', minimum: 1 },
+    firstCollectiveBytes: int,
+    steadyBytes: int,
+  },
+};
+
+const where = {
+  type: 'object',
+  properties: { host: str, rank: int, experiment: experimentId, variant: str, step: str, iteration: int },
+};
+
+const stamp = {
+  type: 'object',
+  required: ['hostname', 'gpus', 'driverVersion', 'ncclVersion', 'ncclPath', 'startedAt', 'simulated'],
+  properties: {
+    hostname: str,
+    gpus: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['ordinal', 'name', 'totalBytes'],
+        properties: { ordinal: int, name: str, totalBytes: num, pciBusId: str },
+      },
+    },
+    driverVersion: str,
+    ncclVersion: str,
+    ncclVersionCode: num,
+    ncclPath: str,
+    ncclSource: str,
+    ncclSymbols: { type: 'object', additionalProperties: { type: 'boolean' } },
+    topology: str,
+    ncclEnv: { type: 'object', additionalProperties: str },
+    torchVersion: str,
+    commcostVersion: str,
+    nodeVersion: str,
+    platform: str,
+    startedAt: str,
+    simulated: { type: 'boolean' },
+  },
+};
+
+/** The JSON schema (draft-07) of {@link RunFile}. Unknown extra properties are allowed (newer writers). */
+export const runFileJsonSchema = {
+  $id: 'https://commcost.invalid/run-file.json',
+  type: 'object',
+  required: ['schema', 'id', 'host', 'simulated', 'status', 'options', 'ranks', 'experiments', 'skipped', 'errors'],
+  properties: {
+    schema: { const: RUN_FILE_SCHEMA },
+    id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,200}$' },
+    host: str,
+    simulated: { type: 'boolean' },
+    status: { enum: ['running', 'complete', 'partial', 'failed'] },
+    options: runOptions,
+    ranks: int,
+    stamp,
+    startup: {
+      type: 'object',
+      required: ['cudaInitMs', 'firstUniqueIdMs'],
+      properties: { cudaInitMs: numArray, firstUniqueIdMs: num },
+    },
+    experiments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['experiment', 'variants', 'done', 'total', 'samples', 'state'],
+        properties: {
+          experiment: experimentId,
+          variants: { type: 'array', items: variantSummary },
+          done: int,
+          total: int,
+          samples: { type: 'object', additionalProperties: { type: 'object', additionalProperties: numArray } },
+          state: { enum: ['pending', 'running', 'finished', 'stopped'] },
+        },
+      },
+    },
+    skipped: {
+      type: 'array',
+      items: { type: 'object', required: ['experiment', 'reason'], properties: { experiment: experimentId, variant: str, reason: str } },
+    },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['code', 'message', 'where', 'fatal'],
+        properties: { code: str, message: str, where, detail: str, hint: str, fatal: { type: 'boolean' } },
+      },
+    },
+    wallMs: num,
+    measuredMs: num,
+    endedAt: str,
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+const validate = ajv.compile<RunFile>(runFileJsonSchema);
+
+function describe(e: ErrorObject): string {
+  const path = e.instancePath === '' ? '(root)' : e.instancePath;
+  if (e.keyword === 'enum') return `${path}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'const') return `${path}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
+  return `${path}: ${e.message ?? e.keyword}`;
+}
+
+/**
+ * Checks that `json` is a run file and returns it typed.
+ * @param source a file name for the message
+ * @throws CommcostError BAD_RUN_FILE listing the first (≤ 5) problems as `<JSON pointer>: <problem>`
+ */
+export function validateRunFile(json: unknown, source = 'run file'): RunFile {
+  if (validate(json)) return json;
+  const errors = validate.errors ?? [];
+  const shown = errors.slice(0, 5).map(describe);
+  const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
+  throw new CommcostError('BAD_RUN_FILE', `${source} is not a valid commcost run: ${shown.join('; ')}${more}`, {
+    hint: 'the file may be damaged or written by another version of commcost: measure again',
+  });
+}

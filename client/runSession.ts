@@ -1,0 +1,230 @@
+/**
+ * One measurement run end to end: resolve the target, start the agent (locally, or over SSH after
+ * deploying it and finding Node), send `run/start`, fold every event into a {@link RunFile}
+ * snapshot, and end cleanly on run/done, cancel, agent exit, dropped connection or protocol error.
+ *
+ * Lifetime: everything the run opens (SSH session, agent process) is owned here and released
+ * before the returned promise settles.
+ */
+import { parseAgentEvent, PROTOCOL_VERSION, ProtocolError, type AgentEvent, type ErrorCode, type RunOptions } from '../protocol/events';
+import type { RunFile } from '../protocol/runFile';
+import { defaultAgentDir, spawnLocalAgent, startSshAgent, type AgentExit, type AgentProcess } from './agentProcess';
+import { collectPayload, deployAgent, findRemoteNode } from './deploy';
+import { CommcostError, errorText } from './errors';
+import { resolveTarget } from './hosts';
+import { applyEvent, markStopped, newRun, type RunError } from './runModel';
+import { SshSession, type HostKeyPolicy } from './sshSession';
+
+export interface RunRequest {
+  /** `localhost`, an ssh config alias, or `user@host[:port]`. */
+  target: string;
+  options: RunOptions;
+  /** Node on the GPU host (setting / --node); default: search (see deploy.ts findRemoteNode). */
+  nodePath?: string;
+  /** Unknown host keys: false/undefined = refuse, true = append to known_hosts, or ask a callback. */
+  acceptNewHostKey?: boolean | ((host: string, fingerprint: string) => Promise<boolean>);
+  /** Overrides of ~/.ssh/config and ~/.ssh/known_hosts (tests). */
+  sshConfigPath?: string;
+  knownHostsPath?: string;
+  /** Folder holding agent.js and native/ (default: next to the running bundle, see defaultAgentDir). */
+  agentDir?: string;
+}
+
+export interface RunCallbacks {
+  /** A fresh snapshot after every event (and a last one at the end). */
+  onRun(run: RunFile): void;
+  /** Every agent event as received. */
+  onEvent?(ev: AgentEvent): void;
+  /** Agent stderr lines and our own log lines (prefixed `commcost: `). */
+  onLog(line: string): void;
+}
+
+/** How long a cancelled agent gets to answer run/done, then to exit after stdin EOF, ms. */
+export const CANCEL_GRACE_MS = 5_000;
+const EXIT_GRACE_MS = 2_000;
+
+function policyOf(accept: RunRequest['acceptNewHostKey']): HostKeyPolicy {
+  if (typeof accept === 'function') return accept;
+  return accept ? 'accept-new' : 'refuse';
+}
+
+function delay(ms: number): Promise<'timeout'> {
+  return new Promise((r) => setTimeout(() => r('timeout'), ms).unref());
+}
+
+/**
+ * Host-side error entry for the run file. The protocol's ErrorCode lists agent codes only; the
+ * host adds its own (AGENT_EXITED, CONNECTION_LOST, PROTOCOL), which the schema accepts.
+ */
+function hostError(e: CommcostError, host: string): RunError {
+  const entry: RunError = { code: e.code as ErrorCode, message: e.message, where: { host, ...e.where }, fatal: true };
+  if (e.hint) entry.hint = e.hint;
+  return entry;
+}
+
+/**
+ * Runs one measurement.
+ * @param signal aborting it cancels: `run/cancel`, up to 5 s for `run/done`, stdin EOF, then kill;
+ *   the promise then resolves with the run marked partial (never rejects on cancel)
+ * @returns the final run: status from run/done, else partial/failed with an error entry (agent
+ *   exit, dropped connection, protocol error); a fatal agent error such as NO_GPU is in `errors`
+ * @throws CommcostError only for failures before the agent said hello (BAD_TARGET,
+ *   HOST_UNREACHABLE, HOST_KEY_*, AUTH_FAILED, NO_NODE, NO_AGENT, DEPLOY_FAILED, AGENT_EXITED,
+ *   PROTOCOL on a version mismatch)
+ */
+export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?: AbortSignal): Promise<RunFile> {
+  const log = (line: string) => cb.onLog(`commcost: ${line}`);
+  let run = newRun(req.target, req.options);
+  const cancelledBeforeStart = (): RunFile => {
+    run = { ...markStopped(run), status: 'partial' };
+    cb.onRun(run);
+    return run;
+  };
+  cb.onRun(run);
+
+  const target = await resolveTarget(req.target, req.sshConfigPath !== undefined ? { sshConfigPath: req.sshConfigPath } : {});
+  if (signal?.aborted) return cancelledBeforeStart();
+  let session: SshSession | undefined;
+  let agent: AgentProcess;
+  try {
+    if (target.kind === 'local') {
+      log('starting the agent locally');
+      agent = spawnLocalAgent(req.agentDir !== undefined ? { agentDir: req.agentDir } : {});
+    } else {
+      const payload = await collectPayload(req.agentDir ?? defaultAgentDir());
+      log(`connecting to ${target.name} (${target.user}@${target.hostname}:${target.port})`);
+      session = await SshSession.connect(target, {
+        hostKeyPolicy: policyOf(req.acceptNewHostKey),
+        ...(req.knownHostsPath !== undefined ? { knownHostsPath: req.knownHostsPath } : {}),
+        log,
+      });
+      if (signal?.aborted) return cancelledBeforeStart();
+      const node = await findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {});
+      log(`Node ${node.version} at ${node.path} on ${target.name}`);
+      const deployed = await deployAgent(session, payload, log);
+      if (signal?.aborted) return cancelledBeforeStart();
+      agent = await startSshAgent(session, node.path, deployed.remoteDir);
+    }
+  } catch (e) {
+    session?.dispose();
+    throw e;
+  }
+
+  try {
+    return await drive(agent, req, cb, log, target.name, () => run, (r) => (run = r), signal);
+  } finally {
+    agent.kill();
+    session?.dispose();
+  }
+}
+
+type Ending =
+  | { kind: 'done' }
+  | { kind: 'exit'; exit: AgentExit }
+  | { kind: 'protocol'; error: CommcostError }
+  | { kind: 'cancel' };
+
+async function drive(
+  agent: AgentProcess,
+  req: RunRequest,
+  cb: RunCallbacks,
+  log: (line: string) => void,
+  host: string,
+  get: () => RunFile,
+  set: (r: RunFile) => void,
+  signal: AbortSignal | undefined,
+): Promise<RunFile> {
+  const stderrTail: string[] = [];
+  let helloSeen = false;
+  let doneSeen = false;
+  let stopped = false;
+  let endWith!: (e: Ending) => void;
+  const ending = new Promise<Ending>((r) => (endWith = r));
+  let doneSignal!: () => void;
+  const donePromise = new Promise<'done'>((r) => (doneSignal = () => r('done')));
+
+  agent.onStderr((line) => {
+    stderrTail.push(line);
+    if (stderrTail.length > 20) stderrTail.shift();
+    cb.onLog(line);
+  });
+  agent.onLine((line) => {
+    if (stopped || line.trim() === '') return;
+    let ev: AgentEvent;
+    try {
+      ev = parseAgentEvent(line);
+    } catch (e) {
+      stopped = true;
+      const msg = e instanceof ProtocolError ? e.message : errorText(e);
+      endWith({
+        kind: 'protocol',
+        error: new CommcostError('PROTOCOL', `agent on ${host} broke the protocol: ${msg}`, {
+          where: { host },
+          hint: `the agent and this side differ in version (this side speaks protocol ${PROTOCOL_VERSION}): rebuild and run again`,
+        }),
+      });
+      return;
+    }
+    if (ev.type === 'agent/hello' && !helloSeen) {
+      helloSeen = true;
+      log(`agent ${ev.agentVersion} (pid ${ev.pid}) on ${host}`);
+      agent.send({ type: 'run/start', options: req.options });
+    }
+    set(applyEvent(get(), ev));
+    cb.onEvent?.(ev);
+    cb.onRun(get());
+    if (ev.type === 'run/done') {
+      doneSeen = true;
+      doneSignal();
+      endWith({ kind: 'done' });
+    }
+  });
+  void agent.exited.then((exit) => endWith({ kind: 'exit', exit }));
+  const onAbort = () => endWith({ kind: 'cancel' });
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    const end = await ending;
+    if (end.kind === 'done') {
+      agent.closeInput();
+      if ((await Promise.race([agent.exited, delay(EXIT_GRACE_MS)])) === 'timeout') log(`agent on ${host} did not exit after run/done: killed`);
+      return get();
+    }
+    if (end.kind === 'cancel') {
+      log(`cancelling the run on ${host}`);
+      agent.send({ type: 'run/cancel' });
+      await Promise.race([donePromise, agent.exited, delay(CANCEL_GRACE_MS)]);
+      stopped = true;
+      agent.closeInput();
+      await Promise.race([agent.exited, delay(EXIT_GRACE_MS)]);
+      let run = get();
+      if (!doneSeen) run = { ...markStopped(run), status: 'partial' };
+      else if (run.status === 'failed') run = { ...run, status: 'partial' };
+      set(run);
+      cb.onRun(run);
+      return run;
+    }
+    stopped = true;
+    let error: CommcostError;
+    if (end.kind === 'protocol') {
+      error = end.error;
+    } else if (end.exit.error) {
+      error = end.exit.error;
+    } else {
+      const how = end.exit.signal ? `was killed by ${end.exit.signal}` : `exited with code ${String(end.exit.code)}`;
+      const tail = stderrTail.slice(-5).join(' | ');
+      error = new CommcostError('AGENT_EXITED', `agent on ${host} ${how} before the run ended${tail ? `: ${tail}` : ''}`, {
+        where: { host },
+        hint: 'see the log for the agent output; what was measured is kept',
+      });
+    }
+    if (!helloSeen) throw error;
+    const run = markStopped(get(), hostError(error, host));
+    set(run);
+    cb.onRun(run);
+    return run;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
