@@ -323,6 +323,10 @@ class RankSession {
       COMMCOST_WORLD_SIZE: String(this.ranks),
       COMMCOST_LOCAL_RANK: String(rank),
       COMMCOST_COORDINATOR: `127.0.0.1:${controlPort}`,
+      // Every library call of a rank runs on one OS thread, as in an application. Measured on
+      // 2×H200: with libuv's default 4 pool threads, init and split medians read 1.2–1.5× the
+      // independent reference; with one thread, 1.0–1.1× (docs/METHOD.md).
+      UV_THREADPOOL_SIZE: '1',
     };
     const child = spawn(process.execPath, [script, 'rank'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.children.push(child);

@@ -38,4 +38,12 @@ for (const [experiment, variant, refKey] of rows) {
     );
   }
 }
+// Memory taken by the new communicator by its first collective (free-memory delta, MiB, median of the per-GPU max).
+for (const [experiment, variant, refKey] of rows) {
+  const v = run.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
+  const mine = v?.memoryBytes?.afterFirst;
+  const theirs = ref.steps[`memory/${refKey}/afterFirstMiB`]?.median;
+  if (mine === undefined || theirs === undefined) continue;
+  console.log(`memory ${experiment} ${variant} after first collective: commcost ${(mine / 2 ** 20).toFixed(0)} MiB, reference ${theirs.toFixed(0)} MiB per GPU`);
+}
 process.exit(bad > 0 ? 1 : 0);

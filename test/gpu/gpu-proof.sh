@@ -12,18 +12,21 @@ node=${NODE:-node}
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 iterations=${ITERATIONS:-10}
 libs=()
-wheel=$(python3 -c 'import nvidia.nccl,os;print(os.path.join(os.path.dirname(nvidia.nccl.__file__),"lib","libnccl.so.2"))' 2>/dev/null)
+wheel=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.nccl");print(os.path.join(list(s.submodule_search_locations)[0],"lib","libnccl.so.2") if s else "")' 2>/dev/null)
 [ -n "$wheel" ] && [ -f "$wheel" ] && libs+=("wheel:$wheel")
 [ -f /lib/x86_64-linux-gnu/libnccl.so.2 ] && libs+=("system:/lib/x86_64-linux-gnu/libnccl.so.2")
 [ -n "${NCCL_LIBS:-}" ] && libs=(${NCCL_LIBS})
+# SIMULATE=1: a dry run of this script on the simulated NCCL (checks the pipeline, not figures).
+[ "${SIMULATE:-0}" = 1 ] && libs=("simulated:dist/native/libnccl-sim.so")
 status=0
 for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
   echo "=== $label: $lib"
-  "$node" bin/commcost.js measure --host localhost --nccl "$lib" --experiments init,split,destroy,abort \
+  if [ "$label" = simulated ]; then target=(--simulate); ref_cuda=(--cuda "$lib"); else target=(--nccl "$lib"); ref_cuda=(); fi
+  "$node" bin/commcost.js measure --host localhost "${target[@]}" --experiments init,split,destroy,abort \
     --iterations "$iterations" --json "$out/run-$label.json" --html "$out/report-$label.html" --save-dir "$out/runs" 2> "$out/cli-$label.log"
   rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$label.log)"; tail -20 "$out/cli-$label.log"; status=1; }
-  python3 test/gpu/reference.py --nccl "$lib" --iterations "$iterations" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
+  python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --iterations "$iterations" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
     || { echo "reference failed"; tail -20 "$out/ref-$label.log"; status=1; continue; }
   "$node" test/gpu/compare.mjs "$out/run-$label.json" "$out/ref-$label.json" | tee "$out/compare-$label.txt" || status=1
 done
