@@ -1,12 +1,14 @@
+#!/usr/bin/env bash
+# Diagnostic for the GPU proof: NCCL's own "Init timings" phase breakdown for the same calls
+# made by commcost and by the independent reference (NCCL_DEBUG_FILE, one file per process).
 set -uo pipefail
+cd "$(dirname "$0")/../.."
 mkdir -p /tmp/nodebin; xz -dc .gpu/node.xz > /tmp/nodebin/node; chmod +x /tmp/nodebin/node; export PATH=/tmp/nodebin:$PATH NCCL_NVLS_ENABLE=0
 lib=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.nccl");print(os.path.join(list(s.submodule_search_locations)[0],"lib","libnccl.so.2"))')
-d=test-output/diag; mkdir -p $d
-UV_THREADPOOL_SIZE=1 node bin/commcost.js measure --nccl $lib --experiments init,split --json $d/tp1.json --save-dir $d/runs 2>$d/tp1.log >/dev/null
-python3 test/gpu/reference.py --nccl $lib --json $d/ref.json >/dev/null 2>$d/ref.log
-echo "== threadpool 1"; node test/gpu/compare.mjs $d/tp1.json $d/ref.json
-NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,PROFILE node bin/commcost.js measure --verbose --nccl $lib --experiments init --iterations 4 --json $d/dbg.json --save-dir $d/runs 2>$d/dbg.log >/dev/null
-NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,PROFILE python3 test/gpu/reference.py --nccl $lib --iterations 4 --json $d/refdbg.json >/dev/null 2>$d/refdbg.log
-echo "== product init timings"; grep -h "Init timings" $d/dbg.log | tail -6
-echo "== reference init timings"; grep -h "Init timings" $d/refdbg.log | tail -6
-tar czf $OUT/diag.tgz $d
+d=test-output/diag; mkdir -p $d/p $d/r
+export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,PROFILE
+NCCL_DEBUG_FILE=$d/p/nccl.%p.log node bin/commcost.js measure --nccl "$lib" --experiments split --iterations 5 --json $d/p.json --save-dir $d/runs >/dev/null 2>&1
+NCCL_DEBUG_FILE=$d/r/nccl.%p.log python3 test/gpu/reference.py --nccl "$lib" --iterations 5 --json $d/r.json >/dev/null 2>&1
+for w in p r; do echo "== $w"; grep -h "Init timings" $d/$w/*.log | sed 's/.*Init timings - //' | sort | uniq -c | sort -rn | head -12; done
+node test/gpu/compare.mjs $d/p.json $d/r.json | grep split
+tar czf ${OUT:-/tmp}/diag.tgz $d
