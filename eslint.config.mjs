@@ -15,7 +15,7 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', 'test/**/*.js', 'bin/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', module: 'readonly' } },
+    languageOptions: { globals: { performance: 'readonly', process: 'readonly', console: 'readonly', require: 'readonly', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', module: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

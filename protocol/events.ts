@@ -217,7 +217,11 @@ export type ErrorCode =
   | 'TIMEOUT'
   | 'RANK_EXITED'
   | 'BAD_COMMAND'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  // Raised on the host side, recorded in run files:
+  | 'AGENT_EXITED'
+  | 'CONNECTION_LOST'
+  | 'PROTOCOL';
 
 /** Where a failure happened. */
 export interface ErrorWhere {

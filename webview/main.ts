@@ -17,6 +17,8 @@ function start(): void {
   const container = document.getElementById('app') ?? document.body.appendChild(h('div', { id: 'app' }));
 
   let view: RunView | undefined;
+  // Assigned once below; the render callback only runs after that (frames are scheduled).
+  // eslint-disable-next-line prefer-const
   let actions: ReturnType<typeof connectToHost>;
   const frames = new LatestPerFrame<RunState>((state) => {
     view ??= new RunView(container, actions);
