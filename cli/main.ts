@@ -15,6 +15,7 @@ import { renderReport } from '../client/htmlReport';
 import { loadRun, saveRun } from '../client/resultsStore';
 import { runMeasurement } from '../client/runSession';
 import { formatSummary } from './summary';
+import { deriveVerdict } from '../client/verdict';
 
 /** Exit codes. */
 export const EXIT_OK = 0;
@@ -185,7 +186,9 @@ async function measure(f: MeasureFlags): Promise<number> {
 }
 
 async function report(file: string, html: string | undefined): Promise<number> {
-  const run = await loadRun(file);
+  const loaded = await loadRun(file);
+  // The verdict is derived data: recompute it so older files and newer rules agree.
+  const run = { ...loaded, verdict: deriveVerdict(loaded) };
   const out = html ?? file.replace(/\.json$/i, '') + '.html';
   await writeFile(out, renderReport(run));
   process.stdout.write(formatSummary(run));

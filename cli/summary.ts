@@ -4,6 +4,7 @@
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
 import type { RunFile } from '../protocol/runFile';
+import { deriveVerdict } from '../client/verdict';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
 export const SIMULATED_BANNER = 'SIMULATED NCCL — these figures are not measurements';
@@ -82,6 +83,8 @@ export function formatSummary(run: RunFile): string {
     const where = Object.entries(e.where).map(([k, v]) => `${k} ${String(v)}`).join(', ');
     out.push(`error ${e.code}${where ? ` (${where})` : ''}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${e.hint ? `\n  hint: ${e.hint}` : ''}`);
   }
+  const verdict = deriveVerdict(run);
+  if (verdict.length > 0) out.push('', 'verdict for this host:', ...verdict.map((l) => `  • ${l.text}`));
   if (run.simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
   return out.join('\n') + '\n';
 }

@@ -40,6 +40,7 @@ const variantSummary = {
       },
     },
     memoryBytes: { type: 'object', additionalProperties: num },
+    env: { type: 'object', additionalProperties: str },
   },
 };
 
@@ -127,6 +128,10 @@ export const runFileJsonSchema = {
           state: { enum: ['pending', 'running', 'finished', 'stopped'] },
         },
       },
+    },
+    verdict: {
+      type: 'array',
+      items: { type: 'object', required: ['id', 'text'], properties: { id: str, text: str } },
     },
     skipped: {
       type: 'array',

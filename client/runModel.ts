@@ -5,6 +5,7 @@
  */
 import type { AgentEvent, ErrorEvent, ExperimentId, RunOptions } from '../protocol/events';
 import { RUN_FILE_SCHEMA, type RunExperiment, type RunFile } from '../protocol/runFile';
+import { deriveVerdict } from './verdict';
 
 /** An error entry of a run (an ErrorEvent without its type tag). */
 export type RunError = Omit<ErrorEvent, 'type'>;
@@ -105,8 +106,10 @@ export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
         for (const [step, ms] of Object.entries(ev.steps)) variant[step] = [...(variant[step] ?? []), ms];
         return { ...next, samples: { ...e.samples, [ev.variant]: variant } };
       });
-    case 'experiment/summary':
-      return withExperiment(run, ev.experiment, (e) => ({ ...e, variants: ev.variants, state: 'finished', done: Math.max(e.done, e.total), total: Math.max(e.done, e.total) }));
+    case 'experiment/summary': {
+      const next = withExperiment(run, ev.experiment, (e) => ({ ...e, variants: ev.variants, state: 'finished', done: Math.max(e.done, e.total), total: Math.max(e.done, e.total) }));
+      return { ...next, verdict: deriveVerdict(next) };
+    }
     case 'experiment/skipped': {
       const skip = withoutType(ev);
       const withSkip = { ...run, skipped: [...run.skipped, skip] };

@@ -1,9 +1,11 @@
 /**
- * Extension entry point. Activation only registers commands and the output channel (no engine,
- * no SSH, no charts): the engine loads on the first `commcost.measure`.
+ * Extension entry point. Activation only registers commands, the output channel and the
+ * annotation providers (no engine, no SSH, no charts, no tree-sitter): the engine loads on the
+ * first `commcost.measure`, tree-sitter on the first Python/C/C++ document.
  */
 import * as vscode from 'vscode';
 import { CommcostContext } from './extensionContext';
+import { registerAnnotations } from './annotations/register';
 import { createOutputLog } from './outputLog';
 
 let ctx: CommcostContext | undefined;
@@ -16,12 +18,14 @@ export function activate(extension: vscode.ExtensionContext): void {
     extension.subscriptions.push(context);
     const log = context.subscriptions.add(createOutputLog());
     context.subscriptions.add(
-      vscode.commands.registerCommand('commcost.measure', async () => {
+      vscode.commands.registerCommand('commcost.measure', async (arg?: unknown) => {
         const { measureCommand } = await import('./measureCommand');
-        return measureCommand({ ctx: context, extension, log });
+        return measureCommand({ ctx: context, extension, log }, arg);
       }),
     );
     context.subscriptions.add(vscode.commands.registerCommand('commcost.showLog', () => log.show()));
+    // Hover, CodeLens, labels and diagnostics over NCCL/c10d calls; tree-sitter loads on the first Python/C/C++ document.
+    registerAnnotations({ ctx: context, extension, log });
     context.subscriptions.add({
       dispose: () => {
         void import('./webviewPanel').then(({ ResultsPanel }) => ResultsPanel.open?.dispose());

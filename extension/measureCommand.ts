@@ -16,6 +16,28 @@ import { ResultsPanel } from './webviewPanel';
 const RECENT_KEY = 'commcost.recentHosts';
 const ENTER_HOST = 'Enter a host…';
 
+/**
+ * What a caller may preselect (the annotations' "Measure this on …"): experiments and a host.
+ * Untrusted shape: unknown experiment ids and bad host names are dropped.
+ */
+export interface MeasureArgs {
+  experiments?: string[];
+  host?: string;
+}
+
+/** The valid part of a `commcost.measure` argument. */
+export function measureArgs(arg: unknown): { experiments: ExperimentId[]; unknown: string[]; host?: string } {
+  const a = typeof arg === 'object' && arg !== null ? (arg as Record<string, unknown>) : {};
+  const asked = Array.isArray(a.experiments) ? a.experiments.filter((e): e is string => typeof e === 'string') : [];
+  const known: readonly string[] = EXPERIMENT_IDS;
+  const host = typeof a.host === 'string' && a.host.trim() !== '' && !/[\s\0]/.test(a.host.trim()) ? a.host.trim() : undefined;
+  return {
+    experiments: asked.filter((e): e is ExperimentId => known.includes(e)),
+    unknown: asked.filter((e) => !known.includes(e)),
+    ...(host ? { host } : {}),
+  };
+}
+
 /** Everything the command needs from the extension. */
 export interface MeasureEnv {
   ctx: CommcostContext;
@@ -38,7 +60,7 @@ function settingsOrError(log: OutputLog) {
   }
 }
 
-async function pickHost(settingHosts: string[], env: MeasureEnv): Promise<{ target: string; simulate: boolean } | undefined> {
+async function pickHost(settingHosts: string[], env: MeasureEnv, preferred?: string): Promise<{ target: string; simulate: boolean } | undefined> {
   let sshHosts: string[] = [];
   try {
     const { listConfiguredHosts } = await import('../client/hosts');
@@ -47,6 +69,7 @@ async function pickHost(settingHosts: string[], env: MeasureEnv): Promise<{ targ
     env.log.error(`could not read ~/.ssh/config: ${err instanceof Error ? err.message : String(err)}`);
   }
   const recent = env.extension.globalState.get<string[]>(RECENT_KEY, []).filter((r) => typeof r === 'string');
+  if (preferred) recent.unshift(preferred);
   type Item = vscode.QuickPickItem & { choice?: HostChoice };
   const items: Item[] = hostChoices(settingHosts, sshHosts, recent).map((choice) => ({
     label: choice.label,
@@ -107,8 +130,16 @@ function openResults(env: MeasureEnv, run: RunFile): void {
   panel.update({ run, live: false });
 }
 
-/** Handler of `commcost.measure`. Never throws: failures are shown with "Show Log". */
-export async function measureCommand(env: MeasureEnv): Promise<RunOutcome | undefined> {
+/**
+ * Handler of `commcost.measure`. Never throws: failures are shown with "Show Log".
+ * @param arg optional {@link MeasureArgs}: preselects experiments and puts the host first
+ */
+export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<RunOutcome | undefined> {
+  const wanted = measureArgs(arg);
+  if (wanted.unknown.length > 0 && wanted.experiments.length === 0) {
+    void vscode.window.showInformationMessage(`commcost: this version cannot measure ${wanted.unknown.join(', ')} yet`);
+    return undefined;
+  }
   const active = env.ctx.activeRun;
   if (active) {
     const a = await vscode.window.showInformationMessage(`commcost: a run on ${active.target} is in progress`, 'Cancel Run');
@@ -117,9 +148,9 @@ export async function measureCommand(env: MeasureEnv): Promise<RunOutcome | unde
   }
   const settings = settingsOrError(env.log);
   if (!settings) return undefined;
-  const host = await pickHost(settings.hosts, env);
+  const host = await pickHost(settings.hosts, env, wanted.host);
   if (!host) return undefined;
-  const experiments = await pickExperiments(settings.experiments);
+  const experiments = await pickExperiments(wanted.experiments.length > 0 ? wanted.experiments : settings.experiments);
   if (!experiments) return undefined;
   const iterations = await askIterations(settings.iterations);
   if (iterations === undefined) return undefined;

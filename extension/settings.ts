@@ -2,7 +2,7 @@
  * The `commcost.*` settings, read and validated. No `vscode` import: the caller passes a getter
  * (`workspace.getConfiguration('commcost').get`), so this is testable on its own.
  */
-import { EXPERIMENT_IDS, type ExperimentId } from '../protocol/events';
+import { DEFAULT_EXPERIMENTS, EXPERIMENT_IDS, type ExperimentId } from '../protocol/events';
 
 /** Validated settings. Times in seconds where named so. */
 export interface CommcostSettings {
@@ -41,7 +41,7 @@ const DEFAULTS: CommcostSettings = {
   deadlineSeconds: 60,
   ncclPath: '',
   remoteNodePath: '',
-  experiments: [...EXPERIMENT_IDS],
+  experiments: [...DEFAULT_EXPERIMENTS],
 };
 
 function int(get: (k: string) => unknown, key: string, min: number, max: number, dflt: number): number {

@@ -1,6 +1,7 @@
 // build.mjs: builds the native artifacts with the host's compilers (no node-gyp, no downloads).
 //   dist/native/commcost.node    the addon (C++17, node-addon-api, N-API 8)
 //   dist/native/libnccl-sim.so   the simulated NCCL + CUDA driver (test fixture)
+//   dist/native/libnccl-sim-legacy.so   the same, without the symbols newer than NCCL 2.19
 // Usage: node native/build.mjs [--force] [--out <dir>]   or   import { buildNative } from './build.mjs'
 import { execFile } from 'node:child_process';
 import { mkdir, readdir, stat } from 'node:fs/promises';
@@ -54,7 +55,7 @@ async function compile(label, output, inputs, compiler, args, force) {
  * Builds the addon and the simulated NCCL into `outDir` (relative to the repository root unless
  * absolute). Skips an artifact whose output is newer than all of its sources unless `force`.
  * Compilers: $CXX / $CC, else `c++` / `cc`. Throws with the compiler's stderr on failure.
- * @returns {Promise<{addon: string, sim: string}>} absolute paths of the artifacts
+ * @returns {Promise<{addon: string, sim: string, simLegacy: string}>} absolute paths of the artifacts
  */
 export async function buildNative({ outDir = 'dist/native', force = false } = {}) {
   const out = path.resolve(repoRoot, outDir);
@@ -89,8 +90,19 @@ export async function buildNative({ outDir = 'dist/native', force = false } = {}
     ['-std=c11', '-O2', '-Wall', '-Wextra', '-fPIC', '-shared', '-pthread', simSource, '-o', simOut],
     force,
   );
-  const [addonPath, simPath] = await Promise.all([addon, sim]);
-  return { addon: addonPath, sim: simPath };
+  // The same file without the symbols newer than 2.19 (shrink, grow, revoke, windows, suspend):
+  // tests of the addon's "not in this NCCL" errors.
+  const legacyOut = path.join(out, 'libnccl-sim-legacy.so');
+  const legacy = compile(
+    'simulated NCCL (legacy)',
+    legacyOut,
+    [simSource, thisFile],
+    process.env.CC || 'cc',
+    ['-std=c11', '-O2', '-Wall', '-Wextra', '-fPIC', '-shared', '-pthread', '-DCOMMCOST_SIM_LEGACY', simSource, '-o', legacyOut],
+    force,
+  );
+  const [addonPath, simPath, legacyPath] = await Promise.all([addon, sim, legacy]);
+  return { addon: addonPath, sim: simPath, simLegacy: legacyPath };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

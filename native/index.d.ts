@@ -11,7 +11,10 @@
  * {u32 0x52424343, u32 rank, u64 gen} (little-endian) on the connection made by `barrierConnect`,
  * blocks until the coordinator answers {u64 gen}, records `releaseNs`, then times the call.
  *
- * Errors: every failure is a `NativeError` (sync functions throw, async ones reject).
+ * Errors: every failure is a `NativeError` (sync functions throw, async ones reject). A function
+ * newer than the loaded NCCL (symbol missing, or the library's version older than the function's
+ * first release) fails with code ARG: "ncclCommShrink is not in this NCCL (needs ≥ 2.27.3,
+ * loaded 2.26.2)".
  */
 
 /** What `load` found. */
@@ -28,7 +31,13 @@ export interface LoadInfo {
   driverVersion: number;
   /** True when the loaded NCCL library exports the symbol `commcostSimulated` (the simulated NCCL). */
   simulated: boolean;
-  /** Every optional NCCL symbol (ncclCommShrink, ncclCommGrow, …) -> present in the library. */
+  /**
+   * Every optional NCCL symbol (ncclCommShrink, ncclCommGrow, …) and optional CUDA driver symbol
+   * (cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags, …) -> present in the library (dlsym).
+   * Presence alone does not make a function callable: the addon also requires the loaded NCCL
+   * version to be at least the function's first release (the simulated NCCL exports every symbol
+   * whatever COMMCOST_SIM_VERSION says). Gate experiments on `ncclVersionCode`.
+   */
   symbols: Record<string, boolean>;
 }
 
@@ -115,8 +124,9 @@ export function commInitRank(
 ): Promise<Timed & { comm: number }>;
 
 /**
- * ncclCommSplit. `color` -1 = NCCL_SPLIT_NOCOLOR (the result's comm is null). `config` null or
- * absent: the child inherits the parent's config.
+ * ncclCommSplit, collective over every rank of the parent. `color` -1 = NCCL_SPLIT_NOCOLOR: this
+ * rank takes part but gets no communicator (the result's comm is null). `config` null or absent:
+ * the child inherits the parent's config.
  */
 export function commSplit(
   comm: number,
@@ -126,8 +136,178 @@ export function commSplit(
   gen?: number,
 ): Promise<Timed & { comm: number | null }>;
 
-/** float32 sum of `bytes` bytes (bytes ≤ bufferBytes) in place on the device buffer; timed span = enqueue + cuStreamSynchronize. */
-export function allReduce(comm: number, bytes: number, gen?: number): Promise<Timed>;
+/**
+ * Device buffers: 0 is the addon's own collective buffer (allocated by initDevice); others come
+ * from memAlloc. `kind` 'cuda' = cuMemAlloc_v2; 'nccl' = ncclMemAlloc (cuMem-backed, rounded up
+ * to the allocation granularity; needed for windowRegister; NCCL ≥ 2.19.1). `bytes` > 0. Timed
+ * span = the allocation call (no barrier). Needs initDevice.
+ * @throws NativeError ARG (no device, bad kind, ncclMemAlloc not in this NCCL), CUDA / NCCL (out of memory)
+ */
+export function memAlloc(bytes: number, kind: 'cuda' | 'nccl'): Promise<Timed & { buffer: number }>;
+
+/** cuMemFree_v2 or ncclMemFree of a memAlloc buffer; the handle is released when the call starts. Buffer 0 cannot be freed (ARG). */
+export function memFree(buffer: number): Promise<Timed>;
+
+/** Options of allReduce. */
+export interface AllReduceOptions {
+  /** Buffer handle (0 = initDevice's buffer, default; others from memAlloc). `bytes` must fit in it (else ARG). */
+  buffer?: number;
+  /**
+   * true (default): timed span = ncclAllReduce + cuStreamSynchronize, then ncclCommGetAsyncError
+   * is checked (outside the span). false: timed span = the enqueue only; the work stays in flight
+   * on the addon's stream until streamSynchronize (for drain experiments).
+   */
+  sync?: boolean;
+}
+
+/**
+ * float32 sum of `bytes` bytes in place on a device buffer (see AllReduceOptions).
+ * @throws NativeError ARG (too many bytes, unknown buffer or comm), NCCL (call failed, an async
+ *   error after the sync, or the communicator was aborted by abortAll meanwhile: result 6)
+ */
+export function allReduce(comm: number, bytes: number, gen?: number, opts?: AllReduceOptions): Promise<Timed>;
+
+/** cuStreamSynchronize of the addon's stream: waits for every in-flight operation (allReduce sync=false). */
+export function streamSynchronize(gen?: number): Promise<Timed>;
+
+/**
+ * ncclCommShrink (NCCL ≥ 2.27.3). Only the surviving ranks call (collective among them; an
+ * excluded rank must not call); `excludeRanks` are ranks of the parent; survivors are renumbered
+ * contiguously. `flags` 0 = NCCL_SHRINK_DEFAULT (no work may be in flight on the parent),
+ * 1 = NCCL_SHRINK_ABORT (in-flight work on the parent is killed and its stream drained inside the
+ * call). The parent stays allocated: destroy or abort it afterwards. `config` null/absent: the
+ * child inherits the parent's. A non-blocking child is polled until ready inside the span.
+ * @throws NativeError ARG "ncclCommShrink is not in this NCCL (needs ≥ 2.27.3, loaded …)", NCCL
+ */
+export function commShrink(
+  comm: number,
+  excludeRanks: number[],
+  flags: 0 | 1,
+  config?: CommConfig | null,
+  gen?: number,
+): Promise<Timed & { comm: number | null }>;
+
+/**
+ * ncclCommGetUniqueId (NCCL ≥ 2.29.2): called by exactly one existing rank (the grow
+ * coordinator) before each commGrow; `id` (128 bytes) goes to the new ranks. Single use.
+ * @throws NativeError ARG (not in this NCCL), NCCL
+ */
+export function commGetUniqueId(comm: number, gen?: number): Promise<Timed & { id: Buffer }>;
+
+/**
+ * ncclCommGrow (NCCL ≥ 2.29.2), collective over the old and the new ranks. Existing ranks:
+ * `comm` = the parent, `id` null (the coordinator may pass its id), `rank` -1 (they keep their
+ * rank). New ranks: `comm` null, `id` from commGetUniqueId, `rank` = its rank in the grown
+ * communicator (≥ the parent's size). `nranks` = the new size. Destroy the parent afterwards.
+ * A new rank needs initDevice first.
+ * @throws NativeError ARG (not in this NCCL, bad comm/id/rank combination), NCCL
+ */
+export function commGrow(
+  comm: number | null,
+  nranks: number,
+  id: Buffer | null,
+  rank: number,
+  config?: CommConfig | null,
+  gen?: number,
+): Promise<Timed & { comm: number }>;
+
+/**
+ * ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT) then ncclCommGetAsyncError polled until not
+ * InProgress (NCCL ≥ 2.28.7). Per rank. `ms` covers both (until quiet); `callMs` = the revoke call
+ * alone. Afterwards collectives fail with ncclInvalidUsage (5), finalize and a second revoke with
+ * ncclInvalidArgument (4); destroy, abort, split and shrink are allowed. The handle stays valid.
+ * @throws NativeError ARG (not in this NCCL), NCCL
+ */
+export function commRevoke(comm: number, gen?: number): Promise<Timed & { callMs: number }>;
+
+/**
+ * ncclCommRegister of the first `bytes` of a buffer (NCCL ≥ 2.19.1); local, per communicator.
+ * Since 2.21 it only records the range: the real registration lands in the first collective that
+ * uses the buffer (measure that allReduce too). `handle` is the addon's registration handle.
+ * @throws NativeError ARG (not in this NCCL, unknown buffer, bytes too large), NCCL
+ */
+export function commRegister(comm: number, buffer: number, bytes: number, gen?: number): Promise<Timed & { handle: number }>;
+
+/** ncclCommDeregister of a commRegister handle of the same comm (NCCL ≥ 2.19.1); the handle is released when the call starts. */
+export function commDeregister(comm: number, handle: number, gen?: number): Promise<Timed>;
+
+/**
+ * ncclCommWindowRegister (NCCL ≥ 2.27.3), collective over every rank of the comm; the buffer
+ * must be cuMem memory (memAlloc kind 'nccl'). `flags`: NCCL_WIN_DEFAULT 0, NCCL_WIN_COLL_SYMMETRIC 1,
+ * NCCL_WIN_STRICT_ORDERING 2 (2.29.7). `window` null when NCCL returned a NULL window (no
+ * symmetric support on this communicator, 2.29.2+).
+ * @throws NativeError ARG (not in this NCCL), NCCL (e.g. ncclInvalidArgument for non-cuMem memory)
+ */
+export function windowRegister(
+  comm: number,
+  buffer: number,
+  bytes: number,
+  flags: number,
+  gen?: number,
+): Promise<Timed & { window: number | null }>;
+
+/** ncclCommWindowDeregister (local; no operation may use the window); the handle is released when the call starts. */
+export function windowDeregister(comm: number, window: number, gen?: number): Promise<Timed>;
+
+/**
+ * ncclCommSuspend (NCCL ≥ 2.29.7); `flags` NCCL_SUSPEND_MEM = 1 releases the dynamic GPU
+ * allocations while keeping the communicator. No operation may be in flight.
+ * @throws NativeError ARG (not in this NCCL), NCCL
+ */
+export function commSuspend(comm: number, flags: number, gen?: number): Promise<Timed>;
+
+/** ncclCommResume (NCCL ≥ 2.29.7): restores what commSuspend released. */
+export function commResume(comm: number, gen?: number): Promise<Timed>;
+
+/** ncclCommMemStats values of one communicator, bytes. */
+export interface CommMemStats {
+  /** ncclStatGpuMemSuspend: GPU memory that commSuspend(NCCL_SUSPEND_MEM) would release. */
+  suspendableBytes?: number;
+  /** ncclStatGpuMemPersist: GPU memory kept while suspended. */
+  persistentBytes?: number;
+  /** ncclStatGpuMemTotal: all GPU memory of the communicator. */
+  totalBytes?: number;
+  /** ncclStatGpuMemSuspended: the communicator is suspended. */
+  suspended?: boolean;
+}
+
+/**
+ * ncclCommMemStats where present (NCCL ≥ 2.29.7): bytes by stat; undefined when the library lacks
+ * it (symbol missing or older version). Sync. @throws NativeError NCCL when a query fails
+ */
+export function commMemStats(comm: number): CommMemStats | undefined;
+
+/**
+ * The "switch" of a prewarmed pool: capture one float32 allReduce of `bytes` (≤ bufferBytes, on
+ * buffer 0) on `comm` into a CUDA graph on the addon's stream (cuStreamBeginCapture_v2 in
+ * CU_STREAM_CAPTURE_MODE_RELAXED / ncclAllReduce / cuStreamEndCapture), instantiate it
+ * (cuGraphInstantiateWithFlags, flags 0), launch it once (cuGraphLaunch) and synchronize; the
+ * graph is destroyed afterwards (outside the span). Driver API only (CUDA ≥ 11.4 driver).
+ * ms = captureMs + instantiateMs + launchMs (launchMs includes the stream synchronize).
+ * Capture must be uniform across ranks: every rank of `comm` calls it.
+ * @throws NativeError ARG (a graph function missing from the driver), CUDA, NCCL
+ */
+export function graphAllReduce(
+  comm: number,
+  bytes: number,
+  gen?: number,
+): Promise<Timed & { captureMs: number; instantiateMs: number; launchMs: number }>;
+
+/**
+ * Non-blocking init (config.blocking = 0) that can be aborted while polling: ncclCommInitRankConfig,
+ * then ncclCommGetAsyncError polled until success, or until abortAll() (from the JavaScript
+ * thread) or `deadlineMs` after the call started, then ncclCommAbort. On success `comm` is a
+ * handle and `aborted` false; otherwise `comm` null, `aborted` true and `ms` = start → abort
+ * returned. (An NCCL_COMM_BLOCKING=1 environment makes the init call itself block: not abortable.)
+ * @throws NativeError NCCL when the init fails (the communicator is aborted first)
+ */
+export function commInitRankAbortable(
+  nranks: number,
+  id: Buffer,
+  rank: number,
+  deadlineMs: number,
+  gen?: number,
+): Promise<Timed & { comm: number | null; aborted: boolean }>;
 
 /** ncclCommFinalize (synchronizes with the peers). */
 export function commFinalize(comm: number, gen?: number): Promise<Timed>;
@@ -140,8 +320,10 @@ export function commAbort(comm: number, gen?: number): Promise<Timed>;
 
 /**
  * Hang guard: ncclCommAbort on every live communicator, from the JavaScript thread, while other
- * operations may be blocked on worker threads (they then reject with a NCCL error). Sync.
- * @returns how many communicators were aborted
+ * operations may be blocked on worker threads (they then reject with a NCCL error). Also makes
+ * every commInitRankAbortable that is polling abort its communicator and resolve with
+ * `aborted: true`. Sync.
+ * @returns how many communicators of the table were aborted (pending abortable inits not counted)
  */
 export function abortAll(): number;
 

@@ -13,7 +13,23 @@
 export const PROTOCOL_VERSION = 1;
 
 /** Experiment ids of the catalogue (DESIGN.md, "Experiment catalogue"). */
-export const EXPERIMENT_IDS = ['init', 'split', 'destroy', 'abort'] as const;
+export const EXPERIMENT_IDS = [
+  'init',
+  'split',
+  'shrink',
+  'grow',
+  'destroy',
+  'abort',
+  'revoke',
+  'registration',
+  'drain',
+  'pool',
+  'connect-mode',
+  'suspend',
+  // Field cases (shared/cases): expected to be stopped by the hang guard in one variant.
+  'split-subset',
+  'init-abort',
+] as const;
 export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
 
 /** The set run when the user does not choose. */
@@ -117,6 +133,8 @@ export interface RunPlanEvent {
 export interface VariantPlan {
   /** e.g. "halves/splitShare=0". */
   variant: string;
+  /** Variables this variant ran with in rank processes of its own (e.g. NCCL_RUNTIME_CONNECT=0), beyond the stamp's. */
+  env?: Record<string, string>;
   steps: StepPlan[];
 }
 
@@ -167,8 +185,8 @@ export interface SampleEvent {
   iteration: number;
   warmup: boolean;
   steps: Record<string, number>;
-  /** Per step, per rank duration in ms (rank order). */
-  perRank: Record<string, number[]>;
+  /** Per step, per rank duration in ms (rank order; null where a rank does not take part, e.g. the rank a shrink excludes). */
+  perRank: Record<string, (number | null)[]>;
   /** Per rank device free-memory delta (bytes consumed, positive = memory taken) keyed by point, e.g. "afterCall", "afterFirst". */
   memoryBytes?: Record<string, number[]>;
   /** Barrier release skew of this iteration's first timed step: max − min release time across ranks, µs. */
@@ -194,6 +212,8 @@ export interface ExperimentSummaryEvent {
 
 export interface VariantSummary {
   variant: string;
+  /** Variables the variant ran with beyond the stamp's (see VariantPlan.env). */
+  env?: Record<string, string>;
   steps: (StepPlan & { stats: StepStats; samples: number[] })[];
   /** Memory per point, median over recorded iterations of the per-GPU MAX, bytes. */
   memoryBytes?: Record<string, number>;

@@ -35,6 +35,11 @@ export interface RunFile {
   experiments: RunExperiment[];
   skipped: Omit<SkippedEvent, 'type'>[];
   errors: Omit<ErrorEvent, 'type'>[];
+  /**
+   * The study's conclusions derived from this run's own figures (client/verdict.ts), refreshed
+   * after every experiment summary. Derived data: recomputed whenever a run is rendered.
+   */
+  verdict?: { id: string; text: string }[];
   /** Wall time of the whole run and the sum of its timed steps, ms. */
   wallMs?: number;
   measuredMs?: number;

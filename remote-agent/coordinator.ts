@@ -79,7 +79,7 @@ export function hasNvidiaDriver(): boolean {
   }
 }
 
-interface PlannedExperiment {
+export interface PlannedExperiment {
   experiment: ExperimentId;
   variants: VariantPlan[];
 }
@@ -156,25 +156,73 @@ export class Coordinator {
     const skipped: { experiment: ExperimentId; reason: string }[] = [];
     for (const id of options.experiments) {
       const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options });
+      const module = CATALOGUE[id];
       if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
-      else planned.push({ experiment: id, variants: p });
+      else planned.push({ experiment: id, variants: p.map((v) => ({ ...v, ...(module.variantEnv ? { env: module.variantEnv(v.variant) } : {}) })) });
     }
     this.emit({ type: 'run/plan', stamp, options, ranks, simulated: info.simulated, experiments: planned });
     for (const s of skipped) this.emit({ type: 'experiment/skipped', ...s });
 
     // Run the plan in rank sessions; a failed session loses only its own experiment.
-    let remaining = planned;
+    this.plan = planned;
+    this.total = options.warmup + options.iterations;
+    for (const w of planned) for (const v of w.variants) this.records.set(`${w.experiment}|${v.variant}`, { plan: v, samples: {}, memory: {}, done: 0 });
     let failures = 0;
     let first = true;
-    while (remaining.length > 0 && !this.cancelled) {
-      const done = await this.runSession(remaining, ranks, options, info, first);
+    const failed = new Set<ExperimentId>();
+    const queue = sessionUnits(planned);
+    for (let unit = queue.shift(); unit && !this.cancelled; unit = queue.shift()) {
+      const work = unit.work.filter((w) => !failed.has(w.experiment));
+      if (work.length === 0) continue;
+      const failedExperiment = await this.runSession(work, unit.env, ranks, options, info, first);
       first = false;
-      if (done.failedAt === undefined) break;
+      if (failedExperiment === undefined) continue;
       failures++;
-      remaining = remaining.slice(done.failedAt + 1);
+      failed.add(failedExperiment);
+      // Keep what the failed experiment measured: summarise its finished variants.
+      this.summarize(failedExperiment, true);
+      // The experiments after it in the same session run in fresh processes.
+      const rest = work.slice(work.findIndex((w) => w.experiment === failedExperiment) + 1);
+      if (rest.length > 0) queue.unshift({ work: rest, env: unit.env });
     }
-    if (this.cancelled) return 'partial';
+    if (this.cancelled) {
+      for (const w of planned) this.summarize(w.experiment, true);
+      return 'partial';
+    }
     return failures > 0 ? 'partial' : 'complete';
+  }
+
+  /** Per-variant records of recorded iterations, shared by every rank session of the run. */
+  private readonly records = new Map<string, VariantRecord>();
+  private plan: PlannedExperiment[] = [];
+  private total = 0;
+  private readonly summarized = new Set<ExperimentId>();
+
+  /** Called by a session after each combined iteration. */
+  private onCombined = (experiment: ExperimentId): void => this.summarize(experiment, false);
+
+  /**
+   * Emits an experiment's summary once every variant has all its iterations, or (force) with
+   * the variants finished so far when the experiment cannot go on. At most once per experiment.
+   */
+  private summarize(experiment: ExperimentId, force: boolean): void {
+    if (this.summarized.has(experiment)) return;
+    const planned = this.plan.find((w) => w.experiment === experiment);
+    if (!planned) return;
+    const finished = planned.variants.filter((v) => this.records.get(`${experiment}|${v.variant}`)?.done === this.total);
+    if (finished.length < planned.variants.length && !force) return;
+    if (finished.length === 0) return;
+    this.summarized.add(experiment);
+    const variants: VariantSummary[] = finished.map((v) => {
+      const record = this.records.get(`${experiment}|${v.variant}`)!;
+      const steps = v.steps
+        .filter((st: StepPlan) => (record.samples[st.step]?.length ?? 0) > 0)
+        .map((st: StepPlan) => ({ ...st, stats: summarize(record.samples[st.step]!), samples: record.samples[st.step]! }));
+      const memoryBytes: Record<string, number> = {};
+      for (const [point, values] of Object.entries(record.memory)) memoryBytes[point] = summarize(values).median;
+      return { variant: v.variant, ...(v.env ? { env: v.env } : {}), steps, memoryBytes };
+    });
+    this.emit({ type: 'experiment/summary', experiment, variants });
   }
 
   private loadLibrary(options: RunOptions): { native: NativeBinding; info: LoadInfo; location: { path: string; source: string } } {
@@ -226,15 +274,16 @@ export class Coordinator {
     }
   }
 
-  /** Runs `work` in fresh rank processes. @returns the index of the experiment that failed, if any. */
+  /** Runs `work` in fresh rank processes with `env` added. @returns the experiment that failed, if any. */
   private async runSession(
     work: PlannedExperiment[],
+    env: Record<string, string>,
     ranks: number,
     options: ReturnType<typeof normalizeOptions>,
     info: LoadInfo,
     reportStartup: boolean,
-  ): Promise<{ failedAt?: number }> {
-    const session = new RankSession(ranks, options, info, work, this.emit, this.log, reportStartup);
+  ): Promise<ExperimentId | undefined> {
+    const session = new RankSession(ranks, options, info, work, env, this.records, this.onCombined, this.emit, this.log, reportStartup, this.plan);
     this.session = session;
     try {
       const result = await session.run();
@@ -243,13 +292,39 @@ export class Coordinator {
         const f = result.failure;
         this.emit({ type: 'run/error', code: f.code, message: f.message, where: { host: os.hostname(), ...f.where }, detail: f.detail, hint: f.hint, fatal: false });
       }
-      if (!result.failure) return {};
-      const idx = work.findIndex((w) => w.experiment === result.failure?.where.experiment);
-      return { failedAt: idx < 0 ? work.length - 1 : idx };
+      if (!result.failure) return undefined;
+      return result.failure.where.experiment ?? work[work.length - 1]?.experiment;
     } finally {
       this.session = undefined;
     }
   }
+}
+
+/** Work that runs in one set of rank processes, with the environment it needs. */
+export interface SessionUnit {
+  work: PlannedExperiment[];
+  env: Record<string, string>;
+}
+
+/**
+ * Groups the plan into rank sessions: consecutive experiments that need no environment of
+ * their own share one session; each variant that needs one (e.g. NCCL_RUNTIME_CONNECT=0)
+ * gets fresh processes.
+ */
+export function sessionUnits(planned: PlannedExperiment[]): SessionUnit[] {
+  const units: SessionUnit[] = [];
+  let shared: SessionUnit | undefined;
+  for (const p of planned) {
+    const module = CATALOGUE[p.experiment];
+    if (!module.variantEnv) {
+      if (!shared) units.push((shared = { work: [], env: {} }));
+      shared.work.push(p);
+      continue;
+    }
+    shared = undefined;
+    for (const v of p.variants) units.push({ work: [{ experiment: p.experiment, variants: [v] }], env: v.env ?? module.variantEnv(v.variant) ?? {} });
+  }
+  return units;
 }
 
 /** One set of rank processes with their control and barrier servers. */
@@ -265,7 +340,6 @@ class RankSession {
   private readonly current = new Map<number, { op: string; since: number; experiment: string; variant: string; iteration: number; step?: string }>();
   private readonly lastDone = new Map<number, string>();
   private readonly pending = new Map<string, IterationReport[]>();
-  private readonly records = new Map<string, VariantRecord>();
   private readonly ready = new Map<number, { cudaInitMs: number; firstUniqueIdMs?: number }>();
   private finished = new Set<number>();
   private settle!: (r: { failure?: SessionFailure }) => void;
@@ -279,13 +353,16 @@ class RankSession {
     private readonly options: ReturnType<typeof normalizeOptions>,
     private readonly info: LoadInfo,
     private readonly work: PlannedExperiment[],
+    private readonly env: Record<string, string>,
+    private readonly records: Map<string, VariantRecord>,
+    private readonly onCombined: (experiment: ExperimentId) => void,
     private readonly emit: Emit,
     private readonly log: Log,
     private readonly reportStartup: boolean,
+    private readonly plan: PlannedExperiment[],
   ) {
     this.barrier = new BarrierServer({ worldSize: ranks, onProtocolError: (m) => log(m) });
     this.deadlineMs = options.deadlineSeconds * 1000;
-    for (const w of work) for (const v of w.variants) this.records.set(`${w.experiment}|${v.variant}`, { plan: v, samples: {}, memory: {}, done: 0 });
   }
 
   async run(): Promise<{ failure?: SessionFailure }> {
@@ -322,6 +399,7 @@ class RankSession {
       COMMCOST_RANK: String(rank),
       COMMCOST_WORLD_SIZE: String(this.ranks),
       COMMCOST_LOCAL_RANK: String(rank),
+      ...this.env,
       COMMCOST_COORDINATOR: `127.0.0.1:${controlPort}`,
       // Every library call of a rank runs on one OS thread, as in an application. Measured on
       // 2×H200: with libuv's default 4 pool threads, init and split medians read 1.2–1.5× the
@@ -435,16 +513,18 @@ class RankSession {
     if (!record) return;
     const byRank = [...got].sort((a, b) => a.rank - b.rank);
     const steps: Record<string, number> = {};
-    const perRank: Record<string, number[]> = {};
+    const perRank: Record<string, (number | null)[]> = {};
     let skewUs = 0;
     for (const plan of record.plan.steps) {
       if (plan.sumOf) continue;
-      const values = byRank.map((r) => r.steps[plan.step]).filter((v): v is number => v !== undefined);
-      if (values.length !== this.ranks) continue;
-      perRank[plan.step] = values;
+      // The MAX over the ranks that took part (a shrink's excluded rank does not).
+      const row = byRank.map((r) => r.steps[plan.step] ?? null);
+      const values = row.filter((v): v is number => v !== null);
+      if (values.length === 0) continue;
+      perRank[plan.step] = row;
       steps[plan.step] = combineRanks(values);
       const releases = byRank.map((r) => r.releaseNs[plan.step]).filter((v): v is number => v !== undefined);
-      if (releases.length === this.ranks) skewUs = Math.max(skewUs, (Math.max(...releases) - Math.min(...releases)) / 1000);
+      if (releases.length > 1) skewUs = Math.max(skewUs, (Math.max(...releases) - Math.min(...releases)) / 1000);
     }
     for (const plan of record.plan.steps) {
       if (!plan.sumOf) continue;
@@ -466,7 +546,7 @@ class RankSession {
     };
     this.emit(sample);
     const total = this.options.warmup + this.options.iterations;
-    const experimentIndex = this.work.findIndex((w) => w.experiment === report.experiment);
+    const experimentIndex = this.plan.findIndex((w) => w.experiment === report.experiment);
     this.emit({
       type: 'run/progress',
       experiment: report.experiment as ExperimentId,
@@ -475,30 +555,14 @@ class RankSession {
       total,
       warmup: report.warmup,
       experimentIndex,
-      experimentCount: this.work.length,
+      experimentCount: this.plan.length,
     });
     if (!report.warmup) {
       for (const [s, v] of Object.entries(steps)) (record.samples[s] ??= []).push(v);
       for (const [p, v] of Object.entries(memoryBytes)) (record.memory[p] ??= []).push(Math.max(...v));
     }
     record.done++;
-    const experiment = this.work[experimentIndex];
-    if (experiment && experiment.variants.every((v) => (this.records.get(`${experiment.experiment}|${v.variant}`)?.done ?? 0) === total)) {
-      this.emitSummary(experiment);
-    }
-  }
-
-  private emitSummary(experiment: PlannedExperiment): void {
-    const variants: VariantSummary[] = experiment.variants.map((v) => {
-      const record = this.records.get(`${experiment.experiment}|${v.variant}`)!;
-      const steps = v.steps
-        .filter((s: StepPlan) => (record.samples[s.step]?.length ?? 0) > 0)
-        .map((s: StepPlan) => ({ ...s, stats: summarize(record.samples[s.step]!), samples: record.samples[s.step]! }));
-      const memoryBytes: Record<string, number> = {};
-      for (const [p, values] of Object.entries(record.memory)) memoryBytes[p] = summarize(values).median;
-      return { variant: v.variant, steps, memoryBytes };
-    });
-    this.emit({ type: 'experiment/summary', experiment: experiment.experiment, variants });
+    this.onCombined(report.experiment as ExperimentId);
   }
 
   /** The hang guard: any library call older than the deadline ends the session. */

@@ -73,10 +73,14 @@ class RankRunner implements RankContext {
     this.idWaiters.delete(key);
   }
 
-  async uniqueId(): Promise<Buffer> {
+  uniqueId(): Promise<Buffer> {
+    return this.sharedId(async () => (await this.untimed('ncclGetUniqueId', () => this.native.getUniqueId())).id);
+  }
+
+  async sharedId(produce: () => Promise<Buffer>, producer = 0): Promise<Buffer> {
     const key = ++this.idKey;
-    if (this.rank === 0) {
-      const { id } = await this.untimed('ncclGetUniqueId', () => this.native.getUniqueId());
+    if (this.rank === producer) {
+      const id = await produce();
       this.channel.send({ t: 'id/publish', key, id: id.toString('base64') });
       return id;
     }
@@ -98,6 +102,13 @@ class RankRunner implements RankContext {
     return result;
   }
 
+  async sitOut(step: string): Promise<void> {
+    const gen = ++this.gen;
+    this.channel.send({ t: 'begin', op: `barrier (not in ${step})`, step, ...this.where });
+    await this.native.barrierWait(gen);
+    this.channel.send({ t: 'end', op: `barrier (not in ${step})` });
+  }
+
   async untimed<T>(label: string, fn: () => Promise<T>): Promise<T> {
     this.channel.send({ t: 'begin', op: label, ...this.where });
     const result = await fn();
@@ -105,6 +116,10 @@ class RankRunner implements RankContext {
     if (typeof ms === 'number') this.libraryMs += ms;
     this.channel.send({ t: 'end', op: label });
     return result;
+  }
+
+  record(step: string, ms: number): void {
+    if (this.current) this.current.steps[step] = ms;
   }
 
   markMemory(point: string): void {

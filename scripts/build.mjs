@@ -1,7 +1,7 @@
 // One build script for every part: esbuild bundles (type checking is separate: `npm run typecheck`)
 // and the native addon + simulated NCCL. Flags: --watch, --production.
 import * as esbuild from 'esbuild';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,7 +12,8 @@ const production = process.argv.includes('--production');
 /** @type {esbuild.BuildOptions[]} */
 const bundles = [
   // The VS Code extension host side.
-  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'] },
+  // web-tree-sitter's CommonJS build: its ESM build needs import.meta.url, which a cjs bundle lacks.
+  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
   // The headless CLI on the same engine.
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs' },
   // The agent deployed to GPU hosts: one file, Node >= 18, no dependencies.
@@ -43,6 +44,11 @@ if (watch) {
   await Promise.all(
     present.map((b) => esbuild.build({ ...common, ...b, external: [...common.external, ...(b.external ?? [])] })),
   );
+  // The tree-sitter runtime and grammars the annotations load (extension/annotations/callSites.ts).
+  mkdirSync(join(root, 'dist/grammars'), { recursive: true });
+  for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-python/tree-sitter-python.wasm', 'tree-sitter-cpp/tree-sitter-cpp.wasm']) {
+    copyFileSync(join(root, 'node_modules', wasm), join(root, 'dist/grammars', wasm.split('/')[1]));
+  }
   const native = join(root, 'native/build.mjs');
   if (existsSync(native)) {
     const { buildNative } = await import(native);

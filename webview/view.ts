@@ -89,6 +89,9 @@ export class RunView {
   private readonly failureBox = h('div', { class: 'errors' });
   private readonly experimentsBox = h('div');
   private readonly skippedBox = h('div', { class: 'skipped' });
+  /** The verdict: conclusions derived from this run's figures (RunFile.verdict). */
+  private readonly verdictBox = h('div', { class: 'verdict' });
+  private verdictKey = '';
   private readonly errorsBox = h('div', { class: 'errors' });
   private readonly sections = new Map<string, ExperimentSection>();
   private metaKey = '';
@@ -100,7 +103,7 @@ export class RunView {
   ) {
     this.cancelButton.addEventListener('click', () => this.actions?.cancel());
     this.statusRow.append(this.statusLabel, this.overall, this.cancelButton);
-    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.experimentsBox, this.skippedBox, this.errorsBox);
+    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.experimentsBox, this.skippedBox, this.errorsBox);
   }
 
   /** Brings the DOM to `state` (a complete snapshot). */
@@ -110,8 +113,18 @@ export class RunView {
     this.simBanner.hidden = run.simulated !== true && run.stamp?.simulated !== true;
     this.renderMeta(run);
     this.renderStatus(run, state);
+    this.renderVerdict(run);
     this.renderExperiments(run);
     this.renderLists(run, state);
+  }
+
+  private renderVerdict(run: RunFile): void {
+    const lines = Array.isArray(run.verdict) ? run.verdict : [];
+    const key = JSON.stringify(lines);
+    if (key === this.verdictKey) return;
+    this.verdictKey = key;
+    this.verdictBox.hidden = lines.length === 0;
+    replaceChildren(this.verdictBox, h('h2', {}, 'Verdict for this host'), h('ul', {}, ...lines.map((l) => h('li', {}, String(l.text)))));
   }
 
   private renderMeta(run: RunFile): void {

@@ -17,11 +17,41 @@
  * - ncclCommAbort is local: it shuts down the socket of a thread of this process blocked in a
  *   rendezvous on that communicator, which then returns ncclRemoteError.
  *
+ * - The device "stream" is one queue per process served by a background thread: ncclAllReduce
+ *   only enqueues (validation and the HANG/FAIL hooks run in the call); the stream thread does the
+ *   rendezvous and the cost sleep; cuStreamSynchronize waits until the queue is empty. A failed op
+ *   sets the communicator's async error (ncclCommGetAsyncError). Sleeps on the stream end early
+ *   when the communicator is aborted, revoked or shrunk with NCCL_SHRINK_ABORT.
+ * - Connect (COMMCOST_SIM_CONNECT_MS / _CONNECT_BYTES) happens at the first collective (runtime
+ *   connect, NCCL >= 2.22 default) or inside init/split/shrink/grow when NCCL_RUNTIME_CONNECT=0 or
+ *   COMMCOST_SIM_VERSION < 22200. A 1-rank communicator never pays it.
+ * - Non-blocking init (config.blocking = 0) returns ncclInProgress at once and runs on its own
+ *   thread; ncclCommAbort interrupts it.
+ * - Version gates inside the library (symbols are always exported): ncclCommGetUniqueId and
+ *   ncclCommGrow answer ncclInvalidUsage below 22902, ncclCommSuspend/Resume/MemStats below 22907
+ *   (lastError "... is not supported in simulated 2.28.9"). The addon itself refuses these calls
+ *   with ARG when the loaded version is older than the function's first release.
+ *   Build with -DCOMMCOST_SIM_LEGACY (dist/native/libnccl-sim-legacy.so) for a library that lacks
+ *   every symbol newer than 2.19 (shrink, grow, revoke, windows, suspend), default version 2.26.2.
+ * - CUDA graphs: cuStreamBeginCapture_v2 .. cuStreamEndCapture records the allreduces enqueued in
+ *   between (not run); cuGraphInstantiateWithFlags costs COMMCOST_SIM_GRAPH_MS; cuGraphLaunch
+ *   enqueues the recorded ops again (each launch is a new rendezvous).
+ *
  * Environment (read once, at first use): COMMCOST_SIM_VERSION, COMMCOST_SIM_GPUS,
  * COMMCOST_SIM_COMM_BYTES, COMMCOST_SIM_CONNECT_BYTES, COMMCOST_SIM_INIT_MS, COMMCOST_SIM_SPLIT_MS,
  * COMMCOST_SIM_CONNECT_MS, COMMCOST_SIM_BW_GBPS, COMMCOST_SIM_FINALIZE_MS, COMMCOST_SIM_DESTROY_MS,
  * COMMCOST_SIM_ABORT_MS, COMMCOST_SIM_UNIQUEID_MS, COMMCOST_SIM_CUINIT_MS, COMMCOST_SIM_JITTER,
- * COMMCOST_SIM_HANG="<fn>:<rank>", COMMCOST_SIM_FAIL="<fn>:<rank>".
+ * COMMCOST_SIM_SHRINK_MS (20; NCCL_SHRINK_ABORT adds COMMCOST_SIM_ABORT_MS/2 of drain),
+ * COMMCOST_SIM_GROW_MS (30), COMMCOST_SIM_REVOKE_MS (25: ncclCommRevoke returns ncclInProgress and
+ * ncclCommGetAsyncError reports success after that long), COMMCOST_SIM_REGISTER_MS (0.05, each of
+ * register and deregister), COMMCOST_SIM_REG_FIRST_MS (2: the first collective using a registered
+ * buffer), COMMCOST_SIM_WINDOW_MS (3, collective window register), COMMCOST_SIM_WINDOW_DEREG_MS
+ * (0.5), COMMCOST_SIM_MEMALLOC_MS (0, ncclMemAlloc), COMMCOST_SIM_SUSPEND_MS (1),
+ * COMMCOST_SIM_RESUME_MS (5), COMMCOST_SIM_GRAPH_MS (0.3, cuGraphInstantiateWithFlags),
+ * NCCL_RUNTIME_CONNECT (0 = connect inside creation),
+ * COMMCOST_SIM_HANG="<fn>:<rank>", COMMCOST_SIM_FAIL="<fn>:<rank>" (every nccl* function that takes
+ * a communicator or creates one; <rank> is the rank in the parent, or in the new communicator for
+ * init and grow).
  *
  * Plain C11 + pthreads; build: cc -std=c11 -O2 -fPIC -shared -pthread ncclsim.c -o libnccl-sim.so
  */
@@ -60,15 +90,18 @@ typedef void* CUcontext;
 typedef void* CUstream;
 typedef unsigned long long CUdeviceptr;
 enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY = 2,
-       CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_DEVICE = 101 };
+       CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100, CUDA_ERROR_INVALID_DEVICE = 101,
+       CUDA_ERROR_ILLEGAL_STATE = 401, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900 };
 
 /* ------------------------------------------------------------------------------------------ */
 /* Settings                                                                                     */
 
 typedef struct {
-  int version, gpus;
+  int version, gpus, runtimeConnect;
   double commBytes, connectBytes;
   double initMs, splitMs, connectMs, bwGBps, finalizeMs, destroyMs, abortMs, uniqueIdMs, cuInitMs, jitter;
+  double shrinkMs, growMs, revokeMs, registerMs, regFirstMs, windowMs, windowDeregMs, memAllocMs;
+  double suspendMs, resumeMs, graphMs;
   char hangFn[64]; int hangRank;
   char failFn[64]; int failRank;
 } SimSettings;
@@ -96,7 +129,11 @@ static void parseHook(const char* name, char* fn, size_t fnLen, int* rank) {
 }
 
 static void loadSettings(void) {
+#ifdef COMMCOST_SIM_LEGACY
+  S.version = (int)envNum("COMMCOST_SIM_VERSION", 22602);
+#else
   S.version = (int)envNum("COMMCOST_SIM_VERSION", 22809);
+#endif
   S.gpus = (int)envNum("COMMCOST_SIM_GPUS", 2);
   S.commBytes = envNum("COMMCOST_SIM_COMM_BYTES", 200.0 * 1024 * 1024);
   S.connectBytes = envNum("COMMCOST_SIM_CONNECT_BYTES", 60.0 * 1024 * 1024);
@@ -110,6 +147,22 @@ static void loadSettings(void) {
   S.uniqueIdMs = envNum("COMMCOST_SIM_UNIQUEID_MS", 2);
   S.cuInitMs = envNum("COMMCOST_SIM_CUINIT_MS", 100);
   S.jitter = envNum("COMMCOST_SIM_JITTER", 0.05);
+  S.shrinkMs = envNum("COMMCOST_SIM_SHRINK_MS", 20);
+  S.growMs = envNum("COMMCOST_SIM_GROW_MS", 30);
+  S.revokeMs = envNum("COMMCOST_SIM_REVOKE_MS", 25);
+  S.registerMs = envNum("COMMCOST_SIM_REGISTER_MS", 0.05);
+  S.regFirstMs = envNum("COMMCOST_SIM_REG_FIRST_MS", 2);
+  S.windowMs = envNum("COMMCOST_SIM_WINDOW_MS", 3);
+  S.windowDeregMs = envNum("COMMCOST_SIM_WINDOW_DEREG_MS", 0.5);
+  S.memAllocMs = envNum("COMMCOST_SIM_MEMALLOC_MS", 0);
+  S.suspendMs = envNum("COMMCOST_SIM_SUSPEND_MS", 1);
+  S.resumeMs = envNum("COMMCOST_SIM_RESUME_MS", 5);
+  S.graphMs = envNum("COMMCOST_SIM_GRAPH_MS", 0.3);
+  {
+    const char* rc = getenv("NCCL_RUNTIME_CONNECT");
+    /* Runtime (lazy) connect exists from 2.22; NCCL_RUNTIME_CONNECT=0 turns it off. */
+    S.runtimeConnect = S.version >= 22200 && !(rc && strcmp(rc, "0") == 0);
+  }
   parseHook("COMMCOST_SIM_HANG", S.hangFn, sizeof S.hangFn, &S.hangRank);
   parseHook("COMMCOST_SIM_FAIL", S.failFn, sizeof S.failFn, &S.failRank);
   srand((unsigned)(getpid() ^ time(NULL)));
@@ -134,6 +187,12 @@ static void setLastError(const char* fmt, ...) {
   vsnprintf(lastError, sizeof lastError, fmt, ap);
   pthread_mutex_unlock(&simLock);
   __builtin_va_end(ap);
+}
+
+static double nowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static void sleepMs(double ms) {
@@ -196,7 +255,7 @@ static int readAll(int fd, void* buf, size_t n) {
 
 #define DEVICE_BYTES (80ULL * 1024 * 1024 * 1024)
 static unsigned long long memUsed = 0;
-typedef struct Alloc { CUdeviceptr ptr; size_t bytes; struct Alloc* next; } Alloc;
+typedef struct Alloc { CUdeviceptr ptr; size_t bytes; int cumem; struct Alloc* next; } Alloc;
 static Alloc* allocs = NULL;
 static CUdeviceptr nextPtr = 0x7f0000000000ULL;
 
@@ -304,11 +363,6 @@ EXPORT CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuStreamSynchronize(CUstream s) {
-  (void)s;
-  return cuInitialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
-}
-
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
   if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -369,6 +423,8 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char** s) {
     case CUDA_ERROR_NOT_INITIALIZED: *s = "initialization error"; break;
     case CUDA_ERROR_NO_DEVICE: *s = "no CUDA-capable device is detected"; break;
     case CUDA_ERROR_INVALID_DEVICE: *s = "invalid device ordinal"; break;
+    case CUDA_ERROR_ILLEGAL_STATE: *s = "the operation cannot be performed in the present state"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "operation not permitted when stream is capturing"; break;
     default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
@@ -496,6 +552,9 @@ static int ensureServer(void) {
 /* Communicators                                                                                */
 
 #define COMM_MAGIC 0x434f4d4du
+#define MAX_ACTIVE_FDS 8
+typedef struct Reg { uintptr_t base; size_t size; int used; struct Reg* next; } Reg;
+
 struct SimComm {
   uint32_t magic;
   uint32_t addr; /* network order */
@@ -503,10 +562,16 @@ struct SimComm {
   uint64_t tag, seq;
   int nranks, rank;
   int blocking;
-  int connected, finalized, dead;
-  unsigned long long chargedBytes;
-  pthread_mutex_t lock; /* guards activeFd and dead */
-  int activeFd;
+  int finalized;
+  int growIdPending;
+  pthread_mutex_t lock; /* guards everything below */
+  int dead, revoked, abortFlag, suspended, connected;
+  double revokeUntil; /* nowMs() when a revoke is quiet */
+  ncclResult_t asyncError; /* ncclInProgress while a non-blocking init runs */
+  unsigned long long chargedBytes, connectCharged, suspendedBytes;
+  int activeFds[MAX_ACTIVE_FDS];
+  int pendingOps; /* ops on the stream (guarded by streamLock) */
+  Reg* regs;
 };
 /* Communicator structs are never freed: an aborted one may still be referenced by a thread that
  * is returning from a rendezvous. The leak is bounded by the number of communicators a test makes. */
@@ -520,15 +585,40 @@ static int commDead(ncclComm_t c) {
   return d;
 }
 
+/* Work on `c` must stop: aborted, revoked, or a NCCL_SHRINK_ABORT drain in progress. */
+static int commHalted(ncclComm_t c) {
+  pthread_mutex_lock(&c->lock);
+  int h = c->dead || c->revoked || c->abortFlag;
+  pthread_mutex_unlock(&c->lock);
+  return h;
+}
+
+/* Shuts down every rendezvous socket of `c` (caller holds c->lock). */
+static void killActiveLocked(ncclComm_t c) {
+  for (int i = 0; i < MAX_ACTIVE_FDS; i++) if (c->activeFds[i] >= 0) shutdown(c->activeFds[i], SHUT_RDWR);
+}
+
 static ncclComm_t newComm(uint32_t addr, uint16_t port, uint64_t tag, int nranks, int rank, int blocking) {
   ncclComm_t c = (ncclComm_t)calloc(1, sizeof *c);
   if (!c) return NULL;
   c->magic = COMM_MAGIC;
   c->addr = addr; c->port = port; c->tag = tag;
   c->nranks = nranks; c->rank = rank; c->blocking = blocking;
-  c->activeFd = -1;
+  for (int i = 0; i < MAX_ACTIVE_FDS; i++) c->activeFds[i] = -1;
+  c->asyncError = ncclSuccess;
   pthread_mutex_init(&c->lock, NULL);
   return c;
+}
+
+/* Sleeps `ms`, ending early when `c` is halted. */
+static void sleepComm(double ms, ncclComm_t c) {
+  double end = nowMs() + ms;
+  for (;;) {
+    double left = end - nowMs();
+    if (left <= 0) return;
+    if (c && commHalted(c)) return;
+    sleepMs(left < 2 ? left : 2);
+  }
 }
 
 /* Fault hooks. Returns nonzero when `fn` on `rank` must fail. */
@@ -552,6 +642,13 @@ static int hangHook(const char* fn, int rank, ncclComm_t c) {
   }
 }
 
+/* Both hooks; returns ncclSuccess or the error the call must return. */
+static ncclResult_t hooks(const char* fn, int rank, ncclComm_t c) {
+  if (failHook(fn, rank)) return ncclInternalError;
+  if (hangHook(fn, rank, c)) return ncclRemoteError;
+  return ncclSuccess;
+}
+
 /* One rendezvous on (tag, seq): sends `plen` bytes, receives nranks*plen bytes into `out`. */
 static ncclResult_t rendezvous(uint32_t addr, uint16_t port, uint64_t tag, uint64_t seq, int nranks,
                                int rank, const void* payload, uint32_t plen, void* out, ncclComm_t c,
@@ -568,10 +665,18 @@ static ncclResult_t rendezvous(uint32_t addr, uint16_t port, uint64_t tag, uint6
     close(fd);
     return ncclRemoteError;
   }
+  int slot = -1;
   if (c) {
+    /* A collective must not start on a halted communicator: checked again here, under the lock
+       that revoke/abort take, so a revoke between runOp's check and this point cannot leave the
+       rendezvous unkillable. Control rendezvous (e.g. shrink after revoke) may still run. */
+    int collective = strcmp(fn, "ncclAllReduce") == 0;
     pthread_mutex_lock(&c->lock);
-    int dead = c->dead;
-    if (!dead) c->activeFd = fd;
+    int dead = c->dead || (collective && (c->revoked || c->abortFlag));
+    if (!dead) {
+      for (int i = 0; i < MAX_ACTIVE_FDS && slot < 0; i++) if (c->activeFds[i] < 0) slot = i;
+      if (slot >= 0) c->activeFds[slot] = fd;
+    }
     pthread_mutex_unlock(&c->lock);
     if (dead) { close(fd); setLastError("%s: communicator was aborted", fn); return ncclInvalidUsage; }
   }
@@ -584,14 +689,15 @@ static ncclResult_t rendezvous(uint32_t addr, uint16_t port, uint64_t tag, uint6
   if (rc == 0) rc = readAll(fd, &n, sizeof n);
   if (rc == 0 && n != (uint32_t)nranks) rc = -1;
   if (rc == 0 && plen) rc = readAll(fd, out, (size_t)nranks * plen);
-  if (c) {
+  if (c && slot >= 0) {
     pthread_mutex_lock(&c->lock);
-    c->activeFd = -1;
+    c->activeFds[slot] = -1;
     pthread_mutex_unlock(&c->lock);
   }
   close(fd);
   if (rc != 0) {
     if (c && commDead(c)) setLastError("%s: rendezvous interrupted: communicator aborted", fn);
+    else if (c && commHalted(c)) setLastError("%s: rendezvous interrupted: communicator revoked or shrunk with abort", fn);
     else setLastError("%s: rendezvous connection lost", fn);
     return ncclRemoteError;
   }
@@ -621,6 +727,237 @@ static ncclResult_t parseConfig(const void* config, int inherit, int* blocking) 
     else if (b != INT_MIN) { setLastError("invalid blocking %d", b); return ncclInvalidArgument; }
   }
   return ncclSuccess;
+}
+
+/* Creation cost of a new communicator: charges its memory (and, without runtime connect, the
+ * connection buffers) and sleeps `baseMs` (+ connect). Returns ncclSuccess or an OOM error. */
+static ncclResult_t chargeCreation(ncclComm_t c, double baseMs, const char* fn) {
+  const SimSettings* s = settings();
+  double ms = baseMs;
+  if (!memCharge(s->commBytes)) { setLastError("%s: out of device memory", fn); return ncclUnhandledCudaError; }
+  c->chargedBytes = (unsigned long long)s->commBytes;
+  if (!s->runtimeConnect) {
+    c->connected = 1;
+    if (c->nranks > 1) {
+      ms += s->connectMs;
+      if (memCharge(s->connectBytes)) {
+        c->connectCharged = (unsigned long long)s->connectBytes;
+        c->chargedBytes += c->connectCharged;
+      }
+    }
+  }
+  sleepComm(jittered(ms), c);
+  /* Aborted meanwhile (non-blocking init): releaseComm already ran, give the memory back. */
+  pthread_mutex_lock(&c->lock);
+  unsigned long long late = c->dead ? c->chargedBytes : 0;
+  if (c->dead) { c->chargedBytes = 0; c->connectCharged = 0; }
+  pthread_mutex_unlock(&c->lock);
+  memRelease(late);
+  return ncclSuccess;
+}
+
+static void versionText(char* buf, size_t n) {
+  int v = settings()->version;
+  snprintf(buf, n, "%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
+}
+
+/* ncclInvalidUsage when the simulated version predates `since`. */
+__attribute__((unused)) static ncclResult_t versionGate(const char* fn, int since) {
+  if (settings()->version >= since) return ncclSuccess;
+  char v[32];
+  versionText(v, sizeof v);
+  setLastError("%s is not supported in simulated %s", fn, v);
+  return ncclInvalidUsage;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The stream: one queue per process, served by a background thread                           */
+
+typedef struct StreamOp { ncclComm_t comm; uint64_t seq; double bytes, extraMs; struct StreamOp* next; } StreamOp;
+static pthread_mutex_t streamLock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t streamWork = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t streamIdle = PTHREAD_COND_INITIALIZER;
+static StreamOp *qHead = NULL, *qTail = NULL;
+static int qBusy = 0, streamThreadStarted = 0;
+
+#define GRAPH_MAGIC 0x47524150u
+#define EXEC_MAGIC 0x45584543u
+#define GRAPH_MAX_OPS 16
+typedef struct { ncclComm_t comm; double bytes; uintptr_t buf; } GraphOp;
+typedef struct SimGraph { uint32_t magic; int nops; GraphOp ops[GRAPH_MAX_OPS]; } SimGraph;
+static SimGraph* captureGraph = NULL; /* non-NULL while the stream is capturing (guarded by streamLock) */
+
+static void runOp(StreamOp* op) {
+  ncclComm_t c = op->comm;
+  const SimSettings* s = settings();
+  if (commHalted(c)) return; /* killed: revoke, abort or shrink-abort */
+  ncclResult_t r = rendezvous(c->addr, c->port, c->tag, op->seq, c->nranks, c->rank, NULL, 0, NULL, c, "ncclAllReduce");
+  if (r != ncclSuccess) {
+    pthread_mutex_lock(&c->lock);
+    if (!c->dead && !c->revoked && !c->abortFlag && c->asyncError == ncclSuccess) c->asyncError = r;
+    pthread_mutex_unlock(&c->lock);
+    return;
+  }
+  double ms = op->extraMs;
+  pthread_mutex_lock(&c->lock);
+  int connectNow = !c->connected;
+  c->connected = 1;
+  pthread_mutex_unlock(&c->lock);
+  if (connectNow && c->nranks > 1) { /* a 1-rank communicator has nothing to connect */
+    ms += s->connectMs;
+    if (memCharge(s->connectBytes)) {
+      pthread_mutex_lock(&c->lock);
+      c->connectCharged += (unsigned long long)s->connectBytes;
+      c->chargedBytes += (unsigned long long)s->connectBytes;
+      pthread_mutex_unlock(&c->lock);
+    }
+  }
+  if (s->bwGBps > 0) ms += op->bytes / (s->bwGBps * 1e9) * 1e3;
+  sleepComm(jittered(ms), c);
+}
+
+static void* streamThread(void* arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&streamLock);
+    while (!qHead) pthread_cond_wait(&streamWork, &streamLock);
+    StreamOp* op = qHead;
+    qHead = op->next;
+    if (!qHead) qTail = NULL;
+    qBusy = 1;
+    pthread_mutex_unlock(&streamLock);
+    runOp(op);
+    pthread_mutex_lock(&streamLock);
+    op->comm->pendingOps--;
+    qBusy = 0;
+    pthread_cond_broadcast(&streamIdle);
+    pthread_mutex_unlock(&streamLock);
+    free(op);
+  }
+  return NULL;
+}
+
+/* Appends an allreduce on `c` to the stream; its rendezvous seq is taken now (program order). */
+static ncclResult_t enqueueOp(ncclComm_t c, double bytes, double extraMs) {
+  StreamOp* op = (StreamOp*)calloc(1, sizeof *op);
+  if (!op) return ncclSystemError;
+  op->comm = c; op->seq = ++c->seq; op->bytes = bytes; op->extraMs = extraMs;
+  pthread_mutex_lock(&streamLock);
+  if (!streamThreadStarted) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, streamThread, NULL) != 0) { pthread_mutex_unlock(&streamLock); free(op); return ncclSystemError; }
+    pthread_detach(t);
+    streamThreadStarted = 1;
+  }
+  c->pendingOps++;
+  if (qTail) qTail->next = op; else qHead = op;
+  qTail = op;
+  pthread_cond_signal(&streamWork);
+  pthread_mutex_unlock(&streamLock);
+  return ncclSuccess;
+}
+
+/* Waits until no op of `c` is queued or running. */
+static void waitCommDrained(ncclComm_t c) {
+  pthread_mutex_lock(&streamLock);
+  while (c->pendingOps > 0) pthread_cond_wait(&streamIdle, &streamLock);
+  pthread_mutex_unlock(&streamLock);
+}
+
+__attribute__((unused)) static int commPending(ncclComm_t c) {
+  pthread_mutex_lock(&streamLock);
+  int n = c->pendingOps;
+  pthread_mutex_unlock(&streamLock);
+  return n;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s) {
+  (void)s;
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  pthread_mutex_lock(&streamLock);
+  if (captureGraph) { pthread_mutex_unlock(&streamLock); return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
+  while (qHead || qBusy) pthread_cond_wait(&streamIdle, &streamLock);
+  pthread_mutex_unlock(&streamLock);
+  return CUDA_SUCCESS;
+}
+
+/* The registration extra of the first collective that uses a registered buffer. */
+static double registrationExtra(ncclComm_t c, uintptr_t buf) {
+  double extra = 0;
+  pthread_mutex_lock(&c->lock);
+  for (Reg* r = c->regs; r; r = r->next) {
+    if (buf >= r->base && buf < r->base + r->size && !r->used) { r->used = 1; extra = settings()->regFirstMs; }
+  }
+  pthread_mutex_unlock(&c->lock);
+  return extra;
+}
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
+  (void)s;
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (mode < 0 || mode > 2) return CUDA_ERROR_INVALID_VALUE;
+  SimGraph* g = (SimGraph*)calloc(1, sizeof *g);
+  if (!g) return CUDA_ERROR_OUT_OF_MEMORY;
+  g->magic = GRAPH_MAGIC;
+  pthread_mutex_lock(&streamLock);
+  int busy = captureGraph != NULL;
+  if (!busy) captureGraph = g;
+  pthread_mutex_unlock(&streamLock);
+  if (busy) { free(g); return CUDA_ERROR_ILLEGAL_STATE; }
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, void** graph) {
+  (void)s;
+  if (!graph) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&streamLock);
+  SimGraph* g = captureGraph;
+  captureGraph = NULL;
+  pthread_mutex_unlock(&streamLock);
+  if (!g) return CUDA_ERROR_ILLEGAL_STATE;
+  *graph = g;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+  (void)flags;
+  SimGraph* g = (SimGraph*)graph;
+  if (!exec || !g || g->magic != GRAPH_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  SimGraph* e = (SimGraph*)malloc(sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  *e = *g;
+  e->magic = EXEC_MAGIC;
+  sleepMs(jittered(settings()->graphMs));
+  *exec = e;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphLaunch(void* exec, CUstream s) {
+  (void)s;
+  SimGraph* e = (SimGraph*)exec;
+  if (!e || e->magic != EXEC_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < e->nops; i++) {
+    ncclComm_t c = e->ops[i].comm;
+    if (!validComm(c) || commDead(c)) return CUDA_ERROR_ILLEGAL_STATE;
+    if (enqueueOp(c, e->ops[i].bytes, registrationExtra(c, e->ops[i].buf)) != ncclSuccess) return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphExecDestroy(void* exec) {
+  SimGraph* e = (SimGraph*)exec;
+  if (!e || e->magic != EXEC_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  e->magic = 0;
+  free(e);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDestroy(void* graph) {
+  SimGraph* g = (SimGraph*)graph;
+  if (!g || g->magic != GRAPH_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  g->magic = 0;
+  free(g);
+  return CUDA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -666,6 +1003,26 @@ EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   return ncclSuccess;
 }
 
+/* Rendezvous + creation cost of an init; sets c->asyncError on the way out. */
+static ncclResult_t runInit(ncclComm_t c, const char* fn) {
+  ncclResult_t r = hangHook(fn, c->rank, c) ? ncclRemoteError : ncclSuccess;
+  if (r == ncclSuccess) r = rendezvous(c->addr, c->port, c->tag, 0, c->nranks, c->rank, NULL, 0, NULL, c, fn);
+  if (r == ncclSuccess) r = chargeCreation(c, settings()->initMs, fn);
+  pthread_mutex_lock(&c->lock);
+  c->asyncError = r;
+  pthread_mutex_unlock(&c->lock);
+  return r;
+}
+
+typedef struct { ncclComm_t c; const char* fn; } InitJob;
+
+static void* initThread(void* arg) {
+  InitJob* job = (InitJob*)arg;
+  runInit(job->c, job->fn);
+  free(job);
+  return NULL;
+}
+
 static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank, const void* config,
                              const char* fn) {
   if (!out || nranks <= 0 || rank < 0 || rank >= nranks) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
@@ -677,16 +1034,25 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
   ncclResult_t r = parseConfig(config, 1, &blocking);
   if (r != ncclSuccess) return r;
   if (failHook(fn, rank)) return ncclInternalError;
-  hangHook(fn, rank, NULL);
-  r = rendezvous(l.addr, l.port, l.tag, 0, nranks, rank, NULL, 0, NULL, NULL, fn);
-  if (r != ncclSuccess) return r;
-  sleepMs(jittered(settings()->initMs));
-  if (!memCharge(settings()->commBytes)) { setLastError("%s: out of device memory", fn); return ncclUnhandledCudaError; }
   ncclComm_t c = newComm(l.addr, l.port, l.tag, nranks, rank, blocking);
   if (!c) return ncclSystemError;
-  c->chargedBytes = (unsigned long long)settings()->commBytes;
+  if (blocking) {
+    r = runInit(c, fn);
+    if (r != ncclSuccess) return r;
+    *out = c;
+    return ncclSuccess;
+  }
+  /* Non-blocking: the work runs on its own thread; ncclCommGetAsyncError reports it, and
+   * ncclCommAbort may end it at any time. */
+  c->asyncError = ncclInProgress;
+  InitJob* job = (InitJob*)calloc(1, sizeof *job);
+  pthread_t t;
+  if (!job) return ncclSystemError;
+  job->c = c; job->fn = fn;
+  if (pthread_create(&t, NULL, initThread, job) != 0) { free(job); return ncclSystemError; }
+  pthread_detach(t);
   *out = c;
-  return blocking ? ncclSuccess : ncclInProgress; /* non-blocking: work already done, poll says success */
+  return ncclInProgress;
 }
 
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
@@ -704,18 +1070,18 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   if (!validComm(comm) || !newcomm) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
   *newcomm = NULL;
   if (color < -1) { setLastError("%s: invalid color %d", fn, color); return ncclInvalidArgument; }
+  if (commDead(comm)) { setLastError("%s: communicator aborted", fn); return ncclInvalidUsage; }
   int blocking;
   ncclResult_t r = parseConfig(config, comm->blocking, &blocking);
   if (r != ncclSuccess) return r;
-  if (failHook(fn, comm->rank)) return ncclInternalError;
-  if (hangHook(fn, comm->rank, comm)) return ncclRemoteError;
+  if ((r = hooks(fn, comm->rank, comm)) != ncclSuccess) return r;
   SplitPayload mine = { color, key };
   SplitPayload* all = (SplitPayload*)calloc((size_t)comm->nranks, sizeof *all);
   if (!all) return ncclSystemError;
   uint64_t seq = comm->seq + 1;
   r = commRendezvous(comm, &mine, sizeof mine, all, fn);
   if (r != ncclSuccess) { free(all); return r; }
-  if (color == -1) { free(all); return ncclSuccess; }
+  if (color == -1) { free(all); return blocking ? ncclSuccess : ncclInProgress; }
   /* Members ordered by key, then parent rank. */
   int n = 0, newRank = 0;
   for (int i = 0; i < comm->nranks; i++) {
@@ -724,14 +1090,300 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     if (all[i].key < key || (all[i].key == key && i < comm->rank)) newRank++;
   }
   free(all);
-  sleepMs(jittered(settings()->splitMs));
-  if (!memCharge(settings()->commBytes)) { setLastError("%s: out of device memory", fn); return ncclUnhandledCudaError; }
   uint64_t childTag = mix64(comm->tag ^ mix64(seq * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)color));
   ncclComm_t c = newComm(comm->addr, comm->port, childTag, n, newRank, blocking);
   if (!c) return ncclSystemError;
-  c->chargedBytes = (unsigned long long)settings()->commBytes;
+  if ((r = chargeCreation(c, settings()->splitMs, fn)) != ncclSuccess) return r;
   *newcomm = c;
   return blocking ? ncclSuccess : ncclInProgress;
+}
+
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                                   void* config, int shrinkFlags);
+EXPORT ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                                 ncclComm_t* newcomm, void* config);
+EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
+EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, void** win, int winFlags);
+EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, void* win);
+EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+EXPORT ncclResult_t ncclCommResume(ncclComm_t comm);
+EXPORT ncclResult_t ncclCommMemStats(ncclComm_t comm, int stat, uint64_t* value);
+
+#ifndef COMMCOST_SIM_LEGACY
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                                   void* config, int shrinkFlags) {
+  const char* fn = "ncclCommShrink";
+  if (!validComm(comm) || !newcomm || excludeRanksCount < 0 || (excludeRanksCount > 0 && !excludeRanksList) ||
+      (shrinkFlags != 0 && shrinkFlags != 1)) {
+    setLastError("%s: invalid argument", fn);
+    return ncclInvalidArgument;
+  }
+  *newcomm = NULL;
+  if (commDead(comm)) { setLastError("%s: communicator aborted", fn); return ncclInvalidUsage; }
+  char* excluded = (char*)calloc((size_t)comm->nranks, 1);
+  if (!excluded) return ncclSystemError;
+  for (int i = 0; i < excludeRanksCount; i++) {
+    int x = excludeRanksList[i];
+    if (x < 0 || x >= comm->nranks) { free(excluded); setLastError("%s: excluded rank %d out of range", fn, x); return ncclInvalidArgument; }
+    excluded[x] = 1;
+  }
+  if (excluded[comm->rank]) {
+    free(excluded);
+    setLastError("%s: rank %d is in the exclude list; excluded ranks must not call ncclCommShrink", fn, comm->rank);
+    return ncclInvalidArgument;
+  }
+  int n = 0, newRank = 0;
+  for (int i = 0; i < comm->nranks; i++) {
+    if (excluded[i]) continue;
+    n++;
+    if (i < comm->rank) newRank++;
+  }
+  free(excluded);
+  int blocking;
+  ncclResult_t r = parseConfig(config, comm->blocking, &blocking);
+  if (r != ncclSuccess) return r;
+  if ((r = hooks(fn, comm->rank, comm)) != ncclSuccess) return r;
+  double extra = 0;
+  if (shrinkFlags == 1) {
+    /* NCCL_SHRINK_ABORT: set the parent's abort flag (in-flight work quits), drain its stream, clear it. */
+    pthread_mutex_lock(&comm->lock);
+    comm->abortFlag = 1;
+    killActiveLocked(comm);
+    pthread_mutex_unlock(&comm->lock);
+    waitCommDrained(comm);
+    pthread_mutex_lock(&comm->lock);
+    comm->abortFlag = 0;
+    pthread_mutex_unlock(&comm->lock);
+    extra = settings()->abortMs / 2;
+  } else if (commPending(comm) > 0) {
+    setLastError("%s: operations are outstanding on the parent (use NCCL_SHRINK_ABORT)", fn);
+    return ncclInvalidUsage;
+  }
+  /* The survivors rendezvous among themselves on a tag derived from the parent's. */
+  uint64_t seq = ++comm->seq;
+  uint64_t tag = mix64(comm->tag ^ 0x5348524b00000000ULL ^ mix64(seq));
+  r = rendezvous(comm->addr, comm->port, tag, 0, n, newRank, NULL, 0, NULL, comm, fn);
+  if (r != ncclSuccess) return r;
+  ncclComm_t c = newComm(comm->addr, comm->port, tag, n, newRank, blocking);
+  if (!c) return ncclSystemError;
+  if ((r = chargeCreation(c, settings()->shrinkMs + extra, fn)) != ncclSuccess) return r;
+  *newcomm = c;
+  return blocking ? ncclSuccess : ncclInProgress;
+}
+
+/* The grow tag: the same on every existing rank (derived from the parent's tag and seq). */
+static uint64_t growTag(ncclComm_t c) { return mix64(c->tag ^ 0x47524f5700000000ULL ^ mix64(c->seq + 1)); }
+
+EXPORT ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+  const char* fn = "ncclCommGetUniqueId";
+  ncclResult_t r = versionGate(fn, 22902);
+  if (r != ncclSuccess) return r;
+  if (!validComm(comm) || !uniqueId) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  if (commHalted(comm)) { setLastError("%s: communicator aborted or revoked", fn); return ncclInvalidUsage; }
+  if (comm->growIdPending) { setLastError("%s: the previous grow id was not consumed by ncclCommGrow", fn); return ncclInvalidUsage; }
+  if ((r = hooks(fn, comm->rank, comm)) != ncclSuccess) return r;
+  sleepMs(jittered(settings()->uniqueIdMs));
+  IdLayout l;
+  memset(&l, 0, sizeof l);
+  l.magic = ID_MAGIC;
+  l.addr = comm->addr;
+  l.port = comm->port;
+  l.tag = growTag(comm);
+  memset(uniqueId, 0, sizeof *uniqueId);
+  memcpy(uniqueId->internal, &l, sizeof l);
+  comm->growIdPending = 1;
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                                 ncclComm_t* newcomm, void* config) {
+  const char* fn = "ncclCommGrow";
+  ncclResult_t r = versionGate(fn, 22902);
+  if (r != ncclSuccess) return r;
+  if (!newcomm || nRanks <= 0) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  *newcomm = NULL;
+  uint32_t addr; uint16_t port; uint64_t tag; int myRank, blocking;
+  if (comm) {
+    if (!validComm(comm)) { setLastError("%s: invalid communicator", fn); return ncclInvalidArgument; }
+    if (nRanks <= comm->nranks || rank != -1) {
+      setLastError("%s: an existing rank passes rank -1 and nRanks > %d", fn, comm->nranks);
+      return ncclInvalidArgument;
+    }
+    if (commHalted(comm)) { setLastError("%s: communicator aborted or revoked", fn); return ncclInvalidUsage; }
+    if ((r = parseConfig(config, comm->blocking, &blocking)) != ncclSuccess) return r;
+    addr = comm->addr; port = comm->port; tag = growTag(comm); myRank = comm->rank;
+    comm->seq++;
+    comm->growIdPending = 0;
+  } else {
+    IdLayout l;
+    if (!uniqueId) { setLastError("%s: a new rank needs the unique id", fn); return ncclInvalidArgument; }
+    memcpy(&l, uniqueId->internal, sizeof l);
+    if (l.magic != ID_MAGIC || rank < 0 || rank >= nRanks) { setLastError("%s: invalid unique id or rank", fn); return ncclInvalidArgument; }
+    if ((r = parseConfig(config, 1, &blocking)) != ncclSuccess) return r;
+    addr = l.addr; port = l.port; tag = l.tag; myRank = rank;
+  }
+  if ((r = hooks(fn, myRank, comm)) != ncclSuccess) return r;
+  r = rendezvous(addr, port, tag, 0, nRanks, myRank, NULL, 0, NULL, comm, fn);
+  if (r != ncclSuccess) return r;
+  ncclComm_t c = newComm(addr, port, tag, nRanks, myRank, blocking);
+  if (!c) return ncclSystemError;
+  if ((r = chargeCreation(c, settings()->growMs, fn)) != ncclSuccess) return r;
+  *newcomm = c;
+  return blocking ? ncclSuccess : ncclInProgress;
+}
+
+EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  const char* fn = "ncclCommRevoke";
+  if (!validComm(comm) || revokeFlags != 0) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  pthread_mutex_lock(&comm->lock);
+  int bad = comm->dead || comm->revoked;
+  pthread_mutex_unlock(&comm->lock);
+  if (bad) { setLastError("%s: communicator already revoked or aborted", fn); return ncclInvalidArgument; }
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  pthread_mutex_lock(&comm->lock);
+  comm->revoked = 1;
+  comm->revokeUntil = nowMs() + jittered(settings()->revokeMs);
+  killActiveLocked(comm); /* in-flight work quits */
+  pthread_mutex_unlock(&comm->lock);
+  return ncclInProgress; /* quiet once ncclCommGetAsyncError says ncclSuccess */
+}
+
+typedef struct SimWindow { uint32_t magic; ncclComm_t comm; } SimWindow;
+#define WINDOW_MAGIC 0x57494e44u
+
+EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, void** win, int winFlags) {
+  const char* fn = "ncclCommWindowRegister";
+  if (!validComm(comm) || !buff || !win || size == 0 || (winFlags & ~3)) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  *win = NULL;
+  if (commHalted(comm) || comm->finalized) { setLastError("%s: communicator finalized, revoked or aborted", fn); return ncclInvalidUsage; }
+  uintptr_t p = (uintptr_t)buff;
+  int cumem = 0;
+  pthread_mutex_lock(&simLock);
+  for (Alloc* a = allocs; a; a = a->next)
+    if (p >= a->ptr && p + size <= a->ptr + a->bytes) cumem = a->cumem;
+  pthread_mutex_unlock(&simLock);
+  if (!cumem) {
+    setLastError("%s: buffer %p is not cuMem memory (allocate it with ncclMemAlloc)", fn, buff);
+    return ncclInvalidArgument;
+  }
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  r = commRendezvous(comm, NULL, 0, NULL, fn); /* collective */
+  if (r != ncclSuccess) return r;
+  sleepComm(jittered(settings()->windowMs), comm);
+  SimWindow* w = (SimWindow*)calloc(1, sizeof *w);
+  if (!w) return ncclSystemError;
+  w->magic = WINDOW_MAGIC; w->comm = comm;
+  *win = w;
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, void* win) {
+  const char* fn = "ncclCommWindowDeregister";
+  SimWindow* w = (SimWindow*)win;
+  if (!validComm(comm) || !w || w->magic != WINDOW_MAGIC || w->comm != comm) { setLastError("%s: invalid window", fn); return ncclInvalidArgument; }
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  sleepMs(jittered(settings()->windowDeregMs));
+  w->magic = 0;
+  free(w);
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags) {
+  const char* fn = "ncclCommSuspend";
+  ncclResult_t r = versionGate(fn, 22907);
+  if (r != ncclSuccess) return r;
+  if (!validComm(comm) || (flags & ~1)) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  if (commHalted(comm) || comm->suspended) { setLastError("%s: communicator suspended, revoked or aborted", fn); return ncclInvalidUsage; }
+  if (commPending(comm) > 0) { setLastError("%s: operations are outstanding", fn); return ncclInvalidUsage; }
+  if ((r = hooks(fn, comm->rank, comm)) != ncclSuccess) return r;
+  unsigned long long released = 0;
+  pthread_mutex_lock(&comm->lock);
+  comm->suspended = 1;
+  if (flags & 1) { /* NCCL_SUSPEND_MEM: the connection buffers go */
+    released = comm->connectCharged;
+    comm->suspendedBytes = released;
+    comm->chargedBytes -= released;
+    comm->connectCharged = 0;
+  }
+  pthread_mutex_unlock(&comm->lock);
+  memRelease(released);
+  sleepMs(jittered(settings()->suspendMs));
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommResume(ncclComm_t comm) {
+  const char* fn = "ncclCommResume";
+  ncclResult_t r = versionGate(fn, 22907);
+  if (r != ncclSuccess) return r;
+  if (!validComm(comm)) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  if (!comm->suspended || commHalted(comm)) { setLastError("%s: communicator is not suspended", fn); return ncclInvalidUsage; }
+  if ((r = hooks(fn, comm->rank, comm)) != ncclSuccess) return r;
+  unsigned long long bytes = comm->suspendedBytes;
+  if (!memCharge((double)bytes)) { setLastError("%s: out of device memory", fn); return ncclUnhandledCudaError; }
+  pthread_mutex_lock(&comm->lock);
+  comm->connectCharged = bytes;
+  comm->chargedBytes += bytes;
+  comm->suspendedBytes = 0;
+  comm->suspended = 0;
+  pthread_mutex_unlock(&comm->lock);
+  sleepMs(jittered(settings()->resumeMs));
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommMemStats(ncclComm_t comm, int stat, uint64_t* value) {
+  ncclResult_t r = versionGate("ncclCommMemStats", 22907);
+  if (r != ncclSuccess) return r;
+  if (!validComm(comm) || !value || stat < 0 || stat > 3) return ncclInvalidArgument;
+  pthread_mutex_lock(&comm->lock);
+  switch (stat) {
+    case 0: *value = comm->connectCharged; break;               /* ncclStatGpuMemSuspend: releasable */
+    case 1: *value = (uint64_t)comm->suspended; break;          /* ncclStatGpuMemSuspended: flag */
+    case 2: *value = comm->chargedBytes - comm->connectCharged; break; /* ncclStatGpuMemPersist */
+    default: *value = comm->chargedBytes; break;                /* ncclStatGpuMemTotal */
+  }
+  pthread_mutex_unlock(&comm->lock);
+  return ncclSuccess;
+}
+#endif /* !COMMCOST_SIM_LEGACY */
+
+EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  const char* fn = "ncclCommRegister";
+  if (!validComm(comm) || !buff || !handle || size == 0) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  *handle = NULL;
+  if (commDead(comm)) { setLastError("%s: communicator aborted", fn); return ncclInvalidUsage; }
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  Reg* reg = (Reg*)calloc(1, sizeof *reg);
+  if (!reg) return ncclSystemError;
+  reg->base = (uintptr_t)buff; reg->size = size;
+  sleepMs(jittered(settings()->registerMs)); /* local: a cache insert; the real work is at first use */
+  pthread_mutex_lock(&comm->lock);
+  reg->next = comm->regs;
+  comm->regs = reg;
+  pthread_mutex_unlock(&comm->lock);
+  *handle = reg;
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
+  const char* fn = "ncclCommDeregister";
+  if (!validComm(comm) || !handle) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  pthread_mutex_lock(&comm->lock);
+  Reg** link = &comm->regs;
+  while (*link && *link != (Reg*)handle) link = &(*link)->next;
+  Reg* reg = *link;
+  if (reg) *link = reg->next;
+  pthread_mutex_unlock(&comm->lock);
+  if (!reg) { setLastError("%s: handle %p is not registered with this communicator", fn, handle); return ncclInvalidArgument; }
+  sleepMs(jittered(settings()->registerMs));
+  free(reg);
+  return ncclSuccess;
 }
 
 static size_t typeSize(int t) {
@@ -747,23 +1399,37 @@ static size_t typeSize(int t) {
 EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
                                   ncclComm_t comm, CUstream stream) {
   const char* fn = "ncclAllReduce";
-  (void)sendbuff; (void)recvbuff; (void)stream;
+  (void)recvbuff; (void)stream;
   if (!validComm(comm) || typeSize(datatype) == 0 || op < 0 || op > 4) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
-  if (comm->finalized || commDead(comm)) { setLastError("%s: communicator finalized or aborted", fn); return ncclInvalidUsage; }
+  pthread_mutex_lock(&comm->lock);
+  int dead = comm->dead, revoked = comm->revoked, suspended = comm->suspended;
+  ncclResult_t async = comm->asyncError;
+  pthread_mutex_unlock(&comm->lock);
+  if (comm->finalized || dead) { setLastError("%s: communicator finalized or aborted", fn); return ncclInvalidUsage; }
+  if (revoked) { setLastError("%s: communicator was revoked", fn); return ncclInvalidUsage; }
+  if (suspended) { setLastError("%s: communicator is suspended (ncclCommResume first)", fn); return ncclInvalidUsage; }
+  if (async != ncclSuccess) { setLastError("%s: communicator has an asynchronous error %d", fn, async); return async; }
   if (failHook(fn, comm->rank)) return ncclInternalError;
   if (hangHook(fn, comm->rank, comm)) return ncclRemoteError;
-  ncclResult_t r = commRendezvous(comm, NULL, 0, NULL, fn);
-  if (r != ncclSuccess) return r;
-  const SimSettings* s = settings();
-  double ms = 0;
-  if (!comm->connected) {
-    comm->connected = 1;
-    ms += s->connectMs;
-    if (memCharge(s->connectBytes)) comm->chargedBytes += (unsigned long long)s->connectBytes;
-  }
   double bytes = (double)count * (double)typeSize(datatype);
-  if (s->bwGBps > 0) ms += bytes / (s->bwGBps * 1e9) * 1e3;
-  sleepMs(jittered(ms));
+  ncclResult_t r = ncclSuccess;
+  pthread_mutex_lock(&streamLock);
+  SimGraph* g = captureGraph;
+  if (g) { /* capturing: record, do not run */
+    if (g->nops < GRAPH_MAX_OPS) {
+      GraphOp* o = &g->ops[g->nops++];
+      o->comm = comm; o->bytes = bytes; o->buf = (uintptr_t)sendbuff;
+    } else {
+      r = ncclInternalError;
+    }
+  }
+  pthread_mutex_unlock(&streamLock);
+  if (g) {
+    if (r != ncclSuccess) setLastError("%s: more than %d operations captured in one graph", fn, GRAPH_MAX_OPS);
+    return r;
+  }
+  r = enqueueOp(comm, bytes, registrationExtra(comm, (uintptr_t)sendbuff));
+  if (r != ncclSuccess) return r;
   return comm->blocking ? ncclSuccess : ncclInProgress;
 }
 
@@ -771,9 +1437,14 @@ EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   const char* fn = "ncclCommFinalize";
   if (!validComm(comm)) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
   if (comm->finalized) { setLastError("%s: communicator already finalized", fn); return ncclInvalidArgument; }
-  if (failHook(fn, comm->rank)) return ncclInternalError;
-  if (hangHook(fn, comm->rank, comm)) return ncclRemoteError;
-  ncclResult_t r = commRendezvous(comm, NULL, 0, NULL, fn);
+  pthread_mutex_lock(&comm->lock);
+  int revoked = comm->revoked;
+  pthread_mutex_unlock(&comm->lock);
+  if (revoked) { setLastError("%s: communicator was revoked (destroy or abort it)", fn); return ncclInvalidArgument; }
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  waitCommDrained(comm); /* flushes issued work */
+  r = commRendezvous(comm, NULL, 0, NULL, fn);
   if (r != ncclSuccess) return r;
   comm->finalized = 1;
   sleepMs(jittered(settings()->finalizeMs));
@@ -784,9 +1455,13 @@ static void releaseComm(ncclComm_t comm) {
   pthread_mutex_lock(&comm->lock);
   unsigned long long b = comm->chargedBytes;
   comm->chargedBytes = 0;
+  comm->connectCharged = 0;
   comm->dead = 1;
-  if (comm->activeFd >= 0) shutdown(comm->activeFd, SHUT_RDWR);
+  killActiveLocked(comm);
+  Reg* regs = comm->regs;
+  comm->regs = NULL;
   pthread_mutex_unlock(&comm->lock);
+  while (regs) { Reg* n = regs->next; free(regs); regs = n; }
   memRelease(b);
 }
 
@@ -794,8 +1469,9 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   const char* fn = "ncclCommDestroy";
   if (!comm) return ncclSuccess;
   if (!validComm(comm) || commDead(comm)) { setLastError("%s: invalid communicator", fn); return ncclInvalidArgument; }
-  if (failHook(fn, comm->rank)) return ncclInternalError;
-  if (hangHook(fn, comm->rank, comm)) return ncclRemoteError;
+  ncclResult_t r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) return r;
+  waitCommDrained(comm);
   sleepMs(jittered(settings()->destroyMs));
   releaseComm(comm);
   return ncclSuccess;
@@ -805,19 +1481,19 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   const char* fn = "ncclCommAbort";
   if (!comm) return ncclSuccess;
   if (!validComm(comm) || commDead(comm)) { setLastError("%s: invalid communicator", fn); return ncclInvalidArgument; }
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  releaseComm(comm); /* unblocks a thread of this process waiting in a rendezvous on comm */
+  double t0 = nowMs();
+  releaseComm(comm); /* unblocks threads of this process waiting in a rendezvous on comm */
   if (failHook(fn, comm->rank)) return ncclInternalError;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double spent = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  sleepMs(jittered(settings()->abortMs) - spent); /* floor on abort */
+  sleepMs(jittered(settings()->abortMs) - (nowMs() - t0)); /* floor on abort */
   return ncclSuccess;
 }
 
 EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   if (!validComm(comm) || !asyncError) return ncclInvalidArgument;
-  *asyncError = ncclSuccess; /* every simulated operation completes before it returns */
+  pthread_mutex_lock(&comm->lock);
+  if (comm->revoked && nowMs() < comm->revokeUntil) *asyncError = ncclInProgress;
+  else *asyncError = comm->asyncError;
+  pthread_mutex_unlock(&comm->lock);
   return ncclSuccess;
 }
 
@@ -835,13 +1511,23 @@ EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
 
 EXPORT ncclResult_t ncclGroupStart(void) { return ncclSuccess; }
 EXPORT ncclResult_t ncclGroupEnd(void) { return ncclSuccess; }
+
 EXPORT ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   if (!ptr) return ncclInvalidArgument;
   CUdeviceptr p = 0;
-  if (cuMemAlloc_v2(&p, size) != CUDA_SUCCESS) return ncclUnhandledCudaError;
+  if (!cuInitialized) cuInit(0);
+  /* cuMem granularity: the real size is rounded up (2 MiB here). */
+  size_t rounded = (size + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+  if (cuMemAlloc_v2(&p, rounded) != CUDA_SUCCESS) { setLastError("ncclMemAlloc: out of device memory"); return ncclUnhandledCudaError; }
+  pthread_mutex_lock(&simLock);
+  for (Alloc* a = allocs; a; a = a->next) if (a->ptr == p) a->cumem = 1;
+  pthread_mutex_unlock(&simLock);
+  sleepMs(jittered(settings()->memAllocMs));
   *ptr = (void*)(uintptr_t)p;
   return ncclSuccess;
 }
+
 EXPORT ncclResult_t ncclMemFree(void* ptr) {
+  if (!ptr) return ncclSuccess;
   return cuMemFree_v2((CUdeviceptr)(uintptr_t)ptr) == CUDA_SUCCESS ? ncclSuccess : ncclInvalidArgument;
 }

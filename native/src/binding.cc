@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "barrier.h"
 #include "commOps.h"
@@ -314,7 +315,26 @@ Napi::Value AllReduce(const Napi::CallbackInfo& info) {
     CommRef ref = commArg(info, 0, "allReduce", false);
     size_t bytes = bytesArg(info, 1, "allReduce", "bytes");
     auto gen = genArg(info, 2, "allReduce");
-    return [=] { return allReduce(ref, bytes, gen); };
+    int bufferHandle = 0;
+    bool sync = true;
+    if (!isAbsent(info, 3)) {
+      if (!info[3].IsObject()) argError("allReduce", "opts must be an object {buffer?, sync?}");
+      Napi::Object o = info[3].As<Napi::Object>();
+      Napi::Value b = o.Get("buffer");
+      if (!b.IsUndefined() && !b.IsNull()) {
+        if (!b.IsNumber()) argError("allReduce", "opts.buffer must be a buffer handle");
+        double v = b.As<Napi::Number>().DoubleValue();
+        if (!std::isfinite(v) || std::floor(v) != v || v < 0 || v > 2147483647.0) argError("allReduce", "opts.buffer must be a buffer handle");
+        bufferHandle = static_cast<int>(v);
+      }
+      Napi::Value sy = o.Get("sync");
+      if (!sy.IsUndefined() && !sy.IsNull()) {
+        if (!sy.IsBoolean()) argError("allReduce", "opts.sync must be a boolean");
+        sync = sy.As<Napi::Boolean>().Value();
+      }
+    }
+    BufferInfo buf = findBuffer(bufferHandle);
+    return [=] { return allReduce(ref, bytes, gen, buf, sync); };
   });
 }
 
@@ -410,6 +430,309 @@ Napi::Value MonotonicNs(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(monotonicNs()));
 }
 
+// ---- catalogue operations (optional NCCL functions) -----------------------------------------------
+
+// A Promise of Timed plus the fields `extra` adds.
+template <class R>
+Napi::Value timedWith(const Napi::CallbackInfo& info, std::function<std::function<void(R&)>()> prepare,
+                      std::function<void(Napi::Env, Napi::Object&, const R&)> extra) {
+  return promised(info, [&]() -> Prepared {
+    std::function<void(R&)> op = prepare();
+    auto r = std::make_shared<R>();
+    return {[op, r] { op(*r); },
+            [r, extra](Napi::Env env) -> Napi::Value {
+              Napi::Object o = timedObject(env, r->t);
+              extra(env, o, *r);
+              return o;
+            }};
+  });
+}
+
+struct HandleResult {
+  Timed t;
+  int handle = 0;
+};
+
+Napi::Value handleOrNull(Napi::Env env, int handle) {
+  return handle ? Napi::Value(Napi::Number::New(env, handle)) : env.Null();
+}
+
+int bufferHandleArg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
+  return intArg(info, i, fn, "buffer", 0, 2147483647.0);
+}
+
+ncclUniqueId idArg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
+  if (info.Length() <= i || !info[i].IsBuffer()) argError(fn, "id must be a Buffer of 128 bytes");
+  auto buf = info[i].As<Napi::Buffer<char>>();
+  if (buf.Length() != sizeof(ncclUniqueId)) argError(fn, "id must be a Buffer of 128 bytes");
+  ncclUniqueId id;
+  std::memcpy(id.internal, buf.Data(), sizeof id.internal);
+  return id;
+}
+
+Napi::Value MemAlloc(const Napi::CallbackInfo& info) {
+  return timedWith<HandleResult>(
+      info,
+      [&]() -> std::function<void(HandleResult&)> {
+        nccl();
+        size_t bytes = bytesArg(info, 0, "memAlloc", "bytes");
+        if (bytes == 0) argError("memAlloc", "bytes must be > 0");
+        if (info.Length() < 2 || !info[1].IsString()) argError("memAlloc", "kind must be 'cuda' or 'nccl'");
+        std::string kind = info[1].As<Napi::String>().Utf8Value();
+        if (kind != "cuda" && kind != "nccl") argError("memAlloc", "kind must be 'cuda' or 'nccl'");
+        bool ncclMem = kind == "nccl";
+        if (ncclMem) {
+          COMMCOST_REQUIRE_NCCL(ncclMemAlloc, kMemAllocSince);
+          COMMCOST_REQUIRE_NCCL(ncclMemFree, kMemAllocSince);
+        }
+        return [=](HandleResult& r) { r.t = memAlloc(bytes, ncclMem, &r.handle); };
+      },
+      [](Napi::Env, Napi::Object& o, const HandleResult& r) { o.Set("buffer", r.handle); });
+}
+
+Napi::Value MemFree(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    BufferInfo b = takeBuffer(bufferHandleArg(info, 0, "memFree"));
+    return [=] { return memFree(b); };
+  });
+}
+
+Napi::Value StreamSynchronize(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    cuda();
+    auto gen = genArg(info, 0, "streamSynchronize");
+    return [=] { return streamSynchronize(gen); };
+  });
+}
+
+Napi::Value CommShrink(const Napi::CallbackInfo& info) {
+  return timedWith<HandleResult>(
+      info,
+      [&]() -> std::function<void(HandleResult&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommShrink, kShrinkSince);
+        CommRef parent = commArg(info, 0, "commShrink", false);
+        if (info.Length() < 2 || !info[1].IsArray()) argError("commShrink", "excludeRanks must be an array of ranks");
+        Napi::Array arr = info[1].As<Napi::Array>();
+        std::vector<int> exclude;
+        for (uint32_t k = 0; k < arr.Length(); k++) {
+          Napi::Value v = arr.Get(k);
+          if (!v.IsNumber()) argError("commShrink", "excludeRanks must be an array of ranks");
+          double d = v.As<Napi::Number>().DoubleValue();
+          if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > 2147483647.0) argError("commShrink", "excludeRanks must hold ranks >= 0");
+          exclude.push_back(static_cast<int>(d));
+        }
+        int flags = intArg(info, 2, "commShrink", "flags", 0, 1);
+        auto config = configArg(info, 3, "commShrink");
+        auto gen = genArg(info, 4, "commShrink");
+        return [=](HandleResult& r) { r.t = commShrink(parent, exclude, flags, config, gen, &r.handle); };
+      },
+      [](Napi::Env env, Napi::Object& o, const HandleResult& r) { o.Set("comm", handleOrNull(env, r.handle)); });
+}
+
+Napi::Value CommGetUniqueId(const Napi::CallbackInfo& info) {
+  struct R {
+    Timed t;
+    ncclUniqueId id;
+  };
+  return timedWith<R>(
+      info,
+      [&]() -> std::function<void(R&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommGetUniqueId, kGrowSince);
+        CommRef ref = commArg(info, 0, "commGetUniqueId", false);
+        auto gen = genArg(info, 1, "commGetUniqueId");
+        return [=](R& r) { r.t = commGetUniqueId(ref, &r.id, gen); };
+      },
+      [](Napi::Env env, Napi::Object& o, const R& r) {
+        o.Set("id", Napi::Buffer<char>::Copy(env, r.id.internal, sizeof r.id.internal));
+      });
+}
+
+Napi::Value CommGrow(const Napi::CallbackInfo& info) {
+  return timedWith<HandleResult>(
+      info,
+      [&]() -> std::function<void(HandleResult&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommGrow, kGrowSince);
+        CommRef parent = isAbsent(info, 0) ? CommRef() : commArg(info, 0, "commGrow", false);
+        int nranks = intArg(info, 1, "commGrow", "nranks", 1, 1 << 24);
+        std::optional<ncclUniqueId> id;
+        if (!isAbsent(info, 2)) id = idArg(info, 2, "commGrow");
+        int rank = intArg(info, 3, "commGrow", "rank", -1, nranks - 1);
+        if (parent) {
+          if (rank != -1) argError("commGrow", "an existing rank (comm given) passes rank -1");
+        } else {
+          if (rank < 0) argError("commGrow", "a new rank (comm null) passes its rank in the grown communicator");
+          if (!id) argError("commGrow", "a new rank (comm null) needs the id from commGetUniqueId");
+        }
+        auto config = configArg(info, 4, "commGrow");
+        auto gen = genArg(info, 5, "commGrow");
+        return [=](HandleResult& r) { r.t = commGrow(parent, nranks, id, rank, config, gen, &r.handle); };
+      },
+      [](Napi::Env, Napi::Object& o, const HandleResult& r) { o.Set("comm", r.handle); });
+}
+
+Napi::Value CommRevoke(const Napi::CallbackInfo& info) {
+  struct R {
+    Timed t;
+    double callMs = 0;
+  };
+  return timedWith<R>(
+      info,
+      [&]() -> std::function<void(R&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommRevoke, kRevokeSince);
+        CommRef ref = commArg(info, 0, "commRevoke", false);
+        auto gen = genArg(info, 1, "commRevoke");
+        return [=](R& r) { r.t = commRevoke(ref, gen, &r.callMs); };
+      },
+      [](Napi::Env, Napi::Object& o, const R& r) { o.Set("callMs", r.callMs); });
+}
+
+Napi::Value CommRegister(const Napi::CallbackInfo& info) {
+  return timedWith<HandleResult>(
+      info,
+      [&]() -> std::function<void(HandleResult&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommRegister, kRegisterSince);
+        CommRef ref = commArg(info, 0, "commRegister", false);
+        BufferInfo buf = findBuffer(bufferHandleArg(info, 1, "commRegister"));
+        size_t bytes = bytesArg(info, 2, "commRegister", "bytes");
+        auto gen = genArg(info, 3, "commRegister");
+        return [=](HandleResult& r) { r.t = commRegister(ref, buf, bytes, gen, &r.handle); };
+      },
+      [](Napi::Env, Napi::Object& o, const HandleResult& r) { o.Set("handle", r.handle); });
+}
+
+Napi::Value CommDeregister(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    COMMCOST_REQUIRE_NCCL(ncclCommDeregister, kRegisterSince);
+    CommRef ref = commArg(info, 0, "commDeregister", false);
+    int handle = intArg(info, 1, "commDeregister", "handle", 1, 2147483647.0);
+    auto gen = genArg(info, 2, "commDeregister");
+    void* reg = takeRegistration(ref, handle);
+    return [=] { return commDeregister(ref, reg, gen); };
+  });
+}
+
+Napi::Value WindowRegister(const Napi::CallbackInfo& info) {
+  return timedWith<HandleResult>(
+      info,
+      [&]() -> std::function<void(HandleResult&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommWindowRegister, kWindowSince);
+        CommRef ref = commArg(info, 0, "windowRegister", false);
+        BufferInfo buf = findBuffer(bufferHandleArg(info, 1, "windowRegister"));
+        size_t bytes = bytesArg(info, 2, "windowRegister", "bytes");
+        int flags = intArg(info, 3, "windowRegister", "flags", 0, 2147483647.0);
+        auto gen = genArg(info, 4, "windowRegister");
+        return [=](HandleResult& r) { r.t = windowRegister(ref, buf, bytes, flags, gen, &r.handle); };
+      },
+      [](Napi::Env env, Napi::Object& o, const HandleResult& r) { o.Set("window", handleOrNull(env, r.handle)); });
+}
+
+Napi::Value WindowDeregister(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    COMMCOST_REQUIRE_NCCL(ncclCommWindowDeregister, kWindowSince);
+    CommRef ref = commArg(info, 0, "windowDeregister", false);
+    int handle = intArg(info, 1, "windowDeregister", "window", 1, 2147483647.0);
+    auto gen = genArg(info, 2, "windowDeregister");
+    ncclWindow_t win = takeWindow(ref, handle);
+    return [=] { return windowDeregister(ref, win, gen); };
+  });
+}
+
+Napi::Value CommSuspend(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    COMMCOST_REQUIRE_NCCL(ncclCommSuspend, kSuspendSince);
+    CommRef ref = commArg(info, 0, "commSuspend", false);
+    int flags = intArg(info, 1, "commSuspend", "flags", 0, 2147483647.0);
+    auto gen = genArg(info, 2, "commSuspend");
+    return [=] { return commSuspend(ref, flags, gen); };
+  });
+}
+
+Napi::Value CommResume(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    COMMCOST_REQUIRE_NCCL(ncclCommResume, kSuspendSince);
+    CommRef ref = commArg(info, 0, "commResume", false);
+    auto gen = genArg(info, 1, "commResume");
+    return [=] { return commResume(ref, gen); };
+  });
+}
+
+Napi::Value CommMemStats(const Napi::CallbackInfo& info) {
+  return sync(info, [&]() -> Napi::Value {
+    nccl();
+    std::optional<MemStats> m = commMemStats(commArg(info, 0, "commMemStats", false));
+    if (!m) return info.Env().Undefined();
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("suspendableBytes", static_cast<double>(m->suspendable));
+    o.Set("persistentBytes", static_cast<double>(m->persistent));
+    o.Set("totalBytes", static_cast<double>(m->total));
+    o.Set("suspended", m->suspended != 0);
+    return o;
+  });
+}
+
+Napi::Value GraphAllReduce(const Napi::CallbackInfo& info) {
+  struct R {
+    Timed t;
+    GraphTimes parts;
+  };
+  return timedWith<R>(
+      info,
+      [&]() -> std::function<void(R&)> {
+        nccl();
+        COMMCOST_REQUIRE_CUDA(cuStreamBeginCapture_v2);
+        COMMCOST_REQUIRE_CUDA(cuStreamEndCapture);
+        COMMCOST_REQUIRE_CUDA(cuGraphInstantiateWithFlags);
+        COMMCOST_REQUIRE_CUDA(cuGraphLaunch);
+        COMMCOST_REQUIRE_CUDA(cuGraphExecDestroy);
+        COMMCOST_REQUIRE_CUDA(cuGraphDestroy);
+        CommRef ref = commArg(info, 0, "graphAllReduce", false);
+        size_t bytes = bytesArg(info, 1, "graphAllReduce", "bytes");
+        auto gen = genArg(info, 2, "graphAllReduce");
+        return [=](R& r) { r.t = graphAllReduce(ref, bytes, gen, &r.parts); };
+      },
+      [](Napi::Env, Napi::Object& o, const R& r) {
+        o.Set("captureMs", r.parts.captureMs);
+        o.Set("instantiateMs", r.parts.instantiateMs);
+        o.Set("launchMs", r.parts.launchMs);
+      });
+}
+
+Napi::Value CommInitRankAbortable(const Napi::CallbackInfo& info) {
+  struct R {
+    Timed t;
+    int handle = 0;
+    bool aborted = false;
+  };
+  return timedWith<R>(
+      info,
+      [&]() -> std::function<void(R&)> {
+        nccl();
+        int nranks = intArg(info, 0, "commInitRankAbortable", "nranks", 1, 1 << 24);
+        ncclUniqueId id = idArg(info, 1, "commInitRankAbortable");
+        int rank = intArg(info, 2, "commInitRankAbortable", "rank", 0, nranks - 1);
+        if (info.Length() < 4 || !info[3].IsNumber()) argError("commInitRankAbortable", "deadlineMs must be a number");
+        double deadlineMs = info[3].As<Napi::Number>().DoubleValue();
+        if (!std::isfinite(deadlineMs) || deadlineMs < 0) argError("commInitRankAbortable", "deadlineMs must be >= 0");
+        auto gen = genArg(info, 4, "commInitRankAbortable");
+        return [=](R& r) { r.t = commInitRankAbortable(nranks, id, rank, deadlineMs, gen, &r.handle, &r.aborted); };
+      },
+      [](Napi::Env env, Napi::Object& o, const R& r) {
+        o.Set("comm", handleOrNull(env, r.handle));
+        o.Set("aborted", r.aborted);
+      });
+}
+
 }  // namespace
 }  // namespace commcost
 
@@ -434,6 +757,22 @@ static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("barrierWait", Napi::Function::New(env, BarrierWait, "barrierWait"));
   exports.Set("nop", Napi::Function::New(env, Nop, "nop"));
   exports.Set("monotonicNs", Napi::Function::New(env, MonotonicNs, "monotonicNs"));
+  exports.Set("memAlloc", Napi::Function::New(env, MemAlloc, "memAlloc"));
+  exports.Set("memFree", Napi::Function::New(env, MemFree, "memFree"));
+  exports.Set("streamSynchronize", Napi::Function::New(env, StreamSynchronize, "streamSynchronize"));
+  exports.Set("commShrink", Napi::Function::New(env, CommShrink, "commShrink"));
+  exports.Set("commGetUniqueId", Napi::Function::New(env, CommGetUniqueId, "commGetUniqueId"));
+  exports.Set("commGrow", Napi::Function::New(env, CommGrow, "commGrow"));
+  exports.Set("commRevoke", Napi::Function::New(env, CommRevoke, "commRevoke"));
+  exports.Set("commRegister", Napi::Function::New(env, CommRegister, "commRegister"));
+  exports.Set("commDeregister", Napi::Function::New(env, CommDeregister, "commDeregister"));
+  exports.Set("windowRegister", Napi::Function::New(env, WindowRegister, "windowRegister"));
+  exports.Set("windowDeregister", Napi::Function::New(env, WindowDeregister, "windowDeregister"));
+  exports.Set("commSuspend", Napi::Function::New(env, CommSuspend, "commSuspend"));
+  exports.Set("commResume", Napi::Function::New(env, CommResume, "commResume"));
+  exports.Set("commMemStats", Napi::Function::New(env, CommMemStats, "commMemStats"));
+  exports.Set("graphAllReduce", Napi::Function::New(env, GraphAllReduce, "graphAllReduce"));
+  exports.Set("commInitRankAbortable", Napi::Function::New(env, CommInitRankAbortable, "commInitRankAbortable"));
   return exports;
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ncclApi.h"
 
@@ -64,7 +65,62 @@ Timed commInitRank(int nranks, const ncclUniqueId& id, int rank, const std::opti
                    std::optional<uint64_t> gen, int* handle);
 Timed commSplit(const CommRef& parent, int color, int key, const std::optional<ncclConfig_t>& config,
                 std::optional<uint64_t> gen, int* handle /* 0 = no communicator (NOCOLOR) */);
-Timed allReduce(const CommRef& comm, size_t bytes, std::optional<uint64_t> gen);
+// Device buffers: handle 0 is the addon's own buffer (initDevice), others come from memAlloc.
+struct BufferInfo {
+  int handle = 0;
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  bool ncclMem = false;  // ncclMemAlloc (cuMem-backed) rather than cuMemAlloc
+};
+BufferInfo findBuffer(int handle);  // JavaScript thread; throws ARG
+BufferInfo takeBuffer(int handle);  // removes it; handle 0 cannot be taken (ARG)
+
+// ARG "<name> is not in this NCCL (needs ≥ <since>, loaded <version>)" when the optional symbol
+// is missing or the loaded version predates its first release.
+void requireNccl(bool present, const char* name, int since);
+// ARG when an optional CUDA driver function is missing.
+void requireCuda(bool present, const char* name);
+#define COMMCOST_REQUIRE_NCCL(fn, since) ::commcost::requireNccl(::commcost::nccl().fn != nullptr, #fn, since)
+#define COMMCOST_REQUIRE_CUDA(fn) ::commcost::requireCuda(::commcost::cuda().fn != nullptr, #fn)
+
+Timed memAlloc(size_t bytes, bool ncclMem, int* handle);
+Timed memFree(const BufferInfo& buffer);
+
+// sync = false: only ncclAllReduce is timed (the work stays in flight on the stream).
+Timed allReduce(const CommRef& comm, size_t bytes, std::optional<uint64_t> gen, const BufferInfo& buffer, bool sync);
+Timed streamSynchronize(std::optional<uint64_t> gen);
+Timed commShrink(const CommRef& parent, const std::vector<int>& excludeRanks, int flags,
+                 const std::optional<ncclConfig_t>& config, std::optional<uint64_t> gen, int* handle);
+Timed commGetUniqueId(const CommRef& comm, ncclUniqueId* id, std::optional<uint64_t> gen);
+// parent null on a new rank (then `id` is required and rank >= 0); existing ranks pass rank -1.
+Timed commGrow(const CommRef& parent, int nranks, const std::optional<ncclUniqueId>& id, int rank,
+               const std::optional<ncclConfig_t>& config, std::optional<uint64_t> gen, int* handle);
+Timed commRevoke(const CommRef& comm, std::optional<uint64_t> gen, double* callMs);
+Timed commRegister(const CommRef& comm, const BufferInfo& buffer, size_t bytes, std::optional<uint64_t> gen,
+                   int* handle);
+void* takeRegistration(const CommRef& comm, int handle);  // JavaScript thread; throws ARG
+Timed commDeregister(const CommRef& comm, void* registration, std::optional<uint64_t> gen);
+Timed windowRegister(const CommRef& comm, const BufferInfo& buffer, size_t bytes, int flags,
+                     std::optional<uint64_t> gen, int* window /* 0 = NULL window */);
+ncclWindow_t takeWindow(const CommRef& comm, int handle);  // JavaScript thread; throws ARG
+Timed windowDeregister(const CommRef& comm, ncclWindow_t window, std::optional<uint64_t> gen);
+Timed commSuspend(const CommRef& comm, int flags, std::optional<uint64_t> gen);
+Timed commResume(const CommRef& comm, std::optional<uint64_t> gen);
+
+struct MemStats {
+  uint64_t suspendable = 0, suspended = 0, persistent = 0, total = 0;
+};
+std::optional<MemStats> commMemStats(const CommRef& comm);  // JavaScript thread; nullopt: not in this NCCL
+
+struct GraphTimes {
+  double captureMs = 0, instantiateMs = 0, launchMs = 0;
+};
+Timed graphAllReduce(const CommRef& comm, size_t bytes, std::optional<uint64_t> gen, GraphTimes* parts);
+
+// Non-blocking init polled until ready, abortAll() or `deadlineMs`; *handle 0 and *aborted true
+// when it was aborted.
+Timed commInitRankAbortable(int nranks, const ncclUniqueId& id, int rank, double deadlineMs,
+                            std::optional<uint64_t> gen, int* handle, bool* aborted);
 Timed commFinalize(const CommRef& comm, std::optional<uint64_t> gen);
 Timed commDestroy(const CommRef& comm, std::optional<uint64_t> gen);  // comm already taken
 Timed commAbort(const CommRef& comm, std::optional<uint64_t> gen);    // comm already taken

@@ -12,8 +12,13 @@ typedef int CUdevice;
 typedef struct CUctx_st* CUcontext;
 typedef struct CUstream_st* CUstream;  // ABI-identical to cudaStream_t
 typedef unsigned long long CUdeviceptr;
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphExec_st* CUgraphExec;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+// CUstreamCaptureMode: GLOBAL 0, THREAD_LOCAL 1, RELAXED 2. NCCL capture uses RELAXED (NCCL's
+// own threads may make capture-unsafe calls while the addon's stream captures).
+constexpr int CU_STREAM_CAPTURE_MODE_RELAXED = 2;
 
 // Spells a function-pointer type given in a macro argument as a declaration type.
 template <class T>
@@ -38,9 +43,20 @@ using FnPtr = T;
   X(cuMemGetInfo_v2, CUresult (*)(size_t * freeBytes, size_t * totalBytes))     \
   X(cuGetErrorString, CUresult (*)(CUresult error, const char** text))
 
+// Optional driver functions (CUDA graphs, driver >= 11.4 for cuGraphInstantiateWithFlags); a
+// missing one is reported in LoadInfo.symbols and makes graphAllReduce fail with ARG.
+#define COMMCOST_CUDA_OPTIONAL(X)                                                              \
+  X(cuStreamBeginCapture_v2, CUresult (*)(CUstream stream, int mode))                         \
+  X(cuStreamEndCapture, CUresult (*)(CUstream stream, CUgraph * graph))                       \
+  X(cuGraphInstantiateWithFlags, CUresult (*)(CUgraphExec * exec, CUgraph graph, unsigned long long flags)) \
+  X(cuGraphLaunch, CUresult (*)(CUgraphExec exec, CUstream stream))                           \
+  X(cuGraphExecDestroy, CUresult (*)(CUgraphExec exec))                                       \
+  X(cuGraphDestroy, CUresult (*)(CUgraph graph))
+
 struct CudaApi {
 #define COMMCOST_CUDA_FIELD(name, type) FnPtr<type> name = nullptr;
   COMMCOST_CUDA_FUNCTIONS(COMMCOST_CUDA_FIELD)
+  COMMCOST_CUDA_OPTIONAL(COMMCOST_CUDA_FIELD)
 #undef COMMCOST_CUDA_FIELD
 };
 

@@ -79,6 +79,13 @@ const LoadInfo& loadLibraries(const std::string& ncclPath, const std::string& cu
     COMMCOST_FAIL("LOAD", "dlsym", "CUDA driver library '" + cudaPath + "' lacks required symbols: " + missing);
   }
 
+  std::vector<std::pair<std::string, bool>> cudaOptional;
+#define COMMCOST_LOAD_CUDA_OPTIONAL(name, type)                         \
+  cu.name = reinterpret_cast<type>(dlsym(cudaHandle, #name));           \
+  cudaOptional.emplace_back(#name, cu.name != nullptr);
+  COMMCOST_CUDA_OPTIONAL(COMMCOST_LOAD_CUDA_OPTIONAL)
+#undef COMMCOST_LOAD_CUDA_OPTIONAL
+
   NcclApi nc;
 #define COMMCOST_LOAD_NCCL(name, type)                                  \
   nc.name = reinterpret_cast<type>(dlsym(ncclHandle, #name));           \
@@ -95,6 +102,7 @@ const LoadInfo& loadLibraries(const std::string& ncclPath, const std::string& cu
   li.symbols.emplace_back(#name, nc.name != nullptr);
   COMMCOST_NCCL_OPTIONAL(COMMCOST_LOAD_OPTIONAL)
 #undef COMMCOST_LOAD_OPTIONAL
+  li.symbols.insert(li.symbols.end(), cudaOptional.begin(), cudaOptional.end());
 
   int version = 0;
   ncclResult_t r = nc.ncclGetVersion(&version);

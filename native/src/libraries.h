@@ -19,7 +19,7 @@ struct LoadInfo {
   std::string ncclVersion;  // "2.28.9"
   int driverVersion = 0;    // cuDriverGetVersion, e.g. 13000
   bool simulated = false;   // the NCCL library exports `commcostSimulated`
-  std::vector<std::pair<std::string, bool>> symbols;  // optional NCCL symbol -> present
+  std::vector<std::pair<std::string, bool>> symbols;  // optional NCCL (then CUDA) symbol -> present
 };
 
 // Loads both libraries once. Throws LOAD (with the dlerror text) on failure, or when called again

@@ -64,6 +64,25 @@ static_assert(offsetof(ncclConfig_t, graphStreamOrdering) == 92, "graphStreamOrd
 constexpr int kConfigBlockingSince = 21403;
 constexpr int kConfigSplitShareSince = 21801;
 
+// First release of each optional function (nccl-api.md §1): the addon refuses a call when the
+// symbol is missing or the loaded version is older (the simulated NCCL exports every symbol).
+constexpr int kRegisterSince = 21901;    // ncclCommRegister / ncclCommDeregister
+constexpr int kMemAllocSince = 21901;    // ncclMemAlloc / ncclMemFree
+constexpr int kShrinkSince = 22703;      // ncclCommShrink
+constexpr int kWindowSince = 22703;      // ncclCommWindowRegister / ncclCommWindowDeregister
+constexpr int kRevokeSince = 22807;      // ncclCommRevoke
+constexpr int kGrowSince = 22902;        // ncclCommGetUniqueId / ncclCommGrow
+constexpr int kSuspendSince = 22907;     // ncclCommSuspend / ncclCommResume / ncclCommMemStats
+
+constexpr int NCCL_SHRINK_DEFAULT = 0x00;
+constexpr int NCCL_SHRINK_ABORT = 0x01;
+constexpr int NCCL_REVOKE_DEFAULT = 0x00;
+// ncclCommMemStat_t
+constexpr int ncclStatGpuMemSuspend = 0;
+constexpr int ncclStatGpuMemSuspended = 1;
+constexpr int ncclStatGpuMemPersist = 2;
+constexpr int ncclStatGpuMemTotal = 3;
+
 // Required functions: the addon refuses to load a library without any of them.
 #define COMMCOST_NCCL_REQUIRED(X)                                                                    \
   X(ncclGetVersion, ncclResult_t (*)(int* version))                                                  \
@@ -87,7 +106,7 @@ constexpr int kConfigSplitShareSince = 21801;
   X(ncclGroupEnd, ncclResult_t (*)(void))
 
 // Optional functions: allowed to be missing (newer than the oldest supported NCCL); presence is
-// reported in LoadInfo.symbols. Not called by the addon yet.
+// reported in LoadInfo.symbols; each call checks presence and version first (commOps.cc).
 #define COMMCOST_NCCL_OPTIONAL(X)                                                                    \
   X(ncclCommShrink, ncclResult_t (*)(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,   \
                                      ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags))     \

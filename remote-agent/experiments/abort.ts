@@ -2,7 +2,7 @@
  * abort: ncclCommAbort of a communicator that has run its first collective; then the rebuild a
  * fault-tolerant job pays next: a fresh init after the abort and its first collective.
  */
-import { BLOCKING, firstStep, type ExperimentModule } from './experiment';
+import { BLOCKING, firstStep, warmCommunicator, type ExperimentModule } from './experiment';
 
 export const abortExperiment: ExperimentModule = {
   id: 'abort',
@@ -20,14 +20,10 @@ export const abortExperiment: ExperimentModule = {
     ];
   },
   async iteration(rc) {
-    const id = await rc.uniqueId();
-    const { comm } = await rc.untimed('ncclCommInitRankConfig', () => rc.native.commInitRank(rc.worldSize, id, rc.rank, BLOCKING));
-    await rc.untimed('allreduce (first)', () => rc.native.allReduce(comm, rc.options.firstCollectiveBytes));
+    const comm = await warmCommunicator(rc);
     await rc.timed('abort', 'ncclCommAbort', (gen) => rc.native.commAbort(comm, gen));
-    const id2 = await rc.uniqueId();
-    const { comm: fresh } = await rc.timed('reinit', 'ncclCommInitRankConfig', (gen) =>
-      rc.native.commInitRank(rc.worldSize, id2, rc.rank, BLOCKING, gen),
-    );
+    const id = await rc.uniqueId();
+    const { comm: fresh } = await rc.timed('reinit', 'ncclCommInitRankConfig', (gen) => rc.native.commInitRank(rc.worldSize, id, rc.rank, BLOCKING, gen));
     rc.markMemory('afterCall');
     await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(fresh, rc.options.firstCollectiveBytes, gen));
     rc.markMemory('afterFirst');

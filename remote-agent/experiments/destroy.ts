@@ -2,7 +2,7 @@
  * destroy: ncclCommFinalize then ncclCommDestroy of a communicator that has run its first
  * collective (the graceful release).
  */
-import { BLOCKING, type ExperimentModule } from './experiment';
+import { warmCommunicator, type ExperimentModule } from './experiment';
 
 export const destroyExperiment: ExperimentModule = {
   id: 'destroy',
@@ -19,9 +19,7 @@ export const destroyExperiment: ExperimentModule = {
     ];
   },
   async iteration(rc) {
-    const id = await rc.uniqueId();
-    const { comm } = await rc.untimed('ncclCommInitRankConfig', () => rc.native.commInitRank(rc.worldSize, id, rc.rank, BLOCKING));
-    await rc.untimed('allreduce (first)', () => rc.native.allReduce(comm, rc.options.firstCollectiveBytes));
+    const comm = await warmCommunicator(rc);
     await rc.timed('finalize', 'ncclCommFinalize', (gen) => rc.native.commFinalize(comm, gen));
     await rc.timed('destroy', 'ncclCommDestroy', (gen) => rc.native.commDestroy(comm, gen));
   },

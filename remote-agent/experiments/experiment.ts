@@ -6,6 +6,9 @@
 import type { ExperimentId, RunOptions, StepPlan, VariantPlan } from '../../protocol/events';
 import type { CommConfig, NativeBinding, Timed } from '../nativeBinding';
 
+/** The blocking config used for every communicator unless a variant says otherwise. */
+export const BLOCKING: CommConfig = { blocking: 1 };
+
 /** What the coordinator knows when it plans. */
 export interface PlanContext {
   ranks: number;
@@ -26,18 +29,58 @@ export interface RankContext {
    */
   uniqueId(): Promise<Buffer>;
   /**
+   * A 128-byte id made by one rank (`producer`, default 0) with `produce` and handed by the
+   * coordinator to every other rank (e.g. ncclCommGetUniqueId for a grow). Untimed.
+   */
+  sharedId(produce: () => Promise<Buffer>, producer?: number): Promise<Buffer>;
+  /**
    * Runs one timed step: all ranks meet at the TCP barrier, then each times `fn` in native
    * code; the step's figure is later the MAX over ranks. `fn` receives the barrier generation.
    */
   timed<T extends Timed>(step: string, label: string, fn: (gen: number) => Promise<T>): Promise<T>;
+  /**
+   * This rank takes no part in a timed step (e.g. the rank a shrink excludes): it passes the
+   * barrier so generations stay aligned, and records nothing for `step`.
+   */
+  sitOut(step: string): Promise<void>;
   /** Runs an untimed library call under the hang guard (setup and cleanup). */
   untimed<T>(label: string, fn: () => Promise<T>): Promise<T>;
   /** Records the device memory taken since the iteration began (free-memory delta), under `point`. */
   markMemory(point: string): void;
+  /**
+   * Records a figure this rank measured for `step` in this iteration without a call of its own:
+   * a part returned by a native op (e.g. revoke's call alone), or a sum of timed calls.
+   */
+  record(step: string, ms: number): void;
+}
+
+/**
+ * Builds a communicator over all ranks and runs its first collective (untimed): the starting
+ * point of experiments that time what comes after creation.
+ */
+export async function warmCommunicator(rc: RankContext, config: CommConfig = BLOCKING, label = 'parent'): Promise<number> {
+  const id = await rc.uniqueId();
+  const { comm } = await rc.untimed(`ncclCommInitRankConfig (${label})`, () => rc.native.commInitRank(rc.worldSize, id, rc.rank, config));
+  await rc.untimed(`allreduce (warm ${label})`, () => rc.native.allReduce(comm, rc.options.firstCollectiveBytes));
+  return comm;
+}
+
+/** `call` + `first` + their sum: the steps of every path that produces a new communicator. */
+export function creationSteps(options: RunOptions, label: string, total: string): StepPlan[] {
+  return [
+    { step: 'call', label, kind: 'call' },
+    firstStep(options),
+    { step: 'total', label: total, kind: 'toFirst', sumOf: ['call', 'first'] },
+  ];
 }
 
 export interface ExperimentModule<State = unknown> {
   id: ExperimentId;
+  /**
+   * Environment a variant needs, set before NCCL loads: such a variant runs in rank processes
+   * of its own (NCCL reads most variables once per process).
+   */
+  variantEnv?(variant: string): Record<string, string> | undefined;
   /** Variants to run on this host, or the reason the experiment cannot run here. */
   plan(ctx: PlanContext): VariantPlan[] | { skip: string };
   /** Untimed preparation of one variant on every rank (e.g. the parent communicator). */
@@ -79,5 +122,13 @@ export function needsNccl(ctx: PlanContext, needed: string): string | undefined 
     : undefined;
 }
 
-/** The blocking config used for every communicator unless a variant says otherwise. */
-export const BLOCKING: CommConfig = { blocking: 1 };
+/** Skip reason when the library lacks an optional symbol ("ncclCommShrink is not in this NCCL"). */
+export function needsSymbols(ctx: PlanContext, ...names: string[]): string | undefined {
+  const missing = names.filter((n) => !ctx.symbols[n]);
+  return missing.length > 0 ? `${missing.join(', ')} not in this NCCL (${versionString(ctx.ncclVersionCode)})` : undefined;
+}
+
+/** Skip reason when the run has fewer ranks than `n`. */
+export function needsRanks(ctx: PlanContext, n: number): string | undefined {
+  return ctx.ranks < n ? `needs ${n} GPUs, host has ${ctx.ranks}` : undefined;
+}

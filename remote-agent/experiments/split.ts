@@ -4,7 +4,7 @@
  * same shape (every rank the same color); then the first collective on the child.
  */
 import type { VariantPlan } from '../../protocol/events';
-import { firstStep, needsNccl, type ExperimentModule } from './experiment';
+import { creationSteps, needsNccl, needsRanks, warmCommunicator, type ExperimentModule } from './experiment';
 
 type Shape = 'halves' | 'whole';
 
@@ -16,40 +16,23 @@ function parseVariant(variant: string): { shape: Shape; splitShare: 0 | 1 } {
 export const splitExperiment: ExperimentModule<{ parent: number }> = {
   id: 'split',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1');
+    const skip = needsNccl(ctx, '2.18.1') ?? needsRanks(ctx, 2);
     if (skip) return { skip };
-    if (ctx.ranks < 2) return { skip: `needs 2 GPUs, host has ${ctx.ranks}` };
-    const shapes: Shape[] = ['halves', 'whole'];
     const variants: VariantPlan[] = [];
-    for (const shape of shapes) {
+    for (const shape of ['halves', 'whole'] as Shape[]) {
       for (const share of [0, 1]) {
-        variants.push({
-          variant: `${shape}/splitShare=${share}`,
-          steps: [
-            { step: 'call', label: 'ncclCommSplit', kind: 'call' },
-            firstStep(ctx.options),
-            { step: 'total', label: 'split to first collective', kind: 'toFirst', sumOf: ['call', 'first'] },
-          ],
-        });
+        variants.push({ variant: `${shape}/splitShare=${share}`, steps: creationSteps(ctx.options, 'ncclCommSplit', 'split to first collective') });
       }
     }
     return variants;
   },
   async setup(rc, variant) {
-    const { splitShare } = parseVariant(variant);
-    const id = await rc.uniqueId();
-    const { comm } = await rc.untimed('ncclCommInitRankConfig (parent)', () =>
-      rc.native.commInitRank(rc.worldSize, id, rc.rank, { blocking: 1, splitShare }),
-    );
-    await rc.untimed('allreduce (warm parent)', () => rc.native.allReduce(comm, rc.options.firstCollectiveBytes));
-    return { parent: comm };
+    return { parent: await warmCommunicator(rc, { blocking: 1, splitShare: parseVariant(variant).splitShare }) };
   },
   async iteration(rc, variant, state) {
     const { shape } = parseVariant(variant);
     const color = shape === 'halves' ? (rc.rank < rc.worldSize / 2 ? 0 : 1) : 0;
-    const { comm: child } = await rc.timed('call', 'ncclCommSplit', (gen) =>
-      rc.native.commSplit(state.parent, color, rc.rank, null, gen),
-    );
+    const { comm: child } = await rc.timed('call', 'ncclCommSplit', (gen) => rc.native.commSplit(state.parent, color, rc.rank, null, gen));
     if (child === null) throw new Error(`ncclCommSplit returned no communicator for color ${color} on rank ${rc.rank}`);
     rc.markMemory('afterCall');
     await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));

@@ -24,7 +24,7 @@ const bad: [Record<string, unknown>, string, RegExp][] = [
   [{ deadlineSeconds: 'soon' }, 'commcost.deadlineSeconds', /"soon"/],
   [{ hosts: ['gpu1', 'bad host'] }, 'commcost.hosts', /bad host/],
   [{ hosts: 'gpu1' }, 'commcost.hosts', /"gpu1"/],
-  [{ experiments: ['init', 'warp'] }, 'commcost.experiments', /warp.*init, split, destroy, abort/],
+  [{ experiments: ['init', 'warp'] }, 'commcost.experiments', /warp.*init, split, shrink, grow, destroy, abort/],
   [{ ncclPath: 'a\nb' }, 'commcost.ncclPath', /one line/],
 ];
 for (const [values, setting, message] of bad) {

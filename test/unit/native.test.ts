@@ -177,8 +177,9 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
     assert.equal(info.ncclVersion, '2.28.9');
     assert.equal(info.ncclVersionCode, 22809);
     assert.equal(info.driverVersion, 13000);
-    assert.equal(info.symbols.ncclCommShrink, false);
+    assert.equal(info.symbols.ncclCommShrink, true);
     assert.equal(info.symbols.ncclMemAlloc, true);
+    assert.equal(info.symbols.cuGraphInstantiateWithFlags, true);
     assert.deepEqual(await r!.call('load', { ncclPath: simPath, cudaPath: simPath }), info);
     const other = await rejection(r!.call('load', { ncclPath: '/elsewhere/libnccl.so.2', cudaPath: simPath }));
     assert.equal(other.code, 'LOAD');
@@ -250,7 +251,9 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
       assert.equal(typeof children[i], 'number');
       assert.equal(await r.call('commCount', children[i]), 1);
       assert.equal(await r.call('commUserRank', children[i]), 0);
-      near((await r.call('allReduce', children[i], 4 * MiB)).ms, 300 + (4 * MiB) / 1e6, 'child first allreduce');
+      // A 1-rank communicator has nothing to connect: its first collective is only the wire time.
+      const childFirst = (await r.call('allReduce', children[i], 4 * MiB)).ms;
+      assert.ok(childFirst < 100, `1-rank first allreduce pays no connect: ${childFirst} ms`);
     }
     // A NOCOLOR split gives no communicator.
     const none = await Promise.all(rs.map((r, i) => r.call('commSplit', comms[i], -1, 0)));

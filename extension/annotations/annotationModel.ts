@@ -1,0 +1,132 @@
+/**
+ * The annotations of open documents: one incrementally re-parsed tree per document, its call
+ * sites, and each API's annotation on the active profile (cached until the profiles or the
+ * settings change). The VS Code providers read from here; hovers are answered from this cache.
+ * No `vscode` import.
+ */
+import { findings, type Finding } from './advice';
+import type { ApiName } from './apiMap';
+import {
+  ParsedDocument,
+  type CallSite,
+  type CallSiteFinder,
+  type Position,
+  type ScanResult,
+  type SourceLanguage,
+  type TextChange,
+} from './callSites';
+import { resolveAnnotation, type Annotation } from './figures';
+import type { ProfileStore, StaleRules } from './profiles';
+
+/** One document's state after its last parse. */
+export interface DocumentAnnotations {
+  /** The document version the scan was made from. */
+  version: number;
+  scan: ScanResult;
+  /** The text the scan was made from. */
+  text: string;
+  /** Built on first use. */
+  findings?: Finding[];
+}
+
+function contains(site: CallSite, p: Position): boolean {
+  const r = site.nameRange;
+  const s = site.range;
+  const inside = (a: Position, b: Position): boolean =>
+    (p.line > a.line || (p.line === a.line && p.character >= a.character)) &&
+    (p.line < b.line || (p.line === b.line && p.character <= b.character));
+  return inside(r.start, r.end) || inside(s.start, s.end);
+}
+
+export class AnnotationModel {
+  private readonly docs = new Map<string, { parsed: ParsedDocument; state?: DocumentAnnotations }>();
+  private readonly cache = new Map<ApiName, Annotation>();
+
+  /**
+   * @param finder the loaded finder
+   * @param store the profiles
+   * @param rules the staleness rules now (settings and clock)
+   */
+  constructor(
+    private readonly finder: CallSiteFinder,
+    private readonly store: ProfileStore,
+    private readonly rules: () => StaleRules,
+  ) {}
+
+  /** The annotation of `api` on the active profile (cached). */
+  annotate(api: ApiName): Annotation {
+    let a = this.cache.get(api);
+    if (!a) {
+      a = resolveAnnotation(api, this.store.active, this.store.profiles, this.rules());
+      this.cache.set(api, a);
+    }
+    return a;
+  }
+
+  /** Forgets every annotation and finding (profiles, the active profile or settings changed). */
+  invalidate(): void {
+    this.cache.clear();
+    for (const d of this.docs.values()) if (d.state) delete d.state.findings;
+  }
+
+  /** Parses `text` in full (a newly opened document, or after a language change). */
+  open(uri: string, language: SourceLanguage, text: string, version: number): DocumentAnnotations {
+    const old = this.docs.get(uri);
+    if (old && old.parsed.language !== language) this.close(uri);
+    let d = this.docs.get(uri);
+    if (!d) {
+      d = { parsed: new ParsedDocument(this.finder, language) };
+      this.docs.set(uri, d);
+    }
+    const scan = d.parsed.reparse(text);
+    d.state = { version, scan, text };
+    return d.state;
+  }
+
+  /** Records content changes on the kept tree; call {@link reparse} (debounced) afterwards. */
+  edit(uri: string, changes: readonly TextChange[]): void {
+    this.docs.get(uri)?.parsed.edit(changes);
+  }
+
+  /** Re-parses incrementally against the edited tree. Undefined when the document is not open here. */
+  reparse(uri: string, text: string, version: number): DocumentAnnotations | undefined {
+    const d = this.docs.get(uri);
+    if (!d) return undefined;
+    const scan = d.parsed.reparse(text);
+    d.state = { version, scan, text };
+    return d.state;
+  }
+
+  has(uri: string): boolean {
+    return this.docs.has(uri);
+  }
+
+  state(uri: string): DocumentAnnotations | undefined {
+    return this.docs.get(uri)?.state;
+  }
+
+  /** The findings of the document's last parse (built once per parse and profile state). */
+  findings(uri: string): Finding[] {
+    const s = this.state(uri);
+    if (!s) return [];
+    s.findings ??= findings(s.scan, (api) => this.annotate(api), s.text);
+    return s.findings;
+  }
+
+  /** The call site at `p` and its annotation, from the cache. */
+  at(uri: string, p: Position): { site: CallSite; annotation: Annotation } | undefined {
+    const s = this.state(uri);
+    const site = s?.scan.sites.find((x) => contains(x, p));
+    return site ? { site, annotation: this.annotate(site.api) } : undefined;
+  }
+
+  close(uri: string): void {
+    this.docs.get(uri)?.parsed.dispose();
+    this.docs.delete(uri);
+  }
+
+  dispose(): void {
+    for (const uri of [...this.docs.keys()]) this.close(uri);
+    this.cache.clear();
+  }
+}

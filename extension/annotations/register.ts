@@ -1,0 +1,268 @@
+/**
+ * Wires the call-site annotations into VS Code: hover, CodeLens, after-line labels, diagnostics
+ * and quick fixes on Python and C/C++ documents, the profile status bar item, the run-folder
+ * watchers and the commands behind the links. Everything registered here is owned by the
+ * extension context's scope.
+ *
+ * Activation stays cheap: tree-sitter and the grammars load on the first Python/C/C++ document;
+ * documents are parsed on open and re-parsed incrementally (debounced) on edit.
+ */
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { EXPERIMENT_IDS } from '../../protocol/events';
+import type { CommcostContext } from '../extensionContext';
+import type { OutputLog } from '../outputLog';
+import { SettingsError } from '../settings';
+import { AnnotationModel } from './annotationModel';
+import { ANNOTATION_DEFAULTS, readAnnotationSettings, type AnnotationSettings } from './annotationSettings';
+import { mappedExperiments } from './apiMap';
+import { CallSiteFinder, isSourceLanguage, shippedGrammars } from './callSites';
+import { AnnotationCodeLensProvider } from './codeLens';
+import { CostDecorations } from './decorations';
+import { updateDiagnostics } from './diagnostics';
+import { AnnotationHoverProvider } from './hoverProvider';
+import { ProfileStore, type RunFolder, type StaleRules } from './profiles';
+import { AnnotationQuickFixes } from './quickFixes';
+import { pickProfile, ProfileStatusBar } from './statusBar';
+
+const ACTIVE_KEY = 'commcost.activeProfilePath';
+const REPARSE_DELAY_MS = 150;
+const RELOAD_DELAY_MS = 200;
+const SELECTOR: vscode.DocumentSelector = ['python', 'cpp', 'c'].flatMap((language) => [
+  { language, scheme: 'file' },
+  { language, scheme: 'untitled' },
+]);
+
+export interface AnnotationEnv {
+  ctx: CommcostContext;
+  extension: vscode.ExtensionContext;
+  log: OutputLog;
+}
+
+/** Registers every annotation surface; all of it is disposed with `env.ctx`. */
+export function registerAnnotations(env: AnnotationEnv): void {
+  const scope = env.ctx.subscriptions;
+  const { extension, log } = env;
+  const store = new ProfileStore((line) => log.error(line));
+  const changed = scope.add(new vscode.EventEmitter<void>());
+  const decorations = scope.add(new CostDecorations());
+  const diagnostics = scope.add(vscode.languages.createDiagnosticCollection('commcost'));
+  const statusBar = scope.add(new ProfileStatusBar());
+  const timers = new Map<string, NodeJS.Timeout>();
+  scope.add({ dispose: () => timers.forEach((t) => clearTimeout(t)) });
+
+  let settings = readSettingsReported(log);
+  const rules = (): StaleRules => ({
+    now: Date.now(),
+    staleAfterDays: settings.staleAfterDays,
+    expectedNcclVersion: settings.expectedNcclVersion,
+  });
+  let model: AnnotationModel | undefined;
+  let loading: Promise<AnnotationModel | undefined> | undefined;
+  let profilesLoaded = false;
+  scope.add({ dispose: () => model?.dispose() });
+
+  const folders = (): RunFolder[] => [
+    ...(vscode.workspace.workspaceFolders ?? []).map((f) => ({
+      dir: join(f.uri.fsPath, '.commcost', 'runs'),
+      source: 'workspace' as const,
+    })),
+    { dir: join(extension.globalStorageUri.fsPath, 'runs'), source: 'global' as const },
+  ];
+
+  const refreshDocument = (document: vscode.TextDocument): void => {
+    for (const editor of vscode.window.visibleTextEditors) {
+      if (editor.document === document) decorations.update(editor, model, settings.decorations, settings);
+    }
+    updateDiagnostics(diagnostics, document, model, settings.diagnostics);
+  };
+  const refreshAll = (): void => {
+    model?.invalidate();
+    changed.fire();
+    for (const d of vscode.workspace.textDocuments) if (model?.has(d.uri.toString())) refreshDocument(d);
+    if (profilesLoaded) statusBar.update(store, rules());
+  };
+
+  const reloadProfiles = async (newPath?: string): Promise<void> => {
+    await store.reload(folders());
+    profilesLoaded = true;
+    if (newPath && store.setActivePath(newPath)) await extension.workspaceState.update(ACTIVE_KEY, newPath);
+    else {
+      const saved = extension.workspaceState.get<unknown>(ACTIVE_KEY);
+      if (typeof saved === 'string') store.setActivePath(saved);
+    }
+    refreshAll();
+  };
+
+  const ensureModel = (): Promise<AnnotationModel | undefined> =>
+    (loading ??= (async () => {
+      const started = performance.now();
+      const [finder] = await Promise.all([
+        CallSiteFinder.load(shippedGrammars(join(extension.extensionPath, 'dist', 'grammars'))),
+        reloadProfiles(),
+      ]);
+      model = scope.isDisposed ? undefined : new AnnotationModel(finder, store, rules);
+      if (!model) finder.dispose();
+      else scope.add(finder);
+      log.info(`annotations: tree-sitter and grammars loaded in ${Math.round(performance.now() - started)} ms`);
+      return model;
+    })().catch((err: unknown) => {
+      log.error(`annotations: could not load tree-sitter: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    }));
+
+  const openDocument = async (document: vscode.TextDocument): Promise<void> => {
+    if (!isSourceLanguage(document.languageId) || (document.uri.scheme !== 'file' && document.uri.scheme !== 'untitled')) return;
+    const m = await ensureModel();
+    if (!m || document.isClosed) return;
+    try {
+      m.open(document.uri.toString(), document.languageId, document.getText(), document.version);
+    } catch (err) {
+      log.error(`annotations: could not parse ${document.uri.fsPath}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    changed.fire();
+    refreshDocument(document);
+  };
+
+  const reparseSoon = (document: vscode.TextDocument): void => {
+    const uri = document.uri.toString();
+    clearTimeout(timers.get(uri));
+    timers.set(
+      uri,
+      setTimeout(() => {
+        timers.delete(uri);
+        if (document.isClosed || !model?.has(uri)) return;
+        try {
+          model.reparse(uri, document.getText(), document.version);
+        } catch (err) {
+          log.error(`annotations: could not re-parse ${document.uri.fsPath}: ${err instanceof Error ? err.message : String(err)}`);
+          return;
+        }
+        changed.fire();
+        refreshDocument(document);
+      }, REPARSE_DELAY_MS),
+    );
+  };
+
+  // Providers.
+  const getModel = (): AnnotationModel | undefined => model;
+  scope.add(vscode.languages.registerHoverProvider(SELECTOR, new AnnotationHoverProvider(getModel)));
+  scope.add(
+    vscode.languages.registerCodeLensProvider(SELECTOR, new AnnotationCodeLensProvider(getModel, () => settings.codeLens, changed.event)),
+  );
+  scope.add(
+    vscode.languages.registerCodeActionsProvider(SELECTOR, new AnnotationQuickFixes(getModel, () => settings.diagnostics), {
+      providedCodeActionKinds: [vscode.CodeActionKind.QuickFix],
+    }),
+  );
+
+  // Documents.
+  scope.add(vscode.workspace.onDidOpenTextDocument((d) => void openDocument(d)));
+  scope.add(
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      const uri = e.document.uri.toString();
+      if (!model?.has(uri) || e.contentChanges.length === 0) return;
+      model.edit(uri, e.contentChanges);
+      reparseSoon(e.document);
+    }),
+  );
+  scope.add(
+    vscode.workspace.onDidCloseTextDocument((d) => {
+      const uri = d.uri.toString();
+      clearTimeout(timers.get(uri));
+      timers.delete(uri);
+      model?.close(uri);
+      diagnostics.delete(d.uri);
+    }),
+  );
+  scope.add(
+    vscode.window.onDidChangeVisibleTextEditors((editors) =>
+      editors.forEach((e) => model?.has(e.document.uri.toString()) && decorations.update(e, model, settings.decorations, settings)),
+    ),
+  );
+  for (const d of vscode.workspace.textDocuments) void openDocument(d);
+
+  // Settings.
+  scope.add(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('commcost')) return;
+      settings = readSettingsReported(log);
+      refreshAll();
+    }),
+  );
+
+  // Run folders: a new run (e.g. saved by the Measure command) becomes the active profile.
+  let reloadTimer: NodeJS.Timeout | undefined;
+  let createdPath: string | undefined;
+  scope.add({ dispose: () => clearTimeout(reloadTimer) });
+  const reloadSoon = (created?: vscode.Uri): void => {
+    if (!profilesLoaded && !loading) return;
+    if (created) createdPath = created.fsPath;
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(() => {
+      const path = createdPath;
+      createdPath = undefined;
+      void reloadProfiles(path);
+    }, RELOAD_DELAY_MS);
+  };
+  const watch = (pattern: vscode.RelativePattern): void => {
+    const w = scope.add(vscode.workspace.createFileSystemWatcher(pattern));
+    scope.add(w.onDidCreate((u) => reloadSoon(u)));
+    scope.add(w.onDidChange(() => reloadSoon()));
+    scope.add(w.onDidDelete(() => reloadSoon()));
+  };
+  for (const f of vscode.workspace.workspaceFolders ?? []) watch(new vscode.RelativePattern(f, '.commcost/runs/*.json'));
+  watch(new vscode.RelativePattern(extension.globalStorageUri, 'runs/*.json'));
+  scope.add(vscode.workspace.onDidChangeWorkspaceFolders(() => reloadSoon()));
+
+  // Commands behind the status bar, the CodeLens and the hover links. Arguments are checked:
+  // command URIs can be written by anyone who can put Markdown in front of the user.
+  scope.add(
+    vscode.commands.registerCommand('commcost.selectProfile', async () => {
+      if (!profilesLoaded) await reloadProfiles();
+      const key = await pickProfile(store);
+      const p = key ? store.byKey(key) : undefined;
+      if (!p) return;
+      store.setActiveKey(p.key);
+      await extension.workspaceState.update(ACTIVE_KEY, p.path);
+      refreshAll();
+    }),
+  );
+  scope.add(
+    vscode.commands.registerCommand('commcost.openRun', async (key: unknown) => {
+      const p = typeof key === 'string' ? store.byKey(key) : undefined;
+      if (!p) return;
+      const { ResultsPanel } = await import('../webviewPanel');
+      const panel = ResultsPanel.show(extension.extensionUri, `commcost: ${p.run.host}${p.run.simulated ? ' (simulated)' : ''}`, {
+        cancel: () => undefined,
+        showLog: () => log.show(),
+      });
+      panel.update({ run: p.run, live: false });
+    }),
+  );
+  const experiments = new Set(mappedExperiments());
+  scope.add(
+    vscode.commands.registerCommand('commcost.remeasure', async (key: unknown, experiment: unknown) => {
+      if (typeof experiment !== 'string' || !experiments.has(experiment)) return;
+      const p = typeof key === 'string' ? store.byKey(key) : undefined;
+      if (!(EXPERIMENT_IDS as readonly string[]).includes(experiment)) {
+        void vscode.window.showInformationMessage(`commcost: this version cannot measure the ${experiment} experiment yet`);
+        return;
+      }
+      await vscode.commands.executeCommand('commcost.measure', { experiments: [experiment], ...(p ? { host: p.run.host } : {}) });
+    }),
+  );
+}
+
+function readSettingsReported(log: OutputLog): AnnotationSettings {
+  try {
+    const config = vscode.workspace.getConfiguration('commcost');
+    return readAnnotationSettings((key) => config.get(key));
+  } catch (err) {
+    const message = err instanceof SettingsError ? err.message : String(err);
+    log.error(message);
+    void vscode.window.showErrorMessage(`commcost: ${message}`);
+    return ANNOTATION_DEFAULTS;
+  }
+}

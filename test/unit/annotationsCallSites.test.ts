@@ -1,0 +1,191 @@
+// The call-site finder on the fixture corpus (expectations are the `expect:` comments in the
+// fixtures themselves), the API map, and incremental re-parsing.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { API_MAP, NCCL_APIS, PYTHON_APIS, mappedExperiments } from '../../extension/annotations/apiMap';
+import { ParsedDocument, treeEditOf, type TextChange } from '../../extension/annotations/callSites';
+import { CALLSITES, fixtureFiles, languageOf, loadFinder, scanText } from '../support/annotationFixtures';
+
+/** `# expect: new_group loop, init_process_group` → per line: "api[ kind]" entries. */
+function expectations(text: string): string[] {
+  const out: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    const m = /expect: ([^*\n]+?)\s*(\*\/)?$/.exec(line);
+    if (m?.[1]) for (const e of m[1].split(',')) out.push(`${i + 1} ${e.trim()}`);
+  });
+  return out.sort();
+}
+
+for (const file of fixtureFiles()) {
+  test(`finder: ${file} has exactly the expected call sites`, async () => {
+    const text = readFileSync(join(CALLSITES, file), 'utf8');
+    const scan = await scanText(languageOf(file), text);
+    assert.equal(scan.hasError, false, `${file} should parse cleanly`);
+    const found = scan.sites.map((s) => `${s.range.start.line + 1} ${s.api}${s.repeated ? ` ${s.repeated.kind}` : ''}`).sort();
+    assert.deepEqual(found, expectations(text));
+    for (const s of scan.sites) {
+      // The range is the call; its callee text is what the name range covers.
+      const lines = text.split('\n');
+      const name = lines[s.nameRange.start.line]?.slice(
+        s.nameRange.start.character,
+        s.nameRange.start.line === s.nameRange.end.line ? s.nameRange.end.character : undefined,
+      );
+      assert.equal(name, s.written.split('\n')[0]);
+      assert.equal(text.slice(s.startIndex, s.startIndex + s.written.length), s.written);
+    }
+  });
+}
+
+test('finder: the corpus covers every API of the map', async () => {
+  const seen = new Set<string>();
+  for (const file of fixtureFiles())
+    for (const s of (await scanText(languageOf(file), readFileSync(join(CALLSITES, file), 'utf8'))).sites) seen.add(s.api);
+  assert.deepEqual([...seen].sort(), [...NCCL_APIS, ...PYTHON_APIS].sort());
+});
+
+const aliasCases: [string, string, string | undefined][] = [
+  ['import torch.distributed as dist\ndist.new_group()\n', 'dist.new_group', 'new_group'],
+  ['import torch.distributed as td\ntd.split_group(None, [[0]])\n', 'td.split_group', 'split_group'],
+  ['from torch.distributed import new_group as ng\nng([0, 1])\n', 'ng', 'new_group'],
+  ['from torch import distributed as D\nD.init_process_group("nccl")\n', 'D.init_process_group', 'init_process_group'],
+  ['import torch\ntorch.distributed.destroy_process_group()\n', 'torch.distributed.destroy_process_group', 'destroy_process_group'],
+  ['from torch.distributed.device_mesh import init_device_mesh as idm\nidm("cuda", (2,))\n', 'idm', 'init_device_mesh'],
+  [
+    'from torch.distributed.distributed_c10d import _abort_process_group\n_abort_process_group()\n',
+    '_abort_process_group',
+    '_abort_process_group',
+  ],
+  ['import mylib as dist2\ndist2.new_group()\n', 'dist2.new_group', undefined],
+  ['from mylib import new_group\nnew_group()\n', 'new_group', undefined],
+  ['import torch.distributed as dist\nclass W:\n    def abort(self):\n        pass\nW().abort()\n', 'W().abort', undefined],
+  ['import torch.distributed as dist\ng = dist.new_group()\ng.abort()\n', 'g.abort', 'ProcessGroup.abort'],
+];
+for (const [text, written, api] of aliasCases) {
+  test(`finder: ${JSON.stringify(written)} in ${JSON.stringify(text.split('\n')[0])} → ${api ?? 'no call site'}`, async () => {
+    const scan = await scanText('python', text);
+    const site = scan.sites.find((s) => s.written === written);
+    assert.equal(site?.api, api);
+  });
+}
+
+test('finder: keywords, assignment, warm-up and collectives after init', async () => {
+  const text = readFileSync(join(CALLSITES, 'train_alias.py'), 'utf8');
+  const scan = await scanText('python', text);
+  const init = scan.sites.find((s) => s.api === 'init_process_group');
+  assert.deepEqual([init?.keywords, init?.collectivesAfter], [['backend'], true]);
+  const pg = scan.sites.find((s) => s.assignedTo === 'pg');
+  assert.deepEqual(pg?.warmUp, { variable: 'pg', warm: true });
+  const tp = scan.sites.find((s) => s.assignedTo === 'tp_group');
+  assert.deepEqual(tp?.warmUp, { variable: 'tp_group', warm: false, firstUseLine: 27 });
+  assert.equal(tp?.statement?.indent, '    ');
+  assert.deepEqual(scan.facts, { torchName: 'torch', distName: 'dist', importInsertLine: 7 });
+});
+
+test('finder: a name in a comment or string is never a call site (C, C++, Python)', async () => {
+  for (const [language, text] of [
+    ['cpp', '// ncclCommSplit(a, b, c, &d, NULL)\nconst char* s = "ncclCommAbort(c)";\n'],
+    ['c', '/* ncclCommInitRank(&c, 2, id, 0) */\n#define DOC "ncclCommDestroy(c)"\n'],
+    ['python', '# dist.new_group()\nx = "dist.init_process_group()"\n"""torch.distributed.split_group()"""\n'],
+  ] as const) {
+    assert.deepEqual((await scanText(language, text)).sites, []);
+  }
+});
+
+test('map: every API has an entry of its language; c10d wrappers fall back to the NCCL call beneath', () => {
+  for (const api of NCCL_APIS) assert.equal(API_MAP[api].language, 'cpp');
+  for (const api of PYTHON_APIS) {
+    assert.equal(API_MAP[api].language, 'python');
+    assert.equal(API_MAP[api].answer.experiment, 'c10d');
+    assert.ok(API_MAP[api].underlying, `${api} has an underlying NCCL answer`);
+  }
+  const expected: [string, string, string[]][] = [
+    ['ncclCommInitRank', 'init', ['default']],
+    ['ncclCommSplit', 'split', ['halves/splitShare=0', 'halves/splitShare=1', 'whole/splitShare=0', 'whole/splitShare=1']],
+    ['ncclCommShrink', 'shrink', []],
+    ['ncclCommGrow', 'grow', []],
+    ['ncclCommRevoke', 'revoke', []],
+    ['ncclCommDestroy', 'destroy', ['default']],
+    ['ncclCommAbort', 'abort', ['default']],
+    ['ncclCommRegister', 'registration', ['register']],
+    ['ncclCommSuspend', 'suspend', []],
+  ];
+  for (const [api, experiment, variants] of expected) {
+    const e = API_MAP[api as keyof typeof API_MAP];
+    assert.deepEqual([e.answer.experiment, [...e.answer.variants]], [experiment, variants], api);
+  }
+  assert.deepEqual(mappedExperiments().sort(), [
+    'abort',
+    'c10d',
+    'destroy',
+    'grow',
+    'init',
+    'registration',
+    'revoke',
+    'shrink',
+    'split',
+    'suspend',
+  ]);
+});
+
+function change(text: string, offset: number, length: number, insert: string): { change: TextChange; text: string } {
+  const pos = (o: number) => {
+    const before = text.slice(0, o).split('\n');
+    return { line: before.length - 1, character: before[before.length - 1]?.length ?? 0 };
+  };
+  return {
+    change: { rangeOffset: offset, rangeLength: length, range: { start: pos(offset), end: pos(offset + length) }, text: insert },
+    text: text.slice(0, offset) + insert + text.slice(offset + length),
+  };
+}
+
+test('incremental re-parse (tree.edit + parse) gives the same call sites as a full parse', async () => {
+  const finder = await loadFinder();
+  let text = readFileSync(join(CALLSITES, 'train_alias.py'), 'utf8');
+  const doc = new ParsedDocument(finder, 'python');
+  doc.reparse(text);
+  // Wrap main's new_group in a loop, then rename a call, then delete a line: three edits, one re-parse.
+  const edits: [string, string][] = [
+    ['    pg = dist.new_group([0, 1])', '    for _ in range(3):\n        pg = dist.new_group([0, 1])'],
+    ['dist.destroy_process_group()  # expect', 'dist.init_process_group("nccl")  # expect'],
+    ['    pg.abort()  # expect: ProcessGroup.abort\n', ''],
+  ];
+  const changes: TextChange[] = [];
+  for (const [from, to] of edits) {
+    const at = text.indexOf(from);
+    assert.ok(at >= 0);
+    const c = change(text, at, from.length, to);
+    changes.push(c.change);
+    text = c.text;
+  }
+  doc.edit(changes);
+  const incremental = doc.reparse(text);
+  const full = await scanText('python', text);
+  assert.deepEqual(incremental.sites, full.sites);
+  const looped = full.sites.find((s) => s.assignedTo === 'pg');
+  assert.equal(looped?.repeated?.kind, 'loop');
+  assert.equal(full.sites.filter((s) => s.api === 'init_process_group').length, 2);
+  assert.equal(
+    full.sites.some((s) => s.api === 'ProcessGroup.abort'),
+    false,
+  );
+  doc.dispose();
+});
+
+test('treeEditOf: positions of a multi-line insertion', () => {
+  const e = treeEditOf({
+    rangeOffset: 10,
+    rangeLength: 2,
+    range: { start: { line: 1, character: 4 }, end: { line: 1, character: 6 } },
+    text: 'ab\ncde',
+  });
+  assert.deepEqual(e, {
+    startIndex: 10,
+    oldEndIndex: 12,
+    newEndIndex: 16,
+    startPosition: { row: 1, column: 4 },
+    oldEndPosition: { row: 1, column: 6 },
+    newEndPosition: { row: 2, column: 3 },
+  });
+});

@@ -1,0 +1,167 @@
+// Diagnostics and quick fixes from the real 2.28.9 run: each finding cites the run's figure,
+// each fix is applied to the text and the result re-parsed (valid, and the finding is gone).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { applyEdits, findings, type Finding } from '../../extension/annotations/advice';
+import { formatMs } from '../../extension/annotations/annotationText';
+import type { ApiName } from '../../extension/annotations/apiMap';
+import { resolveAnnotation } from '../../extension/annotations/figures';
+import type { ProfileStore } from '../../extension/annotations/profiles';
+import type { RunFile } from '../../protocol/runFile';
+import { CALLSITES, rawRun, runFolder, scanText, storeOf } from '../support/annotationFixtures';
+
+const wheel = rawRun('2.28.9-wheel');
+const rules = { now: Date.parse(wheel.stamp?.startedAt ?? ''), staleAfterDays: 30, expectedNcclVersion: '' };
+const stats = (run: RunFile, experiment: string, variant: string, stepId: string) => {
+  const s = run.experiments
+    .find((e) => e.experiment === experiment)
+    ?.variants.find((v) => v.variant === variant)
+    ?.steps.find((x) => x.step === stepId)?.stats;
+  assert.ok(s);
+  return s;
+};
+
+async function findingsOf(text: string, store: ProfileStore, language: 'python' | 'cpp' = 'python'): Promise<Finding[]> {
+  const scan = await scanText(language, text);
+  return findings(scan, (api: ApiName) => resolveAnnotation(api, store.active, store.profiles, rules), text);
+}
+
+async function wheelStore(run: RunFile = wheel): Promise<ProfileStore> {
+  return (await storeOf(runFolder([run]))).store;
+}
+
+test("a group created in a loop or per step: the diagnostic cites the run's figure and host", async () => {
+  const store = await wheelStore();
+  const text = readFileSync(join(CALLSITES, 'train_alias.py'), 'utf8');
+  const loop = (await findingsOf(text, store)).filter((f) => f.code === 'commcost.creationInLoop');
+  const init = stats(wheel, 'init', 'default', 'total');
+  const split = stats(wheel, 'split', 'halves/splitShare=0', 'total');
+  assert.deepEqual(
+    loop.map((f) => [f.range.start.line + 1, f.message.split(' (')[0]]),
+    [
+      [21, `creating a group here costs ~${formatMs(init.median)} each time on localhost`],
+      [26, `creating a group here costs ~${formatMs(split.median)} each time on localhost`],
+    ],
+  );
+  assert.match(loop[0]?.message ?? '', /inside a for loop \(line 20\)\); build it once or prewarm a pool$/);
+  const c = readFileSync(join(CALLSITES, 'comm.cc'), 'utf8');
+  const cLoop = (await findingsOf(c, store, 'cpp')).filter((f) => f.code === 'commcost.creationInLoop');
+  assert.deepEqual(
+    cLoop.map((f) => f.range.start.line + 1),
+    [35],
+  );
+});
+
+// [case, source, the fix's expected effect]
+const warmUpCases: [string, string][] = [
+  ['per-step method, torch not imported', readFileSync(join(CALLSITES, 'elastic_class.py'), 'utf8')],
+  [
+    'statement on the last line, no newline at the end',
+    'import torch\nimport torch.distributed as dist\n\ndef make():\n    g = dist.new_group([0, 1])',
+  ],
+  [
+    'tab-indented, first use later',
+    'import torch\nfrom torch.distributed import new_group, all_reduce\n\ndef make(x):\n\tg = new_group([0, 1])\n\ty = x + 1\n\tall_reduce(y, group=g)\n',
+  ],
+];
+for (const [name, text] of warmUpCases) {
+  test(`warm-up quick fix (${name}): valid code, indentation kept, the group is then warm`, async () => {
+    const store = await wheelStore();
+    const first = stats(wheel, 'init', 'default', 'first');
+    const cold = (await findingsOf(text, store)).filter((f) => f.code === 'commcost.coldGroup');
+    assert.ok(cold.length > 0);
+    for (const f of cold) {
+      assert.ok(f.fix);
+      assert.equal(f.fix.title, `Insert a warm-up collective after creation (moves ~${formatMs(first.median)} here)`);
+      assert.match(f.message, new RegExp(`pays ~${formatMs(first.median).replace('.', '\\.')} of lazy connect on localhost`));
+      const fixed = applyEdits(text, f.fix.edits);
+      const scan = await scanText('python', fixed);
+      assert.equal(scan.hasError, false, fixed);
+      const variable = (await scanText('python', text)).sites.find((x) => x.nameRange.start.line === f.range.start.line)?.warmUp?.variable;
+      const site = scan.sites.find((x) => x.warmUp?.variable === variable);
+      assert.ok(site?.warmUp, fixed);
+      assert.equal(site.warmUp.warm, true, fixed);
+      const inserted = fixed.split('\n').find((l) => l.includes('# commcost: warm-up'));
+      assert.equal(inserted?.match(/^\s*/)?.[0], site.statement?.indent);
+      assert.ok(scan.facts.torchName, 'torch is bound after the fix');
+      assert.equal(
+        (await findingsOf(fixed, store)).filter((x) => x.code === 'commcost.coldGroup' && x.range.start.line === site.range.start.line)
+          .length,
+        0,
+      );
+    }
+  });
+}
+
+test('no warm-up fix when the run shows a first collective not worth moving (split halves, splitShare=0)', async () => {
+  const store = await wheelStore();
+  const text = 'import torch\nimport torch.distributed as dist\n\ndef make(p):\n    g = dist.split_group(p, [[0]])\n    return g\n';
+  const first = stats(wheel, 'split', 'halves/splitShare=0', 'first');
+  const total = stats(wheel, 'split', 'halves/splitShare=0', 'total');
+  const worth = first.median >= 1 && first.median >= 0.1 * total.median;
+  assert.equal(
+    (await findingsOf(text, store)).some((f) => f.code === 'commcost.coldGroup'),
+    worth,
+  );
+});
+
+const eagerCases: [string, string][] = [
+  [
+    'keyword arguments',
+    'import torch\nimport torch.distributed as dist\ndist.init_process_group(backend="nccl")\ndist.all_reduce(torch.ones(1))\n',
+  ],
+  ['no arguments, only dist imported', 'import torch.distributed as dist\ndist.init_process_group()\ndist.barrier()\n'],
+  [
+    'multi-line with a trailing comma',
+    'import torch\nfrom torch.distributed import init_process_group, all_reduce\n\ndef setup():\n    init_process_group(\n        "nccl",\n        world_size=2,\n    )\n    all_reduce(torch.ones(1))\n',
+  ],
+];
+for (const [name, text] of eagerCases) {
+  test(`eager-init quick fix (${name}): says what the run shows, adds device_id, stays valid`, async () => {
+    const store = await wheelStore();
+    const call = stats(wheel, 'init', 'default', 'call');
+    const first = stats(wheel, 'init', 'default', 'first');
+    const f = (await findingsOf(text, store)).find((x) => x.code === 'commcost.lazyInit');
+    assert.ok(f?.fix);
+    assert.match(
+      f.message,
+      new RegExp(
+        `the communicator init \\(${formatMs(call.median).replace('.', '\\.')}\\) moves out of the first collective; its lazy connect \\(${formatMs(first.median).replace('.', '\\.')}\\) stays`,
+      ),
+    );
+    const fixed = applyEdits(text, f.fix.edits);
+    const scan = await scanText('python', fixed);
+    assert.equal(scan.hasError, false, fixed);
+    assert.ok(scan.sites.find((s) => s.api === 'init_process_group')?.keywords.includes('device_id'), fixed);
+    assert.equal(
+      (await findingsOf(fixed, store)).some((x) => x.code === 'commcost.lazyInit'),
+      false,
+    );
+  });
+}
+
+test('no eager-init advice with device_id, without collectives after, or when the run shows nothing to move', async () => {
+  const store = await wheelStore();
+  const has = async (text: string, s = store) => (await findingsOf(text, s)).some((f) => f.code === 'commcost.lazyInit');
+  assert.equal(
+    await has(
+      'import torch\nimport torch.distributed as dist\ndist.init_process_group(device_id=torch.device("cuda", 0))\ndist.barrier()\n',
+    ),
+    false,
+  );
+  assert.equal(await has('import torch.distributed as dist\ndist.init_process_group()\n'), false);
+  // The same run with the init call shrunk to 1% of its total: nothing worth moving, so no advice.
+  const total = stats(wheel, 'init', 'default', 'total');
+  const tiny: RunFile = structuredClone(wheel);
+  const callStep = tiny.experiments.find((e) => e.experiment === 'init')?.variants[0]?.steps.find((s) => s.step === 'call');
+  assert.ok(callStep);
+  callStep.stats.median = total.median * 0.01;
+  assert.equal(await has('import torch.distributed as dist\ndist.init_process_group()\ndist.barrier()\n', await wheelStore(tiny)), false);
+});
+
+test('no advice without figures: an empty workspace gives no findings', async () => {
+  const { store } = await storeOf(runFolder([]));
+  assert.deepEqual(await findingsOf(readFileSync(join(CALLSITES, 'train_alias.py'), 'utf8'), store), []);
+});
