@@ -5,7 +5,7 @@
  * about NCCL. Shown by the CLI after its table, by the webview and the HTML report.
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import type { RunFile } from '../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 
 export interface VerdictLine {
   /** Stable id of the conclusion, e.g. "first-collective-share". */
@@ -102,8 +102,11 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
       text: `With NCCL_RUNTIME_CONNECT=0, init takes ${ms(eagerCall.median)} (vs ${ms(lazyCall.median)}) and the first collective ${ms(eagerFirst.median)} (vs ${ms(lazyFirst.median)}): connecting at creation ${eagerFirst.median < lazyFirst.median ? 'removes' : 'does not remove'} the first-collective cost here.`,
     });
   }
-  const oneRank = variantOf(run, 'connect-mode', 'one-rank/runtimeConnect=1')?.memoryBytes?.afterFirst;
-  const oneRankEager = variantOf(run, 'connect-mode', 'one-rank/runtimeConnect=0')?.memoryBytes?.afterFirst;
+  // Runs before 0.1.0's baseline fix counted the warm parent too and recorded it as `parent`.
+  const childBytes = (m: Record<string, number> | undefined): number | undefined =>
+    m?.afterFirst === undefined ? undefined : m.afterFirst - (m.parent ?? 0);
+  const oneRank = childBytes(variantOf(run, 'connect-mode', 'one-rank/runtimeConnect=1')?.memoryBytes);
+  const oneRankEager = childBytes(variantOf(run, 'connect-mode', 'one-rank/runtimeConnect=0')?.memoryBytes);
   if (oneRank !== undefined && oneRankEager !== undefined) {
     lines.push({ id: 'one-rank-memory', text: `A one-rank communicator takes ${bytes(oneRank)} per GPU with runtime connect and ${bytes(oneRankEager)} without.` });
   }
@@ -118,6 +121,6 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
       text: `Registering 64 MiB: ncclCommRegister ${ms(regFirst.median)}, again on the same range ${ms(regAgain.median)} (cache); the first collective on the buffer pays ${ms(Math.max(0, firstUse.median - secondUse.median))} more than the second.`,
     });
   }
-  if (run.simulated) return lines.map((l) => ({ ...l, text: `SIMULATED — ${l.text}` }));
+  if (isSimulatedRun(run)) return lines.map((l) => ({ ...l, text: `SIMULATED — ${l.text}` }));
   return lines;
 }

@@ -118,6 +118,10 @@ class RankRunner implements RankContext {
     return result;
   }
 
+  markBaseline(): void {
+    this.memBaseline = this.native.memInfo().freeBytes;
+  }
+
   record(step: string, ms: number): void {
     if (this.current) this.current.steps[step] = ms;
   }

@@ -50,7 +50,7 @@ export const connectModeExperiment: ExperimentModule = {
       return;
     }
     const parent = await warmCommunicator(rc);
-    rc.markMemory('parent');
+    rc.markBaseline();
     const { comm } = await rc.timed('call', 'ncclCommSplit', (gen) => rc.native.commSplit(parent, rc.rank, 0, null, gen));
     if (comm === null) throw new Error(`ncclCommSplit returned no one-rank communicator on rank ${rc.rank}`);
     rc.markMemory('afterCall');

@@ -48,6 +48,11 @@ export interface RankContext {
   /** Records the device memory taken since the iteration began (free-memory delta), under `point`. */
   markMemory(point: string): void;
   /**
+   * Moves the memory baseline to now, so later points count only what follows (e.g. the child
+   * of a shrink, not the parent built earlier in the same iteration).
+   */
+  markBaseline(): void;
+  /**
    * Records a figure this rank measured for `step` in this iteration without a call of its own:
    * a part returned by a native op (e.g. revoke's call alone), or a sum of timed calls.
    */

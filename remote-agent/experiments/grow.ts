@@ -21,6 +21,7 @@ export const growExperiment: ExperimentModule = {
       const p = parent;
       await rc.untimed('allreduce (warm parent)', () => rc.native.allReduce(p, rc.options.firstCollectiveBytes));
     }
+    rc.markBaseline();
     const growId = await rc.sharedId(async () => (await rc.untimed('ncclCommGetUniqueId', () => rc.native.commGetUniqueId(parent!))).id);
     const { comm } = await rc.timed('call', 'ncclCommGrow', (gen) =>
       rc.rank === joining

@@ -21,6 +21,7 @@ export const shrinkExperiment: ExperimentModule = {
   async iteration(rc, variant) {
     const flags = FLAGS[variant] ?? 0;
     const parent = await warmCommunicator(rc);
+    rc.markBaseline();
     const excluded = rc.worldSize - 1;
     if (rc.rank === excluded) {
       await rc.sitOut('call');

@@ -106,6 +106,8 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     const eager = s.variants.find((v) => v.variant === 'init/runtimeConnect=0')!;
     assert.ok(median(eager, 'call') > median(lazy, 'call'));
     assert.ok(median(eager, 'first') < median(lazy, 'first'));
+    // The one-rank child's memory is its own (counted after the warm parent): the simulated 200 MiB per communicator.
+    assert.equal(s.variants.find((v) => v.variant === 'one-rank/runtimeConnect=1')!.memoryBytes!.afterFirst, 200 * 2 ** 20);
     const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
     assert.deepEqual(planned.map((v) => v.env?.NCCL_RUNTIME_CONNECT), ['1', '0', '1', '0'], 'each variant records the setting it ran with');
   });
