@@ -2,41 +2,59 @@
  * The `commcost` CLI, headless on the same engine as the extension:
  *   commcost measure [--host <target>] [--experiments …] [--iterations N] … [--json f] [--html f]
  *   commcost report <run.json> [--html <file>]
- * Exit codes: 0 complete, 1 partial or failed, 2 bad input or no GPU on the target.
- * Progress goes to stderr, the summary to stdout.
+ * Exit codes: see {@link EXIT_HELP} (0 complete, 1 partial/failed/not delivered, 2 bad input or no
+ * GPU, 130 quit by a third Ctrl-C). Progress goes to stderr, the summary to stdout.
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, type ExperimentId, type RunOptions } from '../protocol/events';
-import type { RunFile } from '../protocol/runFile';
+import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
+import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
+import { killLocalAgents } from '../client/agentProcess';
 import { CommcostError, errorText } from '../client/errors';
-import { renderReport } from '../client/htmlReport';
-import { loadRun, saveRun } from '../client/resultsStore';
+import { isLocalTarget, parseTargetSpec } from '../client/hosts';
+import { renderReport, webviewBundleCandidates } from '../client/htmlReport';
+import { checkOutputFile, ensureWritableDir, loadRun, saveRun } from '../client/resultsStore';
 import { runMeasurement } from '../client/runSession';
-import { formatSummary } from './summary';
+import { formatSummary, terminalSafe, terminalSafeLines } from './summary';
 import { deriveVerdict } from '../client/verdict';
 
 /** Exit codes. */
 export const EXIT_OK = 0;
 export const EXIT_INCOMPLETE = 1;
 export const EXIT_BAD_INPUT = 2;
+export const EXIT_INTERRUPTED = 130;
+
+/** The exit codes as `--help` and the README state them. */
+export const EXIT_HELP = `Exit codes:
+  0    the run is complete and every output was written (report: written)
+  1    the run is partial (cancelled with Ctrl-C, stopped by the hang guard or an error) or failed
+       (host unreachable, authentication, the agent died), or an output could not be written
+       where asked (the run is then saved in the OS temp folder instead)
+  2    bad input, found before anything is measured: a flag, a host name, an output folder that
+       cannot be written, a file that is not a commcost run file; or no NVIDIA GPU on the target
+       (without --simulate / --simulate-if-no-gpu)
+  130  quit by a third Ctrl-C (nothing saved)`;
 
 function bad(message: string, hint?: string): CommcostError {
   return new CommcostError('BAD_INPUT', message, hint ? { hint } : {});
 }
 
-function intOption(name: string, min: number, max: number) {
+function intOption(name: string, limit: OptionLimit) {
   return (text: string): number => {
     const n = /^-?\d+$/.test(text.trim()) ? Number(text) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) throw bad(`--${name} ${JSON.stringify(text)} must be a whole number from ${min} to ${max}`);
+    if (!withinLimit(n, limit, true)) throw bad(`--${name} ${JSON.stringify(text)} must be a whole number from ${limit.min} to ${limit.max}`);
     return n;
   };
 }
 
 function deadlineOption(text: string): number {
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0 || n > 86_400) throw bad(`--deadline ${JSON.stringify(text)} must be seconds, more than 0 and at most 86400 (one day)`);
+  const n = text.trim() === '' ? NaN : Number(text);
+  const { min, max } = OPTION_LIMITS.deadlineSeconds;
+  if (!withinLimit(n, OPTION_LIMITS.deadlineSeconds, false)) throw bad(`--deadline ${JSON.stringify(text)} must be seconds, from ${min} to ${max} (one day)`);
   return n;
 }
 
@@ -54,7 +72,7 @@ export function parseExperiments(text: string): ExperimentId[] {
   return out;
 }
 
-interface MeasureFlags {
+export interface MeasureFlags {
   host: string;
   experiments: ExperimentId[];
   iterations: number;
@@ -84,10 +102,52 @@ export function runOptionsFrom(f: MeasureFlags): RunOptions {
   return o;
 }
 
-function progressBar(): { update(run: RunFile): void; stop(): void } {
-  const bar = new SingleBar(
-    { format: '{experiment} |{bar}| {value}/{total} iterations', stream: process.stderr, hideCursor: true, clearOnComplete: false },
-  );
+/** CPUs of this machine (the ranks of a local run are processes here). */
+function localCpuCount(): number {
+  return typeof availableParallelism === 'function' ? availableParallelism() : cpus().length;
+}
+
+/**
+ * Flags that conflict or do nothing: throws BAD_INPUT for a conflict; returns warnings to print.
+ * @param cpuCount CPUs of this machine (a parameter for tests)
+ */
+export function checkFlags(f: MeasureFlags, cpuCount = localCpuCount()): string[] {
+  if (f.nccl !== undefined && f.simulate) {
+    throw bad('--nccl and --simulate conflict: --simulate runs on the simulated NCCL, so no NCCL path is used', 'give one of them');
+  }
+  // A hostile or malformed host name is refused before anything else happens.
+  if (!isLocalTarget(f.host)) parseTargetSpec(f.host);
+  const warnings: string[] = [];
+  if (f.node !== undefined && isLocalTarget(f.host)) {
+    warnings.push(`--node is only used for remote hosts: on localhost the agent runs on this Node (${process.execPath}); ${f.node} is ignored`);
+  }
+  if (f.ranks !== undefined && isLocalTarget(f.host) && f.ranks > cpuCount) {
+    warnings.push(
+      `--ranks ${f.ranks} is more than the ${cpuCount} CPU${cpuCount === 1 ? '' : 's'} of this machine: each rank is a process, so the figures will be dominated by CPU contention`,
+    );
+  }
+  return warnings;
+}
+
+/** `iteration 3/11 (1 warmup)`, or with several variants `iteration 5/22 (2 variants × 11, 1 warmup each)`. */
+export function iterationLabel(e: Pick<RunExperiment, 'done' | 'total'>, options: Pick<RunOptions, 'iterations' | 'warmup'>): string {
+  const per = options.iterations + options.warmup;
+  const total = Math.max(e.total, 1);
+  const done = Math.min(e.done, total);
+  const variants = per > 0 && e.total % per === 0 ? e.total / per : 1;
+  if (variants > 1) return `iteration ${done}/${total} (${variants} variants × ${per}, ${options.warmup} warmup each)`;
+  return options.warmup > 0 ? `iteration ${done}/${total} (${options.warmup} warmup)` : `iteration ${done}/${total}`;
+}
+
+interface Progress {
+  update(run: RunFile): void;
+  /** Ends the bar (if any) so that other lines can be written. */
+  stop(): void;
+}
+
+/** A progress bar on a terminal. */
+function progressBar(stream: NodeJS.WriteStream): Progress {
+  const bar = new SingleBar({ format: '{experiment} |{bar}| {detail}', stream, hideCursor: true, clearOnComplete: false });
   let started = false;
   let current = '';
   return {
@@ -95,104 +155,242 @@ function progressBar(): { update(run: RunFile): void; stop(): void } {
       const e = run.experiments.find((x) => x.state === 'running') ?? [...run.experiments].reverse().find((x) => x.state === 'finished');
       if (!e) return;
       const name = `${e.experiment} (${run.experiments.indexOf(e) + 1}/${run.experiments.length})`;
+      const detail = iterationLabel(e, run.options);
       if (!started) {
-        bar.start(Math.max(e.total, 1), e.done, { experiment: name });
+        bar.start(Math.max(e.total, 1), Math.min(e.done, Math.max(e.total, 1)), { experiment: name, detail });
         started = true;
       } else if (name !== current) {
         bar.setTotal(Math.max(e.total, 1));
       }
       current = name;
-      bar.update(Math.min(e.done, Math.max(e.total, 1)), { experiment: name });
+      bar.update(Math.min(e.done, Math.max(e.total, 1)), { experiment: name, detail });
     },
     stop() {
       if (started) bar.stop();
+      started = false;
     },
   };
+}
+
+/**
+ * Progress as plain lines (stderr is not a terminal: a log file, CI): one line per experiment
+ * that finished or stopped.
+ */
+export function progressLines(write: (line: string) => void): Progress {
+  const reported = new Set<string>();
+  return {
+    update(run) {
+      run.experiments.forEach((e, i) => {
+        if ((e.state !== 'finished' && e.state !== 'stopped') || reported.has(e.experiment)) return;
+        reported.add(e.experiment);
+        const recorded = Object.values(e.samples).reduce((a, v) => a + (Object.values(v)[0]?.length ?? 0), 0);
+        const what = e.state === 'finished' ? (e.total === 0 ? 'skipped' : 'finished') : 'stopped';
+        write(`commcost: ${e.experiment} (${i + 1}/${run.experiments.length}) ${what}: ${iterationLabel(e, run.options)}, ${recorded} recorded${isSimulatedRun(run) ? ' (SIMULATED)' : ''}`);
+      });
+    },
+    stop() {},
+  };
+}
+
+function progressFor(stream: NodeJS.WriteStream): Progress {
+  return stream.isTTY ? progressBar(stream) : progressLines((l) => stream.write(terminalSafe(l) + '\n'));
 }
 
 function noGpuError(run: RunFile) {
   return run.errors.find((e) => e.code === 'NO_GPU');
 }
 
-async function measureOnce(f: MeasureFlags, options: RunOptions, signal: AbortSignal): Promise<RunFile> {
-  const bar = progressBar();
+/**
+ * One sentence for the agent's NO_GPU error, naming the target as the user gave it:
+ * `no NVIDIA GPU driver on localhost (vm): /dev/nvidiactl and libcuda.so.1 not found`.
+ */
+export function noGpuSentence(target: string, e: { message: string; detail?: string }): string {
+  const m = /^no NVIDIA GPU driver on (.+?): (.+)$/s.exec(e.message);
+  if (m) return `no NVIDIA GPU driver on ${target}${m[1] !== target ? ` (${m[1]})` : ''}: ${m[2]}`;
+  return e.detail ? `${e.message}: ${e.detail}` : e.message;
+}
+
+/**
+ * Ctrl-C: the first cancels (the run stops, what was measured is kept), the second stops at once
+ * (the agent is killed, what was received is kept), the third quits without saving. A Ctrl-C
+ * before the measurement listens (while the CLI loads: see bin/commcost.js) is remembered.
+ */
+const interrupts = {
+  count: 0,
+  handler: undefined as ((n: number) => void) | undefined,
+  listener: (): void => {
+    interrupts.count++;
+    interrupts.handler?.(interrupts.count);
+  },
+  install(): void {
+    this.count = 0;
+    this.handler = undefined;
+    process.on('SIGINT', this.listener);
+  },
+  uninstall(): void {
+    process.off('SIGINT', this.listener);
+    this.handler = undefined;
+  },
+  /** Sets the handler and replays the Ctrl-Cs that came before it. */
+  listen(h: (n: number) => void): void {
+    this.handler = h;
+    for (let n = 1; n <= this.count; n++) h(n);
+  },
+};
+
+/** What bin/commcost.js records before the bundle is loaded. */
+interface EarlyInterrupts {
+  count: number;
+  listener: () => void;
+}
+
+function takeEarlyInterrupts(): number {
+  const g = globalThis as { __commcostEarlySigint?: EarlyInterrupts };
+  const early = g.__commcostEarlySigint;
+  if (!early) return 0;
+  process.off('SIGINT', early.listener);
+  delete g.__commcostEarlySigint;
+  return early.count;
+}
+
+async function measureOnce(f: MeasureFlags, options: RunOptions, progress: Progress, cancel: AbortSignal, hardStop: AbortSignal): Promise<RunFile> {
   try {
     return await runMeasurement(
       {
         target: f.host,
         options,
-        ...(f.node ? { nodePath: f.node } : {}),
+        // --node is for remote hosts only (the local agent runs on this Node): see checkFlags.
+        ...(f.node && !isLocalTarget(f.host) ? { nodePath: f.node } : {}),
         acceptNewHostKey: f.acceptNewHostKey === true,
         ...(f.sshConfig ? { sshConfigPath: f.sshConfig } : {}),
         ...(f.knownHosts ? { knownHostsPath: f.knownHosts } : {}),
         ...(f.agentDir ? { agentDir: f.agentDir } : {}),
       },
       {
-        onRun: (run) => bar.update(run),
+        onRun: (run) => progress.update(run),
         onLog: (line) => {
-          if (f.verbose) process.stderr.write(line + '\n');
+          if (f.verbose) {
+            progress.stop();
+            process.stderr.write(terminalSafe(line) + '\n');
+          }
         },
       },
-      signal,
+      cancel,
+      hardStop,
     );
   } finally {
-    bar.stop();
+    progress.stop();
+  }
+}
+
+/**
+ * Saves the run in `dir`; when that fails, says why and saves it in `<os temp>/commcost-runs`
+ * instead; when that fails too, writes the run JSON on stderr. Nothing measured is lost.
+ * @returns the path saved to and whether it is the folder asked for
+ */
+export async function saveWithFallback(dir: string, run: RunFile, write: (text: string) => void, fallbackDir = join(tmpdir(), 'commcost-runs')): Promise<{ path?: string; asked: boolean }> {
+  try {
+    return { path: await saveRun(dir, run), asked: true };
+  } catch (e) {
+    write(`commcost: ${terminalSafeLines(e instanceof CommcostError ? e.message : `cannot save the run in ${dir}: ${errorText(e)}`)}\n`);
+  }
+  try {
+    const path = await saveRun(fallbackDir, run);
+    write(`commcost: saved the run in the OS temp folder instead: ${path}\n`);
+    return { path, asked: false };
+  } catch (e) {
+    write(`commcost: cannot save it in ${fallbackDir} either (${terminalSafe(errorText(e))}); the run file follows:\n${JSON.stringify(run)}\n`);
+    return { asked: false };
   }
 }
 
 async function measure(f: MeasureFlags): Promise<number> {
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      process.stderr.write('\ncancelling: keeping what was measured (Ctrl-C again to quit at once)\n');
-      controller.abort();
-    } else {
-      process.exit(130);
+  const err = (text: string) => process.stderr.write(text);
+  // 1. Everything that can be checked before measuring: flags, host name, output folders.
+  for (const w of checkFlags(f)) err(`commcost: warning: ${w}\n`);
+  await ensureWritableDir(f.saveDir, `--save-dir ${f.saveDir}`);
+  if (f.json !== undefined) await checkOutputFile(f.json, `--json ${f.json}`);
+  if (f.html !== undefined) {
+    await checkOutputFile(f.html, `--html ${f.html}`);
+    if (!webviewBundleCandidates().some((p) => existsSync(p))) {
+      throw bad(`--html: the report needs the webview bundle (webview.js), which was not found (searched ${webviewBundleCandidates().join(', ')})`, 'build it with node scripts/build.mjs');
     }
-  };
-  process.on('SIGINT', onSigint);
-  try {
-    let options = runOptionsFrom(f);
-    let run = await measureOnce(f, options, controller.signal);
-    const noGpu = noGpuError(run);
-    if (noGpu && !options.simulate && !controller.signal.aborted) {
-      const text = `no NVIDIA GPU/driver on ${f.host}: ${noGpu.detail ?? noGpu.message}`;
-      if (!f.simulateIfNoGpu) {
-        process.stderr.write(`${text}\n  hint: run on a host with an NVIDIA GPU, or pass --simulate-if-no-gpu (or --simulate) to try the simulated NCCL\n`);
-        return EXIT_BAD_INPUT;
-      }
-      process.stderr.write(`${text}\nrunning again with the SIMULATED NCCL (--simulate-if-no-gpu): the figures will not be measurements\n`);
-      options = { ...options, simulate: true };
-      run = await measureOnce(f, options, controller.signal);
-    }
-    const path = await saveRun(f.saveDir, run);
-    process.stdout.write(formatSummary(run));
-    process.stderr.write(`saved ${path}\n`);
-    if (f.json) {
-      await writeFile(f.json, JSON.stringify(run, null, 2) + '\n');
-      process.stderr.write(`wrote ${f.json}\n`);
-    }
-    if (f.html) {
-      await writeFile(f.html, renderReport(run));
-      process.stderr.write(`wrote ${f.html}\n`);
-    }
-    if (noGpuError(run) && !run.simulated) return EXIT_BAD_INPUT;
-    return run.status === 'complete' ? EXIT_OK : EXIT_INCOMPLETE;
-  } finally {
-    process.off('SIGINT', onSigint);
   }
+
+  // 2. Measure; Ctrl-C at any moment ends the run with what was measured.
+  const cancel = new AbortController();
+  const hardStop = new AbortController();
+  const progress = progressFor(process.stderr);
+  interrupts.listen((n) => {
+    progress.stop();
+    if (n === 1) {
+      err('\ncancelling: keeping what was measured (Ctrl-C again to stop at once)\n');
+      cancel.abort();
+    } else if (n === 2) {
+      err('stopping at once: the agent is killed, what was received is kept (Ctrl-C again to quit without saving)\n');
+      hardStop.abort();
+    } else {
+      err('quitting without saving\n');
+      killLocalAgents();
+      process.exit(EXIT_INTERRUPTED);
+    }
+  });
+  let options = runOptionsFrom(f);
+  let run = await measureOnce(f, options, progress, cancel.signal, hardStop.signal);
+  const noGpu = noGpuError(run);
+  if (noGpu && !options.simulate && !cancel.signal.aborted) {
+    const text = terminalSafe(noGpuSentence(f.host, noGpu));
+    if (!f.simulateIfNoGpu) {
+      err(`commcost: ${text}\n  hint: run on a host with an NVIDIA GPU, or pass --simulate-if-no-gpu (or --simulate) to try the simulated NCCL\n`);
+      return EXIT_BAD_INPUT;
+    }
+    err(`commcost: ${text}\ncommcost: running again on the SIMULATED NCCL (--simulate-if-no-gpu): its figures are not measurements\n`);
+    options = { ...options, simulate: true };
+    delete options.ncclPath;
+    run = await measureOnce(f, options, progress, cancel.signal, hardStop.signal);
+  }
+
+  // 3. Outputs: the summary first, so that nothing is lost if a file cannot be written.
+  process.stdout.write(formatSummary(run));
+  let delivered = true;
+  const saved = await saveWithFallback(f.saveDir, run, err);
+  if (saved.path && saved.asked) err(`saved ${terminalSafe(saved.path)}\n`);
+  if (!saved.asked) delivered = false;
+  if (f.json) {
+    try {
+      await writeFile(f.json, JSON.stringify(run, null, 2) + '\n');
+      err(`wrote ${terminalSafe(f.json)}\n`);
+    } catch (e) {
+      delivered = false;
+      err(`commcost: cannot write --json ${terminalSafe(f.json)}: ${terminalSafe(errorText(e))}${saved.path ? ` (the run is saved in ${terminalSafe(saved.path)})` : ''}\n`);
+    }
+  }
+  if (f.html) {
+    try {
+      await writeFile(f.html, renderReport(run));
+      err(`wrote ${terminalSafe(f.html)}\n`);
+    } catch (e) {
+      delivered = false;
+      err(`commcost: cannot write --html ${terminalSafe(f.html)}: ${terminalSafe(errorText(e))}${saved.path ? ` (make it later with: commcost report ${terminalSafe(saved.path)})` : ''}\n`);
+    }
+  }
+  if (noGpuError(run) && !isSimulatedRun(run)) return EXIT_BAD_INPUT;
+  return run.status === 'complete' && delivered ? EXIT_OK : EXIT_INCOMPLETE;
 }
 
 async function report(file: string, html: string | undefined): Promise<number> {
   const loaded = await loadRun(file);
+  const out = html ?? file.replace(/\.json$/i, '') + '.html';
+  await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
   // The verdict is derived data: recompute it so older files and newer rules agree.
   const run = { ...loaded, verdict: deriveVerdict(loaded) };
-  const out = html ?? file.replace(/\.json$/i, '') + '.html';
-  await writeFile(out, renderReport(run));
   process.stdout.write(formatSummary(run));
-  process.stderr.write(`wrote ${out}\n`);
+  try {
+    await writeFile(out, renderReport(run));
+  } catch (e) {
+    throw new CommcostError('BAD_INPUT', `cannot write the report ${out}: ${errorText(e)}`, { cause: e });
+  }
+  process.stderr.write(`wrote ${terminalSafe(out)}\n`);
   return EXIT_OK;
 }
 
@@ -202,35 +400,41 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('measure what NCCL communicators cost on your GPUs')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  const L = OPTION_LIMITS;
 
   program
     .command('measure')
     .description('run the measurement on a host and print a summary')
     .option('--host <target>', 'localhost, an ~/.ssh/config alias or user@host[:port]', 'localhost')
     .option('--experiments <list>', `comma-separated, of: ${EXPERIMENT_IDS.join(', ')}`, parseExperiments, [...DEFAULT_RUN_OPTIONS.experiments])
-    .option('--iterations <n>', 'recorded runs per step', intOption('iterations', 1, 100_000), DEFAULT_RUN_OPTIONS.iterations)
-    .option('--warmup <n>', 'unrecorded warmup runs per step', intOption('warmup', 0, 1_000), DEFAULT_RUN_OPTIONS.warmup)
-    .option('--deadline <seconds>', 'hang guard per step', deadlineOption, DEFAULT_RUN_OPTIONS.deadlineSeconds)
-    .option('--ranks <n>', 'ranks (one per GPU); default all visible GPUs', intOption('ranks', 1, 4_096))
-    .option('--nccl <path>', 'libnccl.so.2 on the host (default: search)')
-    .option('--node <path>', 'Node ≥ 18 on the host (default: search)')
-    .option('--json <file>', 'also write the run file here')
-    .option('--html <file>', 'also write the HTML report here')
+    .option('--iterations <n>', `recorded runs per step (${L.iterations.min}–${L.iterations.max})`, intOption('iterations', L.iterations), DEFAULT_RUN_OPTIONS.iterations)
+    .option('--warmup <n>', `unrecorded warmup runs per step (${L.warmup.min}–${L.warmup.max})`, intOption('warmup', L.warmup), DEFAULT_RUN_OPTIONS.warmup)
+    .option('--deadline <seconds>', `hang guard per step (${L.deadlineSeconds.min}–${L.deadlineSeconds.max} s)`, deadlineOption, DEFAULT_RUN_OPTIONS.deadlineSeconds)
+    .option('--ranks <n>', `ranks (one process per GPU, ${L.ranks.min}–${L.ranks.max}); default all visible GPUs; warns when more than this machine's CPUs on localhost`, intOption('ranks', L.ranks))
+    .option('--nccl <path>', 'libnccl.so.2 on the host (default: search); not with --simulate')
+    .option('--node <path>', 'Node ≥ 18 on a remote host (default: search); not used for localhost, where the agent runs on this Node')
+    .option('--json <file>', 'also write the run file here (its folder must exist)')
+    .option('--html <file>', 'also write the HTML report here (its folder must exist)')
     .option('--simulate', 'run on the simulated NCCL (figures are not measurements)')
     .option('--simulate-if-no-gpu', 'when the host has no NVIDIA GPU, run again on the simulated NCCL')
     .option('--accept-new-host-key', 'trust and record an unknown SSH host key (a changed key is always refused)')
-    .option('--save-dir <dir>', 'folder of saved runs', '.commcost/runs')
+    .option('--save-dir <dir>', 'folder of saved runs (created when missing; checked before measuring)', '.commcost/runs')
     .option('--verbose', 'print the agent log and connection steps on stderr')
     .addOption(new Option('--ssh-config <file>', 'ssh config file').hideHelp())
     .addOption(new Option('--known-hosts <file>', 'known_hosts file').hideHelp())
     .addOption(new Option('--agent-dir <dir>', 'folder holding agent.js').hideHelp())
+    .addHelpText(
+      'after',
+      `\nProgress goes to stderr (a bar on a terminal, else one line per finished experiment), the summary to stdout.\nCtrl-C cancels and keeps what was measured (saved, marked partial); again: stop at once; a third time: quit without saving.\n\n${EXIT_HELP}\n`,
+    )
     .action(async (flags: MeasureFlags) => setExit(await measure(flags)));
 
   program
     .command('report')
     .description('render a saved run as a self-contained HTML report and print its summary')
     .argument('<run.json>', 'a run file')
-    .option('--html <file>', 'output file (default: the run file with .html)')
+    .option('--html <file>', 'output file (default: the run file with .html; its folder must exist)')
+    .addHelpText('after', `\n${EXIT_HELP}\n`)
     .action(async (file: string, flags: { html?: string }) => setExit(await report(file, flags.html)));
   return program;
 }
@@ -238,6 +442,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
 /** Parses argv (node, script, …), runs the command, and resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let code = EXIT_OK;
+  const isMeasure = argv.slice(2).find((a) => !a.startsWith('-')) === 'measure';
+  // Listen before letting go of bin/commcost.js's listener, so that no Ctrl-C falls in between.
+  if (isMeasure) interrupts.install();
+  const early = takeEarlyInterrupts();
+  if (isMeasure) interrupts.count += early;
+  else if (early > 0) return EXIT_INTERRUPTED;
   const program = buildProgram((c) => (code = c));
   try {
     await program.parseAsync(argv);
@@ -246,15 +456,17 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT_OK;
       const cause = (e as CommanderError & { cause?: unknown }).cause;
-      if (cause instanceof CommcostError) process.stderr.write(`commcost: ${cause.describe()}\n`);
+      if (cause instanceof CommcostError) process.stderr.write(`commcost: ${terminalSafeLines(cause.describe())}\n`);
       return EXIT_BAD_INPUT;
     }
     if (e instanceof CommcostError) {
-      process.stderr.write(`commcost: ${e.describe()}\n`);
+      process.stderr.write(`commcost: ${terminalSafeLines(e.describe())}\n`);
       return ['BAD_INPUT', 'BAD_TARGET', 'BAD_RUN_FILE'].includes(e.code) ? EXIT_BAD_INPUT : EXIT_INCOMPLETE;
     }
-    process.stderr.write(`commcost: internal error: ${errorText(e)}\n${e instanceof Error && e.stack ? e.stack + '\n' : ''}`);
+    process.stderr.write(`commcost: internal error: ${terminalSafe(errorText(e))}\n${e instanceof Error && e.stack ? terminalSafeLines(e.stack) + '\n' : ''}`);
     return EXIT_INCOMPLETE;
+  } finally {
+    if (isMeasure) interrupts.uninstall();
   }
 }
 

@@ -1,13 +1,58 @@
 /**
  * The CLI's text output: a header (host, GPUs, NCCL) and a table per experiment / variant / step
  * with median, p90, min, max (ms) and n, plus memory lines. Pure: run in, text out.
+ *
+ * Run files are untrusted: every string (and object key) taken from a run is passed through
+ * {@link terminalSafe} before it is printed, so a file cannot send escape sequences to the terminal.
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import type { RunFile } from '../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { deriveVerdict } from '../client/verdict';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
 export const SIMULATED_BANNER = 'SIMULATED NCCL — these figures are not measurements';
+
+/**
+ * Text made safe for a terminal: every C0 control character (newline and tab included), DEL and
+ * every C1 control character is written as a visible escape (`\x1b`, `\n`, `\u009b`), so ESC/CSI/OSC
+ * sequences from data are shown, never interpreted. Use on any text that did not come from us.
+ */
+export function terminalSafe(text: unknown): string {
+  // eslint-disable-next-line no-control-regex -- escaping control characters is the point
+  return String(text ?? '').replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    if (c === '\r') return '\\r';
+    const code = c.charCodeAt(0);
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * Our own multi-line text (messages that embed data) made safe for a terminal: like
+ * {@link terminalSafe} but newlines are kept.
+ */
+export function terminalSafeLines(text: unknown): string {
+  return String(text ?? '')
+    .split('\n')
+    .map((l) => terminalSafe(l))
+    .join('\n');
+}
+
+/** A deep copy of `value` with every string and object key passed through {@link terminalSafe}. */
+export function sanitizeForTerminal<T>(value: T): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return terminalSafe(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[terminalSafe(k)] = walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
 
 const KIND_ORDER = ['call', 'first', 'toFirst', 'steady', 'teardown'];
 const KIND_LABEL: Record<string, string> = {
@@ -38,9 +83,10 @@ export function formatTable(rows: string[][]): string {
 /** One line: host, GPU count and model, NCCL version and path (or what is unknown yet). */
 export function headerLine(run: RunFile): string {
   const s = run.stamp;
-  if (!s) return `host ${run.host}: no environment stamp (the agent stopped before its plan)`;
+  const sim = isSimulatedRun(run) ? ' · SIMULATED NCCL' : '';
+  if (!s) return `host ${run.host}: no environment stamp (the agent stopped before its plan)${sim}`;
   const names = [...new Set(s.gpus.map((g) => g.name))].join(', ') || 'no GPU';
-  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${run.ranks} ranks · NCCL ${s.ncclVersion} ${s.ncclPath}`;
+  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${run.ranks} ranks · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
 }
 
 function statRow(label: string, st: StepStats): string[] {
@@ -55,12 +101,17 @@ function variantRows(experiment: string, v: VariantSummary): { rows: string[][];
 }
 
 /**
- * The whole summary: banner when simulated, header, status, the step table (ms), memory lines,
- * skipped experiments and errors.
+ * The whole summary: banner when simulated (first and last line; see isSimulatedRun), header,
+ * status, the step table (ms), memory lines, skipped experiments and errors. Every string of the
+ * run is made terminal-safe first.
  */
-export function formatSummary(run: RunFile): string {
+export function formatSummary(untrusted: RunFile): string {
+  const simulated = isSimulatedRun(untrusted);
+  // The verdict is derived from the figures, then escaped like everything else.
+  const run = sanitizeForTerminal({ ...untrusted, simulated });
+  const verdict = sanitizeForTerminal(deriveVerdict({ ...untrusted, simulated }));
   const out: string[] = [];
-  if (run.simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
+  if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
   out.push(headerLine(run));
   out.push(`run ${run.id}: ${run.status}${run.wallMs !== undefined ? ` in ${(run.wallMs / 1000).toFixed(1)} s` : ''}`);
   const rows: string[][] = [['experiment variant · step', 'median ms', 'p90 ms', 'min ms', 'max ms', 'n']];
@@ -83,8 +134,7 @@ export function formatSummary(run: RunFile): string {
     const where = Object.entries(e.where).map(([k, v]) => `${k} ${String(v)}`).join(', ');
     out.push(`error ${e.code}${where ? ` (${where})` : ''}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${e.hint ? `\n  hint: ${e.hint}` : ''}`);
   }
-  const verdict = deriveVerdict(run);
   if (verdict.length > 0) out.push('', 'verdict for this host:', ...verdict.map((l) => `  • ${l.text}`));
-  if (run.simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
+  if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
   return out.join('\n') + '\n';
 }

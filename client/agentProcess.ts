@@ -86,6 +86,34 @@ export function defaultAgentDir(): string {
   return join(__dirname, '..', 'dist');
 }
 
+/** Process groups of the local agents still running (their pids), killed if this process exits first. */
+const liveLocalAgents = new Set<number>();
+let exitHookInstalled = false;
+
+/**
+ * Kills (SIGKILL) the process group of every local agent that is still running. Runs on this
+ * process's `exit` (e.g. `process.exit` on a third Ctrl-C), so no agent or rank outlives us.
+ */
+export function killLocalAgents(): void {
+  for (const pid of liveLocalAgents) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  liveLocalAgents.clear();
+}
+
+function trackLocalAgent(pid: number | undefined): void {
+  if (pid === undefined) return;
+  liveLocalAgents.add(pid);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', killLocalAgents);
+  }
+}
+
 /**
  * Starts `<node> <agentDir>/agent.js` as a local child in its own process group.
  * @param options.nodePath default `process.execPath`; options.env default `process.env`
@@ -108,12 +136,14 @@ export function spawnLocalAgent(options: { agentDir?: string; nodePath?: string;
   child.stdout.on('data', (d: Buffer) => outSplit.push(d));
   child.stderr.on('data', (d: Buffer) => errSplit.push(d));
   child.stdin.on('error', () => undefined); // EPIPE after the agent exits
+  trackLocalAgent(child.pid);
   let inputOpen = true;
   const exited = new Promise<AgentExit>((resolve) => {
     child.on('error', (e) => {
       resolve({ code: null, signal: null, error: new CommcostError('AGENT_EXITED', `cannot start the local agent: ${e.message}`, { where: { host: 'localhost' }, cause: e }) });
     });
     child.on('close', (code, signal) => {
+      if (child.pid !== undefined) liveLocalAgents.delete(child.pid);
       outSplit.end();
       errSplit.end();
       resolve({ code, signal });

@@ -9,6 +9,7 @@ import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import SSHConfig from 'ssh-config';
 import { CommcostError } from './errors';
+import { shellQuote } from './shellQuote';
 
 /** The local machine: the agent runs as a child process, no SSH. */
 export interface LocalTarget {
@@ -56,32 +57,57 @@ export interface TargetSpec {
 /** Default private keys OpenSSH tries, relative to `~/.ssh`. */
 const DEFAULT_IDENTITIES = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
 
+/** Characters a shell gives a meaning to; never part of a host or user name. */
+const SHELL_META = /[;|&$`<>()'"\\]/;
+
 /**
  * Rejects names that could be read as an option or smuggle shell text: whitespace, control
- * characters, a leading `-`, or an empty name.
+ * characters, shell metacharacters (`; | & $ \` < > ( ) ' " \`), a leading `-`, or an empty name.
+ * Called before any lookup, so such a name never reaches the ssh config, DNS or a hint.
  * @throws CommcostError BAD_TARGET naming the offending character
  */
 export function checkTargetName(name: string): void {
+  const hint = 'give localhost, an alias of ~/.ssh/config or user@host[:port]';
   if (name.length === 0) {
-    throw new CommcostError('BAD_TARGET', 'host name is empty', {
-      hint: 'give localhost, an alias of ~/.ssh/config or user@host[:port]',
-    });
+    throw new CommcostError('BAD_TARGET', 'host name is empty', { hint });
   }
   // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
-  const bad = /[\s\x00-\x1f\x7f]/.exec(name);
+  const bad = /[\s\x00-\x1f\x7f-\x9f]/.exec(name);
   if (bad) {
     const code = bad[0].charCodeAt(0).toString(16).padStart(2, '0');
     throw new CommcostError(
       'BAD_TARGET',
       `host name ${JSON.stringify(name)} contains whitespace or a control character (0x${code})`,
-      { hint: 'give localhost, an alias of ~/.ssh/config or user@host[:port]' },
+      { hint },
     );
+  }
+  const meta = SHELL_META.exec(name);
+  if (meta) {
+    throw new CommcostError('BAD_TARGET', `host name ${JSON.stringify(name)} contains the shell character ${JSON.stringify(meta[0])}`, {
+      hint: `${hint}; host and user names cannot contain ; | & $ \` < > ( ) ' " \\ or spaces`,
+    });
   }
   if (name.startsWith('-')) {
     throw new CommcostError('BAD_TARGET', `host name ${JSON.stringify(name)} starts with '-'`, {
       hint: 'a host name cannot start with a dash',
     });
   }
+}
+
+/**
+ * The `ssh` command a user can paste to try a target by hand, every word shell-quoted:
+ * `ssh gpu1`, `ssh alice@gpu1`, and for `[user@]host:port` targets `ssh -p PORT [user@]host`.
+ * Falls back to quoting the name as one word when it does not parse.
+ */
+export function sshTryCommand(name: string): string {
+  let spec: TargetSpec;
+  try {
+    spec = parseTargetSpec(name);
+  } catch {
+    return `ssh -- ${shellQuote(name)}`;
+  }
+  const dest = shellQuote((spec.user !== undefined ? `${spec.user}@` : '') + spec.host);
+  return spec.port !== undefined ? `ssh -p ${spec.port} ${dest}` : `ssh ${dest}`;
 }
 
 /**

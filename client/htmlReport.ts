@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { StepStats } from '../protocol/events';
-import type { RunFile } from '../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
 export class ReportBundleError extends Error {
@@ -69,7 +69,7 @@ function fmtMs(ms: number | undefined): string {
 function fallbackHtml(run: RunFile): string {
   const out: string[] = [];
   const e = escapeHtml;
-  if (run.simulated) out.push(`<p class="banner-sim"><strong>SIMULATED</strong> ${e(SIMULATED_TEXT)}</p>`);
+  if (isSimulatedRun(run)) out.push(`<p class="banner-sim"><strong>SIMULATED</strong> ${e(SIMULATED_TEXT)}</p>`);
   const s = run.stamp;
   out.push(`<p>host ${e(run.host)} · status ${e(run.status)} · ranks ${e(run.ranks)}`);
   if (s) out.push(` · NCCL ${e(s.ncclVersion)} (${e(s.ncclPath)}) · ${e(s.startedAt)}`);
@@ -124,7 +124,7 @@ export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}
   const js = scriptSafe(readFileSync(bundlePath, 'utf8'));
   const nonce = randomBytes(16).toString('base64');
   const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; font-src data:`;
-  const title = `commcost — ${run.host}${run.simulated ? ' (SIMULATED)' : ''}`;
+  const title = `commcost — ${run.host}${isSimulatedRun(run) ? ' (SIMULATED)' : ''}`;
   return [
     '<!DOCTYPE html>',
     '<html lang="en">',

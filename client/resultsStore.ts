@@ -3,15 +3,144 @@
  * Saves are atomic (temp file + rename); loads are schema-validated.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import type { RunFile } from '../protocol/runFile';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 
+/** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
+const KERNEL_FS = ['/proc', '/sys'];
+
+/** How long a check of an output folder may take before it is given up (a hung file system), ms. */
+export const OUTPUT_CHECK_DEADLINE_MS = 10_000;
+
+function isUnderKernelFs(abs: string): string | undefined {
+  return KERNEL_FS.find((root) => abs === root || abs.startsWith(root + sep));
+}
+
+async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CommcostError('BAD_INPUT', `${what}: no answer from the file system within ${ms / 1000} s`, { hint: 'choose a folder on a local, responsive file system' })), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function statOrUndefined(path: string) {
+  try {
+    return await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new CommcostError('BAD_INPUT', `cannot check ${path}: ${errorText(e)}`, { cause: e });
+  }
+}
+
 /**
- * Writes the run as `<dir>/<run.id>.json` (pretty JSON): creates `dir`, writes a temp file in it,
- * then renames, so a reader never sees a half-written file.
+ * Makes sure `dir` is a folder we can write into, creating it (and missing parents) when asked:
+ * refuses folders under /proc and /sys, a path whose existing part is a file, a folder that is not
+ * writable; creates one level at a time (never Node's recursive mkdir, which can loop forever on
+ * kernel file systems), then writes and removes a probe file. Gives up after `deadlineMs`.
+ * @param label how the folder is named in messages, e.g. `--save-dir .commcost/runs`
+ * @returns the absolute folder
+ * @throws CommcostError BAD_INPUT saying what is wrong with the folder
+ */
+export async function ensureWritableDir(dir: string, label: string, opts: { create?: boolean; deadlineMs?: number } = {}): Promise<string> {
+  const abs = resolve(dir);
+  const kernel = isUnderKernelFs(abs);
+  if (kernel) {
+    throw new CommcostError('BAD_INPUT', `${label} is under ${kernel}, a kernel file system: nothing can be saved there`, { hint: 'choose another folder' });
+  }
+  const check = async (): Promise<string> => {
+    // The nearest part of the path that exists must be a folder.
+    const missing: string[] = [];
+    let existing = abs;
+    let st = await statOrUndefined(existing);
+    while (!st) {
+      missing.unshift(existing);
+      const parent = dirname(existing);
+      if (parent === existing) break;
+      existing = parent;
+      st = await statOrUndefined(existing);
+    }
+    if (st && !st.isDirectory()) {
+      throw new CommcostError('BAD_INPUT', `${label}: ${existing} is a file, not a folder`, { hint: 'choose a folder (it is created when missing)' });
+    }
+    if (missing.length > 0 && opts.create === false) {
+      throw new CommcostError('BAD_INPUT', `${label}: the folder ${abs} does not exist`, { hint: 'create it first, or choose an existing folder' });
+    }
+    try {
+      await access(existing, fsConstants.W_OK | fsConstants.X_OK);
+    } catch (e) {
+      throw new CommcostError('BAD_INPUT', `${label}: the folder ${existing} is not writable (${(e as NodeJS.ErrnoException).code ?? errorText(e)})`, { hint: 'choose a folder you can write to', cause: e });
+    }
+    for (const d of missing) {
+      try {
+        await mkdir(d);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw new CommcostError('BAD_INPUT', `${label}: cannot create the folder ${d}: ${errorText(e)}`, { hint: 'choose a folder you can write to', cause: e });
+        }
+      }
+    }
+    const probe = join(abs, `.commcost-probe-${randomBytes(4).toString('hex')}`);
+    try {
+      await writeFile(probe, '', { flag: 'wx' });
+    } catch (e) {
+      throw new CommcostError('BAD_INPUT', `${label}: cannot write in ${abs}: ${errorText(e)}`, { hint: 'choose a folder you can write to', cause: e });
+    } finally {
+      await rm(probe, { force: true }).catch(() => undefined);
+    }
+    return abs;
+  };
+  return withDeadline(check(), opts.deadlineMs ?? OUTPUT_CHECK_DEADLINE_MS, label);
+}
+
+/**
+ * Checks that `file` can be written before anything is measured: an existing file must be a
+ * writable file (not a folder); else its folder must exist and be writable (it is not created).
+ * @param label how the file is named in messages, e.g. `--json out/run.json`
+ * @throws CommcostError BAD_INPUT saying what is wrong
+ */
+export async function checkOutputFile(file: string, label: string, opts: { deadlineMs?: number } = {}): Promise<void> {
+  const abs = resolve(file);
+  const kernel = isUnderKernelFs(abs);
+  if (kernel) throw new CommcostError('BAD_INPUT', `${label} is under ${kernel}, a kernel file system`, { hint: 'choose another file' });
+  const check = async (): Promise<void> => {
+    const st = await statOrUndefined(abs);
+    if (st) {
+      if (st.isDirectory()) throw new CommcostError('BAD_INPUT', `${label}: ${abs} is a folder`, { hint: 'give a file name' });
+      try {
+        await access(abs, fsConstants.W_OK);
+      } catch (e) {
+        throw new CommcostError('BAD_INPUT', `${label}: ${abs} is not writable (${(e as NodeJS.ErrnoException).code ?? errorText(e)})`, { hint: 'choose a file you can write to', cause: e });
+      }
+      return;
+    }
+    const dir = dirname(abs);
+    const dst = await statOrUndefined(dir);
+    if (!dst) throw new CommcostError('BAD_INPUT', `${label}: the folder ${dir} does not exist`, { hint: 'create the folder first, or write the file elsewhere' });
+    if (!dst.isDirectory()) throw new CommcostError('BAD_INPUT', `${label}: ${dir} is not a folder`, { hint: 'write the file elsewhere' });
+    try {
+      await access(dir, fsConstants.W_OK | fsConstants.X_OK);
+    } catch (e) {
+      throw new CommcostError('BAD_INPUT', `${label}: the folder ${dir} is not writable (${(e as NodeJS.ErrnoException).code ?? errorText(e)})`, { hint: 'write the file elsewhere', cause: e });
+    }
+  };
+  return withDeadline(check(), opts.deadlineMs ?? OUTPUT_CHECK_DEADLINE_MS, label);
+}
+
+/**
+ * Writes the run as `<dir>/<run.id>.json` (pretty JSON): creates `dir` (see
+ * {@link ensureWritableDir}), writes a temp file in it, then renames, so a reader never sees a
+ * half-written file.
  * @returns the path written
  * @throws CommcostError BAD_INPUT when the id is not a safe file name, or the write fails
  */
@@ -21,8 +150,8 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
   }
   const path = join(dir, `${run.id}.json`);
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  await ensureWritableDir(dir, 'cannot save the run');
   try {
-    await mkdir(dir, { recursive: true });
     await writeFile(tmp, JSON.stringify(run, null, 2) + '\n', { flag: 'wx' });
     await rename(tmp, path);
   } catch (e) {

@@ -168,10 +168,28 @@ function describe(e: ErrorObject): string {
  */
 export function validateRunFile(json: unknown, source = 'run file'): RunFile {
   if (validate(json)) return json;
+  // Not a run file at all (another tool's JSON, e.g. the GPU proof's *.reference.json): say so,
+  // without the "measure again" hint that fits a damaged or older run file.
+  const isObject = json !== null && typeof json === 'object' && !Array.isArray(json);
+  const schema = isObject ? (json as { schema?: unknown }).schema : undefined;
+  const readsWhat = `commcost report reads the run files that commcost measure saves (schema "${RUN_FILE_SCHEMA}")`;
+  if (isObject) {
+    if (schema === undefined) {
+      throw new CommcostError('BAD_RUN_FILE', `${source} is not a commcost run file: it has no "schema" field`, { hint: readsWhat });
+    }
+    if (typeof schema !== 'string' || !schema.startsWith('commcost.run/')) {
+      throw new CommcostError('BAD_RUN_FILE', `${source} is not a commcost run file: its schema is ${JSON.stringify(schema)?.slice(0, 80) ?? String(schema)}, not "${RUN_FILE_SCHEMA}"`, { hint: readsWhat });
+    }
+    if (schema !== RUN_FILE_SCHEMA) {
+      throw new CommcostError('BAD_RUN_FILE', `${source} is a commcost run file of schema ${JSON.stringify(schema.slice(0, 80))}; this version reads "${RUN_FILE_SCHEMA}"`, {
+        hint: 'it was written by another version of commcost: open it with that version, or measure again',
+      });
+    }
+  }
   const errors = validate.errors ?? [];
   const shown = errors.slice(0, 5).map(describe);
   const more = errors.length > 5 ? ` (and ${errors.length - 5} more)` : '';
   throw new CommcostError('BAD_RUN_FILE', `${source} is not a valid commcost run: ${shown.join('; ')}${more}`, {
-    hint: 'the file may be damaged or written by another version of commcost: measure again',
+    hint: 'the file may be damaged or edited by hand: measure again',
   });
 }

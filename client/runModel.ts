@@ -76,7 +76,7 @@ function withExperiment(run: RunFile, id: ExperimentId, change: (e: RunExperimen
  * - run/sample: done + 1 (warmups count); recorded samples appended per variant and step (ms).
  * - experiment/summary: variants stored, state finished, done = total.
  * - experiment/skipped: recorded; a whole skipped experiment is finished with total 0; a skipped
- *   variant takes its iterations off the total.
+ *   variant (never planned) changes no total.
  * - run/error: appended. run/done: status, wallMs, measuredMs, endedAt; unfinished experiments stopped.
  */
 export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
@@ -114,11 +114,10 @@ export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
       const skip = withoutType(ev);
       const withSkip = { ...run, skipped: [...run.skipped, skip] };
       if (!run.experiments.some((e) => e.experiment === ev.experiment)) return withSkip;
-      return withExperiment(withSkip, ev.experiment, (e) =>
-        ev.variant === undefined
-          ? { ...e, state: 'finished', total: e.done }
-          : { ...e, total: Math.max(e.done, e.total - iterationsPerVariant(run.options)) },
-      );
+      // A skipped variant was never in the plan (the agent plans only what it can run), so the
+      // experiment's total already leaves it out.
+      if (ev.variant !== undefined) return withSkip;
+      return withExperiment(withSkip, ev.experiment, (e) => ({ ...e, state: 'finished', total: e.done }));
     }
     case 'run/error': {
       return { ...run, errors: [...run.errors, withoutType(ev)] };

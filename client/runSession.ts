@@ -62,20 +62,59 @@ function hostError(e: CommcostError, host: string): RunError {
   return entry;
 }
 
+const ABORTED: unique symbol = Symbol('aborted');
+
+/**
+ * Waits for `p`, or stops waiting as soon as `signal` aborts (then resolves with {@link ABORTED});
+ * a value that arrives after the abort goes to `onLate` (to be released), a late rejection is
+ * dropped. Lets a cancel end the start-up (connect, Node search, deploy) at once.
+ */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, onLate?: (v: T) => void): Promise<T | typeof ABORTED> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.then((v) => onLate?.(v), () => undefined);
+    return Promise.resolve(ABORTED);
+  }
+  return new Promise<T | typeof ABORTED>((resolve, reject) => {
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      resolve(ABORTED);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        if (aborted) onLate?.(v);
+        else resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        if (!aborted) reject(e);
+      },
+    );
+  });
+}
+
 /**
  * Runs one measurement.
- * @param signal aborting it cancels: `run/cancel`, up to 5 s for `run/done`, stdin EOF, then kill;
+ * @param signal aborting it cancels, at any moment: before the agent runs (resolving the target,
+ *   connecting, deploying, before its hello) nothing is started and the run resolves partial at
+ *   once; once `run/start` was sent: `run/cancel`, up to 5 s for `run/done`, stdin EOF, then kill;
  *   the promise then resolves with the run marked partial (never rejects on cancel)
+ * @param hardStop aborting it (after `signal`) skips the grace periods: the agent is killed at once
+ *   and the run resolves partial with what was received
  * @returns the final run: status from run/done, else partial/failed with an error entry (agent
  *   exit, dropped connection, protocol error); a fatal agent error such as NO_GPU is in `errors`
  * @throws CommcostError only for failures before the agent said hello (BAD_TARGET,
  *   HOST_UNREACHABLE, HOST_KEY_*, AUTH_FAILED, NO_NODE, NO_AGENT, DEPLOY_FAILED, AGENT_EXITED,
  *   PROTOCOL on a version mismatch)
  */
-export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?: AbortSignal): Promise<RunFile> {
+export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?: AbortSignal, hardStop?: AbortSignal): Promise<RunFile> {
   const log = (line: string) => cb.onLog(`commcost: ${line}`);
   let run = newRun(req.target, req.options);
   const cancelledBeforeStart = (): RunFile => {
+    log(`cancelled before the run started on ${req.target}`);
     run = { ...markStopped(run), status: 'partial' };
     cb.onRun(run);
     return run;
@@ -85,33 +124,42 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
   const target = await resolveTarget(req.target, req.sshConfigPath !== undefined ? { sshConfigPath: req.sshConfigPath } : {});
   if (signal?.aborted) return cancelledBeforeStart();
   let session: SshSession | undefined;
-  let agent: AgentProcess;
+  let agent: AgentProcess | undefined;
   try {
     if (target.kind === 'local') {
       log('starting the agent locally');
       agent = spawnLocalAgent(req.agentDir !== undefined ? { agentDir: req.agentDir } : {});
     } else {
       const payload = await collectPayload(req.agentDir ?? defaultAgentDir());
+      if (signal?.aborted) return cancelledBeforeStart();
       log(`connecting to ${target.name} (${target.user}@${target.hostname}:${target.port})`);
-      session = await SshSession.connect(target, {
-        hostKeyPolicy: policyOf(req.acceptNewHostKey),
-        ...(req.knownHostsPath !== undefined ? { knownHostsPath: req.knownHostsPath } : {}),
-        log,
-      });
-      if (signal?.aborted) return cancelledBeforeStart();
-      const node = await findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {});
+      const connected = await untilAborted(
+        SshSession.connect(target, {
+          hostKeyPolicy: policyOf(req.acceptNewHostKey),
+          ...(req.knownHostsPath !== undefined ? { knownHostsPath: req.knownHostsPath } : {}),
+          log,
+        }),
+        signal,
+        (late) => late.dispose(),
+      );
+      if (connected === ABORTED) return cancelledBeforeStart();
+      session = connected;
+      const node = await untilAborted(findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {}), signal);
+      if (node === ABORTED) return cancelledBeforeStart();
       log(`Node ${node.version} at ${node.path} on ${target.name}`);
-      const deployed = await deployAgent(session, payload, log);
-      if (signal?.aborted) return cancelledBeforeStart();
-      agent = await startSshAgent(session, node.path, deployed.remoteDir);
+      const deployed = await untilAborted(deployAgent(session, payload, log), signal);
+      if (deployed === ABORTED) return cancelledBeforeStart();
+      const started = await untilAborted(startSshAgent(session, node.path, deployed.remoteDir), signal, (late) => late.kill());
+      if (started === ABORTED) return cancelledBeforeStart();
+      agent = started;
     }
-  } catch (e) {
-    session?.dispose();
-    throw e;
+  } finally {
+    // Handed over to drive() below only when the agent started; otherwise released here.
+    if (agent === undefined) session?.dispose();
   }
 
   try {
-    return await drive(agent, req, cb, log, target.name, () => run, (r) => (run = r), signal);
+    return await drive(agent, req, cb, log, target.name, () => run, (r) => (run = r), signal, hardStop);
   } finally {
     agent.kill();
     session?.dispose();
@@ -133,9 +181,12 @@ async function drive(
   get: () => RunFile,
   set: (r: RunFile) => void,
   signal: AbortSignal | undefined,
+  hardStop: AbortSignal | undefined,
 ): Promise<RunFile> {
   const stderrTail: string[] = [];
   let helloSeen = false;
+  let cancelRequested = false;
+  let startSent = false;
   let doneSeen = false;
   let stopped = false;
   let endWith!: (e: Ending) => void;
@@ -168,7 +219,11 @@ async function drive(
     if (ev.type === 'agent/hello' && !helloSeen) {
       helloSeen = true;
       log(`agent ${ev.agentVersion} (pid ${ev.pid}) on ${host}`);
-      agent.send({ type: 'run/start', options: req.options });
+      // A cancel that came before the hello: the run is never started.
+      if (!cancelRequested) {
+        agent.send({ type: 'run/start', options: req.options });
+        startSent = true;
+      }
     }
     set(applyEvent(get(), ev));
     cb.onEvent?.(ev);
@@ -180,9 +235,16 @@ async function drive(
     }
   });
   void agent.exited.then((exit) => endWith({ kind: 'exit', exit }));
-  const onAbort = () => endWith({ kind: 'cancel' });
+  const onAbort = () => {
+    cancelRequested = true;
+    endWith({ kind: 'cancel' });
+  };
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
+  const hardStopped = new Promise<'hard-stop'>((r) => {
+    if (hardStop?.aborted) r('hard-stop');
+    else hardStop?.addEventListener('abort', () => r('hard-stop'), { once: true });
+  });
 
   try {
     const end = await ending;
@@ -192,12 +254,21 @@ async function drive(
       return get();
     }
     if (end.kind === 'cancel') {
-      log(`cancelling the run on ${host}`);
-      agent.send({ type: 'run/cancel' });
-      await Promise.race([donePromise, agent.exited, delay(CANCEL_GRACE_MS)]);
+      if (startSent) {
+        log(`cancelling the run on ${host}`);
+        agent.send({ type: 'run/cancel' });
+        await Promise.race([donePromise, agent.exited, delay(CANCEL_GRACE_MS), hardStopped]);
+      } else {
+        log(`cancelled before the run started on ${host}`);
+      }
       stopped = true;
       agent.closeInput();
-      await Promise.race([agent.exited, delay(EXIT_GRACE_MS)]);
+      const gone = await Promise.race([agent.exited, delay(EXIT_GRACE_MS), hardStopped]);
+      if (gone === 'timeout' || gone === 'hard-stop') {
+        log(`agent on ${host} ${gone === 'hard-stop' ? 'stopped at once' : 'did not exit in time'}: killed`);
+        agent.kill();
+        await Promise.race([agent.exited, delay(EXIT_GRACE_MS)]);
+      }
       let run = get();
       if (!doneSeen) run = { ...markStopped(run), status: 'partial' };
       else if (run.status === 'failed') run = { ...run, status: 'partial' };

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { Client, type AnyAuthMethod, type ClientChannel, type ConnectConfig, type SFTPWrapper, utils } from 'ssh2';
 import { CommcostError, errorText } from './errors';
-import type { SshTarget } from './hosts';
+import { sshTryCommand, type SshTarget } from './hosts';
 import { appendHostKey, checkHostKey, defaultKnownHostsPath, fingerprint, type HostKeyCheck } from './knownHosts';
 import { shellCommand } from './shellQuote';
 
@@ -306,7 +306,7 @@ function tryConnectHop(
         return settle({
           error: new CommcostError('AUTH_FAILED', `SSH authentication as ${hop.user} on ${hop.name} failed (tried ${methods.length === 0 ? 'no key' : methods.map((m) => (m.type === 'agent' ? 'ssh-agent' : 'a key file')).join(', ')})`, {
             where,
-            hint: 'check that `ssh ' + hop.name + '` logs in without a password: load your key into ssh-agent or set IdentityFile in ~/.ssh/config',
+            hint: `check that \`${sshTryCommand(hop.name)}\` logs in without a password: load your key into ssh-agent or set IdentityFile in ~/.ssh/config`,
             cause: e,
           }),
         });
@@ -315,7 +315,7 @@ function tryConnectHop(
       settle({
         error: new CommcostError(unreachable ? 'HOST_UNREACHABLE' : 'SSH_FAILED', `cannot reach ${hop.name} (${hop.hostname}:${hop.port}): ${e.message}`, {
           where,
-          hint: 'check the host name, the port and that sshd runs there (try ssh ' + hop.name + ')',
+          hint: `check the host name, the port and that sshd runs there (try: ${sshTryCommand(hop.name)})`,
           cause: e,
         }),
       });

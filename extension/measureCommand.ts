@@ -155,6 +155,9 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
   const iterations = await askIterations(settings.iterations);
   if (iterations === undefined) return undefined;
 
+  // commcost.simulate: every host runs the simulated NCCL (trying the tool, or the UI tests over
+  // SSH on a machine without a GPU); the picker's "localhost (simulated NCCL)" does it for one run.
+  const simulate = host.simulate || vscode.workspace.getConfiguration('commcost').get<boolean>('simulate') === true;
   const options: RunOptions = {
     ...DEFAULT_RUN_OPTIONS,
     experiments,
@@ -162,7 +165,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
     warmup: settings.warmup,
     deadlineSeconds: settings.deadlineSeconds,
     ...(settings.ncclPath ? { ncclPath: settings.ncclPath } : {}),
-    ...(host.simulate ? { simulate: true } : {}),
+    ...(simulate ? { simulate: true } : {}),
   };
   const request: RunRequest = { target: host.target, options, ...(settings.remoteNodePath ? { nodePath: settings.remoteNodePath } : {}) };
   if (!host.simulate) {
@@ -176,7 +179,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
         import('../client/resultsStore'),
         resultsDir(env.extension),
       ]);
-      const title = `commcost: ${host.target}${host.simulate ? ' (simulated)' : ''}`;
+      const title = `commcost: ${host.target}${simulate ? ' (simulated)' : ''}`;
       const panel = ResultsPanel.show(env.extension.extensionUri, title, { cancel: () => scope.cancel(), showLog: () => env.log.show() });
       return vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title, cancellable: true },

@@ -7,7 +7,7 @@
  * Results", or an error message offering "Show Log" when the run failed or nothing was measured.
  */
 import type { AgentEvent, ErrorWhere, RunOptions } from '../protocol/events';
-import { RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
+import { isSimulatedRun, RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
 import type { HostFailure, RunState } from '../protocol/webviewMessages';
 
 /** The engine's `runMeasurement` (client/runSession.ts), as the controller calls it. */
@@ -211,7 +211,7 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
     return { kind: 'failed', failure: f, run };
   }
   const what = run.status === 'partial' ? 'stopped early; partial results saved' : 'complete';
-  const sim = run.simulated ? ' (SIMULATED NCCL: not a measurement)' : '';
+  const sim = isSimulatedRun(run) ? ' (SIMULATED NCCL: not a measurement)' : '';
   void deps.showInfo(`commcost: run on ${run.host} ${what}${sim}`, OPEN_RESULTS).then(
     (a) => a === OPEN_RESULTS && deps.openResults(run, savedPath),
   );

@@ -2,16 +2,16 @@
  * The `commcost.*` settings, read and validated. No `vscode` import: the caller passes a getter
  * (`workspace.getConfiguration('commcost').get`), so this is testable on its own.
  */
-import { DEFAULT_EXPERIMENTS, EXPERIMENT_IDS, type ExperimentId } from '../protocol/events';
+import { DEFAULT_EXPERIMENTS, EXPERIMENT_IDS, OPTION_LIMITS, withinLimit, type ExperimentId } from '../protocol/events';
 
 /** Validated settings. Times in seconds where named so. */
 export interface CommcostSettings {
   hosts: string[];
-  /** Recorded runs per step, 1–1000. */
+  /** Recorded runs per step, within OPTION_LIMITS.iterations (1–100000). */
   iterations: number;
-  /** Unrecorded warmup runs per step, 0–100. */
+  /** Unrecorded warmup runs per step, within OPTION_LIMITS.warmup (0–1000). */
   warmup: number;
-  /** Hang guard per step, s, 1–3600. */
+  /** Hang guard per step, s, within OPTION_LIMITS.deadlineSeconds (1–86400). */
   deadlineSeconds: number;
   /** libnccl.so.2 on the GPU host; "" = search. */
   ncclPath: string;
@@ -44,12 +44,11 @@ const DEFAULTS: CommcostSettings = {
   experiments: [...DEFAULT_EXPERIMENTS],
 };
 
-function int(get: (k: string) => unknown, key: string, min: number, max: number, dflt: number): number {
+function int(get: (k: string) => unknown, key: 'iterations' | 'warmup', dflt: number): number {
   const v = get(key);
   if (v === undefined || v === null) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new SettingsError(`commcost.${key}`, v, `an integer from ${min} to ${max}`);
-  }
+  const limit = OPTION_LIMITS[key];
+  if (!withinLimit(v, limit, true)) throw new SettingsError(`commcost.${key}`, v, `an integer from ${limit.min} to ${limit.max}`);
   return v;
 }
 
@@ -76,13 +75,14 @@ export function readSettings(get: (key: string) => unknown): CommcostSettings {
     throw new SettingsError('commcost.experiments', expRaw, `a list of experiment ids from ${EXPERIMENT_IDS.join(', ')}`);
   }
   const deadline = get('deadlineSeconds') ?? DEFAULTS.deadlineSeconds;
-  if (typeof deadline !== 'number' || !Number.isFinite(deadline) || deadline < 1 || deadline > 3600) {
-    throw new SettingsError('commcost.deadlineSeconds', deadline, 'a number of seconds from 1 to 3600');
+  const dl = OPTION_LIMITS.deadlineSeconds;
+  if (!withinLimit(deadline, dl, false)) {
+    throw new SettingsError('commcost.deadlineSeconds', deadline, `a number of seconds from ${dl.min} to ${dl.max}`);
   }
   return {
     hosts: (hostsRaw as string[]).map((h) => h.trim()),
-    iterations: int(get, 'iterations', 1, 1000, DEFAULTS.iterations),
-    warmup: int(get, 'warmup', 0, 100, DEFAULTS.warmup),
+    iterations: int(get, 'iterations', DEFAULTS.iterations),
+    warmup: int(get, 'warmup', DEFAULTS.warmup),
     deadlineSeconds: deadline,
     ncclPath: str(get, 'ncclPath'),
     remoteNodePath: str(get, 'remoteNodePath'),
@@ -94,10 +94,11 @@ export function readSettings(get: (key: string) => unknown): CommcostSettings {
  * Validates the iterations InputBox text: undefined when valid, else the message to show.
  */
 export function validateIterations(text: string): string | undefined {
+  const { min, max } = OPTION_LIMITS.iterations;
+  const message = `Enter a whole number from ${min} to ${max}`;
   const t = text.trim();
-  if (!/^\d+$/.test(t)) return 'Enter a whole number from 1 to 1000';
-  const n = Number(t);
-  return n >= 1 && n <= 1000 ? undefined : 'Enter a whole number from 1 to 1000';
+  if (!/^\d+$/.test(t)) return message;
+  return withinLimit(Number(t), OPTION_LIMITS.iterations, true) ? undefined : message;
 }
 
 /** The pseudo-host of the simulated-NCCL choice. */

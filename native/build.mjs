@@ -2,9 +2,14 @@
 //   dist/native/commcost.node    the addon (C++17, node-addon-api, N-API 8)
 //   dist/native/libnccl-sim.so   the simulated NCCL + CUDA driver (test fixture)
 //   dist/native/libnccl-sim-legacy.so   the same, without the symbols newer than NCCL 2.19
-// Usage: node native/build.mjs [--force] [--out <dir>]   or   import { buildNative } from './build.mjs'
+//   dist/native/linux-<arch>/{commcost.node,libnccl-sim.so}   per-architecture copies the agent
+//       loads first: the host's architecture always; with --prebuilt, linux-x64 and linux-arm64
+//       (the other one cross-compiled: apt-get install g++-aarch64-linux-gnu / g++-x86-64-linux-gnu)
+//   dist/native/src/, dist/native/include/   the addon's sources, headers and build.json, shipped
+//       so that the agent can build the addon on a host with no matching prebuilt
+// Usage: node native/build.mjs [--force] [--prebuilt] [--out <dir>]   or   import { buildNative } from './build.mjs'
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -51,13 +56,64 @@ async function compile(label, output, inputs, compiler, args, force) {
   return output;
 }
 
+async function copyIfStale(from, to) {
+  if (!(await stale(to, [from]))) return to;
+  await mkdir(path.dirname(to), { recursive: true });
+  await copyFile(from, to);
+  return to;
+}
+
+/**
+ * Compiler flags of the addon, shared by this build and the agent's on-host build (which reads
+ * them from the shipped src/build.json). `glibcCompat.h` is force-included so that the binaries
+ * need glibc >= 2.17 and libstdc++ >= GCC 5 only (native/README.md).
+ */
+export const ADDON_FLAGS = [
+  '-std=c++17', '-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-fvisibility=hidden', '-fexceptions',
+  '-DNAPI_VERSION=8', '-DNAPI_CPP_EXCEPTIONS',
+];
+export const ADDON_LIBS = ['-ldl', '-pthread'];
+// Our own builds (the packaging machine: glibc) also record libdl.so.2 and libpthread.so.0 as
+// needed, so that the base-version dlopen/pthread_* symbols of glibcCompat.h are found there on
+// a glibc older than 2.34 whatever the loading program links.
+const GLIBC_NEEDED = ['-Wl,--push-state,--no-as-needed', '-l:libdl.so.2', '-l:libpthread.so.0', '-Wl,--pop-state'];
+const SIM_FLAGS = ['-std=c11', '-O2', '-Wall', '-Wextra', '-fPIC', '-shared', '-pthread'];
+
+/** Prebuilt architectures (Node's process.arch) and their Debian cross compilers. */
+export const PREBUILT_ARCHES = {
+  x64: { cxx: 'x86_64-linux-gnu-g++', cc: 'x86_64-linux-gnu-gcc', apt: 'g++-x86-64-linux-gnu' },
+  arm64: { cxx: 'aarch64-linux-gnu-g++', cc: 'aarch64-linux-gnu-gcc', apt: 'g++-aarch64-linux-gnu' },
+};
+
+/** Copies the addon's sources and the Node-API headers into `<out>/src` and `<out>/include`. */
+async function stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders) {
+  const srcOut = path.join(out, 'src');
+  const copies = [];
+  for (const f of [...addonSources, ...addonHeaders]) copies.push(copyIfStale(f, path.join(srcOut, path.basename(f))));
+  for (const f of ['napi.h', 'napi-inl.h', 'napi-inl.deprecated.h', 'LICENSE.md']) {
+    copies.push(copyIfStale(path.join(addonApi, f), path.join(out, 'include', 'node-addon-api', f)));
+  }
+  for (const f of await listFiles(apiHeaders, ['.h'])) copies.push(copyIfStale(f, path.join(out, 'include', 'node-api-headers', path.basename(f))));
+  copies.push(copyIfStale(path.join(apiHeaders, '..', 'LICENSE'), path.join(out, 'include', 'node-api-headers', 'LICENSE')));
+  await Promise.all(copies);
+  const manifest = {
+    comment: 'Read by the agent (remote-agent/addonBuild.ts) to build commcost.node on a host with no matching prebuilt.',
+    sources: addonSources.map((f) => path.basename(f)).sort(),
+    include: ['../include/node-addon-api', '../include/node-api-headers'],
+    forceInclude: 'glibcCompat.h',
+    flags: ADDON_FLAGS,
+    libs: ADDON_LIBS,
+  };
+  await writeFile(path.join(srcOut, 'build.json'), JSON.stringify(manifest, null, 2) + '\n');
+}
+
 /**
  * Builds the addon and the simulated NCCL into `outDir` (relative to the repository root unless
  * absolute). Skips an artifact whose output is newer than all of its sources unless `force`.
  * Compilers: $CXX / $CC, else `c++` / `cc`. Throws with the compiler's stderr on failure.
  * @returns {Promise<{addon: string, sim: string, simLegacy: string}>} absolute paths of the artifacts
  */
-export async function buildNative({ outDir = 'dist/native', force = false } = {}) {
+export async function buildNative({ outDir = 'dist/native', force = false, prebuilt = false } = {}) {
   const out = path.resolve(repoRoot, outDir);
   await mkdir(out, { recursive: true });
   const srcDir = path.join(nativeDir, 'src');
@@ -67,27 +123,28 @@ export async function buildNative({ outDir = 'dist/native', force = false } = {}
   const addonApi = path.join(repoRoot, 'node_modules', 'node-addon-api');
   const apiHeaders = path.join(repoRoot, 'node_modules', 'node-api-headers', 'include');
   const thisFile = fileURLToPath(import.meta.url);
+  const compat = path.join(srcDir, 'glibcCompat.h');
+  const addonArgs = (output) => [
+    ...ADDON_FLAGS, '-include', compat, `-I${addonApi}`, `-I${apiHeaders}`, ...addonSources, '-o', output, ...ADDON_LIBS, ...GLIBC_NEEDED,
+  ];
+  const simSource = path.join(nativeDir, 'sim', 'ncclsim.c');
+  const simArgs = (output, extra = []) => [...SIM_FLAGS, '-include', compat, ...extra, simSource, '-o', output, ...GLIBC_NEEDED];
 
   const addon = compile(
     'addon',
     addonOut,
     [...addonSources, ...addonHeaders, thisFile],
     process.env.CXX || 'c++',
-    [
-      '-std=c++17', '-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-fvisibility=hidden', '-fexceptions',
-      '-DNAPI_VERSION=8', '-DNAPI_CPP_EXCEPTIONS', `-I${addonApi}`, `-I${apiHeaders}`,
-      ...addonSources, '-o', addonOut, '-ldl', '-pthread',
-    ],
+    addonArgs(addonOut),
     force,
   );
-  const simSource = path.join(nativeDir, 'sim', 'ncclsim.c');
   const simOut = path.join(out, 'libnccl-sim.so');
   const sim = compile(
     'simulated NCCL',
     simOut,
-    [simSource, thisFile],
+    [simSource, compat, thisFile],
     process.env.CC || 'cc',
-    ['-std=c11', '-O2', '-Wall', '-Wextra', '-fPIC', '-shared', '-pthread', simSource, '-o', simOut],
+    simArgs(simOut),
     force,
   );
   // The same file without the symbols newer than 2.19 (shrink, grow, revoke, windows, suspend):
@@ -96,19 +153,41 @@ export async function buildNative({ outDir = 'dist/native', force = false } = {}
   const legacy = compile(
     'simulated NCCL (legacy)',
     legacyOut,
-    [simSource, thisFile],
+    [simSource, compat, thisFile],
     process.env.CC || 'cc',
-    ['-std=c11', '-O2', '-Wall', '-Wextra', '-fPIC', '-shared', '-pthread', '-DCOMMCOST_SIM_LEGACY', simSource, '-o', legacyOut],
+    simArgs(legacyOut, ['-DCOMMCOST_SIM_LEGACY']),
     force,
   );
-  const [addonPath, simPath, legacyPath] = await Promise.all([addon, sim, legacy]);
+  // linux-<arch>/: what the agent loads first. The host's architecture is a copy of the build
+  // above; with `prebuilt`, every other architecture of PREBUILT_ARCHES is cross-compiled.
+  const archDir = (arch) => path.join(out, `linux-${arch}`);
+  const perArch = [
+    addon.then((a) => copyIfStale(a, path.join(archDir(process.arch), 'commcost.node'))),
+    sim.then((s) => copyIfStale(s, path.join(archDir(process.arch), 'libnccl-sim.so'))),
+  ];
+  if (prebuilt) {
+    for (const [arch, tools] of Object.entries(PREBUILT_ARCHES)) {
+      if (arch === process.arch) continue;
+      await mkdir(archDir(arch), { recursive: true });
+      const cross = (label, compiler, output, inputs, args) =>
+        compile(label, output, inputs, compiler, args, force).catch((err) => {
+          throw new Error(`${err.message}\n(cross compiler for linux-${arch}: apt-get install -y ${tools.apt})`);
+        });
+      const crossAddon = path.join(archDir(arch), 'commcost.node');
+      perArch.push(cross(`addon linux-${arch}`, tools.cxx, crossAddon, [...addonSources, ...addonHeaders, thisFile], addonArgs(crossAddon)));
+      const crossSim = path.join(archDir(arch), 'libnccl-sim.so');
+      perArch.push(cross(`simulated NCCL linux-${arch}`, tools.cc, crossSim, [simSource, compat, thisFile], simArgs(crossSim)));
+    }
+  }
+  const staged = stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders);
+  const [addonPath, simPath, legacyPath] = await Promise.all([addon, sim, legacy, staged, ...perArch]);
   return { addon: addonPath, sim: simPath, simLegacy: legacyPath };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const outIdx = args.indexOf('--out');
-  buildNative({ force: args.includes('--force'), outDir: outIdx >= 0 ? args[outIdx + 1] : undefined }).catch(
+  buildNative({ force: args.includes('--force'), prebuilt: args.includes('--prebuilt'), outDir: outIdx >= 0 ? args[outIdx + 1] : undefined }).catch(
     (err) => {
       console.error(err.message);
       process.exit(1);

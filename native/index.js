@@ -1,6 +1,8 @@
 'use strict';
 // Loader of the commcost addon (types: index.d.ts). Tries, in order: $COMMCOST_NATIVE (a file),
-// commcost.node next to the running bundle, <bundle>/native/, and dist/native/ of this checkout.
+// the prebuilt <bundle>/native/linux-<arch>/commcost.node, the on-host build
+// <bundle>/native/build/linux-<arch>/ (remote-agent/addonBuild.ts), commcost.node next to the
+// running bundle, <bundle>/native/, and dist/native/ of this checkout.
 // Throws an error naming every path tried when none loads.
 const path = require('node:path');
 
@@ -9,6 +11,12 @@ function candidates() {
   if (process.env.COMMCOST_NATIVE) list.push(path.resolve(process.env.COMMCOST_NATIVE));
   const mainFile = require.main && require.main.filename;
   const bundleDir = mainFile ? path.dirname(mainFile) : undefined;
+  const platformArch = `${process.platform}-${process.arch}`;
+  for (const dir of [bundleDir, __dirname]) {
+    if (!dir) continue;
+    list.push(path.join(dir, 'native', platformArch, 'commcost.node'));
+    list.push(path.join(dir, 'native', 'build', platformArch, 'commcost.node'));
+  }
   for (const dir of [__dirname, bundleDir]) {
     if (!dir) continue;
     list.push(path.join(dir, 'commcost.node'));

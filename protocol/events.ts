@@ -26,6 +26,7 @@ export const EXPERIMENT_IDS = [
   'pool',
   'connect-mode',
   'suspend',
+  'c10d',
   // Field cases (shared/cases): expected to be stopped by the hang guard in one variant.
   'split-subset',
   'init-abort',
@@ -65,6 +66,35 @@ export const DEFAULT_RUN_OPTIONS: RunOptions = {
   firstCollectiveBytes: 1 << 20,
   steadyBytes: 64 << 20,
 };
+
+/** An inclusive range of a numeric option. */
+export interface OptionLimit {
+  min: number;
+  max: number;
+}
+
+/**
+ * The one set of limits of the run options, inclusive: the CLI's flags, the VS Code settings
+ * (package.json `contributes.configuration` must carry the same minimum/maximum) and the agent's
+ * own check of `run/start` all use these.
+ */
+export const OPTION_LIMITS = {
+  /** Recorded runs per step. */
+  iterations: { min: 1, max: 100_000 },
+  /** Unrecorded warmup runs per step. */
+  warmup: { min: 0, max: 1_000 },
+  /** Hang guard per step, seconds (one day at most). */
+  deadlineSeconds: { min: 1, max: 86_400 },
+  /** Rank processes (one per GPU). */
+  ranks: { min: 1, max: 1_024 },
+  /** Bytes of the first collective and of the steady allreduce (4 B to 16 GiB). */
+  collectiveBytes: { min: 4, max: 16 * 2 ** 30 },
+} as const satisfies Record<string, OptionLimit>;
+
+/** True when `value` is a number within `limit` (and a whole number when `integer`). */
+export function withinLimit(value: unknown, limit: OptionLimit, integer: boolean): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && (!integer || Number.isInteger(value)) && value >= limit.min && value <= limit.max;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Host → agent

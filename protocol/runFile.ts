@@ -58,3 +58,26 @@ export interface RunExperiment {
   /** finished: summary received; running; stopped: the run ended before its summary. */
   state: 'pending' | 'running' | 'finished' | 'stopped';
 }
+
+/** The parts of a run that can say it was simulated; loose, because run data may be untrusted. */
+export interface SimulatedMarks {
+  simulated?: unknown;
+  stamp?: { simulated?: unknown; ncclSource?: unknown; ncclPath?: unknown } | null;
+}
+
+/**
+ * The one rule for "this run's figures are not measurements": true when the run's own flag, the
+ * environment stamp's flag, the stamp's NCCL source (`simulated`) or its NCCL path (a file named
+ * `libnccl-sim*.so*`, commcost's simulated NCCL) says so. Any one is enough: a label must never be
+ * lost because one field disagrees. Pure; used by the CLI, the HTML report, the webview and the
+ * extension.
+ */
+export function isSimulatedRun(run: SimulatedMarks | null | undefined): boolean {
+  if (!run || typeof run !== 'object') return false;
+  if (run.simulated === true) return true;
+  const s = run.stamp;
+  if (!s || typeof s !== 'object') return false;
+  if (s.simulated === true) return true;
+  if (typeof s.ncclSource === 'string' && s.ncclSource.trim().toLowerCase() === 'simulated') return true;
+  return typeof s.ncclPath === 'string' && /(^|[\\/])libnccl-sim[^\\/]*\.so(\.[^\\/]*)?$/i.test(s.ncclPath.trim());
+}

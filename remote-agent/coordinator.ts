@@ -14,6 +14,8 @@ import * as os from 'node:os';
 import {
   DEFAULT_RUN_OPTIONS,
   EXPERIMENT_IDS,
+  OPTION_LIMITS,
+  withinLimit,
   type AgentEvent,
   type ErrorCode,
   type ExperimentId,
@@ -57,13 +59,14 @@ export function normalizeOptions(input: Partial<RunOptions>): Required<Omit<RunO
   for (const e of o.experiments) {
     if (!(EXPERIMENT_IDS as readonly string[]).includes(e)) bad(`unknown experiment "${String(e)}" (known: ${EXPERIMENT_IDS.join(', ')})`);
   }
-  if (!Number.isInteger(o.iterations) || o.iterations < 1 || o.iterations > 100000) bad(`iterations must be an integer from 1 to 100000, got ${String(o.iterations)}`);
-  if (!Number.isInteger(o.warmup) || o.warmup < 0 || o.warmup > 1000) bad(`warmup must be an integer from 0 to 1000, got ${String(o.warmup)}`);
-  if (typeof o.deadlineSeconds !== 'number' || !(o.deadlineSeconds > 0) || o.deadlineSeconds > 86400) bad(`deadlineSeconds must be > 0 and ≤ 86400, got ${String(o.deadlineSeconds)}`);
-  if (o.ranks !== undefined && (!Number.isInteger(o.ranks) || o.ranks < 1 || o.ranks > 1024)) bad(`ranks must be an integer from 1 to 1024, got ${String(o.ranks)}`);
+  const L = OPTION_LIMITS;
+  if (!withinLimit(o.iterations, L.iterations, true)) bad(`iterations must be an integer from ${L.iterations.min} to ${L.iterations.max}, got ${String(o.iterations)}`);
+  if (!withinLimit(o.warmup, L.warmup, true)) bad(`warmup must be an integer from ${L.warmup.min} to ${L.warmup.max}, got ${String(o.warmup)}`);
+  if (!withinLimit(o.deadlineSeconds, L.deadlineSeconds, false)) bad(`deadlineSeconds must be a number of seconds from ${L.deadlineSeconds.min} to ${L.deadlineSeconds.max}, got ${String(o.deadlineSeconds)}`);
+  if (o.ranks !== undefined && !withinLimit(o.ranks, L.ranks, true)) bad(`ranks must be an integer from ${L.ranks.min} to ${L.ranks.max}, got ${String(o.ranks)}`);
   for (const k of ['firstCollectiveBytes', 'steadyBytes'] as const) {
     const v = o[k];
-    if (!Number.isInteger(v) || v < 4 || v > 16 * 2 ** 30) bad(`${k} must be an integer from 4 to 16 GiB, got ${String(v)}`);
+    if (!withinLimit(v, L.collectiveBytes, true)) bad(`${k} must be an integer from 4 to 16 GiB, got ${String(v)}`);
   }
   return o;
 }
@@ -154,14 +157,16 @@ export class Coordinator {
 
     const planned: PlannedExperiment[] = [];
     const skipped: { experiment: ExperimentId; reason: string }[] = [];
+    const skippedVariants: { experiment: ExperimentId; variant: string; reason: string }[] = [];
     for (const id of options.experiments) {
       const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options });
       const module = CATALOGUE[id];
+      for (const v of module.skippedVariants?.() ?? []) skippedVariants.push({ experiment: id, ...v });
       if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
       else planned.push({ experiment: id, variants: p.map((v) => ({ ...v, ...(module.variantEnv ? { env: module.variantEnv(v.variant) } : {}) })) });
     }
     this.emit({ type: 'run/plan', stamp, options, ranks, simulated: info.simulated, experiments: planned });
-    for (const s of skipped) this.emit({ type: 'experiment/skipped', ...s });
+    for (const s of [...skipped, ...skippedVariants]) this.emit({ type: 'experiment/skipped', ...s });
 
     // Run the plan in rank sessions; a failed session loses only its own experiment.
     this.plan = planned;
@@ -262,7 +267,7 @@ export class Coordinator {
     try {
       native = loadBinding();
     } catch (e) {
-      throw new RunSetupError('LOAD_FAILED', `the commcost native addon did not load on ${host}`, 'redeploy the agent (the extension and CLI do this when its files differ)', (e as Error).message);
+      throw new RunSetupError('LOAD_FAILED', `the commcost native addon did not load on ${host}`, 'see the detail: a missing prebuilt is built on the host with c++ (install a C++17 compiler), otherwise redeploy the agent', (e as Error).message);
     }
     try {
       const info = native.load({ ncclPath: location.path, ...(cudaPath ? { cudaPath } : {}) });

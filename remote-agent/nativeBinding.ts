@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import type * as Native from '../native/index';
+import { loadOrBuildAddon } from './addonBuild';
 
 export type { CommConfig, DeviceInfo, LoadInfo, MemInfo, NativeError, Timed } from '../native/index';
 /** The addon's exports (native/index.d.ts). */
@@ -33,6 +34,7 @@ export function describeNativeError(e: unknown): string {
 export function simulatedLibraryPath(): string {
   const candidates = [
     ...(process.env.COMMCOST_NATIVE ? [path.join(path.dirname(process.env.COMMCOST_NATIVE), 'libnccl-sim.so')] : []),
+    path.join(__dirname, 'native', `${process.platform}-${process.arch}`, 'libnccl-sim.so'),
     path.join(__dirname, 'native', 'libnccl-sim.so'),
     path.join(__dirname, '..', 'dist', 'native', 'libnccl-sim.so'),
   ];
@@ -42,12 +44,13 @@ export function simulatedLibraryPath(): string {
 let cached: NativeBinding | undefined;
 
 /**
- * Loads the addon once (native/index.js tries $COMMCOST_NATIVE, then next to the bundle, then
- * dist/native/).
- * @throws NativeError code LOAD naming every path tried when no addon loads.
+ * Loads the addon once (native/index.js tries $COMMCOST_NATIVE, then the prebuilt for this
+ * platform, then next to the bundle, then dist/native/); when none loads, builds it on this host
+ * from the shipped sources (addonBuild.ts).
+ * @throws NativeError code LOAD naming every path tried when no addon loads and the build fails.
  */
 export function loadBinding(): NativeBinding {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  cached ??= require('../native/index.js') as NativeBinding;
+  cached ??= loadOrBuildAddon(() => require('../native/index.js') as NativeBinding);
   return cached;
 }

@@ -118,6 +118,33 @@ class RankRunner implements RankContext {
     return result;
   }
 
+  get nextGeneration(): number {
+    return this.gen + 1;
+  }
+
+  advanceGenerations(lastUsed: number): void {
+    if (lastUsed < this.gen) throw new Error(`barrier generation went back from ${this.gen} to ${lastUsed}`);
+    this.gen = lastUsed;
+  }
+
+  beginExternal(op: string): void {
+    this.channel.send({ t: 'begin', op, ...this.where });
+  }
+
+  endExternal(op: string): void {
+    this.channel.send({ t: 'end', op });
+  }
+
+  barrierAddress = '';
+
+  get sessionId(): string {
+    return `${this.id.coordinatorHost}-${this.id.coordinatorPort}`;
+  }
+
+  recordMemory(point: string, bytes: number): void {
+    if (this.current) this.current.memory[point] = bytes;
+  }
+
   markBaseline(): void {
     this.memBaseline = this.native.memInfo().freeBytes;
   }
@@ -211,6 +238,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       const bufferBytes = Math.max(runner.options.firstCollectiveBytes, runner.options.steadyBytes);
       const cuda = await runner.native.initDevice(id.localRank, bufferBytes);
       runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank);
+      runner.barrierAddress = `${msg.barrierHost}:${msg.barrierPort}`;
       // Process one-time NCCL start (bootstrap, plugins): measured once, never mixed in.
       let firstUniqueIdMs: number | undefined;
       if (id.rank === 0) firstUniqueIdMs = (await runner.native.getUniqueId()).ms;

@@ -52,6 +52,8 @@ if (watch) {
   const native = join(root, 'native/build.mjs');
   if (existsSync(native)) {
     const { buildNative } = await import(native);
-    await buildNative({ outDir: join(root, 'dist/native') });
+    // --production (what `npm run package` ships) also cross-compiles the prebuilt addon of every
+    // architecture in dist/native/linux-<arch>/ (native/build.mjs).
+    await buildNative({ outDir: join(root, 'dist/native'), prebuilt: production });
   }
 }

@@ -7,7 +7,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import type { RunState } from '../protocol/webviewMessages';
-import type { RunExperiment, RunFile } from '../protocol/runFile';
+import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
 import { chartModel } from './chartData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
@@ -110,7 +110,7 @@ export class RunView {
   render(state: RunState): void {
     const run = state.run;
     setText(this.title, `commcost — ${String(run.host ?? '')}`);
-    this.simBanner.hidden = run.simulated !== true && run.stamp?.simulated !== true;
+    this.simBanner.hidden = !isSimulatedRun(run);
     this.renderMeta(run);
     this.renderStatus(run, state);
     this.renderVerdict(run);

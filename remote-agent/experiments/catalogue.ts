@@ -1,6 +1,7 @@
 /** Every experiment module, by id. Adding an experiment = one module + one line here. */
 import type { ExperimentId } from '../../protocol/events';
 import { abortExperiment } from './abort';
+import { c10dExperiment } from './c10d';
 import { connectModeExperiment } from './connectMode';
 import { destroyExperiment } from './destroy';
 import { drainExperiment } from './drain';
@@ -29,6 +30,7 @@ export const CATALOGUE: Record<ExperimentId, ExperimentModule<any>> = {
   pool: poolExperiment,
   'connect-mode': connectModeExperiment,
   suspend: suspendExperiment,
+  c10d: c10dExperiment,
   'split-subset': splitSubsetExperiment,
   'init-abort': initAbortExperiment,
 };

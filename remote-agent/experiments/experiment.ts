@@ -57,6 +57,21 @@ export interface RankContext {
    * a part returned by a native op (e.g. revoke's call alone), or a sum of timed calls.
    */
   record(step: string, ms: number): void;
+  /**
+   * For a program that takes the barrier itself (the c10d driver, as this rank): the next
+   * generation it must use, and how far it got, so generations stay aligned on every rank.
+   */
+  readonly nextGeneration: number;
+  advanceGenerations(lastUsed: number): void;
+  /** Reports an external program's library call to the hang guard (`end` when it returned). */
+  beginExternal(op: string): void;
+  endExternal(op: string): void;
+  /** The coordinator's address: with it, a store path or port unique to this rank session. */
+  readonly sessionId: string;
+  /** host:port of the timing barrier (for a program that takes it itself). */
+  readonly barrierAddress: string;
+  /** Records one memory figure (bytes taken since the iteration began) measured elsewhere. */
+  recordMemory(point: string, bytes: number): void;
 }
 
 /**
@@ -88,6 +103,8 @@ export interface ExperimentModule<State = unknown> {
   variantEnv?(variant: string): Record<string, string> | undefined;
   /** Variants to run on this host, or the reason the experiment cannot run here. */
   plan(ctx: PlanContext): VariantPlan[] | { skip: string };
+  /** Variants `plan` left out on this host, with why (reported as skipped, not failed). */
+  skippedVariants?(): { variant: string; reason: string }[];
   /** Untimed preparation of one variant on every rank (e.g. the parent communicator). */
   setup?(rc: RankContext, variant: string): Promise<State>;
   /** One iteration of the variant; records its steps through `rc.timed`. */

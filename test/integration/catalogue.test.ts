@@ -53,6 +53,13 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     assert.equal(run.events.find(is('run/done'))!.status, 'complete');
   });
 
+  test('c10d is skipped with the simulated NCCL, with the reason', async () => {
+    const run = await runToEnd({ experiments: ['c10d', 'init'] });
+    const skipped = run.events.filter(is('experiment/skipped'));
+    assert.deepEqual(skipped.map((s) => [s.experiment, s.reason]), [['c10d', 'c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL']]);
+    assert.ok(run.events.some((e) => e.type === 'experiment/summary' && e.experiment === 'init'));
+  });
+
   test('shrink: the excluded rank takes no part; DEFAULT and ABORT both complete', async () => {
     const run = await runToEnd({ experiments: ['shrink'] });
     const s = summary(run, 'shrink');

@@ -231,7 +231,9 @@ describe('ssh integration', { skip }, () => {
     await rejectsCode(SshSession.connect(nowhere, { knownHostsPath: server.knownHostsPath, agentSocket: '' }), 'HOST_UNREACHABLE', 'nowhere.invalid');
     const port = await freePort();
     const closed = (await resolveTarget(`127.0.0.1:${port}`, { sshConfigPath: server.sshConfigPath })) as SshTarget;
-    await rejectsCode(SshSession.connect(closed, { knownHostsPath: server.knownHostsPath, agentSocket: '' }), 'HOST_UNREACHABLE', `127.0.0.1:${port}`);
+    const e = await rejectsCode(SshSession.connect(closed, { knownHostsPath: server.knownHostsPath, agentSocket: '' }), 'HOST_UNREACHABLE', `127.0.0.1:${port}`);
+    // the hint is a command that can be pasted as it is: the port as -p, not host:port
+    assert.ok(e.hint?.includes(`try: ssh -p ${port} 127.0.0.1`), e.hint);
     await rejectsCode(
       runMeasurement({ target: `127.0.0.1:${port}`, options, sshConfigPath: server.sshConfigPath, knownHostsPath: server.knownHostsPath, agentDir: distDir }, { onRun: () => undefined, onLog: () => undefined }),
       'HOST_UNREACHABLE',

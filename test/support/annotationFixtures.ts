@@ -40,7 +40,8 @@ export function fixtureFiles(): string[] {
 /** The real runs of docs/results (not the independent reference files). */
 export function realRunFiles(): string[] {
   return readdirSync(RESULTS)
-    .filter((n) => n.endsWith('.json') && !n.endsWith('.reference.json'))
+    // Runs of the init/split suite only: not the independent reference's output, not the catalogue runs.
+    .filter((n) => n.endsWith('.json') && !n.endsWith('.reference.json') && !n.endsWith('.catalogue.json'))
     .sort()
     .map((n) => join(RESULTS, n));
 }

@@ -9,9 +9,9 @@ import { describe, test } from 'node:test';
 import type { AgentEvent, RunOptions, StepPlan } from '../../protocol/events';
 import { LineSplitter } from '../../client/agentProcess';
 import { CommcostError } from '../../client/errors';
-import { listConfiguredHosts, parseTargetSpec, resolveTarget, type SshTarget } from '../../client/hosts';
+import { listConfiguredHosts, parseTargetSpec, resolveTarget, sshTryCommand, type SshTarget } from '../../client/hosts';
 import { appendHostKey, checkHostKey, fingerprint } from '../../client/knownHosts';
-import { listRuns, loadRun, saveRun } from '../../client/resultsStore';
+import { checkOutputFile, ensureWritableDir, listRuns, loadRun, saveRun } from '../../client/resultsStore';
 import { validateRunFile } from '../../client/runFileSchema';
 import { applyEvent, markStopped, newRun } from '../../client/runModel';
 import { shellCommand, shellQuote } from '../../client/shellQuote';
@@ -56,6 +56,21 @@ describe('target parsing', () => {
     check('gpu1:0', 'not 1..65535');
     check('gpu1:70000', 'not 1..65535');
     check('gpu1:22x', 'not 1..65535');
+    for (const hostile of ['a;b', 'a|b', 'a&b', 'a$b', 'a`b`', 'a<b', 'a>b', 'a(b)', "a'b", 'a"b', 'a\\b', 'a b', 'alice;x@gpu1', 'gpu1\x1b[2J']) {
+      check(hostile, 'shell character|whitespace|control character');
+    }
+  });
+  test('hostile names are refused before any lookup', async () => {
+    await assert.rejects(resolveTarget('a;b', { sshConfigPath: join(tmp(), 'none') }), (e: unknown) => e instanceof CommcostError && e.code === 'BAD_TARGET' && /shell character ";"/.test(e.message));
+  });
+  test('the ssh command of a hint is quoted, with -p for host:port', () => {
+    assert.equal(sshTryCommand('gpu1'), 'ssh gpu1');
+    assert.equal(sshTryCommand('alice@gpu1'), 'ssh alice@gpu1');
+    assert.equal(sshTryCommand('alice@gpu1:2222'), 'ssh -p 2222 alice@gpu1');
+    assert.equal(sshTryCommand('127.0.0.1:2200'), 'ssh -p 2200 127.0.0.1');
+    assert.equal(sshTryCommand('[::1]:2200'), 'ssh -p 2200 ::1');
+    // a name that does not parse is still one quoted word
+    assert.equal(sshTryCommand('a;b'), "ssh -- 'a;b'");
   });
 });
 
@@ -243,7 +258,8 @@ const events: AgentEvent[] = [
     type: 'run/plan', stamp, options, ranks: 2, simulated: false,
     experiments: [
       { experiment: 'init', variants: [{ variant: 'default', steps }] },
-      { experiment: 'split', variants: [{ variant: 'share0', steps }, { variant: 'share1', steps }] },
+      // The agent plans only what it can run: the skipped variant share1 is not in the plan.
+      { experiment: 'split', variants: [{ variant: 'share0', steps }] },
     ],
   },
   { type: 'run/startup', cudaInitMs: [100, 110], firstUniqueIdMs: 5 },
@@ -309,7 +325,7 @@ describe('run file schema', () => {
   };
   test('accepts a folded run', () => assert.equal(validateRunFile(structuredClone(good)).id, good.id));
   test('rejects malformed files with JSON paths', () => {
-    check((r) => (r.schema = 'other/1'), '/schema: must be "commcost.run/1"');
+    check((r) => (r.schema = 'other/1'), 'is not a commcost run file: its schema is "other/1"');
     check((r) => delete r.host, "(root): must have required property 'host'");
     check((r) => (r.status = 'exploded'), '/status: must be one of');
     check((r) => (r.experiments[0].samples.default.call[1] = 'fast'), '/experiments/0/samples/default/call/1: must be number');
@@ -317,6 +333,23 @@ describe('run file schema', () => {
     check((r) => (r.options.iterations = 0), '/options/iterations: must be >= 1');
     check((r) => (r.id = '../../etc/passwd'), '/id: must match pattern');
     check((r) => (r.experiments[1].experiment = 'rm -rf'), '/experiments/1/experiment: must be one of');
+  });
+  test('a file that is not a run file says so, without the "measure again" hint', () => {
+    for (const [json, message] of [
+      [{ ncclPath: '/lib/libnccl.so.2', ranks: 2, steps: {} }, 'x.json is not a commcost run file: it has no "schema" field'],
+      [{ schema: 'something.else/3' }, 'x.json is not a commcost run file: its schema is "something.else/3"'],
+    ] as const) {
+      assert.throws(() => validateRunFile(json, 'x.json'), (e: unknown) => {
+        assert.ok(e instanceof CommcostError && e.code === 'BAD_RUN_FILE');
+        assert.ok(e.message.startsWith(message), e.message);
+        assert.doesNotMatch(e.describe(), /measure again|another version/);
+        return true;
+      });
+    }
+    const reference = JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-nccl2.28.9-wheel.reference.json'), 'utf8')) as unknown;
+    throwsCode(() => validateRunFile(reference, 'ref.json'), 'BAD_RUN_FILE', 'ref.json is not a commcost run file');
+    // another version of the run file: then the hint fits
+    throwsCode(() => validateRunFile({ ...structuredClone(good), schema: 'commcost.run/2' }, 'x.json'), 'BAD_RUN_FILE', 'schema "commcost.run/2"; this version reads "commcost.run/1"');
   });
   test('non-objects', () => {
     throwsCode(() => validateRunFile(null), 'BAD_RUN_FILE', /\(root\): must be object/);
@@ -349,5 +382,28 @@ describe('results store', () => {
     writeFileSync(join(dir, 'file'), '');
     await assert.rejects(saveRun(join(dir, 'file'), run));
     assert.deepEqual(readdirSync(dir), ['file']);
+  });
+  test('output folders are checked before a run: files, missing folders, /proc and /sys, no hang', async () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'afile'), '');
+    const rejects = (p: Promise<unknown>, re: RegExp) =>
+      assert.rejects(p, (e: unknown) => e instanceof CommcostError && e.code === 'BAD_INPUT' && re.test(e.message));
+    await rejects(ensureWritableDir(join(dir, 'afile'), '--save-dir x'), /--save-dir x: .*afile is a file, not a folder/);
+    await rejects(ensureWritableDir(join(dir, 'afile', 'sub'), '--save-dir x'), /afile is a file, not a folder/);
+    const started = Date.now();
+    await rejects(ensureWritableDir('/proc/nope', '--save-dir /proc/nope'), /under \/proc, a kernel file system/);
+    await rejects(ensureWritableDir('/sys/x/y', '--save-dir /sys/x/y'), /under \/sys/);
+    assert.ok(Date.now() - started < 2000, 'answers at once');
+    // a missing folder is created, parents too, and nothing is left in it
+    const made = await ensureWritableDir(join(dir, 'new', 'runs'), '--save-dir');
+    assert.deepEqual(readdirSync(made), []);
+    await rejects(ensureWritableDir(join(dir, 'missing'), 'x', { create: false }), /does not exist/);
+
+    await checkOutputFile(join(dir, 'out.json'), '--json');
+    await checkOutputFile(join(dir, 'afile'), '--json');
+    await rejects(checkOutputFile('/nonexistent/dir/x.json', '--json /nonexistent/dir/x.json'), /--json \/nonexistent\/dir\/x.json: the folder \/nonexistent\/dir does not exist/);
+    await rejects(checkOutputFile(join(dir, 'afile', 'x.html'), '--html'), /is not a folder/);
+    await rejects(checkOutputFile(dir, '--html'), /is a folder/);
+    await rejects(checkOutputFile('/proc/self/x.json', '--json'), /under \/proc/);
   });
 });

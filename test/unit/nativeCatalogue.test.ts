@@ -230,7 +230,8 @@ describe('native addon catalogue operations on the simulated NCCL', { timeout: 6
       const first = await Promise.all(rs.map((r, i) => r.call('allReduce', init[i].comm, 4096)));
       const f = Math.min(...first.map((x) => x.ms));
       if (firstMs) near(f, firstMs, 'first collective');
-      else assert.ok(f < 60, `first collective without connect: ${f} ms`);
+      // (without connect: well under half the 200 ms lazy connect even on a loaded machine)
+      else assert.ok(f < 100, `first collective without connect: ${f} ms`);
       assert.equal(free - (await rs[0]!.call('memInfo')).freeBytes, 260 * MiB);
       // split (2 ranks stay together) behaves the same way
       const split = await Promise.all(rs.map((r, i) => r.call('commSplit', init[i].comm, 0, i)));

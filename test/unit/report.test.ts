@@ -117,6 +117,20 @@ test('a simulated run says SIMULATED with the explanation', () => {
   assert.match(html, /<title>[^<]*\(SIMULATED\)<\/title>/);
 });
 
+test('a run is SIMULATED in the report when any of its marks says so, not only the top-level flag', () => {
+  const base = fixture();
+  const marks: Partial<RunFile>[] = [
+    { stamp: { ...base.stamp!, simulated: true } },
+    { stamp: { ...base.stamp!, ncclSource: 'simulated' } },
+    { stamp: { ...base.stamp!, ncclPath: '/work/dist/native/libnccl-sim.so' } },
+  ];
+  for (const over of marks) {
+    const html = renderReport(fixture(over), { webviewJsPath: stubBundle() });
+    assert.match(html, /<title>[^<]*\(SIMULATED\)<\/title>/, JSON.stringify(over));
+    assert.ok(html.includes('<strong>SIMULATED</strong>'), JSON.stringify(over));
+  }
+});
+
 test('a missing bundle is a typed error naming where it looked', () => {
   assert.throws(() => renderReport(fixture(), { webviewJsPath: '/nonexistent/webview.js' }), (e: unknown) => {
     assert.ok(e instanceof ReportBundleError);

@@ -1,0 +1,194 @@
+/**
+ * c10d: PyTorch's process-group lifecycle with the host's Python and torch, timed by commcost's
+ * method. Each rank process starts the driver (remote-agent/c10d/driverSource.ts, shipped inside
+ * the agent bundle) as its own child: the driver takes the same TCP barrier with the rank's
+ * generations, and reports each iteration's durations, which the rank records as its own.
+ *
+ * Variants (each feature-detected on the host's torch; skipped with the reason otherwise):
+ * `init/lazy` and `init/eager` (init_process_group without / with device_id, + first and second
+ * all_reduce, + destroy_process_group), `new_group/lazy-default` and `new_group/eager-default`
+ * (new_group over all ranks on a lazy / eager default group, + first and second all_reduce),
+ * `split_group`, `shrink_group` (drops the last rank; it sits out), `abort` (the default group
+ * aborted after its first collective).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { StepPlan, VariantPlan } from '../../protocol/events';
+import { onLines } from '../lineChannel';
+import { needsRanks, versionCode, type ExperimentModule, type PlanContext, type RankContext } from './experiment';
+import { DRIVER_SOURCE } from '../c10d/driverSource';
+
+/** What the host's torch supports, from the driver's probe. */
+export interface TorchProbe {
+  torch?: string;
+  ncclVersion?: string | null;
+  features?: Record<string, boolean>;
+  error?: string;
+}
+
+/** The Python that runs the driver: COMMCOST_PYTHON or python3. */
+export function pythonCommand(): string {
+  return process.env.COMMCOST_PYTHON || 'python3';
+}
+
+/** Writes the driver next to the system temp dir once per content. @returns its path. */
+export function driverPath(): string {
+  const hash = createHash('sha256').update(DRIVER_SOURCE).digest('hex').slice(0, 12);
+  const file = path.join(os.tmpdir(), `commcost-c10d-${hash}.py`);
+  if (!fs.existsSync(file)) {
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, DRIVER_SOURCE);
+    fs.renameSync(tmp, file);
+  }
+  return file;
+}
+
+/** Runs the probe (imports torch: seconds). Never throws. */
+export function probeTorch(): TorchProbe {
+  try {
+    const out = execFileSync(pythonCommand(), [driverPath(), 'probe'], { timeout: 60000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return JSON.parse(out.trim().split('\n').pop() ?? '{}') as TorchProbe;
+  } catch (e) {
+    return { error: e instanceof Error ? e.message.split('\n')[0] : String(e) };
+  }
+}
+
+const creation = (label: string): StepPlan[] => [
+  { step: 'call', label, kind: 'call' },
+  { step: 'first', label: 'first all_reduce', kind: 'first' },
+  { step: 'total', label: `${label} to first collective`, kind: 'toFirst', sumOf: ['call', 'first'] },
+  { step: 'second', label: 'second all_reduce', kind: 'steady' },
+];
+
+/** The variants this torch can run, and the ones it cannot, with why. */
+export function c10dVariants(ctx: PlanContext, probe: TorchProbe): { variants: VariantPlan[]; skipped: { variant: string; reason: string }[] } {
+  const f = probe.features ?? {};
+  const torchCode = versionCode(probe.torch?.split('+')[0] ?? '0');
+  const ncclCode = versionCode(probe.ncclVersion ?? '0');
+  const variants: VariantPlan[] = [];
+  const skipped: { variant: string; reason: string }[] = [];
+  const add = (variant: string, steps: StepPlan[], reason?: string): void => {
+    if (reason) skipped.push({ variant, reason });
+    else variants.push({ variant, steps });
+  };
+  const noDeviceId = f.device_id ? undefined : `torch ${probe.torch} has no init_process_group(device_id=…) (needs torch ≥ 2.3)`;
+  add('init/lazy', [...creation('init_process_group (lazy)'), { step: 'destroy', label: 'destroy_process_group', kind: 'teardown' }]);
+  add('init/eager', [...creation('init_process_group (device_id)'), { step: 'destroy', label: 'destroy_process_group', kind: 'teardown' }], noDeviceId);
+  add('new_group/lazy-default', creation('new_group'));
+  add('new_group/eager-default', creation('new_group'), noDeviceId);
+  add('split_group', creation('split_group'), f.split_group ? noDeviceId : `torch ${probe.torch} has no split_group (needs torch ≥ 2.5)`);
+  const shrinkReason = !f.shrink_group
+    ? `torch ${probe.torch} has no shrink_group (needs torch ≥ 2.10)`
+    : torchCode < versionCode('2.10.0')
+      ? `shrink_group needs torch ≥ 2.10, host has ${probe.torch}`
+      : ncclCode < versionCode('2.27.0')
+        ? `shrink_group needs NCCL ≥ 2.27, torch uses ${probe.ncclVersion}`
+        : (needsRanks(ctx, 2) ?? noDeviceId);
+  add('shrink_group', creation('shrink_group').slice(0, 3), shrinkReason);
+  add('abort', [{ step: 'abort', label: 'abort the default process group', kind: 'teardown' }], f.abort ? noDeviceId : `torch ${probe.torch} has neither _abort_process_group nor ProcessGroup.abort`);
+  return { variants, skipped };
+}
+
+interface DriverState {
+  child: ChildProcess;
+  next(): Promise<Record<string, unknown>>;
+}
+
+/** Starts the driver for `variant` as this rank; resolves once its default group is ready. */
+async function startDriver(rc: RankContext, variant: string): Promise<DriverState> {
+  const storeDir = path.join(os.tmpdir(), `commcost-c10d-store-${rc.sessionId}`);
+  fs.mkdirSync(storeDir, { recursive: true });
+  const child = spawn(pythonCommand(), [driverPath(), variant], {
+    env: {
+      ...process.env,
+      RANK: String(rc.rank),
+      WORLD_SIZE: String(rc.worldSize),
+      LOCAL_RANK: String(rc.rank),
+      COMMCOST_BARRIER: rc.barrierAddress,
+      COMMCOST_C10D_STORE_DIR: storeDir,
+      COMMCOST_FIRST_BYTES: String(rc.options.firstCollectiveBytes),
+      PYTHONUNBUFFERED: '1',
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  // The driver never outlives its rank process (it also exits when its stdin closes).
+  process.once('exit', () => child.kill('SIGKILL'));
+  const queue: Record<string, unknown>[] = [];
+  const waiters: ((m: Record<string, unknown>) => void)[] = [];
+  let exited: string | undefined;
+  const deliver = (m: Record<string, unknown>): void => {
+    const w = waiters.shift();
+    if (w) w(m);
+    else queue.push(m);
+  };
+  onLines(child.stdout!, (line) => {
+    let m: Record<string, unknown>;
+    try {
+      m = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      process.stderr.write(`c10d driver: ${line}\n`);
+      return;
+    }
+    if (m.t === 'begin') rc.beginExternal(String(m.op));
+    else if (m.t === 'end') rc.endExternal(String(m.op));
+    else deliver(m);
+  });
+  child.on('exit', (code, signal) => {
+    exited = `the c10d driver exited (${signal ?? `code ${code}`})`;
+    deliver({ t: 'error', message: exited });
+  });
+  const next = (): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const m = queue.shift();
+      const settle = (msg: Record<string, unknown>): void => (msg.t === 'error' ? reject(new Error(`c10d ${variant}: ${String(msg.message)}`)) : resolve(msg));
+      if (m) settle(m);
+      else if (exited) reject(new Error(exited));
+      else waiters.push(settle);
+    });
+  await next(); // ready
+  return { child, next };
+}
+
+let probed: TorchProbe | undefined;
+let skippedVariants: { variant: string; reason: string }[] = [];
+
+export const c10dExperiment: ExperimentModule<DriverState> = {
+  id: 'c10d',
+  plan(ctx) {
+    if (ctx.options.simulate) return { skip: 'c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL' };
+    probed ??= probeTorch();
+    if (probed.error) return { skip: `${pythonCommand()} cannot import torch: ${probed.error}` };
+    if (!probed.features?.nccl || !probed.features.cuda) return { skip: `torch ${probed.torch} has no NCCL backend or no CUDA` };
+    const { variants, skipped } = c10dVariants(ctx, probed);
+    if (variants.length === 0) return { skip: skipped.map((s) => `${s.variant}: ${s.reason}`).join('; ') };
+    skippedVariants = skipped;
+    return variants;
+  },
+  variantEnv() {
+    // Every variant in rank processes of its own (torch's default group is per process); no
+    // variables beyond the run's.
+    return {};
+  },
+  skippedVariants() {
+    return skippedVariants;
+  },
+  async setup(rc, variant) {
+    return rc.untimed(`c10d driver start (${variant})`, () => startDriver(rc, variant));
+  },
+  async iteration(rc, _variant, state) {
+    state.child.stdin!.write(JSON.stringify({ cmd: 'iteration', gen: rc.nextGeneration }) + '\n');
+    const report = await state.next();
+    const steps = report.steps as Record<string, number>;
+    for (const [step, ms] of Object.entries(steps)) rc.record(step, ms);
+    for (const [point, bytes] of Object.entries((report.memory ?? {}) as Record<string, number>)) rc.recordMemory(point, bytes);
+    rc.advanceGenerations(Number(report.gen));
+  },
+  async teardown(_rc, _variant, state) {
+    state.child.stdin!.write(JSON.stringify({ cmd: 'exit' }) + '\n');
+    await state.next().catch(() => undefined);
+    state.child.stdin!.end();
+  },
+};

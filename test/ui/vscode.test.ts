@@ -1,0 +1,544 @@
+// commcost in a real VS Code: code-server 4.100.3 in headless Chromium (playwright-core), the built
+// extension copied into a fresh extensions folder, measurements over SSH against the loopback
+// OpenSSH server (test/support/sshServer.ts) on the simulated NCCL. Each scenario asserts what a
+// user sees and saves a screenshot under test-output/ui/. Harness: ./uiEnv.ts; install:
+// ./install.sh. Skipped with the reason when Chromium, code-server or sshd is missing, unless
+// COMMCOST_REQUIRE_UI=1 (set by .ci/run), which makes that a failure.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { formatBytes, formatMs as annotationMs } from '../../extension/annotations/annotationText';
+import type { RunFile } from '../../protocol/runFile';
+import { formatMs } from '../../webview/format';
+import { REPO, UiSession, uiMissingReason, waitUntil, type Frame } from './uiEnv';
+
+const missing = uiMissingReason();
+if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
+  test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
+}
+const skip = missing ? `skipped: ${missing}` : false;
+if (missing) process.stderr.write(`UI tests ${skip}\n`);
+
+const MEASURE = 'commcost: Measure communicator rebuild';
+const HOST_PICK = 'commcost: target host';
+const DAY = 86_400_000;
+/** The real 2×H200 run (NCCL 2.28.9 from the PyTorch wheel). */
+const WHEEL: RunFile = JSON.parse(readFileSync(join(REPO, 'docs', 'results', 'h200x2-nccl2.28.9-wheel.json'), 'utf8'));
+
+/** The H200 run with its start moved to `daysAgo` days before now (figures untouched). */
+function wheelRun(daysAgo: number): string {
+  const run = structuredClone(WHEEL);
+  assert.ok(run.stamp);
+  run.stamp.startedAt = new Date(Date.now() - daysAgo * DAY).toISOString();
+  return JSON.stringify(run, null, 2);
+}
+
+function stats(run: RunFile, experiment: string, variant: string, step: string) {
+  const s = run.experiments
+    .find((e) => e.experiment === experiment)
+    ?.variants.find((v) => v.variant === variant)
+    ?.steps.find((x) => x.step === step);
+  assert.ok(s, `${experiment}/${variant}/${step} in the run`);
+  return s.stats;
+}
+
+function savedRuns(ws: string): RunFile[] {
+  const dir = join(ws, '.commcost', 'runs');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RunFile);
+}
+
+/** Processes under `rootPid` (pid, args). */
+function descendants(rootPid: number): { pid: number; args: string }[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
+  const out: { pid: number; args: string }[] = [];
+  const todo = [rootPid];
+  while (todo.length > 0) {
+    const p = todo.pop();
+    for (const r of rows)
+      if (r.ppid === p) {
+        out.push({ pid: r.pid, args: r.args });
+        todo.push(r.pid);
+      }
+  }
+  return out;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Text of the webview's step tables (memory rows left out): [variant, label, median, p90, min, max, n] per row. */
+async function tableRows(frame: Frame, experiment: string): Promise<string[][]> {
+  return frame.evaluate<string[][]>(`(() => {
+    const box = [...document.querySelectorAll('vscode-collapsible.exp')].find((c) => c.heading === ${JSON.stringify(experiment)});
+    if (!box) return [];
+    let variant = '';
+    return [...box.querySelectorAll('table.steps tbody tr:not(.memory)')].map((tr) => {
+      const td = [...tr.querySelectorAll('td')].map((c) => c.textContent.trim());
+      if (td[0]) variant = td[0];
+      return [variant, td[1], td[3], td[4], td[5], td[6], td[7]];
+    });
+  })()`);
+}
+
+/** Per canvas of the webview: its size and how many pixels are not transparent. */
+async function canvasInk(frame: Frame): Promise<{ label: string; width: number; height: number; ink: number }[]> {
+  return frame.evaluate(`[...document.querySelectorAll('canvas')].map((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let ink = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) ink++;
+    return { label: c.getAttribute('aria-label') || '', width: c.width, height: c.height, ink };
+  })`);
+}
+
+describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout: 300_000 }, () => {
+  let s: UiSession;
+  /** Agent folders in the remote login's ~/.cache/commcost before the tests (the loopback host is this machine). */
+  const remoteCache = join(userInfo().homedir, '.cache', 'commcost');
+  const listRemote = () => (existsSync(remoteCache) ? readdirSync(remoteCache) : []);
+  let remoteBefore: string[] = [];
+
+  before(
+    async () => {
+      remoteBefore = listRemote();
+      s = await UiSession.start();
+    },
+    { timeout: 60_000 },
+  );
+
+  after(async () => {
+    await s?.stop();
+    // Remove only the agent deploys these tests made.
+    for (const d of listRemote()) if (!remoteBefore.includes(d)) rmSync(join(remoteCache, d), { recursive: true, force: true });
+  });
+
+  /** Runs a scenario; on failure leaves test-output/ui/<name>-failure.png. */
+  async function scenario(name: string, body: () => Promise<void>): Promise<void> {
+    try {
+      await body();
+    } catch (e) {
+      await s.shot(`${name}-failure`).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async function openFile(name: string, contains: string): Promise<void> {
+    await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first().click();
+    await s.page.locator('.monaco-editor .view-lines', { hasText: contains }).first().waitFor({ state: 'visible', timeout: 15_000 });
+  }
+
+  /**
+   * Screen point at the middle of the first occurrence of `word` in the active editor (Monaco
+   * merges same-coloured tokens into one span, so the word is located inside its text node).
+   */
+  async function wordPoint(word: string): Promise<{ x: number; y: number }> {
+    return waitUntil(
+      () =>
+        s.page.evaluate<{ x: number; y: number } | null>(`(() => {
+          const lines = document.querySelector('.editor-group-container.active .monaco-editor .view-lines');
+          if (!lines) return null;
+          const walker = document.createTreeWalker(lines, NodeFilter.SHOW_TEXT);
+          for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+            const i = n.textContent.indexOf(${JSON.stringify(word)});
+            if (i < 0) continue;
+            const r = document.createRange();
+            r.setStart(n, i);
+            r.setEnd(n, i + ${word.length});
+            const b = r.getBoundingClientRect();
+            return { x: b.left + b.width / 2, y: b.top + b.height / 2 };
+          }
+          return null;
+        })()`),
+      `"${word}" in the editor`,
+      10_000,
+    );
+  }
+
+  async function hoverText(word: string, contains: string | RegExp): Promise<string> {
+    await s.page.mouse.move(5, 500);
+    await s.page
+      .locator('.monaco-hover')
+      .first()
+      .waitFor({ state: 'hidden', timeout: 5_000 })
+      .catch(() => undefined);
+    const p = await wordPoint(word);
+    await s.page.mouse.move(p.x - 2, p.y);
+    await s.page.mouse.move(p.x, p.y);
+    const hover = s.page.locator('.monaco-hover', { hasText: contains }).first();
+    await hover.waitFor({ state: 'visible', timeout: 15_000 });
+    return hover.innerText();
+  }
+
+  const lens = (contains: string | RegExp) =>
+    s.page.locator('.editor-group-container.active .codelens-decoration', { hasText: contains }).first();
+
+  /** Palette → Measure → host → experiments (as preselected by the settings) → iterations. */
+  async function startMeasure(hostLabel: string, iterations?: string): Promise<void> {
+    await s.command(MEASURE);
+    await s.pick(HOST_PICK, hostLabel);
+    await s.quickInput('commcost: experiments');
+    await s.page.keyboard.press('Enter');
+    const box = await s.quickInput('commcost: recorded iterations');
+    if (iterations !== undefined) {
+      await s.page.keyboard.press('Control+A');
+      await s.page.keyboard.type(iterations);
+    }
+    await box.locator('input').first().waitFor({ state: 'visible' });
+    await s.page.keyboard.press('Enter');
+  }
+
+  test('(c) CodeLens and hover show the H200 run on dist.new_group and ncclCommSplit; a stale run says stale', async () => {
+    await scenario('c', async () => {
+      const ws = s.workspace('annotations', {
+        '.vscode/settings.json': JSON.stringify({ 'commcost.staleAfterDays': 7 }, null, 2),
+        '.commcost/runs/h200x2-nccl2.28.9-wheel.json': wheelRun(1),
+        'train.py': [
+          'import torch',
+          'import torch.distributed as dist',
+          '',
+          '',
+          'def build(ranks):',
+          '    group = dist.new_group(ranks)',
+          '    dist.all_reduce(torch.ones(1), group=group)',
+          '    return group',
+          '',
+        ].join('\n'),
+        'comm.cc': [
+          '#include <nccl.h>',
+          '',
+          'ncclComm_t splitHalf(ncclComm_t parent, int rank) {',
+          '  ncclComm_t child;',
+          '  ncclCommSplit(parent, rank % 2, rank, &child, NULL);',
+          '  return child;',
+          '}',
+          '',
+        ].join('\n'),
+      });
+      const version = WHEEL.stamp?.ncclVersion ?? '?';
+      const split = stats(WHEEL, 'split', 'halves/splitShare=0', 'total');
+      const splitCall = stats(WHEEL, 'split', 'halves/splitShare=0', 'call');
+      await s.openFolder(ws);
+
+      // Python: no c10d figures in this run, so new_group shows the ncclCommInitRankConfig beneath it.
+      await openFile('train.py', 'new_group');
+      const init = stats(WHEEL, 'init', 'default', 'total');
+      const initCall = stats(WHEEL, 'init', 'default', 'call');
+      const initFirst = stats(WHEEL, 'init', 'default', 'first');
+      const initMem = WHEEL.experiments.find((e) => e.experiment === 'init')?.variants[0]?.memoryBytes?.afterFirst;
+      assert.ok(initMem !== undefined);
+      const pyLens = lens('to first collective');
+      await pyLens.waitFor({ state: 'visible', timeout: 20_000 });
+      const pyLensText = await pyLens.innerText();
+      assert.equal(
+        pyLensText.replace(/^\S+ /, ''),
+        `${annotationMs(init.median)} to first collective · ${formatBytes(initMem)}/GPU (init beneath) — localhost, NCCL ${version}`,
+      );
+      const pyHover = await hoverText('new_group', 'commcost');
+      for (const f of [init.median, init.p90, initCall.median, initCall.p90, initFirst.median, initFirst.p90])
+        assert.ok(pyHover.includes(annotationMs(f)), `hover shows ${annotationMs(f)}:\n${pyHover}`);
+      assert.ok(pyHover.includes(`${WHEEL.stamp?.gpus.length}× ${WHEEL.stamp?.gpus[0]?.name}`), pyHover);
+      assert.ok(pyHover.includes(`NCCL ${version}`), pyHover);
+      assert.doesNotMatch(pyHover, /Stale|SIMULATED/);
+      await s.shot('c1-python-codelens-hover');
+
+      // C++: ncclCommSplit itself.
+      await openFile('comm.cc', 'ncclCommSplit');
+      const ccLens = lens('to first collective');
+      await ccLens.waitFor({ state: 'visible', timeout: 20_000 });
+      const ccLensText = await ccLens.innerText();
+      assert.ok(ccLensText.includes(`${annotationMs(split.median)} to first collective`), ccLensText);
+      const mem = WHEEL.experiments.find((e) => e.experiment === 'split')?.variants.find((v) => v.variant === 'halves/splitShare=0')
+        ?.memoryBytes?.afterFirst;
+      if (mem !== undefined) assert.ok(ccLensText.includes(`${formatBytes(mem)}/GPU`), ccLensText);
+      const ccHover = await hoverText('ncclCommSplit', 'commcost');
+      for (const f of [split.median, split.p90, splitCall.median, splitCall.p90])
+        assert.ok(ccHover.includes(annotationMs(f)), `hover shows ${annotationMs(f)}:\n${ccHover}`);
+      assert.match(ccHover, /ncclCommSplit/);
+      await s.shot('c2-cpp-codelens-hover');
+
+      // The same run, measured 60 days ago: older than commcost.staleAfterDays (7). The file watcher reloads it.
+      writeFileSync(join(ws, '.commcost', 'runs', 'h200x2-nccl2.28.9-wheel.json'), wheelRun(60));
+      const stale = lens(/· stale/);
+      await stale.waitFor({ state: 'visible', timeout: 20_000 });
+      const staleHover = await hoverText('ncclCommSplit', 'Stale');
+      assert.match(staleHover, /Stale: measured 60 days ago \(older than 7 days\)/);
+      assert.ok(staleHover.includes(annotationMs(split.median)), staleHover);
+      // The after-line label is dimmed and says stale.
+      const label = await s.page.evaluate<{ content: string; opacity: string } | null>(
+        `[...document.querySelectorAll('.editor-group-container.active .view-lines span')].map((e) => getComputedStyle(e, '::after')).filter((st) => st.content && st.content.includes('(stale)')).map((st) => ({ content: st.content, opacity: st.opacity }))[0] || null`,
+      );
+      assert.ok(label, 'an after-line label saying (stale)');
+      assert.ok(label.content.includes(`${annotationMs(split.median)}`), label.content);
+      assert.ok(Number(label.opacity) < 1, `the stale label is dimmed (opacity ${label.opacity})`);
+      // Scroll the hover to its end so that the screenshot shows the Stale line.
+      const box = await s.page.locator('.monaco-hover', { hasText: 'Stale' }).first().boundingBox();
+      assert.ok(box);
+      await s.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await s.page.mouse.wheel(0, 600);
+      await s.page.waitForTimeout(300);
+      await s.shot('c3-stale-hover');
+    });
+  });
+
+  test('(d) the quick fix "Pass device_id" on init_process_group edits the file', async () => {
+    await scenario('d', async () => {
+      const before = [
+        'import torch',
+        'import torch.distributed as dist',
+        '',
+        'dist.init_process_group(backend="nccl")',
+        'dist.all_reduce(torch.ones(1))',
+        '',
+      ].join('\n');
+      const ws = s.workspace('quickfix', { '.commcost/runs/h200x2-nccl2.28.9-wheel.json': wheelRun(1), 'setup.py': before });
+      await s.openFolder(ws);
+      await openFile('setup.py', 'init_process_group');
+      // The information diagnostic (squiggle) on init_process_group, from the run's figures.
+      await s.page.locator('.editor-group-container.active .squiggly-info').first().waitFor({ state: 'attached', timeout: 20_000 });
+      const p = await wordPoint('init_process_group');
+      await s.page.mouse.click(p.x, p.y);
+      // The lightbulb shows on the line; Ctrl+. opens the Quick Fix menu (asked again while the
+      // annotations of the just-opened file are still being computed: "No code actions available").
+      await s.page.locator('.editor-group-container.active .lightBulbWidget').first().waitFor({ state: 'visible', timeout: 15_000 });
+      const fix = s.page.locator('.action-widget .monaco-list-row', { hasText: 'Pass device_id for eager init' }).first();
+      await waitUntil(
+        async () => {
+          await s.page.keyboard.press('Control+.');
+          if (
+            await fix.waitFor({ state: 'visible', timeout: 2_000 }).then(
+              () => true,
+              () => false,
+            )
+          )
+            return true;
+          await s.page.keyboard.press('Escape');
+          return false;
+        },
+        'the Quick Fix menu with "Pass device_id"',
+        20_000,
+        500,
+      );
+      const title = await fix.innerText();
+      const call = stats(WHEEL, 'init', 'default', 'call');
+      assert.ok(title.includes(`moves ~${annotationMs(call.median)} out of the first collective on localhost`), title);
+      await s.shot('d1-quickfix-menu');
+      // The fix is the focused row of the menu ("Enter to Apply").
+      assert.match((await fix.evaluate<string>((el: { className: string }) => el.className)) ?? '', /\bfocused\b/);
+      await s.page.keyboard.press('Enter');
+      await s.page
+        .locator('.editor-group-container.active .view-lines', { hasText: 'device_id=' })
+        .first()
+        .waitFor({ state: 'visible', timeout: 10_000 });
+      await s.page.keyboard.press('Control+S');
+      const expected = before.replace(
+        'dist.init_process_group(backend="nccl")',
+        'dist.init_process_group(backend="nccl", device_id=torch.device("cuda", torch.cuda.current_device()))',
+      );
+      await waitUntil(() => readFileSync(join(ws, 'setup.py'), 'utf8') === expected, 'the saved file with device_id', 10_000);
+      // The finding is gone once device_id is passed.
+      await s.page.locator('.editor-group-container.active .squiggly-info').first().waitFor({ state: 'detached', timeout: 15_000 });
+      await s.page.mouse.move(5, 500);
+      await s.shot('d2-quickfix-applied');
+    });
+  });
+
+  test('(e) a wrong host gives an error message with "Show Log"', async () => {
+    await scenario('e', async () => {
+      const ws = s.workspace('wronghost', {
+        '.vscode/settings.json': JSON.stringify({ 'commcost.iterations': 2, 'commcost.experiments': ['init'] }, null, 2),
+        'README.md': 'wrong host\n',
+      });
+      await s.openFolder(ws);
+      await s.command(MEASURE);
+      await s.pick(HOST_PICK, 'Enter a host…', 'Enter a host');
+      await s.quickInput(/localhost, an ssh alias, or user@host/);
+      await s.page.keyboard.type('no-such-host.invalid');
+      await s.page.keyboard.press('Enter');
+      await s.quickInput('commcost: experiments');
+      await s.page.keyboard.press('Enter');
+      await s.quickInput('commcost: recorded iterations');
+      await s.page.keyboard.press('Enter');
+      const error = s.page
+        .locator('.notifications-toasts .notification-toast', { hasText: 'no-such-host.invalid' })
+        .filter({ hasText: 'Show Log' })
+        .first();
+      await error.waitFor({ state: 'visible', timeout: 30_000 });
+      const text = await error.innerText();
+      assert.match(text, /commcost: cannot reach no-such-host\.invalid/);
+      assert.equal(await error.locator('.codicon-error').count(), 1, 'an error notification');
+      await s.shot('e1-wrong-host-error');
+      await error.locator('.monaco-button', { hasText: 'Show Log' }).first().click();
+      const output = s.page.locator('.part.panel .monaco-editor .view-lines', { hasText: 'no-such-host.invalid' }).first();
+      await output.waitFor({ state: 'visible', timeout: 15_000 });
+      assert.match(await output.innerText(), /failed/);
+      await s.shot('e2-show-log');
+    });
+  });
+
+  test('(a) Measure over SSH (simulated NCCL): progress, live panel, drawn charts, a table equal to the saved run', async () => {
+    await scenario('a', async () => {
+      const ws = s.workspace('measure', {
+        '.vscode/settings.json': JSON.stringify(
+          { 'commcost.simulate': true, 'commcost.iterations': 2, 'commcost.warmup': 1, 'commcost.experiments': ['init', 'split'] },
+          null,
+          2,
+        ),
+        'README.md': 'measure\n',
+      });
+      await s.openFolder(ws);
+      await s.command(MEASURE);
+      const hostPick = await s.quickInput(HOST_PICK);
+      await hostPick.locator('.monaco-list-row', { hasText: 'commcost-test' }).first().waitFor({ state: 'visible' });
+      assert.match(await hostPick.innerText(), /commcost-test\s*ssh config/);
+      await s.shot('a1-host-pick');
+      await s.pick(HOST_PICK, 'commcost-test');
+      const exps = await s.quickInput('commcost: experiments');
+      // The settings preselect init and split.
+      assert.equal(
+        await exps.locator('.monaco-list-row .quick-input-list-checkbox input:checked, .monaco-list-row[aria-checked="true"]').count(),
+        2,
+      );
+      await s.page.keyboard.press('Enter');
+      const iterations = await s.quickInput('commcost: recorded iterations');
+      assert.equal(
+        await iterations
+          .locator('input')
+          .first()
+          .evaluate((el: { value: string }) => el.value),
+        '2',
+      );
+      // 6 recorded iterations: long enough to see the live progress.
+      await s.page.keyboard.press('Control+A');
+      await s.page.keyboard.type('6');
+      await s.page.keyboard.press('Enter');
+
+      const progress = s.toast('commcost: commcost-test (simulated)');
+      await progress.waitFor({ state: 'visible', timeout: 15_000 });
+      assert.equal(await progress.locator('.monaco-button', { hasText: 'Cancel' }).count(), 1, 'the progress notification is cancellable');
+      const frame = await s.resultsFrame();
+      // Live: an experiment section with its progress ("running · 3/14 iterations").
+      await waitUntil(
+        () =>
+          frame.evaluate<boolean>(
+            `[...document.querySelectorAll('.exp-progress')].some((e) => /running · [1-9]\\d*\\/\\d+ iterations/.test(e.textContent))`,
+          ),
+        'per-experiment progress in the panel',
+        60_000,
+        50,
+      );
+      await s.shot('a2-running');
+      const done = s.toast(/run on commcost-test complete/);
+      await done.waitFor({ state: 'visible', timeout: 60_000 });
+      assert.match(await done.innerText(), /SIMULATED NCCL: not a measurement/);
+      await waitUntil(
+        () => frame.evaluate<boolean>(`document.querySelector('.status')?.className.includes('status-complete')`),
+        'the panel to show the complete run',
+        10_000,
+      );
+
+      const runs = savedRuns(ws);
+      assert.equal(runs.length, 1);
+      const run = runs[0]!;
+      assert.equal(run.status, 'complete');
+      assert.equal(run.host, 'commcost-test');
+      assert.equal(run.simulated, true);
+      assert.equal(run.options.iterations, 6);
+      assert.deepEqual(
+        run.experiments.map((e) => e.experiment),
+        ['init', 'split'],
+      );
+
+      // Charts: one canvas per experiment, drawn (plenty of non-transparent pixels).
+      await s.page.waitForTimeout(800); // chart.js animation
+      const canvases = await canvasInk(frame);
+      assert.equal(canvases.length, 2, JSON.stringify(canvases));
+      for (const c of canvases) assert.ok(c.width > 100 && c.height > 50 && c.ink > 2000, `canvas drawn: ${JSON.stringify(c)}`);
+
+      // Tables: every step row equals the saved run's figures.
+      for (const e of run.experiments) {
+        const expected = e.variants.flatMap((v) =>
+          v.steps.map((st) => [
+            v.variant,
+            st.label,
+            ...[st.stats.median, st.stats.p90, st.stats.min, st.stats.max].map(formatMs),
+            String(st.stats.n),
+          ]),
+        );
+        assert.deepEqual(await tableRows(frame, e.experiment), expected, `table of ${e.experiment}`);
+      }
+      const initTotal = stats(run, 'init', 'default', 'total');
+      const shown = await tableRows(frame, 'init');
+      assert.equal(shown.find((r) => r[1] === 'init to first collective')?.[2], formatMs(initTotal.median));
+      assert.equal(await frame.evaluate<boolean>(`!document.querySelector('.banner-sim').hidden`), true, 'the SIMULATED banner');
+      await s.shot('a3-results');
+    });
+  });
+
+  test('(b) Cancel in the notification stops every agent process and saves a partial run', async () => {
+    await scenario('b', async () => {
+      const ws = s.workspace('cancel', {
+        '.vscode/settings.json': JSON.stringify(
+          { 'commcost.simulate': true, 'commcost.iterations': 60, 'commcost.experiments': ['init', 'split'] },
+          null,
+          2,
+        ),
+        'README.md': 'cancel\n',
+      });
+      await s.openFolder(ws);
+      await startMeasure('commcost-test');
+      const progress = s.toast('commcost: commcost-test (simulated)');
+      await progress.waitFor({ state: 'visible', timeout: 15_000 });
+      const frame = await s.resultsFrame();
+      await waitUntil(
+        () =>
+          frame.evaluate<boolean>(
+            `[...document.querySelectorAll('.exp-progress')].some((e) => /running · ([3-9]|\\d\\d+)\\/\\d+ iterations/.test(e.textContent))`,
+          ),
+        'the run under way',
+        60_000,
+        50,
+      );
+      // The agent (coordinator and one process per rank) runs under the test sshd.
+      const sshdPid = Number(readFileSync(join(s.ssh.dir, 'sshd.pid'), 'utf8').trim());
+      const agents = descendants(sshdPid).filter((p) => /agent\.js/.test(p.args));
+      assert.ok(agents.length >= 2, `agent processes under sshd: ${JSON.stringify(agents)}`);
+      await s.shot('b1-running');
+      await progress.hover();
+      await progress.locator('.monaco-button', { hasText: 'Cancel' }).first().click();
+      const stopped = s.toast(/stopped early; partial results saved/);
+      await stopped.waitFor({ state: 'visible', timeout: 30_000 });
+      await waitUntil(() => agents.every((a) => !alive(a.pid)), `agent processes ${agents.map((a) => a.pid).join(', ')} to exit`, 15_000);
+      assert.deepEqual(
+        descendants(sshdPid).filter((p) => /agent\.js/.test(p.args)),
+        [],
+      );
+      const runs = savedRuns(ws);
+      assert.equal(runs.length, 1);
+      assert.equal(runs[0]?.status, 'partial');
+      const recorded = runs[0]?.experiments.reduce((n, e) => n + (e.done || 0), 0) ?? 0;
+      const planned = runs[0]?.experiments.reduce((n, e) => n + (e.total || 0), 0) ?? 0;
+      assert.ok(recorded > 0 && recorded < planned, `partial: ${recorded} of ${planned} iterations`);
+      await waitUntil(
+        () => frame.evaluate<boolean>(`/partial/i.test(document.querySelector('.status')?.textContent || '')`),
+        'the panel to say partial',
+        10_000,
+      );
+      await s.shot('b2-cancelled');
+    });
+  });
+});
