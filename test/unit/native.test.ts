@@ -2,106 +2,14 @@
 // Build first: node native/build.mjs. Timing tolerances are wide (±50%): the simulated costs are
 // sleeps, and these tests must not flake on a loaded 2-core machine.
 import assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-// The package is CommonJS (no "type" in package.json), so tsx and tsc compile this file as CJS.
-const here = __dirname;
-const root = path.resolve(here, '..', '..');
-const simPath = path.join(root, 'dist', 'native', 'libnccl-sim.so');
-const addonPath = path.join(root, 'dist', 'native', 'commcost.node');
-const rankScript = path.join(here, 'fixtures', 'nativeRank.cjs');
-const MiB = 1024 * 1024;
-
-interface RemoteError {
-  message: string;
-  code: string;
-  call: string;
-  where: string;
-  result?: number;
-  libraryError?: string;
-  lastError?: string;
-}
-
-class RankError extends Error {
-  constructor(readonly info: RemoteError) {
-    super(info.message);
-  }
-}
-
-/** A rank process driving the addon; `call` runs one exported function there. */
-class Rank {
-  private readonly child: ChildProcess;
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
-
-  constructor(env: Record<string, string> = {}) {
-    this.child = fork(rankScript, [], {
-      env: { ...process.env, COMMCOST_SIM_JITTER: '0.02', ...env },
-      serialization: 'advanced',
-      execArgv: [],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (m: any) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.ok) p.resolve(m.value);
-      else p.reject(new RankError(m.error));
-    });
-    this.child.on('exit', () => {
-      for (const p of this.pending.values()) p.reject(new Error('rank process exited'));
-      this.pending.clear();
-    });
-  }
-
-  call<T = any>(fn: string, ...args: unknown[]): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.child.send({ id, fn, args });
-    });
-  }
-
-  kill(): void {
-    if (this.child.exitCode === null) this.child.kill('SIGKILL');
-  }
-}
+import { addonPath, initAll, loadSim, MiB, near, Rank, rejection, simPath } from './fixtures/nativeHarness';
 
 function ranks(n: number, env: Record<string, string> = {}): Rank[] {
   return Array.from({ length: n }, () => new Rank(env));
-}
-
-async function loadSim(rs: Rank[]): Promise<any[]> {
-  return Promise.all(rs.map((r) => r.call('load', { ncclPath: simPath, cudaPath: simPath })));
-}
-
-function near(actual: number, expected: number, what: string, tolerance = 0.5): void {
-  assert.ok(
-    actual >= expected * (1 - tolerance) && actual <= expected * (1 + tolerance),
-    `${what}: ${actual.toFixed(2)} ms, expected ${expected} ms ±${tolerance * 100}%`,
-  );
-}
-
-async function rejection(p: Promise<unknown>): Promise<RemoteError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof RankError, `expected a native error, got ${String(e)}`);
-    return e.info;
-  }
-  assert.fail('expected the call to reject');
-}
-
-/** Initializes a communicator of all `rs` (one unique id from rank 0); returns the handles and times. */
-async function initAll(rs: Rank[], config?: object): Promise<{ comms: number[]; ms: number[] }> {
-  await Promise.all(rs.map((r, i) => r.call('initDevice', i, 64 * MiB)));
-  const { id } = await rs[0]!.call('getUniqueId');
-  const res = await Promise.all(rs.map((r, i) => r.call('commInitRank', rs.length, id, i, config)));
-  return { comms: res.map((x) => x.comm), ms: res.map((x) => x.ms) };
 }
 
 /** A star barrier like the coordinator's: releases gen when `n` ranks have arrived. */
