@@ -27,7 +27,9 @@ export const EXPERIMENT_IDS = [
   'connect-mode',
   'suspend',
   'c10d',
-  // Field cases (shared/cases): expected to be stopped by the hang guard in one variant.
+  // Field cases (shared/cases): C2 (memory of K groups by splitShare); C4 and C6, each with one
+  // variant expected to be stopped by the hang guard.
+  'split-share',
   'split-subset',
   'init-abort',
 ] as const;

@@ -8,8 +8,9 @@
  * string, and what VS Code uses).
  */
 import { join } from 'node:path';
-import type { Language as TsLanguage, Node, Parser as TsParser, Query as TsQuery, Tree } from 'web-tree-sitter';
+import type { Language as TsLanguage, Node, Parser as TsParser, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, NCCL_APIS, type ApiName, type ApiRole } from './apiMap';
+import { forEachMatch, mergeRanges, probeIndexScale, rangesOutside, wordRanges } from './rangedQuery';
 
 /** VS Code language ids the finder reads; `c` uses the C++ grammar. */
 export type SourceLanguage = 'python' | 'cpp' | 'c';
@@ -190,14 +191,24 @@ const PER_STEP_NAME = /(^|_)(step|train_step|training_step|forward|backward|iter
 // Few captures per match: every captured node crosses from WebAssembly into a JavaScript
 // object, and \`node.parent\` walks down from the root in tree-sitter ≥ 0.24, so the scan never
 // climbs the tree: what it needs about a call's surroundings is captured here.
-const PY_QUERY = `
+//
+// Python is queried only around words found in the text (see rangedQuery.ts): imports around
+// `import`, calls around the names a call of interest must end with. A ranged query reports
+// every match whose root intersects a range, so the loops and functions around a call come with
+// it. Pattern indices are used by scanPython.
+const PY_IMPORT_QUERY = `
+(import_statement) @import
+(import_from_statement) @import
+`;
+/** Every import statement contains this keyword (a keyword token is never followed by an identifier character). */
+const PY_IMPORT_WORD = /import(?![A-Za-z0-9_])/g;
+
+const PY_CALL_QUERY = `
 (call function: [(identifier) (attribute)] @fn arguments: (_) @args)
+(assignment left: [(identifier) (attribute)] @lhs right: (call) @rhs)
 (for_statement body: (block) @loop) @for
 (while_statement body: (block) @loop) @while
 (function_definition name: (identifier) @fname body: (block) @fbody)
-(import_statement) @import
-(import_from_statement) @import
-(assignment left: [(identifier) (attribute)] @lhs right: (call) @rhs)
 `;
 
 const CPP_QUERY = `
@@ -209,6 +220,13 @@ const CPP_QUERY = `
 (function_definition declarator: (_) @fdecl body: (compound_statement) @fbody)
 `;
 
+/** The compiled Python queries, and how ranges are passed to them ({@link probeIndexScale}). */
+interface PythonQueries {
+  imports: TsQuery;
+  calls: TsQuery;
+  scale: number;
+}
+
 /** web-tree-sitter's module, loaded on first use. */
 type WebTreeSitter = typeof import('web-tree-sitter');
 
@@ -219,7 +237,7 @@ type WebTreeSitter = typeof import('web-tree-sitter');
 export class CallSiteFinder {
   private constructor(
     private readonly parsers: { python: TsParser; cpp: TsParser },
-    private readonly queries: { python: TsQuery; cpp: TsQuery },
+    private readonly queries: { python: PythonQueries; cpp: TsQuery },
   ) {}
 
   /**
@@ -235,10 +253,10 @@ export class CallSiteFinder {
       p.setLanguage(lang);
       return p;
     };
-    return new CallSiteFinder(
-      { python: parser(py), cpp: parser(cpp) },
-      { python: new ts.Query(py, PY_QUERY), cpp: new ts.Query(cpp, CPP_QUERY) },
-    );
+    const pyParser = parser(py);
+    const calls = new ts.Query(py, PY_CALL_QUERY);
+    const python: PythonQueries = { imports: new ts.Query(py, PY_IMPORT_QUERY), calls, scale: probeIndexScale(pyParser, calls) };
+    return new CallSiteFinder({ python: pyParser, cpp: parser(cpp) }, { python, cpp: new ts.Query(cpp, CPP_QUERY) });
   }
 
   /**
@@ -260,7 +278,8 @@ export class CallSiteFinder {
   dispose(): void {
     this.parsers.python.delete();
     this.parsers.cpp.delete();
-    this.queries.python.delete();
+    this.queries.python.imports.delete();
+    this.queries.python.calls.delete();
     this.queries.cpp.delete();
   }
 }
@@ -401,66 +420,93 @@ interface PyCall {
   args: Node;
 }
 
-function scanPython(query: TsQuery, tree: Tree, text: string): ScanResult {
-  const calls: PyCall[] = [];
+/**
+ * The last name of every callee {@link qualify} can resolve to a call site or a collective (and
+ * of `x.abort`): a dotted callee keeps its last part; a bare one is an import alias (added per
+ * file) or, under a star import, the name itself.
+ */
+const PY_API_LAST_NAMES: readonly string[] = [
+  ...new Set([...PY_QUALIFIED.keys(), ...PY_COLLECTIVES].map((q) => q.slice(q.lastIndexOf('.') + 1)).concat('abort')),
+];
+
+/** A global regex for occurrences of `names` not followed by an identifier character. */
+function namesRegExp(names: Iterable<string>): RegExp {
+  const sorted = [...new Set(names)].sort((x, y) => y.length - x.length).map(escapeRegExp);
+  return new RegExp(`(?:${sorted.join('|')})(?![A-Za-z0-9_])`, 'g');
+}
+
+function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResult {
+  // 1. Imports, around the keyword they contain.
+  const imports: Node[] = [];
+  const seenImports = new Set<number>();
+  forEachMatch(q.imports, tree, mergeRanges(wordRanges(text, PY_IMPORT_WORD)), q.scale, (m) => {
+    const node = m.captures[0]?.node;
+    if (node && !seenImports.has(node.startIndex)) {
+      seenImports.add(node.startIndex);
+      imports.push(node);
+    }
+  });
+  imports.sort((x, y) => x.startIndex - y.startIndex);
+  const { bindings, star, lastTopLevelImportLine } = pythonBindings(imports);
+
+  // 2. Calls that can be a site or a collective (their callee ends with an API name or an alias),
+  // with the loops and functions around them and the assignments they are the value of.
+  const names = [...PY_API_LAST_NAMES];
+  for (const [local, full] of bindings) if (PY_QUALIFIED.has(full) || PY_COLLECTIVES.has(full)) names.push(local);
+  const calls: (PyCall & { key: number })[] = [];
   const loops: (Span & { kind: string })[] = [];
   const functions: FunctionSpan[] = [];
-  const imports: Node[] = [];
   const assigned = new Map<number, { start: number; text: string }>();
-  for (const m of query.matches(tree.rootNode)) {
+  const seenCalls = new Set<number>();
+  const seenLoops = new Set<number>();
+  const seenFunctions = new Set<number>();
+  // A match can come from two ranges: each kind is keyed by the start of a node only it has.
+  const collect = (m: QueryMatch): void => {
     const c = m.captures;
-    const first = c[0];
-    if (!first) continue;
     switch (m.patternIndex) {
       case 0: {
         const fn = c.find((x) => x.name === 'fn')?.node;
         const args = c.find((x) => x.name === 'args')?.node;
-        if (fn && args) calls.push({ fn, args });
+        if (fn && args && !seenCalls.has(args.startIndex)) {
+          seenCalls.add(args.startIndex);
+          calls.push({ fn, args, key: args.startIndex });
+        }
         break;
       }
-      case 1:
-      case 2: {
-        const body = c.find((x) => x.name === 'loop')?.node;
-        const stmt = c.find((x) => x.name !== 'loop')?.node;
-        if (body && stmt)
-          loops.push({
-            start: body.startIndex,
-            end: body.endIndex,
-            line: stmt.startPosition.row,
-            kind: m.patternIndex === 1 ? 'for' : 'while',
-          });
-        break;
-      }
-      case 3: {
-        const name = c.find((x) => x.name === 'fname')?.node;
-        const body = c.find((x) => x.name === 'fbody')?.node;
-        if (name && body) functions.push({ name: name.text, start: body.startIndex, end: body.endIndex, line: name.startPosition.row });
-        break;
-      }
-      case 4:
-      case 5:
-        imports.push(first.node);
-        break;
-      default: {
+      case 1: {
         const lhs = c.find((x) => x.name === 'lhs')?.node;
         const rhs = c.find((x) => x.name === 'rhs')?.node;
-        if (lhs && rhs) assigned.set(rhs.startIndex, { start: lhs.startIndex, text: lhs.text });
+        if (lhs && rhs && !assigned.has(rhs.startIndex)) assigned.set(rhs.startIndex, { start: lhs.startIndex, text: lhs.text });
+        break;
+      }
+      case 2:
+      case 3: {
+        const body = c.find((x) => x.name === 'loop')?.node;
+        const stmt = c.find((x) => x.name !== 'loop')?.node;
+        if (body && stmt && !seenLoops.has(body.startIndex)) {
+          seenLoops.add(body.startIndex);
+          loops.push({ start: body.startIndex, end: body.endIndex, line: stmt.startPosition.row, kind: m.patternIndex === 2 ? 'for' : 'while' });
+        }
+        break;
+      }
+      default: {
+        const name = c.find((x) => x.name === 'fname')?.node;
+        const body = c.find((x) => x.name === 'fbody')?.node;
+        if (name && body && !seenFunctions.has(body.startIndex)) {
+          seenFunctions.add(body.startIndex);
+          functions.push({ name: name.text, start: body.startIndex, end: body.endIndex, line: name.startPosition.row });
+        }
       }
     }
-  }
-  const { bindings, star, lastTopLevelImportLine } = pythonBindings(imports);
+  };
+  const covered = forEachMatch(q.calls, tree, mergeRanges(wordRanges(text, namesRegExp(names), { tokens: true })), q.scale, collect);
+  // In the order a whole-tree query reports calls: when it reaches their arguments.
+  calls.sort((x, y) => x.key - y.key);
 
-  // Names called inside loops (for per-step detection), collectives, and candidate sites.
-  const calledInLoop = new Map<string, number>();
   const collectives: { start: number; end: number; line: number; args: string }[] = [];
   const candidates: { call: PyCall; api: ApiName; written: string }[] = [];
   for (const call of calls) {
     const written = call.fn.text;
-    if (loops.length > 0) {
-      const name = lastSegment(written);
-      if (!calledInLoop.has(name) && innermost(loops, call.fn.startIndex, call.args.endIndex))
-        calledInLoop.set(name, call.fn.startPosition.row);
-    }
     const full = qualify(written, bindings, star);
     if (full) {
       if (PY_COLLECTIVES.has(full)) {
@@ -474,6 +520,27 @@ function scanPython(query: TsQuery, tree: Tree, text: string): ScanResult {
       }
     }
     if (/\.\s*abort$/.test(written)) candidates.push({ call, api: 'ProcessGroup.abort', written });
+  }
+
+  // 3. Per-step detection: for each function enclosing a candidate, the first call by its name
+  // inside a loop (the loops around a call come with it).
+  const calledInLoop = new Map<string, number>();
+  const enclosing = new Set<string>();
+  for (const { call } of candidates) {
+    const f = innermost(functions, call.fn.startIndex, call.args.endIndex);
+    if (f) enclosing.add(f.name.split(/::|\./).pop() ?? f.name);
+  }
+  if (enclosing.size > 0) {
+    const before = calls.length;
+    // Calls around a name inside a range already queried came with that query.
+    forEachMatch(q.calls, tree, rangesOutside(mergeRanges(wordRanges(text, namesRegExp(enclosing), { tokens: true })), covered), q.scale, collect);
+    if (calls.length > before) calls.sort((x, y) => x.key - y.key);
+    if (loops.length > 0)
+      for (const call of calls) {
+        const name = lastSegment(call.fn.text);
+        if (enclosing.has(name) && !calledInLoop.has(name) && innermost(loops, call.fn.startIndex, call.args.endIndex))
+          calledInLoop.set(name, call.fn.startPosition.row);
+      }
   }
 
   const groupVariables = new Set<string>();

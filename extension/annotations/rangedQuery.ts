@@ -27,25 +27,35 @@ const MERGE_GAP = 256;
 /** Past this many ranges, one whole-tree query is cheaper than a query per range. */
 const MAX_RANGES = 200;
 
+const isWordCode = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isDigitCode = (c: number): boolean => c >= 48 && c <= 57;
+
 /**
- * The ranges of `re`'s matches in `text` (`re` must be global), keeping only those inside one of
- * `within` (sorted, disjoint) when given.
+ * False when the word at `index` is the inside of a longer identifier: a run of ASCII letters,
+ * digits and `_` precedes it and starts with a letter or `_` (a digit starts a number, which can
+ * end in a letter, as in `0xf` or `1j`; so can a float's exponent after `.`, as in `1.e5`).
  */
-export function wordRanges(text: string, re: RegExp, within?: readonly TextRange[]): TextRange[] {
+export function mayStartToken(text: string, index: number): boolean {
+  let j = index;
+  while (j > 0 && isWordCode(text.charCodeAt(j - 1))) j--;
+  if (j === index || isDigitCode(text.charCodeAt(j))) return true;
+  return text.charCodeAt(j - 1) === 46 /* . */ && j >= 2 && isDigitCode(text.charCodeAt(j - 2));
+}
+
+/**
+ * The ranges of `re`'s matches in `text` (`re` must be global); with `tokens`, only those that
+ * may start a token ({@link mayStartToken}). A match left out is looked past by one character
+ * only, so a word it overlaps is still found.
+ */
+export function wordRanges(text: string, re: RegExp, options: { tokens?: boolean } = {}): TextRange[] {
   const out: TextRange[] = [];
   re.lastIndex = 0;
-  let w = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const start = m.index;
     const end = start + m[0].length;
-    if (end === start) {
-      re.lastIndex++;
+    if (end === start || (options.tokens && !mayStartToken(text, start))) {
+      re.lastIndex = start + 1;
       continue;
-    }
-    if (within) {
-      while (w < within.length && (within[w]?.end ?? 0) < end) w++;
-      const r = within[w];
-      if (!r || r.start > start) continue;
     }
     out.push({ start, end });
   }

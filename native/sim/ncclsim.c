@@ -48,7 +48,9 @@
  * buffer), COMMCOST_SIM_WINDOW_MS (3, collective window register), COMMCOST_SIM_WINDOW_DEREG_MS
  * (0.5), COMMCOST_SIM_MEMALLOC_MS (0, ncclMemAlloc), COMMCOST_SIM_SUSPEND_MS (1),
  * COMMCOST_SIM_RESUME_MS (5), COMMCOST_SIM_GRAPH_MS (0.3, cuGraphInstantiateWithFlags),
- * NCCL_RUNTIME_CONNECT (0 = connect inside creation),
+ * NCCL_RUNTIME_CONNECT (0 = connect inside creation), splitShare (config) and
+ * NCCL_COMM_SPLIT_SHARE_RESOURCES (split children then take no memory and reuse the parent's
+ * connections),
  * COMMCOST_SIM_HANG="<fn>:<rank>", COMMCOST_SIM_FAIL="<fn>:<rank>" (every nccl* function that takes
  * a communicator or creates one; <rank> is the rank in the parent, or in the new communicator for
  * init and grow).
@@ -566,6 +568,7 @@ struct SimComm {
   int growIdPending;
   pthread_mutex_t lock; /* guards everything below */
   int dead, revoked, abortFlag, suspended, connected;
+  int splitShare; /* children of ncclCommSplit share this communicator's resources */
   double revokeUntil; /* nowMs() when a revoke is quiet */
   ncclResult_t asyncError; /* ncclInProgress while a non-blocking init runs */
   unsigned long long chargedBytes, connectCharged, suspendedBytes;
@@ -710,6 +713,20 @@ static ncclResult_t commRendezvous(ncclComm_t c, const void* payload, uint32_t p
 }
 
 /* Reads config->blocking if the caller passed a valid config; returns 0 or an error. */
+/* splitShare of a creation config (offset 40, since 2.18), or NCCL_COMM_SPLIT_SHARE_RESOURCES,
+ * which overrides the config as in NCCL. */
+static int configSplitShare(const void* config) {
+  const char* env = getenv("NCCL_COMM_SPLIT_SHARE_RESOURCES");
+  if (env && *env) return atoi(env) == 1;
+  if (!config) return 0;
+  size_t size;
+  memcpy(&size, config, sizeof size);
+  if (size < 44) return 0;
+  int v;
+  memcpy(&v, (const char*)config + 40, sizeof v);
+  return v == 1;
+}
+
 static ncclResult_t parseConfig(const void* config, int inherit, int* blocking) {
   *blocking = inherit;
   if (!config) return ncclSuccess;
@@ -1035,6 +1052,7 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
   if (r != ncclSuccess) return r;
   if (failHook(fn, rank)) return ncclInternalError;
   ncclComm_t c = newComm(l.addr, l.port, l.tag, nranks, rank, blocking);
+  if (c) c->splitShare = configSplitShare(config);
   if (!c) return ncclSystemError;
   if (blocking) {
     r = runInit(c, fn);
@@ -1093,7 +1111,16 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   uint64_t childTag = mix64(comm->tag ^ mix64(seq * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)color));
   ncclComm_t c = newComm(comm->addr, comm->port, childTag, n, newRank, blocking);
   if (!c) return ncclSystemError;
-  if ((r = chargeCreation(c, settings()->splitMs, fn)) != ncclSuccess) return r;
+  c->splitShare = comm->splitShare;
+  if (comm->splitShare) {
+    /* Shared resources: no memory of its own; the parent's connections serve it. */
+    pthread_mutex_lock(&comm->lock);
+    c->connected = comm->connected || !settings()->runtimeConnect;
+    pthread_mutex_unlock(&comm->lock);
+    sleepComm(jittered(settings()->splitMs), c);
+  } else if ((r = chargeCreation(c, settings()->splitMs, fn)) != ncclSuccess) {
+    return r;
+  }
   *newcomm = c;
   return blocking ? ncclSuccess : ncclInProgress;
 }

@@ -14,6 +14,7 @@ import { registrationExperiment } from './registration';
 import { revokeExperiment } from './revoke';
 import { shrinkExperiment } from './shrink';
 import { splitExperiment } from './split';
+import { splitShareExperiment } from './splitShare';
 import { splitSubsetExperiment } from './splitSubset';
 import { suspendExperiment } from './suspend';
 
@@ -31,6 +32,7 @@ export const CATALOGUE: Record<ExperimentId, ExperimentModule<any>> = {
   'connect-mode': connectModeExperiment,
   suspend: suspendExperiment,
   c10d: c10dExperiment,
+  'split-share': splitShareExperiment,
   'split-subset': splitSubsetExperiment,
   'init-abort': initAbortExperiment,
 };

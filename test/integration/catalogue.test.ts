@@ -119,6 +119,18 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     assert.deepEqual(planned.map((v) => v.env?.NCCL_RUNTIME_CONNECT), ['1', '0', '1', '0'], 'each variant records the setting it ran with');
   });
 
+  test('C2 split-share: groups grow memory linearly with splitShare 0; with splitShare 1 or the env override they share the parent', async () => {
+    const run = await runToEnd({ experiments: ['split-share'] });
+    const s = summary(run, 'split-share');
+    const mem = (variant: string, k: number): number => s.variants.find((v) => v.variant === variant)!.memoryBytes![`after ${k} group${k === 1 ? '' : 's'}`]!;
+    const perGroup = (200 + 60) * 2 ** 20; // simulated: 200 MiB per communicator + 60 MiB at its first collective
+    assert.deepEqual([1, 2, 3].map((k) => mem('splitShare=0', k)), [perGroup, 2 * perGroup, 3 * perGroup]);
+    assert.deepEqual([1, 2, 3].map((k) => mem('splitShare=1', k)), [0, 0, 0]);
+    assert.deepEqual([1, 2, 3].map((k) => mem('splitShare=0+env', k)), [0, 0, 0]);
+    const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
+    assert.deepEqual(planned.map((v) => v.env), [{}, {}, { NCCL_COMM_SPLIT_SHARE_RESOURCES: '1' }]);
+  });
+
   test('C4 split-subset: NOCOLOR completes and is timed; subset-only is stopped by the hang guard', async () => {
     const run = await runToEnd({ experiments: ['split-subset', 'destroy'], deadlineSeconds: 2 });
     const s = summary(run, 'split-subset');
