@@ -1,45 +1,57 @@
 #!/usr/bin/env node
-// Compares a commcost run file with the independent reference measured in the same session:
-// medians of init and split (call, first collective, total), ratio product/reference.
+// Compares commcost run files with the independent reference measured in the same session:
+// medians of init, split (splitShare 0 and 1), shrink, destroy, abort, revoke and window registration, ratio product/reference.
 // Usage: compare.mjs <run.json> <reference.json> [--tolerance 0.15]; exit 1 if a total is outside.
 import { readFileSync } from 'node:fs';
 
-const [runPath, refPath] = process.argv.slice(2);
+// <run.json> may be several run files joined by commas (e.g. the suite and the catalogue runs).
+const [runPaths, refPath] = process.argv.slice(2);
 const tolIdx = process.argv.indexOf('--tolerance');
 const tolerance = tolIdx > 0 ? Number(process.argv[tolIdx + 1]) : 0.15;
-const run = JSON.parse(readFileSync(runPath, 'utf8'));
+const runs = runPaths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
+const run = runs[0];
 const ref = JSON.parse(readFileSync(refPath, 'utf8'));
 
 function productStats(experiment, variant, step) {
-  const e = run.experiments.find((x) => x.experiment === experiment);
-  const v = e?.variants.find((x) => x.variant === variant);
-  return v?.steps.find((s) => s.step === step)?.stats;
+  for (const r of runs) {
+    const v = r.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
+    const s = v?.steps.find((x) => x.step === step)?.stats;
+    if (s) return s;
+  }
+  return undefined;
 }
 
+// [experiment, variant, reference prefix, [commcost step, reference step] pairs]; `total` rows decide the exit code.
 const rows = [
-  ['init', 'default', 'init'],
-  ['split', 'halves/splitShare=0', 'split/halves'],
-  ['split', 'whole/splitShare=0', 'split/whole'],
+  ['init', 'default', 'init', [['call', 'call'], ['first', 'first'], ['total', 'total']]],
+  ['split', 'halves/splitShare=0', 'split/halves', [['call', 'call'], ['first', 'first'], ['total', 'total']]],
+  ['split', 'whole/splitShare=0', 'split/whole', [['call', 'call'], ['first', 'first'], ['total', 'total']]],
+  ['split', 'whole/splitShare=1', 'split/whole-share1', [['call', 'call'], ['first', 'first'], ['total', 'total']]],
+  ['shrink', 'default', 'shrink', [['call', 'call'], ['first', 'first'], ['total', 'total']]],
+  ['destroy', 'default', 'destroy', [['finalize', 'finalize'], ['destroy', 'destroy'], ['total', 'total']]],
+  ['abort', 'default', 'abort', [['abort', 'abort'], ['reinit', 'reinit'], ['first', 'first'], ['total', 'total']]],
+  ['revoke', 'idle/destroy', 'revoke', [['revoke', 'revoke'], ['destroy', 'destroy'], ['total', 'total']]],
+  ['registration', 'window/64MiB', 'window', [['register', 'register'], ['deregister', 'deregister']]],
 ];
 console.log(`NCCL ${run.stamp?.ncclVersion} (${run.stamp?.ncclPath}), ${run.ranks} ranks, ${run.stamp?.gpus?.[0]?.name ?? '?'}${run.simulated ? ' — SIMULATED' : ''}`);
-console.log('step                          commcost median  p90     reference median  p90     ratio   within');
+console.log('step                                commcost median  p90     reference median  p90     ratio   within');
 let bad = 0;
-for (const [experiment, variant, refKey] of rows) {
-  for (const step of ['call', 'first', 'total']) {
+for (const [experiment, variant, refKey, pairs] of rows) {
+  for (const [step, refStep] of pairs) {
     const p = productStats(experiment, variant, step);
-    const r = ref.steps[`${refKey}/${step}`];
+    const r = ref.steps[`${refKey}/${refStep}`];
     if (!p || !r) continue;
     const ratio = p.median / r.median;
     const ok = Math.abs(ratio - 1) <= tolerance;
     if (step === 'total' && !ok) bad++;
-    const label = `${experiment} ${variant} ${step}`.padEnd(30);
+    const label = `${experiment} ${variant} ${step}`.padEnd(36);
     console.log(
       `${label}${p.median.toFixed(3).padStart(10)} ${p.p90.toFixed(3).padStart(8)}  ${r.median.toFixed(3).padStart(14)} ${r.p90.toFixed(3).padStart(8)}  ${ratio.toFixed(3).padStart(6)}  ${ok ? 'yes' : 'NO'}`,
     );
   }
 }
 // Memory taken by the new communicator by its first collective (free-memory delta, MiB, median of the per-GPU max).
-for (const [experiment, variant, refKey] of rows) {
+for (const [experiment, variant, refKey] of rows.slice(0, 4)) {
   const v = run.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
   const mine = v?.memoryBytes?.afterFirst;
   const theirs = ref.steps[`memory/${refKey}/afterFirstMiB`]?.median;

@@ -23,7 +23,7 @@ for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
   echo "=== $label: $lib"
   if [ "$label" = simulated ]; then target=(--simulate); ref_cuda=(--cuda "$lib"); else target=(--nccl "$lib"); ref_cuda=(); fi
-  "$node" bin/commcost.js measure --host localhost "${target[@]}" --experiments init,split,destroy,abort \
+  "$node" bin/commcost.js measure --host localhost "${target[@]}" --experiments ${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration} \
     --iterations "$iterations" --json "$out/run-$label.json" --html "$out/report-$label.html" --save-dir "$out/runs" 2> "$out/cli-$label.log"
   rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$label.log)"; tail -20 "$out/cli-$label.log"; status=1; }
   python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --iterations "$iterations" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \

@@ -120,8 +120,110 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         record("memory/init/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
         nccl.ncclCommDestroy(comm)
 
-    for shape in ("halves", "whole"):
-        parent = init(unique_id())
+    version = ctypes.c_int()
+    nccl.ncclGetVersion(ctypes.byref(version))
+
+    def has(name, since):
+        return version.value >= since and hasattr(nccl, name)
+
+    def init_config(uid, split_share):
+        # ncclConfig_t as a plain buffer: every int field NCCL_CONFIG_UNDEF_INT, pointers NULL.
+        cfg = (ctypes.c_int * 24)(*([-(2**31)] * 24))
+        ctypes.memmove(ctypes.byref(cfg, 0), ctypes.byref(ctypes.c_size_t(96)), 8)
+        cfg[2], cfg[3] = ctypes.c_int(0xCAFEBEEF - 2**32).value, 23007
+        cfg[4] = 1  # blocking
+        cfg[8] = cfg[9] = 0  # netName (offset 32) = NULL
+        cfg[10] = split_share  # offset 40
+        cfg[12] = cfg[13] = 0  # commName (offset 48) = NULL
+        comm = ctypes.c_void_p()
+        check(nccl.ncclCommInitRankConfig(ctypes.byref(comm), nranks, uid, rank, ctypes.byref(cfg)), "ncclCommInitRankConfig")
+        return comm
+
+    nccl.ncclCommInitRankConfig.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, UniqueId, ctypes.c_int, ctypes.c_void_p]
+
+    def warm():
+        comm = init(unique_id())
+        allreduce(comm, FIRST_BYTES)
+        return comm
+
+    # destroy: finalize + destroy of a warm communicator
+    for i in range(warmup + iterations):
+        comm = warm()
+        ms, _ = timed(lambda: check(nccl.ncclCommFinalize(comm), "ncclCommFinalize"))
+        record("destroy/finalize", i, ms)
+        ms, _ = timed(lambda: check(nccl.ncclCommDestroy(comm), "ncclCommDestroy"))
+        record("destroy/destroy", i, ms)
+
+    # abort, then re-init and its first collective
+    for i in range(warmup + iterations):
+        comm = warm()
+        ms, _ = timed(lambda: check(nccl.ncclCommAbort(comm), "ncclCommAbort"))
+        record("abort/abort", i, ms)
+        uid = unique_id()
+        ms, fresh = timed(lambda: init(uid))
+        record("abort/reinit", i, ms)
+        ms, _ = timed(lambda: allreduce(fresh, FIRST_BYTES))
+        record("abort/first", i, ms)
+        nccl.ncclCommDestroy(fresh)
+
+    # shrink: drop the last rank (it does not call), NCCL_SHRINK_DEFAULT
+    if has("ncclCommShrink", 22703) and nranks >= 2:
+        nccl.ncclCommShrink.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int]
+        excluded = (ctypes.c_int * 1)(nranks - 1)
+        for i in range(warmup + iterations):
+            parent = warm()
+            if rank == nranks - 1:
+                barrier.wait(timeout=120)
+                barrier.wait(timeout=120)
+            else:
+                child = ctypes.c_void_p()
+                ms, _ = timed(lambda: check(nccl.ncclCommShrink(parent, excluded, 1, ctypes.byref(child), None, 0), "ncclCommShrink"))
+                record("shrink/call", i, ms)
+                ms, _ = timed(lambda: allreduce(child, FIRST_BYTES))
+                record("shrink/first", i, ms)
+                nccl.ncclCommDestroy(child)
+            nccl.ncclCommDestroy(parent)
+
+    # revoke until quiet, then destroy
+    if has("ncclCommRevoke", 22807):
+        nccl.ncclCommGetAsyncError.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+
+        def revoke_until_quiet(comm):
+            r = nccl.ncclCommRevoke(comm, 0)
+            if r not in (0, 7):
+                check(r, "ncclCommRevoke")
+            state = ctypes.c_int(7)
+            while state.value == 7:
+                check(nccl.ncclCommGetAsyncError(comm, ctypes.byref(state)), "ncclCommGetAsyncError")
+
+        for i in range(warmup + iterations):
+            comm = warm()
+            ms, _ = timed(lambda: revoke_until_quiet(comm))
+            record("revoke/revoke", i, ms)
+            ms, _ = timed(lambda: check(nccl.ncclCommDestroy(comm), "ncclCommDestroy"))
+            record("revoke/destroy", i, ms)
+
+    # window registration of a 64 MiB ncclMemAlloc buffer (collective)
+    if has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"):
+        nccl.ncclCommWindowRegister.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+        nccl.ncclCommWindowDeregister.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        nccl.ncclMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+        comm = warm()
+        wbuf = ctypes.c_void_p()
+        check(nccl.ncclMemAlloc(ctypes.byref(wbuf), STEADY_BYTES), "ncclMemAlloc")
+        for i in range(warmup + iterations):
+            win = ctypes.c_void_p()
+            ms, _ = timed(lambda: check(nccl.ncclCommWindowRegister(comm, wbuf, STEADY_BYTES, ctypes.byref(win), 0), "ncclCommWindowRegister"))
+            record("window/register", i, ms)
+            if win.value:
+                ms, _ = timed(lambda: check(nccl.ncclCommWindowDeregister(comm, win), "ncclCommWindowDeregister"))
+                record("window/deregister", i, ms)
+            else:
+                barrier.wait(timeout=120)
+        nccl.ncclCommDestroy(comm)
+
+    for shape, split_share in (("halves", 0), ("whole", 0), ("whole-share1", 1)):
+        parent = init_config(unique_id(), split_share)
         allreduce(parent, FIRST_BYTES)
         color = (0 if rank < nranks / 2 else 1) if shape == "halves" else 0
         for i in range(warmup + iterations):
@@ -171,11 +273,23 @@ def main():
         per_rank[rank] = out
     for p in procs:
         p.join(60)
-    keys = [k for k in per_rank[0].keys()]
-    combined = {k: [max(per_rank[r][k][i] for r in per_rank) for i in range(args.iterations)] for k in keys}
-    # Totals per iteration: call + first (each the MAX across ranks), as commcost defines them.
-    for prefix in ["init", "split/halves", "split/whole"]:
-        combined[f"{prefix}/total"] = [a + b for a, b in zip(combined[f"{prefix}/call"], combined[f"{prefix}/first"])]
+    keys = sorted({k for out in per_rank.values() for k in out})
+    # The MAX over the ranks that took part (the rank a shrink excludes has no entry).
+    combined = {k: [max(per_rank[r][k][i] for r in per_rank if k in per_rank[r]) for i in range(args.iterations)] for k in keys}
+    # Totals per iteration: the sum of the parts (each the MAX across ranks), as commcost defines them.
+    totals = {
+        "init": ("init/call", "init/first"),
+        "split/halves": ("split/halves/call", "split/halves/first"),
+        "split/whole": ("split/whole/call", "split/whole/first"),
+        "split/whole-share1": ("split/whole-share1/call", "split/whole-share1/first"),
+        "shrink": ("shrink/call", "shrink/first"),
+        "destroy": ("destroy/finalize", "destroy/destroy"),
+        "abort": ("abort/reinit", "abort/first"),
+        "revoke": ("revoke/revoke", "revoke/destroy"),
+    }
+    for prefix, parts in totals.items():
+        if all(p in combined for p in parts):
+            combined[f"{prefix}/total"] = [sum(v) for v in zip(*(combined[p] for p in parts))]
     version = ctypes.c_int()
     ctypes.CDLL(args.nccl).ncclGetVersion(ctypes.byref(version))
     report = {"ncclPath": args.nccl, "ncclVersionCode": version.value, "ranks": args.ranks, "steps": {k: stats(v) for k, v in combined.items()}}
