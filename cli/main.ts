@@ -1,7 +1,8 @@
 /**
  * The `commcost` CLI, headless on the same engine as the extension:
  *   commcost measure [--host <target>] [--experiments …] [--iterations N] … [--json f] [--html f]
- *   commcost report <run.json> [--html <file>]
+ *   commcost measure --nccl A --nccl B …   (each library in turn, then a comparison)
+ *   commcost report <run.json> [<run.json> …] [--html <file>]   (two or more: a comparison)
  * Exit codes: see {@link EXIT_HELP} (0 complete, 1 partial/failed/not delivered, 2 bad input or no
  * GPU, 130 quit by a third Ctrl-C). Progress goes to stderr, the summary to stdout.
  */
@@ -16,10 +17,10 @@ import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/ru
 import { killLocalAgents } from '../client/agentProcess';
 import { CommcostError, errorText } from '../client/errors';
 import { isLocalTarget, parseTargetSpec } from '../client/hosts';
-import { renderReport, webviewBundleCandidates } from '../client/htmlReport';
+import { renderComparisonReport, renderReport, webviewBundleCandidates } from '../client/htmlReport';
 import { checkOutputFile, ensureWritableDir, loadRun, saveRun } from '../client/resultsStore';
 import { runMeasurement } from '../client/runSession';
-import { formatSummary, terminalSafe, terminalSafeLines } from './summary';
+import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
 import { deriveVerdict } from '../client/verdict';
 
 /** Exit codes. */
@@ -79,7 +80,8 @@ export interface MeasureFlags {
   warmup: number;
   deadline: number;
   ranks?: number;
-  nccl?: string;
+  /** One library, or several (`--nccl` repeated): each is measured in turn, then compared. */
+  nccl?: string | string[];
   node?: string;
   json?: string;
   html?: string;
@@ -93,11 +95,25 @@ export interface MeasureFlags {
   agentDir?: string;
 }
 
-/** Makes the agent's options from the flags. */
-export function runOptionsFrom(f: MeasureFlags): RunOptions {
+/** The `--nccl` libraries in the order given (none: the agent searches). */
+export function ncclPaths(f: Pick<MeasureFlags, 'nccl'>): string[] {
+  if (f.nccl === undefined) return [];
+  return (Array.isArray(f.nccl) ? f.nccl : [f.nccl]).filter((p) => p !== '');
+}
+
+/** commander's collector of a repeatable option. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/**
+ * Makes the agent's options from the flags.
+ * @param nccl the library of this run (one of {@link ncclPaths}); default: the only `--nccl`, if one
+ */
+export function runOptionsFrom(f: MeasureFlags, nccl: string | undefined = ncclPaths(f).length === 1 ? ncclPaths(f)[0] : undefined): RunOptions {
   const o: RunOptions = { ...DEFAULT_RUN_OPTIONS, experiments: f.experiments, iterations: f.iterations, warmup: f.warmup, deadlineSeconds: f.deadline };
   if (f.ranks !== undefined) o.ranks = f.ranks;
-  if (f.nccl) o.ncclPath = f.nccl;
+  if (nccl) o.ncclPath = nccl;
   if (f.simulate) o.simulate = true;
   return o;
 }
@@ -115,9 +131,15 @@ export function checkFlags(f: MeasureFlags, cpuCount = localCpuCount()): string[
   if (f.nccl !== undefined && f.simulate) {
     throw bad('--nccl and --simulate conflict: --simulate runs on the simulated NCCL, so no NCCL path is used', 'give one of them');
   }
+  const libraries = ncclPaths(f);
+  if (libraries.length > 1 && f.json !== undefined) {
+    throw bad('--json takes one run, and --nccl was given several times', 'each run is saved in --save-dir (the paths are printed); compare saved runs with: commcost report a.json b.json --html out.html');
+  }
   // A hostile or malformed host name is refused before anything else happens.
   if (!isLocalTarget(f.host)) parseTargetSpec(f.host);
   const warnings: string[] = [];
+  const twice = libraries.filter((p, i) => libraries.indexOf(p) !== i);
+  if (twice.length > 0) warnings.push(`--nccl ${[...new Set(twice)].join(', ')} given more than once: it is measured each time`);
   if (f.node !== undefined && isLocalTarget(f.host)) {
     warnings.push(`--node is only used for remote hosts: on localhost the agent runs on this Node (${process.execPath}); ${f.node} is ignored`);
   }
@@ -304,6 +326,37 @@ export async function saveWithFallback(dir: string, run: RunFile, write: (text: 
   }
 }
 
+/**
+ * Measures with one library (`nccl`; undefined: the agent searches), running again on the
+ * simulated NCCL when the host has no GPU and `--simulate-if-no-gpu` says so.
+ * @returns the run, or the exit code when there is no GPU and no permission to simulate
+ */
+async function measureLibrary(
+  f: MeasureFlags,
+  nccl: string | undefined,
+  progress: Progress,
+  cancel: AbortController,
+  hardStop: AbortController,
+): Promise<{ run: RunFile; fellBackToSimulated: boolean } | { exit: number }> {
+  const err = (text: string) => process.stderr.write(text);
+  let options = runOptionsFrom(f, nccl);
+  let run = await measureOnce(f, options, progress, cancel.signal, hardStop.signal);
+  const noGpu = noGpuError(run);
+  if (noGpu && !options.simulate && !cancel.signal.aborted) {
+    const text = terminalSafe(noGpuSentence(f.host, noGpu));
+    if (!f.simulateIfNoGpu) {
+      err(`commcost: ${text}\n  hint: run on a host with an NVIDIA GPU, or pass --simulate-if-no-gpu (or --simulate) to try the simulated NCCL\n`);
+      return { exit: EXIT_BAD_INPUT };
+    }
+    err(`commcost: ${text}\ncommcost: running again on the SIMULATED NCCL (--simulate-if-no-gpu): its figures are not measurements\n`);
+    options = { ...options, simulate: true };
+    delete options.ncclPath;
+    run = await measureOnce(f, options, progress, cancel.signal, hardStop.signal);
+    return { run, fellBackToSimulated: true };
+  }
+  return { run, fellBackToSimulated: false };
+}
+
 async function measure(f: MeasureFlags): Promise<number> {
   const err = (text: string) => process.stderr.write(text);
   // 1. Everything that can be checked before measuring: flags, host name, output folders.
@@ -317,10 +370,12 @@ async function measure(f: MeasureFlags): Promise<number> {
     }
   }
 
-  // 2. Measure; Ctrl-C at any moment ends the run with what was measured.
+  // 2. Measure (each --nccl library in turn); Ctrl-C at any moment ends the run with what was
+  // measured, and no further library is measured.
   const cancel = new AbortController();
   const hardStop = new AbortController();
-  const progress = progressFor(process.stderr);
+  // One progress display per library (a plain-line display reports each experiment once).
+  let progress = progressFor(process.stderr);
   interrupts.listen((n) => {
     progress.stop();
     if (n === 1) {
@@ -335,50 +390,92 @@ async function measure(f: MeasureFlags): Promise<number> {
       process.exit(EXIT_INTERRUPTED);
     }
   });
-  let options = runOptionsFrom(f);
-  let run = await measureOnce(f, options, progress, cancel.signal, hardStop.signal);
-  const noGpu = noGpuError(run);
-  if (noGpu && !options.simulate && !cancel.signal.aborted) {
-    const text = terminalSafe(noGpuSentence(f.host, noGpu));
-    if (!f.simulateIfNoGpu) {
-      err(`commcost: ${text}\n  hint: run on a host with an NVIDIA GPU, or pass --simulate-if-no-gpu (or --simulate) to try the simulated NCCL\n`);
-      return EXIT_BAD_INPUT;
+  const libraries = ncclPaths(f);
+  const plan: (string | undefined)[] = libraries.length > 0 ? libraries : [undefined];
+  const runs: RunFile[] = [];
+  const savedPaths: string[] = [];
+  let delivered = true;
+  for (const [i, nccl] of plan.entries()) {
+    if (i > 0 && cancel.signal.aborted) {
+      err(`commcost: cancelled: not measuring ${plan.slice(i).map((p) => terminalSafe(p)).join(', ')}\n`);
+      delivered = false;
+      break;
     }
-    err(`commcost: ${text}\ncommcost: running again on the SIMULATED NCCL (--simulate-if-no-gpu): its figures are not measurements\n`);
-    options = { ...options, simulate: true };
-    delete options.ncclPath;
-    run = await measureOnce(f, options, progress, cancel.signal, hardStop.signal);
+    if (plan.length > 1) err(`commcost: measuring with NCCL ${terminalSafe(nccl)} (${i + 1}/${plan.length}) on ${terminalSafe(f.host)}\n`);
+    if (i > 0) progress = progressFor(process.stderr);
+    const measured = await measureLibrary(f, nccl, progress, cancel, hardStop);
+    if ('exit' in measured) {
+      // No GPU: nothing was measured with this library, so nothing else can be either.
+      if (runs.length === 0) return measured.exit;
+      delivered = false;
+      break;
+    }
+    const run = measured.run;
+    // Runs that start in the same second get the same id (the file name): keep each one.
+    if (runs.some((r) => r.id === run.id)) {
+      let n = 2;
+      while (runs.some((r) => r.id === `${run.id}-${n}`)) n++;
+      run.id = `${run.id}-${n}`;
+    }
+    runs.push(run);
+
+    // 3. Outputs of this run: the summary first, so that nothing is lost if a file cannot be written.
+    process.stdout.write(formatSummary(run));
+    const saved = await saveWithFallback(f.saveDir, run, err);
+    if (saved.path && saved.asked) err(`saved ${terminalSafe(saved.path)}\n`);
+    if (saved.path) savedPaths.push(saved.path);
+    if (!saved.asked) delivered = false;
+    if (f.json) {
+      try {
+        await writeFile(f.json, JSON.stringify(run, null, 2) + '\n');
+        err(`wrote ${terminalSafe(f.json)}\n`);
+      } catch (e) {
+        delivered = false;
+        err(`commcost: cannot write --json ${terminalSafe(f.json)}: ${terminalSafe(errorText(e))}${saved.path ? ` (the run is saved in ${terminalSafe(saved.path)})` : ''}\n`);
+      }
+    }
+    if (noGpuError(run) && !isSimulatedRun(run)) delivered = false;
+    if (run.status !== 'complete') delivered = false;
+    if (measured.fellBackToSimulated && plan.length > 1) {
+      err(`commcost: comparing NCCL libraries needs a GPU: the SIMULATED NCCL was measured once instead of ${plan.map((p) => terminalSafe(p)).join(', ')}\n`);
+      break;
+    }
   }
 
-  // 3. Outputs: the summary first, so that nothing is lost if a file cannot be written.
-  process.stdout.write(formatSummary(run));
-  let delivered = true;
-  const saved = await saveWithFallback(f.saveDir, run, err);
-  if (saved.path && saved.asked) err(`saved ${terminalSafe(saved.path)}\n`);
-  if (!saved.asked) delivered = false;
-  if (f.json) {
+  // 4. Several runs: the comparison table, and one comparison report.
+  if (runs.length > 1) process.stdout.write('\n' + formatComparison(runs));
+  if (f.html && runs.length > 0) {
     try {
-      await writeFile(f.json, JSON.stringify(run, null, 2) + '\n');
-      err(`wrote ${terminalSafe(f.json)}\n`);
-    } catch (e) {
-      delivered = false;
-      err(`commcost: cannot write --json ${terminalSafe(f.json)}: ${terminalSafe(errorText(e))}${saved.path ? ` (the run is saved in ${terminalSafe(saved.path)})` : ''}\n`);
-    }
-  }
-  if (f.html) {
-    try {
-      await writeFile(f.html, renderReport(run));
+      await writeFile(f.html, runs.length > 1 ? renderComparisonReport(runs) : renderReport(runs[0]!));
       err(`wrote ${terminalSafe(f.html)}\n`);
     } catch (e) {
       delivered = false;
-      err(`commcost: cannot write --html ${terminalSafe(f.html)}: ${terminalSafe(errorText(e))}${saved.path ? ` (make it later with: commcost report ${terminalSafe(saved.path)})` : ''}\n`);
+      err(`commcost: cannot write --html ${terminalSafe(f.html)}: ${terminalSafe(errorText(e))}${savedPaths.length > 0 ? ` (make it later with: commcost report ${savedPaths.map((p) => terminalSafe(p)).join(' ')})` : ''}\n`);
     }
   }
-  if (noGpuError(run) && !isSimulatedRun(run)) return EXIT_BAD_INPUT;
-  return run.status === 'complete' && delivered ? EXIT_OK : EXIT_INCOMPLETE;
+  if (runs.length === 1 && noGpuError(runs[0]!) && !isSimulatedRun(runs[0]!)) return EXIT_BAD_INPUT;
+  return delivered ? EXIT_OK : EXIT_INCOMPLETE;
 }
 
-async function report(file: string, html: string | undefined): Promise<number> {
+/** `commcost report a.json b.json …`: the comparison table on stdout and one comparison report. */
+async function compareReport(files: string[], html: string | undefined): Promise<number> {
+  const runs: RunFile[] = [];
+  for (const file of files) runs.push(await loadRun(file));
+  const out = html ?? files[0]!.replace(/\.json$/i, '') + '.compare.html';
+  await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
+  process.stdout.write(formatComparison(runs));
+  try {
+    await writeFile(out, renderComparisonReport(runs));
+  } catch (e) {
+    throw new CommcostError('BAD_INPUT', `cannot write the report ${out}: ${errorText(e)}`, { cause: e });
+  }
+  process.stderr.write(`wrote ${terminalSafe(out)}\n`);
+  return EXIT_OK;
+}
+
+async function report(files: string[], html: string | undefined): Promise<number> {
+  if (files.length > 1) return compareReport(files, html);
+  const file = files[0]!;
   const loaded = await loadRun(file);
   const out = html ?? file.replace(/\.json$/i, '') + '.html';
   await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
@@ -411,7 +508,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--warmup <n>', `unrecorded warmup runs per step (${L.warmup.min}–${L.warmup.max})`, intOption('warmup', L.warmup), DEFAULT_RUN_OPTIONS.warmup)
     .option('--deadline <seconds>', `hang guard per step (${L.deadlineSeconds.min}–${L.deadlineSeconds.max} s)`, deadlineOption, DEFAULT_RUN_OPTIONS.deadlineSeconds)
     .option('--ranks <n>', `ranks (one process per GPU, ${L.ranks.min}–${L.ranks.max}); default all visible GPUs; warns when more than this machine's CPUs on localhost`, intOption('ranks', L.ranks))
-    .option('--nccl <path>', 'libnccl.so.2 on the host (default: search); not with --simulate')
+    .option('--nccl <path>', 'libnccl.so.2 on the host (default: search); repeat it to measure each library in turn and compare them; not with --simulate', collect)
     .option('--node <path>', 'Node ≥ 18 on a remote host (default: search); not used for localhost, where the agent runs on this Node')
     .option('--json <file>', 'also write the run file here (its folder must exist)')
     .option('--html <file>', 'also write the HTML report here (its folder must exist)')
@@ -431,11 +528,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('report')
-    .description('render a saved run as a self-contained HTML report and print its summary')
-    .argument('<run.json>', 'a run file')
-    .option('--html <file>', 'output file (default: the run file with .html; its folder must exist)')
+    .description('render a saved run as a self-contained HTML report and print its summary; with several runs, compare them')
+    .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first)')
+    .option('--html <file>', 'output file (default: the (first) run file with .html, or .compare.html; its folder must exist)')
     .addHelpText('after', `\n${EXIT_HELP}\n`)
-    .action(async (file: string, flags: { html?: string }) => setExit(await report(file, flags.html)));
+    .action(async (files: string[], flags: { html?: string }) => setExit(await report(files, flags.html)));
   return program;
 }
 

@@ -7,6 +7,7 @@
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import { compareRuns, formatRatio } from '../protocol/compare';
 import { deriveVerdict } from '../client/verdict';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
@@ -136,5 +137,49 @@ export function formatSummary(untrusted: RunFile): string {
   }
   if (verdict.length > 0) out.push('', 'verdict for this host:', ...verdict.map((l) => `  • ${l.text}`));
   if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
+  return out.join('\n') + '\n';
+}
+
+/**
+ * The comparison of several runs as text: a legend (key = label: host · NCCL · differing env,
+ * SIMULATED when so), then per experiment / variant / step the median (ms) of each run and, for
+ * every run after the first, the ratio of its median to the first run's. The SIMULATED banner
+ * comes first and last when any run is simulated. Every string from the runs is terminal-safe.
+ */
+export function formatComparison(untrusted: readonly RunFile[]): string {
+  const c = sanitizeForTerminal(compareRuns(untrusted));
+  const out: string[] = [];
+  if (c.anySimulated) out.push(`*** ${SIMULATED_BANNER} (in the runs marked SIMULATED) ***`);
+  out.push(`comparison of ${c.runs.length} runs (ratio = median / median of ${c.runs[0]?.key ?? 'A'}):`);
+  for (const r of c.runs) out.push(`  ${r.key} = ${r.label} (run ${r.id}, ${r.status})`);
+  const head = ['experiment variant · step'];
+  c.runs.forEach((r, i) => {
+    head.push(`${r.key} median ms`);
+    if (i > 0) head.push(`${r.key}/${c.runs[0]!.key}`);
+  });
+  const rows: string[][] = [head];
+  for (const e of c.experiments) {
+    for (const v of e.variants) {
+      for (const s of v.steps) {
+        const row = [`${e.experiment} ${v.variant} · ${s.kind ? `${KIND_LABEL[s.kind] ?? s.kind}: ` : ''}${s.label}`];
+        s.cells.forEach((cell, i) => {
+          row.push(cell && Number.isFinite(cell.median) ? ms(cell.median) : '–');
+          if (i > 0) row.push(formatRatio(cell?.ratio));
+        });
+        rows.push(row);
+      }
+      for (const m of v.memory) {
+        const row = [`${e.experiment} ${v.variant} · memory ${m.point} (MiB per GPU)`];
+        m.bytes.forEach((b, i) => {
+          row.push(b === null ? '–' : (b / (1 << 20)).toFixed(1));
+          if (i > 0) row.push(formatRatio(m.ratio[i]));
+        });
+        rows.push(row);
+      }
+    }
+  }
+  if (rows.length > 1) out.push('', formatTable(rows));
+  else out.push('', 'no experiment figures to compare');
+  if (c.anySimulated) out.push(`*** ${SIMULATED_BANNER} (in the runs marked SIMULATED) ***`);
   return out.join('\n') + '\n';
 }

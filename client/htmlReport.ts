@@ -1,5 +1,6 @@
 /**
- * `renderReport`: a run as one self-contained HTML file (the CLI's `--html` and `commcost report`).
+ * `renderReport`: a run as one self-contained HTML file (the CLI's `--html` and `commcost report`);
+ * `renderComparisonReport`: several runs compared in one such file (`id="commcost-compare"`).
  *
  * The file inlines the built webview bundle (dist/webview.js, the same charts and tables as the
  * VS Code webview) and the run JSON in `<script type="application/json" id="commcost-run">`, runs
@@ -12,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { StepStats } from '../protocol/events';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, type Comparison, type ComparisonData } from '../protocol/compare';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
 export class ReportBundleError extends Error {
@@ -111,20 +113,14 @@ function fallbackHtml(run: RunFile): string {
   return out.join('');
 }
 
-/**
- * Renders `run` as a self-contained HTML document (a UTF-8 string). Figures are the run's own
- * (ms; memory bytes shown as MiB); nothing is fetched when the file is opened.
- * @param opts.webviewJsPath the webview bundle to inline; default: see {@link webviewBundleCandidates}.
- * @throws ReportBundleError when the bundle is not found.
- */
-export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}): string {
+/** The page around the data: CSP with a per-file nonce, the inlined bundle, the data element, the fallback. */
+function page(title: string, fallback: string, dataElementId: string, data: unknown, opts: { webviewJsPath?: string }): string {
   const candidates = webviewBundleCandidates(opts.webviewJsPath);
   const bundlePath = candidates.find((p) => existsSync(p));
   if (!bundlePath) throw new ReportBundleError(candidates);
   const js = scriptSafe(readFileSync(bundlePath, 'utf8'));
   const nonce = randomBytes(16).toString('base64');
   const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; font-src data:`;
-  const title = `commcost — ${run.host}${isSimulatedRun(run) ? ' (SIMULATED)' : ''}`;
   return [
     '<!DOCTYPE html>',
     '<html lang="en">',
@@ -137,11 +133,75 @@ export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}
     '</head>',
     '<body>',
     '<div id="app"></div>',
-    `<noscript>${fallbackHtml(run)}</noscript>`,
-    `<script type="application/json" id="commcost-run">${jsonForScript(run)}</script>`,
+    `<noscript>${fallback}</noscript>`,
+    `<script type="application/json" id="${dataElementId}">${jsonForScript(data)}</script>`,
     `<script nonce="${nonce}">${js}</script>`,
     '</body>',
     '</html>',
     '',
   ].join('\n');
+}
+
+/**
+ * Renders `run` as a self-contained HTML document (a UTF-8 string). Figures are the run's own
+ * (ms; memory bytes shown as MiB); nothing is fetched when the file is opened.
+ * @param opts.webviewJsPath the webview bundle to inline; default: see {@link webviewBundleCandidates}.
+ * @throws ReportBundleError when the bundle is not found.
+ */
+export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}): string {
+  const title = `commcost — ${run.host}${isSimulatedRun(run) ? ' (SIMULATED)' : ''}`;
+  return page(title, fallbackHtml(run), 'commcost-run', run, opts);
+}
+
+/** The `<noscript>` body of a comparison: the legend, the SIMULATED banner, every step's medians, p90s and ratios. */
+function comparisonFallbackHtml(c: Comparison): string {
+  const e = escapeHtml;
+  const out: string[] = [];
+  if (c.anySimulated) out.push(`<p class="banner-sim"><strong>SIMULATED</strong> ${e(SIMULATED_TEXT)} (the runs marked SIMULATED)</p>`);
+  out.push('<ul>');
+  for (const r of c.runs) out.push(`<li><strong>${e(r.key)}</strong> = ${e(r.label)} (run ${e(r.id)}, ${e(r.status)}${r.ncclPath ? `, ${e(r.ncclPath)}` : ''})</li>`);
+  out.push('</ul>');
+  const base = c.runs[0]?.key ?? 'A';
+  for (const exp of c.experiments) {
+    out.push(`<h2>${e(exp.experiment)}</h2><table><thead><tr><th>variant</th><th>step</th>`);
+    c.runs.forEach((r, i) => {
+      out.push(`<th>${e(r.key)} median ms</th><th>${e(r.key)} p90 ms</th>`);
+      if (i > 0) out.push(`<th>${e(r.key)}/${e(base)}</th>`);
+    });
+    out.push('</tr></thead><tbody>');
+    for (const v of exp.variants) {
+      for (const s of v.steps) {
+        out.push(`<tr><td>${e(v.variant)}</td><td>${e(s.label)}</td>`);
+        s.cells.forEach((cell, i) => {
+          out.push(`<td>${fmtMs(cell?.median)}</td><td>${fmtMs(cell?.p90)}</td>`);
+          if (i > 0) out.push(`<td>${e(formatRatio(cell?.ratio))}</td>`);
+        });
+        out.push('</tr>');
+      }
+      for (const m of v.memory) {
+        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(m.point)} (MiB per GPU)</td>`);
+        m.bytes.forEach((b, i) => {
+          out.push(`<td colspan="2">${b === null ? '–' : e((b / 1048576).toFixed(1))}</td>`);
+          if (i > 0) out.push(`<td>${e(formatRatio(m.ratio[i]))}</td>`);
+        });
+        out.push('</tr>');
+      }
+    }
+    out.push('</tbody></table>');
+  }
+  return out.join('');
+}
+
+/**
+ * Renders a comparison of `runs` (run 0 is the baseline of every ratio) as one self-contained
+ * HTML document: the webview shows grouped bars per step (one colour per run, p90 whiskers) and
+ * a table of each run's median and its ratio to run 0. The runs are embedded as
+ * `{"runs": [...]}` in `<script type="application/json" id="commcost-compare">`.
+ * @throws ReportBundleError when the bundle is not found.
+ */
+export function renderComparisonReport(runs: readonly RunFile[], opts: { webviewJsPath?: string } = {}): string {
+  const c = compareRuns(runs);
+  const title = `commcost — comparison: ${c.runs.map((r) => r.label).join(' vs ')}`;
+  const data: ComparisonData = { runs: [...runs] };
+  return page(title, comparisonFallbackHtml(c), COMPARE_ELEMENT_ID, data, opts);
 }

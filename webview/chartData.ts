@@ -21,6 +21,8 @@ export interface SegmentSeries {
   kind: StepPlan['kind'] | 'other';
   stack: StackId;
   data: (number | null)[];
+  /** In a comparison: the run this series belongs to (its colour is the run's, not the kind's). */
+  runIndex?: number;
 }
 
 /** A p90 whisker: from the stack total (sum of medians) to the p90 of the stack, ms. */

@@ -91,12 +91,30 @@ function colorFor(s: SegmentSeries, nthOfKind: number): string {
   return nthOfKind === 0 ? base : `color-mix(in srgb, ${base} ${Math.max(35, 100 - nthOfKind * 25)}%, transparent)`;
 }
 
+/** One colour per run of a comparison (VS Code chart colours, in this order; then repeated faded). */
+const RUN_COLORS: [string, string][] = [
+  ['--vscode-charts-blue', '#3794ff'],
+  ['--vscode-charts-orange', '#d18616'],
+  ['--vscode-charts-green', '#388a34'],
+  ['--vscode-charts-purple', '#b180d7'],
+  ['--vscode-charts-red', '#f14c4c'],
+  ['--vscode-charts-yellow', '#cca700'],
+];
+
+/** The colour of run `index` in a comparison (charts and legend swatches). */
+export function runColor(index: number): string {
+  const [v, f] = RUN_COLORS[index % RUN_COLORS.length]!;
+  const base = cssColor(v, f);
+  const round = Math.floor(index / RUN_COLORS.length);
+  return round === 0 ? base : `color-mix(in srgb, ${base} ${Math.max(35, 100 - round * 30)}%, transparent)`;
+}
+
 function toDatasets(model: ChartModel): BarDataset[] {
   const nth = new Map<string, number>();
   return model.series.map((s) => {
     const n = nth.get(s.kind) ?? 0;
     nth.set(s.kind, n + 1);
-    const color = colorFor(s, n);
+    const color = s.runIndex !== undefined ? runColor(s.runIndex) : colorFor(s, n);
     return {
       commcostKey: s.key,
       label: s.label,

@@ -13,6 +13,7 @@ import {
   type RunState,
 } from '../protocol/webviewMessages';
 import type { RunFile } from '../protocol/runFile';
+import { COMPARE_ELEMENT_ID, type ComparisonData } from '../protocol/compare';
 import type { ViewActions } from './view';
 
 interface VsCodeApi {
@@ -53,6 +54,26 @@ export function readEmbeddedRun(doc: Document): RunState | undefined {
     const run: unknown = JSON.parse(el.textContent);
     if (typeof run !== 'object' || run === null) return undefined;
     return { run: run as RunFile, live: false };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads the embedded comparison of a comparison report (`{"runs": [...]}` in
+ * `<script type="application/json" id="commcost-compare">`); undefined when absent, not JSON, or
+ * without at least one run object.
+ */
+export function readEmbeddedComparison(doc: Document): ComparisonData | undefined {
+  const el = doc.getElementById(COMPARE_ELEMENT_ID);
+  if (!el?.textContent) return undefined;
+  try {
+    const data: unknown = JSON.parse(el.textContent);
+    if (typeof data !== 'object' || data === null) return undefined;
+    const runs = (data as { runs?: unknown }).runs;
+    if (!Array.isArray(runs)) return undefined;
+    const objects = runs.filter((r): r is RunFile => typeof r === 'object' && r !== null);
+    return objects.length > 0 ? { runs: objects } : undefined;
   } catch {
     return undefined;
   }

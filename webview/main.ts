@@ -1,11 +1,13 @@
 /**
  * The results webview entry point (also inlined into the HTML report). Inside VS Code it does the
- * ready handshake and renders every `state/run/update`; standalone it renders the embedded run.
+ * ready handshake and renders every `state/run/update`; standalone it renders the embedded run,
+ * or the embedded comparison of several runs (compareView.ts).
  * Snapshots are batched: at most one render per animation frame, always of the latest snapshot.
  */
 import type { RunState } from '../protocol/webviewMessages';
 import { h } from './dom';
-import { connectToHost, readEmbeddedRun } from './ipc';
+import { CompareView } from './compareView';
+import { connectToHost, readEmbeddedComparison, readEmbeddedRun } from './ipc';
 import { LatestPerFrame } from './scheduler';
 import { STYLES } from './styles';
 import { RunView } from './view';
@@ -15,6 +17,17 @@ function start(): void {
   style.textContent = STYLES;
   document.head.appendChild(style);
   const container = document.getElementById('app') ?? document.body.appendChild(h('div', { id: 'app' }));
+
+  // A comparison report (several runs): rendered once, no host to talk to.
+  const comparison = readEmbeddedComparison(document);
+  if (comparison) {
+    try {
+      new CompareView(container).render(comparison);
+    } catch (err) {
+      console.error('commcost: render failed', err);
+    }
+    return;
+  }
 
   let view: RunView | undefined;
   // Assigned once below; the render callback only runs after that (frames are scheduled).

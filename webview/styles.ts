@@ -37,4 +37,10 @@ table.steps tr.memory td { opacity: 0.85; font-style: italic; }
 .errors .code { font-family: var(--vscode-editor-font-family, monospace); color: var(--vscode-errorForeground, #c00); }
 .errors .hint { opacity: 0.85; }
 .muted { opacity: 0.7; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: middle; }
+table.steps.legend td { vertical-align: top; }
+table.steps.legend td:first-child { white-space: nowrap; }
+table.steps.legend .muted { font-size: 0.9em; }
+table.steps td.ratio-up { color: var(--vscode-errorForeground, #c00); }
+table.steps td.ratio-down { color: var(--vscode-charts-green, #388a34); }
 `;

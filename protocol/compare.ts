@@ -1,0 +1,284 @@
+/**
+ * Comparison of several runs (other hosts, NCCL libraries or environment settings): the runs are
+ * aligned by experiment / variant / step, each run gets a label that tells it from the others,
+ * and per step the median and p90 of every run and the ratio of its median to the first run's.
+ *
+ * Pure (no DOM, no Node): used by the CLI's comparison table, the HTML report's no-script
+ * fallback and the webview's comparison view. Runs may be untrusted: missing fields are
+ * tolerated, and every string is returned as data (the caller escapes it where it is shown).
+ */
+import type { StepPlan } from './events';
+import { isSimulatedRun, type RunExperiment, type RunFile } from './runFile';
+
+/** One run as the comparison names it. */
+export interface ComparedRunInfo {
+  /** 0-based position; run 0 is the baseline of every ratio. */
+  index: number;
+  /** A short key for column headers: "A", "B", … ("Z", then "R27", …). */
+  key: string;
+  /** What tells this run from the others, e.g. "vm · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT=0 · SIMULATED". */
+  label: string;
+  id: string;
+  host: string;
+  /** The host's own name from the environment stamp, when known. */
+  hostname?: string;
+  ncclVersion?: string;
+  ncclPath?: string;
+  simulated: boolean;
+  status: string;
+  ranks?: number;
+  /** Environment stamp variables whose values differ between the runs (`undefined`: unset in this run). */
+  envDiff: Record<string, string | undefined>;
+}
+
+/** One run's figures for one step (ms). */
+export interface CompareCell {
+  median: number;
+  p90: number;
+  n: number;
+  /** median / the first run's median; undefined when either is missing, not finite, or the first is 0. */
+  ratio?: number;
+}
+
+/** One step of one variant, across the runs: `cells[i]` is run i's figures, or null when it lacks the step. */
+export interface CompareStep {
+  step: string;
+  label: string;
+  kind?: StepPlan['kind'];
+  /** True for derived steps (sums of other steps, e.g. "to first collective"). */
+  derived: boolean;
+  cells: (CompareCell | null)[];
+}
+
+/** One memory point of one variant, across the runs: bytes per run, or null. */
+export interface CompareMemory {
+  point: string;
+  bytes: (number | null)[];
+  ratio: (number | undefined)[];
+}
+
+export interface CompareVariant {
+  variant: string;
+  steps: CompareStep[];
+  memory: CompareMemory[];
+}
+
+export interface CompareExperiment {
+  experiment: string;
+  variants: CompareVariant[];
+}
+
+export interface Comparison {
+  runs: ComparedRunInfo[];
+  experiments: CompareExperiment[];
+  /** True when any run is simulated (see isSimulatedRun): its figures are not measurements. */
+  anySimulated: boolean;
+}
+
+/** The JSON embedded in a comparison report (`<script id="commcost-compare">`). */
+export interface ComparisonData {
+  runs: RunFile[];
+}
+
+/** The id of the script element that carries a comparison in the HTML report. */
+export const COMPARE_ELEMENT_ID = 'commcost-compare';
+
+/** "A", "B", … "Z", then "R27", "R28", …. */
+export function runKey(index: number): string {
+  return index < 26 ? String.fromCharCode(65 + index) : `R${index + 1}`;
+}
+
+/** median / base; undefined unless both are finite and base is not 0. */
+export function ratioOf(value: number | undefined | null, base: number | undefined | null): number | undefined {
+  if (typeof value !== 'number' || typeof base !== 'number' || !Number.isFinite(value) || !Number.isFinite(base) || base === 0) return undefined;
+  return value / base;
+}
+
+/** A ratio as "1.07×"; "–" when undefined. */
+export function formatRatio(ratio: number | undefined): string {
+  if (ratio === undefined || !Number.isFinite(ratio)) return '–';
+  return `${ratio >= 10 ? ratio.toFixed(1) : ratio.toFixed(2)}×`;
+}
+
+/**
+ * Median (mean of the two middle values for even n) and p90 (nearest rank) of samples: the same
+ * definitions as the agent's summary and webview/stats.ts, used only for experiments that stopped
+ * before their summary.
+ */
+function statsOf(samples: readonly unknown[]): { median: number; p90: number; n: number } | undefined {
+  const s = samples.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return undefined;
+  const mid = Math.floor(n / 2);
+  const median = n % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { median, p90: s[Math.min(n - 1, Math.ceil(0.9 * n) - 1)]!, n };
+}
+
+interface StepFigures {
+  label: string;
+  kind?: StepPlan['kind'];
+  derived: boolean;
+  median: number;
+  p90: number;
+  n: number;
+}
+
+interface VariantFigures {
+  steps: Map<string, StepFigures>;
+  memory: Map<string, number>;
+}
+
+const num = (x: unknown): number => (typeof x === 'number' ? x : NaN);
+
+/** variant → its steps and memory, from the summary when there is one, else from the recorded samples. */
+function variantsOf(exp: RunExperiment): Map<string, VariantFigures> {
+  const out = new Map<string, VariantFigures>();
+  const summaries = Array.isArray(exp.variants) ? exp.variants : [];
+  if (summaries.length > 0) {
+    for (const v of summaries) {
+      if (!v || typeof v !== 'object') continue;
+      const steps = new Map<string, StepFigures>();
+      for (const s of Array.isArray(v.steps) ? v.steps : []) {
+        if (!s || typeof s !== 'object') continue;
+        const fromSamples = s.stats ? undefined : statsOf(Array.isArray(s.samples) ? s.samples : []);
+        steps.set(String(s.step), {
+          label: String(s.label ?? s.step),
+          kind: s.kind,
+          derived: s.kind === 'toFirst' || (Array.isArray(s.sumOf) && s.sumOf.length > 0),
+          median: s.stats ? num(s.stats.median) : (fromSamples?.median ?? NaN),
+          p90: s.stats ? num(s.stats.p90) : (fromSamples?.p90 ?? NaN),
+          n: s.stats ? num(s.stats.n) : (fromSamples?.n ?? 0),
+        });
+      }
+      const memory = new Map<string, number>();
+      for (const [point, bytes] of Object.entries(v.memoryBytes ?? {})) if (typeof bytes === 'number') memory.set(point, bytes);
+      out.set(String(v.variant), { steps, memory });
+    }
+    return out;
+  }
+  for (const [variant, bySteps] of Object.entries(exp.samples ?? {})) {
+    const steps = new Map<string, StepFigures>();
+    for (const [step, samples] of Object.entries(bySteps ?? {})) {
+      const st = statsOf(Array.isArray(samples) ? samples : []);
+      if (st) steps.set(step, { label: step, derived: false, ...st });
+    }
+    out.set(variant, { steps, memory: new Map() });
+  }
+  return out;
+}
+
+/** Appends the items of `next` that `order` lacks, keeping first-seen order. */
+function union<T>(order: T[], next: Iterable<T>): void {
+  for (const x of next) if (!order.includes(x)) order.push(x);
+}
+
+function envOf(run: RunFile): Record<string, string> {
+  const env = run.stamp?.ncclEnv;
+  const out: Record<string, string> = {};
+  if (env && typeof env === 'object') for (const [k, v] of Object.entries(env)) out[k] = String(v);
+  return out;
+}
+
+/**
+ * Labels that tell the runs apart: host (the stamp's hostname, else the target) · NCCL version ·
+ * the ranks when they differ · every NCCL_* / TORCH_NCCL_* variable of the stamps whose value
+ * differs (`NAME=value`, `NAME unset`) · "SIMULATED" for a simulated run. When two labels are
+ * still equal, the NCCL path is added, then the start time, then "#n".
+ */
+export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
+  const envs = runs.map(envOf);
+  const names: string[] = [];
+  for (const e of envs) union(names, Object.keys(e).sort());
+  const differing = names.filter((k) => new Set(envs.map((e) => e[k])).size > 1);
+  const ranksDiffer = new Set(runs.map((r) => r.ranks)).size > 1;
+  const infos = runs.map((run, index): ComparedRunInfo => {
+    const s = run.stamp;
+    const envDiff: Record<string, string | undefined> = {};
+    for (const k of differing) envDiff[k] = envs[index]![k];
+    const simulated = isSimulatedRun(run);
+    const parts = [String(s?.hostname || run.host || '?'), s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL ?'];
+    if (ranksDiffer) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} ranks`);
+    for (const k of differing) parts.push(envDiff[k] === undefined ? `${k} unset` : `${k}=${envDiff[k]}`);
+    const info: ComparedRunInfo = {
+      index,
+      key: runKey(index),
+      label: parts.join(' · '),
+      id: String(run.id ?? ''),
+      host: String(run.host ?? ''),
+      simulated,
+      status: String(run.status ?? ''),
+      envDiff,
+    };
+    if (s?.hostname) info.hostname = String(s.hostname);
+    if (s?.ncclVersion) info.ncclVersion = String(s.ncclVersion);
+    if (s?.ncclPath) info.ncclPath = String(s.ncclPath);
+    if (typeof run.ranks === 'number') info.ranks = run.ranks;
+    return info;
+  });
+  const disambiguate = (extra: (i: number) => string | undefined): void => {
+    const counts = new Map<string, number>();
+    for (const i of infos) counts.set(i.label, (counts.get(i.label) ?? 0) + 1);
+    for (const i of infos) {
+      if ((counts.get(i.label) ?? 0) < 2) continue;
+      const e = extra(i.index);
+      if (e) i.label = `${i.label} · ${e}`;
+    }
+  };
+  disambiguate((i) => infos[i]!.ncclPath);
+  disambiguate((i) => (runs[i]!.stamp?.startedAt ? String(runs[i]!.stamp!.startedAt) : undefined));
+  disambiguate((i) => `#${i + 1}`);
+  for (const i of infos) if (i.simulated) i.label += ' · SIMULATED';
+  return infos;
+}
+
+/**
+ * Aligns `runs` by experiment, variant and step (in first-seen order, run 0 first) and gives per
+ * step each run's median and p90 (the run file's own summary figures) and the ratio of its median
+ * to run 0's. A run that lacks a step has null there.
+ */
+export function compareRuns(runs: readonly RunFile[]): Comparison {
+  const perRun = runs.map((run) => {
+    const m = new Map<string, Map<string, VariantFigures>>();
+    for (const exp of Array.isArray(run.experiments) ? run.experiments : []) {
+      if (exp && typeof exp === 'object') m.set(String(exp.experiment), variantsOf(exp));
+    }
+    return m;
+  });
+  const experimentIds: string[] = [];
+  for (const m of perRun) union(experimentIds, m.keys());
+  const experiments = experimentIds.map((experiment): CompareExperiment => {
+    const variantIds: string[] = [];
+    for (const m of perRun) union(variantIds, m.get(experiment)?.keys() ?? []);
+    const variants = variantIds.map((variant): CompareVariant => {
+      const figs = perRun.map((m) => m.get(experiment)?.get(variant));
+      const stepIds: string[] = [];
+      const points: string[] = [];
+      for (const f of figs) {
+        union(stepIds, f?.steps.keys() ?? []);
+        union(points, f?.memory.keys() ?? []);
+      }
+      const steps = stepIds.map((step): CompareStep => {
+        const first = figs.map((f) => f?.steps.get(step)).find((x) => x !== undefined)!;
+        const base = figs[0]?.steps.get(step);
+        const cells = figs.map((f): CompareCell | null => {
+          const x = f?.steps.get(step);
+          if (!x) return null;
+          const cell: CompareCell = { median: x.median, p90: x.p90, n: x.n };
+          const r = ratioOf(x.median, base?.median);
+          if (r !== undefined) cell.ratio = r;
+          return cell;
+        });
+        const out: CompareStep = { step, label: first.label, derived: first.derived, cells };
+        if (first.kind) out.kind = first.kind;
+        return out;
+      });
+      const memory = points.map((point): CompareMemory => {
+        const bytes = figs.map((f) => f?.memory.get(point) ?? null);
+        return { point, bytes, ratio: bytes.map((b) => ratioOf(b, bytes[0])) };
+      });
+      return { variant, steps, memory };
+    });
+    return { experiment, variants };
+  });
+  return { runs: describeRuns(runs), experiments, anySimulated: runs.some((r) => isSimulatedRun(r)) };
+}

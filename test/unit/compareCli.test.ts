@@ -1,0 +1,134 @@
+// The comparison as a user runs it (bin/commcost.js, the built bundle): `report a.json b.json
+// --html x` on the H200 runs of docs/results, and `measure --nccl A --nccl B` against a stand-in
+// agent (test/support/fakeNcclAgent.js) that reports the version of the library it is given.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import type { RunFile } from '../../protocol/runFile';
+import { formatMs } from '../../webview/format';
+
+const repoRoot = join(__dirname, '..', '..');
+const bin = join(repoRoot, 'bin', 'commcost.js');
+const results = join(repoRoot, 'docs', 'results');
+const H9 = join(results, 'h200x2-nccl2.28.9-wheel.json');
+const H3 = join(results, 'h200x2-nccl2.28.3-system.json');
+const skip = existsSync(join(repoRoot, 'dist', 'cli.js')) && existsSync(join(repoRoot, 'dist', 'webview.js')) ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
+
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tmp = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'commcost-compare-cli-'));
+  dirs.push(d);
+  return d;
+};
+
+function cli(args: string[], cwd = repoRoot): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+const read = (p: string): RunFile => JSON.parse(readFileSync(p, 'utf8')) as RunFile;
+
+describe('commcost report with several runs', { skip }, () => {
+  test('report a.json b.json --html x: one comparison report with both NCCL versions and every median', async () => {
+    const out = join(tmp(), 'compare.html');
+    const r = await cli(['report', H9, H3, '--html', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /wrote .*compare\.html/);
+    const html = readFileSync(out, 'utf8');
+    assert.ok(html.includes('2.28.9') && html.includes('2.28.3'));
+    assert.ok(html.includes('id="commcost-compare"'));
+    const noscript = /<noscript>([\s\S]*)<\/noscript>/.exec(html)?.[1] ?? '';
+    for (const run of [read(H9), read(H3)]) {
+      for (const e of run.experiments) {
+        for (const v of e.variants) {
+          for (const s of v.steps) assert.ok(noscript.includes(`<td>${formatMs(s.stats.median)}</td>`), `${run.stamp?.ncclVersion} ${e.experiment} ${v.variant} ${s.step}: ${formatMs(s.stats.median)} missing`);
+        }
+      }
+    }
+    // stdout: the comparison table
+    assert.match(r.stdout, /A = vm · NCCL 2\.28\.9/);
+    assert.match(r.stdout, /B = vm · NCCL 2\.28\.3/);
+    assert.match(r.stdout, /init default · total \(to first collective\): init to first collective\s+175\.7\s+190\.6\s+1\.09×/);
+  });
+
+  test('one run keeps the single-run report; a file that is not a run is refused (exit 2)', async () => {
+    const dir = tmp();
+    const one = await cli(['report', H9, '--html', join(dir, 'one.html')]);
+    assert.equal(one.code, 0, one.stderr);
+    const html = readFileSync(join(dir, 'one.html'), 'utf8');
+    assert.ok(html.includes('id="commcost-run"') && !html.includes('id="commcost-compare"'));
+    const bad = await cli(['report', H9, join(results, 'h200x2-nccl2.28.9-wheel.reference.json'), '--html', join(dir, 'bad.html')]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /not a valid commcost run|is not a commcost run/);
+    assert.ok(!existsSync(join(dir, 'bad.html')));
+  });
+});
+
+describe('commcost measure --nccl A --nccl B', { skip }, () => {
+  const agentDir = (): string => {
+    const d = join(tmp(), 'agent');
+    mkdirSync(d);
+    copyFileSync(join(repoRoot, 'test', 'support', 'fakeNcclAgent.js'), join(d, 'agent.js'));
+    return d;
+  };
+  const A = '/opt/a/2.28.9/libnccl.so.2';
+  const B = '/opt/b/2.28.3/libnccl.so.2';
+
+  test('measures each library in turn, saves each run, prints the comparison and writes one comparison report', async () => {
+    const dir = tmp();
+    const save = join(dir, 'runs');
+    const html = join(dir, 'm.html');
+    const r = await cli(['measure', '--agent-dir', agentDir(), '--save-dir', save, '--experiments', 'init,split', '--iterations', '3', '--warmup', '0', '--nccl', A, '--nccl', B, '--html', html]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /measuring with NCCL \/opt\/a\/2\.28\.9\/libnccl\.so\.2 \(1\/2\)[\s\S]*measuring with NCCL \/opt\/b\/2\.28\.3\/libnccl\.so\.2 \(2\/2\)/);
+    // both runs saved, even when they start in the same second
+    const runs = readdirSync(save).map((f) => read(join(save, f)));
+    assert.deepEqual(runs.map((x) => x.stamp?.ncclPath).sort(), [A, B].sort());
+    assert.equal(new Set(runs.map((x) => x.id)).size, 2);
+    // each run's summary, then the comparison: 90 ms on 2.28.9 (samples 90, 91, 92), 30 ms on 2.28.3
+    assert.match(r.stdout, /A = fakehost · NCCL 2\.28\.9/);
+    assert.match(r.stdout, /B = fakehost · NCCL 2\.28\.3/);
+    assert.match(r.stdout, /init default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34×/);
+    assert.match(r.stdout, /split default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34×/);
+    const page = readFileSync(html, 'utf8');
+    const data = JSON.parse(/<script type="application\/json" id="commcost-compare">([\s\S]*?)<\/script>/.exec(page)![1]!) as { runs: RunFile[] };
+    assert.deepEqual(data.runs.map((x) => x.stamp?.ncclVersion), ['2.28.9', '2.28.3']);
+  });
+
+  test('--nccl once keeps the single run: no comparison, a single-run report', async () => {
+    const dir = tmp();
+    const html = join(dir, 'one.html');
+    const r = await cli(['measure', '--agent-dir', agentDir(), '--save-dir', join(dir, 'runs'), '--experiments', 'init', '--iterations', '3', '--warmup', '0', '--nccl', A, '--html', html]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /comparison of/);
+    assert.doesNotMatch(r.stderr, /measuring with NCCL/);
+    assert.ok(readFileSync(html, 'utf8').includes('id="commcost-run"'));
+  });
+
+  test('--json with several --nccl is refused before measuring (exit 2); so is --simulate', async () => {
+    const dir = tmp();
+    const j = await cli(['measure', '--agent-dir', agentDir(), '--save-dir', join(dir, 'runs'), '--nccl', A, '--nccl', B, '--json', join(dir, 'x.json')]);
+    assert.equal(j.code, 2);
+    assert.match(j.stderr, /--json takes one run/);
+    const s = await cli(['measure', '--agent-dir', agentDir(), '--save-dir', join(dir, 'runs'), '--nccl', A, '--nccl', B, '--simulate']);
+    assert.equal(s.code, 2);
+    assert.match(s.stderr, /--nccl and --simulate conflict/);
+    assert.ok(!existsSync(join(dir, 'runs')) || readdirSync(join(dir, 'runs')).length === 0);
+  });
+});

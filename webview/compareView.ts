@@ -1,0 +1,112 @@
+/**
+ * The comparison view of the HTML report (several runs in one file): a legend naming each run
+ * (host · NCCL · what differs, SIMULATED when so) with its colour, then per experiment a chart of
+ * grouped bars per step (one colour per run, median with a whisker to p90; the chart code of a
+ * single run) and a table of each run's median and p90 and the ratio of its median to the first
+ * run's. Built once from the embedded data; all data is inserted as text (see dom.ts).
+ */
+import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
+import { compareRuns, formatRatio, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
+import { compareChartModel, compareRowLabel } from './compareChartData';
+import { chartHeight, ExperimentChart, runColor } from './charts';
+import { append, h } from './dom';
+import { formatDate, formatGpus, formatMiB, formatMs } from './format';
+import { SIMULATED_TEXT } from './view';
+
+/** A ratio more than this far from 1 is highlighted in the table (slower / faster than the first run). */
+const NOTABLE = 0.05;
+
+function ratioClass(ratio: number | undefined): string | undefined {
+  if (ratio === undefined) return undefined;
+  if (ratio > 1 + NOTABLE) return 'num ratio-up';
+  if (ratio < 1 - NOTABLE) return 'num ratio-down';
+  return 'num';
+}
+
+function legend(c: Comparison, runs: ComparisonData['runs']): HTMLElement {
+  const head = h('tr', {}, h('th', {}, ''), h('th', {}, 'run'), h('th', {}, 'GPUs'), h('th', {}, 'NCCL library'), h('th', {}, 'date'), h('th', { class: 'num' }, 'ranks'), h('th', {}, 'n per step'), h('th', {}, 'status'));
+  const body = h('tbody');
+  c.runs.forEach((r, i) => {
+    const run = runs[i];
+    const s = run?.stamp;
+    const o = run?.options;
+    body.appendChild(
+      h('tr', {},
+        h('td', {}, h('span', { class: 'swatch', style: `background:${runColor(i)}` }), h('strong', {}, r.key)),
+        h('td', {}, r.label, h('div', { class: 'muted' }, `${r.host} · run ${r.id}`)),
+        h('td', {}, formatGpus(Array.isArray(s?.gpus) ? s.gpus : [])),
+        h('td', {}, s ? `${String(s.ncclVersion)} · ${String(s.ncclPath)}${s.ncclSource ? ` (${String(s.ncclSource)})` : ''}` : ''),
+        h('td', {}, formatDate(s?.startedAt)),
+        h('td', { class: 'num' }, r.ranks !== undefined ? String(r.ranks) : ''),
+        h('td', {}, o ? `${String(o.iterations)} recorded + ${String(o.warmup)} warmup` : ''),
+        h('td', {}, r.status),
+      ),
+    );
+  });
+  return h('table', { class: 'steps legend' }, h('thead', {}, head), body);
+}
+
+function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
+  const base = c.runs[0]?.key ?? 'A';
+  const headCells = [h('th', {}, 'variant · step')];
+  c.runs.forEach((r, i) => {
+    headCells.push(h('th', { class: 'num' }, `${r.key} median ms`), h('th', { class: 'num' }, `${r.key} p90 ms`));
+    if (i > 0) headCells.push(h('th', { class: 'num' }, `${r.key}/${base}`));
+  });
+  const body = h('tbody');
+  for (const v of exp.variants) {
+    for (const s of v.steps) {
+      const cells = [h('td', {}, compareRowLabel(exp, v.variant, s.label))];
+      s.cells.forEach((cell, i) => {
+        cells.push(h('td', { class: 'num' }, formatMs(cell?.median)), h('td', { class: 'num' }, formatMs(cell?.p90)));
+        if (i > 0) cells.push(h('td', { class: ratioClass(cell?.ratio) }, formatRatio(cell?.ratio)));
+      });
+      body.appendChild(h('tr', { class: s.derived ? 'derived' : undefined }, ...cells));
+    }
+    for (const m of v.memory) {
+      const cells = [h('td', {}, compareRowLabel(exp, v.variant, `memory ${m.point}`))];
+      m.bytes.forEach((b, i) => {
+        cells.push(h('td', { class: 'num', colspan: '2' }, b === null ? '–' : `${formatMiB(b)} MiB`));
+        if (i > 0) cells.push(h('td', { class: ratioClass(m.ratio[i]) }, formatRatio(m.ratio[i])));
+      });
+      body.appendChild(h('tr', { class: 'memory' }, ...cells));
+    }
+  }
+  return h('table', { class: 'steps compare' }, h('thead', {}, h('tr', {}, ...headCells)), body);
+}
+
+/** Renders a comparison into `container` (once: a report's data does not change). */
+export class CompareView {
+  private readonly charts: ExperimentChart[] = [];
+
+  constructor(private readonly container: HTMLElement) {}
+
+  render(data: ComparisonData): void {
+    const c = compareRuns(data.runs);
+    const base = c.runs[0];
+    const sections = c.experiments.map((exp) => {
+      const model = compareChartModel(exp, c.runs);
+      const chartBox = h('div', { class: 'chart' });
+      chartBox.style.height = `${chartHeight(model)}px`;
+      const canvas = h('canvas', { role: 'img', 'aria-label': `${exp.experiment}: median per step and run, whisker to p90` });
+      chartBox.appendChild(canvas);
+      const section = h('vscode-collapsible', { open: true, class: 'exp' });
+      section.heading = exp.experiment;
+      section.append(chartBox, compareTable(exp, c));
+      return { section, canvas, model };
+    });
+    append(this.container, [
+      h('h1', {}, `commcost — comparison of ${c.runs.length} runs`),
+      c.anySimulated && h('div', { class: 'banner-sim', role: 'alert' }, h('strong', {}, 'SIMULATED'), `${SIMULATED_TEXT} (the runs marked SIMULATED)`),
+      legend(c, data.runs),
+      h('p', { class: 'muted' }, `Bars: median per step, whisker to p90, one colour per run. Ratios: a run's median / the median of ${base ? `${base.key} (${base.label})` : 'the first run'}.`),
+      ...sections.map((s) => s.section),
+    ]);
+    for (const s of sections) this.charts.push(new ExperimentChart(s.canvas, s.model));
+  }
+
+  dispose(): void {
+    for (const chart of this.charts) chart.destroy();
+    this.container.replaceChildren();
+  }
+}
