@@ -161,12 +161,42 @@ function describe(e: ErrorObject): string {
   return `${path}: ${e.message ?? e.keyword}`;
 }
 
+/** Keys that change an object's prototype when assigned; never part of a run file. */
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The JSON pointer of the first key in {@link UNSAFE_KEYS} anywhere in `json` (iterative walk), or undefined. */
+function unsafeKeyPath(json: unknown): string | undefined {
+  const stack: [unknown, string][] = [[json, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      value.forEach((item: unknown, i) => {
+        if (item !== null && typeof item === 'object') stack.push([item, `${path}/${i}`]);
+      });
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      const at = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (UNSAFE_KEYS.has(key)) return at;
+      stack.push([(value as Record<string, unknown>)[key], at]);
+    }
+  }
+  return undefined;
+}
+
 /**
  * Checks that `json` is a run file and returns it typed.
  * @param source a file name for the message
  * @throws CommcostError BAD_RUN_FILE listing the first (≤ 5) problems as `<JSON pointer>: <problem>`
  */
 export function validateRunFile(json: unknown, source = 'run file'): RunFile {
+  const unsafe = unsafeKeyPath(json);
+  if (unsafe !== undefined) {
+    throw new CommcostError('BAD_RUN_FILE', `${source} is not a valid commcost run: ${unsafe}: a key named ${JSON.stringify(unsafe.slice(unsafe.lastIndexOf('/') + 1))} is not allowed in a run file`, {
+      hint: 'the file was edited by hand or made to attack the reader: do not use it; measure again',
+    });
+  }
   if (validate(json)) return json;
   // Not a run file at all (another tool's JSON, e.g. the GPU proof's *.reference.json): say so,
   // without the "measure again" hint that fits a damaged or older run file.

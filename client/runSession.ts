@@ -202,8 +202,11 @@ async function drive(
   agent.onLine((line) => {
     if (stopped || line.trim() === '') return;
     let ev: AgentEvent;
+    let next: RunFile;
     try {
       ev = parseAgentEvent(line);
+      // A fold that throws (an event this side cannot read) ends the run like any protocol error.
+      next = applyEvent(get(), ev);
     } catch (e) {
       stopped = true;
       const msg = e instanceof ProtocolError ? e.message : errorText(e);
@@ -225,7 +228,7 @@ async function drive(
         startSent = true;
       }
     }
-    set(applyEvent(get(), ev));
+    set(next);
     cb.onEvent?.(ev);
     cb.onRun(get());
     if (ev.type === 'run/done') {

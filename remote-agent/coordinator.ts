@@ -436,6 +436,12 @@ class RankSession {
     let rank = -1;
     channel.onMessage((msg) => {
       if (msg.t === 'hello') {
+        // A rank that connects after the session ended (a cancel during start-up) is told to go
+        // now: closing its control channel ends it, instead of waiting for the shutdown's kill.
+        if (this.ended) {
+          socket.destroy();
+          return;
+        }
         rank = msg.rank;
         this.channels.set(rank, channel);
         channel.send({

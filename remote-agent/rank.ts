@@ -194,6 +194,16 @@ class RankRunner implements RankContext {
 }
 
 /**
+ * Ends this rank process at once (SIGKILL to itself). process.exit() is not enough here: at exit
+ * Node joins its worker threads, so a library call that never returns (a hung NCCL call, a
+ * rendezvous whose peer is gone) would keep the process alive forever, orphaned when the
+ * coordinator is gone. Used only when the rank's run is over (abort, coordinator gone).
+ */
+function exitNow(): void {
+  process.kill(process.pid, 'SIGKILL');
+}
+
+/**
  * Entry of rank mode. Connects the control channel, loads NCCL, starts CUDA, then runs what
  * the coordinator asks. Exits the process when done or when the coordinator goes away.
  */
@@ -203,8 +213,8 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
   socket.setNoDelay(true);
   const channel = new LineChannel<RankToCoordinator, CoordinatorToRank>(socket);
   // No rank outlives its coordinator: a closed control channel ends the process at once.
-  socket.on('close', () => process.exit(3));
-  socket.on('error', () => process.exit(3));
+  socket.on('close', () => exitNow());
+  socket.on('error', () => exitNow());
   channel.send({ t: 'hello', rank: id.rank, pid: process.pid });
 
   let runner: RankRunner | undefined;
@@ -221,7 +231,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
         try {
           runner?.native.abortAll();
         } finally {
-          process.exit(4);
+          exitNow();
         }
         break;
       }

@@ -1,0 +1,404 @@
+/**
+ * Fault injection with figures ("hard to break"): each test injects one fault into a real run on
+ * the simulated NCCL and checks what the user gets and that no process is left. A table (fault ·
+ * expected · observed · time to recover · processes left) is printed at the end.
+ *
+ * Faults: a rank that hangs in a call (hang guard), a rank process SIGKILLed mid-step, the
+ * coordinator SIGKILLed mid-run, the SSH connection dropped mid-run (the sshd session processes
+ * SIGKILLed), Cancel at 20 random moments, and a full disk while the run is saved.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, describe, test } from 'node:test';
+import type { RunOptions } from '../../protocol/events';
+import type { RunFile } from '../../protocol/runFile';
+import { loadRun, saveRun } from '../../client/resultsStore';
+import { runMeasurement } from '../../client/runSession';
+import { saveWithFallback } from '../../cli/main';
+import { agentBuilt, distDir, is, privateAgentCopy, processesMatching, repoRoot, startAgent, type AgentRun } from '../support/agentHarness';
+import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
+
+const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
+
+// Short simulated costs for every local agent this file starts (runMeasurement passes our env on).
+Object.assign(process.env, { COMMCOST_SIM_INIT_MS: '15', COMMCOST_SIM_CONNECT_MS: '25', COMMCOST_SIM_SPLIT_MS: '8', COMMCOST_SIM_ABORT_MS: '12', COMMCOST_SIM_CUINIT_MS: '20' });
+
+interface Row {
+  fault: string;
+  expected: string;
+  observed: string;
+  recoverMs: number | string;
+  left: number | string;
+}
+const rows: Row[] = [];
+const cleanups: (() => void | Promise<void>)[] = [];
+
+function printTable(): void {
+  const head: Row = { fault: 'fault', expected: 'expected', observed: 'observed', recoverMs: 'time to recover', left: 'processes left' };
+  const cells = [head, ...rows].map((r) => [r.fault, r.expected, r.observed, typeof r.recoverMs === 'number' ? `${r.recoverMs} ms` : r.recoverMs, String(r.left)]);
+  const widths = [0, 1, 2, 3, 4].map((i) => Math.max(...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join(' | ');
+  console.log(['', 'commcost fault injection', line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('-|-'), ...cells.slice(1).map(line), ''].join('\n'));
+}
+
+after(async () => {
+  printTable();
+  for (const c of cleanups.reverse()) await c();
+});
+
+function trackAgent(r: AgentRun): AgentRun {
+  cleanups.push(() => {
+    r.child.kill('SIGKILL');
+    fs.rmSync(r.dir, { recursive: true, force: true });
+  });
+  return r;
+}
+
+/** Polls (every 25 ms) until no process mentions `marker`. @returns ms waited and the PIDs still alive. */
+async function timeUntilGone(marker: string, ms = 5000): Promise<{ ms: number; left: number[] }> {
+  const t0 = Date.now();
+  let left = processesMatching(marker);
+  while (left.length > 0 && Date.now() - t0 < ms) {
+    await new Promise((r) => setTimeout(r, 25));
+    left = processesMatching(marker);
+  }
+  return { ms: Date.now() - t0, left };
+}
+
+/** Rank processes under `marker`, with their rank from the environment. */
+function rankProcesses(marker: string): { pid: number; rank: number }[] {
+  const out: { pid: number; rank: number }[] = [];
+  for (const pid of processesMatching(marker)) {
+    try {
+      const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (args.at(-2) !== 'rank' && args.at(-1) !== 'rank') continue;
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const rank = env.find((e) => e.startsWith('COMMCOST_RANK='));
+      if (rank) out.push({ pid, rank: Number(rank.split('=')[1]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+const samplesOf = (run: RunFile): number => run.experiments.reduce((a, e) => a + Object.values(e.samples).reduce((b, v) => b + Object.values(v).reduce((c, s) => c + s.length, 0), 0), 0);
+
+/** Deterministic PRNG (mulberry32), so a failing trial can be replayed with COMMCOST_FAULT_SEED. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+
+describe('fault injection', { skip, timeout: 170_000 }, () => {
+  test('a rank that hangs in a call: the hang guard fires within deadline + 1 s, nothing left', async () => {
+    const deadline = 2;
+    const run = trackAgent(startAgent({ experiments: ['init'], iterations: 2, deadlineSeconds: deadline }, { COMMCOST_SIM_HANG: 'ncclCommInitRankConfig:1' }));
+    await run.waitFor(is('run/startup'), 20_000);
+    const ready = Date.now();
+    const error = await run.waitFor(is('run/error'), (deadline + 10) * 1000);
+    const fired = Date.now() - ready;
+    await run.waitFor(is('run/done'), 10_000);
+    const gone = await timeUntilGone(run.dir);
+    const waited = Number(/waited (\d+(?:\.\d+)?) s/.exec(error.message)?.[1]);
+    rows.push({
+      fault: 'rank 1 hangs in ncclCommInitRankConfig',
+      expected: `TIMEOUT ≤ ${deadline + 1} s, 0 left`,
+      observed: `${error.code} after ${(fired / 1000).toFixed(2)} s (guard: waited ${waited} s), run ${run.events.find(is('run/done'))!.status}`,
+      recoverMs: gone.ms,
+      left: gone.left.length,
+    });
+    assert.equal(error.code, 'TIMEOUT');
+    assert.match(error.message, /timed out at init default iteration 0, step ncclCommInitRankConfig/);
+    assert.ok(waited >= deadline && waited <= deadline + 1, error.message);
+    assert.ok(fired <= (deadline + 1) * 1000, `fired ${fired} ms after the ranks were ready`);
+    assert.deepEqual(gone.left, []);
+  });
+
+  test('a rank process SIGKILLed mid-step: RANK_EXITED naming it, the run goes on, nothing left', async () => {
+    const run = trackAgent(startAgent({ experiments: ['init', 'split'], iterations: 30, ranks: 2 }));
+    await run.waitFor(is('run/sample'), 20_000);
+    const ranks = rankProcesses(run.dir);
+    assert.equal(ranks.length, 2, 'two rank processes');
+    const victim = ranks.find((r) => r.rank === 1)!;
+    const t0 = Date.now();
+    process.kill(victim.pid, 'SIGKILL');
+    const error = await run.waitFor(is('run/error'), 10_000);
+    const errorMs = Date.now() - t0;
+    const done = await run.waitFor(is('run/done'), 30_000);
+    const gone = await timeUntilGone(run.dir);
+    const splitRan = run.events.some((e) => e.type === 'experiment/summary' && e.experiment === 'split');
+    rows.push({
+      fault: 'SIGKILL rank 1 mid-step',
+      expected: 'RANK_EXITED rank 1; goes on or partial; 0 left',
+      observed: `${error.code} "${error.message.slice(0, 48)}" in ${errorMs} ms; split ${splitRan ? 'ran' : 'did not run'}; run ${done.status}`,
+      recoverMs: errorMs,
+      left: gone.left.length,
+    });
+    assert.equal(error.code, 'RANK_EXITED');
+    assert.equal(error.where.rank, 1);
+    assert.match(error.message, /^rank 1 exited \(SIGKILL\)/);
+    assert.equal(done.status, 'partial');
+    assert.ok(splitRan, 'the next experiment runs in fresh rank processes');
+    assert.deepEqual(gone.left, []);
+  });
+
+  test('the coordinator SIGKILLed mid-run: its ranks exit on their own within 5 s', async () => {
+    const run = trackAgent(startAgent({ experiments: ['init'], iterations: 50, ranks: 2 }));
+    await run.waitFor(is('run/sample'), 20_000);
+    const ranks = rankProcesses(run.dir);
+    assert.equal(ranks.length, 2);
+    run.child.kill('SIGKILL');
+    const gone = await timeUntilGone(run.dir, 5000);
+    rows.push({
+      fault: 'SIGKILL the agent (coordinator)',
+      expected: 'ranks exit by themselves ≤ 5 s',
+      observed: `${ranks.length} ranks ${gone.left.length === 0 ? 'exited' : 'still alive'}`,
+      recoverMs: gone.ms,
+      left: gone.left.length,
+    });
+    assert.deepEqual(gone.left, []);
+    assert.ok(gone.ms <= 5000);
+  });
+
+  test('the coordinator SIGKILLed while a rank is blocked in a call: the ranks still exit within 5 s', async () => {
+    // A call that never returns keeps a worker thread busy; process.exit() would wait for it forever.
+    const run = trackAgent(startAgent({ experiments: ['init'], iterations: 2, deadlineSeconds: 60 }, { COMMCOST_SIM_HANG: 'ncclCommInitRankConfig:1' }));
+    await run.waitFor(is('run/startup'), 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    const ranks = rankProcesses(run.dir);
+    assert.equal(ranks.length, 2);
+    run.child.kill('SIGKILL');
+    const gone = await timeUntilGone(run.dir, 5000);
+    rows.push({
+      fault: 'SIGKILL the agent while rank 1 hangs in a call',
+      expected: 'ranks exit by themselves ≤ 5 s',
+      observed: `${ranks.length} ranks ${gone.left.length === 0 ? 'exited' : 'still alive'}`,
+      recoverMs: gone.ms,
+      left: gone.left.length,
+    });
+    for (const pid of gone.left) process.kill(pid, 'SIGKILL');
+    assert.deepEqual(gone.left, [], 'no rank outlives its coordinator, even one blocked in a library call');
+  });
+
+  test('the SSH connection dropped mid-run: the remote agent is gone within 5 s; partial results kept and marked; an error', { skip: sshdMissingReason() ?? false }, async () => {
+    const server: SshServer = await startSshServer();
+    cleanups.push(() => server.stop());
+    // A private agent payload: a unique comment makes a unique content hash, so the deployed
+    // folder (~/.cache/commcost/<hash>) names this run's remote processes and nothing else.
+    const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-fault-ssh-'));
+    fs.writeFileSync(path.join(agentDir, 'agent.js'), fs.readFileSync(path.join(distDir, 'agent.js'), 'utf8') + `\n// fault ${randomBytes(8).toString('hex')}\n`);
+    fs.mkdirSync(path.join(agentDir, 'native'));
+    for (const f of ['commcost.node', 'libnccl-sim.so']) fs.copyFileSync(path.join(distDir, 'native', f), path.join(agentDir, 'native', f));
+    cleanups.push(() => fs.rmSync(agentDir, { recursive: true, force: true }));
+
+    let remoteDir = '';
+    let killedAt = 0;
+    let killed: number[] = [];
+    const sshdPid = Number(
+      execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+        .split('\n')
+        .find((l) => l.includes(path.join(server.dir, 'sshd_config')))
+        ?.trim()
+        .split(/\s+/)[0],
+    );
+    assert.ok(sshdPid > 0, 'the sshd listener');
+    /** Every sshd process below the listener (the per-connection session processes). */
+    const sessionProcesses = (): number[] => {
+      const table = execFileSync('ps', ['-eo', 'pid=,ppid=,comm='], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((p) => p.length >= 3)
+        .map(([pid, ppid, comm]) => ({ pid: Number(pid), ppid: Number(ppid), comm: comm! }));
+      const below = new Set([sshdPid]);
+      let grew = true;
+      while (grew) {
+        grew = false;
+        for (const p of table) {
+          if (below.has(p.ppid) && !below.has(p.pid)) {
+            below.add(p.pid);
+            grew = true;
+          }
+        }
+      }
+      return table.filter((p) => p.pid !== sshdPid && below.has(p.pid) && p.comm.startsWith('sshd')).map((p) => p.pid);
+    };
+    const logs: string[] = [];
+    const options: RunOptions = { experiments: ['init', 'split'], iterations: 300, warmup: 1, deadlineSeconds: 30, simulate: true };
+    const running = runMeasurement(
+      { target: server.alias, options, sshConfigPath: server.sshConfigPath, knownHostsPath: server.knownHostsPath, agentDir },
+      {
+        onRun: (r) => {
+          if (killedAt === 0 && samplesOf(r) >= 5) {
+            killedAt = Date.now();
+            killed = sessionProcesses();
+            for (const pid of killed) process.kill(pid, 'SIGKILL');
+          }
+        },
+        onLog: (l) => {
+          logs.push(l);
+          const m = /\.cache\/commcost\/([0-9a-f]{16})/.exec(l);
+          if (m && !remoteDir) remoteDir = m[0];
+        },
+      },
+    );
+    const run = await running;
+    const toldMs = Date.now() - killedAt;
+    const marker = remoteDir || path.join(os.homedir(), '.cache', 'commcost');
+    cleanups.push(() => fs.rmSync(path.join(os.homedir(), remoteDir), { recursive: true, force: true }));
+    const gone = await timeUntilGone(marker, 5000);
+    const savedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-fault-saved-'));
+    cleanups.push(() => fs.rmSync(savedDir, { recursive: true, force: true }));
+    const saved = await loadRun(await saveRun(savedDir, run));
+    const error = run.errors.at(-1);
+    rows.push({
+      fault: 'SSH connection dropped (sshd session SIGKILLed)',
+      expected: 'agent gone ≤ 5 s; partial kept; error',
+      observed: `${error?.code} "${error?.message.slice(0, 40)}" after ${toldMs} ms; run ${run.status}, ${samplesOf(run)} samples saved`,
+      recoverMs: toldMs + gone.ms,
+      left: gone.left.length,
+    });
+    assert.ok(killedAt > 0 && killed.length > 0, `killed the sshd session processes (${killed.join(', ')})`);
+    assert.ok(remoteDir, `the deploy folder is in the log:\n${logs.join('\n')}`);
+    assert.equal(error?.code, 'CONNECTION_LOST', JSON.stringify(run.errors));
+    assert.match(error!.message, new RegExp(`SSH connection to ${server.alias} dropped`));
+    assert.match(error!.hint ?? '', /what was measured is kept/);
+    assert.equal(run.status, 'partial');
+    assert.equal(saved.status, 'partial');
+    assert.ok(samplesOf(saved) >= 4, 'what was measured is in the saved file');
+    assert.ok(toldMs < 5000, `the user was told within 5 s (${toldMs} ms)`);
+    assert.deepEqual(gone.left, [], 'no remote agent or rank left');
+    assert.ok(toldMs + gone.ms <= 5000 + 200, `remote agent gone ${toldMs + gone.ms} ms after the drop`);
+  });
+
+  test('Cancel at 20 random moments (0–3 s): 0 orphan processes on every trial', async () => {
+    const seed = Number(process.env.COMMCOST_FAULT_SEED ?? Date.now() % 100_000);
+    const random = prng(seed);
+    const agentDir = privateAgentCopy();
+    cleanups.push(() => fs.rmSync(agentDir, { recursive: true, force: true }));
+    const options: RunOptions = { experiments: ['init', 'split'], iterations: 12, warmup: 1, deadlineSeconds: 20, simulate: true };
+    const trials: { delayMs: number; cancelled: boolean; status: string; cleanMs: number; left: number }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const delayMs = Math.round(random() * 3000);
+      const controller = new AbortController();
+      let firedAt = 0;
+      const timer = setTimeout(() => {
+        firedAt = Date.now();
+        controller.abort();
+      }, delayMs);
+      const run = await runMeasurement({ target: 'localhost', options, agentDir }, { onRun: () => undefined, onLog: () => undefined }, controller.signal);
+      clearTimeout(timer);
+      const cancelled = firedAt > 0;
+      const from = cancelled ? firedAt : Date.now();
+      const gone = await timeUntilGone(agentDir, 5000);
+      // From the cancel (or, for a run that ended first, from its end) until no process is left.
+      trials.push({ delayMs, cancelled, status: run.status, cleanMs: Date.now() - from, left: gone.left.length });
+      // A cancel that lands after run/done (while the agent exits) leaves the run complete.
+      if (cancelled) assert.ok(['partial', 'complete'].includes(run.status), `trial ${i} (cancel at ${delayMs} ms) is ${run.status}`);
+      else assert.equal(run.status, 'complete', `trial ${i} ended before the cancel`);
+    }
+    const clean = trials.map((t) => t.cleanMs);
+    const cancelledCount = trials.filter((t) => t.cancelled).length;
+    const leftTotal = trials.reduce((a, t) => a + t.left, 0);
+    console.log(
+      `cancel trials (seed ${seed}): ` +
+        trials.map((t) => `${t.delayMs}ms→${t.cancelled ? t.status : 'ended first'}/${t.cleanMs}ms`).join(', '),
+    );
+    rows.push({
+      fault: `Cancel ×20 at random 0–3 s (seed ${seed})`,
+      expected: '0 orphans every trial',
+      observed: `${cancelledCount} cancelled (${trials.filter((t) => t.cancelled && t.status === 'partial').length} partial), ${20 - cancelledCount} ended first; clean min ${Math.min(...clean)} / median ${pct(clean, 50)} / p90 ${pct(clean, 90)} / max ${Math.max(...clean)} ms`,
+      recoverMs: `max ${Math.max(...clean)} ms`,
+      left: leftTotal,
+    });
+    assert.deepEqual(
+      trials.filter((t) => t.left > 0),
+      [],
+      'orphans',
+    );
+  });
+
+  test('disk full while saving: a clear error, the old file intact, no temp file, the run saved where the user is told', async (t) => {
+    const mnt = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-fault-full-'));
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mnt], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      fs.rmSync(mnt, { recursive: true, force: true });
+      rows.push({ fault: 'disk full while saving', expected: 'clear error, run kept', observed: `skipped: mount -t tmpfs failed (${mounted.stderr.trim()})`, recoverMs: '-', left: '-' });
+      t.skip(`cannot mount a tmpfs here: ${mounted.stderr.trim()}`);
+      return;
+    }
+    cleanups.push(() => {
+      spawnSync('umount', [mnt]);
+      fs.rmSync(mnt, { recursive: true, force: true });
+    });
+    const fallback = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-fault-fallback-'));
+    cleanups.push(() => fs.rmSync(fallback, { recursive: true, force: true }));
+
+    // 1. The store: an older save of the run fits; the full run (28 kB) does not.
+    const run = JSON.parse(fs.readFileSync(path.join(repoRoot, 'docs', 'results', 'h200x2-nccl2.28.9-wheel.json'), 'utf8')) as RunFile;
+    const older: RunFile = { ...run, status: 'running', experiments: [] };
+    const oldPath = await saveRun(mnt, older);
+    let said = '';
+    const t0 = Date.now();
+    const saved = await saveWithFallback(mnt, run, (s) => (said += s), fallback);
+    const storeMs = Date.now() - t0;
+    assert.match(said, new RegExp(`cannot save the run to ${oldPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOSPC`));
+    assert.match(said, /saved the run in the OS temp folder instead: /);
+    assert.equal(saved.asked, false);
+    assert.deepEqual(await loadRun(saved.path!), run, 'nothing measured is lost');
+    assert.deepEqual(fs.readdirSync(mnt), [path.basename(oldPath)], 'no temp file left on the full disk');
+    assert.deepEqual(await loadRun(oldPath), older, 'the file already there is intact (temp file + rename)');
+
+    // 2. End to end: the CLI measures, the disk is full when it saves.
+    fs.rmSync(oldPath);
+    spawnSync('sh', ['-c', `dd if=/dev/zero of="$1" bs=1k 2>/dev/null; true`, 'sh', path.join(mnt, 'filler')]);
+    const cliTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-fault-clitmp-'));
+    cleanups.push(() => fs.rmSync(cliTmp, { recursive: true, force: true }));
+    const t1 = Date.now();
+    const cli = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'commcost.js'), 'measure', '--simulate', '--experiments', 'init', '--iterations', '3', '--save-dir', mnt], {
+        env: { ...process.env, TMPDIR: cliTmp },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    const cliMs = Date.now() - t1;
+    const told = /saved the run in the OS temp folder instead: (\S+)/.exec(cli.stderr)?.[1];
+    rows.push({
+      fault: 'disk full while saving (16 kB tmpfs)',
+      expected: 'clear error; run saved elsewhere, path told',
+      observed: `store: ENOSPC, old file intact, fallback in ${storeMs} ms; CLI exit ${cli.code}, ${told ? 'path told' : 'NO PATH'}`,
+      recoverMs: storeMs,
+      left: fs.readdirSync(mnt).filter((f) => f.endsWith('.tmp')).length,
+    });
+    assert.equal(cli.code, 1, cli.stderr);
+    assert.match(cli.stderr, /cannot save the run to .*: ENOSPC: no space left on device/);
+    assert.ok(told, cli.stderr);
+    assert.ok(told.startsWith(cliTmp), `${told} is in the CLI's OS temp folder`);
+    const fromCli = await loadRun(told);
+    assert.equal(fromCli.status, 'complete');
+    assert.equal(fromCli.experiments[0]!.samples.default?.call?.length, 3, 'every measured sample is in the saved file');
+    assert.match(cli.stdout, /SIMULATED/, 'the summary was printed before saving');
+    assert.deepEqual(fs.readdirSync(mnt), ['filler'], 'no temp file left');
+    assert.ok(cliMs < 60_000);
+  });
+});
