@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import type { Language as TsLanguage, Node, Parser as TsParser, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
-import { API_MAP, NCCL_APIS, type ApiName, type ApiRole } from './apiMap';
+import { API_MAP, NCCL_APIS, PYTHON_APIS, type ApiName, type ApiRole } from './apiMap';
 import { forEachMatch, mergeRanges, probeIndexScale, rangesOutside, wordRanges } from './rangedQuery';
 
 /** VS Code language ids the finder reads; `c` uses the C++ grammar. */
@@ -138,15 +138,9 @@ const C_COLLECTIVES: ReadonlySet<string> = new Set([
 const DIST = 'torch.distributed';
 /** Fully qualified Python callee → API. */
 const PY_QUALIFIED = new Map<string, ApiName>();
-for (const name of [
-  'init_process_group',
-  'new_group',
-  'new_subgroups',
-  'split_group',
-  'shrink_group',
-  'destroy_process_group',
-  '_abort_process_group',
-] as const) {
+// The module-level functions of torch.distributed (the mesh and method entries are mapped below).
+const MESH_OR_METHOD: readonly string[] = ['ProcessGroup.abort', 'init_device_mesh', 'DeviceMesh'];
+for (const name of PYTHON_APIS.filter((n) => !MESH_OR_METHOD.includes(n))) {
   PY_QUALIFIED.set(`${DIST}.${name}`, name);
   PY_QUALIFIED.set(`${DIST}.distributed_c10d.${name}`, name);
 }

@@ -6,24 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import * as fs from 'node:fs';
 import type { ExperimentSummaryEvent } from '../../protocol/events';
-import { agentBuilt, is, processesMatching, startAgent, waitGone, type AgentRun } from '../support/agentHarness';
+import { is, NOT_BUILT, processesMatching, startAgent, trackedRuns, waitGone } from '../support/agentHarness';
 import { hasNvidiaDriver } from '../../remote-agent/coordinator';
 
-const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
-const runs: AgentRun[] = [];
-after(() => {
-  for (const r of runs) {
-    r.child.kill('SIGKILL');
-    fs.rmSync(r.dir, { recursive: true, force: true });
-  }
-});
+const skip = NOT_BUILT;
+const runs = trackedRuns();
+after(runs.cleanup);
 
-function track(r: AgentRun): AgentRun {
-  runs.push(r);
-  return r;
-}
+const track = runs.track;
 
 function step(summary: ExperimentSummaryEvent, variant: string, id: string) {
   const v = summary.variants.find((x) => x.variant === variant);

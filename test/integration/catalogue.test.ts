@@ -5,23 +5,16 @@
  * Figures are from the simulated library: checked for behaviour only.
  */
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { after, describe, test } from 'node:test';
 import type { ExperimentSummaryEvent, VariantSummary } from '../../protocol/events';
-import { agentBuilt, is, startAgent, waitGone, type AgentRun } from '../support/agentHarness';
+import { is, NOT_BUILT, startAgent, trackedRuns, waitGone, type AgentRun } from '../support/agentHarness';
 
-const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
-const runs: AgentRun[] = [];
-after(() => {
-  for (const r of runs) {
-    r.child.kill('SIGKILL');
-    fs.rmSync(r.dir, { recursive: true, force: true });
-  }
-});
+const skip = NOT_BUILT;
+const runs = trackedRuns();
+after(runs.cleanup);
 
 async function runToEnd(options: Parameters<typeof startAgent>[0], env: NodeJS.ProcessEnv = {}): Promise<AgentRun> {
-  const run = startAgent({ iterations: 2, ...options }, env);
-  runs.push(run);
+  const run = runs.track(startAgent({ iterations: 2, ...options }, env));
   await run.waitFor(is('run/done'), 90000);
   assert.deepEqual(await waitGone(run.dir), [], 'no agent or rank process left');
   return run;

@@ -115,3 +115,26 @@ export async function waitGone(marker: string, ms = 5000): Promise<number[]> {
   }
   return left;
 }
+
+/** Why agent tests skip on a checkout that has not been built. */
+export const NOT_BUILT = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
+
+/**
+ * Keeps every agent a test file starts and, when `cleanup` runs (register it with `after`),
+ * kills what is left and removes the private copies.
+ */
+export function trackedRuns(): { track(run: AgentRun): AgentRun; cleanup(): void } {
+  const runs: AgentRun[] = [];
+  return {
+    track(run) {
+      runs.push(run);
+      return run;
+    },
+    cleanup() {
+      for (const r of runs) {
+        r.child.kill('SIGKILL');
+        fs.rmSync(r.dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
