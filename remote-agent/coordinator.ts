@@ -432,8 +432,14 @@ class RankSession {
 
   private accept(socket: net.Socket, barrierPort: number): void {
     socket.setNoDelay(true);
-    const channel = new LineChannel<CoordinatorToRank, RankToCoordinator>(socket, socket, (line) => this.log(`bad line from a rank: ${line.slice(0, 200)}`));
     let rank = -1;
+    const channel = new LineChannel<CoordinatorToRank, RankToCoordinator>(
+      socket,
+      socket,
+      (line) => this.log(`bad line from a rank: ${line.slice(0, 200)}`),
+      // A rank that died is reported by its exit (RANK_EXITED); its socket's error is only logged.
+      (e) => this.log(`control channel of rank ${rank}: ${e.message}`),
+    );
     channel.onMessage((msg) => {
       if (msg.t === 'hello') {
         // A rank that connects after the session ended (a cancel during start-up) is told to go

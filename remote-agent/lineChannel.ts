@@ -22,7 +22,11 @@ export function onLines(stream: Readable, cb: (line: string) => void): () => voi
   return () => stream.off('data', onData);
 }
 
-/** A typed JSON-lines channel. Malformed lines are reported to `onBadLine`, never thrown. */
+/**
+ * A typed JSON-lines channel. Malformed lines are reported to `onBadLine`, never thrown.
+ * A peer that has gone (closed socket, broken pipe) never crashes the process: writes to an
+ * ended or destroyed stream are dropped, and stream errors are reported to `onStreamError`.
+ */
 export class LineChannel<Out, In> {
   private handlers: ((msg: In) => void)[] = [];
 
@@ -31,7 +35,13 @@ export class LineChannel<Out, In> {
     input: Readable,
     private readonly output: Writable = input as Duplex,
     private readonly onBadLine: (line: string, error: unknown) => void = () => undefined,
+    private readonly onStreamError: (error: Error) => void = () => undefined,
   ) {
+    // Without a listener, an EPIPE or write-after-end from a peer that died is an uncaught
+    // 'error' event that would take the whole agent down with it.
+    const report = (e: Error): void => this.onStreamError(e);
+    input.on('error', report);
+    if ((output as unknown) !== input) output.on('error', report);
     onLines(input, (line) => {
       let msg: In;
       try {
@@ -48,7 +58,13 @@ export class LineChannel<Out, In> {
     this.handlers.push(handler);
   }
 
-  send(msg: Out): void {
+  /**
+   * Writes one message as a line.
+   * @returns false when the peer is gone (stream ended or destroyed) and the message was dropped.
+   */
+  send(msg: Out): boolean {
+    if (this.output.destroyed || this.output.writableEnded || !this.output.writable) return false;
     this.output.write(JSON.stringify(msg) + '\n');
+    return true;
   }
 }

@@ -11,7 +11,7 @@ import { COMMCOST_VERSION } from '../../protocol/version';
 import { BARRIER_MAGIC, BarrierServer } from '../../remote-agent/barrierServer';
 import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator';
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
-import { onLines } from '../../remote-agent/lineChannel';
+import { LineChannel, onLines } from '../../remote-agent/lineChannel';
 import { combineRanks, quantileSorted, summarize } from '../../remote-agent/stats';
 import { ncclEnvironment } from '../../remote-agent/environment';
 import { rankIdentityFromEnv } from '../../remote-agent/rank';
@@ -100,6 +100,30 @@ describe('JSON lines', () => {
     s.write('1}\r\n\n{"b"');
     s.write(':2}\n');
     assert.deepEqual(lines, ['{"a":1}', '{"b":2}']);
+  });
+  test('a channel whose peer closed drops the message; nothing is thrown', async () => {
+    // The CI failure this guards against: the coordinator's shutdown wrote to a rank that had
+    // just been SIGKILLed, and the socket's 'error' event had no listener and took the agent down.
+    const server = net.createServer((s) => s.end());
+    try {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const socket = net.connect({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+      const channel = new LineChannel<{ t: string }, unknown>(socket);
+      await new Promise<void>((r) => socket.once('end', () => r()));
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual([channel.send({ t: 'exit' }), channel.send({ t: 'exit' })], [false, false]);
+      socket.destroy();
+    } finally {
+      server.close();
+    }
+  });
+  test('a stream error is reported to onStreamError, not thrown as an unhandled event', async () => {
+    const stream = new PassThrough();
+    const errors: string[] = [];
+    new LineChannel<{ t: string }, unknown>(stream, stream, undefined, (e) => errors.push(e.message));
+    stream.destroy(new Error('EPIPE from a test'));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(errors, ['EPIPE from a test']);
   });
   const badLines: [string, RegExp][] = [
     ['not json', /not JSON/],
