@@ -108,6 +108,14 @@ export const runFileJsonSchema = {
     status: { enum: ['running', 'complete', 'partial', 'failed'] },
     options: runOptions,
     ranks: int,
+    nodes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'hostname', 'address', 'ranks', 'gpus'],
+        properties: { index: int, hostname: str, address: str, ranks: { type: 'array', items: int }, gpus: { type: 'array', items: str } },
+      },
+    },
     stamp,
     startup: {
       type: 'object',

@@ -82,11 +82,13 @@ function withExperiment(run: RunFile, id: ExperimentId, change: (e: RunExperimen
 export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
   switch (ev.type) {
     case 'agent/hello':
+    case 'run/listening':
+    case 'node/joined':
       return run;
     case 'run/plan': {
       const per = iterationsPerVariant(ev.options);
       const experiments = ev.experiments.map((e) => emptyExperiment(e.experiment, e.variants.length * per));
-      return { ...run, stamp: ev.stamp, options: ev.options, ranks: ev.ranks, simulated: ev.simulated || ev.stamp.simulated, experiments };
+      return { ...run, stamp: ev.stamp, options: ev.options, ranks: ev.ranks, ...(ev.nodes ? { nodes: ev.nodes } : {}), simulated: ev.simulated || ev.stamp.simulated, experiments };
     }
     case 'run/startup': {
       return { ...run, startup: { cudaInitMs: ev.cudaInitMs, firstUniqueIdMs: ev.firstUniqueIdMs } };

@@ -52,7 +52,7 @@ export interface RunOptions {
   ncclPath?: string;
   /** Run against the simulated NCCL instead of a real one. */
   simulate?: boolean;
-  /** Number of ranks (one process per GPU); default = visible GPU count. */
+  /** Number of ranks (one process per GPU); default = visible GPU count. In a run over several hosts: ranks per host. */
   ranks?: number;
   /** Bytes of the first collective on a new communicator (default 1 MiB). */
   firstCollectiveBytes?: number;
@@ -105,12 +105,38 @@ export function withinLimit(value: unknown, limit: OptionLimit, integer: boolean
 export interface StartCommand {
   type: 'run/start';
   options: RunOptions;
+  /**
+   * A run over several hosts: this agent is the coordinator (node 0) and waits for
+   * `nodes - 1` more agents to join (see {@link JoinCommand}); it answers `run/listening`.
+   */
+  cluster?: ClusterSpec;
+}
+/** Several hosts in one run (one agent per host, the coordinator on the first). */
+export interface ClusterSpec {
+  /** Hosts in the run, this one included (2 … 64). */
+  nodes: number;
+  /** Address the other hosts use to reach this one; default: every address this host has, tried in turn. */
+  coordinatorAddress?: string;
+}
+/**
+ * Host → agent on every host but the first of a cluster run: become node `index` of the run
+ * whose coordinator answered `run/listening`. The agent connects, starts one rank process per
+ * GPU when the coordinator asks, and exits when the run ends or the coordinator goes.
+ */
+export interface JoinCommand {
+  type: 'node/join';
+  /** The run's options (the node finds NCCL and its GPUs with them). */
+  options: RunOptions;
+  /** Position of this host in the run's host list (1 … nodes-1): ranks are placed in host order. */
+  index: number;
+  /** Where the coordinator listens: addresses tried in order, the port, the run's secret. */
+  coordinator: { addresses: string[]; port: number; token: string };
 }
 /** Host → agent: stop the run, keep what was measured (the agent answers `run/done` partial). */
 export interface CancelCommand {
   type: 'run/cancel';
 }
-export type HostCommand = StartCommand | CancelCommand;
+export type HostCommand = StartCommand | CancelCommand | JoinCommand;
 
 // ---------------------------------------------------------------------------------------------
 // Agent → host
@@ -160,6 +186,43 @@ export interface RunPlanEvent {
   simulated: boolean;
   /** Experiments that will run, with their variants and steps. */
   experiments: { experiment: ExperimentId; variants: VariantPlan[] }[];
+  /** A run over several hosts or launched processes: which ranks each node holds, in node order. */
+  nodes?: NodePlan[];
+}
+
+/** One node (host) of a multi-node run. */
+export interface NodePlan {
+  index: number;
+  hostname: string;
+  /** The address the coordinator sees it at. */
+  address: string;
+  /** Global ranks on this node. */
+  ranks: number[];
+  /** GPU model of each of its ranks, in rank order. */
+  gpus: string[];
+}
+
+/**
+ * Agent → host, cluster runs only: the coordinator listens for the other hosts' agents. The
+ * host passes this to each of them in a `node/join` (the token is the run's secret: it is not
+ * saved in the run file).
+ */
+export interface ListeningEvent {
+  type: 'run/listening';
+  port: number;
+  /** The coordinator's addresses, the most likely to be reachable first. */
+  addresses: string[];
+  token: string;
+}
+
+/** Node agent → host: it reached the coordinator and is ready to start ranks. */
+export interface JoinedEvent {
+  type: 'node/joined';
+  /** The coordinator address that answered. */
+  coordinator: string;
+  hostname: string;
+  /** Rank processes this node will hold (one per GPU). */
+  slots: number;
 }
 
 export interface VariantPlan {
@@ -270,6 +333,9 @@ export type ErrorCode =
   | 'RANK_EXITED'
   | 'BAD_COMMAND'
   | 'INTERNAL'
+  // Runs over several hosts: a node did not join in time, or its agent went away mid-run.
+  | 'NODE_UNREACHABLE'
+  | 'NODE_LOST'
   // Raised on the host side, recorded in run files:
   | 'AGENT_EXITED'
   | 'CONNECTION_LOST'
@@ -316,6 +382,8 @@ export interface DoneEvent {
 
 export type AgentEvent =
   | HelloEvent
+  | ListeningEvent
+  | JoinedEvent
   | RunPlanEvent
   | StartupEvent
   | ProgressEvent
@@ -327,6 +395,8 @@ export type AgentEvent =
 
 const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEvent['type']>([
   'agent/hello',
+  'run/listening',
+  'node/joined',
   'run/plan',
   'run/startup',
   'run/progress',
@@ -406,11 +476,20 @@ function eventShapeProblem(v: Record<string, unknown>): string | undefined {
         need(Number.isInteger(v.ranks) && (v.ranks as number) >= 0, '"ranks" must be a whole number') ??
         need(typeof v.simulated === 'boolean', '"simulated" must be true or false') ??
         need(
+          v.nodes === undefined ||
+            (Array.isArray(v.nodes) && v.nodes.every((n) => isRecord(n) && Number.isInteger(n.index) && isStr(n.hostname) && isStr(n.address) && Array.isArray(n.ranks) && n.ranks.every(Number.isInteger) && Array.isArray(n.gpus) && n.gpus.every(isStr))),
+          '"nodes" must list index, hostname, address, ranks and gpus',
+        ) ??
+        need(
           Array.isArray(v.experiments) && v.experiments.every((e) => isRecord(e) && isExperiment(e.experiment) && Array.isArray(e.variants) && e.variants.every((x) => isRecord(x) && isStr(x.variant) && isStepList(x.steps))),
           '"experiments" must list known experiments with their variants and steps',
         )
       );
     }
+    case 'run/listening':
+      return need(Number.isInteger(v.port) && Array.isArray(v.addresses) && v.addresses.every(isStr) && isStr(v.token), 'needs an integer "port", "addresses" (strings) and "token"');
+    case 'node/joined':
+      return need(isStr(v.coordinator) && isStr(v.hostname) && Number.isInteger(v.slots), 'needs "coordinator", "hostname" and an integer "slots"');
     case 'run/startup':
       return need(Array.isArray(v.cudaInitMs) && v.cudaInitMs.every(isNum) && isNum(v.firstUniqueIdMs), '"cudaInitMs" must be numbers and "firstUniqueIdMs" a number');
     case 'run/progress':
@@ -455,11 +534,23 @@ export function parseHostCommand(line: string): HostCommand {
   } catch {
     throw new ProtocolError(`host sent a line that is not JSON: ${line.slice(0, 200)}`, line);
   }
-  if (!isRecord(value) || (value.type !== 'run/start' && value.type !== 'run/cancel')) {
+  if (!isRecord(value) || (value.type !== 'run/start' && value.type !== 'run/cancel' && value.type !== 'node/join')) {
     throw new ProtocolError(`host sent an unknown command: ${line.slice(0, 200)}`, line);
   }
-  if (value.type === 'run/start' && !isRecord(value.options)) {
-    throw new ProtocolError('run/start without options', line);
+  if ((value.type === 'run/start' || value.type === 'node/join') && !isRecord(value.options)) {
+    throw new ProtocolError(`${value.type} without options`, line);
+  }
+  if (value.type === 'run/start' && value.cluster !== undefined) {
+    const c = value.cluster;
+    if (!isRecord(c) || !Number.isInteger(c.nodes) || (c.nodes as number) < 1 || (c.nodes as number) > 64 || (c.coordinatorAddress !== undefined && !isStr(c.coordinatorAddress))) {
+      throw new ProtocolError('run/start "cluster" must give "nodes" (1–64) and optionally "coordinatorAddress"', line);
+    }
+  }
+  if (value.type === 'node/join') {
+    const c = value.coordinator;
+    if (!Number.isInteger(value.index) || (value.index as number) < 1 || !isRecord(c) || !Array.isArray(c.addresses) || c.addresses.length === 0 || !c.addresses.every(isStr) || !Number.isInteger(c.port) || !isStr(c.token)) {
+      throw new ProtocolError('node/join needs "index" (≥ 1) and "coordinator" with "addresses", "port" and "token"', line);
+    }
   }
   return value as unknown as HostCommand;
 }

@@ -10,6 +10,7 @@ import type {
   EnvironmentStamp,
   ErrorEvent,
   ExperimentId,
+  NodePlan,
   RunOptions,
   SkippedEvent,
   StartupEvent,
@@ -30,6 +31,8 @@ export interface RunFile {
   status: 'running' | 'complete' | 'partial' | 'failed';
   options: RunOptions;
   ranks: number;
+  /** Runs over several hosts or launched processes: which ranks each node held. */
+  nodes?: NodePlan[];
   stamp?: EnvironmentStamp;
   startup?: Omit<StartupEvent, 'type'>;
   experiments: RunExperiment[];

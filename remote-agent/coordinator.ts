@@ -7,7 +7,8 @@
  * every rank process is owned by a RankSession and killed when the session ends, whatever way
  * it ends; a failure in one experiment loses nothing measured before it.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -19,6 +20,7 @@ import {
   type AgentEvent,
   type ErrorCode,
   type ExperimentId,
+  type NodePlan,
   type RunOptions,
   type SampleEvent,
   type StepPlan,
@@ -31,6 +33,7 @@ import { BarrierServer } from './barrierServer';
 import { LineChannel } from './lineChannel';
 import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
+import { hostAddresses, NodeServer, placeRanks, runNodeHost, startLocalRank, type RankHandle, type RankPlace } from './nodes';
 import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
 import { combineRanks, summarize } from './stats';
 
@@ -107,15 +110,33 @@ interface SessionFailure {
   where: { rank?: number; experiment?: ExperimentId; variant?: string; iteration?: number; step?: string };
 }
 
+/**
+ * A run whose ranks live on several nodes. `ssh`: this agent is node 0 of `nodes` hosts, each
+ * with its own agent (joined by `node/join`). `launched`: every rank is a process an external
+ * launcher started; this one is rank 0 and listens on a fixed port.
+ */
+export type ClusterMode =
+  | { kind: 'ssh'; nodes: number; coordinatorAddress?: string }
+  | { kind: 'launched'; worldSize: number; port: number; token: string; device: number };
+
+/** The ranks of a multi-node run: its node server and where each rank runs. */
+interface ClusterPlacement {
+  server: NodeServer;
+  places: RankPlace[];
+  nodes: NodePlan[];
+}
+
 /** Drives one run. Create one per `run/start`. */
 export class Coordinator {
   private cancelled = false;
   private session: RankSession | undefined;
   private measuredMs = 0;
+  private nodeServer: NodeServer | undefined;
 
   constructor(
     private readonly emit: Emit,
     private readonly log: Log,
+    private readonly cluster?: ClusterMode,
   ) {}
 
   /** Stops the run: kills the rank processes, keeps what was measured (done = partial). */
@@ -140,20 +161,26 @@ export class Coordinator {
       }
       status = 'failed';
     }
+    this.nodeServer?.close();
     if (this.cancelled && status === 'complete') status = 'partial';
     this.emit({ type: 'run/done', status, wallMs: Date.now() - started, measuredMs: this.measuredMs, endedAt: new Date().toISOString() });
   }
 
   private async runInner(input: Partial<RunOptions>): Promise<'complete' | 'partial' | 'failed'> {
     const options = normalizeOptions(input);
-    const { native, info, location } = this.loadLibrary(options);
+    const { native, info, location } = loadLibrary(options);
     const count = native.deviceCount();
     if (count === 0) throw new RunSetupError('NO_GPU', `no GPU visible on ${os.hostname()} (cuDeviceGetCount = 0)`, 'check CUDA_VISIBLE_DEVICES and nvidia-smi');
-    const ranks = options.ranks ?? count;
+    let ranks = options.ranks ?? count;
     if (ranks > count) throw new RunSetupError('BAD_COMMAND', `asked for ${ranks} ranks but ${os.hostname()} has ${count} GPUs`, 'ask for fewer ranks (one process per GPU)');
     const gpus: DeviceInfo[] = [];
     for (let i = 0; i < count; i++) gpus.push(native.deviceInfo(i));
     const stamp = environmentStamp(info, gpus, location.source);
+    let cluster: ClusterPlacement | undefined;
+    if (this.cluster) {
+      cluster = await this.gatherNodes(this.cluster, options, info, gpus, ranks);
+      ranks = cluster.places.length;
+    }
 
     const planned: PlannedExperiment[] = [];
     const skipped: { experiment: ExperimentId; reason: string }[] = [];
@@ -165,7 +192,7 @@ export class Coordinator {
       if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
       else planned.push({ experiment: id, variants: p.map((v) => ({ ...v, ...(module.variantEnv ? { env: module.variantEnv(v.variant) } : {}) })) });
     }
-    this.emit({ type: 'run/plan', stamp, options, ranks, simulated: info.simulated, experiments: planned });
+    this.emit({ type: 'run/plan', stamp, options, ranks, simulated: info.simulated, experiments: planned, ...(cluster ? { nodes: cluster.nodes } : {}) });
     for (const s of [...skipped, ...skippedVariants]) this.emit({ type: 'experiment/skipped', ...s });
 
     // Run the plan in rank sessions; a failed session loses only its own experiment.
@@ -179,7 +206,7 @@ export class Coordinator {
     for (let unit = queue.shift(); unit && !this.cancelled; unit = queue.shift()) {
       const work = unit.work.filter((w) => !failed.has(w.experiment));
       if (work.length === 0) continue;
-      const failedExperiment = await this.runSession(work, unit.env, ranks, options, info, first);
+      const failedExperiment = await this.runSession(work, unit.env, ranks, options, info, first, cluster);
       first = false;
       if (failedExperiment === undefined) continue;
       failures++;
@@ -230,53 +257,77 @@ export class Coordinator {
     this.emit({ type: 'experiment/summary', experiment, variants });
   }
 
-  private loadLibrary(options: RunOptions): { native: NativeBinding; info: LoadInfo; location: { path: string; source: string } } {
-    const host = os.hostname();
-    let location: { path: string; source: string };
-    let cudaPath: string | undefined;
-    if (options.simulate) {
-      // The simulated library shows as many GPUs as ranks asked for, unless told otherwise.
-      if (options.ranks !== undefined && process.env.COMMCOST_SIM_GPUS === undefined) process.env.COMMCOST_SIM_GPUS = String(options.ranks);
-      location = { path: simulatedLibraryPath(), source: 'simulated' };
-      cudaPath = location.path;
-    } else {
-      if (!hasNvidiaDriver()) {
-        throw new RunSetupError(
-          'NO_GPU',
-          `no NVIDIA GPU driver on ${host}: /dev/nvidiactl and libcuda.so.1 not found`,
-          'run on a GPU host, or use --simulate (the simulated NCCL; its figures are not measurements)',
-        );
-      }
-      let found;
-      try {
-        found = locateNccl(options.ncclPath);
-      } catch (e) {
-        throw new RunSetupError('NCCL_NOT_FOUND', (e as Error).message, 'fix --nccl / commcost.ncclPath / COMMCOST_NCCL_PATH');
-      }
-      if (!found) {
-        throw new RunSetupError(
-          'NCCL_NOT_FOUND',
-          `no libnccl.so.2 found on ${host}`,
-          'install NCCL (e.g. pip install nvidia-nccl-cu12) or give its path with --nccl / commcost.ncclPath',
-          `searched: ${searchedPlaces(options.ncclPath).join('; ')}`,
-        );
-      }
-      location = found;
-    }
-    let native: NativeBinding;
+  /**
+   * Multi-node runs: listens for the nodes, joins this host as node 0 (an in-process node host,
+   * so its ranks start the same way as everyone's), waits for all of them within the deadline,
+   * checks they load the same NCCL, and places the ranks.
+   * @throws RunSetupError NODE_UNREACHABLE naming who joined, or BAD_COMMAND on mismatched nodes.
+   */
+  private async gatherNodes(mode: ClusterMode, options: ReturnType<typeof normalizeOptions>, info: LoadInfo, gpus: DeviceInfo[], localRanks: number): Promise<ClusterPlacement> {
+    const token = mode.kind === 'launched' ? mode.token : randomBytes(16).toString('hex');
+    const expected = mode.kind === 'launched' ? mode.worldSize : mode.nodes;
+    const server = new NodeServer({ expected, token, port: mode.kind === 'launched' ? mode.port : 0, log: this.log });
+    this.nodeServer = server;
+    let port: number;
     try {
-      native = loadBinding();
+      port = await server.listen();
     } catch (e) {
-      throw new RunSetupError('LOAD_FAILED', `the commcost native addon did not load on ${host}`, 'see the detail: a missing prebuilt is built on the host with c++ (install a C++17 compiler), otherwise redeploy the agent', (e as Error).message);
+      throw new RunSetupError('BAD_COMMAND', `cannot listen for the other nodes on port ${mode.kind === 'launched' ? mode.port : 0}: ${(e as Error).message}`, 'set COMMCOST_PORT to a free port (the same for every rank)');
     }
+    if (mode.kind === 'ssh') {
+      const addresses = mode.coordinatorAddress ? [mode.coordinatorAddress] : hostAddresses();
+      this.emit({ type: 'run/listening', port, addresses, token });
+    }
+    const devices = mode.kind === 'launched' ? [mode.device] : [...Array(localRanks).keys()];
+    const deadlineMs = options.deadlineSeconds * 1000;
+    // This host is a node too. It ends when the server closes (end of the run).
+    runNodeHost({
+      addresses: ['127.0.0.1'],
+      port,
+      token,
+      connectDeadlineMs: deadlineMs,
+      log: this.log,
+      hello: {
+        ...(mode.kind === 'launched' ? { fixedRank: 0 } : { index: 0 }),
+        slots: devices.length,
+        devices,
+        gpus: devices.map((d) => gpus[d]?.name ?? '?'),
+        ncclVersion: info.ncclVersion,
+        simulated: info.simulated,
+      },
+    }).catch((e: unknown) => this.log(`this host's node ended: ${(e as Error).message}`));
+    let joined;
     try {
-      const info = native.load({ ncclPath: location.path, ...(cudaPath ? { cudaPath } : {}) });
-      return { native, info, location };
+      joined = await server.waitForNodes(deadlineMs + 5000, () => this.cancelled);
     } catch (e) {
-      const text = e instanceof Error ? e.message : String(e);
-      if (/libcuda/.test(text)) throw new RunSetupError('NO_GPU', `the CUDA driver did not load on ${host}`, 'install the NVIDIA driver, or use --simulate', text);
-      throw new RunSetupError('LOAD_FAILED', `${location.path} did not load on ${host}`, 'give another NCCL with --nccl / commcost.ncclPath', text);
+      throw new RunSetupError(
+        'NODE_UNREACHABLE',
+        (e as Error).message,
+        mode.kind === 'launched'
+          ? 'every rank must reach rank 0\'s node at COMMCOST_COORDINATOR_ADDR (or MASTER_ADDR / the first Slurm node) on COMMCOST_PORT'
+          : 'set the coordinator address the other hosts can reach (--coordinator-address / commcost.coordinatorAddress)',
+      );
     }
+    const mismatch = joined.find((n) => n.hello.ncclVersion !== info.ncclVersion || n.hello.simulated !== info.simulated);
+    if (mismatch) {
+      throw new RunSetupError(
+        'BAD_COMMAND',
+        `node ${mismatch.hello.hostname} loads NCCL ${mismatch.hello.ncclVersion}${mismatch.hello.simulated ? ' (simulated)' : ''}, the coordinator ${info.ncclVersion}${info.simulated ? ' (simulated)' : ''}`,
+        'every node of a run must load the same NCCL: give the path with --nccl',
+      );
+    }
+    let places: RankPlace[];
+    try {
+      places = placeRanks(joined);
+    } catch (e) {
+      throw new RunSetupError('BAD_COMMAND', `cannot place the ranks: ${(e as Error).message}`, 'start one process per rank with the same world size');
+    }
+    server.onLost((n) => this.session?.fail({ code: 'NODE_LOST', message: `node ${n.hello.hostname} (${n.address}) went away`, hint: 'the node\'s agent or connection ended; its ranks are gone', where: {} }));
+    const nodes: NodePlan[] = joined.map((n, index) => {
+      const ranksHere = places.filter((p) => p.node === index);
+      return { index, hostname: n.hello.hostname, address: server.reachableAddress(index), ranks: ranksHere.map((p) => p.rank), gpus: ranksHere.map((p) => n.hello.gpus[n.hello.devices.indexOf(p.device)] ?? '?') };
+    });
+    return { server, places, nodes };
   }
 
   /** Runs `work` in fresh rank processes with `env` added. @returns the experiment that failed, if any. */
@@ -287,8 +338,9 @@ export class Coordinator {
     options: ReturnType<typeof normalizeOptions>,
     info: LoadInfo,
     reportStartup: boolean,
+    cluster: ClusterPlacement | undefined,
   ): Promise<ExperimentId | undefined> {
-    const session = new RankSession(ranks, options, info, work, env, this.records, this.onCombined, this.emit, this.log, reportStartup, this.plan);
+    const session = new RankSession(ranks, options, info, work, env, this.records, this.onCombined, this.emit, this.log, reportStartup, this.plan, cluster);
     this.session = session;
     try {
       const result = await session.run();
@@ -302,6 +354,60 @@ export class Coordinator {
     } finally {
       this.session = undefined;
     }
+  }
+}
+
+/**
+ * Loads the addon, then NCCL and the CUDA driver as `options` say (simulated, explicit path, or
+ * found: ncclLocator.ts). Loading the same libraries again in one process is a no-op.
+ * @throws RunSetupError NO_GPU, NCCL_NOT_FOUND or LOAD_FAILED with what to do.
+ */
+export function loadLibrary(options: RunOptions): { native: NativeBinding; info: LoadInfo; location: { path: string; source: string } } {
+  const host = os.hostname();
+  let location: { path: string; source: string };
+  let cudaPath: string | undefined;
+  if (options.simulate) {
+    // The simulated library shows as many GPUs as ranks asked for, unless told otherwise.
+    if (options.ranks !== undefined && process.env.COMMCOST_SIM_GPUS === undefined) process.env.COMMCOST_SIM_GPUS = String(options.ranks);
+    location = { path: simulatedLibraryPath(), source: 'simulated' };
+    cudaPath = location.path;
+  } else {
+    if (!hasNvidiaDriver()) {
+      throw new RunSetupError(
+        'NO_GPU',
+        `no NVIDIA GPU driver on ${host}: /dev/nvidiactl and libcuda.so.1 not found`,
+        'run on a GPU host, or use --simulate (the simulated NCCL; its figures are not measurements)',
+      );
+    }
+    let found;
+    try {
+      found = locateNccl(options.ncclPath);
+    } catch (e) {
+      throw new RunSetupError('NCCL_NOT_FOUND', (e as Error).message, 'fix --nccl / commcost.ncclPath / COMMCOST_NCCL_PATH');
+    }
+    if (!found) {
+      throw new RunSetupError(
+        'NCCL_NOT_FOUND',
+        `no libnccl.so.2 found on ${host}`,
+        'install NCCL (e.g. pip install nvidia-nccl-cu12) or give its path with --nccl / commcost.ncclPath',
+        `searched: ${searchedPlaces(options.ncclPath).join('; ')}`,
+      );
+    }
+    location = found;
+  }
+  let native: NativeBinding;
+  try {
+    native = loadBinding();
+  } catch (e) {
+    throw new RunSetupError('LOAD_FAILED', `the commcost native addon did not load on ${host}`, 'see the detail: a missing prebuilt is built on the host with c++ (install a C++17 compiler), otherwise redeploy the agent', (e as Error).message);
+  }
+  try {
+    const info = native.load({ ncclPath: location.path, ...(cudaPath ? { cudaPath } : {}) });
+    return { native, info, location };
+  } catch (e) {
+    const text = e instanceof Error ? e.message : String(e);
+    if (/libcuda/.test(text)) throw new RunSetupError('NO_GPU', `the CUDA driver did not load on ${host}`, 'install the NVIDIA driver, or use --simulate', text);
+    throw new RunSetupError('LOAD_FAILED', `${location.path} did not load on ${host}`, 'give another NCCL with --nccl / commcost.ncclPath', text);
   }
 }
 
@@ -338,7 +444,7 @@ class RankSession {
   private readonly libraryMs = new Map<number, number>();
   private readonly control = net.createServer();
   private readonly barrier: BarrierServer;
-  private readonly children: ChildProcess[] = [];
+  private readonly children: RankHandle[] = [];
   private readonly channels = new Map<number, LineChannel<CoordinatorToRank, RankToCoordinator>>();
   private readonly ids = new Map<number, string>();
   private readonly idWaiters = new Map<number, number[]>();
@@ -365,8 +471,10 @@ class RankSession {
     private readonly log: Log,
     private readonly reportStartup: boolean,
     private readonly plan: PlannedExperiment[],
+    private readonly cluster?: ClusterPlacement,
   ) {
-    this.barrier = new BarrierServer({ worldSize: ranks, onProtocolError: (m) => log(m) });
+    // Ranks on other nodes reach the control and barrier servers over the network.
+    this.barrier = new BarrierServer({ worldSize: ranks, host: cluster ? '0.0.0.0' : '127.0.0.1', onProtocolError: (m) => log(m) });
     this.deadlineMs = options.deadlineSeconds * 1000;
   }
 
@@ -374,7 +482,7 @@ class RankSession {
     const outcome = new Promise<{ failure?: SessionFailure }>((resolve) => (this.settle = resolve));
     const barrierPort = await this.barrier.listen();
     this.control.on('connection', (socket) => this.accept(socket, barrierPort));
-    await new Promise<void>((resolve) => this.control.listen(0, '127.0.0.1', () => resolve()));
+    await new Promise<void>((resolve) => this.control.listen(0, this.cluster ? '0.0.0.0' : '127.0.0.1', () => resolve()));
     const controlPort = (this.control.address() as net.AddressInfo).port;
     this.readyDeadline = Date.now() + this.deadlineMs;
     for (let r = 0; r < this.ranks; r++) this.spawnRank(r, controlPort);
@@ -397,37 +505,44 @@ class RankSession {
     this.settle(cancelled ? { failure: { ...failure, code: 'INTERNAL' } } : { failure });
   }
 
+  /** The coordinator's address as rank `rank` reaches it. */
+  private coordinatorHostFor(rank: number): string {
+    if (!this.cluster) return '127.0.0.1';
+    const node = this.cluster.places[rank]!.node;
+    return this.cluster.server.nodes[node]!.coordinatorAddress;
+  }
+
   private spawnRank(rank: number, controlPort: number): void {
-    const script = process.env.COMMCOST_AGENT_SCRIPT || require.main?.filename || process.argv[1]!;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    const place = this.cluster?.places[rank];
+    const env: Record<string, string> = {
       COMMCOST_RANK: String(rank),
       COMMCOST_WORLD_SIZE: String(this.ranks),
-      COMMCOST_LOCAL_RANK: String(rank),
+      COMMCOST_LOCAL_RANK: String(place ? place.device : rank),
       ...this.env,
-      COMMCOST_COORDINATOR: `127.0.0.1:${controlPort}`,
+      COMMCOST_COORDINATOR: `${this.coordinatorHostFor(rank)}:${controlPort}`,
       // Every library call of a rank runs on one OS thread, as in an application. Measured on
       // 2×H200: with libuv's default 4 pool threads, init and split medians read 1.2–1.5× the
       // independent reference; with one thread, 1.0–1.1× (docs/METHOD.md).
       UV_THREADPOOL_SIZE: '1',
     };
-    const child = spawn(process.execPath, [script, 'rank'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.children.push(child);
-    const forward = (chunk: Buffer): void => {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) this.log(`[rank ${rank}] ${line}`);
+    // The simulated NCCL's rendezvous must be reachable from the other nodes too.
+    if (place && this.info.simulated) env.COMMCOST_SIM_ADDR = this.cluster!.server.reachableAddress(place.node);
+    const where = place ? ` on ${this.cluster!.nodes[place.node]!.hostname}` : '';
+    const callbacks = {
+      onLine: (line: string) => this.log(`[rank ${rank}] ${line}`),
+      onExit: (code: number | null, signal: string | null) => {
+        if (this.ended) return;
+        const op = this.current.get(rank);
+        const lost = signal === 'NODE_LOST';
+        this.fail({
+          code: lost ? 'NODE_LOST' : 'RANK_EXITED',
+          message: lost ? `rank ${rank}${where} is gone with its node${op ? ` during ${op.op}` : ''}` : `rank ${rank}${where} exited (${signal ?? `code ${code}`})${op ? ` during ${op.op}` : ''}`,
+          hint: lost ? 'the node\'s agent or its connection ended' : 'see the log for the rank\'s last lines',
+          where: { rank, ...(op ? { experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op } : {}) },
+        });
+      },
     };
-    child.stdout?.on('data', forward);
-    child.stderr?.on('data', forward);
-    child.on('exit', (code, signal) => {
-      if (this.ended) return;
-      const op = this.current.get(rank);
-      this.fail({
-        code: 'RANK_EXITED',
-        message: `rank ${rank} exited (${signal ?? `code ${code}`})${op ? ` during ${op.op}` : ''}`,
-        hint: 'see the log for the rank\'s last lines',
-        where: { rank, ...(op ? { experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op } : {}) },
-      });
-    });
+    this.children.push(place ? this.cluster!.server.spawn(place.node, rank, env, callbacks) : startLocalRank(env, callbacks));
   }
 
   private accept(socket: net.Socket, barrierPort: number): void {
@@ -448,6 +563,11 @@ class RankSession {
           socket.destroy();
           return;
         }
+        if (!Number.isInteger(msg.rank) || msg.rank < 0 || msg.rank >= this.ranks || this.channels.has(msg.rank)) {
+          this.log(`refused a rank connection claiming rank ${String(msg.rank)}`);
+          socket.destroy();
+          return;
+        }
         rank = msg.rank;
         this.channels.set(rank, channel);
         channel.send({
@@ -455,7 +575,7 @@ class RankSession {
           options: this.options,
           work: this.work.map<RankWork>((w) => ({ experiment: w.experiment, variants: w.variants.map((v) => v.variant) })),
           barrierPort,
-          barrierHost: '127.0.0.1',
+          barrierHost: this.coordinatorHostFor(msg.rank),
           ncclPath: this.info.ncclPath,
           cudaPath: this.info.cudaPath,
         });
@@ -624,12 +744,11 @@ class RankSession {
   private async shutdown(abort: boolean): Promise<void> {
     if (this.watchdog) clearInterval(this.watchdog);
     for (const ch of this.channels.values()) ch.send(abort ? { t: 'abort' } : { t: 'exit' });
-    const exits = this.children.map((c) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r()))));
     const grace = abort ? 1500 : 5000;
     const timer = setTimeout(() => {
-      for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      for (const c of this.children) c.kill();
     }, grace);
-    await Promise.all(exits);
+    await Promise.all(this.children.map((c) => c.done));
     clearTimeout(timer);
     this.barrier.close();
     this.control.close();

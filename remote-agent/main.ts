@@ -2,16 +2,21 @@
  * The agent's entry (bundled into dist/agent.js, run by Node >= 18 on the GPU host).
  *
  *   node agent.js          coordinator: reads HostCommand lines on stdin, writes AgentEvent
- *                          lines on stdout (and nothing else), logs on stderr
- *   node agent.js rank     rank process (started by the coordinator)
+ *                          lines on stdout (and nothing else), logs on stderr. A `run/start`
+ *                          measures; a `node/join` makes this host a node of another host's run.
+ *   node agent.js rank     with COMMCOST_COORDINATOR set: a rank process (started by a node).
+ *                          Otherwise: one process of a launcher (srun, mpirun, torchrun; see
+ *                          launched.ts): rank 0 coordinates, the others are its nodes.
  *
  * Stdin EOF, SIGTERM, SIGINT or SIGHUP cancel the run: the rank processes are killed, the
  * measured results already sent stay valid, and the process exits.
  */
-import { parseHostCommand, PROTOCOL_VERSION, toLine, type AgentEvent } from '../protocol/events';
+import { parseHostCommand, PROTOCOL_VERSION, toLine, type AgentEvent, type JoinCommand } from '../protocol/events';
 import { COMMCOST_VERSION } from '../protocol/version';
-import { Coordinator } from './coordinator';
+import { Coordinator, loadLibrary, RunSetupError } from './coordinator';
+import { launchedMain } from './launched';
 import { onLines } from './lineChannel';
+import { NodeHostError, runNodeHost } from './nodes';
 import { runRank } from './rank';
 
 function log(line: string): void {
@@ -51,12 +56,17 @@ function coordinatorMain(): void {
       emit({ type: 'run/error', code: 'BAD_COMMAND', message: (e as Error).message, where: {}, fatal: false });
       return;
     }
-    if (cmd.type === 'run/start') {
+    if (cmd.type === 'run/start' || cmd.type === 'node/join') {
       if (running) {
         emit({ type: 'run/error', code: 'BAD_COMMAND', message: 'a run is already in progress', where: {}, fatal: false });
         return;
       }
-      coordinator = new Coordinator(emit, log);
+      if (cmd.type === 'node/join') {
+        running = joinAsNode(cmd, emit).then((code) => finish(code));
+        return;
+      }
+      const cluster = cmd.cluster && cmd.cluster.nodes > 1 ? { kind: 'ssh' as const, nodes: cmd.cluster.nodes, coordinatorAddress: cmd.cluster.coordinatorAddress } : undefined;
+      coordinator = new Coordinator(emit, log, cluster);
       running = coordinator.run(cmd.options).then(() => finish(0));
     } else if (cmd.type === 'run/cancel') {
       if (coordinator) coordinator.cancel('cancelled by the user');
@@ -66,11 +76,54 @@ function coordinatorMain(): void {
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => stop(`received ${sig}`));
 }
 
-if (process.argv[2] === 'rank') {
+/**
+ * This host is node `cmd.index` of a run another host's agent coordinates: find NCCL and the
+ * GPUs, reach the coordinator, then start ranks when asked. Ends when the run ends; stdin EOF
+ * (the host went away) ends it too, killing its ranks.
+ * @returns the exit code: 0 when the run ended normally, 1 when this node could not take part.
+ */
+async function joinAsNode(cmd: JoinCommand, emit: (ev: AgentEvent) => void): Promise<number> {
+  const host = (await import('node:os')).hostname();
+  try {
+    const { native, info } = loadLibrary(cmd.options);
+    const count = native.deviceCount();
+    const slots = cmd.options.ranks ?? count;
+    if (count === 0 || slots > count) {
+      throw new RunSetupError('NO_GPU', count === 0 ? `no GPU visible on ${host}` : `asked for ${slots} ranks per host but ${host} has ${count} GPUs`, 'check CUDA_VISIBLE_DEVICES, or ask for fewer ranks per host');
+    }
+    const devices = [...Array(slots).keys()];
+    await runNodeHost({
+      addresses: cmd.coordinator.addresses,
+      port: cmd.coordinator.port,
+      token: cmd.coordinator.token,
+      connectDeadlineMs: Math.min(60, cmd.options.deadlineSeconds || 60) * 1000,
+      log,
+      hello: { index: cmd.index, slots, devices, gpus: devices.map((d) => native.deviceInfo(d).name), ncclVersion: info.ncclVersion, simulated: info.simulated },
+      onJoined: (coordinator) => emit({ type: 'node/joined', coordinator, hostname: host, slots }),
+    });
+    return 0;
+  } catch (e) {
+    const code = e instanceof RunSetupError || e instanceof NodeHostError ? (e.code === 'NODE_REFUSED' ? 'NODE_UNREACHABLE' : e.code) : 'INTERNAL';
+    const hint =
+      e instanceof RunSetupError ? e.hint : e instanceof NodeHostError ? 'set the address this host can reach the first host at (--coordinator-address / commcost.coordinatorAddress), and check firewalls between the hosts' : undefined;
+    emit({ type: 'run/error', code, message: (e as Error).message, where: { host }, ...(hint ? { hint } : {}), ...(e instanceof RunSetupError && e.detail ? { detail: e.detail } : {}), fatal: true });
+    return 1;
+  }
+}
+
+if (process.argv[2] === 'rank' && process.env.COMMCOST_COORDINATOR) {
   runRank().catch((e: unknown) => {
     log(`rank failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
     process.exit(2);
   });
+} else if (process.argv[2] === 'rank') {
+  launchedMain(process.argv.slice(3), process.env, log).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      log(`commcost: ${e instanceof Error ? e.message : String(e)}`);
+      process.exit(2);
+    },
+  );
 } else {
   coordinatorMain();
 }

@@ -44,3 +44,40 @@ export type RankToCoordinator =
   | IterationReport
   | { t: 'error'; code: ErrorCode; message: string; detail?: string; experiment?: string; variant?: string; iteration?: number; op?: string }
   | { t: 'finished'; libraryMs: number };
+
+/**
+ * Messages between the coordinator and the node hosts of a multi-node run (one JSON-lines TCP
+ * connection per node: another host's agent, or one process started by srun / mpirun /
+ * torchrun). A node host starts the rank processes placed on it when asked, and reports their
+ * output and exit; it kills them when the coordinator says so or goes away.
+ */
+export type NodeToCoordinator =
+  | {
+      t: 'node/hello';
+      /** The run's secret (a node that does not know it is refused). */
+      token: string;
+      hostname: string;
+      pid: number;
+      /** Host order (SSH hosts): ranks are placed on nodes by index. */
+      index?: number;
+      /** Launched processes: the global rank this process is, and the GPU it drives. */
+      fixedRank?: number;
+      /** Rank processes this node holds (one per GPU). */
+      slots: number;
+      /** Device ordinal of each slot on this node. */
+      devices: number[];
+      /** GPU model of each slot. */
+      gpus: string[];
+      ncclVersion: string;
+      simulated: boolean;
+    }
+  | { t: 'node/exit'; rank: number; code: number | null; signal: string | null }
+  | { t: 'node/log'; rank: number; line: string };
+
+export type CoordinatorToNode =
+  | { t: 'node/welcome' }
+  | { t: 'node/refused'; reason: string }
+  /** Start rank `rank` with these variables added (COMMCOST_RANK, COMMCOST_COORDINATOR, …). */
+  | { t: 'node/spawn'; rank: number; env: Record<string, string> }
+  | { t: 'node/kill'; rank: number }
+  | { t: 'node/bye' };

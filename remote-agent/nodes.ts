@@ -1,0 +1,423 @@
+/**
+ * Runs over several nodes: other hosts' agents (SSH) or the processes an external launcher
+ * started (srun, mpirun, torchrun). The coordinator listens with a {@link NodeServer}; every
+ * node runs {@link runNodeHost}, which connects, says what it holds, and starts the rank
+ * processes placed on it when the coordinator asks, so each rank session still gets fresh
+ * processes (a variant's NCCL_* environment is read once per process).
+ *
+ * Invariants: a node never outlives its coordinator (a closed connection kills its rank
+ * processes and ends it); a node that does not present the run's token is refused; the rank
+ * processes of a node are killed with SIGKILL (a hung NCCL call ignores anything gentler).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { LineChannel } from './lineChannel';
+import type { CoordinatorToNode, NodeToCoordinator } from './rankWire';
+
+type Log = (line: string) => void;
+
+/** A rank process as the rank session sees it, wherever it runs. */
+export interface RankHandle {
+  /** Ends it now (SIGKILL). Safe to call again or after it ended. */
+  kill(): void;
+  /** True once it has exited. */
+  readonly exited: boolean;
+  /** Resolves when it has exited. */
+  readonly done: Promise<void>;
+}
+
+export interface RankCallbacks {
+  onLine(line: string): void;
+  onExit(code: number | null, signal: string | null): void;
+}
+
+/** The agent script to start rank processes with (this bundle). */
+function agentScript(): string {
+  return process.env.COMMCOST_AGENT_SCRIPT || require.main?.filename || process.argv[1]!;
+}
+
+/**
+ * Starts `node agent.js rank` on this host with `env` added to this process's environment.
+ * Its stdout and stderr lines go to `cb.onLine`; its exit to `cb.onExit`.
+ */
+export function startLocalRank(env: Record<string, string>, cb: RankCallbacks): RankHandle {
+  const child: ChildProcess = spawn(process.execPath, [agentScript(), 'rank'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let exited = false;
+  const done = new Promise<void>((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = true;
+      cb.onExit(code, signal);
+      resolve();
+    });
+    // A spawn failure (no such file) is followed by no 'exit': report it as one.
+    child.on('error', (e) => {
+      cb.onLine(`cannot start a rank process: ${e.message}`);
+      if (!exited && child.pid === undefined) {
+        exited = true;
+        cb.onExit(127, null);
+        resolve();
+      }
+    });
+  });
+  const forward = (chunk: Buffer): void => {
+    for (const line of chunk.toString().split('\n')) if (line.trim()) cb.onLine(line);
+  };
+  child.stdout?.on('data', forward);
+  child.stderr?.on('data', forward);
+  return {
+    kill: () => {
+      if (!exited && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+    get exited() {
+      return exited;
+    },
+    done,
+  };
+}
+
+/** Strips the IPv4-mapped prefix Node gives dual-stack sockets (`::ffff:10.0.0.2` → `10.0.0.2`). */
+export function plainAddress(address: string | undefined): string {
+  return (address ?? '').replace(/^::ffff:/, '');
+}
+
+const isLoopback = (a: string): boolean => a === '127.0.0.1' || a === '::1' || a.startsWith('127.');
+
+/** This host's IPv4 addresses, non-loopback first: what other hosts may reach it by. */
+export function hostAddresses(): string[] {
+  const found: string[] = [];
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) found.push(a.address);
+  }
+  return [...found, os.hostname()];
+}
+
+/** One node that joined the run. */
+export interface JoinedNode {
+  hello: Extract<NodeToCoordinator, { t: 'node/hello' }>;
+  /** The node's address as the coordinator sees it. */
+  address: string;
+  /** The coordinator's address as this node reaches it (its ranks connect there). */
+  coordinatorAddress: string;
+  channel: LineChannel<CoordinatorToNode, NodeToCoordinator>;
+  socket: net.Socket;
+}
+
+/** Where one rank runs. */
+export interface RankPlace {
+  rank: number;
+  node: number;
+  /** Device ordinal on that node. */
+  device: number;
+}
+
+/**
+ * Places ranks on nodes. Launched processes (`fixedRank`) must cover 0 … worldSize-1 exactly
+ * once, one slot each; SSH nodes are taken in `index` order, ranks numbered consecutively.
+ * @returns one place per rank, in rank order.
+ * @throws Error naming the missing or duplicated rank.
+ */
+export function placeRanks(nodes: Pick<JoinedNode, 'hello'>[]): RankPlace[] {
+  const fixed = nodes.some((n) => n.hello.fixedRank !== undefined);
+  const places: RankPlace[] = [];
+  if (fixed) {
+    nodes.forEach((n, node) => {
+      if (n.hello.fixedRank === undefined) throw new Error(`node ${n.hello.hostname} has no rank, but the others were started by a launcher`);
+      places.push({ rank: n.hello.fixedRank, node, device: n.hello.devices[0] ?? 0 });
+    });
+    places.sort((a, b) => a.rank - b.rank);
+    places.forEach((p, i) => {
+      if (p.rank !== i) throw new Error(p.rank < i ? `rank ${p.rank} joined twice` : `rank ${i} never joined`);
+    });
+    return places;
+  }
+  const order = nodes.map((n, node) => ({ n, node })).sort((a, b) => (a.n.hello.index ?? 0) - (b.n.hello.index ?? 0));
+  for (const { n, node } of order) for (const device of n.hello.devices) places.push({ rank: places.length, node, device });
+  return places;
+}
+
+export interface NodeServerOptions {
+  /** Nodes to wait for (the coordinator's own node included). */
+  expected: number;
+  token: string;
+  /** Port to listen on (0 = any). */
+  port: number;
+  /** Address to bind: every interface by default (other hosts must reach it). */
+  bindAddress?: string;
+  log: Log;
+}
+
+/** The coordinator's side: accepts node hosts until `expected` have joined. */
+export class NodeServer {
+  private readonly server = net.createServer((s) => this.accept(s));
+  readonly nodes: JoinedNode[] = [];
+  private readonly waiters: (() => void)[] = [];
+  private readonly exitHandlers = new Map<string, RankCallbacks>();
+  private lostHandler: ((node: JoinedNode) => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: NodeServerOptions) {}
+
+  /** Starts listening. @returns the port. @throws Error when the port is taken. */
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port, this.opts.bindAddress ?? '0.0.0.0', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return (this.server.address() as net.AddressInfo).port;
+  }
+
+  /**
+   * Waits until every expected node has joined.
+   * @throws Error listing who joined, when `deadlineMs` passes first or `signal` aborts.
+   */
+  async waitForNodes(deadlineMs: number, isCancelled: () => boolean): Promise<JoinedNode[]> {
+    const until = Date.now() + deadlineMs;
+    while (this.nodes.length < this.opts.expected) {
+      if (isCancelled()) throw new Error('cancelled while waiting for the other nodes');
+      const left = until - Date.now();
+      if (left <= 0) {
+        const joined = this.nodes.map((n) => `${n.hello.hostname} (${n.address}${n.hello.fixedRank !== undefined ? `, rank ${n.hello.fixedRank}` : ''})`);
+        throw new Error(`${this.nodes.length} of ${this.opts.expected} nodes joined within ${Math.round(deadlineMs / 1000)} s${joined.length ? `: ${joined.join(', ')}` : ''}`);
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(left, 200));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return this.nodes;
+  }
+
+  /** Called when a node's connection closes before the run ends. */
+  onLost(handler: (node: JoinedNode) => void): void {
+    this.lostHandler = handler;
+  }
+
+  /** Asks node `node` to start rank `rank` with `env`. */
+  spawn(node: number, rank: number, env: Record<string, string>, cb: RankCallbacks): RankHandle {
+    const n = this.nodes[node]!;
+    let exited = false;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    this.exitHandlers.set(`${node}|${rank}`, {
+      onLine: cb.onLine,
+      onExit: (code, signal) => {
+        if (exited) return;
+        exited = true;
+        cb.onExit(code, signal);
+        resolveDone();
+      },
+    });
+    if (!n.channel.send({ t: 'node/spawn', rank, env })) this.exitHandlers.get(`${node}|${rank}`)!.onExit(null, 'NODE_LOST');
+    return {
+      kill: () => {
+        if (!exited) n.channel.send({ t: 'node/kill', rank });
+      },
+      get exited() {
+        return exited;
+      },
+      done,
+    };
+  }
+
+  /** Tells every node the run is over and stops listening. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const n of this.nodes) {
+      n.channel.send({ t: 'node/bye' });
+      n.socket.end();
+    }
+    this.server.close();
+    // Ranks of a node that went away count as exited.
+    for (const h of this.exitHandlers.values()) h.onExit(null, 'SIGKILL');
+  }
+
+  private accept(socket: net.Socket): void {
+    socket.setNoDelay(true);
+    let joined: JoinedNode | undefined;
+    const channel = new LineChannel<CoordinatorToNode, NodeToCoordinator>(
+      socket,
+      socket,
+      (line) => this.opts.log(`bad line from a node: ${line.slice(0, 200)}`),
+      (e) => this.opts.log(`node connection ${plainAddress(socket.remoteAddress)}: ${e.message}`),
+    );
+    channel.onMessage((msg) => {
+      if (msg.t === 'node/hello') {
+        if (joined) return;
+        if (msg.token !== this.opts.token) {
+          this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: wrong token`);
+          channel.send({ t: 'node/refused', reason: 'wrong token: this node is not part of the run' });
+          socket.end();
+          return;
+        }
+        if (this.closed || this.nodes.length >= this.opts.expected) {
+          channel.send({ t: 'node/refused', reason: `the run already has its ${this.opts.expected} nodes` });
+          socket.end();
+          return;
+        }
+        joined = { hello: msg, address: plainAddress(socket.remoteAddress), coordinatorAddress: plainAddress(socket.localAddress), channel, socket };
+        this.nodes.push(joined);
+        this.opts.log(`node ${this.nodes.length - 1}: ${msg.hostname} at ${joined.address}, ${msg.slots} rank(s)${msg.fixedRank !== undefined ? ` (rank ${msg.fixedRank})` : ''}`);
+        channel.send({ t: 'node/welcome' });
+        for (const w of this.waiters.splice(0)) w();
+        return;
+      }
+      if (!joined) return;
+      const index = this.nodes.indexOf(joined);
+      const handler = this.exitHandlers.get(`${index}|${msg.rank}`);
+      if (msg.t === 'node/log') handler?.onLine(msg.line);
+      else if (msg.t === 'node/exit') {
+        handler?.onExit(msg.code, msg.signal);
+        this.exitHandlers.delete(`${index}|${msg.rank}`);
+      }
+    });
+    socket.on('close', () => {
+      if (!joined || this.closed) return;
+      const index = this.nodes.indexOf(joined);
+      // Every rank it held is gone with it.
+      for (const [key, h] of [...this.exitHandlers.entries()]) {
+        if (key.startsWith(`${index}|`)) {
+          h.onExit(null, 'NODE_LOST');
+          this.exitHandlers.delete(key);
+        }
+      }
+      this.lostHandler?.(joined);
+    });
+  }
+
+  /**
+   * The address other nodes can reach `node` at: what the coordinator sees, except for a node
+   * that came over loopback (the coordinator's own), which others reach at the coordinator's
+   * address on their network.
+   */
+  reachableAddress(node: number): string {
+    const n = this.nodes[node]!;
+    if (!isLoopback(n.address)) return n.address;
+    const remote = this.nodes.find((m) => !isLoopback(m.address));
+    return remote ? remote.coordinatorAddress : n.address;
+  }
+}
+
+export interface NodeHostOptions {
+  /** Coordinator addresses, tried in turn. */
+  addresses: string[];
+  port: number;
+  /** Everything the hello says about this node except the token, pid and hostname. */
+  hello: Omit<Extract<NodeToCoordinator, { t: 'node/hello' }>, 't' | 'token' | 'pid' | 'hostname'>;
+  token: string;
+  /** How long to keep trying to reach the coordinator (it may not be listening yet), ms. */
+  connectDeadlineMs: number;
+  log: Log;
+  /** Called once the coordinator accepted this node, with the address that answered. */
+  onJoined?(address: string): void;
+}
+
+/** Why a node host ended. */
+export class NodeHostError extends Error {
+  constructor(
+    readonly code: 'NODE_UNREACHABLE' | 'NODE_REFUSED',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function tryConnect(host: string, port: number, timeoutMs: number): Promise<net.Socket | Error> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(new Error(`${host}:${port}: no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      resolve(socket);
+    });
+    socket.once('error', (e) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(new Error(`${host}:${port}: ${e.message}`));
+    });
+  });
+}
+
+/**
+ * A node's side: reaches the coordinator (each address in turn, again and again until the
+ * deadline), joins, then starts and kills rank processes as told. Resolves when the
+ * coordinator says bye or its connection closes, after every rank process of this node has
+ * been killed.
+ * @throws NodeHostError NODE_UNREACHABLE naming every address tried, or NODE_REFUSED with the coordinator's reason.
+ */
+export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
+  const until = Date.now() + opts.connectDeadlineMs;
+  let socket: net.Socket | undefined;
+  const failures = new Map<string, string>();
+  while (!socket) {
+    for (const a of opts.addresses) {
+      const r = await tryConnect(a, opts.port, Math.max(500, Math.min(3000, until - Date.now())));
+      if (r instanceof net.Socket) {
+        socket = r;
+        break;
+      }
+      failures.set(a, r.message);
+    }
+    if (socket) break;
+    if (Date.now() >= until) {
+      throw new NodeHostError('NODE_UNREACHABLE', `cannot reach the coordinator within ${Math.round(opts.connectDeadlineMs / 1000)} s: ${[...failures.values()].join('; ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const s = socket;
+  s.setNoDelay(true);
+  const coordinator = plainAddress(s.remoteAddress);
+  const ranks = new Map<number, RankHandle>();
+  const channel = new LineChannel<NodeToCoordinator, CoordinatorToNode>(s, s, (line) => opts.log(`bad line from the coordinator: ${line.slice(0, 200)}`));
+  let refused: string | undefined;
+  await new Promise<void>((resolve) => {
+    const end = (): void => {
+      for (const h of ranks.values()) h.kill();
+      resolve();
+    };
+    s.on('close', end);
+    s.on('error', (e) => opts.log(`coordinator connection: ${e.message}`));
+    channel.onMessage((msg) => {
+      switch (msg.t) {
+        case 'node/welcome':
+          opts.onJoined?.(coordinator);
+          break;
+        case 'node/refused':
+          refused = msg.reason;
+          s.end();
+          break;
+        case 'node/spawn': {
+          const rank = msg.rank;
+          ranks.get(rank)?.kill();
+          ranks.set(
+            rank,
+            startLocalRank(msg.env, {
+              onLine: (line) => channel.send({ t: 'node/log', rank, line }),
+              onExit: (code, signal) => channel.send({ t: 'node/exit', rank, code, signal }),
+            }),
+          );
+          break;
+        }
+        case 'node/kill':
+          ranks.get(msg.rank)?.kill();
+          break;
+        case 'node/bye':
+          s.end();
+          break;
+      }
+    });
+    channel.send({ t: 'node/hello', token: opts.token, pid: process.pid, hostname: os.hostname(), ...opts.hello });
+  });
+  await Promise.all([...ranks.values()].map((h) => h.done));
+  if (refused !== undefined) throw new NodeHostError('NODE_REFUSED', `the coordinator at ${coordinator}:${opts.port} refused this node: ${refused}`);
+}
