@@ -191,6 +191,8 @@ export class NodeServer {
         });
       });
     }
+    // Node order is rank order (launched) or host order (SSH), whatever order they joined in.
+    this.nodes.sort((a, b) => (a.hello.fixedRank ?? a.hello.index ?? 0) - (b.hello.fixedRank ?? b.hello.index ?? 0));
     return this.nodes;
   }
 
