@@ -19,10 +19,12 @@ export function sshdMissingReason(): string | undefined {
 
 export interface SshServer {
   port: number;
+  /** The address sshd listens on and the alias points at (127.0.0.1 unless `listenAddress` was given). */
+  address: string;
   /** Host alias in {@link sshConfigPath} pointing at this server with the client key. */
   alias: string;
   sshConfigPath: string;
-  /** known_hosts holding this server's host key as `[127.0.0.1]:port`. */
+  /** known_hosts holding this server's host key as `[<address>]:port` (`[127.0.0.1]:port` by default). */
   knownHostsPath: string;
   /** The client's private key (authorized on the server). */
   keyPath: string;
@@ -33,6 +35,17 @@ export interface SshServer {
   /** Remote login user (the local user: the server runs here). */
   user: string;
   stop(): Promise<void>;
+}
+
+/** Options of {@link startSshServer}; none given = loopback in this network namespace. */
+export interface SshServerOptions {
+  /**
+   * Network namespace to run sshd in (`ip netns exec <netns> sshd …`; test/support/netns.ts).
+   * Needs `listenAddress`: an address of that namespace reachable from here.
+   */
+  netns?: string;
+  /** Address sshd listens on and the alias / known_hosts use (default 127.0.0.1). */
+  listenAddress?: string;
 }
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
@@ -52,12 +65,25 @@ function keygen(path: string): void {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'commcost-test', '-f', path], { stdio: 'ignore' });
 }
 
-async function waitForBanner(port: number, child: ChildProcess, stderr: () => string, timeoutMs = 10_000): Promise<void> {
+async function waitForBanner(
+  port: number,
+  child: ChildProcess,
+  stderr: () => string,
+  timeoutMs = 10_000,
+  host = '127.0.0.1',
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`sshd exited with ${child.exitCode}: ${stderr()}`);
     const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1');
+      const s = connect(port, host);
+      // Off loopback (a namespace's address) a lost SYN would stall this attempt: retry instead.
+      if (host !== '127.0.0.1') {
+        s.setTimeout(2_000, () => {
+          s.destroy();
+          resolve(false);
+        });
+      }
       s.once('data', (d) => {
         s.destroy();
         resolve(d.toString().startsWith('SSH-'));
@@ -67,17 +93,21 @@ async function waitForBanner(port: number, child: ChildProcess, stderr: () => st
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`sshd did not answer on port ${port}: ${stderr()}`);
+  throw new Error(`sshd did not answer on ${host}:${port}: ${stderr()}`);
 }
 
 /**
- * Starts sshd on 127.0.0.1:<free port> with fresh keys and writes an ssh config alias and a
- * known_hosts for it.
- * @throws Error when sshd is missing or does not come up within 10 s
+ * Starts sshd on 127.0.0.1:<free port> (or `opts.listenAddress`, inside `opts.netns`) with fresh
+ * keys and writes an ssh config alias and a known_hosts for it.
+ * @throws Error when sshd is missing or does not come up within 10 s, or `netns` lacks `listenAddress`
  */
-export async function startSshServer(): Promise<SshServer> {
+export async function startSshServer(opts: SshServerOptions = {}): Promise<SshServer> {
   const missing = sshdMissingReason();
   if (missing) throw new Error(missing);
+  if (opts.netns !== undefined && opts.listenAddress === undefined) {
+    throw new Error('startSshServer: netns needs listenAddress (an address of that namespace reachable from here)');
+  }
+  const address = opts.listenAddress ?? '127.0.0.1';
   const dir = await mkdtemp(join(tmpdir(), 'commcost-sshd-'));
   const hostKey = join(dir, 'host_ed25519');
   const keyPath = join(dir, 'client_ed25519');
@@ -89,7 +119,7 @@ export async function startSshServer(): Promise<SshServer> {
   writeFileSync(
     config,
     [
-      `ListenAddress 127.0.0.1`,
+      `ListenAddress ${address}`,
       `Port ${port}`,
       `HostKey ${hostKey}`,
       `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
@@ -108,11 +138,16 @@ export async function startSshServer(): Promise<SshServer> {
     ].join('\n'),
   );
   mkdirSync('/run/sshd', { recursive: true });
-  const child = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const sshdArgs = ['-D', '-e', '-f', config];
+  // `ip netns exec` execs sshd in place: `child` is sshd itself (stop's SIGTERM reaches it).
+  const child =
+    opts.netns === undefined
+      ? spawn(SSHD, sshdArgs, { stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn('ip', ['netns', 'exec', opts.netns, SSHD, ...sshdArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   try {
-    await waitForBanner(port, child, () => err);
+    await waitForBanner(port, child, () => err, 10_000, address);
   } catch (e) {
     child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
@@ -121,12 +156,13 @@ export async function startSshServer(): Promise<SshServer> {
   const user = userInfo().username;
   const alias = 'commcost-test';
   const sshConfigPath = join(dir, 'ssh_config');
-  writeFileSync(sshConfigPath, `Host ${alias}\n  HostName 127.0.0.1\n  Port ${port}\n  User ${user}\n  IdentityFile ${keyPath}\n`);
+  writeFileSync(sshConfigPath, `Host ${alias}\n  HostName ${address}\n  Port ${port}\n  User ${user}\n  IdentityFile ${keyPath}\n`);
   const hostPublicKey = readFileSync(hostKey + '.pub', 'utf8').split(' ').slice(0, 2).join(' ');
   const knownHostsPath = join(dir, 'known_hosts');
-  writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${hostPublicKey}\n`);
+  writeFileSync(knownHostsPath, `[${address}]:${port} ${hostPublicKey}\n`);
   return {
     port,
+    address,
     alias,
     sshConfigPath,
     knownHostsPath,
@@ -135,7 +171,8 @@ export async function startSshServer(): Promise<SshServer> {
     dir,
     user,
     async stop() {
-      if (child.exitCode === null) {
+      // Not yet exited (an sshd killed by a signal has exitCode null but signalCode set).
+      if (child.exitCode === null && child.signalCode === null) {
         const gone = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
         await gone;
