@@ -20,6 +20,7 @@ import { isLocalTarget, parseTargetSpec } from '../client/hosts';
 import { renderComparisonReport, renderReport, webviewBundleCandidates } from '../client/htmlReport';
 import { checkOutputFile, ensureWritableDir, loadRun, saveRun } from '../client/resultsStore';
 import { runMeasurement } from '../client/runSession';
+import { srunArgsFor, type SlurmOptions } from '../client/slurm';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
 import { deriveVerdict } from '../client/verdict';
 
@@ -74,7 +75,21 @@ export function parseExperiments(text: string): ExperimentId[] {
 }
 
 export interface MeasureFlags {
+  /** The first --host: the coordinator's host (or the Slurm login node with --slurm). */
   host: string;
+  /** Every --host after the first: more hosts in the same run, one agent each. */
+  moreHosts?: string[];
+  /** The address the other hosts reach the first one at (default: discovered). */
+  coordinatorAddress?: string;
+  /** --host is a Slurm login node: the ranks are started with srun. */
+  slurm?: boolean;
+  partition?: string;
+  account?: string;
+  slurmNodes?: number;
+  gpusPerNode?: number;
+  time?: string;
+  srunArg?: string[];
+  srun?: string;
   experiments: ExperimentId[];
   iterations: number;
   warmup: number;
@@ -118,6 +133,18 @@ export function runOptionsFrom(f: MeasureFlags, nccl: string | undefined = ncclP
   return o;
 }
 
+/** The job step the Slurm flags ask for. */
+export function slurmOptionsFrom(f: MeasureFlags): SlurmOptions {
+  return {
+    ...(f.partition !== undefined ? { partition: f.partition } : {}),
+    ...(f.account !== undefined ? { account: f.account } : {}),
+    ...(f.slurmNodes !== undefined ? { nodes: f.slurmNodes } : {}),
+    ...(f.gpusPerNode !== undefined ? { gpusPerNode: f.gpusPerNode } : {}),
+    ...(f.time !== undefined ? { time: f.time } : {}),
+    ...(f.srunArg !== undefined ? { extraArgs: f.srunArg } : {}),
+  };
+}
+
 /** CPUs of this machine (the ranks of a local run are processes here). */
 function localCpuCount(): number {
   return typeof availableParallelism === 'function' ? availableParallelism() : cpus().length;
@@ -136,7 +163,16 @@ export function checkFlags(f: MeasureFlags, cpuCount = localCpuCount()): string[
     throw bad('--json takes one run, and --nccl was given several times', 'each run is saved in --save-dir (the paths are printed); compare saved runs with: commcost report a.json b.json --html out.html');
   }
   // A hostile or malformed host name is refused before anything else happens.
-  if (!isLocalTarget(f.host)) parseTargetSpec(f.host);
+  for (const h of [f.host, ...(f.moreHosts ?? [])]) if (!isLocalTarget(h)) parseTargetSpec(h);
+  const hosts = [f.host, ...(f.moreHosts ?? [])];
+  const again = hosts.filter((h, i) => hosts.indexOf(h) !== i);
+  if (again.length > 0) throw bad(`--host ${again[0]} is given twice`, 'name each host of the run once (one agent per host, one rank per GPU)');
+  if (f.slurm && (f.moreHosts?.length ?? 0) > 0) throw bad('--slurm takes one --host (the login node): srun places the ranks on the compute nodes', 'give the nodes with --slurm-nodes and --gpus-per-node');
+  if (f.slurm && isLocalTarget(f.host)) throw bad('--slurm needs --host <login node> reached over SSH', 'e.g. --host login1 --slurm --partition gpu');
+  const slurmOnly = (['partition', 'account', 'slurmNodes', 'gpusPerNode', 'time', 'srunArg', 'srun'] as const).filter((k) => f[k] !== undefined);
+  if (!f.slurm && slurmOnly.length > 0) throw bad(`${slurmOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply with --slurm`, 'add --slurm (the host is a Slurm login node)');
+  if (f.slurm) srunArgsFor(slurmOptionsFrom(f));
+  if (f.coordinatorAddress !== undefined && (f.moreHosts?.length ?? 0) === 0) throw bad('--coordinator-address only applies to a run over several hosts', 'repeat --host for each host of the run');
   const warnings: string[] = [];
   const twice = libraries.filter((p, i) => libraries.indexOf(p) !== i);
   if (twice.length > 0) warnings.push(`--nccl ${[...new Set(twice)].join(', ')} given more than once: it is measured each time`);
@@ -281,6 +317,9 @@ async function measureOnce(f: MeasureFlags, options: RunOptions, progress: Progr
       {
         target: f.host,
         options,
+        ...(f.moreHosts?.length ? { moreTargets: f.moreHosts } : {}),
+        ...(f.coordinatorAddress ? { coordinatorAddress: f.coordinatorAddress } : {}),
+        ...(f.slurm ? { slurm: { srunArgs: srunArgsFor(slurmOptionsFrom(f)), ...(f.srun ? { srunPath: f.srun } : {}) } } : {}),
         // --node is for remote hosts only (the local agent runs on this Node): see checkFlags.
         ...(f.node && !isLocalTarget(f.host) ? { nodePath: f.node } : {}),
         acceptNewHostKey: f.acceptNewHostKey === true,
@@ -502,7 +541,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('measure')
     .description('run the measurement on a host and print a summary')
-    .option('--host <target>', 'localhost, an ~/.ssh/config alias or user@host[:port]', 'localhost')
+    .option('--host <target>', 'localhost, an ~/.ssh/config alias or user@host[:port]; repeat it for a run over several hosts (one agent each, the coordinator on the first)', collect)
+    .option('--coordinator-address <addr>', 'with several --host: the address the other hosts reach the first at (default: each of its addresses in turn)')
+    .option('--slurm', '--host is a Slurm login node: start the ranks with srun there (one task per GPU)')
+    .option('--partition <name>', 'with --slurm: srun --partition')
+    .option('--account <name>', 'with --slurm: srun --account')
+    .option('--slurm-nodes <n>', 'with --slurm: nodes of the job step (default 1)', intOption('slurm-nodes', { min: 1, max: 1024 }))
+    .option('--gpus-per-node <n>', 'with --slurm: GPUs (= ranks) per node (default 1)', intOption('gpus-per-node', { min: 1, max: 1024 }))
+    .option('--time <limit>', 'with --slurm: srun --time (e.g. 0:10:00)')
+    .option('--srun-arg <arg>', 'with --slurm: one more srun option (repeatable), e.g. --srun-arg=--qos=debug', collect)
+    .option('--srun <path>', 'with --slurm: srun on the login node (default: srun on its PATH)')
     .option('--experiments <list>', `comma-separated, of: ${EXPERIMENT_IDS.join(', ')}`, parseExperiments, [...DEFAULT_RUN_OPTIONS.experiments])
     .option('--iterations <n>', `recorded runs per step (${L.iterations.min}–${L.iterations.max})`, intOption('iterations', L.iterations), DEFAULT_RUN_OPTIONS.iterations)
     .option('--warmup <n>', `unrecorded warmup runs per step (${L.warmup.min}–${L.warmup.max})`, intOption('warmup', L.warmup), DEFAULT_RUN_OPTIONS.warmup)
@@ -524,7 +572,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'after',
       `\nProgress goes to stderr (a bar on a terminal, else one line per finished experiment), the summary to stdout.\nCtrl-C cancels and keeps what was measured (saved, marked partial); again: stop at once; a third time: quit without saving.\n\n${EXIT_HELP}\n`,
     )
-    .action(async (flags: MeasureFlags) => setExit(await measure(flags)));
+    .action(async (flags: Omit<MeasureFlags, 'host'> & { host?: string[] }) => {
+      const [host = 'localhost', ...moreHosts] = flags.host ?? [];
+      setExit(await measure({ ...flags, host, ...(moreHosts.length > 0 ? { moreHosts } : {}) }));
+    });
 
   program
     .command('report')

@@ -8,7 +8,7 @@
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { compareRuns, formatRatio } from '../protocol/compare';
-import { deriveVerdict } from '../client/verdict';
+import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
 export const SIMULATED_BANNER = 'SIMULATED NCCL — these figures are not measurements';
@@ -102,9 +102,26 @@ function variantRows(experiment: string, v: VariantSummary): { rows: string[][];
 }
 
 /**
+ * Field case C5 as a table: one row per combination of the shrink-abort experiment (shrink flag,
+ * the survivors' release of the parent, the excluded rank's) with its outcome on this run's NCCL:
+ * timed (medians, ms), stopped by the hang guard (its message), failed, or not run. Empty when
+ * the run did not plan the experiment. `run` must already be terminal-safe.
+ */
+export function formatShrinkAbortTable(run: RunFile): string[] {
+  const outcomes = shrinkAbortOutcomes(run);
+  if (!outcomes) return [];
+  const rows = [['shrink flag', 'survivors release the parent', 'excluded rank', 'outcome'], ...outcomes.map((o) => [o.flag, o.release, o.excluded, o.text])];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return [
+    `field case C5 (shrink-abort) on NCCL ${run.stamp?.ncclVersion ?? '?'}: after ncclCommShrink drops the last rank, each way to release the parent:`,
+    ...rows.map((r) => `  ${r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  ')}`),
+  ];
+}
+
+/**
  * The whole summary: banner when simulated (first and last line; see isSimulatedRun), header,
- * status, the step table (ms), memory lines, skipped experiments and errors. Every string of the
- * run is made terminal-safe first.
+ * status, the step table (ms), memory lines, skipped experiments, errors, the C5 table when the
+ * run has it, and the verdict. Every string of the run is made terminal-safe first.
  */
 export function formatSummary(untrusted: RunFile): string {
   const simulated = isSimulatedRun(untrusted);
@@ -135,7 +152,11 @@ export function formatSummary(untrusted: RunFile): string {
     const where = Object.entries(e.where).map(([k, v]) => `${k} ${String(v)}`).join(', ');
     out.push(`error ${e.code}${where ? ` (${where})` : ''}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${e.hint ? `\n  hint: ${e.hint}` : ''}`);
   }
-  if (verdict.length > 0) out.push('', 'verdict for this host:', ...verdict.map((l) => `  • ${l.text}`));
+  const c5 = formatShrinkAbortTable(run);
+  if (c5.length > 0) out.push('', ...c5);
+  // The C5 table above already lists each combination; the verdict keeps its overall line.
+  const shown = verdict.filter((l) => !l.id.startsWith('shrink-abort:'));
+  if (shown.length > 0) out.push('', 'verdict for this host:', ...shown.map((l) => `  • ${l.text}`));
   if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
   return out.join('\n') + '\n';
 }

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import type { StepStats } from '../protocol/events';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, type Comparison, type ComparisonData } from '../protocol/compare';
+import { shrinkAbortOutcomes } from './verdict';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
 export class ReportBundleError extends Error {
@@ -91,6 +92,14 @@ function fallbackHtml(run: RunFile): string {
         out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(point)}</td><td>memory</td><td colspan="5">${e((Number(bytes) / 1048576).toFixed(1))} MiB</td></tr>`);
       }
     }
+    out.push('</tbody></table>');
+  }
+  const c5 = shrinkAbortOutcomes(run);
+  if (c5) {
+    out.push(
+      `<h2>Field case C5 on NCCL ${e(s?.ncclVersion ?? '?')}: releasing the parent after ncclCommShrink</h2><table><thead><tr><th>shrink flag</th><th>survivors release the parent</th><th>excluded rank</th><th>outcome</th></tr></thead><tbody>`,
+    );
+    for (const o of c5) out.push(`<tr><td>${e(o.flag)}</td><td>${e(o.release)}</td><td>${e(o.excluded)}</td><td>${e(o.text)}</td></tr>`);
     out.push('</tbody></table>');
   }
   if ((run.skipped ?? []).length > 0) {

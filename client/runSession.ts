@@ -28,6 +28,18 @@ export interface RunRequest {
   knownHostsPath?: string;
   /** Folder holding agent.js and native/ (default: next to the running bundle, see defaultAgentDir). */
   agentDir?: string;
+  /**
+   * More hosts in the same run (one agent each, joined to the coordinator on `target`): ranks
+   * are placed on `target` first, then on these in order.
+   */
+  moreTargets?: string[];
+  /** The address the other hosts reach `target` at (default: discovered: each of its addresses in turn). */
+  coordinatorAddress?: string;
+  /**
+   * `target` is a Slurm login node: the agent there starts the ranks with
+   * `srun <srunArgs> node agent.js rank` (see remote-agent/slurm.ts).
+   */
+  slurm?: { srunArgs: string[]; srunPath?: string };
 }
 
 export interface RunCallbacks {
@@ -121,8 +133,40 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
   };
   cb.onRun(run);
 
-  const target = await resolveTarget(req.target, req.sshConfigPath !== undefined ? { sshConfigPath: req.sshConfigPath } : {});
-  if (signal?.aborted) return cancelledBeforeStart();
+  const started = await startAgentOn(req.target, req, signal, log);
+  if (started === ABORTED) return cancelledBeforeStart();
+  const { agent, session, name } = started;
+  const nodes = new NodeAgents(req, log, cb, () => run, (r) => (run = r));
+  const events: RunCallbacks = {
+    ...cb,
+    onEvent: (ev) => {
+      if (ev.type === 'run/listening') nodes.start(ev, signal, () => agent.send({ type: 'run/cancel' }));
+      cb.onEvent?.(ev);
+    },
+  };
+  try {
+    return await drive(agent, req, events, log, name, () => run, (r) => (run = r), signal, hardStop);
+  } finally {
+    agent.kill();
+    session?.dispose();
+    await nodes.stop();
+  }
+}
+
+/**
+ * Resolves `targetName` and starts an agent there: a local child process, or over SSH after
+ * finding Node and deploying. Everything it opened is released if it does not return an agent.
+ * @returns the agent and its SSH session (undefined for localhost), or ABORTED when `signal` aborted first.
+ * @throws CommcostError as {@link runMeasurement} documents.
+ */
+async function startAgentOn(
+  targetName: string,
+  req: RunRequest,
+  signal: AbortSignal | undefined,
+  log: (line: string) => void,
+): Promise<{ agent: AgentProcess; session: SshSession | undefined; name: string } | typeof ABORTED> {
+  const target = await resolveTarget(targetName, req.sshConfigPath !== undefined ? { sshConfigPath: req.sshConfigPath } : {});
+  if (signal?.aborted) return ABORTED;
   let session: SshSession | undefined;
   let agent: AgentProcess | undefined;
   try {
@@ -131,7 +175,7 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
       agent = spawnLocalAgent(req.agentDir !== undefined ? { agentDir: req.agentDir } : {});
     } else {
       const payload = await collectPayload(req.agentDir ?? defaultAgentDir());
-      if (signal?.aborted) return cancelledBeforeStart();
+      if (signal?.aborted) return ABORTED;
       log(`connecting to ${target.name} (${target.user}@${target.hostname}:${target.port})`);
       const connected = await untilAborted(
         SshSession.connect(target, {
@@ -142,15 +186,15 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
         signal,
         (late) => late.dispose(),
       );
-      if (connected === ABORTED) return cancelledBeforeStart();
+      if (connected === ABORTED) return ABORTED;
       session = connected;
       const node = await untilAborted(findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {}), signal);
-      if (node === ABORTED) return cancelledBeforeStart();
+      if (node === ABORTED) return ABORTED;
       log(`Node ${node.version} at ${node.path} on ${target.name}`);
       const deployed = await untilAborted(deployAgent(session, payload, log), signal);
-      if (deployed === ABORTED) return cancelledBeforeStart();
+      if (deployed === ABORTED) return ABORTED;
       const started = await untilAborted(startSshAgent(session, node.path, deployed.remoteDir), signal, (late) => late.kill());
-      if (started === ABORTED) return cancelledBeforeStart();
+      if (started === ABORTED) return ABORTED;
       agent = started;
     }
   } finally {
@@ -158,11 +202,94 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
     if (agent === undefined) session?.dispose();
   }
 
-  try {
-    return await drive(agent, req, cb, log, target.name, () => run, (r) => (run = r), signal, hardStop);
-  } finally {
-    agent.kill();
-    session?.dispose();
+  return { agent, session, name: target.name };
+}
+
+/**
+ * The agents on the other hosts of a cluster run. Each is started when the coordinator says
+ * where it listens, joins it with `node/join`, and is stopped with the run. A host that cannot
+ * be reached (SSH, deploy, its agent's fatal error) is recorded in the run and cancels it, so
+ * the user learns at once which host failed instead of waiting for the coordinator's deadline.
+ */
+class NodeAgents {
+  private readonly live: { agent: AgentProcess; session: SshSession | undefined; host: string }[] = [];
+  private readonly starting: Promise<void>[] = [];
+  private stopped = false;
+
+  constructor(
+    private readonly req: RunRequest,
+    private readonly log: (line: string) => void,
+    private readonly cb: RunCallbacks,
+    private readonly get: () => RunFile,
+    private readonly set: (r: RunFile) => void,
+  ) {}
+
+  private record(host: string, code: ErrorCode, message: string, hint?: string): void {
+    const entry: RunError = { code, message, where: { host }, fatal: true, ...(hint ? { hint } : {}) };
+    this.set({ ...this.get(), errors: [...this.get().errors, entry] });
+    this.cb.onRun(this.get());
+  }
+
+  start(listening: Extract<AgentEvent, { type: 'run/listening' }>, signal: AbortSignal | undefined, cancelRun: () => void): void {
+    (this.req.moreTargets ?? []).forEach((host, i) => {
+      this.starting.push(this.startOne(host, i + 1, listening, signal, cancelRun));
+    });
+  }
+
+  private async startOne(host: string, index: number, listening: Extract<AgentEvent, { type: 'run/listening' }>, signal: AbortSignal | undefined, cancelRun: () => void): Promise<void> {
+    let started;
+    try {
+      started = await startAgentOn(host, this.req, signal, this.log);
+    } catch (e) {
+      const err = e instanceof CommcostError ? e : new CommcostError('AGENT_EXITED', errorText(e), { where: { host } });
+      this.log(`host ${host} cannot join the run: ${err.message}`);
+      this.record(host, err.code as ErrorCode, `host ${host} cannot join the run: ${err.message}`, err.hint);
+      cancelRun();
+      return;
+    }
+    if (started === ABORTED) return;
+    if (this.stopped) {
+      started.agent.kill();
+      started.session?.dispose();
+      return;
+    }
+    const { agent, session, name } = started;
+    this.live.push({ agent, session, host: name });
+    const coordinator = { addresses: this.req.coordinatorAddress ? [this.req.coordinatorAddress] : listening.addresses, port: listening.port, token: listening.token };
+    let hello = false;
+    agent.onStderr((line) => this.cb.onLog(`[${name}] ${line}`));
+    agent.onLine((line) => {
+      let ev: AgentEvent;
+      try {
+        ev = parseAgentEvent(line);
+      } catch (e) {
+        this.log(`agent on ${name} sent a line this side cannot read: ${errorText(e)}`);
+        return;
+      }
+      if (ev.type === 'agent/hello' && !hello) {
+        hello = true;
+        agent.send({ type: 'node/join', options: this.req.options, index, coordinator });
+      } else if (ev.type === 'node/joined') {
+        this.log(`${name} (${ev.hostname}) joined the coordinator at ${ev.coordinator} with ${ev.slots} rank(s)`);
+      } else if (ev.type === 'run/error') {
+        this.log(`${name}: ${ev.message}${ev.hint ? ` (${ev.hint})` : ''}`);
+        this.record(name, ev.code, `${name}: ${ev.message}`, ev.hint);
+        if (ev.fatal) cancelRun();
+      }
+    });
+  }
+
+  /** Ends every node agent: stdin EOF (it kills its ranks), then kill after a grace period. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.starting);
+    await Promise.all(
+      this.live.map(async ({ agent, session }) => {
+        agent.closeInput();
+        if ((await Promise.race([agent.exited, delay(EXIT_GRACE_MS)])) === 'timeout') agent.kill();
+        session?.dispose();
+      }),
+    );
   }
 }
 
@@ -224,7 +351,13 @@ async function drive(
       log(`agent ${ev.agentVersion} (pid ${ev.pid}) on ${host}`);
       // A cancel that came before the hello: the run is never started.
       if (!cancelRequested) {
-        agent.send({ type: 'run/start', options: req.options });
+        const more = req.moreTargets?.length ?? 0;
+        agent.send({
+          type: 'run/start',
+          options: req.options,
+          ...(more > 0 ? { cluster: { nodes: more + 1, ...(req.coordinatorAddress ? { coordinatorAddress: req.coordinatorAddress } : {}) } } : {}),
+          ...(req.slurm ? { slurm: req.slurm } : {}),
+        });
         startSent = true;
       }
     }

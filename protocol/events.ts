@@ -28,9 +28,11 @@ export const EXPERIMENT_IDS = [
   'suspend',
   'c10d',
   // Field cases (shared/cases): C2 (memory of K groups by splitShare); C4 and C6, each with one
-  // variant expected to be stopped by the hang guard.
+  // variant expected to be stopped by the hang guard; C5 (ways to release a shrunk parent), whose
+  // combinations either complete or are stopped by the hang guard, depending on the NCCL.
   'split-share',
   'split-subset',
+  'shrink-abort',
   'init-abort',
 ] as const;
 export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
@@ -110,6 +112,18 @@ export interface StartCommand {
    * `nodes - 1` more agents to join (see {@link JoinCommand}); it answers `run/listening`.
    */
   cluster?: ClusterSpec;
+  /**
+   * This agent runs on a Slurm login node: it starts the run with
+   * `srun <srunArgs> node agent.js rank` and relays rank 0's lines (remote-agent/slurm.ts).
+   */
+  slurm?: SlurmSpec;
+}
+/** How the agent on a Slurm login node starts the ranks. */
+export interface SlurmSpec {
+  /** srun options, one per element (e.g. "--partition=gpu", "--nodes=2"); never passed through a shell. */
+  srunArgs: string[];
+  /** srun on the login node (default: `srun` on PATH). */
+  srunPath?: string;
 }
 /** Several hosts in one run (one agent per host, the coordinator on the first). */
 export interface ClusterSpec {
@@ -544,6 +558,12 @@ export function parseHostCommand(line: string): HostCommand {
     const c = value.cluster;
     if (!isRecord(c) || !Number.isInteger(c.nodes) || (c.nodes as number) < 1 || (c.nodes as number) > 64 || (c.coordinatorAddress !== undefined && !isStr(c.coordinatorAddress))) {
       throw new ProtocolError('run/start "cluster" must give "nodes" (1–64) and optionally "coordinatorAddress"', line);
+    }
+  }
+  if (value.type === 'run/start' && value.slurm !== undefined) {
+    const sl = value.slurm;
+    if (!isRecord(sl) || !Array.isArray(sl.srunArgs) || !sl.srunArgs.every(isStr) || (sl.srunPath !== undefined && !isStr(sl.srunPath))) {
+      throw new ProtocolError('run/start "slurm" must give "srunArgs" (strings) and optionally "srunPath"', line);
     }
   }
   if (value.type === 'node/join') {

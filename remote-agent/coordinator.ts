@@ -33,7 +33,7 @@ import { BarrierServer } from './barrierServer';
 import { LineChannel } from './lineChannel';
 import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
-import { hostAddresses, NodeServer, placeRanks, runNodeHost, startLocalRank, type RankHandle, type RankPlace } from './nodes';
+import { hostAddresses, NODE_SILENCE_MS, NodeServer, placeRanks, runNodeHost, startLocalRank, type RankHandle, type RankPlace } from './nodes';
 import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
 import { combineRanks, summarize } from './stats';
 
@@ -186,7 +186,7 @@ export class Coordinator {
     const skipped: { experiment: ExperimentId; reason: string }[] = [];
     const skippedVariants: { experiment: ExperimentId; variant: string; reason: string }[] = [];
     for (const id of options.experiments) {
-      const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options });
+      const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options, ...(cluster ? { nodeOfRank: cluster.places.map((pl) => pl.node) } : {}) });
       const module = CATALOGUE[id];
       for (const v of module.skippedVariants?.() ?? []) skippedVariants.push({ experiment: id, ...v });
       if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
@@ -527,7 +527,8 @@ class RankSession {
     };
     // The simulated NCCL's rendezvous must be reachable from the other nodes too.
     if (place && this.info.simulated) env.COMMCOST_SIM_ADDR = this.cluster!.server.reachableAddress(place.node);
-    const where = place ? ` on ${this.cluster!.nodes[place.node]!.hostname}` : '';
+    const node = place ? this.cluster!.nodes[place.node]! : undefined;
+    const where = node ? ` on ${node.hostname} (${node.address})` : '';
     const callbacks = {
       onLine: (line: string) => this.log(`[rank ${rank}] ${line}`),
       onExit: (code: number | null, signal: string | null) => {
@@ -578,6 +579,7 @@ class RankSession {
           barrierHost: this.coordinatorHostFor(msg.rank),
           ncclPath: this.info.ncclPath,
           cudaPath: this.info.cudaPath,
+          ...(this.cluster ? { nodeOfRank: this.cluster.places.map((p) => p.node) } : {}),
         });
         return;
       }
@@ -730,9 +732,14 @@ class RankSession {
         }
       }
       const stuckRank = [...Array(this.ranks).keys()].find((r) => !this.current.has(r)) ?? rank;
+      // Over several nodes, a silent node explains a hang better than its ranks do.
+      const silent = (this.cluster?.server.silentNodes(2 * 1000) ?? []).map(({ node, silentMs }) => {
+        const n = this.cluster!.nodes[node]!;
+        return `node ${node} (${n.hostname} at ${n.address}, ranks ${n.ranks.join(', ')}) has not been heard from for ${(silentMs / 1000).toFixed(1)} s: its link may be cut`;
+      });
       this.fail({
         code: 'TIMEOUT',
-        message: `timed out at ${op.experiment} ${op.variant} iteration ${op.iteration}, step ${op.op} on rank ${stuckRank}: ${parts.join('; ')}`,
+        message: `timed out at ${op.experiment} ${op.variant} iteration ${op.iteration}, step ${op.op} on rank ${stuckRank}: ${[...silent, ...parts].join('; ')}`,
         hint: `every rank must make the same NCCL calls; the deadline was ${this.options.deadlineSeconds} s (commcost.deadlineSeconds / --deadline)`,
         where: { rank: stuckRank, experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op },
       });
@@ -748,7 +755,15 @@ class RankSession {
     const timer = setTimeout(() => {
       for (const c of this.children) c.kill();
     }, grace);
-    await Promise.all(this.children.map((c) => c.done));
+    // A rank on a node whose link is cut never reports its exit: the node counts as lost after
+    // NODE_SILENCE_MS (and kills its ranks itself); never wait longer than that.
+    let waited: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([
+      Promise.all(this.children.map((c) => c.done)).then(() => true),
+      new Promise<false>((r) => (waited = setTimeout(() => r(false), grace + NODE_SILENCE_MS + 5000))),
+    ]);
+    clearTimeout(waited);
+    if (!settled) this.log(`ranks ${this.children.map((c, r) => (c.exited ? -1 : r)).filter((r) => r >= 0).join(', ')} did not report their exit: their node is unreachable`);
     clearTimeout(timer);
     this.barrier.close();
     this.control.close();

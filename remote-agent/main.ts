@@ -3,7 +3,8 @@
  *
  *   node agent.js          coordinator: reads HostCommand lines on stdin, writes AgentEvent
  *                          lines on stdout (and nothing else), logs on stderr. A `run/start`
- *                          measures; a `node/join` makes this host a node of another host's run.
+ *                          measures (on a Slurm login node: through srun, see slurm.ts); a
+ *                          `node/join` makes this host a node of another host's run.
  *   node agent.js rank     with COMMCOST_COORDINATOR set: a rank process (started by a node).
  *                          Otherwise: one process of a launcher (srun, mpirun, torchrun; see
  *                          launched.ts): rank 0 coordinates, the others are its nodes.
@@ -18,6 +19,7 @@ import { launchedMain } from './launched';
 import { onLines } from './lineChannel';
 import { NodeHostError, runNodeHost } from './nodes';
 import { runRank } from './rank';
+import { relayThroughSrun, type SlurmRelay } from './slurm';
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -32,13 +34,17 @@ function coordinatorMain(): void {
   emit({ type: 'agent/hello', protocolVersion: PROTOCOL_VERSION, agentVersion: COMMCOST_VERSION, pid: process.pid });
 
   let coordinator: Coordinator | undefined;
+  let relay: SlurmRelay | undefined;
   let running: Promise<void> | undefined;
   const finish = (code: number): void => {
     // Let stdout drain before exiting.
     process.stdout.write('', () => process.exit(code));
   };
   const stop = (reason: string): void => {
-    if (coordinator && running) {
+    if (relay && running) {
+      relay.cancel(reason);
+      void running.then(() => finish(0));
+    } else if (coordinator && running) {
       coordinator.cancel(reason);
       void running.then(() => finish(0));
     } else {
@@ -65,11 +71,17 @@ function coordinatorMain(): void {
         running = joinAsNode(cmd, emit).then((code) => finish(code));
         return;
       }
+      if (cmd.slurm) {
+        relay = relayThroughSrun(cmd.options, cmd.slurm, (line) => process.stdout.write(line), log);
+        running = relay.done.then(() => finish(0));
+        return;
+      }
       const cluster = cmd.cluster && cmd.cluster.nodes > 1 ? { kind: 'ssh' as const, nodes: cmd.cluster.nodes, coordinatorAddress: cmd.cluster.coordinatorAddress } : undefined;
       coordinator = new Coordinator(emit, log, cluster);
       running = coordinator.run(cmd.options).then(() => finish(0));
     } else if (cmd.type === 'run/cancel') {
-      if (coordinator) coordinator.cancel('cancelled by the user');
+      if (relay) relay.cancel('cancelled by the user');
+      else if (coordinator) coordinator.cancel('cancelled by the user');
     }
   });
   process.stdin.on('end', () => stop('stdin closed (host went away)'));

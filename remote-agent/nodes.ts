@@ -17,6 +17,15 @@ import type { CoordinatorToNode, NodeToCoordinator } from './rankWire';
 
 type Log = (line: string) => void;
 
+/**
+ * Either side of a node connection that hears nothing from the other for this long takes the
+ * link as cut: the node kills its ranks and ends, the coordinator counts the node lost. A cut
+ * link sends no reset, so without this a node would keep its ranks until TCP gives up
+ * (minutes). Override with COMMCOST_NODE_SILENCE_MS. ms.
+ */
+export const NODE_SILENCE_MS = Number(process.env.COMMCOST_NODE_SILENCE_MS) > 0 ? Number(process.env.COMMCOST_NODE_SILENCE_MS) : 10_000;
+const PING_MS = 1_000;
+
 /** A rank process as the rank session sees it, wherever it runs. */
 export interface RankHandle {
   /** Ends it now (SIGKILL). Safe to call again or after it ended. */
@@ -155,8 +164,22 @@ export class NodeServer {
   private readonly exitHandlers = new Map<string, RankCallbacks>();
   private lostHandler: ((node: JoinedNode) => void) | undefined;
   private closed = false;
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly lastHeard = new Map<JoinedNode, number>();
 
-  constructor(private readonly opts: NodeServerOptions) {}
+  constructor(private readonly opts: NodeServerOptions) {
+    this.heartbeat = setInterval(() => {
+      const now = Date.now();
+      for (const n of this.nodes) {
+        n.channel.send({ t: 'node/ping' });
+        if (now - (this.lastHeard.get(n) ?? now) > NODE_SILENCE_MS && !n.socket.destroyed) {
+          this.opts.log(`node ${n.hello.hostname} (${n.address}) silent for ${NODE_SILENCE_MS / 1000} s: taken as lost`);
+          n.socket.destroy();
+        }
+      }
+    }, PING_MS);
+    this.heartbeat.unref();
+  }
 
   /** Starts listening. @returns the port. @throws Error when the port is taken. */
   async listen(): Promise<number> {
@@ -196,6 +219,12 @@ export class NodeServer {
     return this.nodes;
   }
 
+  /** Nodes not heard from (heartbeat) for more than `ms`, with how long, ms. */
+  silentNodes(ms: number): { node: number; silentMs: number }[] {
+    const now = Date.now();
+    return this.nodes.map((n, node) => ({ node, silentMs: now - (this.lastHeard.get(n) ?? now) })).filter((x) => x.silentMs > ms);
+  }
+
   /** Called when a node's connection closes before the run ends. */
   onLost(handler: (node: JoinedNode) => void): void {
     this.lostHandler = handler;
@@ -232,6 +261,7 @@ export class NodeServer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.heartbeat);
     for (const n of this.nodes) {
       n.channel.send({ t: 'node/bye' });
       n.socket.end();
@@ -266,12 +296,15 @@ export class NodeServer {
         }
         joined = { hello: msg, address: plainAddress(socket.remoteAddress), coordinatorAddress: plainAddress(socket.localAddress), channel, socket };
         this.nodes.push(joined);
+        this.lastHeard.set(joined, Date.now());
         this.opts.log(`node ${this.nodes.length - 1}: ${msg.hostname} at ${joined.address}, ${msg.slots} rank(s)${msg.fixedRank !== undefined ? ` (rank ${msg.fixedRank})` : ''}`);
         channel.send({ t: 'node/welcome' });
         for (const w of this.waiters.splice(0)) w();
         return;
       }
       if (!joined) return;
+      this.lastHeard.set(joined, Date.now());
+      if (msg.t === 'node/pong') return;
       const index = this.nodes.indexOf(joined);
       const handler = this.exitHandlers.get(`${index}|${msg.rank}`);
       if (msg.t === 'node/log') handler?.onLine(msg.line);
@@ -382,15 +415,27 @@ export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
   const ranks = new Map<number, RankHandle>();
   const channel = new LineChannel<NodeToCoordinator, CoordinatorToNode>(s, s, (line) => opts.log(`bad line from the coordinator: ${line.slice(0, 200)}`));
   let refused: string | undefined;
+  let heard = Date.now();
+  const watch = setInterval(() => {
+    if (Date.now() - heard > NODE_SILENCE_MS) {
+      opts.log(`the coordinator at ${coordinator} has been silent for ${NODE_SILENCE_MS / 1000} s: the link is taken as cut; this node's ranks are killed`);
+      s.destroy();
+    }
+  }, PING_MS);
   await new Promise<void>((resolve) => {
     const end = (): void => {
+      clearInterval(watch);
       for (const h of ranks.values()) h.kill();
       resolve();
     };
     s.on('close', end);
     s.on('error', (e) => opts.log(`coordinator connection: ${e.message}`));
     channel.onMessage((msg) => {
+      heard = Date.now();
       switch (msg.t) {
+        case 'node/ping':
+          channel.send({ t: 'node/pong' });
+          break;
         case 'node/welcome':
           opts.onJoined?.(coordinator);
           break;

@@ -45,6 +45,7 @@ export function rankIdentityFromEnv(env: NodeJS.ProcessEnv): RankIdentity {
 class RankRunner implements RankContext {
   readonly native: NativeBinding;
   options!: RankContext['options'];
+  nodeOfRank?: number[];
   private gen = 0;
   private idKey = 0;
   private readonly idWaiters = new Map<number, (id: Buffer) => void>();
@@ -244,6 +245,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
     try {
       runner = new RankRunner(id, channel);
       runner.options = { ...DEFAULT_RUN_OPTIONS, ...msg.options } as RankContext['options'];
+      if (msg.nodeOfRank) runner.nodeOfRank = msg.nodeOfRank;
       runner.native.load({ ncclPath: msg.ncclPath, cudaPath: msg.cudaPath });
       const bufferBytes = Math.max(runner.options.firstCollectiveBytes, runner.options.steadyBytes);
       const cuda = await runner.native.initDevice(id.localRank, bufferBytes);

@@ -12,7 +12,7 @@ export interface RankWork {
 }
 
 export type CoordinatorToRank =
-  | { t: 'start'; options: RunOptions; work: RankWork[]; barrierPort: number; barrierHost: string; ncclPath: string; cudaPath: string }
+  | { t: 'start'; options: RunOptions; work: RankWork[]; barrierPort: number; barrierHost: string; ncclPath: string; cudaPath: string; nodeOfRank?: number[] }
   | { t: 'id'; key: number; id: string }
   | { t: 'abort' }
   | { t: 'exit' };
@@ -71,6 +71,7 @@ export type NodeToCoordinator =
       ncclVersion: string;
       simulated: boolean;
     }
+  | { t: 'node/pong' }
   | { t: 'node/exit'; rank: number; code: number | null; signal: string | null }
   | { t: 'node/log'; rank: number; line: string };
 
@@ -80,4 +81,6 @@ export type CoordinatorToNode =
   /** Start rank `rank` with these variables added (COMMCOST_RANK, COMMCOST_COORDINATOR, …). */
   | { t: 'node/spawn'; rank: number; env: Record<string, string> }
   | { t: 'node/kill'; rank: number }
+  /** Heartbeat, every second: a node that hears none for NODE_SILENCE_MS kills its ranks and ends. */
+  | { t: 'node/ping' }
   | { t: 'node/bye' };

@@ -8,8 +8,9 @@
  * - One process = one rank = one device. Device memory is a counter per process: cuMemAlloc and
  *   communicators (COMMCOST_SIM_COMM_BYTES at creation, COMMCOST_SIM_CONNECT_BYTES at the first
  *   collective) consume it; cuMemGetInfo reports it.
- * - ncclGetUniqueId starts (once per process) a rendezvous server on 127.0.0.1:<ephemeral> and
- *   writes its address and a random 64-bit communicator tag into the 128-byte id.
+ * - ncclGetUniqueId starts (once per process) a rendezvous server on 127.0.0.1:<ephemeral> (or
+ *   on COMMCOST_SIM_ADDR:<ephemeral>) and writes its address and a random 64-bit communicator tag
+ *   into the 128-byte id.
  * - Init, split, allreduce and finalize are rendezvous: each rank connects to the server, sends
  *   (tag, seq, nranks, rank, payload) and blocks until all nranks have arrived for that (tag, seq);
  *   then every rank gets all payloads back. A rank that never calls blocks the others forever.
@@ -37,7 +38,12 @@
  *   between (not run); cuGraphInstantiateWithFlags costs COMMCOST_SIM_GRAPH_MS; cuGraphLaunch
  *   enqueues the recorded ops again (each launch is a new rendezvous).
  *
- * Environment (read once, at first use): COMMCOST_SIM_VERSION, COMMCOST_SIM_GPUS,
+ * Environment (read once, at first use): COMMCOST_SIM_ADDR (IPv4 dotted address, e.g. 10.1.2.3:
+ * the rendezvous server binds to it and the unique id carries it, so ranks on other hosts or in
+ * other network namespaces can reach it; unset or empty = 127.0.0.1 as before; a value that is
+ * not a unicast IPv4 address, or not an address of this host (bind: EADDRNOTAVAIL), fails
+ * ncclGetUniqueId with ncclInvalidArgument and a lastError naming the variable and the value),
+ * COMMCOST_SIM_VERSION, COMMCOST_SIM_GPUS,
  * COMMCOST_SIM_COMM_BYTES, COMMCOST_SIM_CONNECT_BYTES, COMMCOST_SIM_INIT_MS, COMMCOST_SIM_SPLIT_MS,
  * COMMCOST_SIM_CONNECT_MS, COMMCOST_SIM_BW_GBPS, COMMCOST_SIM_FINALIZE_MS, COMMCOST_SIM_DESTROY_MS,
  * COMMCOST_SIM_ABORT_MS, COMMCOST_SIM_UNIQUEID_MS, COMMCOST_SIM_CUINIT_MS, COMMCOST_SIM_JITTER,
@@ -51,6 +57,17 @@
  * NCCL_RUNTIME_CONNECT (0 = connect inside creation), splitShare (config) and
  * NCCL_COMM_SPLIT_SHARE_RESOURCES (split children then take no memory and reuse the parent's
  * connections),
+ * COMMCOST_SIM_DESTROY_BARRIER_VERSION (23102, i.e. 2.31.2; field case C5, pytorch/pytorch#194679:
+ * when COMMCOST_SIM_VERSION is at least this, ncclCommDestroy of a communicator this rank shrank
+ * with NCCL_SHRINK_ABORT waits until every rank of it has called ncclCommDestroy on it, the
+ * intra-node barrier NCCL 2.31.2 reportedly added to destroy and that ncclCommAbort skips: the
+ * survivors block forever when the excluded rank aborts the parent or never releases it. To be
+ * counted, every ncclCommDestroy of a multi-rank communicator then announces itself to that
+ * barrier without waiting. Nothing else waits there; below this version destroy stays local),
+ * COMMCOST_SIM_ALGO_REFUSED (a NCCL_ALGO value, e.g. Tree: while NCCL_ALGO is exactly that,
+ * ncclAllReduce fails with ncclInvalidUsage and NCCL's text "no algorithm/protocol available ...",
+ * as NCCL does when the algorithms it may use cannot run the collective; unset: NCCL_ALGO is
+ * accepted and changes nothing in the simulated costs),
  * COMMCOST_SIM_HANG="<fn>:<rank>", COMMCOST_SIM_FAIL="<fn>:<rank>" (every nccl* function that takes
  * a communicator or creates one; <rank> is the rank in the parent, or in the new communicator for
  * init and grow).
@@ -104,8 +121,12 @@ typedef struct {
   double initMs, splitMs, connectMs, bwGBps, finalizeMs, destroyMs, abortMs, uniqueIdMs, cuInitMs, jitter;
   double shrinkMs, growMs, revokeMs, registerMs, regFirstMs, windowMs, windowDeregMs, memAllocMs;
   double suspendMs, resumeMs, graphMs;
+  int destroyBarrierVersion; /* COMMCOST_SIM_DESTROY_BARRIER_VERSION (C5) */
+  char algoRefused[64];      /* COMMCOST_SIM_ALGO_REFUSED: refuse allreduce while NCCL_ALGO is this */
   char hangFn[64]; int hangRank;
   char failFn[64]; int failRank;
+  /* COMMCOST_SIM_ADDR: rendezvous address (network order); addrError != "" when the value is bad. */
+  uint32_t addr; int addrSet; char addrText[64]; char addrError[160];
 } SimSettings;
 
 static SimSettings S;
@@ -128,6 +149,30 @@ static void parseHook(const char* name, char* fn, size_t fnLen, int* rank) {
   if (n >= fnLen) n = fnLen - 1;
   memcpy(fn, v, n); fn[n] = 0;
   *rank = colon ? atoi(colon + 1) : -1; /* -1: every rank */
+}
+
+/* COMMCOST_SIM_ADDR: unset or empty = loopback; else a unicast IPv4 dotted address (inet_pton). */
+static void parseAddr(void) {
+  const char* v = getenv("COMMCOST_SIM_ADDR");
+  S.addr = htonl(INADDR_LOOPBACK);
+  S.addrSet = 0; S.addrText[0] = 0; S.addrError[0] = 0;
+  if (!v || !*v) return;
+  S.addrSet = 1;
+  if (strlen(v) < 48) snprintf(S.addrText, sizeof S.addrText, "%s", v);
+  else snprintf(S.addrText, sizeof S.addrText, "%.40s...", v); /* quoted in errors: keep it short */
+  struct in_addr a;
+  if (inet_pton(AF_INET, v, &a) != 1) {
+    snprintf(S.addrError, sizeof S.addrError, "COMMCOST_SIM_ADDR=\"%s\" is not an IPv4 dotted address (e.g. 10.0.0.2)",
+             S.addrText);
+    return;
+  }
+  uint32_t h = ntohl(a.s_addr);
+  if (h == INADDR_ANY || h == INADDR_BROADCAST || (h >> 28) == 0xe) {
+    snprintf(S.addrError, sizeof S.addrError,
+             "COMMCOST_SIM_ADDR=\"%s\" is not a unicast address the other ranks can connect to", S.addrText);
+    return;
+  }
+  S.addr = a.s_addr;
 }
 
 static void loadSettings(void) {
@@ -160,11 +205,17 @@ static void loadSettings(void) {
   S.suspendMs = envNum("COMMCOST_SIM_SUSPEND_MS", 1);
   S.resumeMs = envNum("COMMCOST_SIM_RESUME_MS", 5);
   S.graphMs = envNum("COMMCOST_SIM_GRAPH_MS", 0.3);
+  S.destroyBarrierVersion = (int)envNum("COMMCOST_SIM_DESTROY_BARRIER_VERSION", 23102);
+  {
+    const char* refused = getenv("COMMCOST_SIM_ALGO_REFUSED");
+    snprintf(S.algoRefused, sizeof S.algoRefused, "%s", refused ? refused : "");
+  }
   {
     const char* rc = getenv("NCCL_RUNTIME_CONNECT");
     /* Runtime (lazy) connect exists from 2.22; NCCL_RUNTIME_CONNECT=0 turns it off. */
     S.runtimeConnect = S.version >= 22200 && !(rc && strcmp(rc, "0") == 0);
   }
+  parseAddr();
   parseHook("COMMCOST_SIM_HANG", S.hangFn, sizeof S.hangFn, &S.hangRank);
   parseHook("COMMCOST_SIM_FAIL", S.failFn, sizeof S.failFn, &S.failRank);
   srand((unsigned)(getpid() ^ time(NULL)));
@@ -520,15 +571,17 @@ static void* acceptThread(void* arg) {
   return NULL;
 }
 
-static int ensureServer(void) {
+/* Starts the server once per process on addr (network order):<ephemeral>; on failure *err = errno. */
+static int ensureServer(uint32_t addr, int* err) {
   pthread_mutex_lock(&serverLock);
   int ok = serverFd >= 0;
+  *err = 0;
   if (!ok) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_addr.s_addr = addr;
     a.sin_port = 0;
     socklen_t len = sizeof a;
     if (fd >= 0 && bind(fd, (struct sockaddr*)&a, sizeof a) == 0 && listen(fd, 1024) == 0 &&
@@ -536,14 +589,17 @@ static int ensureServer(void) {
       pthread_t t;
       serverFd = fd;
       serverPort = ntohs(a.sin_port);
-      if (pthread_create(&t, NULL, acceptThread, NULL) == 0) {
+      int rc = pthread_create(&t, NULL, acceptThread, NULL);
+      if (rc == 0) {
         pthread_detach(t);
         ok = 1;
       } else {
+        *err = rc;
         close(fd); serverFd = -1;
       }
-    } else if (fd >= 0) {
-      close(fd);
+    } else {
+      *err = errno;
+      if (fd >= 0) close(fd);
     }
   }
   pthread_mutex_unlock(&serverLock);
@@ -569,6 +625,7 @@ struct SimComm {
   pthread_mutex_t lock; /* guards everything below */
   int dead, revoked, abortFlag, suspended, connected;
   int splitShare; /* children of ncclCommSplit share this communicator's resources */
+  int shrunkWithAbort; /* this rank made a child of it with ncclCommShrink(NCCL_SHRINK_ABORT) */
   double revokeUntil; /* nowMs() when a revoke is quiet */
   ncclResult_t asyncError; /* ncclInProgress while a non-blocking init runs */
   unsigned long long chargedBytes, connectCharged, suspendedBytes;
@@ -1007,12 +1064,24 @@ EXPORT const char* ncclGetLastError(ncclComm_t comm) {
 
 EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   if (!id) return ncclInvalidArgument;
-  sleepMs(jittered(settings()->uniqueIdMs));
-  if (!ensureServer()) { setLastError("ncclGetUniqueId: cannot start the rendezvous server"); return ncclSystemError; }
+  const SimSettings* st = settings();
+  if (st->addrError[0]) { setLastError("ncclGetUniqueId: %s", st->addrError); return ncclInvalidArgument; }
+  sleepMs(jittered(st->uniqueIdMs));
+  int err = 0;
+  if (!ensureServer(st->addr, &err)) {
+    if (!st->addrSet) {
+      setLastError("ncclGetUniqueId: cannot start the rendezvous server: %s", strerror(err));
+      return ncclSystemError;
+    }
+    /* EADDRNOTAVAIL: no interface of this host (namespace) has that address: the value is wrong. */
+    setLastError("ncclGetUniqueId: cannot start the rendezvous server on COMMCOST_SIM_ADDR=\"%s\": %s", st->addrText,
+                 strerror(err));
+    return err == EADDRNOTAVAIL ? ncclInvalidArgument : ncclSystemError;
+  }
   IdLayout l;
   memset(&l, 0, sizeof l);
   l.magic = ID_MAGIC;
-  l.addr = htonl(INADDR_LOOPBACK);
+  l.addr = st->addr;
   l.port = serverPort;
   l.tag = random64();
   memset(id, 0, sizeof *id);
@@ -1195,6 +1264,11 @@ EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int e
   ncclComm_t c = newComm(comm->addr, comm->port, tag, n, newRank, blocking);
   if (!c) return ncclSystemError;
   if ((r = chargeCreation(c, settings()->shrinkMs + extra, fn)) != ncclSuccess) return r;
+  if (shrinkFlags == 1) {
+    pthread_mutex_lock(&comm->lock);
+    comm->shrunkWithAbort = 1;
+    pthread_mutex_unlock(&comm->lock);
+  }
   *newcomm = c;
   return blocking ? ncclSuccess : ncclInProgress;
 }
@@ -1438,6 +1512,14 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
   if (async != ncclSuccess) { setLastError("%s: communicator has an asynchronous error %d", fn, async); return async; }
   if (failHook(fn, comm->rank)) return ncclInternalError;
   if (hangHook(fn, comm->rank, comm)) return ncclRemoteError;
+  {
+    const char* algo = getenv("NCCL_ALGO");
+    if (settings()->algoRefused[0] && algo && strcmp(algo, settings()->algoRefused) == 0) {
+      setLastError("Error : no algorithm/protocol available for function AllReduce with datatype %s. NCCL_ALGO was set to %s.",
+                   datatype == 7 ? "ncclFloat32" : "this datatype", algo);
+      return ncclInvalidUsage;
+    }
+  }
   double bytes = (double)count * (double)typeSize(datatype);
   ncclResult_t r = ncclSuccess;
   pthread_mutex_lock(&streamLock);
@@ -1492,6 +1574,26 @@ static void releaseComm(ncclComm_t comm) {
   memRelease(b);
 }
 
+/* The destroy barrier of field case C5 (COMMCOST_SIM_DESTROY_BARRIER_VERSION): one rendezvous
+ * per communicator on a tag derived from its own, which every rank's ncclCommDestroy joins. */
+static uint64_t destroyTag(ncclComm_t c) { return mix64(c->tag ^ 0x4453545259000000ULL); }
+
+/* Counts this rank at the destroy barrier without waiting for the others (best effort). */
+static void announceDestroy(ncclComm_t c) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET; a.sin_addr.s_addr = c->addr; a.sin_port = htons(c->port);
+  if (connect(fd, (struct sockaddr*)&a, sizeof a) == 0) {
+    RvHeader h;
+    memset(&h, 0, sizeof h);
+    h.tag = destroyTag(c); h.seq = 0; h.nranks = (uint32_t)c->nranks; h.rank = (uint32_t)c->rank;
+    (void)writeAll(fd, &h, sizeof h);
+  }
+  close(fd);
+}
+
 EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   const char* fn = "ncclCommDestroy";
   if (!comm) return ncclSuccess;
@@ -1499,6 +1601,17 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   ncclResult_t r = hooks(fn, comm->rank, comm);
   if (r != ncclSuccess) return r;
   waitCommDrained(comm);
+  if (settings()->version >= settings()->destroyBarrierVersion && comm->nranks > 1) {
+    pthread_mutex_lock(&comm->lock);
+    int wait = comm->shrunkWithAbort;
+    pthread_mutex_unlock(&comm->lock);
+    if (!wait) {
+      announceDestroy(comm);
+    } else {
+      r = rendezvous(comm->addr, comm->port, destroyTag(comm), 0, comm->nranks, comm->rank, NULL, 0, NULL, comm, fn);
+      if (r != ncclSuccess) return r;
+    }
+  }
   sleepMs(jittered(settings()->destroyMs));
   releaseComm(comm);
   return ncclSuccess;

@@ -13,6 +13,7 @@ import { poolExperiment } from './pool';
 import { registrationExperiment } from './registration';
 import { revokeExperiment } from './revoke';
 import { shrinkExperiment } from './shrink';
+import { shrinkAbortExperiment } from './shrinkAbort';
 import { splitExperiment } from './split';
 import { splitShareExperiment } from './splitShare';
 import { splitSubsetExperiment } from './splitSubset';
@@ -34,5 +35,6 @@ export const CATALOGUE: Record<ExperimentId, ExperimentModule<any>> = {
   c10d: c10dExperiment,
   'split-share': splitShareExperiment,
   'split-subset': splitSubsetExperiment,
+  'shrink-abort': shrinkAbortExperiment,
   'init-abort': initAbortExperiment,
 };

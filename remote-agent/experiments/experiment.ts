@@ -12,6 +12,8 @@ export const BLOCKING: CommConfig = { blocking: 1 };
 /** What the coordinator knows when it plans. */
 export interface PlanContext {
   ranks: number;
+  /** Multi-node runs: the node index of each rank (rank order); absent on one host. */
+  nodeOfRank?: number[];
   ncclVersionCode: number;
   symbols: Record<string, boolean>;
   options: RunOptions;
@@ -21,6 +23,8 @@ export interface PlanContext {
 export interface RankContext {
   readonly rank: number;
   readonly worldSize: number;
+  /** Multi-node runs: the node index of each rank (rank order); absent on one host. */
+  readonly nodeOfRank?: number[];
   readonly options: Required<Pick<RunOptions, 'firstCollectiveBytes' | 'steadyBytes'>> & RunOptions;
   readonly native: NativeBinding;
   /**

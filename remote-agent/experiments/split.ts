@@ -2,15 +2,46 @@
  * split: ncclCommSplit of a warm parent, with the parent's splitShare 0 and 1, into halves
  * (color = rank < n/2) and, because 2 GPUs make halves of single ranks, into one child of the
  * same shape (every rank the same color); then the first collective on the child.
+ * Over several nodes with several ranks each, also by topology: intra-node (color = node: each
+ * child stays on one node, NVLink) and inter-node (color = the rank's position on its node:
+ * each child has one rank per node, so every link crosses the network).
  */
 import type { VariantPlan } from '../../protocol/events';
 import { creationSteps, needsNccl, needsRanks, warmCommunicator, type ExperimentModule } from './experiment';
 
-type Shape = 'halves' | 'whole';
+type Shape = 'halves' | 'whole' | 'intra-node' | 'inter-node';
+const SHAPES: readonly Shape[] = ['halves', 'whole', 'intra-node', 'inter-node'];
 
 function parseVariant(variant: string): { shape: Shape; splitShare: 0 | 1 } {
   const [shape, share] = variant.split('/');
-  return { shape: shape === 'halves' ? 'halves' : 'whole', splitShare: share === 'splitShare=1' ? 1 : 0 };
+  return { shape: SHAPES.find((s) => s === shape) ?? 'whole', splitShare: share === 'splitShare=1' ? 1 : 0 };
+}
+
+/** True when the ranks span several nodes and some node holds more than one: topology splits differ from halves and singles. */
+export function hasTopologySplits(nodeOfRank: number[] | undefined): boolean {
+  if (!nodeOfRank) return false;
+  const counts = new Map<number, number>();
+  for (const n of nodeOfRank) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts.size > 1 && [...counts.values()].some((c) => c > 1);
+}
+
+/**
+ * The split color of `rank` for `shape`: halves by rank, one child for whole, the node for
+ * intra-node, the rank's position among its node's ranks for inter-node.
+ */
+export function splitColor(shape: Shape, rank: number, worldSize: number, nodeOfRank: number[] | undefined): number {
+  switch (shape) {
+    case 'halves':
+      return rank < worldSize / 2 ? 0 : 1;
+    case 'whole':
+      return 0;
+    case 'intra-node':
+      return nodeOfRank?.[rank] ?? 0;
+    case 'inter-node': {
+      const node = nodeOfRank?.[rank] ?? 0;
+      return (nodeOfRank ?? []).slice(0, rank).filter((n) => n === node).length;
+    }
+  }
 }
 
 export const splitExperiment: ExperimentModule<{ parent: number }> = {
@@ -19,7 +50,8 @@ export const splitExperiment: ExperimentModule<{ parent: number }> = {
     const skip = needsNccl(ctx, '2.18.1') ?? needsRanks(ctx, 2);
     if (skip) return { skip };
     const variants: VariantPlan[] = [];
-    for (const shape of ['halves', 'whole'] as Shape[]) {
+    const shapes: Shape[] = hasTopologySplits(ctx.nodeOfRank) ? ['halves', 'whole', 'intra-node', 'inter-node'] : ['halves', 'whole'];
+    for (const shape of shapes) {
       for (const share of [0, 1]) {
         variants.push({ variant: `${shape}/splitShare=${share}`, steps: creationSteps(ctx.options, 'ncclCommSplit', 'split to first collective') });
       }
@@ -31,7 +63,7 @@ export const splitExperiment: ExperimentModule<{ parent: number }> = {
   },
   async iteration(rc, variant, state) {
     const { shape } = parseVariant(variant);
-    const color = shape === 'halves' ? (rc.rank < rc.worldSize / 2 ? 0 : 1) : 0;
+    const color = splitColor(shape, rc.rank, rc.worldSize, rc.nodeOfRank);
     const { comm: child } = await rc.timed('call', 'ncclCommSplit', (gen) => rc.native.commSplit(state.parent, color, rc.rank, null, gen));
     if (child === null) throw new Error(`ncclCommSplit returned no communicator for color ${color} on rank ${rc.rank}`);
     rc.markMemory('afterCall');

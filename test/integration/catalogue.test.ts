@@ -1,12 +1,17 @@
 /**
  * The rest of the catalogue on the simulated NCCL (2 ranks): each experiment's behaviour —
  * skips with their reasons, who takes part, where costs land — and the field cases whose
- * variants are meant to hang (C4, C6): stopped by the hang guard, nothing left behind.
+ * variants are meant to hang (C4, C6) or may hang (C5): stopped by the hang guard, nothing left behind.
  * Figures are from the simulated library: checked for behaviour only.
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { ExperimentSummaryEvent, VariantSummary } from '../../protocol/events';
+import type { RunFile } from '../../protocol/runFile';
+import { applyEvent, newRun } from '../../client/runModel';
+import { shrinkAbortOutcomes } from '../../client/verdict';
+import { formatSummary } from '../../cli/summary';
+import { SHRINK_ABORT_VARIANTS } from '../../remote-agent/experiments/shrinkAbort';
 import { is, NOT_BUILT, startAgent, trackedRuns, waitGone, type AgentRun } from '../support/agentHarness';
 
 const skip = NOT_BUILT;
@@ -24,6 +29,11 @@ function summary(run: AgentRun, experiment: string): ExperimentSummaryEvent {
   const s = run.events.find((e): e is ExperimentSummaryEvent => e.type === 'experiment/summary' && e.experiment === experiment);
   assert.ok(s, `summary of ${experiment}; events: ${run.events.map((e) => e.type).join(',')}\n${run.stderr.join('').slice(-3000)}`);
   return s;
+}
+
+/** The run file the host side folds from the agent's events (client/runModel.ts). */
+function runFile(run: AgentRun): RunFile {
+  return run.events.reduce(applyEvent, newRun('localhost', { experiments: ['init'], iterations: 1, warmup: 1, deadlineSeconds: 60 }));
 }
 
 function median(v: VariantSummary, step: string): number {
@@ -109,7 +119,46 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     // The one-rank child's memory is its own (counted after the warm parent): the simulated 200 MiB per communicator.
     assert.equal(s.variants.find((v) => v.variant === 'one-rank/runtimeConnect=1')!.memoryBytes!.afterFirst, 200 * 2 ** 20);
     const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
-    assert.deepEqual(planned.map((v) => v.env?.NCCL_RUNTIME_CONNECT), ['1', '0', '1', '0'], 'each variant records the setting it ran with');
+    assert.deepEqual(planned.map((v) => v.env?.NCCL_RUNTIME_CONNECT), ['1', '0', '1', '0', '1', '1'], 'each variant records the setting it ran with');
+  });
+
+  test('connect-mode per algorithm: NCCL_ALGO=Ring and =Tree each in processes of their own; first and second small and 64 MiB allreduce timed', async () => {
+    const run = await runToEnd({ experiments: ['connect-mode'], iterations: 1 });
+    const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
+    assert.deepEqual(
+      planned.filter((v) => v.variant.includes('/algo=')).map((v) => [v.variant, v.env]),
+      [
+        ['init/runtimeConnect=1/algo=Ring', { NCCL_RUNTIME_CONNECT: '1', NCCL_ALGO: 'Ring' }],
+        ['init/runtimeConnect=1/algo=Tree', { NCCL_RUNTIME_CONNECT: '1', NCCL_ALGO: 'Tree' }],
+      ],
+    );
+    const s = summary(run, 'connect-mode');
+    for (const variant of ['init/runtimeConnect=1', 'init/runtimeConnect=0', 'init/runtimeConnect=1/algo=Ring', 'init/runtimeConnect=1/algo=Tree']) {
+      const v = s.variants.find((x) => x.variant === variant)!;
+      assert.deepEqual(v.steps.map((x) => x.step), ['call', 'first', 'total', 'second', 'firstLarge', 'secondLarge'], variant);
+      assert.deepEqual(
+        v.steps.map((x) => x.label).filter((l) => /allreduce/.test(l)),
+        ['first 1 MiB allreduce', 'second 1 MiB allreduce', 'first 64 MiB allreduce (large-message algorithm)', 'second 64 MiB allreduce'],
+      );
+      for (const x of v.steps) assert.ok(x.stats.median > 0, `${variant} ${x.step}`);
+    }
+    // The simulated NCCL accepts NCCL_ALGO and models no difference between algorithms: no figure is compared here.
+    assert.equal(run.events.find(is('run/done'))!.status, 'complete');
+  });
+
+  test('connect-mode: an NCCL_ALGO that NCCL refuses fails its variant with NCCL\'s own text; what ran before is kept and the run goes on', async () => {
+    const run = await runToEnd({ experiments: ['connect-mode', 'destroy'], iterations: 1 }, { COMMCOST_SIM_ALGO_REFUSED: 'Tree' });
+    const error = run.events.find(is('run/error'))!;
+    assert.equal(error.code, 'NCCL_ERROR');
+    assert.equal(error.fatal, false);
+    assert.deepEqual([error.where.experiment, error.where.variant], ['connect-mode', 'init/runtimeConnect=1/algo=Tree']);
+    assert.match(error.detail ?? '', /no algorithm\/protocol available for function AllReduce with datatype ncclFloat32\. NCCL_ALGO was set to Tree\./);
+    assert.deepEqual(
+      summary(run, 'connect-mode').variants.map((v) => v.variant),
+      ['init/runtimeConnect=1', 'init/runtimeConnect=0', 'one-rank/runtimeConnect=1', 'one-rank/runtimeConnect=0', 'init/runtimeConnect=1/algo=Ring'],
+    );
+    assert.ok(summary(run, 'destroy').variants.length > 0, 'the next experiment still runs');
+    assert.equal(run.events.find(is('run/done'))!.status, 'partial');
   });
 
   test('C2 split-share: groups grow memory linearly with splitShare 0; with splitShare 1 or the env override they share the parent', async () => {
@@ -144,5 +193,72 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     const error = run.events.find(is('run/error'))!;
     assert.equal(error.code, 'TIMEOUT');
     assert.match(error.message, /init-abort blocking .*rank 1 never reached/);
+  });
+
+  test('C5 shrink-abort on simulated 2.28.9: all twelve combinations complete and are timed, the excluded rank apart', async () => {
+    const run = await runToEnd({ experiments: ['shrink-abort'], iterations: 1, deadlineSeconds: 5 });
+    const s = summary(run, 'shrink-abort');
+    assert.deepEqual(s.variants.map((v) => v.variant), [...SHRINK_ABORT_VARIANTS]);
+    for (const v of s.variants) {
+      for (const step of ['call', 'first', 'total', 'release']) assert.ok(median(v, step) > 0, `${v.variant} ${step}`);
+      assert.equal(v.steps.some((x) => x.step === 'excludedRelease'), !v.variant.endsWith('excluded-exits'), `${v.variant}: the excluded rank's own release is timed unless it exits`);
+    }
+    const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
+    assert.deepEqual(planned.map((v) => v.env), SHRINK_ABORT_VARIANTS.map(() => ({})), 'each combination in rank processes of its own');
+    for (const sample of run.events.filter(is('run/sample'))) {
+      assert.deepEqual(sample.perRank.call?.map((x) => x === null), [false, true], 'the excluded rank does not shrink');
+      assert.deepEqual(sample.perRank.release?.map((x) => x === null), [false, true], 'release is the survivors\' figure');
+      if (!sample.variant.endsWith('excluded-exits')) assert.deepEqual(sample.perRank.excludedRelease?.map((x) => x === null), [true, false]);
+    }
+    assert.equal(run.events.find(is('run/done'))!.status, 'complete');
+    const file = runFile(run);
+    assert.deepEqual(shrinkAbortOutcomes(file)!.map((o) => o.outcome), Array(12).fill('timed'));
+    const text = formatSummary(file);
+    assert.match(text, /field case C5 \(shrink-abort\) on NCCL 2\.28\.9/);
+    assert.match(text, /NCCL_SHRINK_ABORT\s+ncclCommDestroy\s+aborts\s+timed: shrink [\d.]+ ms, first collective [\d.]+ ms, parent released by the survivors in [\d.]+ ms, by the excluded rank in [\d.]+ ms/);
+    assert.match(text, /Field case C5 .*12 of 12 ways to release the parent completed\. The reported combination .* completed\./);
+  });
+
+  test('C5 shrink-abort on simulated 2.31.2: NCCL_SHRINK_ABORT, then destroy while the excluded rank aborts, is stopped by the hang guard at the release; what ran before is kept', async () => {
+    const deadlineSeconds = 2;
+    const run = runs.track(startAgent({ experiments: ['shrink-abort', 'destroy'], iterations: 1, deadlineSeconds }, { COMMCOST_SIM_VERSION: '23102' }));
+    const error = await run.waitFor(is('run/error'), 90000);
+    const stoppedAt = Date.now();
+    await run.waitFor(is('run/done'), 30000);
+    assert.ok(Date.now() - stoppedAt < 10000, 'the stopped session is torn down and the run goes on at once');
+    assert.deepEqual(await waitGone(run.dir), [], 'no agent or rank process left');
+
+    assert.equal(error.code, 'TIMEOUT');
+    assert.deepEqual(
+      { experiment: error.where.experiment, variant: error.where.variant, step: error.where.step, rank: error.where.rank },
+      { experiment: 'shrink-abort', variant: 'abort/destroy/excluded-aborts', step: 'release', rank: 1 },
+    );
+    assert.match(
+      error.message,
+      /^timed out at shrink-abort abort\/destroy\/excluded-aborts iteration 0, step ncclCommDestroy \(parent\) on rank 1: rank 0 waited ([\d.]+) s in ncclCommDestroy \(parent\); rank 1 never reached ncclCommDestroy \(parent\) \(last done: ncclCommAbort \(parent, excluded rank\)\)$/,
+    );
+    const waited = Number(/waited ([\d.]+) s/.exec(error.message)![1]);
+    assert.ok(waited >= deadlineSeconds && waited < deadlineSeconds + 1, `stopped within the deadline + 1 s, waited ${waited} s`);
+
+    // The combinations that ran before it are kept, timed; the next experiment still runs.
+    const before = SHRINK_ABORT_VARIANTS.slice(0, SHRINK_ABORT_VARIANTS.indexOf('abort/destroy/excluded-aborts'));
+    const summarized = summary(run, 'shrink-abort').variants.map((v) => v.variant);
+    assert.deepEqual(summarized.slice(0, before.length), before);
+    assert.ok(!summarized.includes('abort/destroy/excluded-aborts'));
+    assert.ok(summary(run, 'destroy').variants.length > 0);
+    assert.equal(run.events.find(is('run/done'))!.status, 'partial');
+
+    // The C5 table: timed, stopped by the hang guard, or not run (the coordinator runs no further
+    // variant of an experiment after a failed one).
+    const file = runFile(run);
+    const outcomes = shrinkAbortOutcomes(file)!;
+    const by = (variant: string): string => outcomes.find((o) => o.variant === variant)!.outcome;
+    for (const v of before) assert.equal(by(v), 'timed', v);
+    assert.equal(by('abort/destroy/excluded-aborts'), 'hang');
+    for (const v of SHRINK_ABORT_VARIANTS.slice(before.length + 1)) assert.ok(['timed', 'hang', 'not run'].includes(by(v)), `${v}: ${by(v)}`);
+    const text = formatSummary(file);
+    assert.match(text, /field case C5 \(shrink-abort\) on NCCL 2\.31\.2/);
+    assert.match(text, /NCCL_SHRINK_ABORT\s+ncclCommDestroy\s+aborts\s+stopped by the hang guard: timed out at shrink-abort abort\/destroy\/excluded-aborts .*rank 1 never reached ncclCommDestroy \(parent\)/);
+    assert.match(text, /The reported combination \(NCCL_SHRINK_ABORT; survivors ncclCommDestroy the parent; excluded rank aborts it\) was stopped by the hang guard.* Aborting the parent on the survivors instead completed \(ncclCommAbort [\d.]+ ms\)\./);
   });
 });
