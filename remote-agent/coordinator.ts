@@ -210,9 +210,13 @@ export class Coordinator {
       first = false;
       if (failedExperiment === undefined) continue;
       failures++;
-      failed.add(failedExperiment);
-      // Keep what the failed experiment measured: summarise its finished variants.
-      this.summarize(failedExperiment, true);
+      // A variant in processes of its own (variantEnv: field cases, connect-mode, c10d) fails
+      // alone: the experiment's other variants still run, each in fresh processes.
+      const alone = CATALOGUE[failedExperiment].variantEnv !== undefined && unit.work.length === 1 && unit.work[0]!.variants.length === 1;
+      if (!alone) failed.add(failedExperiment);
+      // Keep what the failed experiment measured: summarise its finished variants once nothing
+      // more of it is to run.
+      if (!alone || !queue.some((u) => u.work.some((w) => w.experiment === failedExperiment))) this.summarize(failedExperiment, true);
       // The experiments after it in the same session run in fresh processes.
       const rest = work.slice(work.findIndex((w) => w.experiment === failedExperiment) + 1);
       if (rest.length > 0) queue.unshift({ work: rest, env: unit.env });
@@ -221,6 +225,8 @@ export class Coordinator {
       for (const w of planned) this.summarize(w.experiment, true);
       return 'partial';
     }
+    // An experiment whose failed variant was not its last is summarised with what finished.
+    for (const w of planned) this.summarize(w.experiment, true);
     return failures > 0 ? 'partial' : 'complete';
   }
 

@@ -1,0 +1,77 @@
+/**
+ * Slurm from a login node: the host is reached over SSH (a real OpenSSH server on loopback), the
+ * agent there starts the run with `srun` (the stand-in test/support/bin/srun, which gives each
+ * task the environment the real one does) and relays rank 0's stream. Checks a complete run, the
+ * srun arguments built from the user's options, a missing srun, and Cancel mid-run.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { RunOptions } from '../../protocol/events';
+import { runMeasurement, type RunRequest } from '../../client/runSession';
+import { srunArgsFor } from '../../client/slurm';
+import { NOT_BUILT, privateAgentCopy, processesMatching, repoRoot, waitGone } from '../support/agentHarness';
+import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
+
+const skip = NOT_BUILT || sshdMissingReason() || false;
+const SRUN = path.join(repoRoot, 'test/support/bin/srun');
+const options: RunOptions = { experiments: ['init', 'split'], iterations: 2, warmup: 0, deadlineSeconds: 20, simulate: true };
+
+describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
+  let server: SshServer;
+  let agentDir: string;
+  let base: Omit<RunRequest, 'options'>;
+  before(async () => {
+    server = await startSshServer();
+    agentDir = privateAgentCopy();
+    base = { target: server.alias, sshConfigPath: server.sshConfigPath, knownHostsPath: server.knownHostsPath, agentDir };
+  });
+  after(async () => {
+    await server?.stop();
+    if (agentDir) fs.rmSync(agentDir, { recursive: true, force: true });
+  });
+
+  test('srun --nodes=1 --ntasks-per-node=3 …: a complete run of 3 ranks relayed from rank 0, one hello, nothing left', { timeout: 120_000 }, async () => {
+    const logs: string[] = [];
+    const srunArgs = srunArgsFor({ partition: 'gpu', account: 'proj', nodes: 1, gpusPerNode: 3, time: '0:05:00', extraArgs: ['--qos=debug'] });
+    assert.deepEqual(srunArgs, ['--nodes=1', '--ntasks-per-node=3', '--gpus-per-node=3', '--partition=gpu', '--account=proj', '--time=0:05:00', '--qos=debug']);
+    const run = await runMeasurement({ ...base, options, slurm: { srunArgs, srunPath: SRUN } }, { onRun: () => undefined, onLog: (l) => logs.push(l) });
+    assert.equal(run.status, 'complete', `${JSON.stringify(run.errors)}\n${logs.slice(-20).join('\n')}`);
+    assert.equal(run.ranks, 3);
+    assert.equal(run.simulated, true);
+    assert.deepEqual(run.nodes?.map((n) => n.ranks), [[0], [1], [2]]);
+    assert.deepEqual(run.experiments.map((e) => [e.experiment, e.state]), [['init', 'finished'], ['split', 'finished']]);
+    assert.ok(logs.some((l) => l.includes(`starting the job step: ${SRUN} ${srunArgs.join(' ')}`)), logs.join('\n'));
+    assert.ok(logs.some((l) => /rank 0 of 3 \(slurm\)/.test(l)));
+    // The run is also on the login node's shared home, next to the deployed agent.
+    assert.ok(logs.some((l) => /the run is also written to \S+\/runs\/\S+\.jsonl/.test(l)));
+    assert.deepEqual(await waitGone('agent.js rank'), []);
+  });
+
+  test('a login node without srun: a clear error naming the path and the setting', { timeout: 60_000 }, async () => {
+    const run = await runMeasurement({ ...base, options, slurm: { srunArgs: ['--nodes=1'], srunPath: '/nonexistent/srun' } }, { onRun: () => undefined, onLog: () => undefined });
+    assert.equal(run.status, 'failed');
+    const error = run.errors[0]!;
+    assert.equal(error.code, 'BAD_COMMAND');
+    assert.match(error.message, /srun not found on .* \(looked for "\/nonexistent\/srun"\)/);
+    assert.match(error.hint ?? '', /commcost\.slurm\.srunPath|--srun/);
+  });
+
+  test('Cancel mid-run: srun gets SIGTERM, the run ends partial with what was measured, no task left', { timeout: 120_000 }, async () => {
+    const controller = new AbortController();
+    const run = await runMeasurement(
+      { ...base, options: { ...options, iterations: 500 }, slurm: { srunArgs: srunArgsFor({ gpusPerNode: 2 }), srunPath: SRUN } },
+      {
+        onRun: (r) => {
+          if ((r.experiments[0]?.done ?? 0) >= 3) controller.abort();
+        },
+        onLog: () => undefined,
+      },
+      controller.signal,
+    );
+    assert.equal(run.status, 'partial');
+    assert.ok((run.experiments[0]?.samples.default?.call?.length ?? 0) >= 2, JSON.stringify(run.experiments[0]?.samples));
+    assert.deepEqual(await waitGone('agent.js rank', 15_000), [], `left: ${processesMatching('agent.js rank').join(', ')}`);
+  });
+});
