@@ -516,7 +516,7 @@ async function report(files: string[], html: string | undefined): Promise<number
   if (files.length > 1) return compareReport(files, html);
   const file = files[0]!;
   const loaded = await loadRun(file);
-  const out = html ?? file.replace(/\.json$/i, '') + '.html';
+  const out = html ?? file.replace(/\.jsonl?$/i, '') + '.html';
   await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
   // The verdict is derived data: recompute it so older files and newer rules agree.
   const run = { ...loaded, verdict: deriveVerdict(loaded) };

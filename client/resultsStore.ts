@@ -7,6 +7,8 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { RunFile } from '../protocol/runFile';
+import { parseAgentEvent } from '../protocol/events';
+import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 
@@ -162,8 +164,10 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
 }
 
 /**
- * Reads and validates a run file.
- * @throws CommcostError BAD_RUN_FILE (unreadable, not JSON, or failing the schema, with JSON paths)
+ * Reads and validates a run file: a saved run (`.json`), or the protocol lines a launched run's
+ * rank 0 wrote (`.jsonl`, folded by runFromProtocolLines).
+ * @throws CommcostError BAD_RUN_FILE (unreadable, not JSON, a bad protocol line with its number,
+ *   or failing the schema, with JSON paths)
  */
 export async function loadRun(path: string): Promise<RunFile> {
   let text: string;
@@ -171,6 +175,15 @@ export async function loadRun(path: string): Promise<RunFile> {
     text = await readFile(path, 'utf8');
   } catch (e) {
     throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
+  }
+  if (/\.jsonl$/i.test(path)) {
+    let folded: RunFile;
+    try {
+      folded = runFromProtocolLines(text, parseAgentEvent);
+    } catch (e) {
+      throw new CommcostError('BAD_RUN_FILE', `${path}: ${errorText(e)}`, { cause: e, hint: 'give the .jsonl file rank 0 wrote (agent.js rank --out), or a saved run .json' });
+    }
+    return validateRunFile(folded, path);
   }
   let json: unknown;
   try {

@@ -156,3 +156,28 @@ export function markStopped(run: RunFile, error?: RunError, endedAt: Date = new 
     endedAt: endedAt.toISOString(),
   };
 }
+
+/**
+ * The run recorded as protocol lines (what `node agent.js rank` writes under a launcher, one
+ * AgentEvent per line), folded like a live run. The host is the stamp's hostname, the start time
+ * the stamp's. A stream that ends without `run/done` (the job was killed) is marked stopped.
+ * @param parse one line → event (protocol/events.ts parseAgentEvent); throws on a bad line
+ * @throws Error naming the 1-based line that could not be read, or when no `run/plan` is found
+ */
+export function runFromProtocolLines(text: string, parse: (line: string) => AgentEvent): RunFile {
+  const events: AgentEvent[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      events.push(parse(line));
+    } catch (e) {
+      throw new Error(`line ${i + 1}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  });
+  const plan = events.find((e) => e.type === 'run/plan');
+  if (!plan || plan.type !== 'run/plan') throw new Error('no run/plan line: the run never started (see the agent log on stderr)');
+  const started = new Date(plan.stamp.startedAt);
+  let run = newRun(plan.stamp.hostname, plan.options, Number.isNaN(started.getTime()) ? new Date() : started);
+  for (const ev of events) run = applyEvent(run, ev);
+  return run.status === 'running' ? markStopped(run, { code: 'AGENT_EXITED' as RunError['code'], message: 'the recorded stream ends without run/done: the job ended before the run did', where: {}, fatal: true }) : run;
+}

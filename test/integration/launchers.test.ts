@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseAgentEvent, type AgentEvent } from '../../protocol/events';
+import { loadRun } from '../../client/resultsStore';
 import { NOT_BUILT, privateAgentCopy, processesMatching, repoRoot, waitGone } from '../support/agentHarness';
 import { freePort } from '../support/sshServer';
 
@@ -84,6 +85,22 @@ describe('launchers', { skip: NOT_BUILT }, () => {
     assertComplete(p, dir, 3, 'srun');
     assert.match(p.stderr, /rank 0 of 3 \(slurm\), coordinator localhost:\d+ \(COMMCOST_PORT\)/);
     assert.deepEqual(await waitGone(dir), []);
+
+    // The file rank 0 wrote is a run: `commcost report run.jsonl` reads it like a saved run.
+    const file = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.jsonl'))!);
+    const saved = await loadRun(file);
+    assert.deepEqual([saved.status, saved.ranks, saved.simulated, saved.nodes?.length], ['complete', 3, true, 3]);
+    assert.deepEqual(saved.experiments.map((e) => [e.experiment, e.state]), [['init', 'finished'], ['split', 'finished']]);
+    // A job killed before the end leaves a stream without run/done: partial, with the reason.
+    const cut = path.join(dir, 'cut.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    fs.writeFileSync(cut, lines.slice(0, -1).join('\n') + '\n');
+    const partial = await loadRun(cut);
+    assert.equal(partial.status, 'partial');
+    assert.match(partial.errors.at(-1)!.message, /ends without run\/done/);
+    // A damaged line is named by its number.
+    fs.writeFileSync(cut, `${lines[0]}\n{"type":"run/nonsense"}\n`);
+    await assert.rejects(loadRun(cut), /cut\.jsonl: line 2: agent sent an unknown message/);
   });
 
   for (const kind of ['torchrun', 'mpi'] as const) {
