@@ -94,6 +94,22 @@ describe('flags', () => {
     assert.deepEqual(checkFlags(flags({ ranks: 2, simulate: true }), 2), []);
     assert.deepEqual(checkFlags(flags({ host: 'gpu1', ranks: 8 }), 2), [], 'a remote host has its own CPUs');
   });
+  const multiNode: [string, Partial<MeasureFlags>, string, RegExp][] = [
+    ['the same host twice', { host: 'gpu1', moreHosts: ['gpu2', 'gpu1'] }, 'BAD_INPUT', /--host gpu1 is given twice/],
+    ['a hostile name among several hosts', { host: 'gpu1', moreHosts: ['gpu2;rm'] }, 'BAD_TARGET', /shell character ";"/],
+    ['--slurm with several hosts', { host: 'login1', moreHosts: ['login2'], slurm: true }, 'BAD_INPUT', /--slurm takes one --host/],
+    ['--slurm on localhost', { slurm: true }, 'BAD_INPUT', /--slurm needs --host <login node>/],
+    ['Slurm options without --slurm', { host: 'login1', partition: 'gpu', gpusPerNode: 4 }, 'BAD_INPUT', /--partition, --gpus-per-node only apply with --slurm/],
+    ['a partition with a shell character', { host: 'login1', slurm: true, partition: 'gpu;x' }, 'BAD_INPUT', /--partition "gpu;x" is not a Slurm name/],
+    ['an srun option that changes the task layout', { host: 'login1', slurm: true, srunArg: ['--ntasks=3'] }, 'BAD_INPUT', /changes the task layout/],
+    ['a time limit srun does not take', { host: 'login1', slurm: true, time: 'soon' }, 'BAD_INPUT', /--time "soon" is not a Slurm time limit/],
+    ['--coordinator-address with one host', { host: 'gpu1', coordinatorAddress: '10.0.0.1' }, 'BAD_INPUT', /--coordinator-address only applies to a run over several hosts/],
+  ];
+  for (const [what, over, code, re] of multiNode) test(`clear error: ${what}`, () => badInput(() => checkFlags(flags(over)), code, re));
+  test('several hosts and a Slurm login node pass the checks', () => {
+    assert.deepEqual(checkFlags(flags({ host: 'gpu1', moreHosts: ['gpu2', 'gpu3'], coordinatorAddress: '10.0.0.1' })), []);
+    assert.deepEqual(checkFlags(flags({ host: 'login1', slurm: true, partition: 'gpu', account: 'proj', slurmNodes: 2, gpusPerNode: 4, time: '0:10:00', srunArg: ['--qos=debug'] })), []);
+  });
 });
 
 describe('progress text', () => {
