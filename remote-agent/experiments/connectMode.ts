@@ -8,7 +8,8 @@
  * pays its own connect at its first collective; Tree needs 2 ranks; when NCCL refuses the
  * algorithm for a collective, the variant fails with NCCL's own text), and a one-rank
  * communicator made by ncclCommSplit with color = rank (NVIDIA/nccl#2363: a 1-rank communicator
- * allocating a network buffer it never uses).
+ * allocating a network buffer it never uses), also with NCCL_CUMEM_ENABLE=0 (field case C3 asks
+ * for both memory allocators: cuMem and plain cudaMalloc).
  */
 import type { StepPlan, VariantPlan } from '../../protocol/events';
 import { BLOCKING, creationSteps, formatBytes, needsNccl, needsRanks, warmCommunicator, type ExperimentModule, type PlanContext } from './experiment';
@@ -19,10 +20,18 @@ const ALGORITHMS: readonly { algo: string; ranks: number }[] = [
   { algo: 'Tree', ranks: 2 },
 ];
 
-/** "init/runtimeConnect=1/algo=Tree" → its parts (algo undefined: NCCL chooses). */
-export function parseConnectVariant(variant: string): { shape: 'init' | 'one-rank'; runtimeConnect: string; algo?: string } {
-  const [shape, setting, algo] = variant.split('/');
-  return { shape: shape === 'one-rank' ? 'one-rank' : 'init', runtimeConnect: setting?.split('=')[1] ?? '1', ...(algo?.startsWith('algo=') ? { algo: algo.slice(5) } : {}) };
+/**
+ * "init/runtimeConnect=1/algo=Tree" or "one-rank/runtimeConnect=0/cumem=0" → its parts (algo
+ * undefined: NCCL chooses; cumem undefined: NCCL's default allocator).
+ */
+export function parseConnectVariant(variant: string): { shape: 'init' | 'one-rank'; runtimeConnect: string; algo?: string; cumem?: string } {
+  const [shape, setting, extra] = variant.split('/');
+  return {
+    shape: shape === 'one-rank' ? 'one-rank' : 'init',
+    runtimeConnect: setting?.split('=')[1] ?? '1',
+    ...(extra?.startsWith('algo=') ? { algo: extra.slice(5) } : {}),
+    ...(extra?.startsWith('cumem=') ? { cumem: extra.slice(6) } : {}),
+  };
 }
 
 /** The steps of an init variant: creation, the first and second small collective, the first and second large one. */
@@ -43,8 +52,8 @@ let skippedVariants: { variant: string; reason: string }[] = [];
 export const connectModeExperiment: ExperimentModule = {
   id: 'connect-mode',
   variantEnv(variant) {
-    const { runtimeConnect, algo } = parseConnectVariant(variant);
-    return { NCCL_RUNTIME_CONNECT: runtimeConnect, ...(algo ? { NCCL_ALGO: algo } : {}) };
+    const { runtimeConnect, algo, cumem } = parseConnectVariant(variant);
+    return { NCCL_RUNTIME_CONNECT: runtimeConnect, ...(algo ? { NCCL_ALGO: algo } : {}), ...(cumem ? { NCCL_CUMEM_ENABLE: cumem } : {}) };
   },
   plan(ctx) {
     skippedVariants = [];
@@ -53,8 +62,9 @@ export const connectModeExperiment: ExperimentModule = {
     const variants: VariantPlan[] = [];
     for (const rc of ['1', '0']) variants.push({ variant: `init/runtimeConnect=${rc}`, steps: initSteps(ctx) });
     for (const rc of ['1', '0']) variants.push({ variant: `one-rank/runtimeConnect=${rc}`, steps: creationSteps(ctx.options, 'ncclCommSplit (color = rank)', 'split to first collective') });
-    // Last: an algorithm NCCL refuses here fails its variant, and the coordinator then runs no
-    // further variant of this experiment.
+    for (const rc of ['1', '0']) variants.push({ variant: `one-rank/runtimeConnect=${rc}/cumem=0`, steps: creationSteps(ctx.options, 'ncclCommSplit (color = rank)', 'split to first collective') });
+    // Last: an algorithm NCCL refuses here fails its own variant only (each runs in processes of
+    // its own).
     for (const { algo, ranks } of ALGORITHMS) {
       const variant = `init/runtimeConnect=1/algo=${algo}`;
       const reason = needsRanks(ctx, ranks);

@@ -119,7 +119,9 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     // The one-rank child's memory is its own (counted after the warm parent): the simulated 200 MiB per communicator.
     assert.equal(s.variants.find((v) => v.variant === 'one-rank/runtimeConnect=1')!.memoryBytes!.afterFirst, 200 * 2 ** 20);
     const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
-    assert.deepEqual(planned.map((v) => v.env?.NCCL_RUNTIME_CONNECT), ['1', '0', '1', '0', '1', '1'], 'each variant records the setting it ran with');
+    assert.deepEqual(planned.map((v) => v.env?.NCCL_RUNTIME_CONNECT), ['1', '0', '1', '0', '1', '0', '1', '1'], 'each variant records the setting it ran with');
+    // C3: the one-rank communicator also with the plain allocator (NCCL_CUMEM_ENABLE=0).
+    assert.deepEqual(planned.filter((v) => v.env?.NCCL_CUMEM_ENABLE !== undefined).map((v) => v.variant), ['one-rank/runtimeConnect=1/cumem=0', 'one-rank/runtimeConnect=0/cumem=0']);
   });
 
   test('connect-mode per algorithm: NCCL_ALGO=Ring and =Tree each in processes of their own; first and second small and 64 MiB allreduce timed', async () => {
@@ -155,7 +157,7 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     assert.match(error.detail ?? '', /no algorithm\/protocol available for function AllReduce with datatype ncclFloat32\. NCCL_ALGO was set to Tree\./);
     assert.deepEqual(
       summary(run, 'connect-mode').variants.map((v) => v.variant),
-      ['init/runtimeConnect=1', 'init/runtimeConnect=0', 'one-rank/runtimeConnect=1', 'one-rank/runtimeConnect=0', 'init/runtimeConnect=1/algo=Ring'],
+      ['init/runtimeConnect=1', 'init/runtimeConnect=0', 'one-rank/runtimeConnect=1', 'one-rank/runtimeConnect=0', 'one-rank/runtimeConnect=1/cumem=0', 'one-rank/runtimeConnect=0/cumem=0', 'init/runtimeConnect=1/algo=Ring'],
     );
     assert.ok(summary(run, 'destroy').variants.length > 0, 'the next experiment still runs');
     assert.equal(run.events.find(is('run/done'))!.status, 'partial');

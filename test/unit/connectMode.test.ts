@@ -19,12 +19,15 @@ test('connect-mode: Ring and Tree variants last, each with its NCCL_ALGO; the ot
       ['init/runtimeConnect=0', { NCCL_RUNTIME_CONNECT: '0' }],
       ['one-rank/runtimeConnect=1', { NCCL_RUNTIME_CONNECT: '1' }],
       ['one-rank/runtimeConnect=0', { NCCL_RUNTIME_CONNECT: '0' }],
+      ['one-rank/runtimeConnect=1/cumem=0', { NCCL_RUNTIME_CONNECT: '1', NCCL_CUMEM_ENABLE: '0' }],
+      ['one-rank/runtimeConnect=0/cumem=0', { NCCL_RUNTIME_CONNECT: '0', NCCL_CUMEM_ENABLE: '0' }],
       ['init/runtimeConnect=1/algo=Ring', { NCCL_RUNTIME_CONNECT: '1', NCCL_ALGO: 'Ring' }],
       ['init/runtimeConnect=1/algo=Tree', { NCCL_RUNTIME_CONNECT: '1', NCCL_ALGO: 'Tree' }],
     ],
   );
   assert.deepEqual(connectModeExperiment.skippedVariants!(), []);
   assert.deepEqual(parseConnectVariant('init/runtimeConnect=1/algo=Tree'), { shape: 'init', runtimeConnect: '1', algo: 'Tree' });
+  assert.deepEqual(parseConnectVariant('one-rank/runtimeConnect=0/cumem=0'), { shape: 'one-rank', runtimeConnect: '0', cumem: '0' });
 });
 
 test('connect-mode on one GPU: Tree is skipped with the reason, Ring runs', () => {
