@@ -1,16 +1,19 @@
 /**
- * The `commcost.measure` command: pick a host (or the simulated NCCL), experiments and
- * iterations, then run under a cancellable progress notification with the results panel open.
+ * The `commcost.measure` command: pick a host, a group of hosts, a Slurm login node (see
+ * hostEntries.ts) or the simulated NCCL, then experiments and iterations, then run under a
+ * cancellable progress notification with the results panel open.
  * The engine (client/) is loaded only here, on first use, to keep activation cheap.
  */
 import { mkdir } from 'node:fs/promises';
 import * as vscode from 'vscode';
+import { CommcostError } from '../client/errors';
 import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, type ExperimentId, type RunOptions } from '../protocol/events';
 import type { RunFile } from '../protocol/runFile';
 import type { CommcostContext } from './extensionContext';
 import type { OutputLog } from './outputLog';
+import { describeHostEntry, entryRequest, parseHostEntry, type EntryRequest, type HostEntry } from './hostEntries';
 import { runController, type RunOutcome, type RunRequest } from './runController';
-import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type HostChoice } from './settings';
+import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
 import { ResultsPanel } from './webviewPanel';
 
 const RECENT_KEY = 'commcost.recentHosts';
@@ -45,22 +48,44 @@ export interface MeasureEnv {
   log: OutputLog;
 }
 
-/** Reads and validates the settings; shows the error naming the setting and returns undefined when invalid. */
-function settingsOrError(log: OutputLog) {
-  try {
-    const config = vscode.workspace.getConfiguration('commcost');
-    return readSettings((key) => config.get(key));
-  } catch (err) {
-    const message = err instanceof SettingsError ? err.message : String(err);
-    log.error(message);
-    void vscode.window.showErrorMessage(`commcost: ${message}`, 'Open Settings').then((a) => {
-      if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', err instanceof SettingsError ? err.setting : 'commcost');
-    });
-    return undefined;
-  }
+/** Shows a bad setting: the message (and a CommcostError's hint), with "Open Settings" on `setting`. */
+function showSettingError(log: OutputLog, setting: string, message: string): void {
+  log.error(message);
+  void vscode.window.showErrorMessage(`commcost: ${message}`, 'Open Settings').then((a) => {
+    if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+  });
 }
 
-async function pickHost(settingHosts: string[], env: MeasureEnv, preferred?: string): Promise<{ target: string; simulate: boolean } | undefined> {
+/** `setting <key>: <message> — what to do: <hint>` for a CommcostError found in a setting's value. */
+function settingProblem(setting: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const hint = err instanceof CommcostError && err.hint ? ` — what to do: ${err.hint}` : '';
+  return `setting ${setting}: ${message}${hint}`;
+}
+
+/**
+ * Reads and validates the settings, and parses every `commcost.hosts` entry; shows the error naming
+ * the setting and returns undefined when invalid.
+ */
+function settingsOrError(log: OutputLog): CommcostSettings | undefined {
+  let settings: CommcostSettings;
+  try {
+    const config = vscode.workspace.getConfiguration('commcost');
+    settings = readSettings((key) => config.get(key));
+  } catch (err) {
+    showSettingError(log, err instanceof SettingsError ? err.setting : 'commcost', err instanceof SettingsError ? err.message : String(err));
+    return undefined;
+  }
+  try {
+    for (const h of settings.hosts) parseHostEntry(h);
+  } catch (err) {
+    showSettingError(log, 'commcost.hosts', settingProblem('commcost.hosts', err));
+    return undefined;
+  }
+  return settings;
+}
+
+async function pickHost(settings: CommcostSettings, env: MeasureEnv, preferred?: string): Promise<{ entry: HostEntry; simulate: boolean } | undefined> {
   let sshHosts: string[] = [];
   try {
     const { listConfiguredHosts } = await import('../client/hosts');
@@ -70,31 +95,38 @@ async function pickHost(settingHosts: string[], env: MeasureEnv, preferred?: str
   }
   const recent = env.extension.globalState.get<string[]>(RECENT_KEY, []).filter((r) => typeof r === 'string');
   if (preferred) recent.unshift(preferred);
-  type Item = vscode.QuickPickItem & { choice?: HostChoice };
-  const items: Item[] = hostChoices(settingHosts, sshHosts, recent).map((choice) => ({
-    label: choice.label,
-    description: choice.source === 'simulated' ? 'figures are simulated, not measured' : choice.source,
-    choice,
-  }));
-  items.push({ label: ENTER_HOST, description: 'user@host[:port] or an ssh alias', alwaysShow: true });
+  type Item = vscode.QuickPickItem & { choice?: HostChoice; entry?: HostEntry };
+  const items: Item[] = [];
+  for (const choice of hostChoices(settings.hosts, sshHosts, recent)) {
+    let entry: HostEntry;
+    try {
+      entry = parseHostEntry(choice.target);
+    } catch (err) {
+      // The setting's entries were checked before; an old recent entry or an odd ssh alias is left out.
+      env.log.info(`host ${choice.target} (${choice.source}) left out: ${err instanceof Error ? err.message : String(err)}`);
+      continue;
+    }
+    const what = choice.simulate ? 'figures are simulated, not measured' : describeHostEntry(entry, settings.slurm);
+    items.push({ label: choice.label, description: what && !choice.simulate ? `${what} · ${choice.source}` : (what ?? choice.source), choice, entry });
+  }
+  items.push({ label: ENTER_HOST, description: 'user@host[:port], an ssh alias, gpu-a + gpu-b, or slurm:login1', alwaysShow: true });
   const picked = await vscode.window.showQuickPick(items, { title: 'commcost: target host', placeHolder: 'Where to measure', ignoreFocusOut: true });
   if (!picked) return undefined;
-  if (picked.choice) return { target: picked.choice.target, simulate: picked.choice.simulate };
-  const { checkTargetName } = await import('../client/hosts');
+  if (picked.choice && picked.entry) return { entry: picked.entry, simulate: picked.choice.simulate };
   const typed = await vscode.window.showInputBox({
     title: 'commcost: target host',
-    prompt: 'localhost, an ssh alias, or user@host[:port]',
+    prompt: 'localhost, an ssh alias, or user@host[:port]; several hosts in one run as gpu-a + gpu-b; a Slurm login node as slurm:login1',
     ignoreFocusOut: true,
     validateInput: (text) => {
       try {
-        checkTargetName(text.trim());
+        parseHostEntry(text);
         return undefined;
       } catch (err) {
         return err instanceof Error ? err.message : String(err);
       }
     },
   });
-  return typed ? { target: typed.trim(), simulate: false } : undefined;
+  return typed ? { entry: parseHostEntry(typed), simulate: false } : undefined;
 }
 
 async function pickExperiments(preselected: readonly ExperimentId[]): Promise<ExperimentId[] | undefined> {
@@ -125,8 +157,8 @@ async function resultsDir(extension: vscode.ExtensionContext): Promise<string> {
   return uri.fsPath;
 }
 
-function openResults(env: MeasureEnv, run: RunFile): void {
-  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${run.host}`, { cancel: () => undefined, showLog: () => env.log.show() });
+function openResults(env: MeasureEnv, run: RunFile, label: string): void {
+  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${label}`, { cancel: () => undefined, showLog: () => env.log.show() });
   panel.update({ run, live: false });
 }
 
@@ -148,8 +180,17 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
   }
   const settings = settingsOrError(env.log);
   if (!settings) return undefined;
-  const host = await pickHost(settings.hosts, env, wanted.host);
+  const host = await pickHost(settings, env, wanted.host);
   if (!host) return undefined;
+  // A group's coordinator address and a Slurm entry's srun arguments, checked before more questions.
+  let where: EntryRequest;
+  try {
+    where = entryRequest(host.entry, settings);
+  } catch (err) {
+    showSettingError(env.log, 'commcost.slurm', settingProblem('commcost.slurm', err));
+    return undefined;
+  }
+  const label = where.label ?? where.target;
   const experiments = await pickExperiments(wanted.experiments.length > 0 ? wanted.experiments : settings.experiments);
   if (!experiments) return undefined;
   const iterations = await askIterations(settings.iterations);
@@ -167,19 +208,19 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
     ...(settings.ncclPath ? { ncclPath: settings.ncclPath } : {}),
     ...(simulate ? { simulate: true } : {}),
   };
-  const request: RunRequest = { target: host.target, options, ...(settings.remoteNodePath ? { nodePath: settings.remoteNodePath } : {}) };
+  const request: RunRequest = { ...where, options, ...(settings.remoteNodePath ? { nodePath: settings.remoteNodePath } : {}) };
   if (!host.simulate) {
-    await env.extension.globalState.update(RECENT_KEY, pushRecent(env.extension.globalState.get<string[]>(RECENT_KEY, []), host.target));
+    await env.extension.globalState.update(RECENT_KEY, pushRecent(env.extension.globalState.get<string[]>(RECENT_KEY, []), host.entry.entry));
   }
 
   try {
-    return await env.ctx.withRun(host.target, async (scope) => {
+    return await env.ctx.withRun(label, async (scope) => {
       const [{ runMeasurement }, { saveRun }, dir] = await Promise.all([
         import('../client/runSession'),
         import('../client/resultsStore'),
         resultsDir(env.extension),
       ]);
-      const title = `commcost: ${host.target}${simulate ? ' (simulated)' : ''}`;
+      const title = `commcost: ${label}${simulate ? ' (simulated)' : ''}`;
       const panel = ResultsPanel.show(env.extension.extensionUri, title, { cancel: () => scope.cancel(), showLog: () => env.log.show() });
       return vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title, cancellable: true },
@@ -211,7 +252,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
             },
             showInfo: (message, ...actions) => Promise.resolve(vscode.window.showInformationMessage(message, ...actions)),
             showError: (message, ...actions) => Promise.resolve(vscode.window.showErrorMessage(message, ...actions)),
-            openResults: (run) => openResults(env, run),
+            openResults: (run) => openResults(env, run, label),
             showLog: () => env.log.show(),
           });
         },
@@ -221,7 +262,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
     // Only reached when the engine could not be loaded or the results folder not created.
     const message = err instanceof Error ? err.message : String(err);
     env.log.error(`commcost: could not start the run: ${message}`);
-    const a = await vscode.window.showErrorMessage(`commcost: could not start the run on ${host.target}: ${message}`, 'Show Log');
+    const a = await vscode.window.showErrorMessage(`commcost: could not start the run on ${label}: ${message}`, 'Show Log');
     if (a === 'Show Log') env.log.show();
     return undefined;
   }

@@ -16,18 +16,38 @@ export type RunMeasurementFn = (
     target: string;
     options: RunOptions;
     nodePath?: string;
+    moreTargets?: string[];
+    coordinatorAddress?: string;
+    slurm?: { srunArgs: string[]; srunPath?: string };
     acceptNewHostKey?: boolean | ((host: string, fingerprint: string) => Promise<boolean>);
   },
   cb: { onRun(run: RunFile): void; onEvent?(ev: AgentEvent): void; onLog(line: string): void },
   signal?: AbortSignal,
 ) => Promise<RunFile>;
 
-/** What the user asked for. */
+/** What the user asked for (hostEntries.ts `entryRequest` fills the host part from a picker entry). */
 export interface RunRequest {
+  /** The host, the first host of a group (the coordinator's) or the Slurm login node. */
   target: string;
   options: RunOptions;
   /** Node on the GPU host; empty/undefined = search. */
   nodePath?: string;
+  /** The other hosts of a group, one agent each; `options.ranks` is then per host. */
+  moreTargets?: string[];
+  /** The address the other hosts of a group reach `target` at; undefined = discovered. */
+  coordinatorAddress?: string;
+  /** `target` is a Slurm login node: the ranks are started with `srun <srunArgs>`. */
+  slurm?: { srunArgs: string[]; srunPath?: string };
+  /** How the run's hosts are shown in messages (`gpu-a + 2 more`); default `target`. */
+  label?: string;
+}
+
+/** Every host of the request as one line for the log: `gpu-a + gpu-b`, `login1 (Slurm: srun --nodes=1 …)`. */
+export function hostsLine(req: RunRequest): string {
+  const hosts = [req.target, ...(req.moreTargets ?? [])].join(' + ');
+  const coordinator = req.coordinatorAddress ? `, coordinator address ${req.coordinatorAddress}` : '';
+  const slurm = req.slurm ? ` (Slurm login node: ${[req.slurm.srunPath || 'srun', ...req.slurm.srunArgs].join(' ')})` : '';
+  return `${hosts}${coordinator}${slurm}`;
 }
 
 /** The action labels offered on the final message. */
@@ -131,9 +151,9 @@ export function progressOf(run: RunFile): { message: string; percent: number } {
 }
 
 /** A one-line summary of the errors of a failed run, for the error message. */
-function runFailureMessage(run: RunFile): HostFailure {
+function runFailureMessage(run: RunFile, label: string): HostFailure {
   const first = run.errors?.[0];
-  if (!first) return { code: 'INTERNAL', message: `run on ${run.host} failed without an error report` };
+  if (!first) return { code: 'INTERNAL', message: `run on ${label} failed without an error report` };
   const f: HostFailure = { code: first.code, message: first.detail ? `${first.message} (${first.detail})` : first.message };
   const where = describeWhere(first.where);
   if (where) f.where = where;
@@ -155,7 +175,8 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
   let last = initialRun(req);
   deps.panel.update({ run: last, live: true });
   deps.progress.report('connecting', 0);
-  deps.log.info(`run on ${req.target}: ${req.options.experiments.join(', ')}, ${req.options.iterations} iterations${req.options.simulate ? ', simulated NCCL' : ''}`);
+  const label = req.label ?? req.target;
+  deps.log.info(`run on ${hostsLine(req)}: ${req.options.experiments.join(', ')}, ${req.options.iterations} iterations${req.options.simulate ? ', simulated NCCL' : ''}`);
 
   let run: RunFile;
   try {
@@ -164,6 +185,9 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
         target: req.target,
         options: req.options,
         ...(req.nodePath ? { nodePath: req.nodePath } : {}),
+        ...(req.moreTargets && req.moreTargets.length > 0 ? { moreTargets: [...req.moreTargets] } : {}),
+        ...(req.moreTargets && req.moreTargets.length > 0 && req.coordinatorAddress ? { coordinatorAddress: req.coordinatorAddress } : {}),
+        ...(req.slurm ? { slurm: { srunArgs: [...req.slurm.srunArgs], ...(req.slurm.srunPath ? { srunPath: req.slurm.srunPath } : {}) } } : {}),
         acceptNewHostKey: (host, fingerprint) => deps.confirmHostKey(host, fingerprint),
       },
       {
@@ -179,7 +203,7 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
     );
   } catch (err) {
     const failure = toFailure(err);
-    deps.log.error(`run on ${req.target} failed: ${failure.code} ${failure.message}${failure.where ? ` (where: ${failure.where})` : ''}${failure.hint ? ` — ${failure.hint}` : ''}`);
+    deps.log.error(`run on ${label} failed: ${failure.code} ${failure.message}${failure.where ? ` (where: ${failure.where})` : ''}${failure.hint ? ` — ${failure.hint}` : ''}`);
     const failed: RunFile = { ...last, status: 'failed' };
     deps.panel.update({ run: failed, live: false, failure });
     void deps.showError(failureText(failure), SHOW_LOG).then((a) => a === SHOW_LOG && deps.showLog());
@@ -202,8 +226,8 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
 
   const savedPath = path;
   if (run.status === 'failed') {
-    const f = runFailureMessage(run);
-    deps.log.error(`run on ${run.host} failed: ${f.code} ${f.message}`);
+    const f = runFailureMessage(run, req.label ?? run.host);
+    deps.log.error(`run on ${req.label ?? run.host} failed: ${f.code} ${f.message}`);
     void deps.showError(failureText(f), SHOW_LOG, OPEN_RESULTS).then((a) => {
       if (a === SHOW_LOG) deps.showLog();
       else if (a === OPEN_RESULTS) deps.openResults(run, savedPath);
@@ -212,7 +236,7 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
   }
   const what = run.status === 'partial' ? 'stopped early; partial results saved' : 'complete';
   const sim = isSimulatedRun(run) ? ' (SIMULATED NCCL: not a measurement)' : '';
-  void deps.showInfo(`commcost: run on ${run.host} ${what}${sim}`, OPEN_RESULTS).then(
+  void deps.showInfo(`commcost: run on ${req.label ?? run.host} ${what}${sim}`, OPEN_RESULTS).then(
     (a) => a === OPEN_RESULTS && deps.openResults(run, savedPath),
   );
   return { kind: 'finished', run, path: savedPath };

@@ -1,6 +1,9 @@
 // runController driven with fakes: no VS Code, no engine, no disk.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { srunArgsFor } from '../../client/slurm';
+import { entryRequest, parseHostEntry } from '../../extension/hostEntries';
+import { readSettings } from '../../extension/settings';
 import type { RunOptions } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import type { RunState } from '../../protocol/webviewMessages';
@@ -246,4 +249,82 @@ test('toFailure reads code/where/hint from any thrown value', () => {
     where: 'gpu1',
     hint: 'set commcost.remoteNodePath',
   });
+});
+
+// The request the controller hands the engine for each kind of commcost.hosts entry, from the
+// settings as VS Code returns them (readSettings → parseHostEntry → entryRequest → runController).
+type EngineRequest = Parameters<RunMeasurementFn>[0];
+
+function capturing(): { fn: RunMeasurementFn; requests: EngineRequest[] } {
+  const requests: EngineRequest[] = [];
+  const fn: RunMeasurementFn = async (req) => {
+    requests.push(req);
+    return { ...snapshot(8), host: req.target, status: 'complete' };
+  };
+  return { fn, requests };
+}
+
+function requestFor(entry: string, values: Record<string, unknown>) {
+  const settings = readSettings((k) => ({ hosts: [entry], ...values })[k]);
+  return { ...entryRequest(parseHostEntry(settings.hosts[0]!), settings), options };
+}
+
+test('a group entry: the engine gets moreTargets and commcost.coordinatorAddress; messages name the group', async () => {
+  const engine = capturing();
+  const r = fakes(engine.fn);
+  const outcome = await runController(requestFor('gpu-a + gpu-b+gpu-c', { coordinatorAddress: '10.0.0.1' }), r.deps);
+  assert.equal(outcome.kind, 'finished');
+  assert.equal(engine.requests.length, 1);
+  const req = engine.requests[0]!;
+  assert.equal(req.target, 'gpu-a');
+  assert.deepEqual(req.moreTargets, ['gpu-b', 'gpu-c']);
+  assert.equal(req.coordinatorAddress, '10.0.0.1');
+  assert.equal(req.slurm, undefined);
+  assert.match(r.info[0]!.message, /^commcost: run on gpu-a \+ 2 more complete/);
+  assert.ok(r.logs.some((l) => l.startsWith('run on gpu-a + gpu-b + gpu-c, coordinator address 10.0.0.1: init, split')), r.logs.join('\n'));
+});
+
+test('a group entry without commcost.coordinatorAddress: the address is left to discovery', async () => {
+  const engine = capturing();
+  await runController(requestFor('gpu-a + gpu-b', {}), fakes(engine.fn).deps);
+  assert.deepEqual(engine.requests[0]!.moreTargets, ['gpu-b']);
+  assert.equal('coordinatorAddress' in engine.requests[0]!, false);
+});
+
+test('one host: no moreTargets, no coordinator address even when the setting is set, no slurm', async () => {
+  const engine = capturing();
+  await runController(requestFor('gpu1', { coordinatorAddress: '10.0.0.1', slurm: { nodes: 2 } }), fakes(engine.fn).deps);
+  const req = engine.requests[0]!;
+  assert.deepEqual([req.target, req.moreTargets, req.coordinatorAddress, req.slurm], ['gpu1', undefined, undefined, undefined]);
+});
+
+test("a slurm: entry: the engine gets slurm.srunArgs equal to srunArgsFor's output for commcost.slurm", async () => {
+  const slurm = { partition: 'gpu', account: 'proj1', nodes: 2, gpusPerNode: 4, time: '0:10:00', extraArgs: ['--qos=debug'], srunPath: '/opt/slurm/bin/srun' };
+  const engine = capturing();
+  const r = fakes(engine.fn);
+  await runController(requestFor('slurm:login1', { slurm, coordinatorAddress: '10.0.0.1' }), r.deps);
+  const req = engine.requests[0]!;
+  assert.equal(req.target, 'login1');
+  assert.deepEqual(req.slurm, { srunArgs: srunArgsFor(slurm), srunPath: '/opt/slurm/bin/srun' });
+  assert.deepEqual(req.slurm!.srunArgs, ['--nodes=2', '--ntasks-per-node=4', '--gpus-per-node=4', '--partition=gpu', '--account=proj1', '--time=0:10:00', '--qos=debug']);
+  assert.equal(req.moreTargets, undefined);
+  assert.equal(req.coordinatorAddress, undefined);
+  assert.match(r.info[0]!.message, /run on slurm:login1 complete/);
+  assert.ok(r.logs.some((l) => l.includes('login1 (Slurm login node: /opt/slurm/bin/srun --nodes=2 ')), r.logs.join('\n'));
+});
+
+test('a slurm: entry with the default commcost.slurm: one node, one GPU, srun on PATH', async () => {
+  const engine = capturing();
+  await runController(requestFor('slurm: login1', {}), fakes(engine.fn).deps);
+  assert.deepEqual(engine.requests[0]!.slurm, { srunArgs: ['--nodes=1', '--ntasks-per-node=1', '--gpus-per-node=1'] });
+});
+
+test('a group whose engine run fails: the error and the log name the group', async () => {
+  const fn: RunMeasurementFn = async () => {
+    throw Object.assign(new Error('host gpu-c cannot join the run: connect ECONNREFUSED'), { code: 'HOST_UNREACHABLE', where: { host: 'gpu-c' } });
+  };
+  const r = fakes(fn);
+  await runController(requestFor('gpu-a + gpu-b + gpu-c', {}), r.deps);
+  assert.match(r.errors[0]!.message, /gpu-c cannot join the run: connect ECONNREFUSED — where: host gpu-c/);
+  assert.ok(r.logs.some((l) => l.startsWith('ERROR run on gpu-a + 2 more failed: HOST_UNREACHABLE')), r.logs.join('\n'));
 });

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { OPTION_LIMITS } from '../../protocol/events';
-import { hostChoices, pushRecent, readSettings, SettingsError, SIMULATED_LOCALHOST, validateIterations } from '../../extension/settings';
+import { hostChoices, normalizeHostEntry, pushRecent, readSettings, SettingsError, SIMULATED_LOCALHOST, SLURM_KEYS, validateIterations } from '../../extension/settings';
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
@@ -17,6 +17,8 @@ test('defaults when nothing is set', () => {
     ncclPath: '',
     remoteNodePath: '',
     experiments: ['init', 'split', 'destroy', 'abort'],
+    coordinatorAddress: '',
+    slurm: { nodes: 1, gpusPerNode: 1 },
   });
 });
 
@@ -32,6 +34,21 @@ const bad: [Record<string, unknown>, string, RegExp][] = [
   [{ hosts: 'gpu1' }, 'commcost.hosts', /"gpu1"/],
   [{ experiments: ['init', 'warp'] }, 'commcost.experiments', /warp.*init, split, shrink, grow, destroy, abort/],
   [{ ncclPath: 'a\nb' }, 'commcost.ncclPath', /one line/],
+  [{ hosts: ['gpu-a + gpu b'] }, 'commcost.hosts', /gpu b.*groups of them joined by \+/],
+  [{ coordinatorAddress: '10.0.0.1 10.0.0.2' }, 'commcost.coordinatorAddress', /without spaces \(empty: discovered\)/],
+  [{ coordinatorAddress: '-oProxyCommand=x' }, 'commcost.coordinatorAddress', /host name or IP address/],
+  [{ coordinatorAddress: 7 }, 'commcost.coordinatorAddress', /bad value 7/],
+  [{ slurm: 'gpu' }, 'commcost.slurm', /"gpu": expected an object with partition, account, nodes, gpusPerNode, time, extraArgs, srunPath/],
+  [{ slurm: ['--nodes=2'] }, 'commcost.slurm', /expected an object/],
+  [{ slurm: { nodes: 0 } }, 'commcost.slurm', /"nodes" to be a whole number from 1 to 1024/],
+  [{ slurm: { nodes: 1.5 } }, 'commcost.slurm', /"nodes" to be a whole number/],
+  [{ slurm: { gpusPerNode: 1025 } }, 'commcost.slurm', /"gpusPerNode" to be a whole number from 1 to 1024/],
+  [{ slurm: { gpusPerNode: '4' } }, 'commcost.slurm', /"gpusPerNode"/],
+  [{ slurm: { partition: 7 } }, 'commcost.slurm', /"partition" to be text on one line/],
+  [{ slurm: { time: '10\n' } }, 'commcost.slurm', /"time" to be text on one line/],
+  [{ slurm: { extraArgs: '--qos=debug' } }, 'commcost.slurm', /"extraArgs" to be a list of srun options/],
+  [{ slurm: { extraArgs: ['--qos=debug', 3] } }, 'commcost.slurm', /"extraArgs"/],
+  [{ slurm: { gpus_per_node: 4 } }, 'commcost.slurm', /only the properties .* \(not gpus_per_node\)/],
 ];
 for (const [values, setting, message] of bad) {
   test(`rejects ${JSON.stringify(values)} naming ${setting}`, () => {
@@ -50,6 +67,50 @@ test('valid values pass through trimmed', () => {
   assert.deepEqual([s.hosts, s.iterations, s.warmup, s.ncclPath, s.experiments], [['gpu1'], 1000, 0, '/opt/nccl/libnccl.so.2', ['split']]);
 });
 
+test('host entries: groups and slurm: entries pass, spacing normalized', () => {
+  const s = readSettings(from({ hosts: [' gpu-a+gpu-b ', 'gpu-a  +   gpu-b +gpu-c', 'slurm: login1', 'slurm:login2', 'alice@gpu9:2222'] }));
+  assert.deepEqual(s.hosts, ['gpu-a + gpu-b', 'gpu-a + gpu-b + gpu-c', 'slurm:login1', 'slurm:login2', 'alice@gpu9:2222']);
+});
+
+test('host entries: normalizeHostEntry changes only spacing', () => {
+  assert.equal(normalizeHostEntry('a+b'), 'a + b');
+  assert.equal(normalizeHostEntry('  a  +b  '), 'a + b');
+  assert.equal(normalizeHostEntry('slurm:  login1 '), 'slurm:login1');
+  assert.equal(normalizeHostEntry('gpu1'), 'gpu1');
+  assert.equal(normalizeHostEntry('user@[::1]:22'), 'user@[::1]:22');
+});
+
+test('commcost.slurm: values pass through trimmed, empty strings and lists dropped', () => {
+  const s = readSettings(
+    from({
+      slurm: { partition: ' gpu ', account: '', nodes: 2, gpusPerNode: 4, time: '0:10:00', extraArgs: [' --qos=debug ', ''], srunPath: '/opt/slurm/bin/srun' },
+      coordinatorAddress: ' 10.1.2.3 ',
+    }),
+  );
+  assert.deepEqual(s.slurm, { partition: 'gpu', nodes: 2, gpusPerNode: 4, time: '0:10:00', extraArgs: ['--qos=debug'], srunPath: '/opt/slurm/bin/srun' });
+  assert.equal(s.coordinatorAddress, '10.1.2.3');
+  assert.deepEqual(readSettings(from({ slurm: { extraArgs: [] } })).slurm, { nodes: 1, gpusPerNode: 1 });
+  assert.deepEqual(readSettings(from({ slurm: null })).slurm, { nodes: 1, gpusPerNode: 1 });
+});
+
+test('package.json contributes commcost.slurm with every property described, and commcost.coordinatorAddress', () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    contributes: { configuration: { properties: Record<string, { type: string; description?: string; default?: unknown; properties?: Record<string, { type: string; description?: string; minimum?: number; maximum?: number }> }> } };
+  };
+  const props = pkg.contributes.configuration.properties;
+  const slurm = props['commcost.slurm'];
+  assert.ok(slurm?.properties, 'commcost.slurm is an object setting');
+  assert.equal(slurm.type, 'object');
+  assert.deepEqual(Object.keys(slurm.properties).sort(), [...SLURM_KEYS].sort());
+  for (const [k, p] of Object.entries(slurm.properties)) assert.ok(p.description && p.description.length > 10, `commcost.slurm.${k} has a description`);
+  for (const k of ['nodes', 'gpusPerNode']) assert.deepEqual([slurm.properties[k]!.type, slurm.properties[k]!.minimum, slurm.properties[k]!.maximum], ['integer', 1, 1024]);
+  assert.deepEqual(readSettings(from({ slurm: slurm.default })).slurm, { nodes: 1, gpusPerNode: 1 }, 'the default reads as the defaults');
+  assert.equal(props['commcost.coordinatorAddress']?.type, 'string');
+  assert.equal(props['commcost.coordinatorAddress']?.default, '');
+  assert.match(props['commcost.hosts']?.description ?? '', /gpu-a \+ gpu-b/);
+  assert.match(props['commcost.hosts']?.description ?? '', /slurm:login1/);
+});
+
 const iterationCases: [string, boolean][] = [['1', true], ['1000', true], ['100000', true], [' 10 ', true], ['0', false], ['100001', false], ['1.5', false], ['', false], ['ten', false], ['-3', false]];
 for (const [text, ok] of iterationCases) {
   test(`iterations input ${JSON.stringify(text)} → ${ok ? 'valid' : 'invalid'}`, () => {
@@ -64,6 +125,17 @@ test('host choices: recent first, each target once, simulated last, ssh wildcard
     ['localhost', 'localhost', false, 'local'],
     ['gpu1', 'gpu1', false, 'setting'],
     [SIMULATED_LOCALHOST, 'localhost', true, 'simulated'],
+  ]);
+});
+
+test('host choices: groups and slurm: entries are one choice each, compared normalized; ssh aliases with + left out', () => {
+  const c = hostChoices(['gpu-a + gpu-b', 'slurm:login1', 'bad entry'], ['odd+alias', 'gpu-a'], ['gpu-a+gpu-b']);
+  assert.deepEqual(c.map((x) => [x.label, x.target, x.source]), [
+    ['gpu-a + gpu-b', 'gpu-a + gpu-b', 'recent'],
+    ['localhost', 'localhost', 'local'],
+    ['slurm:login1', 'slurm:login1', 'setting'],
+    ['gpu-a', 'gpu-a', 'ssh config'],
+    [SIMULATED_LOCALHOST, 'localhost', 'simulated'],
   ]);
 });
 
