@@ -137,4 +137,68 @@ describe('a run over three SSH hosts (network namespaces), two simulated GPUs ea
     // The cut host's agent hears no coordinator and ends itself (its ranks with it).
     assert.deepEqual(await noAgentsWithin(20_000), []);
   });
+
+  test('a host killed mid-run (every agent process on it SIGKILLed): the run ends partial naming it, nothing left', { timeout: 120_000 }, async () => {
+    const logs: string[] = [];
+    let killed = false;
+    let killedAt = 0;
+    const host = lab!.hosts[1]!;
+    const run = await measure({ ...OPTIONS, experiments: ['init', 'split'], iterations: 30 }, logs, undefined, (r) => {
+      const init = r.experiments.find((e) => e.experiment === 'init');
+      if (!killed && init && init.done >= 3) {
+        killed = true;
+        killedAt = Date.now();
+        for (const line of execFileSync('ip', ['netns', 'pids', host.netns], { encoding: 'utf8' }).split('\n').filter(Boolean)) {
+          try {
+            if (fs.readFileSync(`/proc/${line}/cmdline`, 'utf8').includes('agent.js')) process.kill(Number(line), 'SIGKILL');
+          } catch {
+            /* already gone */
+          }
+        }
+      }
+    });
+    const took = Date.now() - killedAt;
+    assert.ok(killed, logs.slice(-20).join('\n'));
+    assert.equal(run.status, 'partial', JSON.stringify(run.errors));
+    const error = run.errors.find((e) => e.code === 'NODE_LOST' || e.code === 'RANK_EXITED');
+    assert.ok(error, JSON.stringify(run.errors));
+    assert.match(error.message, new RegExp(host.address.replace(/\./g, '\\.')), error.message);
+    process.stderr.write(`host killed: run ended ${took} ms after the kill (${error.code}: ${error.message})\n`);
+    assert.ok(took < 10_000, `a killed host is noticed at once (its connections close), not at the deadline: ${took} ms`);
+    assert.deepEqual(await noAgentsWithin(15_000), []);
+  });
+});
+
+describe('several hosts over loopback SSH (no namespaces needed)', { skip: NOT_BUILT || sshdMissingReason() || false }, () => {
+  let server: SshServer;
+  let dir = '';
+  before(async () => {
+    server = await startSshServer();
+    dir = privateAgentCopy();
+  });
+  after(async () => {
+    await server?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const base = (): { target: string; sshConfigPath: string; knownHostsPath: string; agentDir: string } => ({ target: server.alias, sshConfigPath: server.sshConfigPath, knownHostsPath: server.knownHostsPath, agentDir: dir });
+
+  test('two agents, one rank each: the second joins the first at one of its discovered addresses', { timeout: 120_000 }, async () => {
+    const logs: string[] = [];
+    const run = await runMeasurement({ ...base(), moreTargets: [server.alias], options: { ...OPTIONS, experiments: ['init'], ranks: 1 } }, { onRun: () => undefined, onLog: (l) => logs.push(l) });
+    assert.equal(run.status, 'complete', `${JSON.stringify(run.errors)}\n${logs.slice(-20).join('\n')}`);
+    assert.deepEqual(run.nodes?.map((n) => n.ranks), [[0], [1]]);
+    assert.ok(logs.some((l) => /joined the coordinator at \S+ with 1 rank\(s\)/.test(l)), logs.join('\n'));
+  });
+
+  test('a host that cannot be reached: the run fails at once, naming it; nothing is measured', { timeout: 60_000 }, async () => {
+    const started = Date.now();
+    const run = await runMeasurement({ ...base(), moreTargets: ['127.0.0.1:1'], options: { ...OPTIONS, experiments: ['init'], ranks: 1, deadlineSeconds: 30 } }, { onRun: () => undefined, onLog: () => undefined });
+    const took = Date.now() - started;
+    assert.equal(run.status, 'failed', JSON.stringify(run.errors));
+    const hostError = run.errors.find((e) => e.where.host === '127.0.0.1:1');
+    assert.ok(hostError, JSON.stringify(run.errors));
+    assert.match(hostError.message, /host 127\.0\.0\.1:1 cannot join the run/);
+    assert.equal(hostError.code, 'HOST_UNREACHABLE');
+    assert.ok(took < 20_000, `the run ended ${took} ms after it started, not at the 30 s deadline`);
+  });
 });
