@@ -124,7 +124,10 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, onLate?
  */
 export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?: AbortSignal, hardStop?: AbortSignal): Promise<RunFile> {
   const log = (line: string) => cb.onLog(`commcost: ${line}`);
-  let run = newRun(req.target, req.options);
+  // The run's host is the target as the user would name it again to re-measure: a group of
+  // hosts as `a+b+c`, a Slurm login node as `slurm:login1` (extension/hostEntries.ts reads both).
+  const named = req.slurm ? `slurm:${req.target}` : [req.target, ...(req.moreTargets ?? [])].join('+');
+  let run = newRun(named, req.options);
   const cancelledBeforeStart = (): RunFile => {
     log(`cancelled before the run started on ${req.target}`);
     run = { ...markStopped(run), status: 'partial' };

@@ -100,6 +100,7 @@ describe('a run over three SSH hosts (network namespaces), two simulated GPUs ea
     const run = await measure(OPTIONS, logs);
     assert.equal(run.status, 'complete', `${JSON.stringify(run.errors)}\n${logs.slice(-30).join('\n')}`);
     assert.equal(run.ranks, 6);
+    assert.equal(run.host, aliases.join('+'), 'the run is named by its hosts, as an entry of commcost.hosts would name them');
     assert.equal(run.simulated, true);
     assert.deepEqual(run.nodes?.map((n) => n.ranks), [[0, 1], [2, 3], [4, 5]]);
     // The address each node is reached at is its namespace's own.

@@ -39,6 +39,7 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
     const run = await runMeasurement({ ...base, options, slurm: { srunArgs, srunPath: SRUN } }, { onRun: () => undefined, onLog: (l) => logs.push(l) });
     assert.equal(run.status, 'complete', `${JSON.stringify(run.errors)}\n${logs.slice(-20).join('\n')}`);
     assert.equal(run.ranks, 3);
+    assert.equal(run.host, `slurm:${server.alias}`, 'named as the commcost.hosts entry that re-measures it');
     assert.equal(run.simulated, true);
     assert.deepEqual(run.nodes?.map((n) => n.ranks), [[0], [1], [2]]);
     assert.deepEqual(run.experiments.map((e) => [e.experiment, e.state]), [['init', 'finished'], ['split', 'finished']]);
