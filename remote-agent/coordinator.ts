@@ -294,7 +294,7 @@ export class Coordinator {
       connectDeadlineMs: deadlineMs,
       log: this.log,
       hello: {
-        ...(mode.kind === 'launched' ? { fixedRank: 0 } : { index: 0 }),
+        ...(mode.kind === 'launched' ? { fixedRank: 0, worldSize: mode.worldSize } : { index: 0 }),
         slots: devices.length,
         devices,
         gpus: devices.map((d) => gpus[d]?.name ?? '?'),

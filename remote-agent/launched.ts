@@ -144,7 +144,7 @@ async function serve(id: LaunchIdentity, options: ReturnType<typeof normalizeOpt
   try {
     const { native, info } = loadLibrary(options);
     device = deviceFor(id, native.deviceCount());
-    hello = { fixedRank: id.rank, slots: 1, devices: [device], gpus: [native.deviceInfo(device).name], ncclVersion: info.ncclVersion, simulated: info.simulated };
+    hello = { fixedRank: id.rank, worldSize: id.worldSize, slots: 1, devices: [device], gpus: [native.deviceInfo(device).name], ncclVersion: info.ncclVersion, simulated: info.simulated };
   } catch (e) {
     log(`commcost: rank ${id.rank} cannot take part: ${(e as Error).message}${e instanceof RunSetupError && e.hint ? ` (${e.hint})` : ''}`);
     return 1;

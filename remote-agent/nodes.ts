@@ -164,6 +164,8 @@ export class NodeServer {
   private readonly exitHandlers = new Map<string, RankCallbacks>();
   private lostHandler: ((node: JoinedNode) => void) | undefined;
   private closed = false;
+  /** A reason the run can never get its nodes (a mismatched world size): waiting stops at once. */
+  private fatal: string | undefined;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly lastHeard = new Map<JoinedNode, number>();
 
@@ -201,6 +203,7 @@ export class NodeServer {
     const until = Date.now() + deadlineMs;
     while (this.nodes.length < this.opts.expected) {
       if (isCancelled()) throw new Error('cancelled while waiting for the other nodes');
+      if (this.fatal) throw new Error(this.fatal);
       const left = until - Date.now();
       if (left <= 0) {
         const joined = this.nodes.map((n) => `${n.hello.hostname} (${n.address}${n.hello.fixedRank !== undefined ? `, rank ${n.hello.fixedRank}` : ''})`);
@@ -291,6 +294,30 @@ export class NodeServer {
         }
         if (this.closed || this.nodes.length >= this.opts.expected) {
           channel.send({ t: 'node/refused', reason: `the run already has its ${this.opts.expected} nodes` });
+          socket.end();
+          return;
+        }
+        // A launched process must be a rank of this world, and the only one with that rank.
+        const fixed = msg.fixedRank;
+        const twin = fixed === undefined ? undefined : this.nodes.find((n) => n.hello.fixedRank === fixed);
+        const badRank = fixed !== undefined && (!Number.isInteger(fixed) || fixed < 0 || fixed >= this.opts.expected);
+        const badWorld = msg.worldSize !== undefined && msg.worldSize !== this.opts.expected;
+        if (badWorld) {
+          const reason = `rank ${String(fixed)} was started with a world size of ${String(msg.worldSize)}, rank 0 with ${this.opts.expected}: every process must be given the same (WORLD_SIZE / SLURM_NTASKS / OMPI_COMM_WORLD_SIZE)`;
+          this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: ${reason}`);
+          channel.send({ t: 'node/refused', reason });
+          socket.end();
+          // Waiting for the rest cannot help: the run cannot be formed.
+          this.fatal ??= reason;
+          for (const w of this.waiters.splice(0)) w();
+          return;
+        }
+        if (badRank || twin) {
+          const reason = badRank
+            ? `rank ${String(fixed)} is not a rank of this run's world of ${this.opts.expected} (check WORLD_SIZE / SLURM_NTASKS / OMPI_COMM_WORLD_SIZE: every process must give the same)`
+            : `rank ${String(fixed)} has already joined from ${twin!.address} (two processes were given the same rank)`;
+          this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: ${reason}`);
+          channel.send({ t: 'node/refused', reason });
           socket.end();
           return;
         }

@@ -62,6 +62,8 @@ export type NodeToCoordinator =
       index?: number;
       /** Launched processes: the global rank this process is, and the GPU it drives. */
       fixedRank?: number;
+      /** Launched processes: the world size its launcher gave it (must match rank 0's). */
+      worldSize?: number;
       /** Rank processes this node holds (one per GPU). */
       slots: number;
       /** Device ordinal of each slot on this node. */

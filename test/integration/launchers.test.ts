@@ -155,6 +155,35 @@ describe('launchers', { skip: NOT_BUILT }, () => {
     assert.deepEqual(await waitGone(dir), []);
   });
 
+  test('processes given different world sizes: refused with both sizes named, rank 0 fails at once', async () => {
+    const { dir, agent } = setup();
+    const port = await freePort();
+    const started = Date.now();
+    const rank0 = run(process.execPath, [agent, 'rank', '--simulate', '--experiments', 'init', '--deadline', '20'], { COMMCOST_RANK: '0', COMMCOST_WORLD_SIZE: '2', COMMCOST_PORT: String(port) }, dir);
+    const rank1 = run(process.execPath, [agent, 'rank', '--simulate', '--experiments', 'init', '--deadline', '20'], { COMMCOST_RANK: '1', COMMCOST_WORLD_SIZE: '3', COMMCOST_PORT: String(port) }, dir);
+    assert.deepEqual(await Promise.all([rank0.exit, rank1.exit]), [1, 1]);
+    assert.match(rank1.stderr, /refused this node: rank 1 was started with a world size of 3, rank 0 with 2/);
+    const error = events(rank0.stdout).find((e) => e.type === 'run/error');
+    assert.ok(error?.type === 'run/error' && /world size of 3, rank 0 with 2/.test(error.message), JSON.stringify(error));
+    assert.ok(Date.now() - started < 15_000, 'no wait for the 20 s deadline');
+    assert.deepEqual(await waitGone(dir), []);
+  });
+
+  test('two processes given the same rank: the second is refused, naming the first one\'s address', async () => {
+    const { dir, agent } = setup();
+    const port = await freePort();
+    const env = (r: number) => ({ COMMCOST_RANK: String(r), COMMCOST_WORLD_SIZE: '3', COMMCOST_PORT: String(port) });
+    const args = [agent, 'rank', '--simulate', '--experiments', 'init', '--deadline', '3'];
+    const rank0 = run(process.execPath, args, env(0), dir);
+    const first = run(process.execPath, args, env(1), dir);
+    await new Promise((r) => setTimeout(r, 1500));
+    const twin = run(process.execPath, args, env(1), dir);
+    assert.equal(await twin.exit, 1);
+    assert.match(twin.stderr, /refused this node: rank 1 has already joined from 127\.0\.0\.1/);
+    await Promise.all([rank0.exit, first.exit]);
+    assert.deepEqual(await waitGone(dir), []);
+  });
+
   test('the launcher\'s SIGTERM mid-run (scancel): the run ends partial with what was measured; nothing left', async () => {
     const { dir, agent } = setup();
     const port = await freePort();
