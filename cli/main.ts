@@ -168,9 +168,13 @@ export function checkFlags(f: MeasureFlags, cpuCount = localCpuCount()): string[
   const again = hosts.filter((h, i) => hosts.indexOf(h) !== i);
   if (again.length > 0) throw bad(`--host ${again[0]} is given twice`, 'name each host of the run once (one agent per host, one rank per GPU)');
   if (f.slurm && (f.moreHosts?.length ?? 0) > 0) throw bad('--slurm takes one --host (the login node): srun places the ranks on the compute nodes', 'give the nodes with --slurm-nodes and --gpus-per-node');
-  if (f.slurm && isLocalTarget(f.host)) throw bad('--slurm needs --host <login node> reached over SSH', 'e.g. --host login1 --slurm --partition gpu');
+  if (f.slurm && isLocalTarget(f.host)) {
+    throw bad(`--slurm needs --host <login node>, reached over SSH${f.host === 'localhost' ? ' (localhost cannot be one: the agent runs srun over SSH)' : ''}`, 'e.g. --host login1 --slurm --partition gpu');
+  }
   const slurmOnly = (['partition', 'account', 'slurmNodes', 'gpusPerNode', 'time', 'srunArg', 'srun'] as const).filter((k) => f[k] !== undefined);
-  if (!f.slurm && slurmOnly.length > 0) throw bad(`${slurmOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply with --slurm`, 'add --slurm (the host is a Slurm login node)');
+  if (!f.slurm && slurmOnly.length > 0) {
+    throw bad(`${slurmOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only ${slurmOnly.length === 1 ? 'applies' : 'apply'} with --slurm`, 'add --slurm (the host is a Slurm login node)');
+  }
   if (f.slurm) srunArgsFor(slurmOptionsFrom(f));
   if (f.coordinatorAddress !== undefined && (f.moreHosts?.length ?? 0) === 0) throw bad('--coordinator-address only applies to a run over several hosts', 'repeat --host for each host of the run');
   const warnings: string[] = [];

@@ -48,6 +48,9 @@ export function launchedOptions(argv: string[], env: NodeJS.ProcessEnv): { optio
     throw new RunSetupError('BAD_COMMAND', `agent.js rank: ${(e as Error).message}`, 'flags: --experiments a,b --iterations N --warmup N --deadline S --nccl PATH --simulate --out FILE --options JSON');
   }
   const v = parsed.values;
+  if (v.nccl !== undefined && v.simulate) {
+    throw new RunSetupError('BAD_COMMAND', '--nccl and --simulate conflict: --simulate runs on the simulated NCCL, so no NCCL path is used', 'give one of them');
+  }
   let base: Partial<RunOptions> = {};
   const json = v.options ?? env.COMMCOST_OPTIONS;
   if (json) {
@@ -97,6 +100,9 @@ export async function launchedMain(argv: string[], env: NodeJS.ProcessEnv, log: 
     process.env.COMMCOST_SIM_GPUS = String(id.localWorldSize ?? id.worldSize);
   }
   log(`commcost: rank ${id.rank} of ${id.worldSize} (${id.launcher}), coordinator ${id.coordinatorAddress}:${id.coordinatorPort} (${id.portSource})`);
+  if (id.rank === 0 && id.token === '') {
+    log('commcost: warning: no token (COMMCOST_TOKEN, or the job id of Slurm, torchrun or Open MPI): any process that reaches the port may join this run; set COMMCOST_TOKEN to the same random value for every rank (SECURITY.md)');
+  }
   return id.rank === 0 ? coordinate(id, options, out ?? defaultOutFile(), log) : serve(id, options, log);
 }
 
@@ -111,7 +117,12 @@ function deviceFor(id: LaunchIdentity, count: number): number {
 
 async function coordinate(id: LaunchIdentity, options: ReturnType<typeof normalizeOptions>, outFile: string, log: Log): Promise<number> {
   // Every line goes to the file first (synchronously: a crash loses nothing already measured).
-  const fd = fs.openSync(outFile, 'a');
+  let fd: number;
+  try {
+    fd = fs.openSync(outFile, 'a');
+  } catch (e) {
+    throw new RunSetupError('BAD_COMMAND', `cannot write the run to ${outFile} (--out): ${(e as Error).message}`, 'give --out a file in a folder that exists and is writable');
+  }
   log(`commcost: writing the run to ${outFile}`);
   let status = 'failed';
   const emit = (ev: AgentEvent): void => {

@@ -113,9 +113,24 @@ export function detectLauncher(env: NodeJS.ProcessEnv): LauncherKind | undefined
 export function launchIdentityFromEnv(env: NodeJS.ProcessEnv): LaunchIdentity {
   const kind = detectLauncher(env);
   if (!kind) {
+    // Part of one launcher's set: name what is missing.
+    const sets: [string, string[]][] = [
+      ['COMMCOST', ['COMMCOST_RANK', 'COMMCOST_WORLD_SIZE']],
+      ['torchrun', ['RANK', 'WORLD_SIZE', 'MASTER_ADDR']],
+      ['Open MPI', ['OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE']],
+      ['Slurm', ['SLURM_PROCID', 'SLURM_NTASKS']],
+    ];
+    for (const [name, vars] of sets) {
+      const set = vars.filter((v) => env[v] !== undefined);
+      if (set.length > 0) {
+        throw new LaunchEnvError(`${set.join(' and ')} ${set.length === 1 ? 'is' : 'are'} set but not ${vars.filter((v) => env[v] === undefined).join(' or ')}: ${name}'s variables are incomplete; start agent.js rank under ${name === 'COMMCOST' ? 'a launcher or set them all' : name}`);
+      }
+    }
     throw new LaunchEnvError(
       'no launcher variables found: expected torchrun (RANK, WORLD_SIZE, MASTER_ADDR), Slurm (SLURM_PROCID, SLURM_NTASKS), ' +
-        'Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) or COMMCOST_RANK and COMMCOST_WORLD_SIZE',
+        'Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) or COMMCOST_RANK and COMMCOST_WORLD_SIZE. ' +
+        'agent.js rank is one process of a launched run: start it with srun, mpirun or torchrun (README, "Beyond one host"), ' +
+        'or measure from your machine with `commcost measure --host <gpu host>`',
     );
   }
   let rank: number;

@@ -136,6 +136,9 @@ if (process.argv[2] === 'rank' && process.env.COMMCOST_COORDINATOR) {
       process.exit(2);
     },
   );
+} else if (process.argv[2] !== undefined) {
+  log(`commcost agent: unknown mode ${JSON.stringify(process.argv[2])}: run \`node agent.js\` (driven by commcost over stdin) or \`node agent.js rank …\` under a launcher`);
+  process.exit(2);
 } else {
   coordinatorMain();
 }

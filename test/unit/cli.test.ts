@@ -100,6 +100,7 @@ describe('flags', () => {
     ['--slurm with several hosts', { host: 'login1', moreHosts: ['login2'], slurm: true }, 'BAD_INPUT', /--slurm takes one --host/],
     ['--slurm on localhost', { slurm: true }, 'BAD_INPUT', /--slurm needs --host <login node>/],
     ['Slurm options without --slurm', { host: 'login1', partition: 'gpu', gpusPerNode: 4 }, 'BAD_INPUT', /--partition, --gpus-per-node only apply with --slurm/],
+    ['one Slurm option without --slurm', { host: 'login1', time: '0:05:00' }, 'BAD_INPUT', /--time only applies with --slurm/],
     ['a partition with a shell character', { host: 'login1', slurm: true, partition: 'gpu;x' }, 'BAD_INPUT', /--partition "gpu;x" is not a Slurm name/],
     ['an srun option that changes the task layout', { host: 'login1', slurm: true, srunArg: ['--ntasks=3'] }, 'BAD_INPUT', /changes the task layout/],
     ['a time limit srun does not take', { host: 'login1', slurm: true, time: 'soon' }, 'BAD_INPUT', /--time "soon" is not a Slurm time limit/],
