@@ -161,8 +161,8 @@ export class Coordinator {
       }
       status = 'failed';
     }
-    this.nodeServer?.close();
     if (this.cancelled && status === 'complete') status = 'partial';
+    this.nodeServer?.close(status);
     this.emit({ type: 'run/done', status, wallMs: Date.now() - started, measuredMs: this.measuredMs, endedAt: new Date().toISOString() });
   }
 
@@ -464,6 +464,12 @@ class RankSession {
   private watchdog: NodeJS.Timeout | undefined;
   private readyDeadline = 0;
   private readonly deadlineMs: number;
+  /**
+   * The session's secret: handed to each rank process in its environment and required in its
+   * hello, so that nothing else that reaches the control port (open on every interface in a
+   * multi-node run) can speak for a rank.
+   */
+  private readonly secret = randomBytes(16).toString('hex');
 
   constructor(
     private readonly ranks: number,
@@ -526,6 +532,7 @@ class RankSession {
       COMMCOST_LOCAL_RANK: String(place ? place.device : rank),
       ...this.env,
       COMMCOST_COORDINATOR: `${this.coordinatorHostFor(rank)}:${controlPort}`,
+      COMMCOST_SESSION_TOKEN: this.secret,
       // Every library call of a rank runs on one OS thread, as in an application. Measured on
       // 2×H200: with libuv's default 4 pool threads, init and split medians read 1.2–1.5× the
       // independent reference; with one thread, 1.0–1.1× (docs/METHOD.md).
@@ -570,7 +577,7 @@ class RankSession {
           socket.destroy();
           return;
         }
-        if (!Number.isInteger(msg.rank) || msg.rank < 0 || msg.rank >= this.ranks || this.channels.has(msg.rank)) {
+        if (msg.token !== this.secret || !Number.isInteger(msg.rank) || msg.rank < 0 || msg.rank >= this.ranks || this.channels.has(msg.rank)) {
           this.log(`refused a rank connection claiming rank ${String(msg.rank)}`);
           socket.destroy();
           return;
@@ -589,7 +596,9 @@ class RankSession {
         });
         return;
       }
-      this.onRankMessage(rank, msg);
+      // Nothing counts before a valid hello; a rank speaks only for itself.
+      if (rank < 0) return;
+      this.onRankMessage(rank, msg.t === 'iteration' ? { ...msg, rank } : msg);
     });
   }
 

@@ -81,10 +81,10 @@ export function launchedOptions(argv: string[], env: NodeJS.ProcessEnv): { optio
   return { options, ...(v.out ? { out: v.out } : {}) };
 }
 
-/** Where rank 0 writes the run's protocol lines by default: `./commcost-<time>-<host>.jsonl`. */
-export function defaultOutFile(now = new Date(), host = os.hostname()): string {
+/** Where rank 0 writes the run's protocol lines by default: `./commcost-<time>-<host>-<pid>.jsonl`. */
+export function defaultOutFile(now = new Date(), host = os.hostname(), pid = process.pid): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return path.resolve(`commcost-${stamp}-${host.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+  return path.resolve(`commcost-${stamp}-${host.replace(/[^A-Za-z0-9._-]/g, '_')}-${pid}.jsonl`);
 }
 
 /**
@@ -119,16 +119,25 @@ async function coordinate(id: LaunchIdentity, options: ReturnType<typeof normali
   // Every line goes to the file first (synchronously: a crash loses nothing already measured).
   let fd: number;
   try {
-    fd = fs.openSync(outFile, 'a');
+    // One run per file: never append to (or mix into) an earlier run.
+    fd = fs.openSync(outFile, 'wx');
   } catch (e) {
-    throw new RunSetupError('BAD_COMMAND', `cannot write the run to ${outFile} (--out): ${(e as Error).message}`, 'give --out a file in a folder that exists and is writable');
+    const exists = (e as NodeJS.ErrnoException).code === 'EEXIST';
+    throw new RunSetupError(
+      'BAD_COMMAND',
+      exists ? `${outFile} (--out) already exists: one file holds one run` : `cannot write the run to ${outFile} (--out): ${(e as Error).message}`,
+      exists ? 'give --out a new file name, or move the old one away' : 'give --out a file in a folder that exists and is writable',
+    );
   }
   log(`commcost: writing the run to ${outFile}`);
   let status = 'failed';
+  // A closed stdout (a pipe into `head`, a launcher gone) must not cost the run: the file goes on.
+  let stdoutOpen = true;
+  process.stdout.on('error', () => (stdoutOpen = false));
   const emit = (ev: AgentEvent): void => {
     const line = toLine(ev.type === 'run/listening' ? { ...ev, token: '' } : ev);
     fs.writeSync(fd, line);
-    process.stdout.write(line);
+    if (stdoutOpen) process.stdout.write(line);
     if (ev.type === 'run/done') status = ev.status;
   };
   emit({ type: 'agent/hello', protocolVersion: PROTOCOL_VERSION, agentVersion: COMMCOST_VERSION, pid: process.pid });
@@ -145,7 +154,7 @@ async function coordinate(id: LaunchIdentity, options: ReturnType<typeof normali
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => stop(sig));
   await coordinator.run(options);
   fs.closeSync(fd);
-  await new Promise<void>((r) => process.stdout.write('', () => r()));
+  if (stdoutOpen) await new Promise<void>((r) => process.stdout.write('', () => r()));
   return status === 'complete' ? 0 : 1;
 }
 
@@ -163,7 +172,7 @@ async function serve(id: LaunchIdentity, options: ReturnType<typeof normalizeOpt
   // A launcher's SIGTERM ends this node; its rank process dies with the connection.
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => process.exit(1));
   try {
-    await runNodeHost({
+    const ended = await runNodeHost({
       addresses: [id.coordinatorAddress],
       port: id.coordinatorPort,
       token: id.token,
@@ -172,7 +181,9 @@ async function serve(id: LaunchIdentity, options: ReturnType<typeof normalizeOpt
       hello,
       onJoined: (a) => log(`commcost: rank ${id.rank} joined the coordinator at ${a}:${id.coordinatorPort}`),
     });
-    return 0;
+    if (ended !== 'complete') log(`commcost: rank ${id.rank}: the run ended ${ended === 'lost' ? 'without word from the coordinator (it died, or the link was cut)' : ended}`);
+    // The launcher's exit status tells the truth: 0 only when the run completed.
+    return ended === 'complete' ? 0 : 1;
   } catch (e) {
     if (!(e instanceof NodeHostError)) throw e;
     log(`commcost: rank ${id.rank}: ${e.message}`);

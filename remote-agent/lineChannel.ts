@@ -3,19 +3,44 @@
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
 
+/** The longest line a channel accepts (protocol lines are a few kB; a run's plan tens of kB), characters. */
+export const MAX_LINE_CHARS = 8 * 1024 * 1024;
+
 /**
- * Splits a byte stream into lines: handles partial chunks and CRLF, drops empty lines.
+ * Splits a byte stream into lines: handles partial chunks and CRLF, drops empty lines. Each
+ * chunk is searched once (no re-scan of what is buffered). A line longer than `maxLine` is not
+ * buffered further: `onOverflow` is called (default: the stream is destroyed) and the rest of
+ * that line is dropped.
  * @returns a function that stops listening.
  */
-export function onLines(stream: Readable, cb: (line: string) => void): () => void {
-  let buffered = '';
+export function onLines(stream: Readable, cb: (line: string) => void, maxLine = MAX_LINE_CHARS, onOverflow?: () => void): () => void {
+  let parts: string[] = [];
+  let size = 0;
+  let overflowed = false;
   const onData = (chunk: Buffer | string): void => {
-    buffered += chunk.toString();
+    const text = chunk.toString();
+    let start = 0;
     let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl).replace(/\r$/, '');
-      buffered = buffered.slice(nl + 1);
-      if (line.length > 0) cb(line);
+    while ((nl = text.indexOf('\n', start)) >= 0) {
+      if (!overflowed) {
+        const line = (parts.join('') + text.slice(start, nl)).replace(/\r$/, '');
+        if (line.length > 0) cb(line);
+      }
+      parts = [];
+      size = 0;
+      overflowed = false;
+      start = nl + 1;
+    }
+    if (start < text.length && !overflowed) {
+      parts.push(text.slice(start));
+      size += text.length - start;
+      if (size > maxLine) {
+        overflowed = true;
+        parts = [];
+        size = 0;
+        if (onOverflow) onOverflow();
+        else if ('destroy' in stream && typeof stream.destroy === 'function') stream.destroy(new Error(`a line longer than ${maxLine} characters`));
+      }
     }
   };
   stream.on('data', onData);

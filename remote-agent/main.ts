@@ -85,6 +85,8 @@ function coordinatorMain(): void {
     }
   });
   process.stdin.on('end', () => stop('stdin closed (host went away)'));
+  // EPIPE on stdout: nobody reads the events any more (the host or its connection went away).
+  process.stdout.on('error', () => stop('stdout closed (host went away)'));
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => stop(`received ${sig}`));
 }
 
@@ -104,7 +106,7 @@ async function joinAsNode(cmd: JoinCommand, emit: (ev: AgentEvent) => void): Pro
       throw new RunSetupError('NO_GPU', count === 0 ? `no GPU visible on ${host}` : `asked for ${slots} ranks per host but ${host} has ${count} GPUs`, 'check CUDA_VISIBLE_DEVICES, or ask for fewer ranks per host');
     }
     const devices = [...Array(slots).keys()];
-    await runNodeHost({
+    const ended = await runNodeHost({
       addresses: cmd.coordinator.addresses,
       port: cmd.coordinator.port,
       token: cmd.coordinator.token,
@@ -113,7 +115,7 @@ async function joinAsNode(cmd: JoinCommand, emit: (ev: AgentEvent) => void): Pro
       hello: { index: cmd.index, slots, devices, gpus: devices.map((d) => native.deviceInfo(d).name), ncclVersion: info.ncclVersion, simulated: info.simulated },
       onJoined: (coordinator) => emit({ type: 'node/joined', coordinator, hostname: host, slots }),
     });
-    return 0;
+    return ended === 'lost' ? 1 : 0;
   } catch (e) {
     const code = e instanceof RunSetupError || e instanceof NodeHostError ? (e.code === 'NODE_REFUSED' ? 'NODE_UNREACHABLE' : e.code) : 'INTERNAL';
     const hint =

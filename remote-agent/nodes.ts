@@ -10,6 +10,7 @@
  * processes of a node are killed with SIGKILL (a hung NCCL call ignores anything gentler).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { LineChannel } from './lineChannel';
@@ -39,6 +40,34 @@ export interface RankHandle {
 export interface RankCallbacks {
   onLine(line: string): void;
   onExit(code: number | null, signal: string | null): void;
+}
+
+/** HMAC-SHA256 of `role|nonce` under the run's token: each side proves it knows the token without sending it. */
+export function tokenProof(token: string, role: 'node' | 'coordinator', nonce: string): string {
+  return createHmac('sha256', token).update(`${role}|${nonce}`).digest('hex');
+}
+
+function sameProof(a: unknown, b: string): boolean {
+  return typeof a === 'string' && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/** The only variables a coordinator may add to a rank process's environment (no NODE_OPTIONS, PATH, LD_PRELOAD, …). */
+export const SPAWN_ENV_ALLOWED = /^(COMMCOST_[A-Z0-9_]+|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+|UV_THREADPOOL_SIZE)$/;
+
+/** What is wrong with a node's hello, or undefined: every field typed as the wire says. */
+export function helloProblem(h: Record<string, unknown>): string | undefined {
+  const isInt = (x: unknown): boolean => Number.isInteger(x) && (x as number) >= 0;
+  const strs = (x: unknown): boolean => Array.isArray(x) && x.every((v) => typeof v === 'string' && v.length <= 200);
+  if (typeof h.nonce !== 'string' || h.nonce.length < 16 || h.nonce.length > 128) return 'no nonce';
+  if (typeof h.hostname !== 'string' || h.hostname.length === 0 || h.hostname.length > 255) return 'no hostname';
+  if (!isInt(h.slots) || (h.slots as number) < 1 || (h.slots as number) > 1024) return '"slots" must be 1–1024';
+  if (!Array.isArray(h.devices) || h.devices.length !== h.slots || !h.devices.every(isInt)) return '"devices" must list one ordinal per slot';
+  if (!strs(h.gpus) || (h.gpus as string[]).length !== h.slots) return '"gpus" must name one GPU per slot';
+  if (typeof h.ncclVersion !== 'string' || typeof h.simulated !== 'boolean') return '"ncclVersion" and "simulated" are required';
+  if (h.fixedRank !== undefined && !isInt(h.fixedRank)) return '"fixedRank" must be a whole number';
+  if (h.worldSize !== undefined && (!isInt(h.worldSize) || (h.worldSize as number) < 1)) return '"worldSize" must be a whole number ≥ 1';
+  if (h.index !== undefined && !isInt(h.index)) return '"index" must be a whole number';
+  return undefined;
 }
 
 /** The agent script to start rank processes with (this bundle). */
@@ -260,13 +289,13 @@ export class NodeServer {
     };
   }
 
-  /** Tells every node the run is over and stops listening. */
-  close(): void {
+  /** Tells every node the run is over (and how it ended) and stops listening. */
+  close(status?: 'complete' | 'partial' | 'failed'): void {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
     for (const n of this.nodes) {
-      n.channel.send({ t: 'node/bye' });
+      n.channel.send({ t: 'node/bye', ...(status ? { status } : {}) });
       n.socket.end();
     }
     this.server.close();
@@ -277,6 +306,12 @@ export class NodeServer {
   private accept(socket: net.Socket): void {
     socket.setNoDelay(true);
     let joined: JoinedNode | undefined;
+    let pending: { hello: Extract<NodeToCoordinator, { t: 'node/hello' }>; nonce: string } | undefined;
+    const refuse = (reason: string): void => {
+      this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: ${reason}`);
+      channel.send({ t: 'node/refused', reason });
+      socket.end();
+    };
     const channel = new LineChannel<CoordinatorToNode, NodeToCoordinator>(
       socket,
       socket,
@@ -285,25 +320,31 @@ export class NodeServer {
     );
     channel.onMessage((msg) => {
       if (msg.t === 'node/hello') {
-        if (joined) return;
-        if (msg.token !== this.opts.token) {
-          this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: wrong token`);
-          channel.send({ t: 'node/refused', reason: 'wrong token: this node is not part of the run' });
-          socket.end();
-          return;
-        }
+        if (joined || pending) return;
+        const problem = helloProblem(msg as unknown as Record<string, unknown>);
+        if (problem) return refuse(`malformed hello: ${problem}`);
+        // Prove this side knows the token, and ask the node to prove it in turn.
+        const nonce = randomBytes(16).toString('hex');
+        pending = { hello: msg, nonce };
+        channel.send({ t: 'node/challenge', proof: tokenProof(this.opts.token, 'coordinator', msg.nonce), nonce });
+        return;
+      }
+      if (msg.t === 'node/auth') {
+        if (joined || !pending) return;
+        if (!sameProof(msg.proof, tokenProof(this.opts.token, 'node', pending.nonce))) return refuse('wrong token: this node is not part of the run');
+        const hello = pending.hello;
         if (this.closed || this.nodes.length >= this.opts.expected) {
           channel.send({ t: 'node/refused', reason: `the run already has its ${this.opts.expected} nodes` });
           socket.end();
           return;
         }
         // A launched process must be a rank of this world, and the only one with that rank.
-        const fixed = msg.fixedRank;
+        const fixed = hello.fixedRank;
         const twin = fixed === undefined ? undefined : this.nodes.find((n) => n.hello.fixedRank === fixed);
         const badRank = fixed !== undefined && (!Number.isInteger(fixed) || fixed < 0 || fixed >= this.opts.expected);
-        const badWorld = msg.worldSize !== undefined && msg.worldSize !== this.opts.expected;
+        const badWorld = hello.worldSize !== undefined && hello.worldSize !== this.opts.expected;
         if (badWorld) {
-          const reason = `rank ${String(fixed)} was started with a world size of ${String(msg.worldSize)}, rank 0 with ${this.opts.expected}: every process must be given the same (WORLD_SIZE / SLURM_NTASKS / OMPI_COMM_WORLD_SIZE)`;
+          const reason = `rank ${String(fixed)} was started with a world size of ${String(hello.worldSize)}, rank 0 with ${this.opts.expected}: every process must be given the same (WORLD_SIZE / SLURM_NTASKS / OMPI_COMM_WORLD_SIZE)`;
           this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: ${reason}`);
           channel.send({ t: 'node/refused', reason });
           socket.end();
@@ -321,10 +362,10 @@ export class NodeServer {
           socket.end();
           return;
         }
-        joined = { hello: msg, address: plainAddress(socket.remoteAddress), coordinatorAddress: plainAddress(socket.localAddress), channel, socket };
+        joined = { hello, address: plainAddress(socket.remoteAddress), coordinatorAddress: plainAddress(socket.localAddress), channel, socket };
         this.nodes.push(joined);
         this.lastHeard.set(joined, Date.now());
-        this.opts.log(`node ${this.nodes.length - 1}: ${msg.hostname} at ${joined.address}, ${msg.slots} rank(s)${msg.fixedRank !== undefined ? ` (rank ${msg.fixedRank})` : ''}`);
+        this.opts.log(`node ${this.nodes.length - 1}: ${hello.hostname} at ${joined.address}, ${hello.slots} rank(s)${hello.fixedRank !== undefined ? ` (rank ${hello.fixedRank})` : ''}`);
         channel.send({ t: 'node/welcome' });
         for (const w of this.waiters.splice(0)) w();
         return;
@@ -371,8 +412,8 @@ export interface NodeHostOptions {
   /** Coordinator addresses, tried in turn. */
   addresses: string[];
   port: number;
-  /** Everything the hello says about this node except the token, pid and hostname. */
-  hello: Omit<Extract<NodeToCoordinator, { t: 'node/hello' }>, 't' | 'token' | 'pid' | 'hostname'>;
+  /** Everything the hello says about this node except the nonce, pid and hostname. */
+  hello: Omit<Extract<NodeToCoordinator, { t: 'node/hello' }>, 't' | 'nonce' | 'pid' | 'hostname'>;
   token: string;
   /** How long to keep trying to reach the coordinator (it may not be listening yet), ms. */
   connectDeadlineMs: number;
@@ -412,12 +453,14 @@ function tryConnect(host: string, port: number, timeoutMs: number): Promise<net.
 
 /**
  * A node's side: reaches the coordinator (each address in turn, again and again until the
- * deadline), joins, then starts and kills rank processes as told. Resolves when the
+ * deadline), joins (each side proves it knows the run's token: HMAC challenges, the token is
+ * never sent), then starts and kills rank processes as told (only COMMCOST_*, NCCL_*,
+ * TORCH_NCCL_* and UV_THREADPOOL_SIZE may be set in their environment). Resolves when the
  * coordinator says bye or its connection closes, after every rank process of this node has
- * been killed.
+ * been killed, with how the run ended ('lost' when the connection closed without a bye).
  * @throws NodeHostError NODE_UNREACHABLE naming every address tried, or NODE_REFUSED with the coordinator's reason.
  */
-export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
+export async function runNodeHost(opts: NodeHostOptions): Promise<'complete' | 'partial' | 'failed' | 'lost'> {
   const until = Date.now() + opts.connectDeadlineMs;
   let socket: net.Socket | undefined;
   const failures = new Map<string, string>();
@@ -442,6 +485,9 @@ export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
   const ranks = new Map<number, RankHandle>();
   const channel = new LineChannel<NodeToCoordinator, CoordinatorToNode>(s, s, (line) => opts.log(`bad line from the coordinator: ${line.slice(0, 200)}`));
   let refused: string | undefined;
+  let joinedOk = false;
+  let status: 'complete' | 'partial' | 'failed' | undefined;
+  const nonce = randomBytes(16).toString('hex');
   let heard = Date.now();
   const watch = setInterval(() => {
     if (Date.now() - heard > NODE_SILENCE_MS) {
@@ -458,12 +504,24 @@ export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
     s.on('close', end);
     s.on('error', (e) => opts.log(`coordinator connection: ${e.message}`));
     channel.onMessage((msg) => {
+      // After a refusal (either way) nothing more is taken from this connection.
+      if (refused !== undefined) return;
       heard = Date.now();
       switch (msg.t) {
+        case 'node/challenge':
+          // Talk on only to a coordinator that knows the run's token (the port may be anyone's).
+          if (!sameProof(msg.proof, tokenProof(opts.token, 'coordinator', nonce))) {
+            refused = `the listener at ${coordinator}:${opts.port} does not know this run's token: it is not this run's coordinator (another job on that port, or COMMCOST_TOKEN differs)`;
+            s.destroy();
+            break;
+          }
+          channel.send({ t: 'node/auth', proof: tokenProof(opts.token, 'node', msg.nonce) });
+          break;
         case 'node/ping':
           channel.send({ t: 'node/pong' });
           break;
         case 'node/welcome':
+          joinedOk = true;
           opts.onJoined?.(coordinator);
           break;
         case 'node/refused':
@@ -472,6 +530,12 @@ export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
           break;
         case 'node/spawn': {
           const rank = msg.rank;
+          const refusedKeys = Object.keys(msg.env ?? {}).filter((k) => !SPAWN_ENV_ALLOWED.test(k));
+          if (!joinedOk || !Number.isInteger(rank) || refusedKeys.length > 0) {
+            opts.log(`refused to start rank ${String(rank)}: ${!joinedOk ? 'not joined yet' : refusedKeys.length > 0 ? `variables not allowed in a rank's environment: ${refusedKeys.join(', ')}` : 'bad rank'}`);
+            channel.send({ t: 'node/exit', rank, code: 126, signal: null });
+            break;
+          }
           ranks.get(rank)?.kill();
           ranks.set(
             rank,
@@ -486,12 +550,17 @@ export async function runNodeHost(opts: NodeHostOptions): Promise<void> {
           ranks.get(msg.rank)?.kill();
           break;
         case 'node/bye':
+          status = msg.status;
           s.end();
           break;
       }
     });
-    channel.send({ t: 'node/hello', token: opts.token, pid: process.pid, hostname: os.hostname(), ...opts.hello });
+    channel.send({ t: 'node/hello', nonce, pid: process.pid, hostname: os.hostname(), ...opts.hello });
   });
   await Promise.all([...ranks.values()].map((h) => h.done));
-  if (refused !== undefined) throw new NodeHostError('NODE_REFUSED', `the coordinator at ${coordinator}:${opts.port} refused this node: ${refused}`);
+  if (refused !== undefined) {
+    throw new NodeHostError('NODE_REFUSED', refused.startsWith('the listener') ? refused : `the coordinator at ${coordinator}:${opts.port} refused this node: ${refused}`);
+  }
+  // Closed without a bye: the coordinator died or the link was cut.
+  return status ?? 'lost';
 }

@@ -216,7 +216,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
   // No rank outlives its coordinator: a closed control channel ends the process at once.
   socket.on('close', () => exitNow());
   socket.on('error', () => exitNow());
-  channel.send({ t: 'hello', rank: id.rank, pid: process.pid });
+  channel.send({ t: 'hello', rank: id.rank, pid: process.pid, token: env.COMMCOST_SESSION_TOKEN ?? '' });
 
   let runner: RankRunner | undefined;
   channel.onMessage((msg) => {

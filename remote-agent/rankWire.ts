@@ -35,7 +35,8 @@ export interface IterationReport {
 }
 
 export type RankToCoordinator =
-  | { t: 'hello'; rank: number; pid: number }
+  /** `token`: the session's secret, given to the rank process in COMMCOST_SESSION_TOKEN. */
+  | { t: 'hello'; rank: number; pid: number; token?: string }
   | { t: 'ready'; rank: number; cudaInitMs: number; firstUniqueIdMs?: number }
   | { t: 'begin'; op: string; experiment: string; variant: string; iteration: number; step?: string }
   | { t: 'end'; op: string }
@@ -54,8 +55,8 @@ export type RankToCoordinator =
 export type NodeToCoordinator =
   | {
       t: 'node/hello';
-      /** The run's secret (a node that does not know it is refused). */
-      token: string;
+      /** A random challenge the coordinator must answer with HMAC(token, "coordinator|" + nonce). */
+      nonce: string;
       hostname: string;
       pid: number;
       /** Host order (SSH hosts): ranks are placed on nodes by index. */
@@ -73,11 +74,15 @@ export type NodeToCoordinator =
       ncclVersion: string;
       simulated: boolean;
     }
+  /** The node's answer to the coordinator's challenge: HMAC(token, "node|" + its nonce). The token itself never travels. */
+  | { t: 'node/auth'; proof: string }
   | { t: 'node/pong' }
   | { t: 'node/exit'; rank: number; code: number | null; signal: string | null }
   | { t: 'node/log'; rank: number; line: string };
 
 export type CoordinatorToNode =
+  /** Proves the coordinator knows the run's token, and challenges the node in turn. */
+  | { t: 'node/challenge'; proof: string; nonce: string }
   | { t: 'node/welcome' }
   | { t: 'node/refused'; reason: string }
   /** Start rank `rank` with these variables added (COMMCOST_RANK, COMMCOST_COORDINATOR, …). */
@@ -85,4 +90,5 @@ export type CoordinatorToNode =
   | { t: 'node/kill'; rank: number }
   /** Heartbeat, every second: a node that hears none for NODE_SILENCE_MS kills its ranks and ends. */
   | { t: 'node/ping' }
-  | { t: 'node/bye' };
+  /** The run is over; `status` is how it ended (a node's process exits 0 only when complete). */
+  | { t: 'node/bye'; status?: 'complete' | 'partial' | 'failed' };

@@ -125,6 +125,15 @@ describe('JSON lines', () => {
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(errors, ['EPIPE from a test']);
   });
+  test('a line longer than the cap is dropped and reported, once; the lines after it are read', () => {
+    const s = new PassThrough();
+    const lines: string[] = [];
+    let overflows = 0;
+    onLines(s, (l) => lines.push(l), 1000, () => overflows++);
+    for (let i = 0; i < 50; i++) s.write('x'.repeat(100));
+    s.write('tail\n{"ok":1}\n');
+    assert.deepEqual([lines, overflows], [['{"ok":1}'], 1]);
+  });
   const badLines: [string, RegExp][] = [
     ['not json', /not JSON/],
     ['{"type":"run/nonsense"}', /unknown message/],

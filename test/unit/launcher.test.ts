@@ -4,10 +4,11 @@
  * user gets for missing or malformed variables.
  */
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { describe, test } from 'node:test';
 import { DEFAULT_COORDINATOR_PORT, detectLauncher, firstSlurmNode, LaunchEnvError, launchIdentityFromEnv } from '../../remote-agent/launcher';
 import { launchedOptions } from '../../remote-agent/launched';
-import { placeRanks } from '../../remote-agent/nodes';
+import { helloProblem, NodeHostError, NodeServer, placeRanks, runNodeHost } from '../../remote-agent/nodes';
 
 describe('launcher identity', () => {
   test('torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR; port MASTER_PORT + 1; token from the run id', () => {
@@ -86,7 +87,7 @@ describe('launched run options', () => {
 });
 
 describe('rank placement', () => {
-  const hello = (h: Record<string, unknown>) => ({ hello: { t: 'node/hello' as const, token: '', hostname: 'h', pid: 1, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2.28.9', simulated: true, ...h } });
+  const hello = (h: Record<string, unknown>) => ({ hello: { t: 'node/hello' as const, nonce: 'n'.repeat(32), hostname: 'h', pid: 1, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2.28.9', simulated: true, ...h } });
   test('SSH nodes in index order, ranks numbered consecutively, per-node GPU counts may differ', () => {
     const places = placeRanks([hello({ index: 1, slots: 1, devices: [0] }), hello({ index: 0, slots: 2, devices: [0, 1] }), hello({ index: 2, slots: 3, devices: [0, 1, 2] })]);
     assert.deepEqual(places.map((p) => [p.rank, p.node, p.device]), [[0, 1, 0], [1, 1, 1], [2, 0, 0], [3, 2, 0], [4, 2, 1], [5, 2, 2]]);
@@ -99,4 +100,60 @@ describe('rank placement', () => {
     assert.throws(() => placeRanks([hello({ fixedRank: 0 }), hello({ fixedRank: 0 })]), /rank 0 joined twice/);
     assert.throws(() => placeRanks([hello({ fixedRank: 0 }), hello({ fixedRank: 2 })]), /rank 1 never joined/);
   });
+});
+
+describe('node authentication', () => {
+  const hello = { slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2.28.9', simulated: true, fixedRank: 1, worldSize: 2 };
+  const quiet = (): void => undefined;
+
+  test('a node whose token differs: the node sees the listener cannot prove the token and leaves; nothing joins', async () => {
+    const server = new NodeServer({ expected: 2, token: 'run-secret', port: 0, bindAddress: '127.0.0.1', log: quiet });
+    const port = await server.listen();
+    try {
+      await assert.rejects(
+        runNodeHost({ addresses: ['127.0.0.1'], port, token: 'other-secret', connectDeadlineMs: 3000, log: quiet, hello }),
+        (e: unknown) => e instanceof NodeHostError && e.code === 'NODE_REFUSED' && /does not know this run's token/.test(e.message),
+      );
+      assert.equal(server.nodes.length, 0);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a listener that is not the coordinator cannot make a node start anything (NODE_OPTIONS injection)', async () => {
+    const fake = net.createServer((s) => {
+      s.write(JSON.stringify({ t: 'node/challenge', proof: 'f'.repeat(64), nonce: 'x'.repeat(32) }) + '\n');
+      s.write(JSON.stringify({ t: 'node/spawn', rank: 1, env: { NODE_OPTIONS: '--require /tmp/evil.js' } }) + '\n');
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+    const port = (fake.address() as net.AddressInfo).port;
+    const logs: string[] = [];
+    try {
+      await assert.rejects(runNodeHost({ addresses: ['127.0.0.1'], port, token: 't', connectDeadlineMs: 3000, log: (l) => logs.push(l), hello }), /does not know this run's token/);
+      assert.ok(!logs.some((l) => /refused to start|rank 1/.test(l)), logs.join('\n'));
+    } finally {
+      fake.close();
+    }
+  });
+
+  test('a joined node refuses variables outside COMMCOST_*, NCCL_*, TORCH_NCCL_*, UV_THREADPOOL_SIZE', async () => {
+    const server = new NodeServer({ expected: 1, token: 'tok', port: 0, bindAddress: '127.0.0.1', log: quiet });
+    const port = await server.listen();
+    const logs: string[] = [];
+    const node = runNodeHost({ addresses: ['127.0.0.1'], port, token: 'tok', connectDeadlineMs: 3000, log: (l) => logs.push(l), hello: { ...hello, fixedRank: 0, worldSize: 1 } });
+    await server.waitForNodes(3000, () => false);
+    const exit = await new Promise<number | null>((resolve) => server.spawn(0, 0, { NODE_OPTIONS: '--require /tmp/evil.js', COMMCOST_RANK: '0' }, { onLine: quiet, onExit: (code) => resolve(code) }));
+    assert.equal(exit, 126);
+    assert.match(logs.join('\n'), /variables not allowed in a rank's environment: NODE_OPTIONS/);
+    server.close('complete');
+    assert.equal(await node, 'complete');
+  });
+
+  const badHellos: [string, Record<string, unknown>, RegExp][] = [
+    ['no nonce', { hostname: 'h', slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true }, /no nonce/],
+    ['no gpus', { nonce: 'n'.repeat(32), hostname: 'h', slots: 1, devices: [0], ncclVersion: '2', simulated: true }, /"gpus" must name one GPU per slot/],
+    ['devices do not match slots', { nonce: 'n'.repeat(32), hostname: 'h', slots: 2, devices: [0], gpus: ['G', 'G'], ncclVersion: '2', simulated: true }, /one ordinal per slot/],
+    ['a world size as a string', { nonce: 'n'.repeat(32), hostname: 'h', slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true, worldSize: '2' }, /"worldSize" must be a whole number/],
+  ];
+  for (const [what, h, re] of badHellos) test(`a malformed hello is refused: ${what}`, () => assert.match(helloProblem(h) ?? '', re));
 });
