@@ -122,8 +122,14 @@ export type ClusterMode =
 /** The ranks of a multi-node run: its node server and where each rank runs. */
 interface ClusterPlacement {
   server: NodeServer;
+  /** Per rank: the node connection that starts it and the device. */
   places: RankPlace[];
+  /** The hosts of the run (what the plan and run file show), in order. */
   nodes: NodePlan[];
+  /** Per node connection: its host's index in `nodes` (launched processes on one host share it). */
+  hostOf: number[];
+  /** Per rank: its host's index (what topology-aware experiments split by). */
+  nodeOfRank: number[];
 }
 
 /** Drives one run. Create one per `run/start`. */
@@ -186,7 +192,7 @@ export class Coordinator {
     const skipped: { experiment: ExperimentId; reason: string }[] = [];
     const skippedVariants: { experiment: ExperimentId; variant: string; reason: string }[] = [];
     for (const id of options.experiments) {
-      const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options, ...(cluster ? { nodeOfRank: cluster.places.map((pl) => pl.node) } : {}) });
+      const p = CATALOGUE[id].plan({ ranks, ncclVersionCode: info.ncclVersionCode, symbols: info.symbols, options, ...(cluster ? { nodeOfRank: cluster.nodeOfRank } : {}) });
       const module = CATALOGUE[id];
       for (const v of module.skippedVariants?.() ?? []) skippedVariants.push({ experiment: id, ...v });
       if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
@@ -306,6 +312,9 @@ export class Coordinator {
     try {
       joined = await server.waitForNodes(deadlineMs + 5000, () => this.cancelled);
     } catch (e) {
+      if (this.cancelled) {
+        throw new RunSetupError('NODE_UNREACHABLE', 'the run was cancelled while the other hosts were joining', 'if a host could not join, its own error says why');
+      }
       throw new RunSetupError(
         'NODE_UNREACHABLE',
         (e as Error).message,
@@ -329,11 +338,29 @@ export class Coordinator {
       throw new RunSetupError('BAD_COMMAND', `cannot place the ranks: ${(e as Error).message}`, 'start one process per rank with the same world size');
     }
     server.onLost((n) => this.session?.fail({ code: 'NODE_LOST', message: `node ${n.hello.hostname} (${n.address}) went away`, hint: 'the node\'s agent or connection ended; its ranks are gone', where: {} }));
-    const nodes: NodePlan[] = joined.map((n, index) => {
-      const ranksHere = places.filter((p) => p.node === index);
-      return { index, hostname: n.hello.hostname, address: server.reachableAddress(index), ranks: ranksHere.map((p) => p.rank), gpus: ranksHere.map((p) => n.hello.gpus[n.hello.devices.indexOf(p.device)] ?? '?') };
+    // Hosts: each SSH agent is one; launched processes on the same host (by name) are one.
+    const hostKeys: string[] = [];
+    const hostOf = joined.map((n, i) => {
+      const key = mode.kind === 'launched' ? `host:${n.hello.hostname}` : `node:${i}`;
+      if (!hostKeys.includes(key)) hostKeys.push(key);
+      return hostKeys.indexOf(key);
     });
-    return { server, places, nodes };
+    const nodes: NodePlan[] = hostKeys.map((_, index) => {
+      const members = joined.map((_n, i) => i).filter((i) => hostOf[i] === index);
+      const ranksHere = places.filter((p) => members.includes(p.node));
+      const first = joined[members[0]!]!;
+      return {
+        index,
+        hostname: first.hello.hostname,
+        address: server.reachableAddress(members[0]!),
+        ranks: ranksHere.map((p) => p.rank),
+        gpus: ranksHere.map((p) => {
+          const h = joined[p.node]!.hello;
+          return h.gpus[h.devices.indexOf(p.device)] ?? '?';
+        }),
+      };
+    });
+    return { server, places, nodes, hostOf, nodeOfRank: places.map((p) => hostOf[p.node]!) };
   }
 
   /** Runs `work` in fresh rank processes with `env` added. @returns the experiment that failed, if any. */
@@ -540,7 +567,7 @@ class RankSession {
     };
     // The simulated NCCL's rendezvous must be reachable from the other nodes too.
     if (place && this.info.simulated) env.COMMCOST_SIM_ADDR = this.cluster!.server.reachableAddress(place.node);
-    const node = place ? this.cluster!.nodes[place.node]! : undefined;
+    const node = place ? this.cluster!.nodes[this.cluster!.hostOf[place.node]!]! : undefined;
     const where = node ? ` on ${node.hostname} (${node.address})` : '';
     const callbacks = {
       onLine: (line: string) => this.log(`[rank ${rank}] ${line}`),
@@ -592,7 +619,7 @@ class RankSession {
           barrierHost: this.coordinatorHostFor(msg.rank),
           ncclPath: this.info.ncclPath,
           cudaPath: this.info.cudaPath,
-          ...(this.cluster ? { nodeOfRank: this.cluster.places.map((p) => p.node) } : {}),
+          ...(this.cluster ? { nodeOfRank: this.cluster.nodeOfRank } : {}),
         });
         return;
       }
@@ -749,7 +776,7 @@ class RankSession {
       const stuckRank = [...Array(this.ranks).keys()].find((r) => !this.current.has(r)) ?? rank;
       // Over several nodes, a silent node explains a hang better than its ranks do.
       const silent = (this.cluster?.server.silentNodes(2 * 1000) ?? []).map(({ node, silentMs }) => {
-        const n = this.cluster!.nodes[node]!;
+        const n = this.cluster!.nodes[this.cluster!.hostOf[node]!]!;
         return `node ${node} (${n.hostname} at ${n.address}, ranks ${n.ranks.join(', ')}) has not been heard from for ${(silentMs / 1000).toFixed(1)} s: its link may be cut`;
       });
       this.fail({

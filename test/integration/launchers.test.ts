@@ -55,13 +55,14 @@ function setup(): { dir: string; agent: string } {
   return { dir, agent: path.join(dir, 'agent.js') };
 }
 
-/** Checks a completed launched run: plan with `n` ranks on `n` nodes, both experiments summarised, the file equal to stdout. */
+/** Checks a completed launched run: plan with `n` ranks on this one host, both experiments summarised, the file equal to stdout. */
 function assertComplete(rank0: Proc, dir: string, n: number, label: string): void {
   const evs = events(rank0.stdout);
   const plan = evs.find((e) => e.type === 'run/plan');
   assert.ok(plan && plan.type === 'run/plan', `${label}: no plan; stderr: ${rank0.stderr.slice(-800)}`);
   assert.equal(plan.ranks, n);
-  assert.deepEqual(plan.nodes?.map((x) => x.ranks), [...Array(n).keys()].map((r) => [r]));
+  // Processes on one host are one node of the run.
+  assert.deepEqual(plan.nodes?.map((x) => x.ranks), [[...Array(n).keys()]]);
   assert.equal(plan.simulated, true);
   const summaries = evs.filter((e) => e.type === 'experiment/summary').map((e) => (e.type === 'experiment/summary' ? e.experiment : ''));
   assert.deepEqual(summaries, ['init', 'split']);
@@ -89,7 +90,7 @@ describe('launchers', { skip: NOT_BUILT }, () => {
     // The file rank 0 wrote is a run: `commcost report run.jsonl` reads it like a saved run.
     const file = path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.jsonl'))!);
     const saved = await loadRun(file);
-    assert.deepEqual([saved.status, saved.ranks, saved.simulated, saved.nodes?.length], ['complete', 3, true, 3]);
+    assert.deepEqual([saved.status, saved.ranks, saved.simulated, saved.nodes?.length], ['complete', 3, true, 1]);
     assert.deepEqual(saved.experiments.map((e) => [e.experiment, e.state]), [['init', 'finished'], ['split', 'finished']]);
     // A job killed before the end leaves a stream without run/done: partial, with the reason.
     const cut = path.join(dir, 'cut.jsonl');
@@ -122,6 +123,25 @@ describe('launchers', { skip: NOT_BUILT }, () => {
       assert.deepEqual(await waitGone(dir), []);
     });
   }
+
+  test('launched processes on two hosts (UTS namespaces with their own host names): two nodes; split also intra-node and inter-node', { skip: process.getuid?.() === 0 && fs.existsSync('/usr/bin/unshare') ? false : 'needs root and unshare (util-linux)' }, async () => {
+    const { dir, agent } = setup();
+    const port = await freePort();
+    // Each process gets its own UTS namespace named after its "host": ranks 0,1 on hostA, 2,3 on hostB.
+    const procs = [0, 1, 2, 3].map((r) =>
+      run('unshare', ['--uts', 'sh', '-c', `hostname host${r < 2 ? 'A' : 'B'} && exec "$0" "$@"`, process.execPath, agent, ...ARGS.slice(0, 3), 'split', ...ARGS.slice(4)], { COMMCOST_RANK: String(r), COMMCOST_WORLD_SIZE: '4', COMMCOST_LOCAL_RANK: String(r % 2), COMMCOST_PORT: String(port), COMMCOST_TOKEN: 'two-hosts' }, dir),
+    );
+    const codes = await Promise.all(procs.map((p) => p.exit));
+    assert.deepEqual(codes, [0, 0, 0, 0], procs.map((p) => p.stderr.slice(-500)).join('\n---\n'));
+    const evs = events(procs[0]!.stdout);
+    const plan = evs.find((e) => e.type === 'run/plan');
+    assert.ok(plan?.type === 'run/plan');
+    assert.deepEqual(plan.nodes?.map((n) => [n.hostname, n.ranks]), [['hostA', [0, 1]], ['hostB', [2, 3]]]);
+    const split = plan.experiments.find((e) => e.experiment === 'split')!;
+    assert.deepEqual(split.variants.map((v) => v.variant.split('/')[0]).filter((v, i, a) => a.indexOf(v) === i), ['halves', 'whole', 'intra-node', 'inter-node']);
+    assert.ok(evs.at(-1)?.type === 'run/done' && (evs.at(-1) as { status: string }).status === 'complete');
+    assert.deepEqual(await waitGone(dir), []);
+  });
 
   test('a rank that never starts: rank 0 says how many joined, within the deadline; run failed; nothing left', async () => {
     const { dir, agent } = setup();
