@@ -568,8 +568,19 @@ export function parseHostCommand(line: string): HostCommand {
   }
   if (value.type === 'node/join') {
     const c = value.coordinator;
-    if (!Number.isInteger(value.index) || (value.index as number) < 1 || !isRecord(c) || !Array.isArray(c.addresses) || c.addresses.length === 0 || !c.addresses.every(isStr) || !Number.isInteger(c.port) || !isStr(c.token)) {
-      throw new ProtocolError('node/join needs "index" (≥ 1) and "coordinator" with "addresses", "port" and "token"', line);
+    if (
+      !Number.isInteger(value.index) ||
+      (value.index as number) < 1 ||
+      !isRecord(c) ||
+      !Array.isArray(c.addresses) ||
+      c.addresses.length === 0 ||
+      !c.addresses.every(isStr) ||
+      !Number.isInteger(c.port) ||
+      (c.port as number) < 1 ||
+      (c.port as number) > 65535 ||
+      !isStr(c.token)
+    ) {
+      throw new ProtocolError('node/join needs "index" (≥ 1) and "coordinator" with "addresses", "port" (1–65535) and "token"', line);
     }
   }
   return value as unknown as HostCommand;

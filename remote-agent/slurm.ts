@@ -89,6 +89,14 @@ export function relayThroughSrun(options: Partial<RunOptions>, spec: SlurmSpec, 
       );
       resolve();
     });
+    // srun's exit ends the step even if a wrapper's child still holds its pipes: give the last
+    // lines a moment, then stop reading.
+    child.on('exit', () => {
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, 1000).unref();
+    });
     child.on('close', (code, signal) => {
       if (killTimer) clearTimeout(killTimer);
       if (!doneSeen && child.pid !== undefined) {

@@ -5,6 +5,7 @@
  * srun arguments built from the user's options, a missing srun, and Cancel mid-run.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -58,6 +59,29 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
     assert.equal(error.code, 'BAD_COMMAND');
     assert.match(error.message, /srun not found on .* \(looked for "\/nonexistent\/srun"\)/);
     assert.match(error.hint ?? '', /commcost\.slurm\.srunPath|--srun/);
+  });
+
+  test('an srun wrapper whose child keeps the pipes open: the agent ends when srun exits, not when the child does', { timeout: 120_000 }, async () => {
+    const wrapper = path.join(agentDir, 'srun-wrapper.sh');
+    // A site wrapper that leaves a helper behind holding stdout (the helper is killed below).
+    fs.writeFileSync(wrapper, `#!/bin/sh\nsleep 31.5 &\nexec ${SRUN} "$@"\n`, { mode: 0o755 });
+    // The agent on the login node, driven over stdin as commcost drives it (stdin stays open).
+    const agent = spawn(process.execPath, [path.join(agentDir, 'agent.js')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      agent.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number>((r) => agent.on('exit', () => r(Date.now())));
+      agent.stdin.write(JSON.stringify({ type: 'run/start', options: { ...options, experiments: ['init'] }, slurm: { srunArgs: srunArgsFor({ gpusPerNode: 2 }), srunPath: wrapper } }) + '\n');
+      const until = Date.now() + 60_000;
+      while (!out.includes('"run/done"') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      const doneAt = Date.now();
+      assert.match(out, /"type":"run\/done","status":"complete"/);
+      const exitAt = await Promise.race([exited, new Promise<number>((r) => setTimeout(() => r(Infinity), 15_000))]);
+      assert.ok(exitAt - doneAt < 5_000, `the agent exited ${exitAt - doneAt} ms after run/done (the helper holds the pipe for 31.5 s)`);
+    } finally {
+      agent.kill('SIGKILL');
+      for (const pid of processesMatching('sleep 31.5')) process.kill(pid, 'SIGKILL');
+    }
   });
 
   test('Cancel mid-run: srun gets SIGTERM, the run ends partial with what was measured, no task left', { timeout: 120_000 }, async () => {

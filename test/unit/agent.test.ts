@@ -149,6 +149,12 @@ describe('JSON lines', () => {
     assert.deepEqual(parseHostCommand('{"type":"run/cancel"}'), { type: 'run/cancel' });
     assert.throws(() => parseHostCommand('{"type":"run/start"}'), /without options/);
     assert.throws(() => parseHostCommand('{"type":"shell","cmd":"rm"}'), /unknown command/);
+    const join = (over: Record<string, unknown>) => JSON.stringify({ type: 'node/join', options: { experiments: ['init'] }, index: 1, coordinator: { addresses: ['10.0.0.1'], port: 4000, token: 't', ...over } });
+    assert.equal(parseHostCommand(join({})).type, 'node/join');
+    for (const port of [0, 70000, 1.5, '4000']) assert.throws(() => parseHostCommand(join({ port })), /"port" \(1–65535\)/, String(port));
+    assert.throws(() => parseHostCommand(join({ addresses: [] })), /"addresses"/);
+    assert.throws(() => parseHostCommand('{"type":"run/start","options":{},"cluster":{"nodes":0}}'), /"nodes" \(1–64\)/);
+    assert.throws(() => parseHostCommand('{"type":"run/start","options":{},"slurm":{"srunArgs":"--nodes=2"}}'), /"srunArgs" \(strings\)/);
   });
 });
 
