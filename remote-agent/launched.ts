@@ -81,10 +81,14 @@ export function launchedOptions(argv: string[], env: NodeJS.ProcessEnv): { optio
   return { options, ...(v.out ? { out: v.out } : {}) };
 }
 
+/** `2026-11-29T21:53:18.123Z` → `20261129T215318Z`: a time for file names (UTC). */
+export function fileStamp(now: Date): string {
+  return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
 /** Where rank 0 writes the run's protocol lines by default: `./commcost-<time>-<host>-<pid>.jsonl`. */
 export function defaultOutFile(now = new Date(), host = os.hostname(), pid = process.pid): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  return path.resolve(`commcost-${stamp}-${host.replace(/[^A-Za-z0-9._-]/g, '_')}-${pid}.jsonl`);
+  return path.resolve(`commcost-${fileStamp(now)}-${host.replace(/[^A-Za-z0-9._-]/g, '_')}-${pid}.jsonl`);
 }
 
 /**

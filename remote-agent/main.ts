@@ -54,7 +54,9 @@ function coordinatorMain(): void {
     setTimeout(() => process.exit(1), 8000).unref();
   };
 
-  onLines(process.stdin, (line) => {
+  const overlong = (): void => emit({ type: 'run/error', code: 'BAD_COMMAND', message: 'the host sent a line longer than 8 MiB: it was dropped', where: {}, fatal: false });
+  onLines(process.stdin, onCommand, undefined, overlong);
+  function onCommand(line: string): void {
     let cmd;
     try {
       cmd = parseHostCommand(line);
@@ -83,7 +85,7 @@ function coordinatorMain(): void {
       if (relay) relay.cancel('cancelled by the user');
       else if (coordinator) coordinator.cancel('cancelled by the user');
     }
-  });
+  }
   process.stdin.on('end', () => stop('stdin closed (host went away)'));
   // EPIPE on stdout: nobody reads the events any more (the host or its connection went away).
   process.stdout.on('error', () => stop('stdout closed (host went away)'));

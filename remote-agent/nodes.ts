@@ -70,8 +70,8 @@ export function helloProblem(h: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/** The agent script to start rank processes with (this bundle). */
-function agentScript(): string {
+/** The agent script to start rank processes with (this bundle), or COMMCOST_AGENT_SCRIPT. */
+export function agentScript(): string {
   return process.env.COMMCOST_AGENT_SCRIPT || require.main?.filename || process.argv[1]!;
 }
 
@@ -345,9 +345,7 @@ export class NodeServer {
         const badWorld = hello.worldSize !== undefined && hello.worldSize !== this.opts.expected;
         if (badWorld) {
           const reason = `rank ${String(fixed)} was started with a world size of ${String(hello.worldSize)}, rank 0 with ${this.opts.expected}: every process must be given the same (WORLD_SIZE / SLURM_NTASKS / OMPI_COMM_WORLD_SIZE)`;
-          this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: ${reason}`);
-          channel.send({ t: 'node/refused', reason });
-          socket.end();
+          refuse(reason);
           // Waiting for the rest cannot help: the run cannot be formed.
           this.fatal ??= reason;
           for (const w of this.waiters.splice(0)) w();
@@ -357,10 +355,7 @@ export class NodeServer {
           const reason = badRank
             ? `rank ${String(fixed)} is not a rank of this run's world of ${this.opts.expected} (check WORLD_SIZE / SLURM_NTASKS / OMPI_COMM_WORLD_SIZE: every process must give the same)`
             : `rank ${String(fixed)} has already joined from ${twin!.address} (two processes were given the same rank)`;
-          this.opts.log(`refused a node from ${plainAddress(socket.remoteAddress)}: ${reason}`);
-          channel.send({ t: 'node/refused', reason });
-          socket.end();
-          return;
+          return refuse(reason);
         }
         joined = { hello, address: plainAddress(socket.remoteAddress), coordinatorAddress: plainAddress(socket.localAddress), channel, socket };
         this.nodes.push(joined);

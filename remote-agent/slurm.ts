@@ -14,7 +14,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAgentEvent, toLine, type AgentEvent, type RunOptions, type SlurmSpec } from '../protocol/events';
 import { normalizeOptions, RunSetupError } from './coordinator';
+import { fileStamp } from './launched';
 import { onLines } from './lineChannel';
+import { agentScript } from './nodes';
 
 /** How long srun gets after SIGTERM before SIGKILL, ms. */
 export const SRUN_GRACE_MS = 8_000;
@@ -49,10 +51,10 @@ export function relayThroughSrun(options: Partial<RunOptions>, spec: SlurmSpec, 
   }
   // srun decides the ranks (--nodes × --ntasks-per-node).
   delete normalized.ranks;
-  const script = process.env.COMMCOST_AGENT_SCRIPT || require.main?.filename || process.argv[1]!;
+  const script = agentScript();
   const runsDir = path.join(path.dirname(script), 'runs');
   fs.mkdirSync(runsDir, { recursive: true });
-  const out = path.join(runsDir, `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.jsonl`);
+  const out = path.join(runsDir, `${fileStamp(new Date())}-${process.pid}.jsonl`);
   const srun = spec.srunPath || 'srun';
   const args = [...spec.srunArgs, process.execPath, script, 'rank', '--options', JSON.stringify(normalized), '--out', out];
   log(`commcost: starting the job step: ${srun} ${spec.srunArgs.join(' ')} … (the run is also written to ${out} on the compute node of rank 0)`);
