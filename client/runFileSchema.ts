@@ -86,6 +86,7 @@ const stamp = {
     ncclSymbols: { type: 'object', additionalProperties: { type: 'boolean' } },
     topology: str,
     ncclEnv: { type: 'object', additionalProperties: str },
+    rankEnv: { type: 'object', additionalProperties: str },
     torchVersion: str,
     commcostVersion: str,
     nodeVersion: str,

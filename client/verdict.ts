@@ -121,6 +121,7 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
       text: `Registering 64 MiB: ncclCommRegister ${ms(regFirst.median)}, again on the same range ${ms(regAgain.median)} (cache); the first collective on the buffer pays ${ms(Math.max(0, firstUse.median - secondUse.median))} more than the second.`,
     });
   }
+  lines.push(...c10dLines(run), ...splitShareLines(run), ...hangCaseLines(run));
   lines.push(...shrinkAbortLines(run, where));
   if (isSimulatedRun(run)) return lines.map((l) => ({ ...l, text: `SIMULATED — ${l.text}` }));
   return lines;
@@ -241,4 +242,88 @@ function shrinkAbortLines(run: RunFile, where: string): VerdictLine[] {
     { id: 'shrink-abort', text },
     ...outcomes.map((o) => ({ id: `shrink-abort:${o.variant}`, text: `C5 ${o.variant} (${combinationText(o)}): ${o.text}` })),
   ];
+}
+
+/**
+ * Field case C1 (experiment c10d): where the cost of a new group lands with a lazy and with an
+ * eager default group, and what the figures support as a fix; then c10d's teardown figures.
+ */
+function c10dLines(run: RunFile): VerdictLine[] {
+  const lines: VerdictLine[] = [];
+  const torch = run.stamp?.torchVersion ? `torch ${run.stamp.torchVersion}` : 'c10d';
+  const lazy = variantOf(run, 'c10d', 'new_group/lazy-default');
+  const eager = variantOf(run, 'c10d', 'new_group/eager-default');
+  const [lazyCall, lazyFirst, eagerCall, eagerFirst] = [stats(lazy, 'call'), stats(lazy, 'first'), stats(eager, 'call'), stats(eager, 'first')];
+  if (lazyCall && lazyFirst && eagerCall && eagerFirst) {
+    // "Moves the connect" only when the eager first collective is at most a fifth of the lazy one.
+    const moved = eagerFirst.median <= lazyFirst.median / 5;
+    lines.push({
+      id: 'c10d-new-group',
+      text:
+        `Field case C1 (${torch}): new_group on a lazy default group returns in ${ms(lazyCall.median)} and its first all_reduce pays ${ms(lazyFirst.median)}; ` +
+        `on an eager default group (device_id) new_group takes ${ms(eagerCall.median)} and the first all_reduce ${ms(eagerFirst.median)}. ` +
+        (moved
+          ? 'Eager init moves the cost into new_group here.'
+          : `Eager init moves the creation into new_group, not the connect: the first all_reduce still pays ${pct(eagerFirst.median / (eagerCall.median + eagerFirst.median))} of it. A warm-up collective right after creation moves that cost out of the first step.`),
+    });
+  }
+  const parts: string[] = [];
+  const destroy = stats(variantOf(run, 'c10d', 'init/eager') ?? variantOf(run, 'c10d', 'init/lazy'), 'destroy');
+  if (destroy) parts.push(`destroy_process_group ${ms(destroy.median)}`);
+  const abort = stats(variantOf(run, 'c10d', 'abort'), 'abort');
+  if (abort) parts.push(`aborting the default group ${ms(abort.median)}`);
+  const shrink = stats(variantOf(run, 'c10d', 'shrink_group'), 'call');
+  if (shrink) parts.push(`shrink_group ${ms(shrink.median)} (it also releases the parent group)`);
+  const split = stats(variantOf(run, 'c10d', 'split_group'), 'total');
+  if (split) parts.push(`split_group to its first all_reduce ${ms(split.median)}`);
+  if (parts.length > 0) lines.push({ id: 'c10d-lifecycle', text: `In ${torch}: ${parts.join('; ')}.` });
+  return lines;
+}
+
+/** Field case C2 (experiment split-share): memory per GPU added by each split group, per splitShare setting. */
+function splitShareLines(run: RunFile): VerdictLine[] {
+  const e = run.experiments.find((x) => x.experiment === 'split-share');
+  if (!e) return [];
+  const perGroup = (v: VariantSummary): { groups: number; total: number } | undefined => {
+    const points = Object.entries(v.memoryBytes ?? {})
+      .map(([k, b]) => ({ groups: Number(/^after (\d+) groups?$/.exec(k)?.[1]), b }))
+      .filter((p) => Number.isInteger(p.groups) && p.groups > 0)
+      .sort((a, b) => a.groups - b.groups);
+    const last = points[points.length - 1];
+    return last ? { groups: last.groups, total: last.b } : undefined;
+  };
+  const names: Record<string, string> = { 'splitShare=0': 'splitShare 0', 'splitShare=1': 'splitShare 1', 'splitShare=0+env': 'NCCL_COMM_SPLIT_SHARE_RESOURCES=1' };
+  const parts: string[] = [];
+  for (const v of e.variants) {
+    const m = perGroup(v);
+    if (m) parts.push(`${names[v.variant] ?? v.variant}: ${bytes(m.total / m.groups)} per group (${bytes(m.total)} for ${m.groups})`);
+  }
+  return parts.length > 0 ? [{ id: 'split-share', text: `Field case C2: memory per GPU after each split group's first collective — ${parts.join('; ')}.` }] : [];
+}
+
+/** Field cases C4 (split-subset) and C6 (init-abort): the hanging variant and the way out, from the run's errors and summaries. */
+function hangCaseLines(run: RunFile): VerdictLine[] {
+  const lines: VerdictLine[] = [];
+  const stopped = (experiment: string, variant: string): RunError | undefined =>
+    (run.errors ?? []).find((x) => x.code === 'TIMEOUT' && x.where?.experiment === experiment && x.where.variant === variant);
+  const hangText = (error: RunError | undefined, what: string): string =>
+    error ? `${what} hung and was stopped by the hang guard (${error.message.replace(/^timed out at [^:]*: /, '')})` : `${what} did not hang in this run`;
+  const nocolor = stats(variantOf(run, 'split-subset', 'nocolor'), 'total');
+  const subset = stopped('split-subset', 'subset-only');
+  if (nocolor || subset) {
+    lines.push({
+      id: 'split-subset',
+      text: `Field case C4: ${hangText(subset, 'ncclCommSplit called by only some ranks')}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.`,
+    });
+  }
+  const nonblocking = variantOf(run, 'init-abort', 'nonblocking');
+  const abortStep = nonblocking?.steps.find((x) => x.step === 'abort');
+  const blocking = stopped('init-abort', 'blocking');
+  if (abortStep || blocking) {
+    lines.push({
+      id: 'init-abort',
+      text: `Field case C6: ${hangText(blocking, 'a blocking init whose peer never joins')}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all` : ''}.`,
+    });
+  }
+  return lines;
 }

@@ -170,9 +170,10 @@ export interface EnvironmentStamp {
   ncclSymbols: Record<string, boolean>;
   /** `nvidia-smi topo -m` text when available, else a reason it is missing. */
   topology: string;
-  /** Every NCCL_* and TORCH_NCCL_* variable of the agent's environment. */
+  /** Every NCCL_* and TORCH_NCCL_* variable of the agent's environment (also COMMCOST_SIM_* when simulated). */
   ncclEnv: Record<string, string>;
-  /** Also COMMCOST_SIM_* when simulated. */
+  /** Variables commcost set in every rank process as part of its method (UV_THREADPOOL_SIZE, MALLOC_ARENA_MAX); absent in runs before 0.1 recorded it. */
+  rankEnv?: Record<string, string>;
   torchVersion?: string;
   commcostVersion: string;
   nodeVersion: string;

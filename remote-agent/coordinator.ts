@@ -27,7 +27,7 @@ import {
   type VariantPlan,
   type VariantSummary,
 } from '../protocol/events';
-import { environmentStamp } from './environment';
+import { environmentStamp, RANK_METHOD_ENV } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
 import { BarrierServer } from './barrierServer';
 import { LineChannel } from './lineChannel';
@@ -560,10 +560,8 @@ class RankSession {
       ...this.env,
       COMMCOST_COORDINATOR: `${this.coordinatorHostFor(rank)}:${controlPort}`,
       COMMCOST_SESSION_TOKEN: this.secret,
-      // Every library call of a rank runs on one OS thread, as in an application. Measured on
-      // 2×H200: with libuv's default 4 pool threads, init and split medians read 1.2–1.5× the
-      // independent reference; with one thread, 1.0–1.1× (docs/METHOD.md).
-      UV_THREADPOOL_SIZE: '1',
+      // One OS thread for every library call, one malloc arena (measured: see RANK_METHOD_ENV).
+      ...RANK_METHOD_ENV,
     };
     // The simulated NCCL's rendezvous must be reachable from the other nodes too.
     if (place && this.info.simulated) env.COMMCOST_SIM_ADDR = this.cluster!.server.reachableAddress(place.node);

@@ -7,6 +7,21 @@ import type { EnvironmentStamp } from '../protocol/events';
 import { COMMCOST_VERSION } from '../protocol/version';
 import type { DeviceInfo, LoadInfo } from './nativeBinding';
 
+/**
+ * Variables the coordinator sets in every rank process it starts, as part of the method
+ * (docs/METHOD.md, "Rank processes"); recorded in the stamp as `rankEnv`.
+ * - UV_THREADPOOL_SIZE=1: every library call of a rank runs on one OS thread, as in an
+ *   application. Measured on 2×H200: with libuv's default 4 pool threads, init and split medians
+ *   read 1.2–1.5× the independent reference; with one thread, 1.0–1.1×.
+ * - MALLOC_ARENA_MAX=1: that thread is not the process's main thread, so glibc would give it a
+ *   malloc arena of its own, where NCCL's large topology allocations cost more than in an
+ *   application's main thread. Measured on 2×H200 (NCCL 2.28.9, 8 iterations, one session):
+ *   ncclCommShrink to one rank 43.4 ms vs the reference's 26.2 ms, one-rank ncclCommSplit 50.0
+ *   vs 36.6 ms; with one arena 22.8 and 36.8 ms. NCCL's own "Init timings" put the difference in
+ *   its topology phase.
+ */
+export const RANK_METHOD_ENV: Readonly<Record<string, string>> = Object.freeze({ UV_THREADPOOL_SIZE: '1', MALLOC_ARENA_MAX: '1' });
+
 /** Every NCCL_*, TORCH_NCCL_* (and, when simulated, COMMCOST_SIM_*) variable. */
 export function ncclEnvironment(env: NodeJS.ProcessEnv, simulated: boolean): Record<string, string> {
   const out: Record<string, string> = {};
@@ -56,6 +71,7 @@ export function environmentStamp(info: LoadInfo, gpus: DeviceInfo[], ncclSource:
     ncclSymbols: info.symbols,
     topology: topology(info.simulated),
     ncclEnv: ncclEnvironment(env, info.simulated),
+    rankEnv: { ...RANK_METHOD_ENV },
     torchVersion: info.simulated ? undefined : torchVersion(),
     commcostVersion: COMMCOST_VERSION,
     nodeVersion: process.version,

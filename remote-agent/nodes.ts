@@ -52,7 +52,7 @@ function sameProof(a: unknown, b: string): boolean {
 }
 
 /** The only variables a coordinator may add to a rank process's environment (no NODE_OPTIONS, PATH, LD_PRELOAD, …). */
-export const SPAWN_ENV_ALLOWED = /^(COMMCOST_[A-Z0-9_]+|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+|UV_THREADPOOL_SIZE)$/;
+export const SPAWN_ENV_ALLOWED = /^(COMMCOST_[A-Z0-9_]+|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+|UV_THREADPOOL_SIZE|MALLOC_ARENA_MAX)$/;
 
 /** What is wrong with a node's hello, or undefined: every field typed as the wire says. */
 export function helloProblem(h: Record<string, unknown>): string | undefined {
@@ -450,7 +450,7 @@ function tryConnect(host: string, port: number, timeoutMs: number): Promise<net.
  * A node's side: reaches the coordinator (each address in turn, again and again until the
  * deadline), joins (each side proves it knows the run's token: HMAC challenges, the token is
  * never sent), then starts and kills rank processes as told (only COMMCOST_*, NCCL_*,
- * TORCH_NCCL_* and UV_THREADPOOL_SIZE may be set in their environment). Resolves when the
+ * TORCH_NCCL_*, UV_THREADPOOL_SIZE and MALLOC_ARENA_MAX may be set in their environment). Resolves when the
  * coordinator says bye or its connection closes, after every rank process of this node has
  * been killed, with how the run ended ('lost' when the connection closed without a bye).
  * @throws NodeHostError NODE_UNREACHABLE naming every address tried, or NODE_REFUSED with the coordinator's reason.

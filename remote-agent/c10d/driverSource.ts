@@ -188,14 +188,19 @@ class Driver:
             base = self.free()
             excluded = self.world - 1
             if self.rank == excluded:
+                # torch's shrink_group releases the parent group on the survivors, and that waits
+                # for every member (measured, torch 2.11 + NCCL 2.28: it returned only when the
+                # excluded rank's process ended). So the excluded rank releases its group while
+                # the survivors shrink, as a rank that leaves on purpose would.
                 self.sit_out()
+                self.op("destroy_process_group (group, excluded rank)", lambda: self.dist.destroy_process_group(g))
                 self.sit_out()
             else:
                 s = self.timed("call", "shrink_group", lambda: self.dist.shrink_group([excluded], group=g))
                 self.memory["afterCall"] = base - self.free()
                 self.timed("first", "first all_reduce", lambda: self.allreduce(s))
                 self.op("destroy_process_group (shrunk)", lambda: self.dist.destroy_process_group(s))
-            self.op("destroy_process_group (group)", lambda: self.dist.destroy_process_group(g))
+                # shrink_group has already released g on the survivors.
         elif v == "abort":
             self.op("init_process_group", lambda: self.init(True))
             self.op("all_reduce (first)", self.allreduce)

@@ -8,7 +8,8 @@
  * `init/lazy` and `init/eager` (init_process_group without / with device_id, + first and second
  * all_reduce, + destroy_process_group), `new_group/lazy-default` and `new_group/eager-default`
  * (new_group over all ranks on a lazy / eager default group, + first and second all_reduce),
- * `split_group`, `shrink_group` (drops the last rank; it sits out), `abort` (the default group
+ * `split_group`, `shrink_group` (drops the last rank, which destroys its group meanwhile: torch's
+ * shrink_group also releases the parent, and that waits for every member), `abort` (the default group
  * aborted after its first collective).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -87,7 +88,7 @@ export function c10dVariants(ctx: PlanContext, probe: TorchProbe): { variants: V
       : ncclCode < versionCode('2.27.0')
         ? `shrink_group needs NCCL ≥ 2.27, torch uses ${probe.ncclVersion}`
         : (needsRanks(ctx, 2) ?? noDeviceId);
-  add('shrink_group', creation('shrink_group').slice(0, 3), shrinkReason);
+  add('shrink_group', creation('shrink_group (includes releasing the parent group)').slice(0, 3), shrinkReason);
   add('abort', [{ step: 'abort', label: 'abort the default process group', kind: 'teardown' }], f.abort ? noDeviceId : `torch ${probe.torch} has neither _abort_process_group nor ProcessGroup.abort`);
   return { variants, skipped };
 }

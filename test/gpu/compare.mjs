@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // Compares commcost run files with the independent reference measured in the same session:
 // medians of init, split (splitShare 0 and 1), shrink, destroy, abort, revoke and window registration, ratio product/reference.
-// Usage: compare.mjs <run.json> <reference.json> [--tolerance 0.15]; exit 1 if a total is outside.
+// Usage: compare.mjs <run.json> <reference.json> [--tolerance 0.10]; exit 1 if a total is outside.
 import { readFileSync } from 'node:fs';
 
 // <run.json> may be several run files joined by commas (e.g. the suite and the catalogue runs).
 const [runPaths, refPath] = process.argv.slice(2);
 const tolIdx = process.argv.indexOf('--tolerance');
-const tolerance = tolIdx > 0 ? Number(process.argv[tolIdx + 1]) : 0.15;
+const tolerance = tolIdx > 0 ? Number(process.argv[tolIdx + 1]) : 0.10;
 const runs = runPaths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
 const run = runs[0];
 const ref = JSON.parse(readFileSync(refPath, 'utf8'));

@@ -7,6 +7,7 @@ collectives include the stream synchronize, MAX across ranks, 1 warmup + N recor
 and p90) but none of its code: the barrier is multiprocessing.Barrier, not commcost's TCP one.
 
 Usage: reference.py --nccl /path/libnccl.so.2 [--ranks 2] [--iterations 10] [--warmup 1] [--json out.json]
+                    [--only init,destroy,abort,shrink,revoke,window,split]
 Prints one JSON object: {"ncclVersion", "steps": {"init/call": {...stats}, ...}}.
 """
 import argparse
@@ -17,6 +18,7 @@ import sys
 import time
 
 FIRST_BYTES = 1 << 20
+SECTIONS = ("init", "destroy", "abort", "shrink", "revoke", "window", "split")
 STEADY_BYTES = 64 << 20
 
 
@@ -40,16 +42,16 @@ def stats(values):
     return {"median": quantile(s, 0.5), "p90": quantile(s, 0.9), "min": s[0], "max": s[-1], "n": len(s)}
 
 
-def rank_main(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id_queues, results):
+def rank_main(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id_queues, results, only):
     try:
-        run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id_queues, results)
+        run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id_queues, results, only)
     except BaseException as e:  # report instead of leaving the others waiting
         results.put((rank, {"error": f"rank {rank}: {type(e).__name__}: {e}"}))
         barrier.abort()
         raise
 
 
-def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id_queues, results):
+def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id_queues, results, only):
     cuda = ctypes.CDLL(cuda_path)
     nccl = ctypes.CDLL(nccl_path)
     check(cuda.cuInit(0), "cuInit")
@@ -110,7 +112,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         if i >= warmup:
             out.setdefault(key, []).append(ms)
 
-    for i in range(warmup + iterations):
+    for i in range(warmup + iterations if "init" in only else 0):
         uid = unique_id()
         free0 = free_bytes()
         ms, comm = timed(lambda: init(uid))
@@ -147,7 +149,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         return comm
 
     # destroy: finalize + destroy of a warm communicator
-    for i in range(warmup + iterations):
+    for i in range(warmup + iterations if "destroy" in only else 0):
         comm = warm()
         ms, _ = timed(lambda: check(nccl.ncclCommFinalize(comm), "ncclCommFinalize"))
         record("destroy/finalize", i, ms)
@@ -155,7 +157,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         record("destroy/destroy", i, ms)
 
     # abort, then re-init and its first collective
-    for i in range(warmup + iterations):
+    for i in range(warmup + iterations if "abort" in only else 0):
         comm = warm()
         ms, _ = timed(lambda: check(nccl.ncclCommAbort(comm), "ncclCommAbort"))
         record("abort/abort", i, ms)
@@ -167,7 +169,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         nccl.ncclCommDestroy(fresh)
 
     # shrink: drop the last rank (it does not call), NCCL_SHRINK_DEFAULT
-    if has("ncclCommShrink", 22703) and nranks >= 2:
+    if "shrink" in only and has("ncclCommShrink", 22703) and nranks >= 2:
         nccl.ncclCommShrink.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int]
         excluded = (ctypes.c_int * 1)(nranks - 1)
         for i in range(warmup + iterations):
@@ -185,7 +187,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
             nccl.ncclCommDestroy(parent)
 
     # revoke until quiet, then destroy
-    if has("ncclCommRevoke", 22807):
+    if "revoke" in only and has("ncclCommRevoke", 22807):
         nccl.ncclCommGetAsyncError.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
 
         def revoke_until_quiet(comm):
@@ -204,7 +206,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
             record("revoke/destroy", i, ms)
 
     # window registration of a 64 MiB ncclMemAlloc buffer (collective)
-    if has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"):
+    if "window" in only and has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"):
         nccl.ncclCommWindowRegister.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
         nccl.ncclCommWindowDeregister.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         nccl.ncclMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
@@ -222,7 +224,7 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
                 barrier.wait(timeout=120)
         nccl.ncclCommDestroy(comm)
 
-    for shape, split_share in (("halves", 0), ("whole", 0), ("whole-share1", 1)):
+    for shape, split_share in (("halves", 0), ("whole", 0), ("whole-share1", 1)) if "split" in only else ():
         parent = init_config(unique_id(), split_share)
         allreduce(parent, FIRST_BYTES)
         color = (0 if rank < nranks / 2 else 1) if shape == "halves" else 0
@@ -247,12 +249,16 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--cuda", default="libcuda.so.1", help="CUDA driver library (the simulated NCCL for a dry run)")
     ap.add_argument("--json")
+    ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections to measure, of: {', '.join(SECTIONS)}")
     args = ap.parse_args()
+    only = frozenset(args.only.split(","))
+    if not only <= set(SECTIONS):
+        ap.error(f"--only: unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}; choose from {', '.join(SECTIONS)}")
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(args.ranks)
     id_queues = [ctx.Queue() for _ in range(args.ranks)]
     results = ctx.Queue()
-    procs = [ctx.Process(target=rank_main, args=(r, args.ranks, args.nccl, args.cuda, args.iterations, args.warmup, barrier, id_queues, results)) for r in range(args.ranks)]
+    procs = [ctx.Process(target=rank_main, args=(r, args.ranks, args.nccl, args.cuda, args.iterations, args.warmup, barrier, id_queues, results, only)) for r in range(args.ranks)]
     for p in procs:
         p.start()
     per_rank = {}

@@ -13,7 +13,9 @@ import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator'
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
 import { LineChannel, onLines } from '../../remote-agent/lineChannel';
 import { combineRanks, quantileSorted, summarize } from '../../remote-agent/stats';
-import { ncclEnvironment } from '../../remote-agent/environment';
+import { environmentStamp, ncclEnvironment, RANK_METHOD_ENV } from '../../remote-agent/environment';
+import type { LoadInfo } from '../../remote-agent/nativeBinding';
+import { SPAWN_ENV_ALLOWED } from '../../remote-agent/nodes';
 import { rankIdentityFromEnv } from '../../remote-agent/rank';
 
 function check<I, O>(name: string, cases: [I, O][], fn: (input: I) => O): void {
@@ -78,6 +80,13 @@ describe('environment', () => {
     const env = { NCCL_DEBUG: 'INFO', TORCH_NCCL_BLOCKING_WAIT: '1', COMMCOST_SIM_INIT_MS: '5', HOME: '/x' };
     assert.deepEqual(ncclEnvironment(env, false), { NCCL_DEBUG: 'INFO', TORCH_NCCL_BLOCKING_WAIT: '1' });
     assert.deepEqual(ncclEnvironment(env, true), { NCCL_DEBUG: 'INFO', TORCH_NCCL_BLOCKING_WAIT: '1', COMMCOST_SIM_INIT_MS: '5' });
+  });
+  test('the stamp records the method variables every rank process gets, and a node lets them through', () => {
+    const info = { simulated: true, driverVersion: 13000, ncclVersion: '2.28.9', ncclVersionCode: 22809, ncclPath: 'sim', symbols: {} } as unknown as LoadInfo;
+    const stamp = environmentStamp(info, [], 'simulated', {});
+    assert.deepEqual(stamp.rankEnv, { UV_THREADPOOL_SIZE: '1', MALLOC_ARENA_MAX: '1' });
+    assert.deepEqual(stamp.rankEnv, { ...RANK_METHOD_ENV });
+    for (const name of Object.keys(RANK_METHOD_ENV)) assert.match(name, SPAWN_ENV_ALLOWED, `${name} must pass a node's filter, or ranks on other hosts run without it`);
   });
   test('rank identity from the environment', () => {
     assert.deepEqual(rankIdentityFromEnv({ COMMCOST_RANK: '1', COMMCOST_WORLD_SIZE: '2', COMMCOST_LOCAL_RANK: '1', COMMCOST_COORDINATOR: '127.0.0.1:4000' }), {

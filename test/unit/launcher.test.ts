@@ -136,7 +136,7 @@ describe('node authentication', () => {
     }
   });
 
-  test('a joined node refuses variables outside COMMCOST_*, NCCL_*, TORCH_NCCL_*, UV_THREADPOOL_SIZE', async () => {
+  test('a joined node refuses variables outside COMMCOST_*, NCCL_*, TORCH_NCCL_*, UV_THREADPOOL_SIZE, MALLOC_ARENA_MAX', async () => {
     const server = new NodeServer({ expected: 1, token: 'tok', port: 0, bindAddress: '127.0.0.1', log: quiet });
     const port = await server.listen();
     const logs: string[] = [];

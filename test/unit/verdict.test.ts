@@ -42,3 +42,55 @@ test('a simulated run says so in every line', () => {
 test('a run without summaries has no verdict', () => {
   assert.deepEqual(deriveVerdict({ ...run, experiments: [] }), []);
 });
+
+/** One run file of docs/results, validated like any run the tool opens. */
+function load(name: string): RunFile {
+  return validateRunFile(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'results', name), 'utf8')));
+}
+
+function stepOf(r: RunFile, experiment: string, variant: string, step: string): number {
+  const s = r.experiments.find((e) => e.experiment === experiment)?.variants.find((v) => v.variant === variant)?.steps.find((x) => x.step === step);
+  assert.ok(s, `${experiment} ${variant} ${step}`);
+  return s.stats.median;
+}
+
+test('C1: the c10d sentence on the H200 run (torch 2.11) reads its own figures and offers only the fix they support', () => {
+  const c10d = load('h200x2-torch2.11-nccl2.28.9-c10d.json');
+  const line = deriveVerdict(c10d).find((l) => l.id === 'c10d-new-group')!;
+  const eagerFirst = stepOf(c10d, 'c10d', 'new_group/eager-default', 'first');
+  const lazyFirst = stepOf(c10d, 'c10d', 'new_group/lazy-default', 'first');
+  assert.ok(line.text.includes(`first all_reduce pays ${ms(lazyFirst)}`), line.text);
+  assert.ok(line.text.includes(`the first all_reduce ${ms(eagerFirst)}`), line.text);
+  // On this host the eager first all_reduce still pays the connect (NCCL connects lazily), so the verdict must not claim eager init fixes it.
+  assert.ok(eagerFirst > lazyFirst / 5);
+  assert.match(line.text, /not the connect/);
+  const life = deriveVerdict(c10d).find((l) => l.id === 'c10d-lifecycle')!;
+  assert.ok(life.text.includes(`shrink_group ${ms(stepOf(c10d, 'c10d', 'shrink_group', 'call'))}`), life.text);
+  // The same run with an eager first all_reduce a tenth of the lazy one: then eager init is the fix.
+  const moved = structuredClone(c10d);
+  const v = moved.experiments[0]!.variants.find((x) => x.variant === 'new_group/eager-default')!;
+  v.steps.find((s) => s.step === 'first')!.stats.median = lazyFirst / 10;
+  assert.match(deriveVerdict(moved).find((l) => l.id === 'c10d-new-group')!.text, /Eager init moves the cost into new_group here\.$/);
+});
+
+test('C2, C4, C6: the case sentences of the H200 cases run come from its summaries and its hang-guard errors', () => {
+  const cases = load('h200x2-nccl2.28.9-wheel.cases.json');
+  const lines = deriveVerdict(cases);
+  const share = lines.find((l) => l.id === 'split-share')!;
+  const v0 = cases.experiments.find((e) => e.experiment === 'split-share')!.variants.find((v) => v.variant === 'splitShare=0')!;
+  const groups = Object.keys(v0.memoryBytes ?? {}).length;
+  assert.ok(share.text.includes(`splitShare 0: ${Math.round(v0.memoryBytes![`after ${groups} groups`]! / groups / 2 ** 20)} MiB per group`), share.text);
+  const c4 = lines.find((l) => l.id === 'split-subset')!;
+  assert.match(c4.text, /hung and was stopped by the hang guard \(rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit/);
+  assert.ok(c4.text.includes(ms(stepOf(cases, 'split-subset', 'nocolor', 'total'))), c4.text);
+  const c6 = lines.find((l) => l.id === 'init-abort')!;
+  assert.match(c6.text, /a blocking init whose peer never joins hung and was stopped by the hang guard/);
+  assert.ok(c6.text.includes(ms(stepOf(cases, 'init-abort', 'nonblocking', 'abort'))), c6.text);
+  // Without the hang-guard errors the sentences say the variant did not hang, never that it did.
+  const noErrors = deriveVerdict({ ...cases, errors: [] });
+  assert.match(noErrors.find((l) => l.id === 'split-subset')!.text, /did not hang in this run/);
+  assert.match(noErrors.find((l) => l.id === 'init-abort')!.text, /did not hang in this run/);
+  // A run without these experiments has none of these sentences.
+  const ids = deriveVerdict(run).map((l) => l.id);
+  for (const id of ['split-share', 'split-subset', 'init-abort', 'c10d-new-group', 'c10d-lifecycle']) assert.equal(ids.includes(id), false, id);
+});
