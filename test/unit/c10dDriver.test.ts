@@ -52,6 +52,11 @@ describe('c10d driver', { skip }, () => {
 /**
  * A stand-in `torch` package (no GPU, no NCCL): enough of torch and torch.distributed for the
  * driver to run a variant, recording every call to $FAKE_TORCH_LOG (one JSON line per call).
+ *
+ * Several driver processes (ranks) can share it: destroying a non-default group leaves a marker
+ * `destroyed-<group ranks>-rank<caller>` in $FAKE_TORCH_SHARED (default: the log's folder), and
+ * shrink_group behaves as measured with torch 2.11 + NCCL 2.28: it also releases the parent group,
+ * so it returns only once every excluded rank has released that group (raising after 10 s).
  */
 const FAKE_TORCH = {
   '__init__.py': `import json, os
@@ -72,8 +77,10 @@ def synchronize(): pass
 def mem_get_info(): return (80 << 30, 80 << 30)
 def is_available(): return True
 `,
-  'distributed/__init__.py': `from .. import _log
+  'distributed/__init__.py': `import os, time
+from .. import _log
 _initialized = False
+_rank = 0
 class _Group:
     def __init__(self, ranks): self.ranks = ranks
     def abort(self): _log("abort")
@@ -81,8 +88,9 @@ class group:
     WORLD = None
 def FileStore(path, world): return ("store", path, world)
 def init_process_group(backend=None, store=None, rank=None, world_size=None, device_id=None):
-    global _initialized
+    global _initialized, _rank
     _initialized = True
+    _rank = rank
     group.WORLD = _Group(list(range(world_size)))
     _log("init_process_group", eager=device_id is not None)
 def is_initialized(): return _initialized
@@ -92,22 +100,42 @@ def new_group(ranks=None):
     return _Group(ranks)
 def all_reduce(buf, group=None):
     _log("all_reduce", group=None if group is None else group.ranks)
+def _marker(ranks, rank):
+    shared = os.environ.get("FAKE_TORCH_SHARED") or os.path.dirname(os.environ["FAKE_TORCH_LOG"])
+    return os.path.join(shared, "destroyed-" + "-".join(str(r) for r in ranks) + f"-rank{rank}")
 def destroy_process_group(group=None):
     global _initialized
     _log("destroy_process_group", group=None if group is None else group.ranks)
     if group is None: _initialized = False
+    else: open(_marker(group.ranks, _rank), "w").close()
+def shrink_group(ranks_to_exclude, group=None):
+    parent = group or globals()["group"].WORLD
+    t0 = time.monotonic()
+    # Releasing the parent waits for every member: here, for each excluded rank's destroy.
+    while not all(os.path.exists(_marker(parent.ranks, r)) for r in ranks_to_exclude):
+        if time.monotonic() - t0 > 10:
+            raise RuntimeError(f"shrink_group: excluded ranks {ranks_to_exclude} never released group {parent.ranks}")
+        time.sleep(0.01)
+    _log("shrink_group", excluded=ranks_to_exclude, group=parent.ranks)
+    return _Group([r for r in parent.ranks if r not in ranks_to_exclude])
 from . import distributed_c10d
 `,
   'distributed/distributed_c10d.py': '',
 };
 
-/** Runs the driver for `variant` as rank 0 of 1 against the stand-in torch; one iteration, then exit. */
-async function runDriverWithFakeTorch(variant: string): Promise<{ iteration: Record<string, unknown>; calls: Record<string, unknown>[] }> {
+/** A temporary folder holding the stand-in torch package (put it on PYTHONPATH). */
+function fakeTorchDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-fake-torch-'));
   for (const [file, text] of Object.entries(FAKE_TORCH)) {
     fs.mkdirSync(path.dirname(path.join(dir, 'torch', file)), { recursive: true });
     fs.writeFileSync(path.join(dir, 'torch', file), text);
   }
+  return dir;
+}
+
+/** Runs the driver for `variant` as rank 0 of 1 against the stand-in torch; one iteration, then exit. */
+async function runDriverWithFakeTorch(variant: string): Promise<{ iteration: Record<string, unknown>; calls: Record<string, unknown>[] }> {
+  const dir = fakeTorchDir();
   const log = path.join(dir, 'calls.jsonl');
   fs.writeFileSync(log, '');
   const server = new BarrierServer({ worldSize: 1 });
@@ -176,6 +204,121 @@ describe('C1: new_group on a lazy and an eager default group', { skip }, () => {
         ['total', 'new_group to first collective', 'toFirst'],
         ['second', 'second all_reduce', 'steady'],
       ]);
+    }
+  });
+});
+
+type Line = Record<string, unknown>;
+
+/** One driver process on the stand-in torch, as rank `rank` of `world`; its own call log, a shared marker folder. */
+function startFakeTorchRank(variant: string, rank: number, world: number, port: number, dir: string) {
+  const log = path.join(dir, `calls-rank${rank}.jsonl`);
+  fs.writeFileSync(log, '');
+  const child = spawn('python3', [driverPath(), variant], {
+    env: { ...process.env, PYTHONPATH: dir, FAKE_TORCH_LOG: log, FAKE_TORCH_SHARED: dir, RANK: String(rank), WORLD_SIZE: String(world), LOCAL_RANK: String(rank), COMMCOST_BARRIER: `127.0.0.1:${port}`, COMMCOST_C10D_STORE_DIR: dir, PYTHONUNBUFFERED: '1' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const lines: Line[] = [];
+  let buf = '';
+  let stderr = '';
+  let exitCode: number | null | undefined;
+  const checks = new Set<() => void>();
+  const recheck = (): void => checks.forEach((c) => c());
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, nl)) as Line);
+      buf = buf.slice(nl + 1);
+    }
+    recheck();
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      exitCode = code;
+      resolve(code);
+      recheck();
+    }),
+  );
+  return {
+    child,
+    exited,
+    send: (msg: object): void => void child.stdin.write(JSON.stringify(msg) + '\n'),
+    calls: (): Line[] => fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line),
+    /** The first line of kind `t`; rejects on an error line or if the process ends first. */
+    waitFor: (t: string): Promise<Line> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          const m = lines.find((l) => l.t === t || l.t === 'error');
+          const fail = m?.t === 'error' ? `rank ${rank}: ${String(m.message)}` : !m && exitCode !== undefined ? `rank ${rank} exited ${exitCode} before ${t}` : undefined;
+          if (!m && !fail) return;
+          checks.delete(check);
+          if (fail) reject(new Error(`${fail}; lines ${JSON.stringify(lines)}; stderr ${stderr}`));
+          else resolve(m!);
+        };
+        checks.add(check);
+        check();
+      }),
+  };
+}
+
+/** `p`, or a rejection naming `what` once `ms` have passed. */
+async function withDeadline<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not done after ${ms} ms (hang)`)), ms)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('shrink_group with 2 ranks: the excluded rank releases the parent while the survivor shrinks', { skip }, () => {
+  // The stand-in's shrink_group waits (10 s at most) for the excluded rank to destroy the parent
+  // group, as torch 2.11 + NCCL 2.28 does. Were the excluded rank to sit out both generations before
+  // destroying it, the survivor would wait in shrink_group and the excluded rank at the barrier.
+  test('both ranks finish the iteration; the survivor times call and first and never destroys the parent', async () => {
+    const dir = fakeTorchDir();
+    const server = new BarrierServer({ worldSize: 2 });
+    const port = await server.listen();
+    const survivor = startFakeTorchRank('shrink_group', 0, 2, port, dir);
+    const excluded = startFakeTorchRank('shrink_group', 1, 2, port, dir);
+    const ranks = [survivor, excluded];
+    try {
+      const [iter0, iter1] = await withDeadline(20000, 'shrink_group iteration on 2 ranks', (async () => {
+        await Promise.all(ranks.map((p) => p.waitFor('ready')));
+        for (const p of ranks) p.send({ cmd: 'iteration', gen: 1 });
+        const its = await Promise.all([survivor.waitFor('iteration'), excluded.waitFor('iteration')]);
+        for (const p of ranks) p.send({ cmd: 'exit' });
+        await Promise.all(ranks.map((p) => p.waitFor('bye')));
+        for (const p of ranks) p.child.stdin.end();
+        assert.deepEqual(await Promise.all(ranks.map((p) => p.exited)), [0, 0], 'both drivers exit cleanly');
+        return its;
+      })());
+
+      const steps0 = iter0.steps as Record<string, unknown>;
+      assert.deepEqual(Object.keys(steps0).sort(), ['call', 'first'], `survivor steps ${JSON.stringify(iter0)}`);
+      for (const k of ['call', 'first']) assert.ok(typeof steps0[k] === 'number' && steps0[k] >= 0, `survivor ${k}: ${String(steps0[k])}`);
+      assert.ok(!('call' in (iter1.steps as object)), `the excluded rank times no call: ${JSON.stringify(iter1)}`);
+      assert.equal(iter0.gen, iter1.gen, 'both ranks used the same barrier generations');
+
+      const calls0 = survivor.calls();
+      const calls1 = excluded.calls();
+      assert.ok(calls1.some((c) => c.call === 'destroy_process_group' && JSON.stringify(c.group) === '[0,1]'), `the excluded rank destroys the parent: ${JSON.stringify(calls1)}`);
+      assert.ok(fs.existsSync(path.join(dir, 'destroyed-0-1-rank1')), 'the excluded rank\'s destroy of the parent happened');
+      assert.ok(!calls1.some((c) => c.call === 'shrink_group'), 'the excluded rank does not call shrink_group');
+      const shrinkAt = calls0.findIndex((c) => c.call === 'shrink_group');
+      assert.ok(shrinkAt >= 0, `the survivor calls shrink_group: ${JSON.stringify(calls0)}`);
+      assert.deepEqual(calls0[shrinkAt], { call: 'shrink_group', excluded: [1], group: [0, 1] });
+      assert.deepEqual(calls0.slice(shrinkAt + 1, shrinkAt + 3), [{ call: 'all_reduce', group: [0] }, { call: 'destroy_process_group', group: [0] }], 'first all_reduce on the shrunk group, then its destroy');
+      assert.ok(!calls0.slice(shrinkAt).some((c) => c.call === 'destroy_process_group' && JSON.stringify(c.group) === '[0,1]'), `the survivor never destroys the parent after shrink_group: ${JSON.stringify(calls0)}`);
+      assert.ok(!fs.existsSync(path.join(dir, 'destroyed-0-1-rank0')));
+    } finally {
+      for (const p of ranks) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+      await Promise.all(ranks.map((p) => p.exited));
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
