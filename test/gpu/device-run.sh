@@ -1,19 +1,53 @@
 #!/usr/bin/env bash
 # One batched session on a GPU host that has no Node (the project's device machine): unpack the
-# carried Node, print the machine, run the GPU proof for every NCCL library and the benchmarks,
-# and pack everything under $OUT. Expects dist/ (with dist/bench.js) and .gpu/node.xz carried.
+# carried Node, print the machine, then run the phases asked for and pack every file under
+# $OUT/device.tgz (the device tool brings back at most 8 files). Expects dist/ (with
+# dist/bench.js for the bench phase) and .gpu/node.xz carried.
+#   PHASES      comma-separated, of: proof (gpu-proof.sh, every library), c10d (host torch),
+#               cases (split-share, connect-mode, shrink-abort, split-subset, init-abort, revoke,
+#               grow, suspend on every library), bench; default proof,c10d,cases
+#   ITERATIONS  recorded iterations of proof (10) and of c10d/cases (5)
+#   RANKS       ranks (default: every visible GPU)
+# Each phase has its own time limit, so one that hangs cannot take the others' time.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-test-output/device}
-mkdir -p "$out" /tmp/nodebin
-xz -dc .gpu/node.xz > /tmp/nodebin/node && chmod +x /tmp/nodebin/node
+work=/tmp/commcost-device
+mkdir -p "$out" "$work" /tmp/nodebin
+[ -x /tmp/nodebin/node ] || { xz -dc .gpu/node.xz > /tmp/nodebin/node && chmod +x /tmp/nodebin/node; }
 export PATH=/tmp/nodebin:$PATH NCCL_NVLS_ENABLE=0
+phases=",${PHASES:-proof,c10d,cases},"
+ranks=(); [ -n "${RANKS:-}" ] && ranks=(--ranks "$RANKS")
+wheel=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.nccl");print(os.path.join(list(s.submodule_search_locations)[0],"lib","libnccl.so.2") if s else "")' 2>/dev/null)
+libs=(); [ -n "$wheel" ] && [ -f "$wheel" ] && libs+=("wheel:$wheel")
+[ -f /lib/x86_64-linux-gnu/libnccl.so.2 ] && libs+=("system:/lib/x86_64-linux-gnu/libnccl.so.2")
 {
   echo "node $(node -v)"
   nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv
   nvidia-smi topo -m
-  python3 -c 'import torch,nvidia.nccl,os;print("torch",torch.__version__,"nccl wheel",os.path.dirname(nvidia.nccl.__file__))'
+  python3 -c 'import torch;print("torch",torch.__version__,"nccl",torch.cuda.nccl.version())'
+  printf 'library %s\n' "${libs[@]}"
 } 2>&1 | tee "$out/machine.txt"
-test/gpu/gpu-proof.sh test-output/gpu 2>&1 | tee "$out/proof.txt"
-node dist/bench.js 2>&1 | tee "$out/bench.txt"
-tar czf "$out/gpu.tgz" test-output/gpu
+if [[ $phases == *,proof,* ]]; then
+  ITERATIONS=${ITERATIONS:-10} timeout 400 test/gpu/gpu-proof.sh "$work/proof" > "$work/proof.txt" 2>&1
+  echo "proof exit $?" | tee -a "$work/proof.txt"
+  grep -v '^  •' "$work/proof.txt" | grep -A40 '^NCCL ' | tee "$out/proof-compare.txt"
+fi
+if [[ $phases == *,c10d,* ]]; then
+  timeout 240 node bin/commcost.js measure --experiments c10d "${ranks[@]}" --iterations "${ITERATIONS:-5}" --deadline 40 \
+    --json "$work/c10d.json" --html "$work/c10d.html" --save-dir "$work/runs" > "$work/c10d.txt" 2> "$work/c10d.log"
+  echo "c10d exit $?" | tee -a "$work/c10d.txt"
+fi
+if [[ $phases == *,cases,* ]]; then
+  for entry in "${libs[@]}"; do
+    label=${entry%%:*}; lib=${entry#*:}
+    timeout 300 node bin/commcost.js measure --nccl "$lib" "${ranks[@]}" --experiments split-share,connect-mode,shrink-abort,split-subset,init-abort,revoke,grow,suspend \
+      --iterations "${ITERATIONS:-5}" --deadline 6 --json "$work/cases-$label.json" --html "$work/cases-$label.html" --save-dir "$work/runs" > "$work/cases-$label.txt" 2>&1
+    echo "cases $label exit $?" | tee -a "$work/cases-$label.txt"
+  done
+fi
+if [[ $phases == *,bench,* ]]; then
+  node dist/bench.js > "$work/bench.txt" 2>&1
+  tail -40 "$work/bench.txt"
+fi
+tar czf "$out/device.tgz" -C "$work" .
