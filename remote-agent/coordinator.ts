@@ -27,7 +27,7 @@ import {
   type VariantPlan,
   type VariantSummary,
 } from '../protocol/events';
-import { environmentStamp, RANK_METHOD_ENV } from './environment';
+import { environmentStamp, rankMethodEnv } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
 import { BarrierServer } from './barrierServer';
 import { LineChannel } from './lineChannel';
@@ -561,7 +561,7 @@ class RankSession {
       COMMCOST_COORDINATOR: `${this.coordinatorHostFor(rank)}:${controlPort}`,
       COMMCOST_SESSION_TOKEN: this.secret,
       // One OS thread for every library call, one malloc arena (measured: see RANK_METHOD_ENV).
-      ...RANK_METHOD_ENV,
+      ...rankMethodEnv(),
     };
     // The simulated NCCL's rendezvous must be reachable from the other nodes too.
     if (place && this.info.simulated) env.COMMCOST_SIM_ADDR = this.cluster!.server.reachableAddress(place.node);

@@ -22,6 +22,38 @@ import type { DeviceInfo, LoadInfo } from './nativeBinding';
  */
 export const RANK_METHOD_ENV: Readonly<Record<string, string>> = Object.freeze({ UV_THREADPOOL_SIZE: '1', MALLOC_ARENA_MAX: '1' });
 
+/**
+ * The variables a rank process gets for the method, plus COMMCOST_APP_ENV: what the agent's own
+ * environment had for each of them (JSON, null = unset), so that a process meant to look like
+ * the user's application (the c10d driver) can be given those back with `applicationEnv`.
+ */
+export function rankMethodEnv(agentEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const original = Object.fromEntries(Object.keys(RANK_METHOD_ENV).map((k) => [k, agentEnv[k] ?? null]));
+  return { ...RANK_METHOD_ENV, COMMCOST_APP_ENV: JSON.stringify(original) };
+}
+
+/**
+ * `env` with the method's variables put back as the agent had them (from COMMCOST_APP_ENV; when
+ * that is missing or malformed, the method's variables are removed).
+ */
+export function applicationEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  let original: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(env.COMMCOST_APP_ENV ?? '{}');
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) original = parsed as Record<string, unknown>;
+  } catch {
+    // keep {}: every method variable is removed
+  }
+  const out: NodeJS.ProcessEnv = { ...env };
+  delete out.COMMCOST_APP_ENV;
+  for (const k of Object.keys(RANK_METHOD_ENV)) {
+    const v = original[k];
+    if (typeof v === 'string') out[k] = v;
+    else delete out[k];
+  }
+  return out;
+}
+
 /** Every NCCL_*, TORCH_NCCL_* (and, when simulated, COMMCOST_SIM_*) variable. */
 export function ncclEnvironment(env: NodeJS.ProcessEnv, simulated: boolean): Record<string, string> {
   const out: Record<string, string> = {};

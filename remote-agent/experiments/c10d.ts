@@ -21,6 +21,7 @@ import type { StepPlan, VariantPlan } from '../../protocol/events';
 import { onLines } from '../lineChannel';
 import { needsRanks, versionCode, type ExperimentModule, type PlanContext, type RankContext } from './experiment';
 import { DRIVER_SOURCE } from '../c10d/driverSource';
+import { applicationEnv } from '../environment';
 
 /** What the host's torch supports, from the driver's probe. */
 export interface TorchProbe {
@@ -104,7 +105,8 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
   fs.mkdirSync(storeDir, { recursive: true });
   const child = spawn(pythonCommand(), [driverPath(), variant], {
     env: {
-      ...process.env,
+      // The driver is a torch application: it runs with the agent's environment, not the rank's method variables.
+      ...applicationEnv(process.env),
       RANK: String(rc.rank),
       WORLD_SIZE: String(rc.worldSize),
       LOCAL_RANK: String(rc.rank),

@@ -13,7 +13,7 @@ import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator'
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
 import { LineChannel, onLines } from '../../remote-agent/lineChannel';
 import { combineRanks, quantileSorted, summarize } from '../../remote-agent/stats';
-import { environmentStamp, ncclEnvironment, RANK_METHOD_ENV } from '../../remote-agent/environment';
+import { applicationEnv, environmentStamp, ncclEnvironment, RANK_METHOD_ENV, rankMethodEnv } from '../../remote-agent/environment';
 import type { LoadInfo } from '../../remote-agent/nativeBinding';
 import { SPAWN_ENV_ALLOWED } from '../../remote-agent/nodes';
 import { rankIdentityFromEnv } from '../../remote-agent/rank';
@@ -87,6 +87,19 @@ describe('environment', () => {
     assert.deepEqual(stamp.rankEnv, { UV_THREADPOOL_SIZE: '1', MALLOC_ARENA_MAX: '1' });
     assert.deepEqual(stamp.rankEnv, { ...RANK_METHOD_ENV });
     for (const name of Object.keys(RANK_METHOD_ENV)) assert.match(name, SPAWN_ENV_ALLOWED, `${name} must pass a node's filter, or ranks on other hosts run without it`);
+  });
+  test('a rank gets the method variables; a process meant to look like the application gets the agent\'s values back', () => {
+    const rankEnv: Record<string, string> = { PATH: '/bin', ...rankMethodEnv({ MALLOC_ARENA_MAX: '4' }) };
+    assert.equal(rankEnv.MALLOC_ARENA_MAX, '1');
+    assert.equal(rankEnv.UV_THREADPOOL_SIZE, '1');
+    const app = applicationEnv(rankEnv);
+    assert.equal(app.MALLOC_ARENA_MAX, '4', 'the user had set it: theirs comes back');
+    assert.equal('UV_THREADPOOL_SIZE' in app, false, 'the user had not set it: it is removed');
+    assert.equal('COMMCOST_APP_ENV' in app, false);
+    assert.equal(app.PATH, '/bin');
+    const broken = applicationEnv({ ...rankEnv, COMMCOST_APP_ENV: '{not json' });
+    assert.equal('MALLOC_ARENA_MAX' in broken, false);
+    assert.equal('UV_THREADPOOL_SIZE' in broken, false);
   });
   test('rank identity from the environment', () => {
     assert.deepEqual(rankIdentityFromEnv({ COMMCOST_RANK: '1', COMMCOST_WORLD_SIZE: '2', COMMCOST_LOCAL_RANK: '1', COMMCOST_COORDINATOR: '127.0.0.1:4000' }), {
