@@ -18,15 +18,19 @@ wheel=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.
 [ -n "${NCCL_LIBS:-}" ] && libs=(${NCCL_LIBS})
 # SIMULATE=1: a dry run of this script on the simulated NCCL (checks the pipeline, not figures).
 [ "${SIMULATE:-0}" = 1 ] && libs=("simulated:dist/native/libnccl-sim.so")
+# Both tools measure the same number of ranks: RANKS, else every visible GPU.
+if [ "${SIMULATE:-0}" = 1 ]; then ranks=${RANKS:-${COMMCOST_SIM_GPUS:-2}}; export COMMCOST_SIM_GPUS=$ranks
+else ranks=${RANKS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}; fi
+[ "${ranks:-0}" -ge 1 ] 2>/dev/null || { echo "gpu-proof: no GPU visible (nvidia-smi -L); set RANKS"; exit 1; }
 status=0
 for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
   echo "=== $label: $lib"
   if [ "$label" = simulated ]; then target=(--simulate); ref_cuda=(--cuda "$lib"); else target=(--nccl "$lib"); ref_cuda=(); fi
-  "$node" bin/commcost.js measure --host localhost "${target[@]}" --experiments ${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration} \
+  "$node" bin/commcost.js measure --host localhost "${target[@]}" --ranks "$ranks" --experiments ${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration} \
     --iterations "$iterations" --json "$out/run-$label.json" --html "$out/report-$label.html" --save-dir "$out/runs" 2> "$out/cli-$label.log"
   rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$label.log)"; tail -20 "$out/cli-$label.log"; status=1; }
-  python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --iterations "$iterations" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
+  python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --ranks "$ranks" --iterations "$iterations" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
     || { echo "reference failed"; tail -20 "$out/ref-$label.log"; status=1; continue; }
   "$node" test/gpu/compare.mjs "$out/run-$label.json" "$out/ref-$label.json" | tee "$out/compare-$label.txt" || status=1
 done
