@@ -40,8 +40,8 @@ export function fixtureFiles(): string[] {
 /** The real runs of docs/results (not the independent reference files). */
 export function realRunFiles(): string[] {
   return readdirSync(RESULTS)
-    // Runs of the init/split suite only: not the independent reference's output, not the catalogue runs.
-    .filter((n) => n.endsWith('.json') && !n.endsWith('.reference.json') && !n.endsWith('.catalogue.json'))
+    // Runs of the init/split suite only: not the independent reference's output, not the catalogue, field-case or c10d runs.
+    .filter((n) => n.endsWith('.json') && !/\.(reference|catalogue|cases)\.json$|-c10d\.json$/.test(n))
     .sort()
     .map((n) => join(RESULTS, n));
 }
