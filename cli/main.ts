@@ -12,7 +12,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
+import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
 import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
 import { killLocalAgents } from '../client/agentProcess';
 import { CommcostError, errorText } from '../client/errors';
@@ -60,6 +60,19 @@ function deadlineOption(text: string): number {
   return n;
 }
 
+/**
+ * Checks `--python <path>` (a path on one line, 1 to OPTION_LIMITS.pythonChars characters).
+ * @throws CommcostError BAD_INPUT naming the flag.
+ */
+export function pythonFlag(text: string): string {
+  const problem = pythonOptionProblem(text);
+  if (problem) {
+    const shown = text.length > 80 ? `${JSON.stringify(text.slice(0, 80))}…` : JSON.stringify(text);
+    throw bad(`--python ${shown} ${problem}`, `give the path of the Python with torch on the host, on one line (at most ${OPTION_LIMITS.pythonChars.max} characters), or leave --python out to use COMMCOST_PYTHON, else python3`);
+  }
+  return text;
+}
+
 /** Parses `a,b,c` into known experiment ids, in the given order, without duplicates. */
 export function parseExperiments(text: string): ExperimentId[] {
   const ids = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -97,6 +110,8 @@ export interface MeasureFlags {
   ranks?: number;
   /** One library, or several (`--nccl` repeated): each is measured in turn, then compared. */
   nccl?: string | string[];
+  /** The Python with torch on the host (c10d, the NCCL wheel search); default: COMMCOST_PYTHON, else python3. */
+  python?: string;
   node?: string;
   json?: string;
   html?: string;
@@ -129,6 +144,7 @@ export function runOptionsFrom(f: MeasureFlags, nccl: string | undefined = ncclP
   const o: RunOptions = { ...DEFAULT_RUN_OPTIONS, experiments: f.experiments, iterations: f.iterations, warmup: f.warmup, deadlineSeconds: f.deadline };
   if (f.ranks !== undefined) o.ranks = f.ranks;
   if (nccl) o.ncclPath = nccl;
+  if (f.python !== undefined) o.python = f.python;
   if (f.simulate) o.simulate = true;
   return o;
 }
@@ -561,6 +577,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--deadline <seconds>', `hang guard per step (${L.deadlineSeconds.min}–${L.deadlineSeconds.max} s)`, deadlineOption, DEFAULT_RUN_OPTIONS.deadlineSeconds)
     .option('--ranks <n>', `ranks (one process per GPU, ${L.ranks.min}–${L.ranks.max}); default all visible GPUs; warns when more than this machine's CPUs on localhost`, intOption('ranks', L.ranks))
     .option('--nccl <path>', 'libnccl.so.2 on the host (default: search); repeat it to measure each library in turn and compare them; not with --simulate', collect)
+    .option('--python <path>', 'Python with torch on the host, for the c10d experiment and the NCCL wheel search (default: COMMCOST_PYTHON, else python3)', pythonFlag)
     .option('--node <path>', 'Node ≥ 18 on a remote host (default: search); not used for localhost, where the agent runs on this Node')
     .option('--json <file>', 'also write the run file here (its folder must exist)')
     .option('--html <file>', 'also write the HTML report here (its folder must exist)')

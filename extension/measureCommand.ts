@@ -206,6 +206,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
     warmup: settings.warmup,
     deadlineSeconds: settings.deadlineSeconds,
     ...(settings.ncclPath ? { ncclPath: settings.ncclPath } : {}),
+    ...(settings.python ? { python: settings.python } : {}),
     ...(simulate ? { simulate: true } : {}),
   };
   const request: RunRequest = { ...where, options, ...(settings.remoteNodePath ? { nodePath: settings.remoteNodePath } : {}) };

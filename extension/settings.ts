@@ -3,7 +3,7 @@
  * (`workspace.getConfiguration('commcost').get`), so this is testable on its own.
  */
 import type { SlurmOptions } from '../client/slurm';
-import { DEFAULT_EXPERIMENTS, EXPERIMENT_IDS, OPTION_LIMITS, withinLimit, type ExperimentId } from '../protocol/events';
+import { DEFAULT_EXPERIMENTS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId } from '../protocol/events';
 
 /**
  * The job step of `slurm:<login node>` entries (`commcost.slurm`), checked for shape here; the
@@ -32,6 +32,8 @@ export interface CommcostSettings {
   deadlineSeconds: number;
   /** libnccl.so.2 on the GPU host; "" = search. */
   ncclPath: string;
+  /** The Python with torch on the GPU host (c10d, the NCCL wheel search); "" = $COMMCOST_PYTHON, else python3. */
+  python: string;
   /** Node on the GPU host; "" = search. */
   remoteNodePath: string;
   /** Preselected experiments. */
@@ -61,6 +63,7 @@ const DEFAULTS: CommcostSettings = {
   warmup: 1,
   deadlineSeconds: 60,
   ncclPath: '',
+  python: '',
   remoteNodePath: '',
   experiments: [...DEFAULT_EXPERIMENTS],
   coordinatorAddress: '',
@@ -150,6 +153,15 @@ function str(get: (k: string) => unknown, key: string): string {
   return v.trim();
 }
 
+/** `commcost.python`: "" when unset or blank, else a path the agent accepts as the `python` run option. */
+function pythonSetting(get: (k: string) => unknown): string {
+  const v = str(get, 'python');
+  if (v !== '' && pythonOptionProblem(v)) {
+    throw new SettingsError('commcost.python', get('python'), `a path on one line of at most ${OPTION_LIMITS.pythonChars.max} characters (empty: $COMMCOST_PYTHON on the host, else python3)`);
+  }
+  return v;
+}
+
 /**
  * Reads every `commcost.*` setting through `get` (key without the `commcost.` prefix; undefined =
  * unset → default) and validates it.
@@ -180,6 +192,7 @@ export function readSettings(get: (key: string) => unknown): CommcostSettings {
     warmup: int(get, 'warmup', DEFAULTS.warmup),
     deadlineSeconds: deadline,
     ncclPath: str(get, 'ncclPath'),
+    python: pythonSetting(get),
     remoteNodePath: str(get, 'remoteNodePath'),
     experiments: [...new Set(expRaw as ExperimentId[])],
     coordinatorAddress: coordinatorAddress(get('coordinatorAddress')),

@@ -60,6 +60,12 @@ export interface RunOptions {
   firstCollectiveBytes?: number;
   /** Bytes of the steady allreduce used as the bandwidth reference (default 64 MiB). */
   steadyBytes?: number;
+  /**
+   * The Python on the GPU host that has torch (a path, or a command looked up on PATH), for the
+   * c10d experiment and for finding NCCL in torch's wheel; absent = $COMMCOST_PYTHON, else
+   * `python3` (remote-agent/environment.ts `hostPython`). Checked by {@link pythonOptionProblem}.
+   */
+  python?: string;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
@@ -93,11 +99,29 @@ export const OPTION_LIMITS = {
   ranks: { min: 1, max: 1_024 },
   /** Bytes of the first collective and of the steady allreduce (4 B to 16 GiB). */
   collectiveBytes: { min: 4, max: 16 * 2 ** 30 },
+  /** Characters of the `python` option (a path on the GPU host). */
+  pythonChars: { min: 1, max: 4_096 },
 } as const satisfies Record<string, OptionLimit>;
 
 /** True when `value` is a number within `limit` (and a whole number when `integer`). */
 export function withinLimit(value: unknown, limit: OptionLimit, integer: boolean): value is number {
   return typeof value === 'number' && Number.isFinite(value) && (!integer || Number.isInteger(value)) && value >= limit.min && value <= limit.max;
+}
+
+/**
+ * What is wrong with `value` as the `python` run option (a non-empty string of at most
+ * OPTION_LIMITS.pythonChars characters, without NUL or line break), or undefined when it is fine.
+ * Whether that Python exists is only known on the GPU host (the c10d experiment is then skipped).
+ * @returns a phrase to follow the option's name, e.g. "contains a line break".
+ */
+export function pythonOptionProblem(value: unknown): string | undefined {
+  const { min, max } = OPTION_LIMITS.pythonChars;
+  if (typeof value !== 'string') return 'is not text';
+  if (value.length < min) return 'is empty';
+  if (value.length > max) return `is ${value.length} characters long (at most ${max})`;
+  if (value.includes('\0')) return 'contains a NUL character';
+  if (/[\n\r]/.test(value)) return 'contains a line break';
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

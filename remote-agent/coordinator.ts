@@ -16,6 +16,7 @@ import {
   DEFAULT_RUN_OPTIONS,
   EXPERIMENT_IDS,
   OPTION_LIMITS,
+  pythonOptionProblem,
   withinLimit,
   type AgentEvent,
   type ErrorCode,
@@ -27,7 +28,7 @@ import {
   type VariantPlan,
   type VariantSummary,
 } from '../protocol/events';
-import { environmentStamp, rankMethodEnv } from './environment';
+import { environmentStamp, hostPython, rankMethodEnv } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
 import { BarrierServer } from './barrierServer';
 import { LineChannel } from './lineChannel';
@@ -53,8 +54,8 @@ export class RunSetupError extends Error {
  * Checks and completes the host's options.
  * @throws RunSetupError BAD_COMMAND naming the bad field and value.
  */
-export function normalizeOptions(input: Partial<RunOptions>): Required<Omit<RunOptions, 'ncclPath' | 'ranks'>> & RunOptions {
-  const o = { ...DEFAULT_RUN_OPTIONS, ...input } as Required<Omit<RunOptions, 'ncclPath' | 'ranks'>> & RunOptions;
+export function normalizeOptions(input: Partial<RunOptions>): Required<Omit<RunOptions, 'ncclPath' | 'ranks' | 'python'>> & RunOptions {
+  const o = { ...DEFAULT_RUN_OPTIONS, ...input } as Required<Omit<RunOptions, 'ncclPath' | 'ranks' | 'python'>> & RunOptions;
   const bad = (what: string): never => {
     throw new RunSetupError('BAD_COMMAND', what, 'fix the option and run again');
   };
@@ -70,6 +71,13 @@ export function normalizeOptions(input: Partial<RunOptions>): Required<Omit<RunO
   for (const k of ['firstCollectiveBytes', 'steadyBytes'] as const) {
     const v = o[k];
     if (!withinLimit(v, L.collectiveBytes, true)) bad(`${k} must be an integer from 4 to 16 GiB, got ${String(v)}`);
+  }
+  const pythonProblem = o.python === undefined ? undefined : pythonOptionProblem(o.python);
+  if (pythonProblem) {
+    const shown = typeof o.python === 'string' && o.python.length > 80 ? `${JSON.stringify(o.python.slice(0, 80))}…` : JSON.stringify(o.python) ?? String(o.python);
+    bad(
+      `python ${pythonProblem}, got ${shown}: give the path of the Python with torch on the GPU host (one line, ${L.pythonChars.min} to ${L.pythonChars.max} characters, no NUL), or leave python out to use $COMMCOST_PYTHON, else python3`,
+    );
   }
   return o;
 }
@@ -181,7 +189,7 @@ export class Coordinator {
     if (ranks > count) throw new RunSetupError('BAD_COMMAND', `asked for ${ranks} ranks but ${os.hostname()} has ${count} GPUs`, 'ask for fewer ranks (one process per GPU)');
     const gpus: DeviceInfo[] = [];
     for (let i = 0; i < count; i++) gpus.push(native.deviceInfo(i));
-    const stamp = environmentStamp(info, gpus, location.source);
+    const stamp = environmentStamp(info, gpus, location.source, process.env, options.python);
     let cluster: ClusterPlacement | undefined;
     if (this.cluster) {
       cluster = await this.gatherNodes(this.cluster, options, info, gpus, ranks);
@@ -414,7 +422,7 @@ export function loadLibrary(options: RunOptions): { native: NativeBinding; info:
     }
     let found;
     try {
-      found = locateNccl(options.ncclPath);
+      found = locateNccl(options.ncclPath, process.env, options.python);
     } catch (e) {
       throw new RunSetupError('NCCL_NOT_FOUND', (e as Error).message, 'fix --nccl / commcost.ncclPath / COMMCOST_NCCL_PATH');
     }
@@ -423,7 +431,7 @@ export function loadLibrary(options: RunOptions): { native: NativeBinding; info:
         'NCCL_NOT_FOUND',
         `no libnccl.so.2 found on ${host}`,
         'install NCCL (e.g. pip install nvidia-nccl-cu12) or give its path with --nccl / commcost.ncclPath',
-        `searched: ${searchedPlaces(options.ncclPath).join('; ')}`,
+        `searched: ${searchedPlaces(options.ncclPath, hostPython(options.python)).join('; ')}`,
       );
     }
     location = found;

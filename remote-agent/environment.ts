@@ -78,9 +78,25 @@ export function topology(simulated: boolean): string {
   return run('nvidia-smi', ['topo', '-m'], 5000) ?? 'unknown: nvidia-smi topo -m did not run';
 }
 
-/** torch's version from the host's python3 metadata (no import of torch), if installed. */
-export function torchVersion(): string | undefined {
-  const python = process.env.COMMCOST_PYTHON || 'python3';
+/**
+ * The Python on this host that has torch, used by the c10d experiment, the torch version of the
+ * stamp and the search of NCCL in torch's wheel. Precedence: the run's `python` option
+ * (RunOptions.python: --python / commcost.python), else $COMMCOST_PYTHON, else `python3` (from
+ * PATH). An empty value counts as not given.
+ * @param option the run's `python` option, if any.
+ * @param env where COMMCOST_PYTHON is read (default: this process's environment).
+ * @returns a path or a command name, never empty; whether it exists is not checked here.
+ */
+export function hostPython(option?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return option || env.COMMCOST_PYTHON || 'python3';
+}
+
+/**
+ * torch's version from the metadata of `python` (no import of torch; ≤ 5 s), if installed.
+ * @param python the Python to ask (default: {@link hostPython} without an option).
+ * @returns undefined when torch is not installed there or that Python does not run.
+ */
+export function torchVersion(python: string = hostPython()): string | undefined {
   const out = run(python, ['-c', "import importlib.metadata as m\ntry:\n print(m.version('torch'))\nexcept Exception:\n pass"], 5000);
   return out || undefined;
 }
@@ -90,8 +106,11 @@ export function driverVersionString(code: number): string {
   return `${Math.floor(code / 1000)}.${(code % 1000) / 10}`;
 }
 
-/** Builds the stamp from what the addon reported. Starts one or two short subprocesses (≤ 5 s each). */
-export function environmentStamp(info: LoadInfo, gpus: DeviceInfo[], ncclSource: string, env: NodeJS.ProcessEnv = process.env): EnvironmentStamp {
+/**
+ * Builds the stamp from what the addon reported. Starts one or two short subprocesses (≤ 5 s each).
+ * @param python the run's `python` option: the Python asked for the torch version ({@link hostPython}).
+ */
+export function environmentStamp(info: LoadInfo, gpus: DeviceInfo[], ncclSource: string, env: NodeJS.ProcessEnv = process.env, python?: string): EnvironmentStamp {
   return {
     hostname: os.hostname(),
     gpus,
@@ -104,7 +123,7 @@ export function environmentStamp(info: LoadInfo, gpus: DeviceInfo[], ncclSource:
     topology: topology(info.simulated),
     ncclEnv: ncclEnvironment(env, info.simulated),
     rankEnv: { ...RANK_METHOD_ENV },
-    torchVersion: info.simulated ? undefined : torchVersion(),
+    torchVersion: info.simulated ? undefined : torchVersion(hostPython(python, env)),
     commcostVersion: COMMCOST_VERSION,
     nodeVersion: process.version,
     platform: `${os.platform()}-${os.arch()} ${os.release()}`,

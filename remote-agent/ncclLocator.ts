@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { hostPython } from './environment';
 
 export interface NcclLocation {
   path: string;
@@ -31,8 +32,13 @@ const PY_PROBE = [
   "print(os.path.join(locs[0], 'lib', 'libnccl.so.2') if locs else '')",
 ].join('\n');
 
-/** The wheel's libnccl.so.2 as the host's python3 sees it, or undefined (2 s deadline). */
-export function pythonWheelNccl(python = process.env.COMMCOST_PYTHON || 'python3'): string | undefined {
+/**
+ * The wheel's libnccl.so.2 as `python` sees it (5 s deadline).
+ * @param python the Python to ask (default: {@link hostPython} without an option).
+ * @returns the library's path, or undefined when that Python does not run, has no nvidia-nccl
+ * wheel, or the wheel has no library.
+ */
+export function pythonWheelNccl(python: string = hostPython()): string | undefined {
   try {
     const out = execFileSync(python, ['-c', PY_PROBE], { timeout: 5000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return out && fs.existsSync(out) ? out : undefined;
@@ -60,11 +66,14 @@ export function loaderNccl(env: NodeJS.ProcessEnv = process.env): string | undef
   return undefined;
 }
 
-/** Every place searched, for the error message when nothing is found. */
-export function searchedPlaces(explicit?: string): string[] {
+/**
+ * Every place searched, for the error message when nothing is found.
+ * @param python the Python whose wheel was searched (default: {@link hostPython} without an option).
+ */
+export function searchedPlaces(explicit?: string, python: string = hostPython()): string[] {
   return [
     explicit ? `explicit path ${explicit}` : 'explicit path (none given: --nccl, commcost.ncclPath or COMMCOST_NCCL_PATH)',
-    "python3's nvidia-nccl wheel (nvidia/nccl/lib/libnccl.so.2)",
+    `the nvidia-nccl wheel of ${python} (nvidia/nccl/lib/libnccl.so.2)`,
     'LD_LIBRARY_PATH and ldconfig -p',
     ...CUDA_FOLDERS,
   ];
@@ -73,16 +82,18 @@ export function searchedPlaces(explicit?: string): string[] {
 /**
  * Locates NCCL.
  * @param explicit a path given by flag or setting (wins; must exist).
+ * @param env where COMMCOST_NCCL_PATH, COMMCOST_PYTHON and LD_LIBRARY_PATH are read.
+ * @param python the run's `python` option: the Python whose wheel is searched ({@link hostPython}).
  * @returns the location, or undefined when nothing was found (see {@link searchedPlaces}).
  * @throws Error when the explicit path does not exist.
  */
-export function locateNccl(explicit?: string, env: NodeJS.ProcessEnv = process.env): NcclLocation | undefined {
+export function locateNccl(explicit?: string, env: NodeJS.ProcessEnv = process.env, python?: string): NcclLocation | undefined {
   const given = explicit || env.COMMCOST_NCCL_PATH;
   if (given) {
     if (!fs.existsSync(given)) throw new Error(`the NCCL library ${given} does not exist`);
     return { path: given, source: 'explicit' };
   }
-  const wheel = pythonWheelNccl();
+  const wheel = pythonWheelNccl(hostPython(python, env));
   if (wheel) return { path: wheel, source: 'python-wheel' };
   const loader = loaderNccl(env);
   if (loader) return { path: loader, source: 'loader' };

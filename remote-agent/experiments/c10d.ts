@@ -21,7 +21,7 @@ import type { StepPlan, VariantPlan } from '../../protocol/events';
 import { onLines } from '../lineChannel';
 import { needsRanks, versionCode, type ExperimentModule, type PlanContext, type RankContext } from './experiment';
 import { DRIVER_SOURCE } from '../c10d/driverSource';
-import { applicationEnv } from '../environment';
+import { applicationEnv, hostPython } from '../environment';
 
 /** What the host's torch supports, from the driver's probe. */
 export interface TorchProbe {
@@ -29,11 +29,8 @@ export interface TorchProbe {
   ncclVersion?: string | null;
   features?: Record<string, boolean>;
   error?: string;
-}
-
-/** The Python that runs the driver: COMMCOST_PYTHON or python3. */
-export function pythonCommand(): string {
-  return process.env.COMMCOST_PYTHON || 'python3';
+  /** Set by the agent when the Python itself was not found (ENOENT): no such file, or not on PATH. */
+  notFound?: boolean;
 }
 
 /** Writes the driver next to the system temp dir once per content. @returns its path. */
@@ -48,14 +45,28 @@ export function driverPath(): string {
   return file;
 }
 
-/** Runs the probe (imports torch: seconds). Never throws. */
-export function probeTorch(): TorchProbe {
+/**
+ * Runs the probe with `python` (imports torch: seconds; 60 s deadline). Never throws.
+ * @param python the Python to probe (default: {@link hostPython} without an option).
+ * @returns what torch supports, or `error`: the first line of why the probe failed.
+ */
+export function probeTorch(python: string = hostPython()): TorchProbe {
   try {
-    const out = execFileSync(pythonCommand(), [driverPath(), 'probe'], { timeout: 60000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(python, [driverPath(), 'probe'], { timeout: 60000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return JSON.parse(out.trim().split('\n').pop() ?? '{}') as TorchProbe;
   } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { error: `${python} was not found (no such file, or not on PATH)`, notFound: true };
     return { error: e instanceof Error ? e.message.split('\n')[0] : String(e) };
   }
+}
+
+/**
+ * Why c10d is skipped when the probe of `python` failed (`probe.error` set): names that Python,
+ * the host, and how to choose another.
+ */
+export function probeFailureReason(python: string, probe: TorchProbe, host: string = os.hostname()): string {
+  const what = probe.notFound ? `was not found on ${host} (no such file, or not on PATH)` : `cannot import torch on ${host}: ${probe.error}`;
+  return `the Python ${python} ${what}; give the Python that has torch with --python / commcost.python (or COMMCOST_PYTHON)`;
 }
 
 const creation = (label: string): StepPlan[] => [
@@ -103,7 +114,7 @@ interface DriverState {
 async function startDriver(rc: RankContext, variant: string): Promise<DriverState> {
   const storeDir = path.join(os.tmpdir(), `commcost-c10d-store-${rc.sessionId}`);
   fs.mkdirSync(storeDir, { recursive: true });
-  const child = spawn(pythonCommand(), [driverPath(), variant], {
+  const child = spawn(hostPython(rc.options.python), [driverPath(), variant], {
     env: {
       // The driver is a torch application: it runs with the agent's environment, not the rank's method variables.
       ...applicationEnv(process.env),
@@ -143,6 +154,12 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
     exited = `the c10d driver exited (${signal ?? `code ${code}`})`;
     deliver({ t: 'error', message: exited });
   });
+  // A Python that does not start (e.g. missing on this node) ends the variant instead of hanging it.
+  child.on('error', (e) => {
+    if (exited) return;
+    exited = `the c10d driver did not start with ${hostPython(rc.options.python)}: ${e.message}`;
+    deliver({ t: 'error', message: exited });
+  });
   const next = (): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
       const m = queue.shift();
@@ -155,17 +172,20 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
   return { child, next };
 }
 
-let probed: TorchProbe | undefined;
+/** The last probe, with the Python it asked (a run with another Python probes again). */
+let probed: { python: string; probe: TorchProbe } | undefined;
 let skippedVariants: { variant: string; reason: string }[] = [];
 
 export const c10dExperiment: ExperimentModule<DriverState> = {
   id: 'c10d',
   plan(ctx) {
     if (ctx.options.simulate) return { skip: 'c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL' };
-    probed ??= probeTorch();
-    if (probed.error) return { skip: `${pythonCommand()} cannot import torch: ${probed.error}` };
-    if (!probed.features?.nccl || !probed.features.cuda) return { skip: `torch ${probed.torch} has no NCCL backend or no CUDA` };
-    const { variants, skipped } = c10dVariants(ctx, probed);
+    const python = hostPython(ctx.options.python);
+    if (probed?.python !== python) probed = { python, probe: probeTorch(python) };
+    const probe = probed.probe;
+    if (probe.error) return { skip: probeFailureReason(python, probe) };
+    if (!probe.features?.nccl || !probe.features.cuda) return { skip: `torch ${probe.torch} (${python}) has no NCCL backend or no CUDA` };
+    const { variants, skipped } = c10dVariants(ctx, probe);
     if (variants.length === 0) return { skip: skipped.map((s) => `${s.variant}: ${s.reason}`).join('; ') };
     skippedVariants = skipped;
     return variants;

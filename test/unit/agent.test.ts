@@ -13,7 +13,8 @@ import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator'
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
 import { LineChannel, onLines } from '../../remote-agent/lineChannel';
 import { combineRanks, quantileSorted, summarize } from '../../remote-agent/stats';
-import { applicationEnv, environmentStamp, ncclEnvironment, RANK_METHOD_ENV, rankMethodEnv } from '../../remote-agent/environment';
+import { applicationEnv, environmentStamp, hostPython, ncclEnvironment, RANK_METHOD_ENV, rankMethodEnv } from '../../remote-agent/environment';
+import { pythonWheelNccl, searchedPlaces } from '../../remote-agent/ncclLocator';
 import type { LoadInfo } from '../../remote-agent/nativeBinding';
 import { SPAWN_ENV_ALLOWED } from '../../remote-agent/nodes';
 import { rankIdentityFromEnv } from '../../remote-agent/rank';
@@ -67,12 +68,31 @@ describe('normalizeOptions', () => {
     [{ experiments: ['init;rm -rf /'] }, /unknown experiment "init;rm -rf \/"/],
     [{ ranks: 0 }, /ranks must be/],
     [{ steadyBytes: 3 }, /steadyBytes/],
+    [{ python: '' }, /^python is empty, got "": give the path of the Python with torch on the GPU host \(one line, 1 to 4096 characters, no NUL\), or leave python out to use \$COMMCOST_PYTHON, else python3$/],
+    [{ python: '/opt/py\n/bin/python3' }, /^python contains a line break, got "\/opt\/py\\n\/bin\/python3": give the path of the Python with torch/],
+    [{ python: '/opt/py\r' }, /^python contains a line break/],
+    [{ python: '/opt/py\0thon' }, /^python contains a NUL character/],
+    [{ python: 3 }, /^python is not text, got 3: /],
+    [{ python: null }, /^python is not text, got null: /],
   ];
   for (const [input, message] of bad) {
     test(`rejects ${JSON.stringify(input)}`, () => {
       assert.throws(() => normalizeOptions(input as never), (e: unknown) => e instanceof RunSetupError && e.code === 'BAD_COMMAND' && message.test(e.message));
     });
   }
+  test('rejects a python of 4097 characters, naming the limit and showing only the start of the value', () => {
+    assert.throws(
+      () => normalizeOptions({ python: `/${'p'.repeat(4096)}` }),
+      (e: unknown) => e instanceof RunSetupError && e.code === 'BAD_COMMAND' && /^python is 4097 characters long \(at most 4096\), got "\/p{79}"…: /.test(e.message) && e.message.length < 400,
+    );
+  });
+  test('a good python is kept as given; none stays absent', () => {
+    assert.equal(normalizeOptions({ python: '/opt/conda/envs/torch/bin/python3' }).python, '/opt/conda/envs/torch/bin/python3');
+    assert.equal(normalizeOptions({ python: 'python3.12' }).python, 'python3.12', 'a command name on PATH');
+    const longest = `/${'p'.repeat(4095)}`;
+    assert.equal(normalizeOptions({ python: longest }).python, longest, '4096 characters is the limit');
+    assert.equal('python' in normalizeOptions({}), false);
+  });
 });
 
 describe('environment', () => {
@@ -100,6 +120,17 @@ describe('environment', () => {
     const broken = applicationEnv({ ...rankEnv, COMMCOST_APP_ENV: '{not json' });
     assert.equal('MALLOC_ARENA_MAX' in broken, false);
     assert.equal('UV_THREADPOOL_SIZE' in broken, false);
+  });
+  test('the Python with torch: the python option, else COMMCOST_PYTHON, else python3', () => {
+    assert.equal(hostPython('/opt/a/bin/python', { COMMCOST_PYTHON: '/opt/b/bin/python' }), '/opt/a/bin/python', 'the option wins');
+    assert.equal(hostPython(undefined, { COMMCOST_PYTHON: '/opt/b/bin/python' }), '/opt/b/bin/python');
+    assert.equal(hostPython('', { COMMCOST_PYTHON: '/opt/b/bin/python' }), '/opt/b/bin/python', 'an empty option counts as none');
+    assert.equal(hostPython(undefined, {}), 'python3');
+    assert.equal(hostPython(undefined, { COMMCOST_PYTHON: '' }), 'python3');
+  });
+  test('the NCCL wheel search with a Python that is not there finds nothing, and the searched places name it', () => {
+    assert.equal(pythonWheelNccl('/nonexistent/python3'), undefined);
+    assert.ok(searchedPlaces(undefined, '/nonexistent/python3').includes('the nvidia-nccl wheel of /nonexistent/python3 (nvidia/nccl/lib/libnccl.so.2)'));
   });
   test('rank identity from the environment', () => {
     assert.deepEqual(rankIdentityFromEnv({ COMMCOST_RANK: '1', COMMCOST_WORLD_SIZE: '2', COMMCOST_LOCAL_RANK: '1', COMMCOST_COORDINATOR: '127.0.0.1:4000' }), {

@@ -34,6 +34,7 @@ import { runMeasurement } from '../../client/runSession';
 import { shellCommand } from '../../client/shellQuote';
 import type { ExecResult, RemoteExec } from '../../client/sshSession';
 import { readSettings, SettingsError } from '../../extension/settings';
+import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator';
 import { locateNccl } from '../../remote-agent/ncclLocator';
 
 const repoRoot = join(__dirname, '..', '..');
@@ -225,8 +226,10 @@ describe('settings', () => {
     ['a host with a space', { hosts: ['gpu 1'] }, /commcost\.hosts has a bad value \["gpu 1"\]: expected a list of host names/],
     ['an NCCL path on two lines', { ncclPath: '/opt/nccl\n/lib' }, /commcost\.ncclPath has a bad value "\/opt\/nccl\\n\/lib": expected a path on one line/],
     ['a Node path that is a number', { remoteNodePath: 42 }, /commcost\.remoteNodePath has a bad value 42/],
+    ['a Python path on two lines', { python: '/opt/py\n/bin/python3' }, /commcost\.python has a bad value "\/opt\/py\\n\/bin\/python3": expected a path on one line/],
   ];
   for (const [name, values, re] of cases) check(`setting: ${name}`, () => readSettings(get(values)), re);
+  check('a python option on two lines (checked by the agent)', () => normalizeOptions({ python: '/opt/py\n/bin/python3' }), /python contains a line break, got .*: give the path of the Python with torch on the GPU host .*or leave python out to use \$COMMCOST_PYTHON, else python3/, [RunSetupError]);
   check('NCCL path that does not exist (checked by the agent)', () => locateNccl('/nonexistent/libnccl.so.2', {}), /the NCCL library \/nonexistent\/libnccl\.so\.2 does not exist/, [Error]);
 });
 
@@ -265,6 +268,8 @@ describe('CLI flags', () => {
     ['--ranks 1025', measure('--ranks', '1025'), /--ranks "1025" must be a whole number from 1 to 1024/],
     ['--experiments init,bogus', measure('--experiments', 'init,bogus'), /unknown experiment "bogus"\n\s+hint: known experiments: init, split/],
     ['--experiments ,', measure('--experiments', ','), /--experiments is empty/],
+    ['--python on two lines', measure('--python', '/opt/py\n/bin/python3'), /--python "\/opt\/py\\n\/bin\/python3" contains a line break\n\s+hint: give the path of the Python with torch on the host, on one line \(at most 4096 characters\), or leave --python out to use COMMCOST_PYTHON, else python3/],
+    ['--python empty', measure('--python', ''), /--python "" is empty/],
     ['an unknown flag', measure('--iteration', '3'), /unknown option '--iteration'/],
     ['--host $(reboot)', measure('--host', '$(reboot)'), /host name "\$\(reboot\)" contains the shell character "\$"/],
     ['--host with a port out of range', measure('--host', 'gpu1:99999'), /not 1\.\.65535/],

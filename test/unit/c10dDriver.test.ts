@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, test } from 'node:test';
 import { BarrierServer } from '../../remote-agent/barrierServer';
-import { c10dVariants, driverPath, probeTorch, type TorchProbe } from '../../remote-agent/experiments/c10d';
+import { c10dExperiment, c10dVariants, driverPath, probeTorch, type TorchProbe } from '../../remote-agent/experiments/c10d';
 import { normalizeOptions } from '../../remote-agent/coordinator';
 
 let hasPython = true;
@@ -331,6 +331,37 @@ function hasTorch(): boolean {
     return false;
   }
 }
+
+describe('c10d with a Python that is not on the host', () => {
+  const planWith = (python?: string) => c10dExperiment.plan({ ranks: 2, ncclVersionCode: 22809, symbols: {}, options: normalizeOptions({ experiments: ['c10d'], ...(python !== undefined ? { python } : {}) }) });
+  const skipOf = (p: ReturnType<typeof planWith>): string => ('skip' in p ? p.skip : assert.fail(`planned instead of skipped: ${JSON.stringify(p)}`));
+
+  test('the probe says the Python was not found (no crash, no torch needed)', () => {
+    const probe = probeTorch('/nonexistent/python3');
+    assert.equal(probe.notFound, true);
+    assert.match(probe.error ?? '', /\/nonexistent\/python3 was not found/);
+  });
+
+  test('the python option: c10d is skipped with a reason naming that Python and how to give another', () => {
+    assert.match(skipOf(planWith('/nonexistent/python3')), /^the Python \/nonexistent\/python3 was not found on \S+ \(no such file, or not on PATH\); give the Python that has torch with --python \/ commcost\.python \(or COMMCOST_PYTHON\)$/);
+  });
+
+  test('a Python without torch: the reason names that Python and the import error', { skip: skip || (hasTorch() ? 'this machine has torch' : false) }, () => {
+    assert.match(skipOf(planWith('python3')), /^the Python python3 cannot import torch on \S+: .*ModuleNotFoundError: No module named 'torch'.*; give the Python that has torch with --python/);
+  });
+
+  test('precedence in the plan: the option over COMMCOST_PYTHON; COMMCOST_PYTHON when no option', () => {
+    const saved = process.env.COMMCOST_PYTHON;
+    process.env.COMMCOST_PYTHON = '/nonexistent/env/python3';
+    try {
+      assert.match(skipOf(planWith('/nonexistent/option/python3')), /the Python \/nonexistent\/option\/python3 was not found/);
+      assert.match(skipOf(planWith()), /the Python \/nonexistent\/env\/python3 was not found/, 'another Python is probed again, not taken from the last probe');
+    } finally {
+      if (saved === undefined) delete process.env.COMMCOST_PYTHON;
+      else process.env.COMMCOST_PYTHON = saved;
+    }
+  });
+});
 
 describe('c10d variants by torch features', () => {
   const ctx = { ranks: 2, ncclVersionCode: 22809, symbols: {}, options: normalizeOptions({}) };

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
 import { CommcostError } from '../../client/errors';
 import { runMeasurement } from '../../client/runSession';
-import { checkFlags, iterationLabel, noGpuSentence, progressLines, saveWithFallback, type MeasureFlags } from '../../cli/main';
+import { buildProgram, checkFlags, iterationLabel, noGpuSentence, progressLines, pythonFlag, runOptionsFrom, saveWithFallback, type MeasureFlags } from '../../cli/main';
 import { formatSummary, SIMULATED_BANNER, terminalSafe } from '../../cli/summary';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'commcost-cli-'));
@@ -107,6 +107,25 @@ describe('flags', () => {
     ['--coordinator-address with one host', { host: 'gpu1', coordinatorAddress: '10.0.0.1' }, 'BAD_INPUT', /--coordinator-address only applies to a run over several hosts/],
   ];
   for (const [what, over, code, re] of multiNode) test(`clear error: ${what}`, () => badInput(() => checkFlags(flags(over)), code, re));
+  test('--python <path> reaches the run options as python; without it there is none', async () => {
+    const program = buildProgram(() => undefined);
+    let parsed: MeasureFlags | undefined;
+    program.commands.find((c) => c.name() === 'measure')!.action((f: Omit<MeasureFlags, 'host'>) => {
+      parsed = { ...f, host: 'localhost' };
+    });
+    await program.parseAsync(['node', 'commcost', 'measure', '--python', '/opt/conda/envs/torch/bin/python', '--nccl', '/opt/nccl/libnccl.so.2']);
+    assert.equal(parsed?.python, '/opt/conda/envs/torch/bin/python');
+    const o = runOptionsFrom(parsed!);
+    assert.deepEqual([o.python, o.ncclPath], ['/opt/conda/envs/torch/bin/python', '/opt/nccl/libnccl.so.2']);
+    assert.equal('python' in runOptionsFrom(flags({})), false, 'no --python: the agent decides (COMMCOST_PYTHON, else python3)');
+    assert.deepEqual(checkFlags(flags({ python: '/opt/conda/envs/torch/bin/python' })), [], 'no warning');
+  });
+  test('--python that the agent would refuse is refused up front, naming the flag', () => {
+    badInput(() => pythonFlag('/opt/py\n/bin/python3'), 'BAD_INPUT', /^--python "\/opt\/py\\n\/bin\/python3" contains a line break$/);
+    badInput(() => pythonFlag(''), 'BAD_INPUT', /^--python "" is empty$/);
+    badInput(() => pythonFlag(`/${'p'.repeat(4096)}`), 'BAD_INPUT', /^--python "\/p{79}"… is 4097 characters long \(at most 4096\)$/);
+    assert.equal(pythonFlag('python3.12'), 'python3.12');
+  });
   test('several hosts and a Slurm login node pass the checks', () => {
     assert.deepEqual(checkFlags(flags({ host: 'gpu1', moreHosts: ['gpu2', 'gpu3'], coordinatorAddress: '10.0.0.1' })), []);
     assert.deepEqual(checkFlags(flags({ host: 'login1', slurm: true, partition: 'gpu', account: 'proj', slurmNodes: 2, gpusPerNode: 4, time: '0:10:00', srunArg: ['--qos=debug'] })), []);

@@ -15,6 +15,7 @@ test('defaults when nothing is set', () => {
     warmup: 1,
     deadlineSeconds: 60,
     ncclPath: '',
+    python: '',
     remoteNodePath: '',
     experiments: ['init', 'split', 'destroy', 'abort'],
     coordinatorAddress: '',
@@ -34,6 +35,8 @@ const bad: [Record<string, unknown>, string, RegExp][] = [
   [{ hosts: 'gpu1' }, 'commcost.hosts', /"gpu1"/],
   [{ experiments: ['init', 'warp'] }, 'commcost.experiments', /warp.*init, split, shrink, grow, destroy, abort/],
   [{ ncclPath: 'a\nb' }, 'commcost.ncclPath', /one line/],
+  [{ python: '/opt/py\n/bin/python3' }, 'commcost.python', /one line/],
+  [{ python: 3 }, 'commcost.python', /bad value 3/],
   [{ hosts: ['gpu-a + gpu b'] }, 'commcost.hosts', /gpu b.*groups of them joined by \+/],
   [{ coordinatorAddress: '10.0.0.1 10.0.0.2' }, 'commcost.coordinatorAddress', /without spaces \(empty: discovered\)/],
   [{ coordinatorAddress: '-oProxyCommand=x' }, 'commcost.coordinatorAddress', /host name or IP address/],
@@ -65,6 +68,24 @@ for (const [values, setting, message] of bad) {
 test('valid values pass through trimmed', () => {
   const s = readSettings(from({ hosts: [' gpu1 '], iterations: 1000, warmup: 0, ncclPath: ' /opt/nccl/libnccl.so.2 ', experiments: ['split', 'split'] }));
   assert.deepEqual([s.hosts, s.iterations, s.warmup, s.ncclPath, s.experiments], [['gpu1'], 1000, 0, '/opt/nccl/libnccl.so.2', ['split']]);
+});
+
+test('commcost.python: a path passes trimmed, blank is automatic (""), longer than the agent takes is refused', () => {
+  assert.equal(readSettings(from({ python: ' /opt/conda/envs/torch/bin/python ' })).python, '/opt/conda/envs/torch/bin/python');
+  assert.equal(readSettings(from({ python: '   ' })).python, '');
+  assert.equal(readSettings(from({ python: `/${'p'.repeat(4095)}` })).python.length, 4096);
+  assert.throws(() => readSettings(from({ python: `/${'p'.repeat(4096)}` })), (e: unknown) => e instanceof SettingsError && e.setting === 'commcost.python' && /expected a path on one line of at most 4096 characters \(empty: \$COMMCOST_PYTHON on the host, else python3\)$/.test(e.message));
+});
+
+test('package.json contributes commcost.python: a string, empty by default (automatic), as long as the agent takes', () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    contributes: { configuration: { properties: Record<string, { type: string; default?: unknown; maxLength?: number; description?: string }> } };
+  };
+  const p = pkg.contributes.configuration.properties['commcost.python'];
+  assert.ok(p, 'commcost.python is contributed');
+  assert.deepEqual([p.type, p.default, p.maxLength], ['string', '', OPTION_LIMITS.pythonChars.max]);
+  assert.match(p.description ?? '', /c10d.*COMMCOST_PYTHON.*python3/s);
+  assert.equal(readSettings(from({ python: p.default })).python, '', 'the default reads as automatic');
 });
 
 test('host entries: groups and slurm: entries pass, spacing normalized', () => {
