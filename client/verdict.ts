@@ -264,7 +264,7 @@ function c10dLines(run: RunFile): VerdictLine[] {
         `on an eager default group (device_id) new_group takes ${ms(eagerCall.median)} and the first all_reduce ${ms(eagerFirst.median)}. ` +
         (moved
           ? 'Eager init moves the cost into new_group here.'
-          : `Eager init moves the creation into new_group, not the connect: the first all_reduce still pays ${pct(eagerFirst.median / (eagerCall.median + eagerFirst.median))} of it. A warm-up collective right after creation moves that cost out of the first step.`),
+          : `Eager init moves the creation into new_group, not the connect: the first all_reduce still pays ${ms(eagerFirst.median)} of ${ms(eagerCall.median + eagerFirst.median)}, so whichever collective comes first pays it (a warm-up collective right after creation takes it out of the first step).`),
     });
   }
   const parts: string[] = [];
@@ -304,25 +304,30 @@ function splitShareLines(run: RunFile): VerdictLine[] {
 /** Field cases C4 (split-subset) and C6 (init-abort): the hanging variant and the way out, from the run's errors and summaries. */
 function hangCaseLines(run: RunFile): VerdictLine[] {
   const lines: VerdictLine[] = [];
-  const stopped = (experiment: string, variant: string): RunError | undefined =>
-    (run.errors ?? []).find((x) => x.code === 'TIMEOUT' && x.where?.experiment === experiment && x.where.variant === variant);
-  const hangText = (error: RunError | undefined, what: string): string =>
-    error ? `${what} hung and was stopped by the hang guard (${error.message.replace(/^timed out at [^:]*: /, '')})` : `${what} did not hang in this run`;
+  /**
+   * What became of a variant expected to hang: stopped by the hang guard (a TIMEOUT naming it),
+   * ended by another error, completed (it has summarised steps: it did not hang), or not run.
+   */
+  const outcome = (experiment: string, variant: string, what: string): string => {
+    const error = (run.errors ?? []).find((x) => x.where?.experiment === experiment && x.where.variant === variant);
+    if (error?.code === 'TIMEOUT') return `${what} hung and was stopped by the hang guard (${error.message.replace(/^timed out at [^:]*: /, '')})`;
+    if (error) return `${what} ended with ${error.code} (${error.message})`;
+    if ((variantOf(run, experiment, variant)?.steps ?? []).length > 0) return `${what} completed: it did not hang in this run`;
+    return `${what} did not run (run ${run.status})`;
+  };
+  const experimentIn = (id: string): boolean => run.experiments.some((e) => e.experiment === id) || (run.errors ?? []).some((x) => x.where?.experiment === id);
   const nocolor = stats(variantOf(run, 'split-subset', 'nocolor'), 'total');
-  const subset = stopped('split-subset', 'subset-only');
-  if (nocolor || subset) {
+  if (experimentIn('split-subset')) {
     lines.push({
       id: 'split-subset',
-      text: `Field case C4: ${hangText(subset, 'ncclCommSplit called by only some ranks')}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.`,
+      text: `Field case C4: ${outcome('split-subset', 'subset-only', 'ncclCommSplit called by only some ranks')}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.`,
     });
   }
-  const nonblocking = variantOf(run, 'init-abort', 'nonblocking');
-  const abortStep = nonblocking?.steps.find((x) => x.step === 'abort');
-  const blocking = stopped('init-abort', 'blocking');
-  if (abortStep || blocking) {
+  const abortStep = variantOf(run, 'init-abort', 'nonblocking')?.steps.find((x) => x.step === 'abort');
+  if (experimentIn('init-abort')) {
     lines.push({
       id: 'init-abort',
-      text: `Field case C6: ${hangText(blocking, 'a blocking init whose peer never joins')}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all` : ''}.`,
+      text: `Field case C6: ${outcome('init-abort', 'blocking', 'a blocking init whose peer never joins')}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all` : ''}.`,
     });
   }
   return lines;

@@ -172,21 +172,35 @@ function union<T>(order: T[], next: Iterable<T>): void {
   for (const x of next) if (!order.includes(x)) order.push(x);
 }
 
-function envOf(run: RunFile): Record<string, string> {
+/** Prefix of the rank method variables (stamp.rankEnv) among a run's compared variables. */
+const RANK_ENV = 'rank ';
+
+/**
+ * The variables a run is compared by: its NCCL_* / TORCH_NCCL_* variables, and the variables
+ * commcost set in its rank processes (`rank NAME`, from stamp.rankEnv; "not recorded" when the
+ * stamp predates rankEnv: those runs' ranks ran without MALLOC_ARENA_MAX=1).
+ */
+function envOf(run: RunFile, rankNames: readonly string[]): Record<string, string> {
   const env = run.stamp?.ncclEnv;
   const out: Record<string, string> = {};
   if (env && typeof env === 'object') for (const [k, v] of Object.entries(env)) out[k] = String(v);
+  const rankEnv = run.stamp?.rankEnv;
+  if (rankEnv && typeof rankEnv === 'object') for (const [k, v] of Object.entries(rankEnv)) out[RANK_ENV + k] = String(v);
+  else for (const k of rankNames) out[RANK_ENV + k] = 'not recorded';
   return out;
 }
 
 /**
  * Labels that tell the runs apart: host (the stamp's hostname, else the target) · NCCL version ·
  * the ranks when they differ · every NCCL_* / TORCH_NCCL_* variable of the stamps whose value
- * differs (`NAME=value`, `NAME unset`) · "SIMULATED" for a simulated run. When two labels are
+ * differs (`NAME=value`, `NAME unset`), and every rank method variable that differs
+ * (`rank MALLOC_ARENA_MAX=1`, `… =not recorded` for runs from before the stamp had rankEnv) · "SIMULATED" for a simulated run. When two labels are
  * still equal, the NCCL path is added, then the start time, then "#n".
  */
 export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
-  const envs = runs.map(envOf);
+  const rankNames: string[] = [];
+  for (const r of runs) if (r.stamp?.rankEnv && typeof r.stamp.rankEnv === 'object') union(rankNames, Object.keys(r.stamp.rankEnv).sort());
+  const envs = runs.map((r) => envOf(r, rankNames));
   const names: string[] = [];
   for (const e of envs) union(names, Object.keys(e).sort());
   const differing = names.filter((k) => new Set(envs.map((e) => e[k])).size > 1);

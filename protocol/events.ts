@@ -196,7 +196,7 @@ export interface EnvironmentStamp {
   topology: string;
   /** Every NCCL_* and TORCH_NCCL_* variable of the agent's environment (also COMMCOST_SIM_* when simulated). */
   ncclEnv: Record<string, string>;
-  /** Variables commcost set in every rank process as part of its method (UV_THREADPOOL_SIZE, MALLOC_ARENA_MAX); absent in runs before 0.1 recorded it. */
+  /** Variables commcost set in every rank process as part of its method (UV_THREADPOOL_SIZE, MALLOC_ARENA_MAX); absent in runs made before commcost recorded it (their ranks ran without MALLOC_ARENA_MAX=1). */
   rankEnv?: Record<string, string>;
   torchVersion?: string;
   commcostVersion: string;

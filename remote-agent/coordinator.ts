@@ -28,7 +28,7 @@ import {
   type VariantPlan,
   type VariantSummary,
 } from '../protocol/events';
-import { environmentStamp, hostPython, rankMethodEnv } from './environment';
+import { environmentStamp, hostPython, RANK_METHOD_ENV } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
 import { BarrierServer } from './barrierServer';
 import { LineChannel } from './lineChannel';
@@ -569,7 +569,7 @@ class RankSession {
       COMMCOST_COORDINATOR: `${this.coordinatorHostFor(rank)}:${controlPort}`,
       COMMCOST_SESSION_TOKEN: this.secret,
       // One OS thread for every library call, one malloc arena (measured: see RANK_METHOD_ENV).
-      ...rankMethodEnv(),
+      ...RANK_METHOD_ENV,
     };
     // The simulated NCCL's rendezvous must be reachable from the other nodes too.
     if (place && this.info.simulated) env.COMMCOST_SIM_ADDR = this.cluster!.server.reachableAddress(place.node);
@@ -718,8 +718,14 @@ class RankSession {
       const parts = plan.sumOf.map((s) => steps[s]);
       if (parts.every((v) => v !== undefined)) steps[plan.step] = parts.reduce((a, b) => a! + b!, 0)!;
     }
+    // Per rank in rank order (0 where a rank has no such point, e.g. the rank a shrink excludes);
+    // the summary takes the MAX over the ranks that did report the point.
     const memoryBytes: Record<string, number[]> = {};
-    for (const point of Object.keys(byRank[0]?.memory ?? {})) memoryBytes[point] = byRank.map((r) => r.memory[point] ?? 0);
+    const reported: Record<string, number[]> = {};
+    for (const point of new Set(byRank.flatMap((r) => Object.keys(r.memory ?? {})))) {
+      memoryBytes[point] = byRank.map((r) => r.memory?.[point] ?? 0);
+      reported[point] = byRank.flatMap((r) => (r.memory?.[point] === undefined ? [] : [r.memory[point]!]));
+    }
     const sample: SampleEvent = {
       type: 'run/sample',
       experiment: report.experiment as ExperimentId,
@@ -746,7 +752,7 @@ class RankSession {
     });
     if (!report.warmup) {
       for (const [s, v] of Object.entries(steps)) (record.samples[s] ??= []).push(v);
-      for (const [p, v] of Object.entries(memoryBytes)) (record.memory[p] ??= []).push(Math.max(...v));
+      for (const [p, v] of Object.entries(reported)) (record.memory[p] ??= []).push(Math.max(...v));
     }
     record.done++;
     this.onCombined(report.experiment as ExperimentId);

@@ -23,13 +23,26 @@ import type { DeviceInfo, LoadInfo } from './nativeBinding';
 export const RANK_METHOD_ENV: Readonly<Record<string, string>> = Object.freeze({ UV_THREADPOOL_SIZE: '1', MALLOC_ARENA_MAX: '1' });
 
 /**
- * The variables a rank process gets for the method, plus COMMCOST_APP_ENV: what the agent's own
- * environment had for each of them (JSON, null = unset), so that a process meant to look like
- * the user's application (the c10d driver) can be given those back with `applicationEnv`.
+ * The whole environment of a rank process started on this host: this host's own environment,
+ * then what the coordinator sent (`given`, which carries RANK_METHOD_ENV), then
+ * - COMMCOST_APP_ENV: what this host's environment had for each method variable (JSON, null =
+ *   unset), so that a process meant to look like the user's application (the c10d driver) can
+ *   get them back with `applicationEnv`;
+ * - GLIBC_TUNABLES without `glibc.malloc.arena_max`, which would override MALLOC_ARENA_MAX
+ *   (removed when nothing else is left in it).
+ * @param own this host's environment (the node's, on a run over several hosts).
+ * @param given the variables the coordinator set for this rank.
  */
-export function rankMethodEnv(agentEnv: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const original = Object.fromEntries(Object.keys(RANK_METHOD_ENV).map((k) => [k, agentEnv[k] ?? null]));
-  return { ...RANK_METHOD_ENV, COMMCOST_APP_ENV: JSON.stringify(original) };
+export function rankProcessEnv(own: NodeJS.ProcessEnv, given: Record<string, string>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...own, ...given };
+  const original = Object.fromEntries(Object.keys(RANK_METHOD_ENV).map((k) => [k, own[k] ?? null]));
+  out.COMMCOST_APP_ENV = JSON.stringify(original);
+  if (out.GLIBC_TUNABLES !== undefined && given.MALLOC_ARENA_MAX !== undefined) {
+    const kept = out.GLIBC_TUNABLES.split(':').filter((t) => t !== '' && !t.startsWith('glibc.malloc.arena_max='));
+    if (kept.length > 0) out.GLIBC_TUNABLES = kept.join(':');
+    else delete out.GLIBC_TUNABLES;
+  }
+  return out;
 }
 
 /**

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as net from 'node:net';
 import * as os from 'node:os';
+import { rankProcessEnv } from './environment';
 import { LineChannel } from './lineChannel';
 import type { CoordinatorToNode, NodeToCoordinator } from './rankWire';
 
@@ -80,7 +81,7 @@ export function agentScript(): string {
  * Its stdout and stderr lines go to `cb.onLine`; its exit to `cb.onExit`.
  */
 export function startLocalRank(env: Record<string, string>, cb: RankCallbacks): RankHandle {
-  const child: ChildProcess = spawn(process.execPath, [agentScript(), 'rank'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [agentScript(), 'rank'], { env: rankProcessEnv(process.env, env), stdio: ['ignore', 'pipe', 'pipe'] });
   let exited = false;
   const done = new Promise<void>((resolve) => {
     child.on('exit', (code, signal) => {

@@ -185,7 +185,6 @@ class Driver:
         elif v == "shrink_group":
             g = self.op("new_group", lambda: self.dist.new_group(ranks=list(range(self.world))))
             self.op("all_reduce (warm group)", lambda: self.allreduce(g))
-            base = self.free()
             excluded = self.world - 1
             if self.rank == excluded:
                 # torch's shrink_group releases the parent group on the survivors, and that waits
@@ -197,10 +196,12 @@ class Driver:
                 self.sit_out()
             else:
                 s = self.timed("call", "shrink_group", lambda: self.dist.shrink_group([excluded], group=g))
-                self.memory["afterCall"] = base - self.free()
+                # No memory point here: the call both builds the child and releases the parent.
                 self.timed("first", "first all_reduce", lambda: self.allreduce(s))
                 self.op("destroy_process_group (shrunk)", lambda: self.dist.destroy_process_group(s))
-                # shrink_group has already released g on the survivors.
+                # torch 2.11's shrink_group has released g; a torch that keeps it gets it destroyed here.
+                if g in getattr(getattr(self.dist.distributed_c10d, "_world", None), "pg_map", {}):
+                    self.op("destroy_process_group (group)", lambda: self.dist.destroy_process_group(g))
         elif v == "abort":
             self.op("init_process_group", lambda: self.init(True))
             self.op("all_reduce (first)", self.allreduce)

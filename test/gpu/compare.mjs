@@ -35,7 +35,12 @@ const rows = [
 ];
 console.log(`NCCL ${run.stamp?.ncclVersion} (${run.stamp?.ncclPath}), ${run.ranks} ranks, ${run.stamp?.gpus?.[0]?.name ?? '?'}${run.simulated ? ' — SIMULATED' : ''}`);
 console.log('step                                commcost median  p90     reference median  p90     ratio   within');
+if (typeof run.ranks === 'number' && typeof ref.ranks === 'number' && run.ranks !== ref.ranks) {
+  console.log(`not comparable: commcost measured ${run.ranks} ranks, the reference ${ref.ranks}`);
+  process.exit(1);
+}
 let bad = 0;
+let totals = 0;
 for (const [experiment, variant, refKey, pairs] of rows) {
   for (const [step, refStep] of pairs) {
     const p = productStats(experiment, variant, step);
@@ -43,6 +48,7 @@ for (const [experiment, variant, refKey, pairs] of rows) {
     if (!p || !r) continue;
     const ratio = p.median / r.median;
     const ok = Math.abs(ratio - 1) <= tolerance;
+    if (step === 'total') totals++;
     if (step === 'total' && !ok) bad++;
     const label = `${experiment} ${variant} ${step}`.padEnd(36);
     console.log(
@@ -58,4 +64,6 @@ for (const [experiment, variant, refKey] of rows.slice(0, 4)) {
   if (mine === undefined || theirs === undefined) continue;
   console.log(`memory ${experiment} ${variant} after first collective: commcost ${(mine / 2 ** 20).toFixed(0)} MiB, reference ${theirs.toFixed(0)} MiB per GPU`);
 }
-process.exit(bad > 0 ? 1 : 0);
+if (totals === 0) console.log('nothing compared: no total step is in both files');
+console.log(`${totals - bad} of ${totals} totals within ±${Math.round(tolerance * 100)}%`);
+process.exit(bad > 0 || totals === 0 ? 1 : 0);

@@ -18,10 +18,16 @@ wheel=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.
 [ -n "${NCCL_LIBS:-}" ] && libs=(${NCCL_LIBS})
 # SIMULATE=1: a dry run of this script on the simulated NCCL (checks the pipeline, not figures).
 [ "${SIMULATE:-0}" = 1 ] && libs=("simulated:dist/native/libnccl-sim.so")
-# Both tools measure the same number of ranks: RANKS, else every visible GPU.
-if [ "${SIMULATE:-0}" = 1 ]; then ranks=${RANKS:-${COMMCOST_SIM_GPUS:-2}}; export COMMCOST_SIM_GPUS=$ranks
-else ranks=${RANKS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}; fi
-[ "${ranks:-0}" -ge 1 ] 2>/dev/null || { echo "gpu-proof: no GPU visible (nvidia-smi -L); set RANKS"; exit 1; }
+# Both tools measure the same number of ranks: RANKS, else every visible GPU (the entries of
+# CUDA_VISIBLE_DEVICES when it is set, else nvidia-smi -L).
+if [ -n "${RANKS:-}" ]; then
+  [[ $RANKS =~ ^[1-9][0-9]*$ ]] || { echo "gpu-proof: RANKS must be a whole number ≥ 1, got '$RANKS'"; exit 2; }
+  ranks=$RANKS
+elif [ "${SIMULATE:-0}" = 1 ]; then ranks=${COMMCOST_SIM_GPUS:-2}
+elif [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then ranks=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | grep -c .)
+else ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); fi
+[ "${SIMULATE:-0}" = 1 ] && export COMMCOST_SIM_GPUS=$ranks
+[ "$ranks" -ge 1 ] || { echo "gpu-proof: no GPU visible (CUDA_VISIBLE_DEVICES / nvidia-smi -L); set RANKS"; exit 1; }
 status=0
 for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}

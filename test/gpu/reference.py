@@ -128,6 +128,15 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
     def has(name, since):
         return version.value >= since and hasattr(nccl, name)
 
+    if rank == 0:
+        for section, ok, why in (
+            ("shrink", has("ncclCommShrink", 22703) and nranks >= 2, "needs NCCL >= 2.27.3 and 2 ranks or more"),
+            ("revoke", has("ncclCommRevoke", 22807), "needs NCCL >= 2.28.7"),
+            ("window", has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"), "needs NCCL >= 2.27.3"),
+        ):
+            if section in only and not ok:
+                print(f"reference: {section} skipped: {why} (library version code {version.value})", file=sys.stderr)
+
     def init_config(uid, split_share):
         # ncclConfig_t as a plain buffer: every int field NCCL_CONFIG_UNDEF_INT, pointers NULL.
         cfg = (ctypes.c_int * 24)(*([-(2**31)] * 24))
@@ -251,7 +260,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections to measure, of: {', '.join(SECTIONS)}")
     args = ap.parse_args()
-    only = frozenset(args.only.split(","))
+    only = frozenset(n.strip() for n in args.only.split(",") if n.strip())
+    if not only:
+        ap.error(f"--only: name at least one section of: {', '.join(SECTIONS)}")
     if not only <= set(SECTIONS):
         ap.error(f"--only: unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}; choose from {', '.join(SECTIONS)}")
     ctx = mp.get_context("spawn")

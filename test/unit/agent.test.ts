@@ -13,7 +13,7 @@ import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator'
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
 import { LineChannel, onLines } from '../../remote-agent/lineChannel';
 import { combineRanks, quantileSorted, summarize } from '../../remote-agent/stats';
-import { applicationEnv, environmentStamp, hostPython, ncclEnvironment, RANK_METHOD_ENV, rankMethodEnv } from '../../remote-agent/environment';
+import { applicationEnv, environmentStamp, hostPython, ncclEnvironment, RANK_METHOD_ENV, rankProcessEnv } from '../../remote-agent/environment';
 import { pythonWheelNccl, searchedPlaces } from '../../remote-agent/ncclLocator';
 import type { LoadInfo } from '../../remote-agent/nativeBinding';
 import { SPAWN_ENV_ALLOWED } from '../../remote-agent/nodes';
@@ -109,7 +109,9 @@ describe('environment', () => {
     for (const name of Object.keys(RANK_METHOD_ENV)) assert.match(name, SPAWN_ENV_ALLOWED, `${name} must pass a node's filter, or ranks on other hosts run without it`);
   });
   test('a rank gets the method variables; a process meant to look like the application gets the agent\'s values back', () => {
-    const rankEnv: Record<string, string> = { PATH: '/bin', ...rankMethodEnv({ MALLOC_ARENA_MAX: '4' }) };
+    const rankEnv = rankProcessEnv({ PATH: '/bin', MALLOC_ARENA_MAX: '4', GLIBC_TUNABLES: 'glibc.malloc.arena_max=8:glibc.malloc.tcache_count=0' }, { ...RANK_METHOD_ENV });
+    assert.equal(rankEnv.GLIBC_TUNABLES, 'glibc.malloc.tcache_count=0', 'a tunable that would override MALLOC_ARENA_MAX is removed, the others kept');
+    assert.equal('GLIBC_TUNABLES' in rankProcessEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=8' }, { ...RANK_METHOD_ENV }), false);
     assert.equal(rankEnv.MALLOC_ARENA_MAX, '1');
     assert.equal(rankEnv.UV_THREADPOOL_SIZE, '1');
     const app = applicationEnv(rankEnv);

@@ -95,6 +95,12 @@ describe('compareRuns on fixture runs', () => {
   });
 
   test('identical labels are told apart by path, then start time, then position; ranks when they differ', () => {
+    // A run whose ranks had the method variables against one from before they were recorded: the labels say so.
+    const fixed: RunFile = { ...a, id: 'f', stamp: { ...a.stamp!, rankEnv: { MALLOC_ARENA_MAX: '1', UV_THREADPOOL_SIZE: '1' } } };
+    const method = describeRuns([a, fixed]);
+    assert.match(method[0]!.label, /rank MALLOC_ARENA_MAX=not recorded · rank UV_THREADPOOL_SIZE=not recorded/);
+    assert.match(method[1]!.label, /rank MALLOC_ARENA_MAX=1 · rank UV_THREADPOOL_SIZE=1/);
+    assert.deepEqual(describeRuns([fixed, { ...fixed, id: 'g' }]).map((i) => /rank /.test(i.label)), [false, false], 'equal rank variables are not shown');
     const twice = describeRuns([a, { ...a, id: 'a2' }, { ...a, id: 'a3', ranks: 4 }]);
     assert.deepEqual(twice.map((i) => i.label), [
       'gpu1 · NCCL 2.28.9 · 2 ranks · /usr/lib/libnccl.so.2 · 2025-01-01T00:00:00Z · #1',

@@ -86,10 +86,21 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   const c6 = lines.find((l) => l.id === 'init-abort')!;
   assert.match(c6.text, /a blocking init whose peer never joins hung and was stopped by the hang guard/);
   assert.ok(c6.text.includes(ms(stepOf(cases, 'init-abort', 'nonblocking', 'abort'))), c6.text);
-  // Without the hang-guard errors the sentences say the variant did not hang, never that it did.
-  const noErrors = deriveVerdict({ ...cases, errors: [] });
-  assert.match(noErrors.find((l) => l.id === 'split-subset')!.text, /did not hang in this run/);
-  assert.match(noErrors.find((l) => l.id === 'init-abort')!.text, /did not hang in this run/);
+  // Without the hang-guard errors and without figures of the hanging variant (a run cancelled
+  // during the hang), the sentences say it did not run, never that it did not hang.
+  const noErrors = deriveVerdict({ ...cases, errors: [], status: 'partial' });
+  assert.match(noErrors.find((l) => l.id === 'split-subset')!.text, /ncclCommSplit called by only some ranks did not run \(run partial\)/);
+  assert.match(noErrors.find((l) => l.id === 'init-abort')!.text, /a blocking init whose peer never joins did not run \(run partial\)/);
+  // Another error is named as such.
+  const other = structuredClone(cases);
+  other.errors = other.errors!.map((e) => (e.where?.variant === 'subset-only' ? { ...e, code: 'RANK_EXITED', message: 'rank 1 exited (SIGKILL)' } : e));
+  assert.match(deriveVerdict(other).find((l) => l.id === 'split-subset')!.text, /ended with RANK_EXITED \(rank 1 exited \(SIGKILL\)\)/);
+  // Figures of the variant mean it completed: only then "did not hang".
+  const completed = structuredClone(cases);
+  completed.errors = completed.errors!.filter((e) => e.where?.variant !== 'subset-only');
+  const subset = completed.experiments.find((e) => e.experiment === 'split-subset')!;
+  subset.variants.push({ ...subset.variants[0]!, variant: 'subset-only' });
+  assert.match(deriveVerdict(completed).find((l) => l.id === 'split-subset')!.text, /completed: it did not hang in this run/);
   // A run without these experiments has none of these sentences.
   const ids = deriveVerdict(run).map((l) => l.id);
   for (const id of ['split-share', 'split-subset', 'init-abort', 'c10d-new-group', 'c10d-lifecycle']) assert.equal(ids.includes(id), false, id);
