@@ -33,7 +33,8 @@ export const EXIT_INTERRUPTED = 130;
 /** The exit codes as `--help` and the README state them. */
 export const EXIT_HELP = `Exit codes:
   0    the run is complete and every output was written (report: written)
-  1    the run is partial (cancelled with Ctrl-C, stopped by the hang guard or an error) or failed
+  1    the run is partial (cancelled with Ctrl-C, stopped by the hang guard or an error; a field
+       case's expected hang is its result and leaves the run complete) or failed
        (host unreachable, authentication, the agent died), or an output could not be written
        where asked (the run is then saved in the OS temp folder instead)
   2    bad input, found before anything is measured: a flag, a host name, an output folder that

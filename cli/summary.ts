@@ -150,7 +150,9 @@ export function formatSummary(untrusted: RunFile): string {
   for (const s of run.skipped) out.push(`skipped ${s.experiment}${s.variant ? ` ${s.variant}` : ''}: ${s.reason}`);
   for (const e of run.errors) {
     const where = Object.entries(e.where).map(([k, v]) => `${k} ${String(v)}`).join(', ');
-    out.push(`error ${e.code}${where ? ` (${where})` : ''}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${e.hint ? `\n  hint: ${e.hint}` : ''}`);
+    // A hang that is a field case's result is its outcome, not an error.
+    const head = e.expected ? `expected hang${where ? ` (${where})` : ''}` : `error ${e.code}${where ? ` (${where})` : ''}`;
+    out.push(`${head}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${e.hint ? `\n  ${e.expected ? 'why' : 'hint'}: ${e.hint}` : ''}`);
   }
   const c5 = formatShrinkAbortTable(run);
   if (c5.length > 0) out.push('', ...c5);

@@ -107,14 +107,18 @@ function fallbackHtml(run: RunFile): string {
     for (const k of run.skipped) out.push(`<li>${e(k.experiment)}${k.variant ? ` / ${e(k.variant)}` : ''}: ${e(k.reason)}</li>`);
     out.push('</ul>');
   }
-  if ((run.errors ?? []).length > 0) {
-    out.push('<h2>Errors</h2><ul>');
-    for (const er of run.errors) {
+  for (const [title, list] of [
+    ['Errors', (run.errors ?? []).filter((er) => !er.expected)],
+    ['Expected hangs (field cases: the hang is the result)', (run.errors ?? []).filter((er) => er.expected)],
+  ] as const) {
+    if (list.length === 0) continue;
+    out.push(`<h2>${e(title)}</h2><ul>`);
+    for (const er of list) {
       const where = Object.entries(er.where ?? {})
         .map(([k, val]) => `${k} ${String(val)}`)
         .join(', ');
       out.push(
-        `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${er.hint ? ` — what to do: ${e(er.hint)}` : ''}</li>`,
+        `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${er.hint ? ` — ${er.expected ? 'why' : 'what to do'}: ${e(er.hint)}` : ''}</li>`,
       );
     }
     out.push('</ul>');

@@ -151,7 +151,7 @@ export const runFileJsonSchema = {
       items: {
         type: 'object',
         required: ['code', 'message', 'where', 'fatal'],
-        properties: { code: str, message: str, where, detail: str, hint: str, fatal: { type: 'boolean' } },
+        properties: { code: str, message: str, where, detail: str, hint: str, fatal: { type: 'boolean' }, expected: { type: 'boolean' } },
       },
     },
     wallMs: num,

@@ -105,10 +105,26 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
   // Runs before 0.1.0's baseline fix counted the warm parent too and recorded it as `parent`.
   const childBytes = (m: Record<string, number> | undefined): number | undefined =>
     m?.afterFirst === undefined ? undefined : m.afterFirst - (m.parent ?? 0);
-  const oneRank = childBytes(variantOf(run, 'connect-mode', 'one-rank/runtimeConnect=1')?.memoryBytes);
-  const oneRankEager = childBytes(variantOf(run, 'connect-mode', 'one-rank/runtimeConnect=0')?.memoryBytes);
-  if (oneRank !== undefined && oneRankEager !== undefined) {
-    lines.push({ id: 'one-rank-memory', text: `A one-rank communicator takes ${bytes(oneRank)} per GPU with runtime connect and ${bytes(oneRankEager)} without.` });
+  // A one-rank communicator's memory per setting, and where it lands: at creation (afterCall) or at its first collective.
+  const oneRankMemory = (variant: string): { total: number; later?: number } | undefined => {
+    const m = variantOf(run, 'connect-mode', variant)?.memoryBytes;
+    const total = childBytes(m);
+    if (total === undefined) return undefined;
+    return m?.afterCall === undefined ? { total } : { total, later: total - (m.afterCall - (m.parent ?? 0)) };
+  };
+  const settings = [
+    ['with runtime connect', 'one-rank/runtimeConnect=1'],
+    ['without', 'one-rank/runtimeConnect=0'],
+    ['with runtime connect and NCCL_CUMEM_ENABLE=0', 'one-rank/runtimeConnect=1/cumem=0'],
+    ['without it and NCCL_CUMEM_ENABLE=0', 'one-rank/runtimeConnect=0/cumem=0'],
+  ] as const;
+  const measured = settings.map(([name, variant]) => ({ name, m: oneRankMemory(variant) })).filter((x) => x.m !== undefined);
+  if (measured.length >= 2 && measured[0]!.name === settings[0][0] && measured[1]!.name === settings[1][0]) {
+    const list = measured.map((x) => `${bytes(x.m!.total)} ${x.name}`).join(', ');
+    const landed = measured.every((x) => x.m!.later !== undefined && x.m!.later <= MiB)
+      ? 'all of it at creation, none at the first collective'
+      : measured.filter((x) => x.m!.later !== undefined && x.m!.later > MiB).map((x) => `${x.name}: ${bytes(x.m!.later!)} of it at the first collective`).join('; ') || 'where it lands was not recorded';
+    lines.push({ id: 'one-rank-memory', text: `Field case C3: a one-rank communicator takes, per GPU, ${list}; ${landed}.` });
   }
   const reg = variantOf(run, 'registration', 'register/64MiB');
   const regFirst = stats(reg, 'register');

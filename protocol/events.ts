@@ -269,6 +269,12 @@ export interface VariantPlan {
   variant: string;
   /** Variables this variant ran with in rank processes of its own (e.g. NCCL_RUNTIME_CONNECT=0), beyond the stamp's. */
   env?: Record<string, string>;
+  /**
+   * Set on a field-case variant whose hang is a result, not a failure (C4's subset-only split,
+   * C6's blocking init, C5's combinations): what the hang shows. A hang-guard stop of this
+   * variant is then reported with `expected: true` and leaves the run complete.
+   */
+  hangIsResult?: string;
   steps: StepPlan[];
 }
 
@@ -402,6 +408,8 @@ export interface ErrorEvent {
   hint?: string;
   /** True when the run cannot go on. */
   fatal: boolean;
+  /** True for a hang-guard stop of a variant whose hang is the field case's result (VariantPlan.hangIsResult): not a failure. */
+  expected?: boolean;
 }
 
 /** Agent → host, last line. */

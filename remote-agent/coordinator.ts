@@ -220,10 +220,12 @@ export class Coordinator {
     for (let unit = queue.shift(); unit && !this.cancelled; unit = queue.shift()) {
       const work = unit.work.filter((w) => !failed.has(w.experiment));
       if (work.length === 0) continue;
-      const failedExperiment = await this.runSession(work, unit.env, ranks, options, info, first, cluster);
+      const stop = await this.runSession(work, unit.env, ranks, options, info, first, cluster);
       first = false;
-      if (failedExperiment === undefined) continue;
-      failures++;
+      if (stop === undefined) continue;
+      const failedExperiment = stop.experiment;
+      // A hang that is the field case's result is reported, not counted as a failure.
+      if (!stop.expected) failures++;
       // A variant in processes of its own (variantEnv: field cases, connect-mode, c10d) fails
       // alone: the experiment's other variants still run, each in fresh processes.
       const alone = CATALOGUE[failedExperiment].variantEnv !== undefined && unit.work.length === 1 && unit.work[0]!.variants.length === 1;
@@ -371,7 +373,11 @@ export class Coordinator {
     return { server, places, nodes, hostOf, nodeOfRank: places.map((p) => hostOf[p.node]!) };
   }
 
-  /** Runs `work` in fresh rank processes with `env` added. @returns the experiment that failed, if any. */
+  /**
+   * Runs `work` in fresh rank processes with `env` added.
+   * @returns the experiment that stopped the session, if any, and whether that stop was a hang
+   * the variant's plan expects (VariantPlan.hangIsResult: the field case's result, not a failure).
+   */
   private async runSession(
     work: PlannedExperiment[],
     env: Record<string, string>,
@@ -380,18 +386,22 @@ export class Coordinator {
     info: LoadInfo,
     reportStartup: boolean,
     cluster: ClusterPlacement | undefined,
-  ): Promise<ExperimentId | undefined> {
+  ): Promise<{ experiment: ExperimentId; expected: boolean } | undefined> {
     const session = new RankSession(ranks, options, info, work, env, this.records, this.onCombined, this.emit, this.log, reportStartup, this.plan, cluster);
     this.session = session;
     try {
       const result = await session.run();
       this.measuredMs += session.measuredMs;
-      if (result.failure && !this.cancelled) {
-        const f = result.failure;
-        this.emit({ type: 'run/error', code: f.code, message: f.message, where: { host: os.hostname(), ...f.where }, detail: f.detail, hint: f.hint, fatal: false });
-      }
       if (!result.failure) return undefined;
-      return result.failure.where.experiment ?? work[work.length - 1]?.experiment;
+      const f = result.failure;
+      const plan = work.find((w) => w.experiment === f.where.experiment)?.variants.find((v) => v.variant === f.where.variant);
+      const expected = f.code === 'TIMEOUT' && plan?.hangIsResult !== undefined && !this.cancelled;
+      if (!this.cancelled) {
+        const hint = expected ? `${plan!.hangIsResult}: the hang guard ended it at the deadline, as this case expects` : f.hint;
+        this.emit({ type: 'run/error', code: f.code, message: f.message, where: { host: os.hostname(), ...f.where }, detail: f.detail, hint, fatal: false, ...(expected ? { expected: true } : {}) });
+      }
+      const experiment = f.where.experiment ?? work[work.length - 1]?.experiment;
+      return experiment === undefined ? undefined : { experiment, expected };
     } finally {
       this.session = undefined;
     }

@@ -214,18 +214,24 @@ export class RunView {
     );
     const showLog2 = this.actions && !f ? h('vscode-button', { secondary: true }, 'Show Log') : undefined;
     showLog2?.addEventListener('click', () => this.actions?.showLog());
+    // A hang that is a field case's result (expected) is listed apart from the errors.
+    const listOf = (list: typeof errors, expected: boolean): HTMLElement =>
+      h('ul', {}, ...list.map((e) =>
+        h('li', {},
+          h('span', { class: 'code' }, String(e.code)), ' ', String(e.message),
+          formatWhere(e.where) && h('div', {}, `where: ${formatWhere(e.where)}`),
+          e.detail && h('div', {}, `why: ${e.detail}`),
+          e.hint && h('div', { class: 'hint' }, `${expected ? 'why' : 'what to do'}: ${e.hint}`),
+        )));
+    const real = errors.filter((e) => !e.expected);
+    const hangs = errors.filter((e) => e.expected);
     replaceChildren(
       this.errorsBox,
-      errors.length > 0 && h('h2', {}, 'Errors'),
-      errors.length > 0 &&
-        h('ul', {}, ...errors.map((e) =>
-          h('li', {},
-            h('span', { class: 'code' }, String(e.code)), ' ', String(e.message),
-            formatWhere(e.where) && h('div', {}, `where: ${formatWhere(e.where)}`),
-            e.detail && h('div', {}, `why: ${e.detail}`),
-            e.hint && h('div', { class: 'hint' }, `what to do: ${e.hint}`),
-          ))),
-      errors.length > 0 && showLog2,
+      real.length > 0 && h('h2', {}, 'Errors'),
+      real.length > 0 && listOf(real, false),
+      hangs.length > 0 && h('h2', {}, 'Expected hangs (field cases: the hang is the result)'),
+      hangs.length > 0 && listOf(hangs, true),
+      real.length > 0 && showLog2,
     );
   }
 }

@@ -20,7 +20,11 @@ export const initAbortExperiment: ExperimentModule = {
     const poll = pollDeadlineMs(ctx.options.deadlineSeconds);
     return [
       { variant: 'nonblocking', steps: [{ step: 'abort', label: `non-blocking init polled ${poll} ms, then ncclCommAbort`, kind: 'teardown' }] },
-      { variant: 'blocking', steps: [{ step: 'abort', label: 'blocking init (ended by the hang guard)', kind: 'teardown' }] },
+      {
+        variant: 'blocking',
+        hangIsResult: 'field case C6: a blocking init whose peer never joins blocks without bound',
+        steps: [{ step: 'abort', label: 'blocking init (ended by the hang guard)', kind: 'teardown' }],
+      },
     ];
   },
   async iteration(rc, variant) {

@@ -91,7 +91,12 @@ export const shrinkAbortExperiment: ExperimentModule = {
   plan(ctx) {
     const skip = needsNccl(ctx, '2.27.3') ?? needsSymbols(ctx, 'ncclCommShrink') ?? needsRanks(ctx, 2);
     if (skip) return { skip };
-    return SHRINK_ABORT_VARIANTS.map((variant) => ({ variant, steps: shrinkAbortSteps(ctx, parseCombination(variant)) }));
+    // Each combination either ends or hangs on this NCCL version: both are the case's answer.
+    return SHRINK_ABORT_VARIANTS.map((variant) => ({
+      variant,
+      hangIsResult: 'field case C5: this way of releasing the parent after a shrink hangs on this NCCL version',
+      steps: shrinkAbortSteps(ctx, parseCombination(variant)),
+    }));
   },
   async iteration(rc, variant) {
     const c = parseCombination(variant);

@@ -16,7 +16,11 @@ export const splitSubsetExperiment: ExperimentModule<{ parent: number }> = {
     if (skip) return { skip };
     return [
       { variant: 'nocolor', steps: creationSteps(ctx.options, 'ncclCommSplit (others pass NCCL_SPLIT_NOCOLOR)', 'split to first collective') },
-      { variant: 'subset-only', steps: creationSteps(ctx.options, 'ncclCommSplit (only the subset calls)', 'split to first collective') },
+      {
+        variant: 'subset-only',
+        hangIsResult: 'field case C4: when only some ranks call ncclCommSplit, the callers block',
+        steps: creationSteps(ctx.options, 'ncclCommSplit (only the subset calls)', 'split to first collective'),
+      },
     ];
   },
   async setup(rc) {

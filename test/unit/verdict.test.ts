@@ -105,3 +105,19 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   const ids = deriveVerdict(run).map((l) => l.id);
   for (const id of ['split-share', 'split-subset', 'init-abort', 'c10d-new-group', 'c10d-lifecycle']) assert.equal(ids.includes(id), false, id);
 });
+
+test('C3: the one-rank sentence gives every setting the run measured and where the memory landed', () => {
+  const cases = load('h200x2-nccl2.28.9-wheel.cases.json');
+  const mem = (variant: string): Record<string, number> =>
+    cases.experiments.find((e) => e.experiment === 'connect-mode')!.variants.find((v) => v.variant === variant)!.memoryBytes!;
+  const line = (r: RunFile): string => deriveVerdict(r).find((l) => l.id === 'one-rank-memory')!.text;
+  const mib = (b: number): string => `${Math.round(b / 2 ** 20)} MiB`;
+  assert.ok(line(cases).includes(`${mib(mem('one-rank/runtimeConnect=1').afterFirst!)} with runtime connect, ${mib(mem('one-rank/runtimeConnect=0').afterFirst!)} without`), line(cases));
+  assert.ok(line(cases).includes(`${mib(mem('one-rank/runtimeConnect=1/cumem=0').afterFirst!)} with runtime connect and NCCL_CUMEM_ENABLE=0`), line(cases));
+  assert.match(line(cases), /all of it at creation, none at the first collective\.$/);
+  // Memory that arrives with the first collective is said to.
+  const later = structuredClone(cases);
+  const v = later.experiments.find((e) => e.experiment === 'connect-mode')!.variants.find((x) => x.variant === 'one-rank/runtimeConnect=1')!;
+  v.memoryBytes = { ...v.memoryBytes, afterCall: 100 * 2 ** 20 };
+  assert.match(line(later), /with runtime connect: \d+ MiB of it at the first collective\.$/);
+});
