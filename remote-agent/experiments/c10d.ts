@@ -172,6 +172,16 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
   return { child, next };
 }
 
+/** True when `python` does not start on this host (no such file, or not on PATH); ≤ 5 s. */
+export function pythonMissing(python: string): boolean {
+  try {
+    execFileSync(python, ['-c', 'pass'], { timeout: 5000, stdio: 'ignore' });
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
 /** The last probe, with the Python it asked (a run with another Python probes again). */
 let probed: { python: string; probe: TorchProbe } | undefined;
 let skippedVariants: { variant: string; reason: string }[] = [];
@@ -179,7 +189,12 @@ let skippedVariants: { variant: string; reason: string }[] = [];
 export const c10dExperiment: ExperimentModule<DriverState> = {
   id: 'c10d',
   plan(ctx) {
-    if (ctx.options.simulate) return { skip: 'c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL' };
+    if (ctx.options.simulate) {
+      // The Python asked for is still checked (without importing torch), so a wrong --python is found before the GPU run.
+      const asked = ctx.options.python;
+      const missing = asked && pythonMissing(asked) ? `; also, ${probeFailureReason(asked, { error: 'not found', notFound: true })}` : '';
+      return { skip: `c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL${missing}` };
+    }
     const python = hostPython(ctx.options.python);
     if (probed?.python !== python) probed = { python, probe: probeTorch(python) };
     const probe = probed.probe;

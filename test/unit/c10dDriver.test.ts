@@ -346,6 +346,13 @@ describe('c10d with a Python that is not on the host', () => {
     assert.match(skipOf(planWith('/nonexistent/python3')), /^the Python \/nonexistent\/python3 was not found on \S+ \(no such file, or not on PATH\); give the Python that has torch with --python \/ commcost\.python \(or COMMCOST_PYTHON\)$/);
   });
 
+  test('on the simulated NCCL c10d is skipped, and a --python that does not exist is named too', () => {
+    const sim = (python?: string) => c10dExperiment.plan({ ranks: 2, ncclVersionCode: 22809, symbols: {}, options: normalizeOptions({ experiments: ['c10d'], simulate: true, ...(python ? { python } : {}) }) });
+    assert.equal(skipOf(sim()), 'c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL');
+    assert.equal(skipOf(sim('python3')), 'c10d runs torch with its own NCCL on real GPUs: not with the simulated NCCL');
+    assert.match(skipOf(sim('/nonexistent/python3')), /^c10d runs torch .* simulated NCCL; also, the Python \/nonexistent\/python3 was not found on \S+ \(no such file, or not on PATH\)/);
+  });
+
   test('a Python without torch: the reason names that Python and the import error', { skip: skip || (hasTorch() ? 'this machine has torch' : false) }, () => {
     assert.match(skipOf(planWith('python3')), /^the Python python3 cannot import torch on \S+: .*ModuleNotFoundError: No module named 'torch'.*; give the Python that has torch with --python/);
   });
