@@ -101,3 +101,26 @@ export function chartModel(variants: readonly VariantView[]): ChartModel {
   const series = [...seriesByKey.values()].sort((a, b) => order(a) - order(b));
   return { labels, series, whiskers };
 }
+
+/**
+ * The memory chart of one experiment: one bar per variant and memory point (MiB per GPU: the
+ * free-memory delta, median over iterations of the per-GPU max), grouped, not stacked, in the
+ * order the points were first seen (e.g. "after 1 group", "after 2 groups", … for split-share,
+ * so the growth with the number of groups and the splitShare settings sit side by side).
+ * @returns a model with no series when no variant has a memory point.
+ */
+export function memoryChartModel(variants: readonly VariantView[]): ChartModel {
+  const points: string[] = [];
+  for (const v of variants) for (const p of Object.keys(v.memoryBytes)) if (!points.includes(p)) points.push(p);
+  const series: SegmentSeries[] = points.map((point) => ({
+    key: `memory/${point}`,
+    label: `memory ${point}`,
+    kind: 'other',
+    stack: `memory:${point}`,
+    data: variants.map((v) => {
+      const b = v.memoryBytes[point];
+      return b !== undefined && Number.isFinite(b) ? b / 2 ** 20 : null;
+    }),
+  }));
+  return { labels: variants.map((v) => v.variant), series, whiskers: [] };
+}

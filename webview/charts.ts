@@ -137,8 +137,11 @@ export function chartHeight(model: ChartModel): number {
 export class ExperimentChart {
   private readonly chart: Chart<'bar', (number | null)[], string>;
 
-  /** Creates the chart on `canvas` (whose parent sets the size) from `model`. */
-  constructor(canvas: HTMLCanvasElement, model: ChartModel) {
+  /**
+   * Creates the chart on `canvas` (whose parent sets the size) from `model`.
+   * @param unit 'ms' (step medians, whisker to p90) or 'MiB' (memory per GPU).
+   */
+  constructor(canvas: HTMLCanvasElement, model: ChartModel, unit: 'ms' | 'MiB' = 'ms') {
     const fg = cssColor('--vscode-foreground', '#333');
     const grid = cssColor('--vscode-editorWidget-border', 'rgba(128,128,128,0.25)');
     this.chart = new Chart<'bar', (number | null)[], string>(canvas, {
@@ -151,14 +154,14 @@ export class ExperimentChart {
         maintainAspectRatio: false,
         color: fg,
         scales: {
-          x: { stacked: true, beginAtZero: true, title: { display: true, text: 'ms (median; whisker to p90)', color: fg }, ticks: { color: fg }, grid: { color: grid } },
+          x: { stacked: true, beginAtZero: true, title: { display: true, text: unit === 'ms' ? 'ms (median; whisker to p90)' : 'MiB per GPU (median of the per-GPU max)', color: fg }, ticks: { color: fg }, grid: { color: grid } },
           y: { stacked: true, ticks: { color: fg, autoSkip: false }, grid: { display: false } },
         },
         plugins: {
           legend: { position: 'bottom', labels: { color: fg, boxWidth: 12 } },
           tooltip: {
             callbacks: {
-              label: (item) => `${item.dataset.label ?? ''}: ${formatMs(item.parsed.x)} ms median`,
+              label: (item) => (unit === 'ms' ? `${item.dataset.label ?? ''}: ${formatMs(item.parsed.x)} ms median` : `${item.dataset.label ?? ''}: ${Math.round(item.parsed.x ?? 0)} MiB per GPU`),
             },
           },
         },

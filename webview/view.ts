@@ -8,7 +8,7 @@ import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import type { RunState } from '../protocol/webviewMessages';
 import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
-import { chartModel } from './chartData';
+import { chartModel, memoryChartModel } from './chartData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
 import { formatDate, formatGpus, formatMs, formatWhere } from './format';
@@ -30,15 +30,17 @@ class ExperimentSection {
   private readonly bar = h('vscode-progress-bar');
   private readonly progressText = h('span');
   private readonly chartBox = h('div', { class: 'chart' });
+  private readonly memoryBox = h('div', { class: 'chart' });
   private readonly tableBox = h('div');
   private chart: ExperimentChart | undefined;
   private canvas: HTMLCanvasElement | undefined;
+  private memoryChart: ExperimentChart | undefined;
   private tableKey = '';
 
   constructor(readonly id: string) {
     const c = h('vscode-collapsible', { open: true, class: 'exp' });
     c.heading = id;
-    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.tableBox);
+    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.memoryBox, this.tableBox);
     this.root = c;
   }
 
@@ -64,6 +66,18 @@ class ExperimentSection {
         this.chart.update(model);
       }
     }
+    const memory = memoryChartModel(variants);
+    if (memory.series.length > 0) {
+      const height = `${chartHeight(memory)}px`;
+      if (this.memoryBox.style.height !== height) this.memoryBox.style.height = height;
+      if (!this.memoryChart) {
+        const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: memory per GPU per variant and point (MiB)` });
+        this.memoryBox.appendChild(canvas);
+        this.memoryChart = new ExperimentChart(canvas, memory, 'MiB');
+      } else {
+        this.memoryChart.update(memory);
+      }
+    }
     const key = JSON.stringify(variants);
     if (key !== this.tableKey) {
       this.tableKey = key;
@@ -73,6 +87,7 @@ class ExperimentSection {
 
   dispose(): void {
     this.chart?.destroy();
+    this.memoryChart?.destroy();
     this.root.remove();
   }
 }

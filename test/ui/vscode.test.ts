@@ -463,10 +463,14 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         ['init', 'split'],
       );
 
-      // Charts: one canvas per experiment, drawn (plenty of non-transparent pixels).
+      // Charts: per experiment one of the steps and one of memory (init and split both have memory points), drawn (plenty of non-transparent pixels).
       await s.page.waitForTimeout(800); // chart.js animation
       const canvases = await canvasInk(frame);
-      assert.equal(canvases.length, 2, JSON.stringify(canvases));
+      assert.deepEqual(
+        canvases.map((c) => c.label).sort(),
+        ['init: median per step, whisker to p90', 'init: memory per GPU per variant and point (MiB)', 'split: median per step, whisker to p90', 'split: memory per GPU per variant and point (MiB)'],
+        JSON.stringify(canvases),
+      );
       for (const c of canvases) assert.ok(c.width > 100 && c.height > 50 && c.ink > 2000, `canvas drawn: ${JSON.stringify(c)}`);
 
       // Tables: every step row equals the saved run's figures.

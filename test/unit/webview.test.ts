@@ -1,5 +1,7 @@
 // The webview's pure parts: message guards, formatting, statistics, the chart model, frame batching.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunExperiment, RunFile } from '../../protocol/runFile';
 import {
@@ -11,7 +13,7 @@ import {
   ShowLogCommand,
   WEBVIEW_TO_HOST,
 } from '../../protocol/webviewMessages';
-import { chartModel } from '../../webview/chartData';
+import { chartModel, memoryChartModel } from '../../webview/chartData';
 import { formatDate, formatGpus, formatMiB, formatMs, formatWhere } from '../../webview/format';
 import { LatestPerFrame } from '../../webview/scheduler';
 import { computeStats, variantViews } from '../../webview/stats';
@@ -154,4 +156,20 @@ test('LatestPerFrame: 1,000 pushes between frames → one render of the latest',
   frames.shift()!();
   assert.deepEqual(rendered, [1000, 1002]);
   assert.equal(frames.length, 0);
+});
+
+test('memory chart (C2): one bar per variant and point, MiB per GPU, points in first-seen order, so growth per group and the splitShare settings sit side by side', () => {
+  const cases = JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-nccl2.28.9-wheel.cases.json'), 'utf8')) as RunFile;
+  const exp = cases.experiments.find((e) => e.experiment === 'split-share')!;
+  const views = variantViews(exp as unknown as RunExperiment);
+  const model = memoryChartModel(views);
+  assert.deepEqual(model.labels, exp.variants.map((v) => v.variant));
+  assert.deepEqual(model.series.map((s) => s.label), ['memory after 1 group', 'memory after 2 groups', 'memory after 3 groups']);
+  for (const s of model.series) {
+    const point = s.label.replace(/^memory /, '');
+    assert.deepEqual(s.data, exp.variants.map((v) => v.memoryBytes![point]! / 2 ** 20));
+  }
+  assert.equal(new Set(model.series.map((s) => s.stack)).size, 3, 'grouped, not stacked');
+  assert.deepEqual(model.whiskers, []);
+  assert.equal(memoryChartModel(views.map((v) => ({ ...v, memoryBytes: {} }))).series.length, 0, 'no memory, no chart');
 });
