@@ -217,6 +217,8 @@ class Driver:
 
 pending = []
 pending_ready = threading.Event()
+# Set once the agent asked the driver to exit and teardown is done: EOF on stdin is then normal.
+exiting = threading.Event()
 
 
 def read_stdin():
@@ -224,7 +226,7 @@ def read_stdin():
     for line in sys.stdin:
         pending.append(line)
         pending_ready.set()
-    os._exit(3)
+    os._exit(0 if exiting.is_set() else 3)
 
 
 def barrier_selftest(host, port, rank, count):
@@ -252,8 +254,12 @@ def main():
             cmd = json.loads(pending.pop(0))
             if cmd["cmd"] == "exit":
                 driver.teardown()
+                exiting.set()
                 emit({"t": "bye"})
-                return
+                # Exit now: the stdin reader ends the process with 3 when the agent closes stdin
+                # after "bye", and the interpreter's own shutdown would race it.
+                sys.stdout.flush()
+                os._exit(0)
             driver.gen = cmd["gen"] - 1
             driver.steps, driver.release, driver.memory = {}, {}, {}
             driver.iteration()

@@ -150,7 +150,9 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
     else if (m.t === 'end') rc.endExternal(String(m.op));
     else deliver(m);
   });
-  child.on('exit', (code, signal) => {
+  // 'close', not 'exit': only then has every line the driver wrote (its error, its "bye") been read.
+  child.on('close', (code, signal) => {
+    if (exited) return;
     exited = `the c10d driver exited (${signal ?? `code ${code}`})`;
     deliver({ t: 'error', message: exited });
   });

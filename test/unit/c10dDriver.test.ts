@@ -39,7 +39,7 @@ describe('c10d driver', { skip }, () => {
         const child = spawn('python3', [driverPath(), 'barrier-selftest', '127.0.0.1', String(port), String(rank), '20']);
         let out = '';
         child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        child.on('exit', (code) => (code === 0 ? resolve((JSON.parse(out) as { released: number[] }).released) : reject(new Error(`exit ${code}`))));
+        child.on('close', (code) => (code === 0 ? resolve((JSON.parse(out) as { released: number[] }).released) : reject(new Error(`exit ${code}`))));
       });
     const [a, b] = await Promise.all([run(0), run(1)]);
     server.close();
@@ -156,7 +156,7 @@ async function runDriverWithFakeTorch(variant: string): Promise<{ iteration: Rec
         };
         if (check()) return;
         child.stdout.on('data', () => void check());
-        child.on('exit', (code) => reject(new Error(`driver exited ${code} before ${t}: ${JSON.stringify(lines)}`)));
+        child.on('close', (code) => reject(new Error(`driver exited ${code} before ${t}: ${JSON.stringify(lines)}`)));
       });
     child.stdout.on('data', (d: Buffer) => {
       buf += d.toString();
@@ -234,8 +234,9 @@ function startFakeTorchRank(variant: string, rank: number, world: number, port: 
     recheck();
   });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  // 'close', not 'exit': only then has every line the process wrote been read.
   const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       exitCode = code;
       resolve(code);
       recheck();
