@@ -87,6 +87,7 @@ const stamp = {
     topology: str,
     ncclEnv: { type: 'object', additionalProperties: str },
     rankEnv: { type: 'object', additionalProperties: str },
+    variantEnv: { type: 'object', additionalProperties: { type: 'object', additionalProperties: str } },
     torchVersion: str,
     commcostVersion: str,
     nodeVersion: str,

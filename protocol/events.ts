@@ -198,6 +198,8 @@ export interface EnvironmentStamp {
   ncclEnv: Record<string, string>;
   /** Variables commcost set in every rank process as part of its method (UV_THREADPOOL_SIZE, MALLOC_ARENA_MAX); absent in runs made before commcost recorded it (their ranks ran without MALLOC_ARENA_MAX=1). */
   rankEnv?: Record<string, string>;
+  /** Variables a variant ran with in rank processes of its own, beyond ncclEnv, keyed "<experiment> <variant>" (e.g. "split-share splitShare=0+env"). */
+  variantEnv?: Record<string, Record<string, string>>;
   torchVersion?: string;
   commcostVersion: string;
   nodeVersion: string;

@@ -206,6 +206,10 @@ export class Coordinator {
       if ('skip' in p) skipped.push({ experiment: id, reason: p.skip });
       else planned.push({ experiment: id, variants: p.map((v) => ({ ...v, ...(module.variantEnv ? { env: module.variantEnv(v.variant) } : {}) })) });
     }
+    // Variables a variant runs with beyond the stamp's (e.g. C2's NCCL_COMM_SPLIT_SHARE_RESOURCES=1), in the stamp too.
+    const variantEnv: Record<string, Record<string, string>> = {};
+    for (const w of planned) for (const v of w.variants) if (v.env && Object.keys(v.env).length > 0) variantEnv[`${w.experiment} ${v.variant}`] = v.env;
+    if (Object.keys(variantEnv).length > 0) stamp.variantEnv = variantEnv;
     this.emit({ type: 'run/plan', stamp, options, ranks, simulated: info.simulated, experiments: planned, ...(cluster ? { nodes: cluster.nodes } : {}) });
     for (const s of [...skipped, ...skippedVariants]) this.emit({ type: 'experiment/skipped', ...s });
 

@@ -174,6 +174,9 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     assert.deepEqual([1, 2, 3].map((k) => mem('splitShare=0+env', k)), [0, 0, 0]);
     const planned = run.events.find(is('run/plan'))!.experiments[0]!.variants;
     assert.deepEqual(planned.map((v) => v.env), [{}, {}, { NCCL_COMM_SPLIT_SHARE_RESOURCES: '1' }]);
+    // The override is in the run's stamp too (C2: "the env override is recorded in the run's stamp").
+    assert.deepEqual(run.events.find(is('run/plan'))!.stamp.variantEnv, { 'split-share splitShare=0+env': { NCCL_COMM_SPLIT_SHARE_RESOURCES: '1' } });
+    assert.deepEqual(runFile(run).stamp?.variantEnv, { 'split-share splitShare=0+env': { NCCL_COMM_SPLIT_SHARE_RESOURCES: '1' } });
   });
 
   test('C4 split-subset: NOCOLOR completes and is timed; subset-only is stopped by the hang guard', async () => {
