@@ -148,6 +148,10 @@ export function formatSummary(untrusted: RunFile): string {
   if (rows.length > 1) out.push('', formatTable(rows));
   if (memory.length > 0) out.push('', ...memory);
   for (const s of run.skipped) out.push(`skipped ${s.experiment}${s.variant ? ` ${s.variant}` : ''}: ${s.reason}`);
+  // A run that ended without measuring anything says so, rather than only "complete".
+  if (rows.length === 1 && run.skipped.length > 0 && (run.errors ?? []).length === 0) {
+    out.push('nothing was measured: every experiment asked for was skipped on this host (reasons above)');
+  }
   for (const e of run.errors) {
     const where = Object.entries(e.where).map(([k, v]) => `${k} ${String(v)}`).join(', ');
     // A hang that is a field case's result is its outcome, not an error.

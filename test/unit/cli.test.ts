@@ -54,6 +54,15 @@ describe('summary', () => {
     assert.ok(text.includes('no\\x1b[2J\\x1b]0;pwned\\x07\\u009b31m\\nsecond line'), 'a newline from data is escaped too');
   });
 
+  test('a run where every experiment was skipped says that nothing was measured', () => {
+    const run = sample();
+    run.experiments = [];
+    run.skipped = [{ experiment: 'grow', reason: 'needs NCCL ≥ 2.29.2, host has 2.28.9' }];
+    run.errors = [];
+    assert.match(formatSummary(run), /^skipped grow: needs NCCL ≥ 2\.29\.2, host has 2\.28\.9\nnothing was measured: every experiment asked for was skipped on this host \(reasons above\)$/m);
+    assert.doesNotMatch(formatSummary(sample()), /nothing was measured/, 'not when something was');
+  });
+
   test('terminalSafe keeps ordinary text', () => {
     assert.equal(terminalSafe('init default · call: 1.5 ms — ≥ µ'), 'init default · call: 1.5 ms — ≥ µ');
     assert.equal(terminalSafe('a\tb\r\n'), 'a\\tb\\r\\n');
