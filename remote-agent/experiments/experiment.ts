@@ -89,6 +89,30 @@ export async function warmCommunicator(rc: RankContext, config: CommConfig = BLO
   return comm;
 }
 
+/**
+ * The shrink steps shared by `shrink` and `shrink-abort`: the survivors time ncclCommShrink of
+ * `parent` dropping the last rank (step `call`, shown as `label`) and the child's first collective
+ * (step `first`, options.firstCollectiveBytes), with memory marked after each (`afterCall`,
+ * `afterFirst`); the last rank takes no part and sits out both barriers.
+ * @param flags NCCL_SHRINK_DEFAULT (0) or NCCL_SHRINK_ABORT (1).
+ * @returns the child communicator on a survivor; undefined on the excluded (last) rank.
+ * @throws Error when ncclCommShrink returns no communicator on a survivor.
+ */
+export async function shrinkLastRank(rc: RankContext, parent: number, flags: 0 | 1, label: string): Promise<number | undefined> {
+  const excluded = rc.worldSize - 1;
+  if (rc.rank === excluded) {
+    await rc.sitOut('call');
+    await rc.sitOut('first');
+    return undefined;
+  }
+  const { comm: child } = await rc.timed('call', label, (gen) => rc.native.commShrink(parent, [excluded], flags, null, gen));
+  if (child === null) throw new Error(`ncclCommShrink returned no communicator on surviving rank ${rc.rank}`);
+  rc.markMemory('afterCall');
+  await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));
+  rc.markMemory('afterFirst');
+  return child;
+}
+
 /** `call` + `first` + their sum: the steps of every path that produces a new communicator. */
 export function creationSteps(options: RunOptions, label: string, total: string): StepPlan[] {
   return [

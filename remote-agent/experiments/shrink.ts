@@ -4,7 +4,7 @@
  * child. The parent is released the way each flag requires: destroy after DEFAULT, abort after
  * ABORT (finalize/destroy after ABORT can hang, pytorch/pytorch#194679).
  */
-import { creationSteps, needsNccl, needsRanks, needsSymbols, warmCommunicator, type ExperimentModule } from './experiment';
+import { creationSteps, needsNccl, needsRanks, needsSymbols, shrinkLastRank, warmCommunicator, type ExperimentModule } from './experiment';
 
 const FLAGS: Record<string, 0 | 1> = { default: 0, abort: 1 };
 
@@ -22,18 +22,8 @@ export const shrinkExperiment: ExperimentModule = {
     const flags = FLAGS[variant] ?? 0;
     const parent = await warmCommunicator(rc);
     rc.markBaseline();
-    const excluded = rc.worldSize - 1;
-    if (rc.rank === excluded) {
-      await rc.sitOut('call');
-      await rc.sitOut('first');
-    } else {
-      const { comm: child } = await rc.timed('call', 'ncclCommShrink', (gen) => rc.native.commShrink(parent, [excluded], flags, null, gen));
-      if (child === null) throw new Error(`ncclCommShrink returned no communicator on surviving rank ${rc.rank}`);
-      rc.markMemory('afterCall');
-      await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));
-      rc.markMemory('afterFirst');
-      await rc.untimed('ncclCommDestroy (child)', () => rc.native.commDestroy(child));
-    }
+    const child = await shrinkLastRank(rc, parent, flags, 'ncclCommShrink');
+    if (child !== undefined) await rc.untimed('ncclCommDestroy (child)', () => rc.native.commDestroy(child));
     if (flags === 1) await rc.untimed('ncclCommAbort (parent)', () => rc.native.commAbort(parent));
     else await rc.untimed('ncclCommDestroy (parent)', () => rc.native.commDestroy(parent));
   },

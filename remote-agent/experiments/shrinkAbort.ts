@@ -21,7 +21,7 @@
  * likeliest to hang).
  */
 import type { StepPlan } from '../../protocol/events';
-import { creationSteps, needsNccl, needsRanks, needsSymbols, warmCommunicator, type ExperimentModule, type PlanContext } from './experiment';
+import { creationSteps, needsNccl, needsRanks, needsSymbols, shrinkLastRank, warmCommunicator, type ExperimentModule, type PlanContext } from './experiment';
 
 /** One combination: shrink flag, the survivors' release of the parent, the excluded rank's. */
 export interface ShrinkAbortCombination {
@@ -102,11 +102,9 @@ export const shrinkAbortExperiment: ExperimentModule = {
     const c = parseCombination(variant);
     const parent = await warmCommunicator(rc);
     rc.markBaseline();
-    const excluded = rc.worldSize - 1;
-    if (rc.rank === excluded) {
-      // Takes no part in the shrink; releases its parent at the same moment as the survivors.
-      await rc.sitOut('call');
-      await rc.sitOut('first');
+    const child = await shrinkLastRank(rc, parent, FLAG_VALUE[c.flag], `ncclCommShrink (${FLAG_NAME[c.flag]})`);
+    if (child === undefined) {
+      // The excluded rank took no part in the shrink; it releases its parent at the same moment as the survivors.
       const call = excludedCall(c);
       if (!call) {
         // "Exits": passes the release barrier and leaves the iteration with the parent as it is
@@ -117,11 +115,6 @@ export const shrinkAbortExperiment: ExperimentModule = {
       await rc.timed('excludedRelease', `${call} (parent, excluded rank)`, (gen) => (call === 'ncclCommAbort' ? rc.native.commAbort(parent, gen) : rc.native.commDestroy(parent, gen)));
       return;
     }
-    const { comm: child } = await rc.timed('call', `ncclCommShrink (${FLAG_NAME[c.flag]})`, (gen) => rc.native.commShrink(parent, [excluded], FLAG_VALUE[c.flag], null, gen));
-    if (child === null) throw new Error(`ncclCommShrink returned no communicator on surviving rank ${rc.rank}`);
-    rc.markMemory('afterCall');
-    await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));
-    rc.markMemory('afterFirst');
     // The child stays alive while the parent is released, as in a job that goes on with it.
     const release = RELEASE_CALL[c.release];
     await rc.timed('release', `${release} (parent)`, (gen) => (c.release === 'abort' ? rc.native.commAbort(parent, gen) : rc.native.commDestroy(parent, gen)));
