@@ -34,6 +34,7 @@ const rows = [
   ['registration', 'window/64MiB', 'window', [['register', 'register'], ['deregister', 'deregister']]],
 ];
 console.log(`NCCL ${run.stamp?.ncclVersion} (${run.stamp?.ncclPath}), ${run.ranks} ranks, ${run.stamp?.gpus?.[0]?.name ?? '?'}${run.simulated ? ' — SIMULATED' : ''}`);
+if (Array.isArray(ref.order)) console.log(`reference sections in this order, in the same processes: ${ref.order.join(', ')}`);
 console.log('step                                commcost median  p90     reference median  p90     ratio   within');
 if (typeof run.ranks === 'number' && typeof ref.ranks === 'number' && run.ranks !== ref.ranks) {
   console.log(`not comparable: commcost measured ${run.ranks} ranks, the reference ${ref.ranks}`);

@@ -8,6 +8,7 @@
 #               grow, suspend on every library), bench; default proof,c10d,cases
 #   ITERATIONS  recorded iterations of proof (10) and of c10d/cases (5)
 #   RANKS       ranks (default: every visible GPU)
+#   PROOF_LIMIT seconds the proof phase may take (400)
 #   NCCL_LIBS   libraries as label:path … (default: the torch wheel's and the system's)
 # Each phase has its own time limit, so one that hangs cannot take the others' time.
 set -uo pipefail
@@ -34,7 +35,7 @@ note() { echo "$1" | tee -a "$out/machine.txt"; }
   printf 'library %s\n' "${libs[@]}"
 } 2>&1 | tee "$out/machine.txt"
 if [[ $phases == *,proof,* ]]; then
-  ITERATIONS=${ITERATIONS:-10} timeout 400 test/gpu/gpu-proof.sh "$work/proof" > "$work/proof.txt" 2>&1
+  ITERATIONS=${ITERATIONS:-10} timeout "${PROOF_LIMIT:-400}" test/gpu/gpu-proof.sh "$work/proof" > "$work/proof.txt" 2>&1
   rc=$?; echo "proof exit $rc" | tee -a "$work/proof.txt"; [ $rc -eq 0 ] || status=1
   grep -v '^  •' "$work/proof.txt" | grep -A40 '^NCCL ' | tee "$out/proof-compare.txt"
 fi

@@ -28,15 +28,19 @@ elif [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then ranks=$(tr ',' '\n' <<< "$CUDA_VIS
 else ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); fi
 [ "${SIMULATE:-0}" = 1 ] && export COMMCOST_SIM_GPUS=$ranks
 [ "$ranks" -ge 1 ] || { echo "gpu-proof: no GPU visible (CUDA_VISIBLE_DEVICES / nvidia-smi -L); set RANKS"; exit 1; }
+# commcost runs these experiments one after another in the same rank processes; the reference
+# runs its sections in the same order, so both measure processes with the same history.
+experiments=${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration}
+sections=${experiments//registration/window}
 status=0
 for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
   echo "=== $label: $lib"
   if [ "$label" = simulated ]; then target=(--simulate); ref_cuda=(--cuda "$lib"); else target=(--nccl "$lib"); ref_cuda=(); fi
-  "$node" bin/commcost.js measure --host localhost "${target[@]}" --ranks "$ranks" --experiments ${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration} \
+  "$node" bin/commcost.js measure --host localhost "${target[@]}" --ranks "$ranks" --experiments "$experiments" \
     --iterations "$iterations" --json "$out/run-$label.json" --html "$out/report-$label.html" --save-dir "$out/runs" 2> "$out/cli-$label.log"
   rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$label.log)"; tail -20 "$out/cli-$label.log"; status=1; }
-  python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --ranks "$ranks" --iterations "$iterations" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
+  python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --ranks "$ranks" --iterations "$iterations" --only "$sections" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
     || { echo "reference failed"; tail -20 "$out/ref-$label.log"; status=1; continue; }
   "$node" test/gpu/compare.mjs "$out/run-$label.json" "$out/ref-$label.json" | tee "$out/compare-$label.txt" || status=1
 done

@@ -7,8 +7,11 @@ collectives include the stream synchronize, MAX across ranks, 1 warmup + N recor
 and p90) but none of its code: the barrier is multiprocessing.Barrier, not commcost's TCP one.
 
 Usage: reference.py --nccl /path/libnccl.so.2 [--ranks 2] [--iterations 10] [--warmup 1] [--json out.json]
-                    [--only init,destroy,abort,shrink,revoke,window,split]
-Prints one JSON object: {"ncclVersion", "steps": {"init/call": {...stats}, ...}}.
+                    [--only init,split,shrink,destroy,abort,revoke,window]
+--only picks the sections and their order; they run one after another in the same processes,
+by default in the order of commcost's own session.
+Prints one JSON object: {"ncclPath", "ncclVersionCode", "ranks", "order",
+"steps": {"init/call": {median, p90, min, max, n, samples (ms per recorded iteration)}, ...}}.
 """
 import argparse
 import ctypes
@@ -18,7 +21,9 @@ import sys
 import time
 
 FIRST_BYTES = 1 << 20
-SECTIONS = ("init", "destroy", "abort", "shrink", "revoke", "window", "split")
+# The order of commcost's own session for the proof's experiments (init, split, shrink, destroy,
+# abort, revoke, registration run one after another in the same rank processes).
+SECTIONS = ("init", "split", "shrink", "destroy", "abort", "revoke", "window")
 STEADY_BYTES = 64 << 20
 
 
@@ -112,15 +117,16 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         if i >= warmup:
             out.setdefault(key, []).append(ms)
 
-    for i in range(warmup + iterations if "init" in only else 0):
-        uid = unique_id()
-        free0 = free_bytes()
-        ms, comm = timed(lambda: init(uid))
-        record("init/call", i, ms)
-        ms, _ = timed(lambda: allreduce(comm, FIRST_BYTES))
-        record("init/first", i, ms)
-        record("memory/init/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
-        nccl.ncclCommDestroy(comm)
+    def section_init():
+        for i in range(warmup + iterations):
+            uid = unique_id()
+            free0 = free_bytes()
+            ms, comm = timed(lambda: init(uid))
+            record("init/call", i, ms)
+            ms, _ = timed(lambda: allreduce(comm, FIRST_BYTES))
+            record("init/first", i, ms)
+            record("memory/init/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
+            nccl.ncclCommDestroy(comm)
 
     version = ctypes.c_int()
     nccl.ncclGetVersion(ctypes.byref(version))
@@ -158,95 +164,108 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
         return comm
 
     # destroy: finalize + destroy of a warm communicator
-    for i in range(warmup + iterations if "destroy" in only else 0):
-        comm = warm()
-        ms, _ = timed(lambda: check(nccl.ncclCommFinalize(comm), "ncclCommFinalize"))
-        record("destroy/finalize", i, ms)
-        ms, _ = timed(lambda: check(nccl.ncclCommDestroy(comm), "ncclCommDestroy"))
-        record("destroy/destroy", i, ms)
+    def section_destroy():
+        for i in range(warmup + iterations):
+            comm = warm()
+            ms, _ = timed(lambda: check(nccl.ncclCommFinalize(comm), "ncclCommFinalize"))
+            record("destroy/finalize", i, ms)
+            ms, _ = timed(lambda: check(nccl.ncclCommDestroy(comm), "ncclCommDestroy"))
+            record("destroy/destroy", i, ms)
 
     # abort, then re-init and its first collective
-    for i in range(warmup + iterations if "abort" in only else 0):
-        comm = warm()
-        ms, _ = timed(lambda: check(nccl.ncclCommAbort(comm), "ncclCommAbort"))
-        record("abort/abort", i, ms)
-        uid = unique_id()
-        ms, fresh = timed(lambda: init(uid))
-        record("abort/reinit", i, ms)
-        ms, _ = timed(lambda: allreduce(fresh, FIRST_BYTES))
-        record("abort/first", i, ms)
-        nccl.ncclCommDestroy(fresh)
+    def section_abort():
+        for i in range(warmup + iterations):
+            comm = warm()
+            ms, _ = timed(lambda: check(nccl.ncclCommAbort(comm), "ncclCommAbort"))
+            record("abort/abort", i, ms)
+            uid = unique_id()
+            ms, fresh = timed(lambda: init(uid))
+            record("abort/reinit", i, ms)
+            ms, _ = timed(lambda: allreduce(fresh, FIRST_BYTES))
+            record("abort/first", i, ms)
+            nccl.ncclCommDestroy(fresh)
 
     # shrink: drop the last rank (it does not call), NCCL_SHRINK_DEFAULT
-    if "shrink" in only and has("ncclCommShrink", 22703) and nranks >= 2:
-        nccl.ncclCommShrink.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int]
-        excluded = (ctypes.c_int * 1)(nranks - 1)
-        for i in range(warmup + iterations):
-            parent = warm()
-            if rank == nranks - 1:
-                barrier.wait(timeout=120)
-                barrier.wait(timeout=120)
-            else:
+    def section_shrink():
+        if has("ncclCommShrink", 22703) and nranks >= 2:
+            nccl.ncclCommShrink.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int]
+            excluded = (ctypes.c_int * 1)(nranks - 1)
+            for i in range(warmup + iterations):
+                parent = warm()
+                if rank == nranks - 1:
+                    barrier.wait(timeout=120)
+                    barrier.wait(timeout=120)
+                else:
+                    child = ctypes.c_void_p()
+                    ms, _ = timed(lambda: check(nccl.ncclCommShrink(parent, excluded, 1, ctypes.byref(child), None, 0), "ncclCommShrink"))
+                    record("shrink/call", i, ms)
+                    ms, _ = timed(lambda: allreduce(child, FIRST_BYTES))
+                    record("shrink/first", i, ms)
+                    nccl.ncclCommDestroy(child)
+                nccl.ncclCommDestroy(parent)
+
+    # revoke until quiet, then destroy
+    def section_revoke():
+        if has("ncclCommRevoke", 22807):
+            nccl.ncclCommGetAsyncError.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+
+            def revoke_until_quiet(comm):
+                r = nccl.ncclCommRevoke(comm, 0)
+                if r not in (0, 7):
+                    check(r, "ncclCommRevoke")
+                state = ctypes.c_int(7)
+                while state.value == 7:
+                    check(nccl.ncclCommGetAsyncError(comm, ctypes.byref(state)), "ncclCommGetAsyncError")
+
+            for i in range(warmup + iterations):
+                comm = warm()
+                ms, _ = timed(lambda: revoke_until_quiet(comm))
+                record("revoke/revoke", i, ms)
+                ms, _ = timed(lambda: check(nccl.ncclCommDestroy(comm), "ncclCommDestroy"))
+                record("revoke/destroy", i, ms)
+
+    # window registration of a 64 MiB ncclMemAlloc buffer (collective)
+    def section_window():
+        if has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"):
+            nccl.ncclCommWindowRegister.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+            nccl.ncclCommWindowDeregister.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            nccl.ncclMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+            comm = warm()
+            wbuf = ctypes.c_void_p()
+            check(nccl.ncclMemAlloc(ctypes.byref(wbuf), STEADY_BYTES), "ncclMemAlloc")
+            for i in range(warmup + iterations):
+                win = ctypes.c_void_p()
+                ms, _ = timed(lambda: check(nccl.ncclCommWindowRegister(comm, wbuf, STEADY_BYTES, ctypes.byref(win), 0), "ncclCommWindowRegister"))
+                record("window/register", i, ms)
+                if win.value:
+                    ms, _ = timed(lambda: check(nccl.ncclCommWindowDeregister(comm, win), "ncclCommWindowDeregister"))
+                    record("window/deregister", i, ms)
+                else:
+                    barrier.wait(timeout=120)
+            nccl.ncclCommDestroy(comm)
+
+    def section_split():
+        for shape, split_share in (("halves", 0), ("whole", 0), ("whole-share1", 1)):
+            parent = init_config(unique_id(), split_share)
+            allreduce(parent, FIRST_BYTES)
+            color = (0 if rank < nranks / 2 else 1) if shape == "halves" else 0
+            for i in range(warmup + iterations):
                 child = ctypes.c_void_p()
-                ms, _ = timed(lambda: check(nccl.ncclCommShrink(parent, excluded, 1, ctypes.byref(child), None, 0), "ncclCommShrink"))
-                record("shrink/call", i, ms)
+                free0 = free_bytes()
+                ms, _ = timed(lambda: check(nccl.ncclCommSplit(parent, color, rank, ctypes.byref(child), None), "ncclCommSplit"))
+                record(f"split/{shape}/call", i, ms)
                 ms, _ = timed(lambda: allreduce(child, FIRST_BYTES))
-                record("shrink/first", i, ms)
+                record(f"split/{shape}/first", i, ms)
+                record(f"memory/split/{shape}/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
                 nccl.ncclCommDestroy(child)
             nccl.ncclCommDestroy(parent)
 
-    # revoke until quiet, then destroy
-    if "revoke" in only and has("ncclCommRevoke", 22807):
-        nccl.ncclCommGetAsyncError.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
-
-        def revoke_until_quiet(comm):
-            r = nccl.ncclCommRevoke(comm, 0)
-            if r not in (0, 7):
-                check(r, "ncclCommRevoke")
-            state = ctypes.c_int(7)
-            while state.value == 7:
-                check(nccl.ncclCommGetAsyncError(comm, ctypes.byref(state)), "ncclCommGetAsyncError")
-
-        for i in range(warmup + iterations):
-            comm = warm()
-            ms, _ = timed(lambda: revoke_until_quiet(comm))
-            record("revoke/revoke", i, ms)
-            ms, _ = timed(lambda: check(nccl.ncclCommDestroy(comm), "ncclCommDestroy"))
-            record("revoke/destroy", i, ms)
-
-    # window registration of a 64 MiB ncclMemAlloc buffer (collective)
-    if "window" in only and has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"):
-        nccl.ncclCommWindowRegister.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
-        nccl.ncclCommWindowDeregister.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        nccl.ncclMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-        comm = warm()
-        wbuf = ctypes.c_void_p()
-        check(nccl.ncclMemAlloc(ctypes.byref(wbuf), STEADY_BYTES), "ncclMemAlloc")
-        for i in range(warmup + iterations):
-            win = ctypes.c_void_p()
-            ms, _ = timed(lambda: check(nccl.ncclCommWindowRegister(comm, wbuf, STEADY_BYTES, ctypes.byref(win), 0), "ncclCommWindowRegister"))
-            record("window/register", i, ms)
-            if win.value:
-                ms, _ = timed(lambda: check(nccl.ncclCommWindowDeregister(comm, win), "ncclCommWindowDeregister"))
-                record("window/deregister", i, ms)
-            else:
-                barrier.wait(timeout=120)
-        nccl.ncclCommDestroy(comm)
-
-    for shape, split_share in (("halves", 0), ("whole", 0), ("whole-share1", 1)) if "split" in only else ():
-        parent = init_config(unique_id(), split_share)
-        allreduce(parent, FIRST_BYTES)
-        color = (0 if rank < nranks / 2 else 1) if shape == "halves" else 0
-        for i in range(warmup + iterations):
-            child = ctypes.c_void_p()
-            free0 = free_bytes()
-            ms, _ = timed(lambda: check(nccl.ncclCommSplit(parent, color, rank, ctypes.byref(child), None), "ncclCommSplit"))
-            record(f"split/{shape}/call", i, ms)
-            ms, _ = timed(lambda: allreduce(child, FIRST_BYTES))
-            record(f"split/{shape}/first", i, ms)
-            record(f"memory/split/{shape}/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
-            nccl.ncclCommDestroy(child)
-        nccl.ncclCommDestroy(parent)
+    # In the order asked for (default: commcost's session order): what a process did before a
+    # section can change its figures.
+    sections = {"init": section_init, "split": section_split, "shrink": section_shrink, "destroy": section_destroy,
+                "abort": section_abort, "revoke": section_revoke, "window": section_window}
+    for name in only:
+        sections[name]()
     results.put((rank, out))
 
 
@@ -260,11 +279,12 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections to measure, of: {', '.join(SECTIONS)}")
     args = ap.parse_args()
-    only = frozenset(n.strip() for n in args.only.split(",") if n.strip())
+    only = list(dict.fromkeys(n.strip() for n in args.only.split(",") if n.strip()))  # in the order given
     if not only:
         ap.error(f"--only: name at least one section of: {', '.join(SECTIONS)}")
-    if not only <= set(SECTIONS):
-        ap.error(f"--only: unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}; choose from {', '.join(SECTIONS)}")
+    unknown = [n for n in only if n not in SECTIONS]
+    if unknown:
+        ap.error(f"--only: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
     ctx = mp.get_context("spawn")
     barrier = ctx.Barrier(args.ranks)
     id_queues = [ctx.Queue() for _ in range(args.ranks)]
@@ -309,7 +329,8 @@ def main():
             combined[f"{prefix}/total"] = [sum(v) for v in zip(*(combined[p] for p in parts))]
     version = ctypes.c_int()
     ctypes.CDLL(args.nccl).ncclGetVersion(ctypes.byref(version))
-    report = {"ncclPath": args.nccl, "ncclVersionCode": version.value, "ranks": args.ranks, "steps": {k: stats(v) for k, v in combined.items()}}
+    report = {"ncclPath": args.nccl, "ncclVersionCode": version.value, "ranks": args.ranks, "order": only,
+              "steps": {k: {**stats(v), "samples": v} for k, v in combined.items()}}
     text = json.dumps(report, indent=1)
     if args.json:
         with open(args.json, "w") as f:
