@@ -1,24 +1,52 @@
 #!/usr/bin/env node
 // Compares commcost run files with the independent reference measured in the same session:
 // medians of init, split (splitShare 0 and 1), shrink, destroy, abort, revoke and window registration, ratio product/reference.
-// Usage: compare.mjs <run.json> <reference.json> [--tolerance 0.10]; exit 1 if a total is outside.
+// Usage: compare.mjs <run.json>[,<run.json>…] <reference.json>[,<reference.json>…] [--tolerance 0.10]; exit 1 if a total is outside.
+// Several run files may hold different experiments (the suite and the catalogue) or the same ones
+// measured in rounds that alternate with the reference's (gpu-proof.sh ROUNDS): a step found in
+// several files is summarised over all their samples (ms per recorded iteration), as is the reference's.
 import { readFileSync } from 'node:fs';
 
-// <run.json> may be several run files joined by commas (e.g. the suite and the catalogue runs).
-const [runPaths, refPath] = process.argv.slice(2);
+const [runPaths, refPaths] = process.argv.slice(2);
 const tolIdx = process.argv.indexOf('--tolerance');
 const tolerance = tolIdx > 0 ? Number(process.argv[tolIdx + 1]) : 0.10;
+if (!runPaths || !refPaths) {
+  console.error('usage: compare.mjs <run.json>[,…] <reference.json>[,…] [--tolerance 0.10]');
+  process.exit(2);
+}
 const runs = runPaths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
 const run = runs[0];
-const ref = JSON.parse(readFileSync(refPath, 'utf8'));
+const refs = refPaths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
+const ref = refs[0];
+
+/** Linear-interpolated quantile of sorted values (the definition of commcost's stats and reference.py). */
+function quantile(sorted, q) {
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+/** {median, p90, n} of every sample of the found stats; one file's own stats when it is the only one. */
+function pooled(found) {
+  if (found.length === 0) return undefined;
+  if (found.length === 1 || found.some((s) => !Array.isArray(s.samples))) return found[0];
+  const all = found.flatMap((s) => s.samples).sort((a, b) => a - b);
+  return { median: quantile(all, 0.5), p90: quantile(all, 0.9), n: all.length };
+}
 
 function productStats(experiment, variant, step) {
+  const found = [];
   for (const r of runs) {
     const v = r.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
-    const s = v?.steps.find((x) => x.step === step)?.stats;
-    if (s) return s;
+    const s = v?.steps.find((x) => x.step === step);
+    if (s?.stats) found.push({ ...s.stats, samples: s.samples });
   }
-  return undefined;
+  return pooled(found);
+}
+
+function referenceStats(key) {
+  return pooled(refs.map((r) => r.steps[key]).filter((s) => s !== undefined));
 }
 
 // [experiment, variant, reference prefix, [commcost step, reference step] pairs]; `total` rows decide the exit code.
@@ -35,9 +63,11 @@ const rows = [
 ];
 console.log(`NCCL ${run.stamp?.ncclVersion} (${run.stamp?.ncclPath}), ${run.ranks} ranks, ${run.stamp?.gpus?.[0]?.name ?? '?'}${run.simulated ? ' — SIMULATED' : ''}`);
 if (Array.isArray(ref.order)) console.log(`reference sections in this order, in the same processes: ${ref.order.join(', ')}`);
+if (runs.length > 1 || refs.length > 1) console.log(`pooled: ${runs.length} commcost run file(s), ${refs.length} reference file(s)`);
 console.log('step                                commcost median  p90     reference median  p90     ratio   within');
-if (typeof run.ranks === 'number' && typeof ref.ranks === 'number' && run.ranks !== ref.ranks) {
-  console.log(`not comparable: commcost measured ${run.ranks} ranks, the reference ${ref.ranks}`);
+const rankCounts = new Set([...runs, ...refs].map((r) => r.ranks).filter((n) => typeof n === 'number'));
+if (rankCounts.size > 1) {
+  console.log(`not comparable: the files measured different rank counts (${[...rankCounts].join(', ')})`);
   process.exit(1);
 }
 let bad = 0;
@@ -45,7 +75,7 @@ let totals = 0;
 for (const [experiment, variant, refKey, pairs] of rows) {
   for (const [step, refStep] of pairs) {
     const p = productStats(experiment, variant, step);
-    const r = ref.steps[`${refKey}/${refStep}`];
+    const r = referenceStats(`${refKey}/${refStep}`);
     if (!p || !r) continue;
     const ratio = p.median / r.median;
     const ok = Math.abs(ratio - 1) <= tolerance;
@@ -61,7 +91,7 @@ for (const [experiment, variant, refKey, pairs] of rows) {
 for (const [experiment, variant, refKey] of rows.slice(0, 4)) {
   const v = run.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
   const mine = v?.memoryBytes?.afterFirst;
-  const theirs = ref.steps[`memory/${refKey}/afterFirstMiB`]?.median;
+  const theirs = referenceStats(`memory/${refKey}/afterFirstMiB`)?.median;
   if (mine === undefined || theirs === undefined) continue;
   console.log(`memory ${experiment} ${variant} after first collective: commcost ${(mine / 2 ** 20).toFixed(0)} MiB, reference ${theirs.toFixed(0)} MiB per GPU`);
 }

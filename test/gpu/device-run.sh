@@ -8,6 +8,7 @@
 #               grow, suspend on every library), bench; default proof,c10d,cases
 #   ITERATIONS  recorded iterations of proof (10) and of c10d/cases (5)
 #   RANKS       ranks (default: every visible GPU)
+#   ROUNDS      proof: turns each tool takes, ITERATIONS split between them (1; see gpu-proof.sh)
 #   PROOF_LIMIT seconds the proof phase may take (400)
 #   NCCL_LIBS   libraries as label:path … (default: the torch wheel's and the system's)
 # Each phase has its own time limit, so one that hangs cannot take the others' time.

@@ -3,7 +3,7 @@
 # NCCL) and, in the same session, with the independent reference (test/gpu/reference.py),
 # for every NCCL library given (default: the PyTorch wheel's and the system's). Prints both
 # side by side. Needs: node >= 18 on PATH (or NODE=...), python3, a built dist/.
-# Usage: test/gpu/gpu-proof.sh [outdir]
+# Usage: [ITERATIONS=10] [ROUNDS=1] [RANKS=n] [NCCL_LIBS='label:path …'] test/gpu/gpu-proof.sh [outdir]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-test-output/gpu}
@@ -11,6 +11,12 @@ mkdir -p "$out"
 node=${NODE:-node}
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 iterations=${ITERATIONS:-10}
+# ROUNDS > 1: the tools take turns (commcost, reference, commcost, …), ITERATIONS/ROUNDS recorded
+# iterations each turn, and the comparison pools every turn's samples, so a drift of the machine
+# during the session reaches both tools alike. Each round's own comparison is printed too.
+rounds=${ROUNDS:-1}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "gpu-proof: ROUNDS must be a whole number ≥ 1, got '$rounds'"; exit 2; }
+per_round=$(( (iterations + rounds - 1) / rounds ))
 libs=()
 wheel=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.nccl");print(os.path.join(list(s.submodule_search_locations)[0],"lib","libnccl.so.2") if s else "")' 2>/dev/null)
 [ -n "$wheel" ] && [ -f "$wheel" ] && libs+=("wheel:$wheel")
@@ -37,11 +43,19 @@ for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
   echo "=== $label: $lib"
   if [ "$label" = simulated ]; then target=(--simulate); ref_cuda=(--cuda "$lib"); else target=(--nccl "$lib"); ref_cuda=(); fi
-  "$node" bin/commcost.js measure --host localhost "${target[@]}" --ranks "$ranks" --experiments "$experiments" \
-    --iterations "$iterations" --json "$out/run-$label.json" --html "$out/report-$label.html" --save-dir "$out/runs" 2> "$out/cli-$label.log"
-  rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$label.log)"; tail -20 "$out/cli-$label.log"; status=1; }
-  python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --ranks "$ranks" --iterations "$iterations" --only "$sections" --json "$out/ref-$label.json" > /dev/null 2> "$out/ref-$label.log" \
-    || { echo "reference failed"; tail -20 "$out/ref-$label.log"; status=1; continue; }
-  "$node" test/gpu/compare.mjs "$out/run-$label.json" "$out/ref-$label.json" | tee "$out/compare-$label.txt" || status=1
+  run_files=(); ref_files=()
+  for round in $(seq 1 "$rounds"); do
+    suffix=$label; [ "$rounds" -gt 1 ] && suffix=$label-r$round
+    "$node" bin/commcost.js measure --host localhost "${target[@]}" --ranks "$ranks" --experiments "$experiments" \
+      --iterations "$per_round" --json "$out/run-$suffix.json" --html "$out/report-$suffix.html" --save-dir "$out/runs" 2> "$out/cli-$suffix.log"
+    rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$suffix.log)"; tail -20 "$out/cli-$suffix.log"; status=1; }
+    python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --ranks "$ranks" --iterations "$per_round" --only "$sections" --json "$out/ref-$suffix.json" > /dev/null 2> "$out/ref-$suffix.log" \
+      || { echo "reference failed"; tail -20 "$out/ref-$suffix.log"; status=1; continue 2; }
+    run_files+=("$out/run-$suffix.json"); ref_files+=("$out/ref-$suffix.json")
+    [ "$rounds" -gt 1 ] && { echo "--- round $round"; "$node" test/gpu/compare.mjs "$out/run-$suffix.json" "$out/ref-$suffix.json" | grep -E 'total|within'; }
+  done
+  joined_runs=$(IFS=,; echo "${run_files[*]}"); joined_refs=$(IFS=,; echo "${ref_files[*]}")
+  [ "$rounds" -gt 1 ] && echo "--- all $rounds rounds"
+  "$node" test/gpu/compare.mjs "$joined_runs" "$joined_refs" | tee "$out/compare-$label.txt" || status=1
 done
 exit $status
