@@ -6,7 +6,7 @@
  * {@link terminalSafe} before it is printed, so a file cannot send escape sequences to the terminal.
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import { isSimulatedRun, memoryPointLabel, type RunFile } from '../protocol/runFile';
 import { compareRuns, formatRatio } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 
@@ -97,7 +97,7 @@ function statRow(label: string, st: StepStats): string[] {
 function variantRows(experiment: string, v: VariantSummary): { rows: string[][]; memory: string[] } {
   const steps = [...v.steps].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
   const rows = steps.map((s) => statRow(`${experiment} ${v.variant} · ${KIND_LABEL[s.kind] ?? s.kind}: ${s.label}`, s.stats));
-  const memory = Object.entries(v.memoryBytes ?? {}).map(([point, b]) => `  memory ${experiment} ${v.variant} ${point}: ${mib(b)} per GPU (median of the per-GPU max)`);
+  const memory = Object.entries(v.memoryBytes ?? {}).map(([point, b]) => `  memory ${experiment} ${v.variant} ${memoryPointLabel(point)}: ${mib(b)} per GPU (median of the per-GPU max)`);
   return { rows, memory };
 }
 
@@ -196,7 +196,7 @@ export function formatComparison(untrusted: readonly RunFile[]): string {
         rows.push(row);
       }
       for (const m of v.memory) {
-        const row = [`${e.experiment} ${v.variant} · memory ${m.point} (MiB per GPU)`];
+        const row = [`${e.experiment} ${v.variant} · memory ${memoryPointLabel(m.point)} (MiB per GPU)`];
         m.bytes.forEach((b, i) => {
           row.push(b === null ? '–' : (b / (1 << 20)).toFixed(1));
           if (i > 0) row.push(formatRatio(m.ratio[i]));

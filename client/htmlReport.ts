@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { StepStats } from '../protocol/events';
-import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import { isSimulatedRun, memoryPointLabel, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, type Comparison, type ComparisonData } from '../protocol/compare';
 import { shrinkAbortOutcomes } from './verdict';
 
@@ -89,7 +89,7 @@ function fallbackHtml(run: RunFile): string {
         );
       }
       for (const [point, bytes] of Object.entries(v.memoryBytes ?? {})) {
-        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(point)}</td><td>memory</td><td colspan="5">${e((Number(bytes) / 1048576).toFixed(1))} MiB</td></tr>`);
+        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(memoryPointLabel(point))}</td><td>memory</td><td colspan="5">${e((Number(bytes) / 1048576).toFixed(1))} MiB</td></tr>`);
       }
     }
     out.push('</tbody></table>');
@@ -192,7 +192,7 @@ function comparisonFallbackHtml(c: Comparison): string {
         out.push('</tr>');
       }
       for (const m of v.memory) {
-        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(m.point)} (MiB per GPU)</td>`);
+        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(memoryPointLabel(m.point))} (MiB per GPU)</td>`);
         m.bytes.forEach((b, i) => {
           out.push(`<td colspan="2">${b === null ? '–' : e((b / 1048576).toFixed(1))}</td>`);
           if (i > 0) out.push(`<td>${e(formatRatio(m.ratio[i]))}</td>`);

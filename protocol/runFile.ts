@@ -84,3 +84,23 @@ export function isSimulatedRun(run: SimulatedMarks | null | undefined): boolean 
   if (typeof s.ncclSource === 'string' && s.ncclSource.trim().toLowerCase() === 'simulated') return true;
   return typeof s.ncclPath === 'string' && /(^|[\\/])libnccl-sim[^\\/]*\.so(\.[^\\/]*)?$/i.test(s.ncclPath.trim());
 }
+
+/** Words for the memory points the experiments record (`markMemory`); other points are already words. */
+const MEMORY_POINT_WORDS: Readonly<Record<string, string>> = {
+  afterCall: 'after the call',
+  afterFirst: 'after the first collective',
+  afterFirstLarge: 'after the first large collective',
+  afterFirstUse: 'after the first collective on the buffer',
+  warm: 'warm, before suspend',
+  afterSuspend: 'after suspend',
+  afterResume: 'after resume',
+};
+
+/**
+ * How a memory point reads in tables and charts: `afterCall` → "after the call", `afterFirst` →
+ * "after the first collective"…; a point the table does not know (`pool after TP2`, `after 2
+ * groups`) is returned as it is. Pure.
+ */
+export function memoryPointLabel(point: string): string {
+  return Object.hasOwn(MEMORY_POINT_WORDS, point) ? MEMORY_POINT_WORDS[point]! : point;
+}

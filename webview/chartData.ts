@@ -10,6 +10,7 @@
  * of p90s, so a stack with several segments and no derived step has no whisker.
  */
 import type { StepPlan } from '../protocol/events';
+import { memoryPointLabel } from '../protocol/runFile';
 import type { VariantView } from './stats';
 
 export type StackId = string;
@@ -114,7 +115,7 @@ export function memoryChartModel(variants: readonly VariantView[]): ChartModel {
   for (const v of variants) for (const p of Object.keys(v.memoryBytes)) if (!points.includes(p)) points.push(p);
   const series: SegmentSeries[] = points.map((point) => ({
     key: `memory/${point}`,
-    label: `memory ${point}`,
+    label: `memory ${memoryPointLabel(point)}`,
     kind: 'other',
     stack: `memory:${point}`,
     data: variants.map((v) => {

@@ -7,6 +7,7 @@
  */
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import { compareRuns, formatRatio, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
+import { memoryPointLabel } from '../protocol/runFile';
 import { compareChartModel, compareRowLabel } from './compareChartData';
 import { chartHeight, ExperimentChart, runColor } from './charts';
 import { append, h } from './dom';
@@ -64,7 +65,7 @@ function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
       body.appendChild(h('tr', { class: s.derived ? 'derived' : undefined }, ...cells));
     }
     for (const m of v.memory) {
-      const cells = [h('td', {}, compareRowLabel(exp, v.variant, `memory ${m.point}`))];
+      const cells = [h('td', {}, compareRowLabel(exp, v.variant, `memory ${memoryPointLabel(m.point)}`))];
       m.bytes.forEach((b, i) => {
         cells.push(h('td', { class: 'num', colspan: '2' }, b === null ? '–' : `${formatMiB(b)} MiB`));
         if (i > 0) cells.push(h('td', { class: ratioClass(m.ratio[i]) }, formatRatio(m.ratio[i])));

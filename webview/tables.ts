@@ -2,6 +2,7 @@
  * The per-experiment table: every step of every variant with median, p90, min, max (ms) and n,
  * then the memory points (MiB).
  */
+import { memoryPointLabel } from '../protocol/runFile';
 import { h } from './dom';
 import { formatMiB, formatMs } from './format';
 import type { VariantView } from './stats';
@@ -43,7 +44,7 @@ export function stepTable(variants: readonly VariantView[]): HTMLTableElement {
       body.appendChild(
         h('tr', { class: 'memory' },
           h('td', {}, ''),
-          h('td', {}, `memory ${point}`),
+          h('td', {}, `memory ${memoryPointLabel(point)}`),
           h('td', {}, 'memory'),
           h('td', { class: 'num', colspan: '5' }, `${formatMiB(bytes)} MiB per GPU (median of per-GPU max)`),
         ),

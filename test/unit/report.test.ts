@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RunFile } from '../../protocol/runFile';
+import { memoryPointLabel, type RunFile } from '../../protocol/runFile';
 import { escapeHtml, jsonForScript, renderReport, ReportBundleError } from '../../client/htmlReport';
 
 const HOSTILE = '</script><img src=x onerror=alert(1)>';
@@ -68,6 +68,20 @@ test('the report carries the run: JSON round-trips and the fallback table has th
   }
   assert.ok(html.includes('window.__commcost = "loaded";'), 'bundle not inlined');
   assert.ok(!html.includes('SIMULATED'), 'a measured run must not say SIMULATED');
+});
+
+test('memory points read as words in the fallback table (afterCall → after the call)', () => {
+  const html = renderReport(fixture(), { webviewJsPath: stubBundle() });
+  const noscript = /<noscript>([\s\S]*)<\/noscript>/.exec(html)?.[1] ?? '';
+  assert.match(noscript, /<td>memory after the call<\/td><td>memory<\/td><td colspan="5">76\.0 MiB<\/td>/);
+  assert.doesNotMatch(noscript, /memory after(Call|First)/);
+});
+
+test('memoryPointLabel: known points become words, others pass through', () => {
+  assert.equal(memoryPointLabel('afterCall'), 'after the call');
+  assert.equal(memoryPointLabel('afterFirstUse'), 'after the first collective on the buffer');
+  assert.equal(memoryPointLabel('pool after TP2'), 'pool after TP2');
+  assert.equal(memoryPointLabel('constructor'), 'constructor');
 });
 
 test('CSP meta with a nonce that the inline script carries; nothing loaded from outside', () => {

@@ -158,6 +158,13 @@ test('LatestPerFrame: 1,000 pushes between frames → one render of the latest',
   assert.equal(frames.length, 0);
 });
 
+test('memory chart: the experiments\' own points read as words (afterCall → after the call)', () => {
+  const run = JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-nccl2.28.9-wheel.json'), 'utf8')) as RunFile;
+  const init = run.experiments.find((e) => e.experiment === 'init')!;
+  const model = memoryChartModel(variantViews(init as unknown as RunExperiment));
+  assert.deepEqual(model.series.map((s) => s.label), ['memory after the call', 'memory after the first collective']);
+});
+
 test('memory chart (C2): one bar per variant and point, MiB per GPU, points in first-seen order, so growth per group and the splitShare settings sit side by side', () => {
   const cases = JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-nccl2.28.9-wheel.cases.json'), 'utf8')) as RunFile;
   const exp = cases.experiments.find((e) => e.experiment === 'split-share')!;
