@@ -796,7 +796,8 @@ class RankSession {
         } else if (cur) {
           parts.push(`rank ${r} is stuck in ${cur.op}`);
         } else {
-          parts.push(`rank ${r} never reached ${op.op} (last done: ${this.lastDone.get(r) ?? 'nothing'})`);
+          const last = this.lastDone.get(r);
+          parts.push(`rank ${r} never reached ${op.op}: ${last === undefined ? 'it had finished nothing yet' : `it last finished ${last}`}`);
         }
       }
       const stuckRank = [...Array(this.ranks).keys()].find((r) => !this.current.has(r)) ?? rank;

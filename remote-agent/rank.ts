@@ -105,9 +105,11 @@ class RankRunner implements RankContext {
 
   async sitOut(step: string): Promise<void> {
     const gen = ++this.gen;
-    this.channel.send({ t: 'begin', op: `barrier (not in ${step})`, step, ...this.where });
+    // Named as a hang message reads it: "rank 1 never reached X: it last finished the barrier of release, a step it sits out".
+    const op = `the barrier of ${step}, a step it sits out`;
+    this.channel.send({ t: 'begin', op, step, ...this.where });
     await this.native.barrierWait(gen);
-    this.channel.send({ t: 'end', op: `barrier (not in ${step})` });
+    this.channel.send({ t: 'end', op });
   }
 
   async untimed<T>(label: string, fn: () => Promise<T>): Promise<T> {

@@ -84,7 +84,7 @@ function c5Run(over: Partial<RunFile>): RunFile {
 }
 
 describe('C5 table of combinations', () => {
-  const hang = 'timed out at shrink-abort abort/destroy/excluded-aborts iteration 0, step ncclCommDestroy (parent) on rank 1: rank 0 waited 2.1 s in ncclCommDestroy (parent); rank 1 never reached ncclCommDestroy (parent) (last done: ncclCommAbort (parent, excluded rank))';
+  const hang = 'timed out at shrink-abort abort/destroy/excluded-aborts iteration 0, step ncclCommDestroy (parent) on rank 1: rank 0 waited 2.1 s in ncclCommDestroy (parent); rank 1 never reached ncclCommDestroy (parent): it last finished ncclCommAbort (parent, excluded rank)';
   const run = c5Run({
     experiments: [{ experiment: 'shrink-abort', variants: [timed('default/destroy/excluded-destroys', 3.2), timed('abort/abort/excluded-aborts', 480)], done: 4, total: 24, samples: {}, state: 'finished' }],
     errors: [
