@@ -339,11 +339,14 @@ function hangCaseLines(run: RunFile): VerdictLine[] {
       text: `Field case C4: ${outcome('split-subset', 'subset-only', 'ncclCommSplit called by only some ranks')}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.`,
     });
   }
-  const abortStep = variantOf(run, 'init-abort', 'nonblocking')?.steps.find((x) => x.step === 'abort');
+  const nonblocking = variantOf(run, 'init-abort', 'nonblocking');
+  const abortStep = nonblocking?.steps.find((x) => x.step === 'abort');
+  // The abort call alone (runs from before it was recorded have only the whole).
+  const abortCall = nonblocking?.steps.find((x) => x.step === 'abortCall');
   if (experimentIn('init-abort')) {
     lines.push({
       id: 'init-abort',
-      text: `Field case C6: ${outcome('init-abort', 'blocking', 'a blocking init whose peer never joins')}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all` : ''}.`,
+      text: `Field case C6: ${outcome('init-abort', 'blocking', 'a blocking init whose peer never joins')}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all${abortCall ? `, of which ncclCommAbort itself took ${ms(abortCall.stats.median)}` : ''}` : ''}.`,
     });
   }
   return lines;

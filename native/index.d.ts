@@ -297,8 +297,9 @@ export function graphAllReduce(
  * Non-blocking init (config.blocking = 0) that can be aborted while polling: ncclCommInitRankConfig,
  * then ncclCommGetAsyncError polled until success, or until abortAll() (from the JavaScript
  * thread) or `deadlineMs` after the call started, then ncclCommAbort. On success `comm` is a
- * handle and `aborted` false; otherwise `comm` null, `aborted` true and `ms` = start → abort
- * returned. (An NCCL_COMM_BLOCKING=1 environment makes the init call itself block: not abortable.)
+ * handle and `aborted` false; otherwise `comm` null, `aborted` true, `ms` = start → abort
+ * returned and `abortMs` the ncclCommAbort call alone (host monotonic ms; 0 when not aborted).
+ * (An NCCL_COMM_BLOCKING=1 environment makes the init call itself block: not abortable.)
  * @throws NativeError NCCL when the init fails (the communicator is aborted first)
  */
 export function commInitRankAbortable(
@@ -307,7 +308,7 @@ export function commInitRankAbortable(
   rank: number,
   deadlineMs: number,
   gen?: number,
-): Promise<Timed & { comm: number | null; aborted: boolean }>;
+): Promise<Timed & { comm: number | null; aborted: boolean; abortMs: number }>;
 
 /** ncclCommFinalize (synchronizes with the peers). */
 export function commFinalize(comm: number, gen?: number): Promise<Timed>;

@@ -713,6 +713,7 @@ Napi::Value CommInitRankAbortable(const Napi::CallbackInfo& info) {
     Timed t;
     int handle = 0;
     bool aborted = false;
+    double abortMs = 0;
   };
   return timedWith<R>(
       info,
@@ -725,11 +726,12 @@ Napi::Value CommInitRankAbortable(const Napi::CallbackInfo& info) {
         double deadlineMs = info[3].As<Napi::Number>().DoubleValue();
         if (!std::isfinite(deadlineMs) || deadlineMs < 0) argError("commInitRankAbortable", "deadlineMs must be >= 0");
         auto gen = genArg(info, 4, "commInitRankAbortable");
-        return [=](R& r) { r.t = commInitRankAbortable(nranks, id, rank, deadlineMs, gen, &r.handle, &r.aborted); };
+        return [=](R& r) { r.t = commInitRankAbortable(nranks, id, rank, deadlineMs, gen, &r.handle, &r.aborted, &r.abortMs); };
       },
       [](Napi::Env env, Napi::Object& o, const R& r) {
         o.Set("comm", handleOrNull(env, r.handle));
         o.Set("aborted", r.aborted);
+        o.Set("abortMs", r.abortMs);
       });
 }
 

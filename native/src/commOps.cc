@@ -642,7 +642,7 @@ Timed graphAllReduce(const CommRef& ref, size_t bytes, std::optional<uint64_t> g
 // ---- abortable non-blocking init -----------------------------------------------------------------
 
 Timed commInitRankAbortable(int nranks, const ncclUniqueId& id, int rank, double deadlineMs,
-                            std::optional<uint64_t> gen, int* handle, bool* aborted) {
+                            std::optional<uint64_t> gen, int* handle, bool* aborted, double* abortMs) {
   makeContextCurrent("ncclCommInitRankConfig");
   CommConfigArg arg;
   arg.blocking = 0;
@@ -650,6 +650,7 @@ Timed commInitRankAbortable(int nranks, const ncclUniqueId& id, int rank, double
   ncclComm_t comm = nullptr;
   const uint64_t abortsBefore = abortGeneration.load();
   *aborted = false;
+  *abortMs = 0;
   Timed t = timedCall(gen, [&] {
     const uint64_t start = monotonicNs();
     const uint64_t deadline = start + static_cast<uint64_t>(std::max(0.0, deadlineMs) * 1e6);
@@ -657,7 +658,9 @@ Timed commInitRankAbortable(int nranks, const ncclUniqueId& id, int rank, double
     while (r == ncclInProgress) {
       if (abortGeneration.load() != abortsBefore || monotonicNs() >= deadline) {
         *aborted = true;
+        const uint64_t abortStart = monotonicNs();
         NCCL_CHECK(ncclCommAbort, nullptr, (comm));
+        *abortMs = static_cast<double>(monotonicNs() - abortStart) / 1e6;
         return;
       }
       sched_yield();

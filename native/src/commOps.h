@@ -117,10 +117,10 @@ struct GraphTimes {
 };
 Timed graphAllReduce(const CommRef& comm, size_t bytes, std::optional<uint64_t> gen, GraphTimes* parts);
 
-// Non-blocking init polled until ready, abortAll() or `deadlineMs`; *handle 0 and *aborted true
-// when it was aborted.
+// Non-blocking init polled until ready, abortAll() or `deadlineMs`; *handle 0, *aborted true and
+// *abortMs the ncclCommAbort call alone (host monotonic ms) when it was aborted.
 Timed commInitRankAbortable(int nranks, const ncclUniqueId& id, int rank, double deadlineMs,
-                            std::optional<uint64_t> gen, int* handle, bool* aborted);
+                            std::optional<uint64_t> gen, int* handle, bool* aborted, double* abortMs);
 Timed commFinalize(const CommRef& comm, std::optional<uint64_t> gen);
 Timed commDestroy(const CommRef& comm, std::optional<uint64_t> gen);  // comm already taken
 Timed commAbort(const CommRef& comm, std::optional<uint64_t> gen);    // comm already taken

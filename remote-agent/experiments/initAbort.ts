@@ -1,7 +1,8 @@
 /**
  * init-abort (field case C6, meta-pytorch/torchft#179): a communicator init whose last rank
  * never joins. `nonblocking`: config.blocking = 0, the caller polls and aborts after a poll
- * deadline; timed from the start of the init to the return of ncclCommAbort. `blocking`: a
+ * deadline; timed from the start of the init to the return of ncclCommAbort (`abort`), and the
+ * ncclCommAbort call alone (`abortCall`, from the same native call). `blocking`: a
  * blocking init cannot be aborted from the calling thread; the hang guard is expected to stop
  * it at the run's deadline and kill every rank.
  */
@@ -19,7 +20,13 @@ export const initAbortExperiment: ExperimentModule = {
     if (skip) return { skip };
     const poll = pollDeadlineMs(ctx.options.deadlineSeconds);
     return [
-      { variant: 'nonblocking', steps: [{ step: 'abort', label: `non-blocking init polled ${poll} ms, then ncclCommAbort`, kind: 'teardown' }] },
+      {
+        variant: 'nonblocking',
+        steps: [
+          { step: 'abort', label: `non-blocking init polled ${poll} ms, then ncclCommAbort`, kind: 'teardown' },
+          { step: 'abortCall', label: 'the ncclCommAbort call alone', kind: 'teardown' },
+        ],
+      },
       {
         variant: 'blocking',
         hangIsResult: 'field case C6: a blocking init whose peer never joins blocks without bound',
@@ -42,5 +49,6 @@ export const initAbortExperiment: ExperimentModule = {
     const poll = pollDeadlineMs(rc.options.deadlineSeconds);
     const result = await rc.timed('abort', 'non-blocking init, then ncclCommAbort', (gen) => rc.native.commInitRankAbortable(rc.worldSize, id, rc.rank, poll, gen));
     if (!result.aborted) throw new Error('the non-blocking init completed although one rank never joined');
+    rc.record('abortCall', result.abortMs);
   },
 };

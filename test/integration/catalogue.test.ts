@@ -205,6 +205,9 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     assert.equal(v.variant, 'nonblocking');
     const ms = median(v, 'abort');
     assert.ok(ms >= 500 && ms < 500 + 2000, `abort after the 500 ms poll deadline, got ${ms}`);
+    // The ncclCommAbort call alone, from the same native call: part of the whole, not the poll.
+    const call = median(v, 'abortCall');
+    assert.ok(call > 0 && call < ms - 400, `the abort call alone took ${call} ms of ${ms}`);
     const error = run.events.find(is('run/error'))!;
     assert.equal(error.code, 'TIMEOUT');
     assert.match(error.message, /init-abort blocking .*rank 1 never reached ncclCommInitRankConfig \(blocking\): it last finished the barrier of abort, a step it sits out$/);

@@ -190,6 +190,8 @@ describe('native addon catalogue operations on the simulated NCCL', { timeout: 6
     assert.equal(byDeadline.aborted, true);
     assert.equal(byDeadline.comm, null);
     assert.ok(byDeadline.ms >= 300 && byDeadline.ms < 300 + 20 + 300, `aborted at ${byDeadline.ms} ms`);
+    near(byDeadline.abortMs, 20, 'the ncclCommAbort call alone');
+    assert.ok(byDeadline.abortMs < byDeadline.ms);
 
     const id2 = (await rs[0]!.call('getUniqueId')).id;
     let settled = false;
@@ -206,6 +208,7 @@ describe('native addon catalogue operations on the simulated NCCL', { timeout: 6
     const ok = await Promise.all(rs.map((r, i) => r.call('commInitRankAbortable', 2, id3, i, 10_000)));
     for (const x of ok) {
       assert.equal(x.aborted, false);
+      assert.equal(x.abortMs, 0);
       assert.equal(typeof x.comm, 'number');
     }
     near(Math.min(...ok.map((x) => x.ms)), 50, 'non-blocking init');
