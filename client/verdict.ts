@@ -324,19 +324,20 @@ function hangCaseLines(run: RunFile): VerdictLine[] {
    * What became of a variant expected to hang: stopped by the hang guard (a TIMEOUT naming it),
    * ended by another error, completed (it has summarised steps: it did not hang), or not run.
    */
-  const outcome = (experiment: string, variant: string, what: string): string => {
+  const outcome = (experiment: string, variant: string, what: string): { clause: string; detail: string } => {
     const error = (run.errors ?? []).find((x) => x.where?.experiment === experiment && x.where.variant === variant);
-    if (error?.code === 'TIMEOUT') return `${what} hung and was stopped by the hang guard (${error.message.replace(/^timed out at [^:]*: /, '')})`;
-    if (error) return `${what} ended with ${error.code} (${error.message})`;
-    if ((variantOf(run, experiment, variant)?.steps ?? []).length > 0) return `${what} completed: it did not hang in this run`;
-    return `${what} did not run (run ${run.status})`;
+    if (error?.code === 'TIMEOUT') return { clause: `${what} hung and was stopped by the hang guard`, detail: ` Hang guard: ${error.message.replace(/^timed out at [^:]*: /, '')}.` };
+    if (error) return { clause: `${what} ended with ${error.code}`, detail: ` ${error.code}: ${error.message}.` };
+    if ((variantOf(run, experiment, variant)?.steps ?? []).length > 0) return { clause: `${what} completed: it did not hang in this run`, detail: '' };
+    return { clause: `${what} did not run (run ${run.status})`, detail: '' };
   };
   const experimentIn = (id: string): boolean => run.experiments.some((e) => e.experiment === id) || (run.errors ?? []).some((x) => x.where?.experiment === id);
   const nocolor = stats(variantOf(run, 'split-subset', 'nocolor'), 'total');
   if (experimentIn('split-subset')) {
+    const c4 = outcome('split-subset', 'subset-only', 'ncclCommSplit called by only some ranks');
     lines.push({
       id: 'split-subset',
-      text: `Field case C4: ${outcome('split-subset', 'subset-only', 'ncclCommSplit called by only some ranks')}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.`,
+      text: `Field case C4: ${c4.clause}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.${c4.detail}`,
     });
   }
   const nonblocking = variantOf(run, 'init-abort', 'nonblocking');
@@ -344,9 +345,10 @@ function hangCaseLines(run: RunFile): VerdictLine[] {
   // The abort call alone (runs from before it was recorded have only the whole).
   const abortCall = nonblocking?.steps.find((x) => x.step === 'abortCall');
   if (experimentIn('init-abort')) {
+    const c6 = outcome('init-abort', 'blocking', 'a blocking init whose peer never joins');
     lines.push({
       id: 'init-abort',
-      text: `Field case C6: ${outcome('init-abort', 'blocking', 'a blocking init whose peer never joins')}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all${abortCall ? `, of which ncclCommAbort itself took ${ms(abortCall.stats.median)}` : ''}` : ''}.`,
+      text: `Field case C6: ${c6.clause}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all${abortCall ? `, of which ncclCommAbort itself took ${ms(abortCall.stats.median)}` : ''}` : ''}.${c6.detail}`,
     });
   }
   return lines;

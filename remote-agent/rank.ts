@@ -105,8 +105,9 @@ class RankRunner implements RankContext {
 
   async sitOut(step: string): Promise<void> {
     const gen = ++this.gen;
-    // Named as a hang message reads it: "rank 1 never reached X: it last finished the barrier of release, a step it sits out".
-    const op = `the barrier of ${step}, a step it sits out`;
+    // Named as a hang message reads it: "rank 1 never reached X: it last finished the barrier of
+    // step release of variant abort/destroy/excluded-exits, which it sits out".
+    const op = `the barrier of step ${step} of variant ${this.where.variant}, which it sits out`;
     this.channel.send({ t: 'begin', op, step, ...this.where });
     await this.native.barrierWait(gen);
     this.channel.send({ t: 'end', op });

@@ -1,8 +1,9 @@
 /**
  * init-abort (field case C6, meta-pytorch/torchft#179): a communicator init whose last rank
  * never joins. `nonblocking`: config.blocking = 0, the caller polls and aborts after a poll
- * deadline; timed from the start of the init to the return of ncclCommAbort (`abort`), and the
- * ncclCommAbort call alone (`abortCall`, from the same native call). `blocking`: a
+ * deadline; timed from the start of the init to the return of ncclCommAbort (`abort`), in two
+ * parts from the same native call: the init and its polling (`poll`) and the ncclCommAbort call
+ * alone (`abortCall`). `blocking`: a
  * blocking init cannot be aborted from the calling thread; the hang guard is expected to stop
  * it at the run's deadline and kill every rank.
  */
@@ -23,8 +24,9 @@ export const initAbortExperiment: ExperimentModule = {
       {
         variant: 'nonblocking',
         steps: [
-          { step: 'abort', label: `non-blocking init polled ${poll} ms, then ncclCommAbort`, kind: 'teardown' },
-          { step: 'abortCall', label: 'the ncclCommAbort call alone', kind: 'teardown' },
+          { step: 'poll', label: `non-blocking init, polled until ${poll} ms`, kind: 'teardown' },
+          { step: 'abortCall', label: 'the ncclCommAbort call', kind: 'teardown' },
+          { step: 'abort', label: `non-blocking init polled ${poll} ms, then ncclCommAbort`, kind: 'teardown', sumOf: ['poll', 'abortCall'] },
         ],
       },
       {
@@ -49,6 +51,8 @@ export const initAbortExperiment: ExperimentModule = {
     const poll = pollDeadlineMs(rc.options.deadlineSeconds);
     const result = await rc.timed('abort', 'non-blocking init, then ncclCommAbort', (gen) => rc.native.commInitRankAbortable(rc.worldSize, id, rc.rank, poll, gen));
     if (!result.aborted) throw new Error('the non-blocking init completed although one rank never joined');
+    // The parts of the whole `abort` (its sumOf): the whole is the one measured span.
+    rc.record('poll', result.ms - result.abortMs);
     rc.record('abortCall', result.abortMs);
   },
 };

@@ -7,16 +7,36 @@
 // several files is summarised over all their samples (ms per recorded iteration), as is the reference's.
 import { readFileSync } from 'node:fs';
 
-const [runPaths, refPaths] = process.argv.slice(2);
-const tolIdx = process.argv.indexOf('--tolerance');
-const tolerance = tolIdx > 0 ? Number(process.argv[tolIdx + 1]) : 0.10;
-if (!runPaths || !refPaths) {
-  console.error('usage: compare.mjs <run.json>[,…] <reference.json>[,…] [--tolerance 0.10]');
+const USAGE = 'usage: compare.mjs <run.json>[,<run.json>…] <reference.json>[,<reference.json>…] [--tolerance 0.10]';
+const args = process.argv.slice(2);
+const tolIdx = args.indexOf('--tolerance');
+const tolerance = tolIdx >= 0 ? Number(args[tolIdx + 1]) : 0.10;
+if (tolIdx >= 0 && !(tolerance > 0 && tolerance < 1)) refuse(`--tolerance must be a fraction between 0 and 1 (0.10 = ±10%), got '${args[tolIdx + 1] ?? ''}'`);
+const [runPaths, refPaths, extra] = args.filter((_, i) => tolIdx < 0 || (i !== tolIdx && i !== tolIdx + 1));
+if (!runPaths || !refPaths || extra !== undefined) refuse(USAGE);
+
+/** Exit 2 with what went wrong (bad arguments or files; exit 1 is kept for figures outside the tolerance). */
+function refuse(message) {
+  console.error(`compare.mjs: ${message}`);
   process.exit(2);
 }
-const runs = runPaths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
+
+/** The JSON files of a comma-separated list, each as {path, data}. */
+function readAll(list, what) {
+  return list.split(',').map((path) => {
+    if (path.trim() === '') refuse(`an empty ${what} path in '${list}'`);
+    try {
+      return { path, data: JSON.parse(readFileSync(path, 'utf8')) };
+    } catch (e) {
+      return refuse(`cannot read the ${what} file ${path}: ${e.message}`);
+    }
+  });
+}
+const runFiles = readAll(runPaths, 'commcost run');
+const refFiles = readAll(refPaths, 'reference');
+const runs = runFiles.map((f) => f.data);
 const run = runs[0];
-const refs = refPaths.split(',').map((p) => JSON.parse(readFileSync(p, 'utf8')));
+const refs = refFiles.map((f) => f.data);
 const ref = refs[0];
 
 /** Linear-interpolated quantile of sorted values (the definition of commcost's stats and reference.py). */
@@ -27,26 +47,40 @@ function quantile(sorted, q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-/** {median, p90, n} of every sample of the found stats; one file's own stats when it is the only one. */
-function pooled(found) {
+/**
+ * {median, p90, n} of every sample of the found stats ({path, stats, samples}); one file's own
+ * stats when it is the only one. Refuses to pool a file without per-iteration samples (a
+ * reference written before it recorded them) rather than quietly using one file.
+ */
+function pooled(found, what) {
   if (found.length === 0) return undefined;
-  if (found.length === 1 || found.some((s) => !Array.isArray(s.samples))) return found[0];
-  const all = found.flatMap((s) => s.samples).sort((a, b) => a - b);
+  if (found.length === 1) return found[0].stats;
+  const bare = found.find((f) => !Array.isArray(f.samples));
+  if (bare) refuse(`${what}: ${bare.path} has no per-iteration samples, so it cannot be pooled with the other files; compare one run with one reference`);
+  const all = found.flatMap((f) => f.samples).sort((a, b) => a - b);
   return { median: quantile(all, 0.5), p90: quantile(all, 0.9), n: all.length };
 }
 
 function productStats(experiment, variant, step) {
   const found = [];
-  for (const r of runs) {
-    const v = r.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
+  for (const { path, data } of runFiles) {
+    const v = data.experiments.find((x) => x.experiment === experiment)?.variants.find((x) => x.variant === variant);
     const s = v?.steps.find((x) => x.step === step);
-    if (s?.stats) found.push({ ...s.stats, samples: s.samples });
+    if (s?.stats) found.push({ path, stats: s.stats, samples: s.samples });
   }
-  return pooled(found);
+  return pooled(found, `${experiment} ${variant} ${step}`);
 }
 
 function referenceStats(key) {
-  return pooled(refs.map((r) => r.steps[key]).filter((s) => s !== undefined));
+  const found = refFiles.filter((f) => f.data.steps?.[key] !== undefined).map(({ path, data }) => ({ path, stats: data.steps[key], samples: data.steps[key].samples }));
+  return pooled(found, `reference ${key}`);
+}
+
+/** "2.28.9" from a run's stamp or a reference's version code (22809). */
+function versionOf(file) {
+  if (typeof file.stamp?.ncclVersion === 'string') return file.stamp.ncclVersion;
+  const code = file.ncclVersionCode;
+  return typeof code === 'number' ? `${Math.floor(code / 10000)}.${Math.floor(code / 100) % 100}.${code % 100}` : undefined;
 }
 
 // [experiment, variant, reference prefix, [commcost step, reference step] pairs]; `total` rows decide the exit code.
@@ -65,6 +99,11 @@ console.log(`NCCL ${run.stamp?.ncclVersion} (${run.stamp?.ncclPath}), ${run.rank
 if (Array.isArray(ref.order)) console.log(`reference sections in this order, in the same processes: ${ref.order.join(', ')}`);
 if (runs.length > 1 || refs.length > 1) console.log(`pooled: ${runs.length} commcost run file(s), ${refs.length} reference file(s)`);
 console.log('step                                commcost median  p90     reference median  p90     ratio   within');
+const versions = new Set([...runs, ...refs].map(versionOf).filter((v) => v !== undefined));
+if (versions.size > 1) {
+  console.log(`not comparable: the files measured different NCCL versions (${[...versions].join(', ')})`);
+  process.exit(1);
+}
 const rankCounts = new Set([...runs, ...refs].map((r) => r.ranks).filter((n) => typeof n === 'number'));
 if (rankCounts.size > 1) {
   console.log(`not comparable: the files measured different rank counts (${[...rankCounts].join(', ')})`);

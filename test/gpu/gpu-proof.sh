@@ -11,12 +11,14 @@ mkdir -p "$out"
 node=${NODE:-node}
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 iterations=${ITERATIONS:-10}
-# ROUNDS > 1: the tools take turns (commcost, reference, commcost, …), ITERATIONS/ROUNDS recorded
-# iterations each turn, and the comparison pools every turn's samples, so a drift of the machine
-# during the session reaches both tools alike. Each round's own comparison is printed too.
+[[ $iterations =~ ^[1-9][0-9]*$ ]] || { echo "gpu-proof: ITERATIONS must be a whole number ≥ 1, got '$iterations'"; exit 2; }
+# ROUNDS > 1: the tools take turns (commcost, reference, commcost, …), the ITERATIONS recorded
+# iterations of each tool shared out between the turns, and the comparison pools every turn's
+# samples, so a drift of the machine during the session reaches both tools alike. Each round's own
+# comparison is printed too.
 rounds=${ROUNDS:-1}
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "gpu-proof: ROUNDS must be a whole number ≥ 1, got '$rounds'"; exit 2; }
-per_round=$(( (iterations + rounds - 1) / rounds ))
+[ "$rounds" -le "$iterations" ] || { echo "gpu-proof: ROUNDS ($rounds) must not exceed ITERATIONS ($iterations): every turn records at least one iteration"; exit 2; }
 libs=()
 wheel=$(python3 -c 'import importlib.util,os;s=importlib.util.find_spec("nvidia.nccl");print(os.path.join(list(s.submodule_search_locations)[0],"lib","libnccl.so.2") if s else "")' 2>/dev/null)
 [ -n "$wheel" ] && [ -f "$wheel" ] && libs+=("wheel:$wheel")
@@ -37,7 +39,9 @@ else ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); fi
 # commcost runs these experiments one after another in the same rank processes; the reference
 # runs its sections in the same order, so both measure processes with the same history.
 experiments=${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration}
-sections=${experiments//registration/window}
+# The reference's sections: the experiments it has (registration is its 'window'), in that order.
+sections=$(tr ',' '\n' <<< "$experiments" | sed 's/^registration$/window/' | grep -xE 'init|split|shrink|destroy|abort|revoke|window' | paste -sd, -)
+[ -n "$sections" ] || { echo "gpu-proof: none of PROOF_EXPERIMENTS ($experiments) is measured by the reference (init, split, shrink, destroy, abort, revoke, registration)"; exit 2; }
 status=0
 for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
@@ -46,14 +50,19 @@ for entry in "${libs[@]}"; do
   run_files=(); ref_files=()
   for round in $(seq 1 "$rounds"); do
     suffix=$label; [ "$rounds" -gt 1 ] && suffix=$label-r$round
+    # This turn's share of ITERATIONS: the first ITERATIONS % ROUNDS turns take one more.
+    per_round=$(( iterations / rounds + (round <= iterations % rounds ? 1 : 0) ))
+    rm -f "$out/run-$suffix.json" "$out/ref-$suffix.json"   # never pool an earlier session's file
     "$node" bin/commcost.js measure --host localhost "${target[@]}" --ranks "$ranks" --experiments "$experiments" \
       --iterations "$per_round" --json "$out/run-$suffix.json" --html "$out/report-$suffix.html" --save-dir "$out/runs" 2> "$out/cli-$suffix.log"
     rc=$?; [ $rc -ne 0 ] && { echo "commcost exited $rc (log: $out/cli-$suffix.log)"; tail -20 "$out/cli-$suffix.log"; status=1; }
     python3 test/gpu/reference.py --nccl "$lib" "${ref_cuda[@]}" --ranks "$ranks" --iterations "$per_round" --only "$sections" --json "$out/ref-$suffix.json" > /dev/null 2> "$out/ref-$suffix.log" \
       || { echo "reference failed"; tail -20 "$out/ref-$suffix.log"; status=1; continue 2; }
-    run_files+=("$out/run-$suffix.json"); ref_files+=("$out/ref-$suffix.json")
+    [ -f "$out/run-$suffix.json" ] && run_files+=("$out/run-$suffix.json")
+    ref_files+=("$out/ref-$suffix.json")
     [ "$rounds" -gt 1 ] && { echo "--- round $round"; "$node" test/gpu/compare.mjs "$out/run-$suffix.json" "$out/ref-$suffix.json" | grep -E 'total|within'; }
   done
+  [ ${#run_files[@]} -gt 0 ] || { echo "no commcost run to compare for $label"; continue; }
   joined_runs=$(IFS=,; echo "${run_files[*]}"); joined_refs=$(IFS=,; echo "${ref_files[*]}")
   [ "$rounds" -gt 1 ] && echo "--- all $rounds rounds"
   "$node" test/gpu/compare.mjs "$joined_runs" "$joined_refs" | tee "$out/compare-$label.txt" || status=1

@@ -10,7 +10,7 @@ Usage: reference.py --nccl /path/libnccl.so.2 [--ranks 2] [--iterations 10] [--w
                     [--only init,split,shrink,destroy,abort,revoke,window]
 --only picks the sections and their order; they run one after another in the same processes,
 by default in the order of commcost's own session.
-Prints one JSON object: {"ncclPath", "ncclVersionCode", "ranks", "order",
+Prints one JSON object: {"ncclPath", "ncclVersionCode", "ranks", "order" (the sections that ran, in order),
 "steps": {"init/call": {median, p90, min, max, n, samples (ms per recorded iteration)}, ...}}.
 """
 import argparse
@@ -329,7 +329,9 @@ def main():
             combined[f"{prefix}/total"] = [sum(v) for v in zip(*(combined[p] for p in parts))]
     version = ctypes.c_int()
     ctypes.CDLL(args.nccl).ncclGetVersion(ctypes.byref(version))
-    report = {"ncclPath": args.nccl, "ncclVersionCode": version.value, "ranks": args.ranks, "order": only,
+    # The sections that ran, in their order (a section the library lacks is skipped and left out).
+    ran = [n for n in only if any(k.startswith(n + "/") for k in combined)]
+    report = {"ncclPath": args.nccl, "ncclVersionCode": version.value, "ranks": args.ranks, "order": ran,
               "steps": {k: {**stats(v), "samples": v} for k, v in combined.items()}}
     text = json.dumps(report, indent=1)
     if args.json:

@@ -208,9 +208,12 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     // The ncclCommAbort call alone, from the same native call: part of the whole, not the poll.
     const call = median(v, 'abortCall');
     assert.ok(call > 0 && call < ms - 400, `the abort call alone took ${call} ms of ${ms}`);
+    // Its parts: the init with its polling, then the abort call; the whole is their sum.
+    const polled = median(v, 'poll');
+    assert.ok(polled >= 500 && Math.abs(polled + call - ms) < 0.05 * ms, `poll ${polled} + abort ${call} ≈ ${ms} (medians of per-iteration sums)`);
     const error = run.events.find(is('run/error'))!;
     assert.equal(error.code, 'TIMEOUT');
-    assert.match(error.message, /init-abort blocking .*rank 1 never reached ncclCommInitRankConfig \(blocking\): it last finished the barrier of abort, a step it sits out$/);
+    assert.match(error.message, /init-abort blocking .*rank 1 never reached ncclCommInitRankConfig \(blocking\): it last finished the barrier of step abort of variant nonblocking, which it sits out$/);
     assert.equal(error.expected, true);
     assert.equal(run.events.find(is('run/done'))!.status, 'complete');
   });

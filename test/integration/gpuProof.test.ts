@@ -54,7 +54,8 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
       cwd: repoRoot,
       encoding: 'utf8',
       timeout: 180_000,
-      env: { ...process.env, SIMULATE: '1', ITERATIONS: '4', ROUNDS: '2', PROOF_EXPERIMENTS: 'init,split,shrink' },
+      // drain is not the reference's: commcost measures it, the reference leaves it out.
+      env: { ...process.env, SIMULATE: '1', ITERATIONS: '3', ROUNDS: '2', PROOF_EXPERIMENTS: 'init,drain,split,shrink' },
     });
     const text = r.stdout + r.stderr;
     // Only the ±10% verdict may fail on a loaded machine (exit 1); the tools themselves must not.
@@ -65,14 +66,13 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
     assert.match(text, /reference sections in this order, in the same processes: init, split, shrink\n/);
     assert.match(text, /pooled: 2 commcost run file\(s\), 2 reference file\(s\)/);
 
-    // Each turn recorded ITERATIONS/ROUNDS iterations; the pooled medians are those of the union.
+    // The 3 iterations are shared out 2 + 1 between the turns; the pooled medians are those of the union.
     const runs = [1, 2].map((i) => JSON.parse(fs.readFileSync(path.join(out, `run-simulated-r${i}.json`), 'utf8')) as RunFile);
     const refs = [1, 2].map((i) => JSON.parse(fs.readFileSync(path.join(out, `ref-simulated-r${i}.json`), 'utf8')) as { order: string[]; steps: Record<string, { samples: number[] }> });
-    for (const run of runs) assert.equal(run.options.iterations, 2);
-    for (const ref of refs) {
-      assert.deepEqual(ref.order, ['init', 'split', 'shrink']);
-      assert.equal(ref.steps['init/total']!.samples.length, 2);
-    }
+    assert.deepEqual(runs.map((run) => run.options.iterations), [2, 1]);
+    assert.deepEqual(refs.map((ref) => ref.steps['init/total']!.samples.length), [2, 1]);
+    for (const run of runs) assert.ok(run.experiments.some((e) => e.experiment === 'drain'));
+    for (const ref of refs) assert.deepEqual(ref.order, ['init', 'split', 'shrink']);
     const compare = fs.readFileSync(path.join(out, 'compare-simulated.txt'), 'utf8');
     for (const [experiment, variant, step, refKey] of [
       ['init', 'default', 'total', 'init/total'],
@@ -88,16 +88,24 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
     }
   });
 
-  test('bad ROUNDS and an unknown reference section are refused with what to do', () => {
-    const r = spawnSync('bash', ['test/gpu/gpu-proof.sh', tmp()], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, SIMULATE: '1', ROUNDS: 'two' } });
-    assert.equal(r.status, 2);
-    assert.match(r.stdout, /ROUNDS must be a whole number ≥ 1, got 'two'/);
+  test('bad ROUNDS, ITERATIONS or PROOF_EXPERIMENTS and an unknown reference section are refused with what to do', () => {
+    const proof = (env: Record<string, string>) => spawnSync('bash', ['test/gpu/gpu-proof.sh', tmp()], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, SIMULATE: '1', ...env } });
+    for (const [env, message] of [
+      [{ ROUNDS: 'two' }, /ROUNDS must be a whole number ≥ 1, got 'two'/],
+      [{ ITERATIONS: '0' }, /ITERATIONS must be a whole number ≥ 1, got '0'/],
+      [{ ITERATIONS: '2', ROUNDS: '3' }, /ROUNDS \(3\) must not exceed ITERATIONS \(2\): every turn records at least one iteration/],
+      [{ PROOF_EXPERIMENTS: 'drain,pool' }, /none of PROOF_EXPERIMENTS \(drain,pool\) is measured by the reference/],
+    ] as const) {
+      const r = proof(env);
+      assert.equal(r.status, 2, JSON.stringify(env));
+      assert.match(r.stdout, message);
+    }
     const ref = spawnSync('python3', ['test/gpu/reference.py', '--nccl', 'x.so', '--only', 'split,drain'], { cwd: repoRoot, encoding: 'utf8' });
     assert.equal(ref.status, 2);
     assert.match(ref.stderr, /--only: unknown section\(s\) drain; choose from init, split, shrink, destroy, abort, revoke, window/);
   });
 
-  test('compare.mjs refuses files of different rank counts', () => {
+  test('compare.mjs refuses files of different rank counts or NCCL versions, files it cannot pool, and files it cannot read', () => {
     const out = tmp();
     const run = { ranks: 2, experiments: [{ experiment: 'init', variants: [{ variant: 'default', steps: [{ step: 'total', stats: { median: 10, p90: 11 }, samples: [10] }] }] }] };
     const ref = (ranks: number) => ({ ranks, steps: { 'init/total': { median: 10, p90: 11, samples: [10] } } });
@@ -111,5 +119,18 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
     const mixed = compare(`${path.join(out, 'ref2.json')},${path.join(out, 'ref4.json')}`);
     assert.equal(mixed.status, 1);
     assert.match(mixed.stdout, /not comparable: the files measured different rank counts \(2, 4\)/);
+    fs.writeFileSync(path.join(out, 'ref-2.28.3.json'), JSON.stringify({ ...ref(2), ncclVersionCode: 22803 }));
+    fs.writeFileSync(path.join(out, 'run-2.28.9.json'), JSON.stringify({ ...run, stamp: { ncclVersion: '2.28.9' } }));
+    const versions = spawnSync(process.execPath, ['test/gpu/compare.mjs', path.join(out, 'run-2.28.9.json'), path.join(out, 'ref-2.28.3.json')], { cwd: repoRoot, encoding: 'utf8' });
+    assert.equal(versions.status, 1);
+    assert.match(versions.stdout, /not comparable: the files measured different NCCL versions \(2\.28\.9, 2\.28\.3\)/);
+    // A reference written before per-iteration samples cannot be pooled: refused, not quietly dropped.
+    fs.writeFileSync(path.join(out, 'ref-bare.json'), JSON.stringify({ ranks: 2, steps: { 'init/total': { median: 30, p90: 31 } } }));
+    const bare = compare(`${path.join(out, 'ref2.json')},${path.join(out, 'ref-bare.json')}`);
+    assert.equal(bare.status, 2);
+    assert.match(bare.stderr, /reference init\/total: .*ref-bare\.json has no per-iteration samples, so it cannot be pooled/);
+    const missing = compare(path.join(out, 'nothere.json'));
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /cannot read the reference file .*nothere\.json: ENOENT/);
   });
 });

@@ -81,7 +81,8 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   const groups = Object.keys(v0.memoryBytes ?? {}).length;
   assert.ok(share.text.includes(`splitShare 0: ${Math.round(v0.memoryBytes![`after ${groups} groups`]! / groups / 2 ** 20)} MiB per group`), share.text);
   const c4 = lines.find((l) => l.id === 'split-subset')!;
-  assert.match(c4.text, /hung and was stopped by the hang guard \(rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit/);
+  // The hang guard's own message follows the sentence, not inside parentheses.
+  assert.match(c4.text, /^Field case C4: ncclCommSplit called by only some ranks hung and was stopped by the hang guard; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, [\d.]+ ms to the first collective\. Hang guard: rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit.*\.$/);
   assert.ok(c4.text.includes(ms(stepOf(cases, 'split-subset', 'nocolor', 'total'))), c4.text);
   const c6 = lines.find((l) => l.id === 'init-abort')!;
   assert.match(c6.text, /a blocking init whose peer never joins hung and was stopped by the hang guard/);
@@ -92,7 +93,7 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   const nb = split.experiments.find((e) => e.experiment === 'init-abort')!.variants.find((v) => v.variant === 'nonblocking')!;
   const whole = nb.steps.find((s) => s.step === 'abort')!;
   nb.steps.push({ ...structuredClone(whole), step: 'abortCall', label: 'the ncclCommAbort call alone', stats: { ...whole.stats, median: 0.42 } });
-  assert.match(deriveVerdict(split).find((l) => l.id === 'init-abort')!.text, new RegExp(`${ms(whole.stats.median).replace('.', '\\.')} in all, of which ncclCommAbort itself took ${ms(0.42).replace('.', '\\.')}\\.$`));
+  assert.match(deriveVerdict(split).find((l) => l.id === 'init-abort')!.text, new RegExp(`${ms(whole.stats.median).replace('.', '\\.')} in all, of which ncclCommAbort itself took ${ms(0.42).replace('.', '\\.')}\\. Hang guard: `));
   // Without the hang-guard errors and without figures of the hanging variant (a run cancelled
   // during the hang), the sentences say it did not run, never that it did not hang.
   const noErrors = deriveVerdict({ ...cases, errors: [], status: 'partial' });
@@ -101,7 +102,7 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   // Another error is named as such.
   const other = structuredClone(cases);
   other.errors = other.errors!.map((e) => (e.where?.variant === 'subset-only' ? { ...e, code: 'RANK_EXITED', message: 'rank 1 exited (SIGKILL)' } : e));
-  assert.match(deriveVerdict(other).find((l) => l.id === 'split-subset')!.text, /ended with RANK_EXITED \(rank 1 exited \(SIGKILL\)\)/);
+  assert.match(deriveVerdict(other).find((l) => l.id === 'split-subset')!.text, /ended with RANK_EXITED; with NCCL_SPLIT_NOCOLOR .*\. RANK_EXITED: rank 1 exited \(SIGKILL\)\.$/);
   // Figures of the variant mean it completed: only then "did not hang".
   const completed = structuredClone(cases);
   completed.errors = completed.errors!.filter((e) => e.where?.variant !== 'subset-only');

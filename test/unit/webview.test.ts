@@ -124,6 +124,23 @@ test('chart model: call + first stacked, toFirst not a segment, whiskers from th
   ]);
 });
 
+test('chart model (C6): the polled init and the abort call stack to the whole, which is not drawn again', () => {
+  const exp: RunExperiment = {
+    experiment: 'init-abort', done: 11, total: 11, state: 'finished', samples: {},
+    variants: [{
+      variant: 'nonblocking',
+      steps: [
+        { step: 'poll', label: 'non-blocking init, polled until 1500 ms', kind: 'teardown', stats: stats(1499.9, 1500), samples: [] },
+        { step: 'abortCall', label: 'the ncclCommAbort call', kind: 'teardown', stats: stats(0.11, 0.12), samples: [] },
+        { step: 'abort', label: 'non-blocking init polled 1500 ms, then ncclCommAbort', kind: 'teardown', sumOf: ['poll', 'abortCall'], stats: stats(1500.01, 1500.1), samples: [] },
+      ],
+    }],
+  };
+  const m = chartModel(variantViews(exp));
+  assert.deepEqual(m.series.map((s) => [s.key, s.data]), [['teardown/poll', [1499.9]], ['teardown/abortCall', [0.11]]]);
+  assert.deepEqual(m.whiskers.map((w) => [w.stack, w.to, w.source]), [['teardown', 1500.1, 'abort']]);
+});
+
 test('chart model while live: statistics from samples, kinds guessed from step ids', () => {
   const exp: RunExperiment = {
     experiment: 'init', done: 3, total: 11, state: 'running', variants: [],
