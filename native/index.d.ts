@@ -8,7 +8,8 @@
  * timed until `ncclCommGetAsyncError` reports success.
  *
  * Barrier: when a timed op gets `gen` (integer > 0), the worker first sends
- * {u32 0x52424343, u32 rank, u64 gen} (little-endian) on the connection made by `barrierConnect`,
+ * {u32 0x52424343, u32 rank, u64 gen} (little-endian) on the connection made (and proved with the
+ * session's secret) by `barrierConnect`,
  * blocks until the coordinator answers {u64 gen}, records `releaseNs`, then times the call.
  *
  * Errors: every failure is a `NativeError` (sync functions throw, async ones reject). A function
@@ -337,8 +338,13 @@ export function commCount(comm: number): number;
 /** ncclCommUserRank. Sync. */
 export function commUserRank(comm: number): number;
 
-/** Connects (TCP_NODELAY) to the coordinator's barrier server as `rank`; replaces a previous connection. Sync. @throws NativeError code BARRIER */
-export function barrierConnect(host: string, port: number, rank: number): void;
+/**
+ * Connects (TCP_NODELAY) to the coordinator's barrier server as `rank` and sends the hello
+ * {u32 0x48424343, u32 rank, 32 bytes `token`}: the rank session's secret (COMMCOST_SESSION_TOKEN),
+ * without which the server closes the connection. Replaces a previous connection. Sync.
+ * @throws NativeError code BARRIER (token not 32 characters, no connection) or ARG
+ */
+export function barrierConnect(host: string, port: number, rank: number, token: string): void;
 
 /** Waits at barrier `gen` (no library call): `ms` = 0, `releaseNs` set. Rejects with BARRIER on a closed socket or gen mismatch. */
 export function barrierWait(gen: number): Promise<Timed>;

@@ -1,22 +1,43 @@
 /**
  * The TCP star barrier that starts every timed call (independent of NCCL).
  *
- * Wire format (little-endian), matching native/src's barrier client:
- *   rank → coordinator, "arrive": u32 magic 0x52424343 ('CCBR'), u32 rank, u64 generation
+ * Wire format (little-endian), matching native/src's barrier client and the c10d driver's:
+ *   rank → coordinator, once, first: "hello": u32 magic 0x48424343 ('CCBH'), u32 rank, 32 bytes:
+ *     the rank session's secret (COMMCOST_SESSION_TOKEN, 32 hex characters)
+ *   rank → coordinator, "arrive": u32 magic 0x52424343 ('CCBR'), u32 rank (the hello's), u64 generation
  *   coordinator → rank, "release": u64 generation
+ * A connection whose first frame is not a hello with the session's secret, or that arrives for
+ * another rank than its hello named, is closed (and logged) without touching the barrier: a peer
+ * on the network that lacks the secret can neither arrive for a rank nor take its releases.
  * Generations count up from 1 on every rank identically (SPMD). When all `worldSize` ranks
  * have arrived for a generation, the release is written to every rank back to back; each rank
  * reads it on the worker thread that then takes t0 and makes the call.
  */
+import { timingSafeEqual } from 'node:crypto';
 import * as net from 'node:net';
 
 export const BARRIER_MAGIC = 0x52424343;
+export const BARRIER_HELLO_MAGIC = 0x48424343;
+/** Length of the secret a hello carries (the session secret: 16 random bytes as hex). */
+export const BARRIER_TOKEN_BYTES = 32;
 const ARRIVE_BYTES = 16;
+const HELLO_BYTES = 8 + BARRIER_TOKEN_BYTES;
+
+/** A hello frame for `rank` with `token` (the rank clients' first frame; used by tests). */
+export function barrierHello(rank: number, token: string): Buffer {
+  const b = Buffer.alloc(HELLO_BYTES);
+  b.writeUInt32LE(BARRIER_HELLO_MAGIC, 0);
+  b.writeUInt32LE(rank, 4);
+  b.write(token, 8, BARRIER_TOKEN_BYTES, 'latin1');
+  return b;
+}
 
 export interface BarrierServerOptions {
   worldSize: number;
+  /** The rank session's secret (32 characters) every connection's hello must carry. */
+  token: string;
   host?: string;
-  /** Called when a frame is malformed or a generation goes backwards. */
+  /** Called when a frame is malformed, a hello is refused or a generation goes backwards. */
   onProtocolError?: (message: string) => void;
 }
 
@@ -29,7 +50,14 @@ export class BarrierServer {
   private readonly lastGen = new Map<number, number>();
   private releasedUpTo = 0;
 
+  private readonly token: Buffer;
+
+  /** @throws RangeError when the token is not BARRIER_TOKEN_BYTES characters */
   constructor(private readonly opts: BarrierServerOptions) {
+    this.token = Buffer.from(opts.token, 'latin1');
+    if (opts.token.length !== BARRIER_TOKEN_BYTES || this.token.length !== BARRIER_TOKEN_BYTES) {
+      throw new RangeError(`barrier token must be ${BARRIER_TOKEN_BYTES} characters, got ${opts.token.length}`);
+    }
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
@@ -68,18 +96,30 @@ export class BarrierServer {
   private accept(socket: net.Socket): void {
     socket.setNoDelay(true);
     let buf = Buffer.alloc(0);
+    /** The rank this connection proved it speaks for (its hello); undefined until then. */
+    let helloRank: number | undefined;
+    const refuse = (why: string): void => {
+      this.opts.onProtocolError?.(`barrier: connection from ${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'} closed: ${why}`);
+      buf = Buffer.alloc(0);
+      socket.destroy();
+    };
     socket.on('data', (chunk) => {
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      if (helloRank === undefined) {
+        if (buf.length >= 4 && buf.readUInt32LE(0) !== BARRIER_HELLO_MAGIC) return refuse(`its first frame is not a hello (magic ${buf.readUInt32LE(0).toString(16)})`);
+        if (buf.length < HELLO_BYTES) return;
+        const rank = buf.readUInt32LE(4);
+        if (!timingSafeEqual(buf.subarray(8, HELLO_BYTES), this.token)) return refuse(`hello for rank ${rank} without this session's secret`);
+        if (rank >= this.opts.worldSize) return refuse(`hello for rank ${rank}, world size ${this.opts.worldSize}`);
+        helloRank = rank;
+        buf = buf.subarray(HELLO_BYTES);
+      }
       while (buf.length >= ARRIVE_BYTES) {
         const magic = buf.readUInt32LE(0);
         const rank = buf.readUInt32LE(4);
         const gen = Number(buf.readBigUInt64LE(8));
         buf = buf.subarray(ARRIVE_BYTES);
-        if (magic !== BARRIER_MAGIC || rank >= this.opts.worldSize) {
-          this.opts.onProtocolError?.(`barrier: bad frame (magic ${magic.toString(16)}, rank ${rank})`);
-          socket.destroy();
-          return;
-        }
+        if (magic !== BARRIER_MAGIC || rank !== helloRank) return refuse(`bad frame (magic ${magic.toString(16)}, rank ${rank}, hello for rank ${helloRank})`);
         this.sockets.set(rank, socket);
         this.arrive(rank, gen);
       }

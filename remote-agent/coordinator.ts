@@ -535,7 +535,8 @@ class RankSession {
     private readonly cluster?: ClusterPlacement,
   ) {
     // Ranks on other nodes reach the control and barrier servers over the network.
-    this.barrier = new BarrierServer({ worldSize: ranks, host: cluster ? '0.0.0.0' : '127.0.0.1', onProtocolError: (m) => log(m) });
+    // Its connections must prove the same secret in their first frame (the barrier's hello).
+    this.barrier = new BarrierServer({ worldSize: ranks, token: this.secret, host: cluster ? '0.0.0.0' : '127.0.0.1', onProtocolError: (m) => log(m) });
     this.deadlineMs = options.deadlineSeconds * 1000;
   }
 

@@ -252,7 +252,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       runner.native.load({ ncclPath: msg.ncclPath, cudaPath: msg.cudaPath });
       const bufferBytes = Math.max(runner.options.firstCollectiveBytes, runner.options.steadyBytes);
       const cuda = await runner.native.initDevice(id.localRank, bufferBytes);
-      runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank);
+      runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank, env.COMMCOST_SESSION_TOKEN ?? '');
       runner.barrierAddress = `${msg.barrierHost}:${msg.barrierPort}`;
       // Process one-time NCCL start (bootstrap, plugins): measured once, never mixed in.
       let firstUniqueIdMs: number | undefined;

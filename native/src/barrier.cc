@@ -38,8 +38,12 @@ uint64_t monotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-void barrierConnect(const std::string& host, int port, uint32_t rank) {
+void barrierConnect(const std::string& host, int port, uint32_t rank, const std::string& token) {
   if (port <= 0 || port > 65535) COMMCOST_FAIL("BARRIER", "barrierConnect", "invalid port " + std::to_string(port));
+  if (token.size() != kBarrierTokenBytes) {
+    COMMCOST_FAIL("BARRIER", "barrierConnect",
+                  "the session secret must be " + std::to_string(kBarrierTokenBytes) + " characters, got " + std::to_string(token.size()));
+  }
   addrinfo hints;
   std::memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
@@ -69,6 +73,22 @@ void barrierConnect(const std::string& host, int port, uint32_t rank) {
   }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // The hello: magic 'CCBH', rank, the session's secret; the server closes a connection without it.
+  unsigned char hello[8 + kBarrierTokenBytes];
+  putLe(hello, kBarrierHelloMagic, 4);
+  putLe(hello + 4, rank, 4);
+  std::memcpy(hello + 8, token.data(), kBarrierTokenBytes);
+  size_t sent = 0;
+  while (sent < sizeof hello) {
+    ssize_t w = send(fd, hello + sent, sizeof hello - sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string why = std::strerror(errno);
+      close(fd);
+      COMMCOST_FAIL("BARRIER", "barrierConnect", "cannot send the hello to the barrier server " + host + ":" + std::to_string(port) + ": " + why);
+    }
+    sent += static_cast<size_t>(w);
+  }
   std::lock_guard<std::mutex> lock(barrierMutex);
   if (barrierFd >= 0) close(barrierFd);
   barrierFd = fd;

@@ -402,7 +402,8 @@ Napi::Value BarrierConnect(const Napi::CallbackInfo& info) {
     if (info.Length() < 1 || !info[0].IsString()) argError("barrierConnect", "host must be a string");
     int port = intArg(info, 1, "barrierConnect", "port", 1, 65535);
     int rank = intArg(info, 2, "barrierConnect", "rank", 0, 2147483647.0);
-    barrierConnect(info[0].As<Napi::String>().Utf8Value(), port, static_cast<uint32_t>(rank));
+    if (info.Length() < 4 || !info[3].IsString()) argError("barrierConnect", "token must be a string (the session's secret)");
+    barrierConnect(info[0].As<Napi::String>().Utf8Value(), port, static_cast<uint32_t>(rank), info[3].As<Napi::String>().Utf8Value());
     return info.Env().Undefined();
   });
 }

@@ -15,7 +15,7 @@ stdout to the agent: {"t": "ready"} once set up, {"t": "begin"|"end", "op": ...}
 library call (for the hang guard), {"t": "iteration", "steps": {...ms}, "releaseNs": {...},
 "memory": {...bytes}, "gen": last generation used}, {"t": "error", "message": ...}.
 Closing stdin ends the process. "python3 driver.py probe" prints what the host's torch
-supports; "python3 driver.py barrier-selftest HOST PORT RANK N" passes N barrier generations.
+supports; "python3 driver.py barrier-selftest HOST PORT RANK N TOKEN" passes N barrier generations.
 """
 import inspect
 import json
@@ -27,6 +27,7 @@ import threading
 import time
 
 MAGIC = 0x52424343
+HELLO_MAGIC = 0x48424343
 
 
 def emit(msg):
@@ -60,12 +61,16 @@ def probe():
 
 
 class Barrier:
-    """Client of the agent's barrier: arrive(rank, gen), wait for release(gen)."""
+    """Client of the agent's barrier: hello with the session's secret, then arrive(rank, gen), wait for release(gen)."""
 
-    def __init__(self, host, port, rank):
+    def __init__(self, host, port, rank, token):
+        secret = token.encode("latin-1")
+        if len(secret) != 32:
+            raise RuntimeError(f"the barrier's session secret must be 32 characters, got {len(secret)}")
         self.sock = socket.create_connection((host, port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.rank = rank
+        self.sock.sendall(struct.pack("<II", HELLO_MAGIC, rank) + secret)
 
     def wait(self, gen):
         self.sock.sendall(struct.pack("<IIQ", MAGIC, self.rank, gen))
@@ -98,7 +103,7 @@ class Driver:
         self.device = torch.device("cuda", self.local)
         self.buf = torch.ones(self.first_bytes // 4, dtype=torch.float32, device=self.device)
         host, port = os.environ["COMMCOST_BARRIER"].rsplit(":", 1)
-        self.barrier = Barrier(host, int(port), self.rank)
+        self.barrier = Barrier(host, int(port), self.rank, os.environ.get("COMMCOST_BARRIER_TOKEN", ""))
         self.store_seq = 0
         self.gen = 0
         self.steps, self.release, self.memory = {}, {}, {}
@@ -229,8 +234,8 @@ def read_stdin():
     os._exit(0 if exiting.is_set() else 3)
 
 
-def barrier_selftest(host, port, rank, count):
-    b = Barrier(host, int(port), int(rank))
+def barrier_selftest(host, port, rank, count, token):
+    b = Barrier(host, int(port), int(rank), token)
     emit({"released": [b.wait(g) for g in range(1, int(count) + 1)]})
 
 
@@ -239,7 +244,7 @@ def main():
         probe()
         return
     if len(sys.argv) > 1 and sys.argv[1] == "barrier-selftest":
-        barrier_selftest(*sys.argv[2:6])
+        barrier_selftest(*sys.argv[2:7])
         return
     variant = sys.argv[1]
     threading.Thread(target=read_stdin, daemon=True).start()

@@ -122,6 +122,8 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
       WORLD_SIZE: String(rc.worldSize),
       LOCAL_RANK: String(rc.rank),
       COMMCOST_BARRIER: rc.barrierAddress,
+      // The barrier's hello proves the rank session's secret, as the rank's own connection does.
+      COMMCOST_BARRIER_TOKEN: process.env.COMMCOST_SESSION_TOKEN ?? '',
       COMMCOST_C10D_STORE_DIR: storeDir,
       COMMCOST_FIRST_BYTES: String(rc.options.firstCollectiveBytes),
       PYTHONUNBUFFERED: '1',

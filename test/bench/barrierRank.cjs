@@ -3,7 +3,7 @@
 'use strict';
 const native = require(process.env.COMMCOST_NATIVE);
 const [port, rank, count] = process.argv.slice(2).map(Number);
-native.barrierConnect('127.0.0.1', port, rank);
+native.barrierConnect('127.0.0.1', port, rank, process.env.COMMCOST_BARRIER_TOKEN);
 (async () => {
   const out = [];
   for (let gen = 1; gen <= count; gen++) out.push((await native.barrierWait(gen)).releaseNs);

@@ -11,6 +11,7 @@
  *    (a) < 20 µs.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { BarrierServer } from '../../remote-agent/barrierServer';
 import { quantileSorted } from '../../remote-agent/stats';
@@ -27,14 +28,15 @@ function dist(values: number[]): string {
 }
 
 async function barrierSkew(ranks: number, count: number): Promise<number[]> {
-  const server = new BarrierServer({ worldSize: ranks });
+  const token = randomBytes(16).toString('hex');
+  const server = new BarrierServer({ worldSize: ranks, token });
   const port = await server.listen();
   const outputs = await Promise.all(
     [...Array(ranks).keys()].map(
       (rank) =>
         new Promise<number[]>((resolve, reject) => {
           const child = spawn(process.execPath, [path.join(root, 'test', 'bench', 'barrierRank.cjs'), String(port), String(rank), String(count)], {
-            env: { ...process.env, COMMCOST_NATIVE: addon },
+            env: { ...process.env, COMMCOST_NATIVE: addon, COMMCOST_BARRIER_TOKEN: token },
             stdio: ['ignore', 'pipe', 'inherit'],
           });
           let out = '';

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { parseAgentEvent, parseHostCommand, PROTOCOL_VERSION, ProtocolError } from '../../protocol/events';
 import { COMMCOST_VERSION } from '../../protocol/version';
-import { BARRIER_MAGIC, BarrierServer } from '../../remote-agent/barrierServer';
+import { BARRIER_MAGIC, BarrierServer, barrierHello } from '../../remote-agent/barrierServer';
 import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator';
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
 import { LineChannel, onLines } from '../../remote-agent/lineChannel';
@@ -214,6 +214,16 @@ describe('JSON lines', () => {
 });
 
 describe('barrier server', () => {
+  const TOKEN = 'a'.repeat(32);
+  /** A connection that has said its hello for `rank` with `token`. */
+  function connect(port: number, rank: number, token = TOKEN): Promise<net.Socket> {
+    return new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => {
+        s.write(barrierHello(rank, token));
+        resolve(s);
+      });
+    });
+  }
   function arrive(socket: net.Socket, rank: number, gen: number, magic = BARRIER_MAGIC): void {
     const b = Buffer.alloc(16);
     b.writeUInt32LE(magic, 0);
@@ -226,9 +236,9 @@ describe('barrier server', () => {
   }
 
   test('releases a generation only when every rank has arrived, to every rank', async () => {
-    const server = new BarrierServer({ worldSize: 3 });
+    const server = new BarrierServer({ worldSize: 3, token: TOKEN });
     const port = await server.listen();
-    const sockets = await Promise.all([0, 1, 2].map(() => new Promise<net.Socket>((r) => { const s = net.connect(port, '127.0.0.1', () => r(s)); })));
+    const sockets = await Promise.all([0, 1, 2].map((rank) => connect(port, rank)));
     const waits = sockets.map(released);
     arrive(sockets[0]!, 0, 1);
     arrive(sockets[1]!, 1, 1);
@@ -244,13 +254,55 @@ describe('barrier server', () => {
 
   test('a bad frame is reported and the connection dropped', async () => {
     const problems: string[] = [];
-    const server = new BarrierServer({ worldSize: 1, onProtocolError: (m) => problems.push(m) });
+    const server = new BarrierServer({ worldSize: 1, token: TOKEN, onProtocolError: (m) => problems.push(m) });
     const port = await server.listen();
-    const s = net.connect(port, '127.0.0.1');
+    const s = await connect(port, 0);
     const closed = new Promise((r) => s.on('close', r));
     arrive(s, 0, 1, 0xdeadbeef);
     await closed;
-    assert.match(problems[0] ?? '', /bad frame/);
+    assert.match(problems[0] ?? '', /bad frame \(magic deadbeef, rank 0, hello for rank 0\)/);
     server.close();
+  });
+
+  test('a connection without the session secret can neither arrive for a rank nor take its releases', { timeout: 15_000 }, async () => {
+    const problems: string[] = [];
+    const server = new BarrierServer({ worldSize: 2, token: TOKEN, onProtocolError: (m) => problems.push(m) });
+    const port = await server.listen();
+    const closedBy = (s: net.Socket) => new Promise<void>((r) => s.on('close', () => r()));
+    // 1. An arrive frame with no hello (the old protocol, or a port scanner that knows it).
+    const bare = net.connect(port, '127.0.0.1');
+    const bareClosed = closedBy(bare);
+    arrive(bare, 0, 1);
+    await bareClosed;
+    // 2. A hello with the wrong secret, then an arrive for rank 1.
+    const wrong = await connect(port, 1, 'b'.repeat(32));
+    const wrongClosed = closedBy(wrong);
+    arrive(wrong, 1, 1);
+    await wrongClosed;
+    // 3. The right secret, but a rank beyond the world size; 4. right secret, arrive for another rank.
+    const beyond = await connect(port, 5);
+    await closedBy(beyond);
+    const other = await connect(port, 0);
+    const otherClosed = closedBy(other);
+    arrive(other, 1, 1);
+    await otherClosed;
+    assert.deepEqual(problems.map((p) => p.replace(/^barrier: connection from [^ ]+ closed: /, '')), [
+      'its first frame is not a hello (magic 52424343)',
+      'hello for rank 1 without this session\'s secret',
+      'hello for rank 5, world size 2',
+      'bad frame (magic 52424343, rank 1, hello for rank 0)',
+    ]);
+    // None of them arrived: generation 1 still waits for both ranks, and the real ranks pass it.
+    assert.deepEqual(server.missing(1), [0, 1]);
+    const ranks = await Promise.all([0, 1].map((rank) => connect(port, rank)));
+    const waits = ranks.map(released);
+    ranks.forEach((s, rank) => arrive(s, rank, 1));
+    assert.deepEqual(await Promise.all(waits), [1, 1]);
+    for (const s of ranks) s.destroy();
+    server.close();
+  });
+
+  test('a token that is not 32 characters is refused when the server is made', () => {
+    assert.throws(() => new BarrierServer({ worldSize: 1, token: 'short' }), /barrier token must be 32 characters, got 5/);
   });
 });

@@ -13,6 +13,9 @@ import { BarrierServer } from '../../remote-agent/barrierServer';
 import { c10dExperiment, c10dVariants, driverPath, probeTorch, type TorchProbe } from '../../remote-agent/experiments/c10d';
 import { normalizeOptions } from '../../remote-agent/coordinator';
 
+/** The rank session's secret the barrier clients prove in their hello. */
+const BARRIER_TOKEN = 'c10d'.repeat(8);
+
 let hasPython = true;
 try {
   execFileSync('python3', ['--version']);
@@ -32,11 +35,11 @@ describe('c10d driver', { skip }, () => {
   });
 
   test('its barrier client passes generations with the agent\'s barrier server', async () => {
-    const server = new BarrierServer({ worldSize: 2 });
+    const server = new BarrierServer({ worldSize: 2, token: BARRIER_TOKEN });
     const port = await server.listen();
     const run = (rank: number): Promise<number[]> =>
       new Promise((resolve, reject) => {
-        const child = spawn('python3', [driverPath(), 'barrier-selftest', '127.0.0.1', String(port), String(rank), '20']);
+        const child = spawn('python3', [driverPath(), 'barrier-selftest', '127.0.0.1', String(port), String(rank), '20', BARRIER_TOKEN]);
         let out = '';
         child.stdout.on('data', (d: Buffer) => (out += d.toString()));
         child.on('close', (code) => (code === 0 ? resolve((JSON.parse(out) as { released: number[] }).released) : reject(new Error(`exit ${code}`))));
@@ -138,11 +141,11 @@ async function runDriverWithFakeTorch(variant: string): Promise<{ iteration: Rec
   const dir = fakeTorchDir();
   const log = path.join(dir, 'calls.jsonl');
   fs.writeFileSync(log, '');
-  const server = new BarrierServer({ worldSize: 1 });
+  const server = new BarrierServer({ worldSize: 1, token: BARRIER_TOKEN });
   const port = await server.listen();
   try {
     const child = spawn('python3', [driverPath(), variant], {
-      env: { ...process.env, PYTHONPATH: dir, FAKE_TORCH_LOG: log, RANK: '0', WORLD_SIZE: '1', LOCAL_RANK: '0', COMMCOST_BARRIER: `127.0.0.1:${port}`, COMMCOST_C10D_STORE_DIR: dir, PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, PYTHONPATH: dir, FAKE_TORCH_LOG: log, RANK: '0', WORLD_SIZE: '1', LOCAL_RANK: '0', COMMCOST_BARRIER: `127.0.0.1:${port}`, COMMCOST_BARRIER_TOKEN: BARRIER_TOKEN, COMMCOST_C10D_STORE_DIR: dir, PYTHONUNBUFFERED: '1' },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const lines: Record<string, unknown>[] = [];
@@ -215,7 +218,7 @@ function startFakeTorchRank(variant: string, rank: number, world: number, port: 
   const log = path.join(dir, `calls-rank${rank}.jsonl`);
   fs.writeFileSync(log, '');
   const child = spawn('python3', [driverPath(), variant], {
-    env: { ...process.env, PYTHONPATH: dir, FAKE_TORCH_LOG: log, FAKE_TORCH_SHARED: dir, RANK: String(rank), WORLD_SIZE: String(world), LOCAL_RANK: String(rank), COMMCOST_BARRIER: `127.0.0.1:${port}`, COMMCOST_C10D_STORE_DIR: dir, PYTHONUNBUFFERED: '1' },
+    env: { ...process.env, PYTHONPATH: dir, FAKE_TORCH_LOG: log, FAKE_TORCH_SHARED: dir, RANK: String(rank), WORLD_SIZE: String(world), LOCAL_RANK: String(rank), COMMCOST_BARRIER: `127.0.0.1:${port}`, COMMCOST_BARRIER_TOKEN: BARRIER_TOKEN, COMMCOST_C10D_STORE_DIR: dir, PYTHONUNBUFFERED: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: Line[] = [];
@@ -281,7 +284,7 @@ describe('shrink_group with 2 ranks: the excluded rank releases the parent while
   // destroying it, the survivor would wait in shrink_group and the excluded rank at the barrier.
   test('both ranks finish the iteration; the survivor times call and first and never destroys the parent', async () => {
     const dir = fakeTorchDir();
-    const server = new BarrierServer({ worldSize: 2 });
+    const server = new BarrierServer({ worldSize: 2, token: BARRIER_TOKEN });
     const port = await server.listen();
     const survivor = startFakeTorchRank('shrink_group', 0, 2, port, dir);
     const excluded = startFakeTorchRank('shrink_group', 1, 2, port, dir);

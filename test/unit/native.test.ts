@@ -19,13 +19,26 @@ class BarrierServer {
   /** gen -> gen answered instead (to test mismatches). */
   readonly lie = new Map<bigint, bigint>();
   readonly seen: { rank: number; gen: bigint }[] = [];
+  /** Each connection's hello: {rank, token}. */
+  readonly hellos: { rank: number; token: string }[] = [];
 
   constructor(private readonly n: number) {
     this.server = net.createServer((sock) => {
       sock.setNoDelay(true);
       let buf = Buffer.alloc(0);
+      let greeted = false;
       sock.on('data', (d) => {
         buf = Buffer.concat([buf, d]);
+        if (!greeted) {
+          if (buf.length < 40) return;
+          if (buf.readUInt32LE(0) !== 0x48424343) {
+            sock.destroy();
+            return;
+          }
+          this.hellos.push({ rank: buf.readUInt32LE(4), token: buf.subarray(8, 40).toString('latin1') });
+          buf = buf.subarray(40);
+          greeted = true;
+        }
         while (buf.length >= 16) {
           const magic = buf.readUInt32LE(0);
           const rank = buf.readUInt32LE(4);
@@ -222,7 +235,14 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
     try {
       const rs = spawn(2, { COMMCOST_SIM_INIT_MS: '50' });
       await loadSim(rs);
-      await Promise.all(rs.map((r, i) => r.call('barrierConnect', '127.0.0.1', port, i)));
+      const token = '0123456789abcdef'.repeat(2);
+      await Promise.all(rs.map((r, i) => r.call('barrierConnect', '127.0.0.1', port, i, token)));
+      // Each connection opens with its hello: the rank and the session's secret.
+      for (let i = 0; i < 100 && server.hellos.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual([...server.hellos].sort((a, b) => a.rank - b.rank), [{ rank: 0, token }, { rank: 1, token }]);
+      const short = await rejection(rs[0]!.call('barrierConnect', '127.0.0.1', port, 0, 'short'));
+      assert.equal(short.code, 'BARRIER');
+      assert.match(short.message, /the session secret must be 32 characters, got 5/);
       // Rank 1 arrives 300 ms late: rank 0 waits in the barrier, not in the timed call.
       const p0 = rs[0]!.call('nop', 1);
       await new Promise((r) => setTimeout(r, 300));
