@@ -45,6 +45,8 @@ export interface BarrierServerOptions {
 export class BarrierServer {
   private readonly server: net.Server;
   private readonly sockets = new Map<number, net.Socket>();
+  /** Every open connection, with or without a hello: all are closed with the server. */
+  private readonly connections = new Set<net.Socket>();
   private readonly arrived = new Map<number, Set<number>>();
   /** Highest generation each rank has arrived at. */
   private readonly lastGen = new Map<number, number>();
@@ -89,12 +91,14 @@ export class BarrierServer {
   }
 
   close(): void {
-    for (const s of this.sockets.values()) s.destroy();
+    for (const s of this.connections) s.destroy();
     this.server.close();
   }
 
   private accept(socket: net.Socket): void {
     socket.setNoDelay(true);
+    this.connections.add(socket);
+    socket.on('close', () => this.connections.delete(socket));
     let buf = Buffer.alloc(0);
     /** The rank this connection proved it speaks for (its hello); undefined until then. */
     let helloRank: number | undefined;

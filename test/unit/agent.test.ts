@@ -298,8 +298,13 @@ describe('barrier server', () => {
     const waits = ranks.map(released);
     ranks.forEach((s, rank) => arrive(s, rank, 1));
     assert.deepEqual(await Promise.all(waits), [1, 1]);
-    for (const s of ranks) s.destroy();
+    // A connection that never says its hello is closed with the server, not left open.
+    const silent = net.connect(port, '127.0.0.1');
+    await new Promise((r) => silent.once('connect', r));
+    const silentClosed = closedBy(silent);
     server.close();
+    await silentClosed;
+    for (const s of ranks) s.destroy();
   });
 
   test('a token that is not 32 characters is refused when the server is made', () => {
