@@ -1,0 +1,134 @@
+/**
+ * The study's published figures: the one table of them in product code. The verdict
+ * (client/verdict/*) sets a run's own figures beside these and says whether the host agrees or
+ * differs (rules in client/verdict/agreement.ts, documented in docs/METHOD.md, "Agreement with
+ * the study"). No other file may hold a figure of the study.
+ *
+ * Source of every entry: the design brief's section "Figures from the study"
+ * (/work/shared/design/DESIGN.md in the project's shared folder), which quotes the study; each
+ * entry names the measurement of the study it comes from. Hardware is 4× NVIDIA A40 over PCIe
+ * with NCCL 2.32.3 unless an entry names another host. The study's own warning applies to every
+ * comparison: "on other hardware expect the same orders of magnitude, not the same values".
+ */
+
+/** A host the study measured on. */
+export interface StudyHost {
+  /** e.g. "4× A40 PCIe, NCCL 2.32.3". */
+  text: string;
+  /** World size of the study's communicators on that host. */
+  ranks: number;
+  /** True when the study's ranks spanned several hosts. */
+  acrossNodes: boolean;
+}
+
+export const STUDY_A40: StudyHost = { text: '4× A40 PCIe, NCCL 2.32.3', ranks: 4, acrossNodes: false };
+export const STUDY_V100_NODES: StudyHost = { text: '8× V100 across nodes, NCCL 2.32.3', ranks: 8, acrossNodes: true };
+
+/** One published figure: a value (`min` = `max`) or a range, in ms or bytes. */
+export interface StudyFigure {
+  /** What was measured, in the field's words. */
+  what: string;
+  unit: 'ms' | 'bytes';
+  min: number;
+  max: number;
+  /** How the study wrote it, e.g. "464 MB" (shown as written; MB read as 10^6 bytes). */
+  written: string;
+  host: StudyHost;
+  /** The measurement of the study it comes from (DESIGN.md, "Figures from the study"). */
+  source: string;
+}
+
+const SECTION = 'DESIGN.md "Figures from the study"';
+
+function fig(
+  what: string,
+  min: number,
+  max: number,
+  written: string,
+  source: string,
+  host: StudyHost = STUDY_A40,
+  unit: 'ms' | 'bytes' = 'ms',
+): StudyFigure {
+  return { what, unit, min, max, written, host, source: `${source} (${SECTION})` };
+}
+
+/** Every figure of the study the verdict compares with, by key. */
+export const STUDY_FIGURES = {
+  initCall: fig('ncclCommInitRank(Config)', 43, 43, '43 ms', 'init'),
+  initToFirst: fig('init to the first 1 MB allreduce', 92, 92, '92 ms', 'init with the first 1 MB allreduce'),
+  splitCall: fig('ncclCommSplit', 23, 23, '23 ms', 'split + first allreduce'),
+  splitFirst: fig('first allreduce on a split child', 54.5, 54.5, '54.5 ms', 'split + first allreduce'),
+  splitToFirst: fig(
+    'split to first collective',
+    81,
+    81,
+    '81 ms',
+    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+  ),
+  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 78 vs 81 ms'),
+  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 78 vs 81 ms'),
+  shrinkToFirst: fig(
+    'shrink to first collective',
+    64,
+    64,
+    '64 ms',
+    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+  ),
+  growToFirst: fig(
+    'grow to first collective',
+    78,
+    78,
+    '78 ms',
+    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+  ),
+  freshToFirst: fig(
+    'fresh init to first collective',
+    92,
+    92,
+    '92 ms',
+    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+  ),
+  nodesShrinkToFirst: fig('shrink to first collective', 180, 180, '180 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
+  nodesGrowToFirst: fig('grow to first collective', 175, 175, '175 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
+  nodesFreshToFirst: fig('fresh init to first collective', 184, 184, '184 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
+  abort: fig('ncclCommAbort', 485, 534, '485–534 ms', 'abort'),
+  revoke: fig('ncclCommRevoke until quiet', 499, 502, '499–502 ms', 'revoke'),
+  destroy: fig('ncclCommFinalize + ncclCommDestroy', 160, 430, '0.16–0.43 s', 'finalize + destroy'),
+  c10dDestroy: fig('destroy_process_group', 940, 960, '0.94–0.96 s', 'c10d destroy_process_group'),
+  poolBytes: fig(
+    'a pool of every TP shape, per GPU',
+    464e6,
+    464e6,
+    '464 MB (TP4 + 2×TP2 + 4×TP1)',
+    'pool TP4 + 2×TP2 + 4×TP1',
+    STUDY_A40,
+    'bytes',
+  ),
+  tp2ChildBytes: fig('one TP2 child, per GPU', 76e6, 76e6, '~76 MB', 'pool: one TP2 child', STUDY_A40, 'bytes'),
+  steadyChild: fig('64 MB allreduce on a split child', 3.273, 3.273, '3.273 ms', '64 MB allreduce on a child vs a fresh communicator'),
+  steadyFresh: fig(
+    '64 MB allreduce on a fresh communicator',
+    3.272,
+    3.272,
+    '3.272 ms',
+    '64 MB allreduce on a child vs a fresh communicator',
+  ),
+  poolSwitch: fig(
+    'switch inside the pool (collective + graph capture)',
+    0.48,
+    0.48,
+    '≈ 0.2 ms collective + 0.28 ms graph capture',
+    'switch inside the pool',
+  ),
+  coldToFirst: fig(
+    "a fresh process's first init to first collective",
+    493,
+    523,
+    '493–523 ms',
+    'cold process first init + first collective vs warm',
+  ),
+  warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold process first init + first collective vs warm'),
+  drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages'),
+} as const satisfies Record<string, StudyFigure>;
+
+export type StudyFigureKey = keyof typeof STUDY_FIGURES;

@@ -1,0 +1,142 @@
+/**
+ * The verdict's regimes and its rules for agreeing with the study (docs/METHOD.md, "Agreement
+ * with the study"). Pure: every input is a figure of the run (ms or bytes, medians) or of
+ * client/studyFigures.ts.
+ */
+import type { StudyFigure, StudyHost } from '../studyFigures';
+import { bytes, ms, num, pct, times } from './format';
+
+/** A part (e.g. the first collective) is negligible when it is at most this share of its total… */
+export const NEGLIGIBLE_SHARE = 0.05;
+/** …and at most this many ms. Both must hold: 50 ms of a 2 s total is not negligible. */
+export const NEGLIGIBLE_MS = 1;
+
+/** Where most of a total lies: in the part (majority), not (minority), or the part is negligible. */
+export type ShareRegime = 'negligible' | 'minority' | 'majority';
+
+/**
+ * The regime of `part` in `total` (ms): negligible when part ≤ NEGLIGIBLE_MS and part ≤
+ * NEGLIGIBLE_SHARE × total; majority when part > total / 2; minority otherwise.
+ */
+export function shareRegime(part: number, total: number): ShareRegime {
+  if (part <= NEGLIGIBLE_MS && part <= NEGLIGIBLE_SHARE * total) return 'negligible';
+  return total > 0 && part > total / 2 ? 'majority' : 'minority';
+}
+
+/** Two figures of one run are "about the same" when their ratio is within this factor. */
+export const SAME_FACTOR = 1.1;
+
+/** How `a` compares with `b` (same unit): lower, about the same (within SAME_FACTOR), higher. */
+export type Relation = 'lower' | 'same' | 'higher';
+export function relation(a: number, b: number): Relation {
+  if (a * SAME_FACTOR < b) return 'lower';
+  if (a > b * SAME_FACTOR) return 'higher';
+  return 'same';
+}
+
+/** "costs less than" / "costs about the same as" / "costs more than". */
+export function costWords(r: Relation): string {
+  return r === 'lower' ? 'costs less than' : r === 'same' ? 'costs about the same as' : 'costs more than';
+}
+
+/** A time or a size agrees with the study's when within this factor of it: half an order of magnitude either way. */
+export const ORDER_BAND = Math.sqrt(10);
+/** A share agrees when it is in the same regime (majority or not) and within this many points of the study's. */
+export const SHARE_POINTS = 30;
+
+/** One comparison with the study, before the verdict word is added. */
+export interface Clause {
+  /** The study's host for this figure. */
+  host: StudyHost;
+  /** e.g. "init to first collective 92 ms vs 176 ms (1.9×)". */
+  text: string;
+  agrees: boolean;
+  /** Said after the verdict word, e.g. "(29 points apart)". */
+  detail?: string;
+}
+
+/** Where the run's figures stand: the host's words, and whether they are measurements at all. */
+export interface Here {
+  host: string;
+  simulated: boolean;
+}
+
+function figureText(x: number, f: StudyFigure): string {
+  return f.unit === 'bytes' ? bytes(x) : ms(x);
+}
+
+/**
+ * A figure of the run against the study's: the ratio to the study's value, or to the nearest end
+ * of its range (1 inside it); agrees when that ratio is within ORDER_BAND either way.
+ * @param value the run's figure, in the unit of `f` (ms or bytes).
+ */
+export function figureClause(value: number, f: StudyFigure, name = f.what): Clause {
+  const ref = value < f.min ? f.min : value > f.max ? f.max : undefined;
+  const ratio = ref === undefined ? 1 : value / ref;
+  const where =
+    ref === undefined
+      ? "inside the study's range"
+      : f.min === f.max
+        ? times(ratio)
+        : `${times(ratio)} its ${ref === f.max ? 'upper' : 'lower'} end`;
+  return {
+    host: f.host,
+    text: `${name} ${f.written} vs ${figureText(value, f)} (${where})`,
+    agrees: ratio <= ORDER_BAND && ratio >= 1 / ORDER_BAND,
+  };
+}
+
+/**
+ * A share of the run (part of total, ms) against the study's (studyPart of studyTotal, ms):
+ * agrees when both are majority or both are not, and they are within SHARE_POINTS points.
+ */
+export function shareClause(part: number, total: number, studyPart: number, studyTotal: number, host: StudyHost, name: string): Clause {
+  const share = part / total;
+  const studyShare = studyPart / studyTotal;
+  const points = Math.abs(share - studyShare) * 100;
+  const same = share > 0.5 === studyShare > 0.5;
+  const most = (s: number): string => (s > 0.5 ? 'most' : 'less than half');
+  return {
+    host,
+    text: `${name} ${num(studyPart)} of ${num(studyTotal)} ms (${pct(studyShare)}) vs ${ms(part)} of ${ms(total)} (${pct(share)})`,
+    agrees: same && points <= SHARE_POINTS,
+    detail: same ? `(${Math.round(points)} points apart)` : `(${most(studyShare)} in the study, ${most(share)} here)`,
+  };
+}
+
+const RELATION_WORD: Record<Relation, string> = { lower: 'lower', same: 'about the same', higher: 'higher' };
+
+/**
+ * A relation between two figures of the run (a against b) set beside the same relation in the
+ * study (sa against sb): agrees when both are lower, both about the same, or both higher
+ * (SAME_FACTOR).
+ */
+export function relationClause(a: number, b: number, sa: StudyFigure, sb: StudyFigure, name: string): Clause {
+  const r = relation(a, b);
+  const sr = relation(sa.min, sb.min);
+  return {
+    host: sa.host,
+    text: `${name} ${times(sa.min / sb.min)} (${sa.written} vs ${sb.written}) vs ${times(a / b)} (${ms(a)} vs ${ms(b)})`,
+    agrees: r === sr,
+    detail: r === sr ? undefined : `(${RELATION_WORD[sr]} in the study, ${RELATION_WORD[r]} here)`,
+  };
+}
+
+/**
+ * The sentence that sets a line's figures beside the study's, one part per study host:
+ * "Study (4× A40 PCIe, NCCL 2.32.3) vs here (2× H200 NVLink): init to first collective 92 ms vs
+ * 176 ms (1.9×): agrees." A simulated run's figures are set beside the study's but not judged.
+ * @returns '' when there is no clause.
+ */
+export function studySentence(here: Here, clauses: Clause[]): string {
+  const hosts = [...new Set(clauses.map((c) => c.host))];
+  return hosts
+    .map((host) => {
+      const parts = clauses
+        .filter((c) => c.host === host)
+        .map((c) => (here.simulated ? c.text : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`));
+      const tail = here.simulated ? ' (not compared: simulated figures are not measurements)' : '';
+      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${tail}.`;
+    })
+    .join(' ');
+}

@@ -1,0 +1,72 @@
+/**
+ * How the verdict writes figures, and how it reads them from a run: pure helpers shared by the
+ * verdict's modules. Every figure read here is a median (or min) over a step's recorded
+ * iterations, from the run's summaries.
+ */
+import type { StepStats, VariantSummary } from '../../protocol/events';
+import type { RunFile } from '../../protocol/runFile';
+
+/** One sentence of the verdict. */
+export interface VerdictLine {
+  /** Stable id of the conclusion, e.g. "first-collective-share". */
+  id: string;
+  /** One sentence (or two) with the run's figures. */
+  text: string;
+}
+
+export const MiB = 2 ** 20;
+
+/**
+ * A share (0…1) as a percentage: 0.1234 → "12%". A share that would round to 0% or 100% without
+ * being exactly that keeps one significant digit ("0.6%", "0.08%") or one decimal ("99.6%"), so a
+ * 0.014 ms first collective of a 17 ms init never reads "0%".
+ * @throws RangeError when `x` is not a finite number.
+ */
+export function pct(x: number): string {
+  if (!Number.isFinite(x)) throw new RangeError(`pct: not a finite share: ${x}`);
+  const p = x * 100;
+  const whole = Math.round(p);
+  if (Math.abs(p) < 1 && p !== 0) return `${Math.abs(p) < 0.01 ? '<0.01' : Number(p.toPrecision(1))}%`;
+  if (whole === 100 && p !== 100) return `${(Math.floor(p * 10) / 10).toFixed(1)}%`;
+  return `${whole}%`;
+}
+
+/** ms → "176 ms" / "17.4 ms" / "0.28 ms" / "0.014 ms". */
+export function ms(x: number): string {
+  if (x >= 100) return `${Math.round(x)} ms`;
+  if (x >= 10) return `${x.toFixed(1)} ms`;
+  return `${x.toPrecision(2)} ms`;
+}
+
+/** bytes → "484 MiB" / "1.3 GiB". */
+export function bytes(x: number): string {
+  return x >= 2 ** 30 ? `${(x / 2 ** 30).toFixed(1)} GiB` : `${Math.round(x / MiB)} MiB`;
+}
+
+/** A ratio → "1.06×" / "0.18×" / "0.049×" / "12×". */
+export function times(x: number): string {
+  if (x >= 10) return `${Math.round(x)}×`;
+  if (x >= 0.1) return `${Number(x.toFixed(2))}×`;
+  return `${Number(x.toPrecision(2))}×`;
+}
+
+/** A figure of the study as a plain number: 49 → "49", 54.5 → "54.5", 0.48 → "0.48". */
+export function num(x: number): string {
+  return String(Number(x.toPrecision(3)));
+}
+
+/** The summary of one variant (the first one when `variant` is left out). */
+export function variantOf(run: RunFile, experiment: string, variant?: string): VariantSummary | undefined {
+  const e = run.experiments.find((x) => x.experiment === experiment);
+  return variant === undefined ? e?.variants[0] : e?.variants.find((v) => v.variant === variant);
+}
+
+/** The statistics of one step of a variant (ms), if it was summarised. */
+export function stats(v: VariantSummary | undefined, step: string): StepStats | undefined {
+  return v?.steps.find((s) => s.step === step)?.stats;
+}
+
+/** The median of one step (ms), if it was summarised. */
+export function median(run: RunFile, experiment: string, variant: string | undefined, step: string): number | undefined {
+  return stats(variantOf(run, experiment, variant), step)?.median;
+}

@@ -1,0 +1,65 @@
+/**
+ * "Here": the host of a run in a few words, from the run's own stamp (GPU model and count, the
+ * interconnect between the GPUs the ranks used when the stamp has `nvidia-smi topo -m`, the
+ * number of hosts). Never hard-coded: a run without a stamp is described by its rank count.
+ */
+import type { RunFile } from '../../protocol/runFile';
+
+/** How two GPUs are linked, from one cell of `nvidia-smi topo -m`. */
+function linkOf(cell: string): 'NVLink' | 'PCIe' | undefined {
+  if (/^NV\d+$/.test(cell)) return 'NVLink';
+  if (/^(PIX|PXB|PHB|NODE|SYS)$/.test(cell)) return 'PCIe';
+  return undefined;
+}
+
+/**
+ * The interconnect between GPUs 0…ranks−1 as `nvidia-smi topo -m` shows it: "NVLink", "PCIe",
+ * "NVLink and PCIe", or undefined when the text has no such matrix (a reason it is missing, a
+ * simulated run) or there is only one GPU.
+ * @param topology the stamp's `topology` text (ANSI escapes allowed).
+ */
+export function interconnect(topology: string | undefined, ranks: number): string | undefined {
+  if (!topology || ranks < 2) return undefined;
+  // eslint-disable-next-line no-control-regex
+  const lines = topology.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const header = lines.find((l) => /^\s*GPU0\b/.test(l) || /^\s+GPU\d/.test(l));
+  if (!header) return undefined;
+  const columns = header.trim().split(/\s+/);
+  const kinds = new Set<string>();
+  for (const line of lines) {
+    const row = /^GPU(\d+)\s/.exec(line);
+    if (!row || Number(row[1]) >= ranks) continue;
+    const cells = line.trim().split(/\s+/).slice(1);
+    columns.forEach((name, j) => {
+      const col = /^GPU(\d+)$/.exec(name);
+      if (!col || Number(col[1]) >= ranks || col[1] === row[1]) return;
+      const kind = linkOf(cells[j] ?? '');
+      if (kind) kinds.add(kind);
+    });
+  }
+  if (kinds.size === 0) return undefined;
+  return kinds.size === 1 ? [...kinds][0] : 'NVLink and PCIe';
+}
+
+/** The commonest GPU model of the stamp without the vendor's prefix: "NVIDIA H200" → "H200". */
+function gpuModel(run: RunFile): string | undefined {
+  const names = (run.stamp?.gpus ?? []).slice(0, Math.max(1, run.ranks)).map((g) => g.name.replace(/^NVIDIA\s+/i, '').trim());
+  if (names.length === 0) return undefined;
+  const count = new Map<string, number>();
+  for (const n of names) count.set(n, (count.get(n) ?? 0) + 1);
+  return [...count.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
+/**
+ * The run's host in a few words: "2× H200 NVLink", "1× H200", "8× H100 over 2 hosts",
+ * "4 ranks on gpu1" (no stamp). Read from the run's stamp, ranks and nodes.
+ */
+export function describeHost(run: RunFile): string {
+  const ranks = run.ranks;
+  const hosts = run.nodes && run.nodes.length > 1 ? run.nodes.length : 1;
+  const model = gpuModel(run);
+  if (!model) return `${ranks} rank${ranks === 1 ? '' : 's'} on ${run.host}`;
+  if (hosts > 1) return `${ranks}× ${model} over ${hosts} hosts`;
+  const link = interconnect(run.stamp?.topology, ranks);
+  return `${ranks}× ${model}${link ? ` ${link}` : ''}`;
+}

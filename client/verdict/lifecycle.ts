@@ -1,0 +1,308 @@
+/**
+ * Verdict lines on a communicator's lifecycle: the first collective's share of a fresh init,
+ * rebuilds (split, shrink, grow) against a fresh init, teardown, the pool, connect mode,
+ * registration, drain, suspend/resume. Each sentence is chosen by the regime its figures fall in
+ * (agreement.ts) and each line that the study measured ends with the study's figure and whether
+ * this host agrees. A line whose experiment (or step) is missing from the run is left out.
+ */
+import type { RunFile } from '../../protocol/runFile';
+import { STUDY_FIGURES as S } from '../studyFigures';
+import {
+  costWords,
+  figureClause,
+  relation,
+  relationClause,
+  shareClause,
+  shareRegime,
+  studySentence,
+  type Clause,
+  type Here,
+} from './agreement';
+import { bytes, median, MiB, ms, pct, stats, times, variantOf, type VerdictLine } from './format';
+
+const NO_STUDY = 'The study published no figure for this.';
+
+/** init: where the cost of a fresh communicator to its first collective lies. */
+export function firstCollectiveShare(run: RunFile, where: string, here: Here): VerdictLine | undefined {
+  const call = median(run, 'init', undefined, 'call');
+  const first = median(run, 'init', undefined, 'first');
+  const total = median(run, 'init', undefined, 'total');
+  if (call === undefined || first === undefined || total === undefined) return undefined;
+  const of = `a fresh communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} costs ${ms(total)} to its first collective`;
+  const regime = shareRegime(first, total);
+  const how =
+    regime === 'negligible'
+      ? `nearly all of it is ncclCommInitRankConfig (${ms(call)}); the first collective adds ${ms(first)} (${pct(first / total)})`
+      : regime === 'majority'
+        ? `most of it, ${ms(first)} (${pct(first / total)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
+        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / total)}) and the first collective ${ms(first)} (${pct(first / total)})`;
+  const study = studySentence(here, [
+    shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
+    figureClause(total, S.initToFirst, 'init to first collective'),
+  ]);
+  return { id: 'first-collective-share', text: `${where}, ${of}: ${how}. ${study}` };
+}
+
+/** The split variant a headline uses: a multi-rank child with its lazy connect (DESIGN, "Readings follow measurement"). */
+function headlineSplit(ranks: number): { variant: string; share1: string; name: string; childRanks: number } {
+  return ranks >= 4
+    ? { variant: 'halves/splitShare=0', share1: 'halves/splitShare=1', name: 'split into halves', childRanks: Math.floor(ranks / 2) }
+    : { variant: 'whole/splitShare=0', share1: 'whole/splitShare=1', name: 'split of the same shape', childRanks: ranks };
+}
+
+function rankWords(n: number): string {
+  return n === 1 ? 'a one-rank child' : `a ${n}-rank child`;
+}
+
+/** split, shrink, grow to their first collective, against a fresh init of the same run. */
+export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
+  const fresh = median(run, 'init', undefined, 'total');
+  if (fresh === undefined) return undefined;
+  const split = headlineSplit(run.ranks);
+  const rebuilds: { name: string; experiment: string; variant: string }[] = [
+    { name: `${split.name} (${rankWords(split.childRanks)}), splitShare 0`, experiment: 'split', variant: split.variant },
+    { name: `the same with splitShare 1`, experiment: 'split', variant: split.share1 },
+    { name: `shrink (to ${rankWords(run.ranks - 1)})`, experiment: 'shrink', variant: 'default' },
+    { name: `grow (to ${run.ranks} ranks)`, experiment: 'grow', variant: 'default' },
+  ];
+  const parts: string[] = [];
+  const totals: Record<string, number | undefined> = {};
+  for (const r of rebuilds) {
+    const total = median(run, r.experiment, r.variant, 'total');
+    const first = median(run, r.experiment, r.variant, 'first');
+    totals[`${r.experiment} ${r.variant}`] = total;
+    if (total === undefined) continue;
+    const firstNote =
+      first === undefined
+        ? ''
+        : shareRegime(first, total) === 'negligible'
+          ? `; its first collective negligible, ${ms(first)}`
+          : `; ${ms(first)} of it in the first collective`;
+    parts.push(
+      `${r.name} ${ms(total)} (${pct(total / fresh)} of a fresh init, ${relation(total, fresh) === 'same' ? 'about the same' : relation(total, fresh) === 'lower' ? 'cheaper' : 'costlier'}${firstNote})`,
+    );
+  }
+  if (parts.length === 0) return undefined;
+  const clauses: Clause[] = [];
+  const splitTotal = totals[`split ${split.variant}`];
+  const splitFirst = median(run, 'split', split.variant, 'first');
+  const share1 = totals[`split ${split.share1}`];
+  const shrink = totals['shrink default'];
+  const grow = totals['grow default'];
+  const acrossNodes = (run.nodes?.length ?? 1) > 1;
+  if (splitTotal !== undefined && splitFirst !== undefined) {
+    clauses.push(
+      shareClause(
+        splitFirst,
+        splitTotal,
+        S.splitFirst.min,
+        S.splitCall.min + S.splitFirst.min,
+        S.splitFirst.host,
+        "split's first-collective share",
+      ),
+    );
+    clauses.push(relationClause(splitTotal, fresh, S.splitToFirst, S.freshToFirst, 'split against a fresh init'));
+  }
+  if (splitTotal !== undefined && share1 !== undefined)
+    clauses.push(relationClause(share1, splitTotal, S.splitShare1ToFirst, S.splitShare0ToFirst, 'splitShare 1 against 0'));
+  if (shrink !== undefined)
+    clauses.push(
+      relationClause(
+        shrink,
+        fresh,
+        acrossNodes ? S.nodesShrinkToFirst : S.shrinkToFirst,
+        acrossNodes ? S.nodesFreshToFirst : S.freshToFirst,
+        'shrink against a fresh init',
+      ),
+    );
+  if (grow !== undefined)
+    clauses.push(
+      relationClause(
+        grow,
+        fresh,
+        acrossNodes ? S.nodesGrowToFirst : S.growToFirst,
+        acrossNodes ? S.nodesFreshToFirst : S.freshToFirst,
+        'grow against a fresh init',
+      ),
+    );
+  const study = studySentence(here, clauses);
+  return {
+    id: 'rebuild-vs-init',
+    text: `To the first collective, against a fresh init (${ms(fresh)}): ${parts.join('; ')}.${study ? ` ${study}` : ''}`,
+  };
+}
+
+/** abort, revoke, finalize + destroy. */
+export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined {
+  const floors: string[] = [];
+  const clauses: Clause[] = [];
+  const abort = stats(variantOf(run, 'abort'), 'abort');
+  if (abort) {
+    floors.push(`ncclCommAbort ${ms(abort.median)} (min ${ms(abort.min)})`);
+    clauses.push(figureClause(abort.median, S.abort));
+  }
+  const revoke = median(run, 'revoke', 'idle/destroy', 'revoke');
+  if (revoke !== undefined) {
+    floors.push(`ncclCommRevoke until quiet ${ms(revoke)}`);
+    clauses.push(figureClause(revoke, S.revoke));
+  }
+  const destroy = median(run, 'destroy', undefined, 'total');
+  if (destroy !== undefined) {
+    floors.push(`ncclCommFinalize + ncclCommDestroy ${ms(destroy)}`);
+    clauses.push(figureClause(destroy, S.destroy));
+  }
+  if (floors.length === 0) return undefined;
+  return {
+    id: 'teardown-floors',
+    text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}. ${studySentence(here, clauses)}`,
+  };
+}
+
+/** The TP shapes of a pool variant: "tp4+2+1" → [4, 2, 1]. */
+function poolShapes(variant: string): number[] {
+  return (variant.match(/\d+/g) ?? []).map(Number);
+}
+
+/** pool: memory of a prewarmed pool, and the switch inside it against an on-demand rebuild. */
+export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
+  const pool = variantOf(run, 'pool');
+  const memory = pool?.memoryBytes ?? {};
+  const points = Object.keys(memory).filter((k) => k.startsWith('pool after TP'));
+  const poolBytes = points.length > 0 ? memory[points[points.length - 1]!] : undefined;
+  const gpuBytes = run.stamp?.gpus[0]?.totalBytes;
+  const sw = stats(pool, 'switch')?.median;
+  const rebuild = stats(pool, 'rebuild')?.median;
+  if (!pool || poolBytes === undefined || !gpuBytes || sw === undefined || rebuild === undefined) return undefined;
+  const child = poolShapes(pool.variant)[1];
+  const childName = child === undefined ? 'its child' : child === 1 ? 'its one-rank child' : `its TP${child} child`;
+  const r = relation(sw, rebuild);
+  const switchText =
+    r === 'lower'
+      ? `turns a ${ms(rebuild)} rebuild of ${childName} (split + first collective) into a ${ms(sw)} switch, ${times(rebuild / sw)} less`
+      : `switching to ${childName} (${ms(sw)}) ${costWords(r)} rebuilding it on demand (${ms(rebuild)}) here`;
+  let text = `A prewarmed pool of every TP shape (${pool.variant}) takes ${bytes(poolBytes)} per GPU (${pct(poolBytes / gpuBytes)} of its memory) and ${switchText}.`;
+  const clauses: Clause[] = [
+    figureClause(poolBytes, S.poolBytes, `pool per GPU (here ${pool.variant})`),
+    figureClause(sw, S.poolSwitch, child === 1 ? 'switch (here to a one-rank child)' : 'switch'),
+  ];
+  const onChild = stats(pool, 'steady/child')?.median;
+  const onFresh = stats(pool, 'steady/fresh')?.median;
+  if (child !== undefined && child > 1 && onChild !== undefined && onFresh !== undefined) {
+    text += ` A 64 MiB allreduce on the pooled child ${costWords(relation(onChild, onFresh))} on a freshly split one (${ms(onChild)} vs ${ms(onFresh)}).`;
+    clauses.push(relationClause(onChild, onFresh, S.steadyChild, S.steadyFresh, '64 MB allreduce, child against fresh'));
+  }
+  return { id: 'pool', text: `${text} ${studySentence(here, clauses)}` };
+}
+
+/** connect-mode: NCCL_RUNTIME_CONNECT 1 (lazy) against 0 (connect at creation). */
+export function connectModeLine(run: RunFile): VerdictLine | undefined {
+  const lazy = variantOf(run, 'connect-mode', 'init/runtimeConnect=1');
+  const eager = variantOf(run, 'connect-mode', 'init/runtimeConnect=0');
+  const [lazyCall, eagerCall, lazyFirst, eagerFirst] = [
+    stats(lazy, 'call'),
+    stats(eager, 'call'),
+    stats(lazy, 'first'),
+    stats(eager, 'first'),
+  ].map((s) => s?.median);
+  if (lazyCall === undefined || eagerCall === undefined || lazyFirst === undefined || eagerFirst === undefined) return undefined;
+  const lazyTotal = stats(lazy, 'total')?.median ?? lazyCall + lazyFirst;
+  const eagerTotal = stats(eager, 'total')?.median ?? eagerCall + eagerFirst;
+  const figures = `init ${ms(eagerCall)} with NCCL_RUNTIME_CONNECT=0 vs ${ms(lazyCall)} with runtime connect, first collective ${ms(eagerFirst)} vs ${ms(lazyFirst)}`;
+  let text: string;
+  if (shareRegime(lazyFirst, lazyTotal) === 'negligible') {
+    text = `With runtime connect the first collective already costs only ${ms(lazyFirst)} of ${ms(lazyTotal)}: NCCL_RUNTIME_CONNECT=0 has no first-collective cost to remove here (${figures}).`;
+  } else if (shareRegime(eagerFirst, eagerTotal) === 'negligible') {
+    text = `NCCL_RUNTIME_CONNECT=0 moves the first-collective cost into init here (${figures}); to the first collective it ${costWords(relation(eagerTotal, lazyTotal))} runtime connect (${ms(eagerTotal)} vs ${ms(lazyTotal)}).`;
+  } else if (relation(eagerFirst, lazyFirst) === 'lower') {
+    text = `NCCL_RUNTIME_CONNECT=0 lowers the first collective but does not remove it here (${figures}).`;
+  } else {
+    text = `NCCL_RUNTIME_CONNECT=0 does not lower the first collective here (${figures}).`;
+  }
+  return { id: 'connect-mode', text: `${text} ${NO_STUDY}` };
+}
+
+/** registration: ncclCommRegister of 64 MiB, again, and the first collectives on the buffer. */
+export function registrationLine(run: RunFile): VerdictLine | undefined {
+  const reg = variantOf(run, 'registration', 'register/64MiB');
+  const [first, again, firstUse, secondUse] = ['register', 'registerAgain', 'firstUse', 'secondUse'].map((s) => stats(reg, s)?.median);
+  if (first === undefined || again === undefined || firstUse === undefined || secondUse === undefined) return undefined;
+  const againText =
+    relation(again, first) === 'lower'
+      ? `again on the same range ${ms(again)}, less (the registration cache)`
+      : `again on the same range ${ms(again)}, ${costWords(relation(again, first)).replace('costs ', '')} the first`;
+  const r = relation(firstUse, secondUse);
+  const useText =
+    r === 'higher'
+      ? `the first collective on the buffer pays ${ms(firstUse - secondUse)} more than the second (${ms(firstUse)} vs ${ms(secondUse)})`
+      : `the first collective on the buffer ${costWords(r)} the second (${ms(firstUse)} vs ${ms(secondUse)})`;
+  return { id: 'registration', text: `Registering 64 MiB: ncclCommRegister ${ms(first)}, ${againText}; ${useText}. ${NO_STUDY}` };
+}
+
+/** drain: four allreduces in flight, then finalize until quiet, or a stream synchronize alone. */
+export function drainLine(run: RunFile, here: Here): VerdictLine | undefined {
+  const total = median(run, 'drain', 'finalize', 'total');
+  const finalize = median(run, 'drain', 'finalize', 'finalize');
+  const sync = median(run, 'drain', 'finalize', 'sync');
+  const alone = median(run, 'drain', 'stream-sync', 'sync');
+  if (total === undefined && alone === undefined) return undefined;
+  const parts: string[] = [];
+  const clauses: Clause[] = [];
+  if (total !== undefined) {
+    parts.push(
+      `ncclCommFinalize until quiet takes ${ms(total)}${finalize !== undefined && sync !== undefined ? ` (finalize ${ms(finalize)} + stream synchronize ${ms(sync)})` : ''}`,
+    );
+    clauses.push(figureClause(total, S.drain, 'until quiet'));
+  }
+  if (alone !== undefined) parts.push(`a stream synchronize alone ${ms(alone)}`);
+  return { id: 'drain', text: `With four allreduces of 16–256 MiB in flight, ${parts.join('; ')}. ${studySentence(here, clauses)}`.trim() };
+}
+
+/** suspend: ncclCommSuspend / ncclCommResume against destroy + a fresh init in the same run. */
+export function suspendLine(run: RunFile): VerdictLine | undefined {
+  const v = variantOf(run, 'suspend', 'default');
+  const [suspend, resume, first] = ['suspend', 'resume', 'first'].map((s) => stats(v, s)?.median);
+  if (!v || suspend === undefined || resume === undefined || first === undefined) return undefined;
+  const back = stats(v, 'total')?.median ?? resume + first;
+  const m = v.memoryBytes ?? {};
+  let memory = '';
+  if (m.warm !== undefined && m.afterSuspend !== undefined) {
+    const released = m.warm - m.afterSuspend;
+    memory =
+      released > MiB
+        ? ` and releases ${bytes(released)} of the communicator's ${bytes(m.warm)} per GPU`
+        : ` and releases no device memory measurable here (${bytes(Math.max(0, released))} of the communicator's ${bytes(m.warm)} per GPU)`;
+  }
+  let text = `ncclCommSuspend (NCCL_SUSPEND_MEM) takes ${ms(suspend)}${memory}; ncclCommResume takes ${ms(resume)} and the first collective after it ${ms(first)} (${ms(back)} back to the first collective).`;
+  const destroy = median(run, 'destroy', undefined, 'total');
+  const init = median(run, 'init', undefined, 'total');
+  const against: string[] = [];
+  if (destroy !== undefined)
+    against.push(`suspending ${costWords(relation(suspend, destroy))} a finalize + destroy (${ms(suspend)} vs ${ms(destroy)})`);
+  if (init !== undefined)
+    against.push(
+      `resuming to the first collective ${costWords(relation(back, init))} a fresh init to its first collective (${ms(back)} vs ${ms(init)})`,
+    );
+  if (destroy !== undefined && init !== undefined) {
+    const r = relation(suspend + back, destroy + init);
+    against.push(
+      `the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${ms(suspend + back)} vs ${ms(destroy + init)})${r === 'lower' ? ': suspend/resume is the cheaper way here' : r === 'higher' ? ': destroy + re-init is the cheaper way here' : ''}`,
+    );
+  }
+  if (against.length > 0) text += ` In this run, ${against.join('; ')}.`;
+  return { id: 'suspend', text: `${text} ${NO_STUDY}` };
+}
+
+/** cold-start: a fresh process's first communicator to its first collective, against a warm one. */
+export function coldStartLine(run: RunFile, here: Here): VerdictLine | undefined {
+  const cold = median(run, 'cold-start', 'default', 'cold');
+  const warm = median(run, 'cold-start', 'default', 'warm');
+  if (cold === undefined || warm === undefined) return undefined;
+  const r = relation(cold, warm);
+  const text = `A fresh process's first communicator costs ${ms(cold)} to its first collective, a second one in the same process ${ms(warm)}: cold ${costWords(r)} warm (${times(cold / warm)}).`;
+  const study = studySentence(here, [
+    figureClause(cold, S.coldToFirst, 'cold'),
+    figureClause(warm, S.warmToFirst, 'warm'),
+    relationClause(cold, warm, S.coldToFirst, S.warmToFirst, 'cold against warm'),
+  ]);
+  return { id: 'cold-start', text: `${text} ${study}` };
+}
