@@ -7,7 +7,7 @@
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, type RunFile } from '../protocol/runFile';
-import { compareRuns, formatRatio } from '../protocol/compare';
+import { compareRuns, differenceRuleText, differenceWords, formatRatio } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
@@ -167,11 +167,28 @@ export function formatSummary(untrusted: RunFile): string {
   return out.join('\n') + '\n';
 }
 
+/** `text` in lines of at most `width` characters, broken at spaces. */
+function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
 /**
  * The comparison of several runs as text: a legend (key = label: host · NCCL · differing env,
  * SIMULATED when so), then per experiment / variant / step the median (ms) of each run and, for
- * every run after the first, the ratio of its median to the first run's. The SIMULATED banner
- * comes first and last when any run is simulated. Every string from the runs is terminal-safe.
+ * every run after the first, the ratio of its median to the first run's, followed by "beyond
+ * spread" when the difference is beyond the spread of both runs' samples, "too few samples" or
+ * "no spread" when that cannot be told (protocol/compare.ts `judgeDifference`; the rule is printed
+ * under the table). The SIMULATED banner comes first and last when any run is simulated. Every
+ * string from the runs is terminal-safe.
  */
 export function formatComparison(untrusted: readonly RunFile[]): string {
   const c = sanitizeForTerminal(compareRuns(untrusted));
@@ -191,7 +208,10 @@ export function formatComparison(untrusted: readonly RunFile[]): string {
         const row = [`${e.experiment} ${v.variant} · ${s.kind ? `${KIND_LABEL[s.kind] ?? s.kind}: ` : ''}${s.label}`];
         s.cells.forEach((cell, i) => {
           row.push(cell && Number.isFinite(cell.median) ? ms(cell.median) : '–');
-          if (i > 0) row.push(formatRatio(cell?.ratio));
+          if (i > 0) {
+            const words = cell?.ratio !== undefined ? differenceWords(cell.difference) : '';
+            row.push(`${formatRatio(cell?.ratio)}${words ? ` ${words}` : ''}`);
+          }
         });
         rows.push(row);
       }
@@ -205,7 +225,7 @@ export function formatComparison(untrusted: readonly RunFile[]): string {
       }
     }
   }
-  if (rows.length > 1) out.push('', formatTable(rows));
+  if (rows.length > 1) out.push('', formatTable(rows), '', ...wrapText(differenceRuleText(), 100));
   else out.push('', 'no experiment figures to compare');
   if (c.anySimulated) out.push(`*** ${SIMULATED_BANNER} (in the runs marked SIMULATED) ***`);
   return out.join('\n') + '\n';

@@ -1,13 +1,16 @@
 /**
  * Comparison of several runs (other hosts, NCCL libraries or environment settings): the runs are
  * aligned by experiment / variant / step, each run gets a label that tells it from the others,
- * and per step the median and p90 of every run and the ratio of its median to the first run's.
+ * and per step the median and p90 of every run, the ratio of its median to the first run's, and
+ * whether that difference lies beyond the spread of the two runs' own samples
+ * ({@link judgeDifference}, the one rule of the comparison view and the CLI table).
  *
  * Pure (no DOM, no Node): used by the CLI's comparison table, the HTML report's no-script
  * fallback and the webview's comparison view. Runs may be untrusted: missing fields are
  * tolerated, and every string is returned as data (the caller escapes it where it is shown).
  */
 import type { StepPlan } from './events';
+import { mannWhitney, quantileSorted, smallestRankTestP } from './rankTest';
 import { isSimulatedRun, type RunExperiment, type RunFile } from './runFile';
 
 /** One run as the comparison names it. */
@@ -31,6 +34,26 @@ export interface ComparedRunInfo {
   envDiff: Record<string, string | undefined>;
 }
 
+/**
+ * How one run's figures of a step stand against the first run's ({@link judgeDifference}):
+ * - `higher` / `lower`: beyond the spread of both runs' samples (the run's median is higher /
+ *   lower than the first run's);
+ * - `within-spread`: not beyond it (the ratio may be noise);
+ * - `too-few-samples`: so few samples that even fully separated ones would not pass the test;
+ * - `no-spread`: the run file has neither samples nor a min–max range for the step.
+ */
+export type DifferenceVerdict = 'higher' | 'lower' | 'within-spread' | 'too-few-samples' | 'no-spread';
+
+export interface StepDifference {
+  verdict: DifferenceVerdict;
+  /** What the spread was read from: the per-iteration samples, or (files without them) the summary's min and max. */
+  basis?: 'samples' | 'range';
+  /** The two-sided p-value of the Mann–Whitney rank test, when it could be computed. */
+  p?: number;
+  /** Sample counts: this run's and the first run's. */
+  n: [number, number];
+}
+
 /** One run's figures for one step (ms). */
 export interface CompareCell {
   median: number;
@@ -38,6 +61,8 @@ export interface CompareCell {
   n: number;
   /** median / the first run's median; undefined when either is missing, not finite, or the first is 0. */
   ratio?: number;
+  /** Runs after the first, where both have the step: whether the difference is beyond the samples' spread. */
+  difference?: StepDifference;
 }
 
 /** One step of one variant, across the runs: `cells[i]` is run i's figures, or null when it lacks the step. */
@@ -114,12 +139,20 @@ function statsOf(samples: readonly unknown[]): { median: number; p90: number; n:
   return { median, p90: s[Math.min(n - 1, Math.ceil(0.9 * n) - 1)]!, n };
 }
 
-interface StepFigures {
+interface StepFigures extends SpreadFigures {
   label: string;
   kind?: StepPlan['kind'];
   derived: boolean;
   median: number;
   p90: number;
+}
+
+/** What a run file holds about a step's spread: its per-iteration samples (ms), else the summary's min, max and n. */
+export interface SpreadFigures {
+  /** Finite per-iteration figures, ms; empty when the file has none. */
+  samples: number[];
+  min?: number;
+  max?: number;
   n: number;
 }
 
@@ -129,6 +162,7 @@ interface VariantFigures {
 }
 
 const num = (x: unknown): number => (typeof x === 'number' ? x : NaN);
+const finiteSamples = (x: unknown): number[] => (Array.isArray(x) ? x.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)) : []);
 
 /** variant → its steps and memory, from the summary when there is one, else from the recorded samples. */
 function variantsOf(exp: RunExperiment): Map<string, VariantFigures> {
@@ -141,14 +175,20 @@ function variantsOf(exp: RunExperiment): Map<string, VariantFigures> {
       for (const s of Array.isArray(v.steps) ? v.steps : []) {
         if (!s || typeof s !== 'object') continue;
         const fromSamples = s.stats ? undefined : statsOf(Array.isArray(s.samples) ? s.samples : []);
-        steps.set(String(s.step), {
+        const figures: StepFigures = {
           label: String(s.label ?? s.step),
           kind: s.kind,
           derived: s.kind === 'toFirst' || (Array.isArray(s.sumOf) && s.sumOf.length > 0),
           median: s.stats ? num(s.stats.median) : (fromSamples?.median ?? NaN),
           p90: s.stats ? num(s.stats.p90) : (fromSamples?.p90 ?? NaN),
           n: s.stats ? num(s.stats.n) : (fromSamples?.n ?? 0),
-        });
+          samples: finiteSamples(s.samples),
+        };
+        if (s.stats && Number.isFinite(s.stats.min) && Number.isFinite(s.stats.max)) {
+          figures.min = s.stats.min;
+          figures.max = s.stats.max;
+        }
+        steps.set(String(s.step), figures);
       }
       const memory = new Map<string, number>();
       for (const [point, bytes] of Object.entries(v.memoryBytes ?? {})) if (typeof bytes === 'number') memory.set(point, bytes);
@@ -160,7 +200,7 @@ function variantsOf(exp: RunExperiment): Map<string, VariantFigures> {
     const steps = new Map<string, StepFigures>();
     for (const [step, samples] of Object.entries(bySteps ?? {})) {
       const st = statsOf(Array.isArray(samples) ? samples : []);
-      if (st) steps.set(step, { label: step, derived: false, ...st });
+      if (st) steps.set(step, { label: step, derived: false, ...st, samples: finiteSamples(samples) });
     }
     out.set(variant, { steps, memory: new Map() });
   }
@@ -245,10 +285,87 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
   return infos;
 }
 
+/** The level below which the rank test's p-value counts (two-sided). */
+export const DIFFERENCE_LEVEL = 0.05;
+/** The quantiles whose range is each run's spread: the middle 80% of its samples. */
+const SPREAD_QUANTILES = [0.1, 0.9] as const;
+
+/** The [p10, p90] of samples (linear interpolation, docs/METHOD.md). */
+function spreadOf(samples: readonly number[]): [number, number] {
+  const s = [...samples].sort((a, b) => a - b);
+  return [quantileSorted(s, SPREAD_QUANTILES[0]), quantileSorted(s, SPREAD_QUANTILES[1])];
+}
+
+/**
+ * Whether a run's step differs from the first run's by more than the spread their own samples
+ * show. With per-iteration samples in both files: notable (higher / lower, by the ratio of the
+ * medians) when their p10–p90 ranges do not overlap and the two-sided Mann–Whitney rank test
+ * gives p < {@link DIFFERENCE_LEVEL}; "too few samples" when even fully separated samples of these
+ * sizes could not give that p (e.g. 3 against 3, or 1 against fewer than 40). Without samples
+ * (older or hand-made files): the same with the summaries' min–max ranges, where non-overlap means
+ * fully separated samples. Within one run all samples come from one set of rank processes: a
+ * difference beyond them can still be the spread between process sets (docs/METHOD.md).
+ * @param x the run's figures; base the first run's; ratio x's median / base's median
+ */
+export function judgeDifference(x: SpreadFigures, base: SpreadFigures, ratio: number): StepDifference {
+  const direction: DifferenceVerdict = ratio >= 1 ? 'higher' : 'lower';
+  if (x.samples.length > 0 && base.samples.length > 0) {
+    const n: [number, number] = [x.samples.length, base.samples.length];
+    if (smallestRankTestP(n[0], n[1]) >= DIFFERENCE_LEVEL) return { verdict: 'too-few-samples', basis: 'samples', n };
+    const { p } = mannWhitney(x.samples, base.samples);
+    const [xLo, xHi] = spreadOf(x.samples);
+    const [bLo, bHi] = spreadOf(base.samples);
+    const apart = xLo > bHi || xHi < bLo;
+    return { verdict: apart && p < DIFFERENCE_LEVEL && ratio !== 1 ? direction : 'within-spread', basis: 'samples', p, n };
+  }
+  const n: [number, number] = [Number.isFinite(x.n) ? x.n : 0, Number.isFinite(base.n) ? base.n : 0];
+  if (x.min === undefined || x.max === undefined || base.min === undefined || base.max === undefined || n[0] < 1 || n[1] < 1) return { verdict: 'no-spread', n };
+  const smallest = smallestRankTestP(n[0], n[1]);
+  if (smallest >= DIFFERENCE_LEVEL) return { verdict: 'too-few-samples', basis: 'range', n };
+  const apart = x.min > base.max || x.max < base.min;
+  return apart && ratio !== 1 ? { verdict: direction, basis: 'range', p: smallest, n } : { verdict: 'within-spread', basis: 'range', n };
+}
+
+/** True when the difference is beyond the samples' spread (the comparison marks it). */
+export function isNotable(d: StepDifference | undefined): boolean {
+  return d?.verdict === 'higher' || d?.verdict === 'lower';
+}
+
+/** A few words for a difference next to its ratio: "beyond spread", "too few samples", "no spread", or "" (within the spread). */
+export function differenceWords(d: StepDifference | undefined): string {
+  switch (d?.verdict) {
+    case 'higher':
+    case 'lower':
+      return 'beyond spread';
+    case 'too-few-samples':
+      return 'too few samples';
+    case 'no-spread':
+      return 'no spread';
+    default:
+      return '';
+  }
+}
+
+/**
+ * How the comparison decides that a ratio is notable, in one paragraph (the comparison view, the
+ * CLI table and docs/METHOD.md say it the same way).
+ */
+export function differenceRuleText(): string {
+  return (
+    `A ratio is marked only when the difference is beyond the spread of both runs' own per-iteration samples: ` +
+    `their p10–p90 ranges do not overlap and a two-sided Mann–Whitney rank test of the samples gives p < ${DIFFERENCE_LEVEL} ` +
+    `(for files without samples: their min–max ranges do not overlap). "too few samples": not enough iterations for that test ` +
+    `to tell anything (e.g. 3 against 3). Memory is not judged: a run keeps one figure per point. ` +
+    `All samples of a run come from one set of rank processes, so a marked difference can still be the spread between ` +
+    `process sets (docs/METHOD.md): measure again before reading it as the library's.`
+  );
+}
+
 /**
  * Aligns `runs` by experiment, variant and step (in first-seen order, run 0 first) and gives per
- * step each run's median and p90 (the run file's own summary figures) and the ratio of its median
- * to run 0's. A run that lacks a step has null there.
+ * step each run's median and p90 (the run file's own summary figures), the ratio of its median
+ * to run 0's and, for the other runs, whether the difference is beyond the samples' spread
+ * ({@link judgeDifference}). A run that lacks a step has null there.
  */
 export function compareRuns(runs: readonly RunFile[]): Comparison {
   const perRun = runs.map((run) => {
@@ -280,6 +397,7 @@ export function compareRuns(runs: readonly RunFile[]): Comparison {
           const cell: CompareCell = { median: x.median, p90: x.p90, n: x.n };
           const r = ratioOf(x.median, base?.median);
           if (r !== undefined) cell.ratio = r;
+          if (r !== undefined && base && x !== base) cell.difference = judgeDifference(x, base, r);
           return cell;
         });
         const out: CompareStep = { step, label: first.label, derived: first.derived, cells };

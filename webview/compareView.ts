@@ -3,26 +3,19 @@
  * (host · NCCL · what differs, SIMULATED when so) with its colour, then per experiment a chart of
  * grouped bars per step (one colour per run, median with a whisker to p90; the chart code of a
  * single run) and a table of each run's median and p90 and the ratio of its median to the first
- * run's. Built once from the embedded data; all data is inserted as text (see dom.ts).
+ * run's, coloured only when the difference is beyond the spread of both runs' samples
+ * (protocol/compare.ts `judgeDifference`; the rule is written under the legend). Built once from
+ * the embedded data; all data is inserted as text (see dom.ts).
  */
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
-import { compareRuns, formatRatio, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
+import { compareRuns, differenceRuleText, formatRatio, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
 import { memoryPointLabel } from '../protocol/runFile';
+import { ratioCellView } from './compareCells';
 import { compareChartModel, compareRowLabel } from './compareChartData';
 import { chartHeight, ExperimentChart, runColor } from './charts';
 import { append, h } from './dom';
 import { formatDate, formatGpus, formatMiB, formatMs } from './format';
 import { SIMULATED_TEXT } from './view';
-
-/** A ratio more than this far from 1 is highlighted in the table (slower / faster than the first run). */
-const NOTABLE = 0.05;
-
-function ratioClass(ratio: number | undefined): string | undefined {
-  if (ratio === undefined) return undefined;
-  if (ratio > 1 + NOTABLE) return 'num ratio-up';
-  if (ratio < 1 - NOTABLE) return 'num ratio-down';
-  return 'num';
-}
 
 function legend(c: Comparison, runs: ComparisonData['runs']): HTMLElement {
   const head = h('tr', {}, h('th', {}, ''), h('th', {}, 'run'), h('th', {}, 'GPUs'), h('th', {}, 'NCCL library'), h('th', {}, 'date'), h('th', { class: 'num' }, 'ranks'), h('th', {}, 'n per step'), h('th', {}, 'status'));
@@ -60,7 +53,10 @@ function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
       const cells = [h('td', {}, compareRowLabel(exp, v.variant, s.label))];
       s.cells.forEach((cell, i) => {
         cells.push(h('td', { class: 'num' }, formatMs(cell?.median)), h('td', { class: 'num' }, formatMs(cell?.p90)));
-        if (i > 0) cells.push(h('td', { class: ratioClass(cell?.ratio) }, formatRatio(cell?.ratio)));
+        if (i > 0) {
+          const r = ratioCellView(cell?.ratio, cell?.difference);
+          cells.push(h('td', { class: r.className, title: r.title }, r.text));
+        }
       });
       body.appendChild(h('tr', { class: s.derived ? 'derived' : undefined }, ...cells));
     }
@@ -68,7 +64,8 @@ function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
       const cells = [h('td', {}, compareRowLabel(exp, v.variant, `memory ${memoryPointLabel(m.point)}`))];
       m.bytes.forEach((b, i) => {
         cells.push(h('td', { class: 'num', colspan: '2' }, b === null ? '–' : `${formatMiB(b)} MiB`));
-        if (i > 0) cells.push(h('td', { class: ratioClass(m.ratio[i]) }, formatRatio(m.ratio[i])));
+        // Memory is one figure per point: no spread to judge a ratio by, so never coloured.
+        if (i > 0) cells.push(h('td', { class: 'num' }, formatRatio(m.ratio[i])));
       });
       body.appendChild(h('tr', { class: 'memory' }, ...cells));
     }
@@ -101,6 +98,7 @@ export class CompareView {
       c.anySimulated && h('div', { class: 'banner-sim', role: 'alert' }, h('strong', {}, 'SIMULATED'), `${SIMULATED_TEXT} (the runs marked SIMULATED)`),
       legend(c, data.runs),
       h('p', { class: 'muted' }, `Bars: median per step, whisker to p90, one colour per run. Ratios: a run's median / the median of ${base ? `${base.key} (${base.label})` : 'the first run'}.`),
+      h('p', { class: 'muted rule' }, `Colours: red higher, green lower. ${differenceRuleText()}`),
       ...sections.map((s) => s.section),
     ]);
     for (const s of sections) this.charts.push(new ExperimentChart(s.canvas, s.model));

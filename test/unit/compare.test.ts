@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import type { EnvironmentStamp, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { compareRuns, describeRuns, formatRatio, ratioOf, runKey } from '../../protocol/compare';
+import { compareRuns, describeRuns, differenceRuleText, formatRatio, judgeDifference, ratioOf, runKey } from '../../protocol/compare';
+import { mannWhitney, quantileSorted, smallestRankTestP } from '../../protocol/rankTest';
+import { ratioCellView } from '../../webview/compareCells';
 import { formatComparison, SIMULATED_BANNER } from '../../cli/summary';
 import { compareChartModel } from '../../webview/compareChartData';
 import { escapeHtml, renderComparisonReport } from '../../client/htmlReport';
@@ -244,5 +246,104 @@ describe('renderComparisonReport', () => {
     assert.ok(html.includes(escapeHtml(hostile)));
     assert.ok(html.includes('<strong>SIMULATED</strong>'));
     assert.deepEqual(JSON.parse(embedded(html)).runs[1], b);
+  });
+});
+
+describe('notable differences: beyond the spread of the runs\' own samples, never a fixed threshold', () => {
+  /** A run of one init step with these per-iteration samples (ms); stats from them. */
+  const withSamples = (id: string, samples: number[]): RunFile => {
+    const sorted = [...samples].sort((x, y) => x - y);
+    const median = quantileSorted(sorted, 0.5);
+    const st = { median, p90: quantileSorted(sorted, 0.9), min: sorted[0]!, max: sorted.at(-1)!, mean: median, n: samples.length };
+    return run(id, {}, [exp('init', [{ variant: 'default', steps: [{ step: 'call', label: 'ncclCommInitRank', kind: 'call', stats: st, samples }] }])]);
+  };
+  const cellOf = (a: RunFile, b: RunFile) => compareRuns([a, b]).experiments[0]!.variants[0]!.steps[0]!.cells[1]!;
+  // Ten samples around 40 ms spread over ±25%, and the same shape scaled.
+  const base = [30, 33, 36, 38, 40, 40.5, 42, 44, 47, 50];
+  const scaled = (k: number) => base.map((x) => x * k);
+
+  test('a 1.07× ratio with overlapping samples is not notable (the old 5% threshold coloured it)', () => {
+    const cell = cellOf(withSamples('a', base), withSamples('b', scaled(1.07)));
+    assert.equal(formatRatio(cell.ratio), '1.07×');
+    assert.equal(cell.difference?.verdict, 'within-spread');
+    assert.equal(cell.difference?.basis, 'samples');
+    const view = ratioCellView(cell.ratio, cell.difference);
+    assert.deepEqual([view.text, view.className], ['1.07×', 'num']);
+    assert.match(view.title!, /within the spread/);
+  });
+
+  test('a 1.3× ratio with separated samples is notable (higher), and 0.7× lower', () => {
+    const tight = [40, 40.2, 40.4, 40.5, 40.6, 40.8, 41, 41.1, 41.3, 41.5];
+    const up = cellOf(withSamples('a', tight), withSamples('b', tight.map((x) => x * 1.3)));
+    assert.equal(up.difference?.verdict, 'higher');
+    assert.ok(up.difference!.p! < 0.001);
+    assert.deepEqual([ratioCellView(up.ratio, up.difference).className, ratioCellView(up.ratio, up.difference).text], ['num ratio-up', '1.30×']);
+    assert.match(ratioCellView(up.ratio, up.difference).title!, /beyond the spread of both runs \(p10–p90 of the samples apart, Mann–Whitney p = /);
+    const down = cellOf(withSamples('a', tight), withSamples('b', tight.map((x) => x * 0.7)));
+    assert.equal(down.difference?.verdict, 'lower');
+    assert.equal(ratioCellView(down.ratio, down.difference).className, 'num ratio-down');
+    // The same medians with samples spread as wide as the study's process sets: not beyond the spread.
+    const wide = cellOf(withSamples('a', base), withSamples('b', [28, 31, 35, 50, 51, 52.5, 54, 57, 61, 65]));
+    assert.ok(wide.ratio! > 1.25, String(wide.ratio));
+    assert.equal(wide.difference?.verdict, 'within-spread');
+  });
+
+  test('a 3× ratio from n=1 samples says too few samples (and so does 3 against 3); the CLI says so too', () => {
+    const one = cellOf(withSamples('a', [10]), withSamples('b', [30]));
+    assert.equal(formatRatio(one.ratio), '3.00×');
+    assert.deepEqual(one.difference, { verdict: 'too-few-samples', basis: 'samples', n: [1, 1] });
+    assert.deepEqual([ratioCellView(one.ratio, one.difference).text, ratioCellView(one.ratio, one.difference).className], ['3.00× (too few samples)', 'num']);
+    assert.equal(cellOf(withSamples('a', [10, 11, 12]), withSamples('b', [30, 31, 32])).difference?.verdict, 'too-few-samples');
+    // 4 against 4, fully separated, is enough at p < 0.05 (2/70).
+    assert.equal(cellOf(withSamples('a', [10, 11, 12, 13]), withSamples('b', [30, 31, 32, 33])).difference?.verdict, 'higher');
+    const text = formatComparison([withSamples('a', [10]), withSamples('b', [30])]);
+    assert.match(text, /init default · call: ncclCommInitRank\s+10\.00\s+30\.00\s+3\.00× too few samples/);
+    assert.ok(text.replace(/\s+/g, ' ').includes(differenceRuleText()), 'the rule is printed under the table');
+  });
+
+  test('files without samples: judged on the summaries\' min–max ranges; without those, no spread; memory never judged', () => {
+    // The fixture runs above carry stats only (samples: []): min = median, max = p90.
+    const a = run('a', {}, [exp('init', [variant('default', 40, 100, 76 << 20)])]);
+    const apart = run('b', {}, [exp('init', [variant('default', 50, 100.5, 80 << 20)])]);
+    const [call, first] = compareRuns([a, apart]).experiments[0]!.variants[0]!.steps;
+    assert.deepEqual(call!.cells[1]!.difference, { verdict: 'higher', basis: 'range', p: smallestRankTestP(10, 10), n: [10, 10] });
+    assert.deepEqual(first!.cells[1]!.difference, { verdict: 'within-spread', basis: 'range', n: [10, 10] });
+    assert.equal(call!.cells[0]!.difference, undefined, 'the first run is not judged against itself');
+    const bare = structuredClone(apart);
+    for (const s of bare.experiments[0]!.variants[0]!.steps) (s.stats as Partial<typeof s.stats>).min = undefined;
+    assert.equal(compareRuns([a, bare]).experiments[0]!.variants[0]!.steps[0]!.cells[1]!.difference?.verdict, 'no-spread');
+    assert.equal(ratioCellView(1.07, undefined).className, 'num', 'memory ratios (no judgement) are never coloured');
+  });
+
+  test('the H200 runs (2.28.9 vs 2.28.3): the 1.07× init call is within the spread; splitShare=1 is beyond it', () => {
+    const c = compareRuns([load(H9), load(H3)]);
+    const step = (experiment: string, variant: string, id: string) => c.experiments.find((e) => e.experiment === experiment)!.variants.find((v) => v.variant === variant)!.steps.find((s) => s.step === id)!.cells[1]!;
+    assert.equal(formatRatio(step('init', 'default', 'call').ratio), '1.07×');
+    assert.equal(step('init', 'default', 'call').difference?.verdict, 'within-spread');
+    assert.equal(step('split', 'whole/splitShare=1', 'call').difference?.verdict, 'lower');
+    assert.equal(step('destroy', 'default', 'destroy').difference?.verdict, 'within-spread');
+    const text = formatComparison([load(H9), load(H3)]);
+    assert.match(text, /init default · call: ncclCommInitRankConfig\s+31\.94\s+34\.26\s+1\.07×\n/);
+    assert.match(text, /split whole\/splitShare=1 · call: ncclCommSplit\s+46\.64\s+29\.71\s+0\.64× beyond spread\n/);
+  });
+
+  test('the rank test: exact p-values as scipy gives them, the normal approximation for large samples, the smallest p by sizes', () => {
+    assert.equal(mannWhitney([1, 2, 3, 4, 5], [3.5, 6, 7, 8, 9]).p.toFixed(6), '0.031746');
+    assert.equal(mannWhitney([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]).p.toFixed(6), '0.690476');
+    const large = mannWhitney(Array.from({ length: 60 }, (_, i) => i), Array.from({ length: 60 }, (_, i) => i + 20.5));
+    assert.equal(large.method, 'normal');
+    assert.ok(Math.abs(large.p / 8.7476e-8 - 1) < 0.01, String(large.p));
+    assert.equal(mannWhitney([1, 1, 2], [1, 2, 2]).method, 'normal', 'ties: normal approximation with tie correction');
+    assert.deepEqual([smallestRankTestP(1, 1), smallestRankTestP(3, 3)], [1, 0.1]);
+    // The sizes docs/METHOD.md gives for "too few samples" at 0.05.
+    assert.deepEqual([[1, 39], [1, 40], [2, 7], [2, 8], [3, 4], [3, 5]].map(([m, n]) => smallestRankTestP(m!, n!) < 0.05), [false, true, false, true, false, true]);
+    assert.ok(Math.abs(smallestRankTestP(4, 4) - 2 / 70) < 1e-12);
+    assert.throws(() => mannWhitney([], [1]), RangeError);
+    assert.equal(judgeDifference({ samples: [], n: 0 }, { samples: [], n: 0 }, 2).verdict, 'no-spread');
+  });
+
+  test('docs/METHOD.md states the same rule', () => {
+    const method = readFileSync(join(__dirname, '..', '..', 'docs', 'METHOD.md'), 'utf8').replace(/\s+/g, ' ');
+    assert.ok(method.includes(differenceRuleText()), 'METHOD.md must quote differenceRuleText()');
   });
 });
