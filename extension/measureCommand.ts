@@ -14,6 +14,7 @@ import type { OutputLog } from './outputLog';
 import { describeHostEntry, entryRequest, parseHostEntry, type EntryRequest, type HostEntry } from './hostEntries';
 import { runController, type RunOutcome, type RunRequest } from './runController';
 import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
+import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from './annotations/profiles';
 import { ResultsPanel } from './webviewPanel';
 
 const RECENT_KEY = 'commcost.recentHosts';
@@ -150,11 +151,24 @@ async function askIterations(dflt: number): Promise<number | undefined> {
   return text === undefined ? undefined : Number(text.trim());
 }
 
-async function resultsDir(extension: vscode.ExtensionContext): Promise<string> {
+/** Where runs are saved: the first workspace folder's `.commcost/runs`, else global storage (`global` true). */
+async function resultsDir(extension: vscode.ExtensionContext): Promise<{ dir: string; global: boolean }> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const uri = folder ? vscode.Uri.joinPath(folder.uri, '.commcost', 'runs') : vscode.Uri.joinPath(extension.globalStorageUri, 'runs');
   await mkdir(uri.fsPath, { recursive: true });
-  return uri.fsPath;
+  return { dir: uri.fsPath, global: !folder };
+}
+
+/**
+ * Records which workspace a run saved to global storage came from (none: null), so that the
+ * annotations of other windows leave it out (annotations/profiles.ts `foreign`).
+ */
+async function recordGlobalOrigin(extension: vscode.ExtensionContext, path: string): Promise<void> {
+  const workspace = workspaceIdOf(
+    vscode.workspace.workspaceFile?.toString(),
+    (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString()),
+  );
+  await extension.globalState.update(GLOBAL_ORIGINS_KEY, withOrigin(extension.globalState.get<unknown>(GLOBAL_ORIGINS_KEY), path, workspace));
 }
 
 function openResults(env: MeasureEnv, run: RunFile, label: string): void {
@@ -216,7 +230,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
 
   try {
     return await env.ctx.withRun(label, async (scope) => {
-      const [{ runMeasurement }, { saveRun }, dir] = await Promise.all([
+      const [{ runMeasurement }, { saveRun }, results] = await Promise.all([
         import('../client/runSession'),
         import('../client/resultsStore'),
         resultsDir(env.extension),
@@ -231,7 +245,8 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
           return runController(request, {
             runMeasurement,
             saveRun,
-            resultsDir: dir,
+            resultsDir: results.dir,
+            ...(results.global ? { onSaved: (path: string) => recordGlobalOrigin(env.extension, path) } : {}),
             progress: {
               report: (message, percent) => {
                 const increment = percent === undefined ? undefined : Math.max(0, percent - lastPercent);

@@ -79,6 +79,11 @@ export interface RunDeps {
   openResults(run: RunFile, path: string): void;
   /** "Show Log": opens the output channel. */
   showLog(): void;
+  /**
+   * Called once the run is saved, before the final message (the extension records which
+   * workspace a run saved to global storage came from). A rejection is logged, never fatal.
+   */
+  onSaved?(path: string, run: RunFile): Promise<void> | void;
 }
 
 /** How a run ended. `path` is set when the run was saved. */
@@ -225,6 +230,13 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
   }
 
   const savedPath = path;
+  if (deps.onSaved) {
+    try {
+      await deps.onSaved(savedPath, run);
+    } catch (err) {
+      deps.log.error(`after saving ${savedPath}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   if (run.status === 'failed') {
     const f = runFailureMessage(run, req.label ?? run.host);
     deps.log.error(`run on ${req.label ?? run.host} failed: ${f.code} ${f.message}`);

@@ -16,7 +16,26 @@ import {
   type TextChange,
 } from './callSites';
 import { resolveAnnotation, type Annotation } from './figures';
-import type { ProfileStore, StaleRules } from './profiles';
+import type { Profile, ProfileStore, StaleRules } from './profiles';
+
+/** A call answered by another run than the active one (for the status bar tooltip). */
+export interface AnsweredElsewhere {
+  api: ApiName;
+  source: Profile;
+  why: string;
+}
+
+/**
+ * Whether the figures that answer `site` are those of an eager creation: `init_process_group`
+ * passes `device_id`; `new_group` / `destroy_process_group` in a file whose `init_process_group`
+ * passes it. Only these APIs have eager variants (apiMap.ts `whenEager`).
+ */
+export function siteIsEager(site: CallSite, sites: readonly CallSite[]): boolean {
+  const eagerInit = (s: CallSite): boolean => s.api === 'init_process_group' && s.keywords.includes('device_id');
+  if (site.api === 'init_process_group') return eagerInit(site);
+  if (site.api === 'new_group' || site.api === 'destroy_process_group') return sites.some(eagerInit);
+  return false;
+}
 
 /** One document's state after its last parse. */
 export interface DocumentAnnotations {
@@ -40,7 +59,7 @@ function contains(site: CallSite, p: Position): boolean {
 
 export class AnnotationModel {
   private readonly docs = new Map<string, { parsed: ParsedDocument; state?: DocumentAnnotations }>();
-  private readonly cache = new Map<ApiName, Annotation>();
+  private readonly cache = new Map<string, Annotation>();
 
   /**
    * @param finder the loaded finder
@@ -53,14 +72,38 @@ export class AnnotationModel {
     private readonly rules: () => StaleRules,
   ) {}
 
-  /** The annotation of `api` on the active profile (cached). */
-  annotate(api: ApiName): Annotation {
-    let a = this.cache.get(api);
+  /** The annotation of `api` (lazy-init figures where the run has both ways; cached). */
+  annotate(api: ApiName, eager = false): Annotation {
+    const key = `${api}${eager ? ' eager' : ''}`;
+    let a = this.cache.get(key);
     if (!a) {
-      a = resolveAnnotation(api, this.store.active, this.store.profiles, this.rules());
-      this.cache.set(api, a);
+      const chosen = this.store.chosen;
+      a = resolveAnnotation(api, this.store.active, this.store.profiles, this.rules(), { eager, ...(chosen ? { chosen } : {}) });
+      this.cache.set(key, a);
     }
     return a;
+  }
+
+  /** The annotation of a call site of document `uri` (its eager facts: {@link siteIsEager}). */
+  annotateSite(uri: string, site: CallSite): Annotation {
+    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]));
+  }
+
+  /**
+   * The calls of the open documents whose figures come from another run than the active one,
+   * one per API and run, with why (for the status bar tooltip).
+   */
+  answeredElsewhere(): AnsweredElsewhere[] {
+    const out: AnsweredElsewhere[] = [];
+    for (const [uri, d] of this.docs) {
+      for (const site of d.state?.scan.sites ?? []) {
+        const a = this.annotateSite(uri, site);
+        const m = a.measured;
+        if (!m || !a.why || out.some((x) => x.api === a.api && x.source === m.source)) continue;
+        out.push({ api: a.api, source: m.source, why: a.why });
+      }
+    }
+    return out;
   }
 
   /** Forgets every annotation and finding (profiles, the active profile or settings changed). */
@@ -109,7 +152,11 @@ export class AnnotationModel {
   findings(uri: string): Finding[] {
     const s = this.state(uri);
     if (!s) return [];
-    s.findings ??= findings(s.scan, (api) => this.annotate(api), s.text);
+    // advice.ts asks by API: the file's eager facts apply to new_group / destroy_process_group;
+    // its init_process_group advice concerns calls without device_id (lazy).
+    const fileEager = (api: ApiName): boolean =>
+      api !== 'init_process_group' && s.scan.sites.some((x) => x.api === api && siteIsEager(x, s.scan.sites));
+    s.findings ??= findings(s.scan, (api) => this.annotate(api, fileEager(api)), s.text);
     return s.findings;
   }
 
@@ -117,7 +164,7 @@ export class AnnotationModel {
   at(uri: string, p: Position): { site: CallSite; annotation: Annotation } | undefined {
     const s = this.state(uri);
     const site = s?.scan.sites.find((x) => contains(x, p));
-    return site ? { site, annotation: this.annotate(site.api) } : undefined;
+    return site ? { site, annotation: this.annotateSite(uri, site) } : undefined;
   }
 
   close(uri: string): void {

@@ -8,6 +8,7 @@
  */
 import type { CallSite } from './callSites';
 import type { Annotation, Figure, Measured, VariantFigures } from './figures';
+import { isSimulatedProfile, type Profile } from './profiles';
 
 /** `ms` for people: 0.017 ms, 4.52 ms, 47.7 ms, 176 ms, 1.23 s. */
 export function formatMs(ms: number): string {
@@ -49,7 +50,33 @@ export function memoryPerGpu(m: Measured): number | undefined {
   return m.main.memoryAfterFirst ?? m.main.memoryAfterCall;
 }
 
-const pct = (part: number, whole: number): string => `${Math.round((100 * part) / whole)}%`;
+/** A share in percent as measured: 82%, 4.5%, 0.031% (never rounded to 0% or 100% unless it is). */
+export function percent(part: number, whole: number): string {
+  const p = (100 * part) / whole;
+  if (!Number.isFinite(p)) return '—';
+  if (p === 0 || p === 100) return `${p}%`;
+  if (p >= 99.5) return `${(Math.floor(p * 100) / 100).toFixed(2)}%`;
+  if (p >= 10) return `${Math.round(p)}%`;
+  if (p >= 1) return `${p.toFixed(1)}%`;
+  return `${Number(p.toPrecision(2))}%`;
+}
+
+/** Below this share of the total the first collective counts as ≈ 0: "nearly all of it is the call itself". */
+export const FIRST_NEGLIGIBLE_SHARE = 0.02;
+
+/**
+ * The short label of a run, said by the status bar and every annotation: "localhost · NCCL
+ * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run.
+ */
+export function runLabel(p: Profile): string {
+  const sim = isSimulatedProfile(p) ? 'SIMULATED · ' : '';
+  return `${sim}${plain(p.run.host, 40)} · NCCL ${plain(p.run.stamp?.ncclVersion ?? '?', 20)} · ${new Date(p.time).toISOString().slice(0, 10)}`;
+}
+
+/** "one-rank communicator: nothing to connect" for a one-rank child, else undefined. */
+function oneRank(v: VariantFigures): string | undefined {
+  return v.childRanks === 1 ? 'one-rank communicator: nothing to connect' : undefined;
+}
 
 function headlineWords(a: Annotation, m: Measured): string {
   const h = m.headline;
@@ -57,34 +84,47 @@ function headlineWords(a: Annotation, m: Measured): string {
   return plain(h.label, 40);
 }
 
+/** What the reading calls the thing created: "init", "split", "init_process_group", …. */
+function noun(a: Annotation, m: Measured): string {
+  if (m.experiment === 'c10d') return a.api;
+  return ['init', 'split', 'shrink', 'grow'].includes(m.experiment) ? m.experiment : 'creation';
+}
+
 /**
  * One sentence read off the figures, e.g. "82% of this init is the lazy connect in the first
- * collective (144 ms of 176 ms)". Undefined when the figures say nothing more than the numbers.
+ * collective (144 ms of 176 ms)": the share of the first collective in the total as measured,
+ * whatever its size; "nearly all of this … is the call itself" only when the first collective is
+ * ≈ 0 (below {@link FIRST_NEGLIGIBLE_SHARE}); a one-rank child says it has nothing to connect.
+ * Undefined when the figures say nothing more than the numbers.
  */
 export function reading(a: Annotation): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
   const { call, first, total } = m.main;
   if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
-    const what = m.experiment === 'init' ? 'init' : m.experiment === 'split' ? 'split' : 'rebuild';
+    const what = noun(a, m);
     const share = first.stats.median / total.stats.median;
+    const of = `${formatMs(first.stats.median)} of ${formatMs(total.stats.median)}`;
+    const p = percent(first.stats.median, total.stats.median);
     let sentence: string;
-    if (share >= 0.5) {
-      sentence = `${pct(first.stats.median, total.stats.median)} of this ${what} is the lazy connect in the first collective (${formatMs(first.stats.median)} of ${formatMs(total.stats.median)})`;
-    } else if (share < 0.05 && call) {
-      sentence = `the first collective adds only ${formatMs(first.stats.median)}: ${pct(call.stats.median, total.stats.median)} of this ${what} is the call itself`;
+    if (m.main.childRanks === 1) {
+      sentence = `one-rank communicator: nothing to connect; its first collective takes ${of} (${p}), and this run has no communicator of more ranks for this call`;
+    } else if (share >= 0.5) {
+      sentence = `${p} of this ${what} is the lazy connect in the first collective (${of})`;
+    } else if (share < FIRST_NEGLIGIBLE_SHARE) {
+      sentence = `nearly all of this ${what} is the call itself: the first collective adds ${formatMs(first.stats.median)} (${p} of ${formatMs(total.stats.median)})`;
     } else {
-      sentence = `the call takes ${formatMs(call?.stats.median ?? NaN)} and the first collective ${formatMs(first.stats.median)} (${pct(first.stats.median, total.stats.median)})`;
+      sentence = `the first collective is ${p} of this ${what} (${of})${call ? `; the call takes ${formatMs(call.stats.median)}` : ''}`;
     }
     if (m.freshInit && m.freshInit.stats.median > 0) {
-      sentence += `; a fresh init to first collective takes ${formatMs(m.freshInit.stats.median)} on this run (this is ${pct(total.stats.median, m.freshInit.stats.median)} of it)`;
+      sentence += `; a fresh init to first collective takes ${formatMs(m.freshInit.stats.median)} on this run (this is ${percent(total.stats.median, m.freshInit.stats.median)} of it)`;
     }
     return sentence;
   }
   if (m.experiment === 'destroy' && total && total.stats.median > 0) {
     const destroy = [call, ...m.main.extra].find((f) => f?.step === 'destroy');
     if (destroy)
-      return `${pct(destroy.stats.median, total.stats.median)} of finalize + destroy (${formatMs(total.stats.median)}) is ncclCommDestroy`;
+      return `${percent(destroy.stats.median, total.stats.median)} of finalize + destroy (${formatMs(total.stats.median)}) is ncclCommDestroy`;
   }
   if (m.experiment === 'abort' && call) {
     const reinit = m.main.extra.find((f) => f.step === 'total');
@@ -94,18 +134,25 @@ export function reading(a: Annotation): string | undefined {
   return undefined;
 }
 
-function where(a: Annotation, m: Measured): string {
-  const run = m.source.run;
-  return `${plain(run.host, 40)}, NCCL ${plain(run.stamp?.ncclVersion ?? '?', 20)}`;
-}
-
-/** The CodeLens title, e.g. "⏱ 176 ms to first collective · 484 MiB/GPU — localhost, NCCL 2.28.9". */
+/**
+ * The CodeLens title, e.g. "⏱ 176 ms to first collective · 484 MiB/GPU — localhost · NCCL 2.28.9 ·
+ * 2026-11-29": the headline figure and the run it comes from ({@link runLabel}).
+ */
 export function codeLensTitle(a: Annotation): string {
   const sim = a.simulated ? 'SIMULATED · ' : '';
   const m = a.measured;
   if (!m) {
     const host = a.active ? plain(a.active.run.host, 40) : undefined;
-    return `${sim}⏱ ${a.missing?.reason === 'no run saved yet' ? '' : 'not measured in this run · '}Measure this on ${host ?? '…'}`;
+    const reason = a.missing?.reason ?? '';
+    const why =
+      reason === 'no run saved yet'
+        ? ''
+        : reason.startsWith('skipped')
+          ? `skipped on ${host ?? '…'} · `
+          : reason.startsWith('not measured in this run')
+            ? 'not measured in this run · '
+            : 'not measured in the runs used here · ';
+    return `${sim}⏱ ${why}Measure this on ${host ?? '…'}`;
   }
   const parts = [`${formatMs(m.headline.stats.median)} ${headlineWords(a, m)}`];
   if (a.entry.role === 'teardown' && m.main.total && m.main.total !== m.headline)
@@ -114,18 +161,25 @@ export function codeLensTitle(a: Annotation): string {
   if (reinit) parts.push(`${formatMs(reinit.stats.median)} re-init to first collective`);
   const mem = a.entry.role === 'create' ? memoryPerGpu(m) : undefined;
   if (mem !== undefined) parts.push(`${formatBytes(mem)}/GPU`);
+  if (m.main.childRanks === 1) parts.push('one-rank communicator');
   const via = m.via ? ` (${m.experiment} beneath)` : '';
   const stale = a.stale.length ? ' · stale' : '';
-  return `${sim}⏱ ${parts.join(' · ')}${via} — ${where(a, m)}${stale}`;
+  return `${sim}⏱ ${parts.join(' · ')}${via} — ${runLabel(m.source).replace(/^SIMULATED · /, '')}${stale}`;
 }
 
-/** The after-line label (Import Cost style), e.g. "176 ms · 484 MiB/GPU". */
+/**
+ * The after-line label (Import Cost style), e.g. "176 ms · 484 MiB/GPU"; when the figures come
+ * from another run than the active one (the status bar's), that run's label follows:
+ * "176 ms · 484 MiB/GPU — localhost · NCCL 2.28.9 · 2026-11-29".
+ */
 export function decorationLabel(a: Annotation): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
   const mem = a.entry.role === 'create' ? memoryPerGpu(m) : undefined;
-  const text = `${formatMs(m.headline.stats.median)}${mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}`;
-  return `${a.simulated ? 'SIMULATED ' : ''}${text}${a.stale.length ? ' (stale)' : ''}`;
+  const one = m.main.childRanks === 1 ? ' · one-rank' : '';
+  const text = `${formatMs(m.headline.stats.median)}${mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
+  const from = a.active && m.source !== a.active ? ` — ${runLabel(m.source).replace(/^SIMULATED · /, '')}` : '';
+  return `${a.simulated ? 'SIMULATED ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }
 
 /** Colour class of a label by the user's thresholds (ms, on the headline median). */
@@ -168,7 +222,22 @@ function row(name: string, f: Figure | undefined): string | undefined {
 function variantLine(v: VariantFigures): string {
   const h = v.total ?? v.call;
   const mem = v.memoryAfterFirst ?? v.memoryAfterCall;
-  return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${formatBytes(mem)}/GPU` : ''}`;
+  const one = oneRank(v);
+  return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${formatBytes(mem)}/GPU` : ''}${one ? ` (${one})` : ''}`;
+}
+
+/** Which variant the headline is and why, when the run has more than one way for this call. */
+function headlineNote(a: Annotation, m: Measured): string | undefined {
+  if (m.assumes) {
+    const site = a.api === 'init_process_group' ? 'this call' : "this file's init_process_group";
+    return m.assumes === 'eager'
+      ? `The headline assumes an eager init: ${site} passes device_id; the lazy variant is listed below.`
+      : `The headline assumes a lazy init: ${site} passes no device_id; the eager variant is listed below.`;
+  }
+  const n = m.main.childRanks;
+  if (n !== undefined && n > 1 && m.others.some((v) => v.childRanks === 1))
+    return `The headline is the ${n}-rank child; a one-rank child has nothing to connect.`;
+  return undefined;
 }
 
 /**
@@ -190,8 +259,11 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   }
   const run = m.source.run;
   const stamp = run.stamp;
-  out.push(`**commcost** · ${api} → \`${m.experiment}\` · ${escapeMarkdown(m.main.variant, 60)}`);
-  if (m.via) out.push('', `*No c10d figures in this run: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
+  const one = oneRank(m.main);
+  out.push(`**commcost** · ${api} → \`${m.experiment}\` · ${escapeMarkdown(m.main.variant, 60)}${one ? ` (${one})` : ''}`);
+  if (m.via) out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
+  const note = headlineNote(a, m);
+  if (note) out.push('', note);
   out.push('', '| step | median | p90 |', '|---|---:|---:|');
   for (const r of [
     row('call', m.main.call),
@@ -223,6 +295,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     '',
     `*${escapeMarkdown(run.host, 60)}${stamp ? ` (${escapeMarkdown(stamp.hostname, 60)})` : ''} · ${gpus} · NCCL ${escapeMarkdown(stamp?.ncclVersion ?? '?', 30)} · ${date} · n = ${n}*`,
   );
+  if (a.why && a.active)
+    out.push('', `*From ${escapeMarkdown(runLabel(m.source), 120)}, not the active run (${escapeMarkdown(runLabel(a.active), 120)}): ${escapeMarkdown(a.why, 200)}.*`);
   if (a.stale.length) out.push('', `**Stale:** ${a.stale.map((s) => escapeMarkdown(s, 200)).join('; ')}`);
   const actions = [
     links.openRun ? `[Open run](${links.openRun})` : undefined,
@@ -230,4 +304,58 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   ].filter(Boolean);
   if (actions.length) out.push('', actions.join(' · '));
   return out.join('\n');
+}
+
+/** What the status bar item shows: its text and tooltip. */
+export interface StatusText {
+  text: string;
+  tooltip: string;
+}
+
+/**
+ * The status bar's words: the active run's label ({@link runLabel}), stale when so, and a tooltip
+ * that names the calls answered by another run and why, and the runs left out here.
+ * @param active the active profile
+ * @param chosen whether the user chose it (else it is the newest measured run)
+ * @param stale why the active run is stale ([] = fresh)
+ * @param elsewhere calls of the open documents answered by another run (annotationModel.ts)
+ * @param left runs not used here: simulated (until one is chosen), global runs of another window,
+ *   measured (while a simulated run is chosen)
+ */
+export function statusText(
+  active: Profile | undefined,
+  chosen: boolean,
+  stale: readonly string[],
+  elsewhere: readonly { api: string; source: Profile; why: string }[],
+  left: { simulated: number; foreign: number; measured?: number },
+): StatusText {
+  const measured = left.measured ?? 0;
+  const leftLines = [
+    measured > 0 ? `${measured} measured run${measured === 1 ? '' : 's'} not used while a simulated run is chosen` : '',
+    left.simulated > 0
+      ? `${left.simulated} simulated run${left.simulated === 1 ? '' : 's'} not used: choose one to see its figures (marked SIMULATED)`
+      : '',
+    left.foreign > 0 ? `${left.foreign} run${left.foreign === 1 ? '' : 's'} saved from another window not used here: choose one to see it` : '',
+  ].filter(Boolean);
+  if (!active) {
+    const none = left.simulated + left.foreign > 0;
+    return {
+      text: `$(pulse) commcost: ${none ? 'no measured run' : 'no runs'}`,
+      tooltip: [
+        none ? 'No measured run in this window' : 'No saved commcost run',
+        ...leftLines,
+        'Click to choose a run, or run "commcost: Measure communicator rebuild"',
+      ].join('\n'),
+    };
+  }
+  return {
+    text: `$(pulse) ${runLabel(active)}${stale.length ? ' (stale)' : ''}`,
+    tooltip: [
+      `commcost annotations come from ${runLabel(active)} (${chosen ? 'the run you chose' : 'the newest measured run'})`,
+      ...stale.map((s) => `stale: ${plain(s, 200)}`),
+      ...elsewhere.map((e) => `${plain(e.api, 60)} answered by ${runLabel(e.source)} — ${plain(e.why, 200)}`),
+      ...leftLines,
+      'Click to switch runs',
+    ].join('\n'),
+  };
 }

@@ -5,6 +5,11 @@
  * Experiment ids are strings, not `ExperimentId`: `shrink`, `grow`, `revoke`, `registration`,
  * `suspend` and `c10d` are being added to the catalogue with the same shape (variants of steps
  * `call`, `first`, `total`); until a run has them, the annotation says "not measured in this run".
+ *
+ * Variant names are the agent's own (remote-agent/experiments/split.ts, c10d.ts and
+ * c10d/driverSource.ts): `halves/splitShare=0`, `init/lazy`, `new_group/eager-default`, …. The
+ * size of the communicator a creation variant produces is derived here from the variant's shape
+ * and the run's ranks and nodes, by the agent's rules ({@link Answer.childRanks}).
  */
 
 /** C/C++ NCCL entry points the finder reports. */
@@ -52,12 +57,32 @@ export interface StepRef {
   kinds?: readonly ('call' | 'first' | 'toFirst' | 'steady' | 'teardown')[];
 }
 
+/** What of a run the child-size rule reads: its world size and, over several hosts, its nodes. */
+export interface RunShape {
+  ranks: number;
+  nodes?: readonly { ranks: readonly number[] }[];
+}
+
 /** Where in a run the figures of an API are. */
 export interface Answer {
   /** Experiment id (may be one this version's catalogue does not have yet). */
   experiment: string;
-  /** Variant names or name prefixes in order of preference; the first present is used. Empty: the first variant. */
+  /**
+   * Variant names (exact, or a prefix ending before a `/`) in order of preference; every present
+   * one answers, the headline is chosen among them (figures.ts). Empty: every variant of the experiment.
+   */
   variants: readonly string[];
+  /**
+   * The order of preference when the call site creates eagerly (`device_id=` at the call, or the
+   * file's `init_process_group` passes it): c10d's eager variants first. Unset: `variants`.
+   */
+  whenEager?: readonly string[];
+  /**
+   * For creation: how many ranks the communicator that `variant` produces has in a run of this
+   * shape (the largest child when several are made), or undefined when the run does not say. A
+   * one-rank child has nothing to connect: it never headlines while a larger child answers.
+   */
+  childRanks?: (variant: string, run: RunShape) => number | undefined;
   /** The API call itself. */
   call?: StepRef;
   /** The first collective on the communicator it produced. */
@@ -92,8 +117,56 @@ const create = (experiment: string, variants: readonly string[] = []): Answer =>
   total: TOTAL,
 });
 
-const SPLIT_VARIANTS = ['halves/splitShare=0', 'halves/splitShare=1', 'whole/splitShare=0', 'whole/splitShare=1'] as const;
-const INIT = create('init', ['default']);
+/**
+ * split's variants (remote-agent/experiments/split.ts), splitShare=0 first (what a user gets by
+ * default), the split into parts before the split into one child; the child sizes then decide
+ * which answers first.
+ */
+const SPLIT_VARIANTS = [
+  'halves/splitShare=0',
+  'whole/splitShare=0',
+  'intra-node/splitShare=0',
+  'inter-node/splitShare=0',
+  'halves/splitShare=1',
+  'whole/splitShare=1',
+  'intra-node/splitShare=1',
+  'inter-node/splitShare=1',
+] as const;
+
+/** Ranks on each node of the run; undefined when the run does not list its nodes. */
+function ranksPerNode(run: RunShape): number[] | undefined {
+  return run.nodes && run.nodes.length > 0 ? run.nodes.map((n) => n.ranks.length) : undefined;
+}
+
+/**
+ * The largest child of a split of `variant`'s shape (split.ts `splitColor`): halves = the ranks
+ * below n/2 (ceil(n/2)), whole = n, intra-node = the most ranks on one node, inter-node = the
+ * number of nodes.
+ */
+export function splitChildRanks(variant: string, run: RunShape): number | undefined {
+  const n = run.ranks;
+  if (!Number.isInteger(n) || n < 1) return undefined;
+  const shape = variant.split('/')[0];
+  const perNode = ranksPerNode(run);
+  switch (shape) {
+    case 'halves':
+      return Math.ceil(n / 2);
+    case 'whole':
+      return n;
+    case 'intra-node':
+      return perNode ? Math.max(...perNode) : undefined;
+    case 'inter-node':
+      return perNode?.length;
+    default:
+      return undefined;
+  }
+}
+
+const worldSize = (_variant: string, run: RunShape): number | undefined => (Number.isInteger(run.ranks) && run.ranks >= 1 ? run.ranks : undefined);
+/** shrink drops the last rank (experiment.ts `shrinkLastRank`; c10d `shrink_group` likewise). */
+const allButOne = (_variant: string, run: RunShape): number | undefined => (Number.isInteger(run.ranks) && run.ranks >= 2 ? run.ranks - 1 : undefined);
+
+const INIT = { ...create('init', ['default']), childRanks: worldSize };
 const ABORT: Answer = {
   experiment: 'abort',
   variants: ['default'],
@@ -102,7 +175,17 @@ const ABORT: Answer = {
 };
 const DESTROY_TOTAL: StepRef = { step: 'total', kinds: ['teardown'] };
 
-const c10d = (variant: string): Answer => create('c10d', [variant]);
+/** c10d variants (remote-agent/experiments/c10d.ts), lazy first: what a call without device_id does. */
+const C10D_INIT = ['init/lazy', 'init/eager'] as const;
+const C10D_NEW_GROUP = ['new_group/lazy-default', 'new_group/eager-default'] as const;
+const c10d = (variants: readonly string[], childRanks: Answer['childRanks'] = worldSize, whenEager?: readonly string[]): Answer => ({
+  ...create('c10d', variants),
+  childRanks,
+  ...(whenEager ? { whenEager } : {}),
+});
+const SPLIT = { ...create('split', SPLIT_VARIANTS), childRanks: splitChildRanks };
+const SHRINK = { ...create('shrink'), childRanks: allButOne };
+const GROW = { ...create('grow'), childRanks: worldSize };
 
 /** The mapping table: one entry per API. */
 export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
@@ -110,9 +193,9 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
   ncclCommInitRankConfig: { api: 'ncclCommInitRankConfig', language: 'cpp', role: 'create', answer: INIT },
   ncclCommInitAll: { api: 'ncclCommInitAll', language: 'cpp', role: 'create', answer: INIT },
   ncclCommInitRankScalable: { api: 'ncclCommInitRankScalable', language: 'cpp', role: 'create', answer: INIT },
-  ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', answer: create('split', SPLIT_VARIANTS) },
-  ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', answer: create('shrink') },
-  ncclCommGrow: { api: 'ncclCommGrow', language: 'cpp', role: 'create', answer: create('grow') },
+  ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', answer: SPLIT },
+  ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', answer: SHRINK },
+  ncclCommGrow: { api: 'ncclCommGrow', language: 'cpp', role: 'create', answer: GROW },
   ncclCommRevoke: {
     api: 'ncclCommRevoke',
     language: 'cpp',
@@ -166,42 +249,44 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'init_process_group',
     language: 'python',
     role: 'create',
-    answer: c10d('init_process_group'),
+    answer: c10d(C10D_INIT, worldSize, ['init/eager', 'init/lazy']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
   },
   new_group: {
     api: 'new_group',
     language: 'python',
     role: 'create',
-    answer: c10d('new_group'),
+    answer: c10d(C10D_NEW_GROUP, worldSize, ['new_group/eager-default', 'new_group/lazy-default']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
   },
   new_subgroups: {
     api: 'new_subgroups',
     language: 'python',
     role: 'create',
-    answer: c10d('new_subgroups'),
+    answer: c10d(['new_subgroups']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each subgroup' },
   },
   split_group: {
     api: 'split_group',
     language: 'python',
     role: 'create',
-    answer: c10d('split_group'),
-    underlying: { ...create('split', SPLIT_VARIANTS), note: 'the ncclCommSplit behind it' },
+    // The driver splits into one group of every rank (split_ranks=[everyone]).
+    answer: c10d(['split_group']),
+    underlying: { ...SPLIT, note: 'the ncclCommSplit behind it' },
   },
   shrink_group: {
     api: 'shrink_group',
     language: 'python',
     role: 'create',
-    answer: c10d('shrink_group'),
-    underlying: { ...create('shrink'), note: 'the ncclCommShrink behind it' },
+    answer: c10d(['shrink_group'], allButOne),
+    underlying: { ...SHRINK, note: 'the ncclCommShrink behind it' },
   },
   destroy_process_group: {
     api: 'destroy_process_group',
     language: 'python',
     role: 'teardown',
-    answer: { experiment: 'c10d', variants: ['destroy_process_group'], call: { step: 'call', kinds: ['call', 'teardown'] } },
+    // The `destroy` step of the init variants: destroy_process_group after a lazy / eager init.
+    answer: { experiment: 'c10d', variants: C10D_INIT, whenEager: ['init/eager', 'init/lazy'], call: { step: 'destroy', kinds: ['teardown'] } },
     underlying: {
       experiment: 'destroy',
       variants: ['default'],
@@ -214,28 +299,28 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: '_abort_process_group',
     language: 'python',
     role: 'teardown',
-    answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'call', kinds: ['call', 'teardown'] } },
+    answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
     underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
   },
   'ProcessGroup.abort': {
     api: 'ProcessGroup.abort',
     language: 'python',
     role: 'teardown',
-    answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'call', kinds: ['call', 'teardown'] } },
+    answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
     underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
   },
   init_device_mesh: {
     api: 'init_device_mesh',
     language: 'python',
     role: 'create',
-    answer: c10d('init_device_mesh'),
+    answer: c10d(['init_device_mesh']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each mesh dimension' },
   },
   DeviceMesh: {
     api: 'DeviceMesh',
     language: 'python',
     role: 'create',
-    answer: c10d('init_device_mesh'),
+    answer: c10d(['init_device_mesh']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each mesh dimension' },
   },
 };

@@ -1,7 +1,7 @@
 /**
- * CodeLens above each annotated call: the headline figure on the active profile ("⏱ 176 ms to
- * first collective · 484 MiB/GPU — localhost, NCCL 2.28.9") opening the run, or "Measure this
- * on …" running `commcost.measure` with the call's experiment preselected.
+ * CodeLens above each annotated call: the headline figure and the run it comes from ("⏱ 176 ms
+ * to first collective · 484 MiB/GPU — localhost · NCCL 2.28.9 · 2026-11-29") opening the run, or
+ * "Measure this on …" running `commcost.measure` with the call's experiment preselected.
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
@@ -25,7 +25,7 @@ export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
     const state = model.state(document.uri.toString());
     if (!state) return [];
     return state.scan.sites.map((site) => {
-      const a = model.annotate(site.api);
+      const a = model.annotateSite(document.uri.toString(), site);
       const range = new vscode.Range(site.range.start.line, site.range.start.character, site.range.start.line, site.range.start.character);
       const title = codeLensTitle(a);
       if (a.measured)

@@ -1,7 +1,7 @@
 /**
  * The after-line cost label (Import Cost style): "176 ms · 484 MiB/GPU" after each annotated
- * call's line, coloured by the user's thresholds (commcost.annotations.mediumMs / largeMs),
- * dimmed when stale.
+ * call's line (with the run's label when it is not the active run), coloured by the user's
+ * thresholds (commcost.annotations.mediumMs / largeMs), dimmed when stale.
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
@@ -42,7 +42,7 @@ export class CostDecorations implements vscode.Disposable {
       // One label per line: several calls on a line are joined, coloured by the costliest.
       const lines = new Map<number, { labels: string[]; kind: Kind }>();
       for (const site of state.scan.sites) {
-        const a = model.annotate(site.api);
+        const a = model.annotateSite(editor.document.uri.toString(), site);
         const label = decorationLabel(a);
         if (!label || !a.measured) continue;
         const kind: Kind = a.stale.length ? 'stale' : costClass(a.measured.headline.stats.median, thresholds.mediumMs, thresholds.largeMs);

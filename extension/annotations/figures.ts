@@ -1,12 +1,19 @@
 /**
- * Resolves an API to the figures that answer it on the active profile: which run, experiment,
- * variant and steps (through {@link API_MAP}), whether they are stale or simulated. Every figure
- * is a `StepStats` or a memory value read from a run file. No `vscode` import.
+ * Resolves an API to the figures that answer it: which run, experiment, variant and steps
+ * (through {@link API_MAP}), whether they are stale or simulated, and why they come from another
+ * run than the active one. Every figure is a `StepStats` or a memory value read from a run file.
+ * No `vscode` import.
+ *
+ * The rule (ARCHITECTURE.md, "annotations"): among the runs that may answer in this window
+ * (profiles.ts `answeringProfiles`), those that cover the call are ordered by (1) a measurement
+ * of the API itself before one of the call beneath it, (2) the run the user chose, (3) fresh
+ * before stale, (4) the active run, (5) newest first; the first answers. Within that run the
+ * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
 import type { StepStats, VariantSummary } from '../../protocol/events';
 import type { RunExperiment } from '../../protocol/runFile';
 import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from './apiMap';
-import { staleReasons, type Profile, type StaleRules } from './profiles';
+import { answeringProfiles, isSimulatedProfile, staleReasons, type Profile, type StaleRules } from './profiles';
 
 /** One step's distribution over the recorded iterations (ms), with its label from the run. */
 export interface Figure {
@@ -25,6 +32,8 @@ export interface VariantFigures {
   /** Device memory per GPU, bytes (median over iterations of the per-GPU MAX). */
   memoryAfterCall?: number;
   memoryAfterFirst?: number;
+  /** Ranks of the communicator the variant creates, where the run tells (apiMap.ts `childRanks`); 1 = nothing to connect. */
+  childRanks?: number;
 }
 
 /** Figures that answer an API. */
@@ -34,8 +43,13 @@ export interface Measured {
   /** Set when the figures are those of the NCCL call beneath a c10d wrapper: says which. */
   via?: string;
   main: VariantFigures;
-  /** The experiment's other variants (e.g. the other split shapes). */
+  /** The other variants that answer the API (e.g. the other split shapes), in order of preference. */
   others: VariantFigures[];
+  /**
+   * What the headline variant assumes about the call site when the run has variants for both
+   * ways (c10d lazy / eager init): `lazy` unless the call (or the file's init) passes device_id.
+   */
+  assumes?: 'lazy' | 'eager';
   /** What the CodeLens and label show: the total to first collective for creation, else the call. */
   headline: Figure;
   /** For comparison in readings: the fresh init to first collective of the same run, when it has one. */
@@ -47,9 +61,11 @@ export interface Measured {
 export interface Annotation {
   api: ApiName;
   entry: ApiEntry;
-  /** The profile the annotations come from. */
+  /** The active profile (the status bar's run). */
   active?: Profile;
   measured?: Measured;
+  /** Set when the figures come from another run than the active one: why (e.g. "the active run has no split"). */
+  why?: string;
   /** When nothing answers the API: the experiment to measure and why there is nothing. */
   missing?: { experiment: string; reason: string };
   /** Reasons the figures are stale ([] = fresh). */
@@ -64,8 +80,19 @@ function findStep(v: VariantSummary, ref: StepRef | undefined): Figure | undefin
   return s ? { step: s.step, label: s.label, stats: s.stats } : undefined;
 }
 
-/** The figures of variant `v` as `answer` reads them. */
-export function variantFigures(v: VariantSummary, answer: Answer): VariantFigures {
+/** Where the call site stands, for the variants that depend on it. */
+export interface SiteContext {
+  /** The call (or, for new_group / destroy_process_group, the file's init_process_group) passes device_id. */
+  eager?: boolean;
+  /** The run the user chose explicitly (store.chosen): it answers before fresher runs. */
+  chosen?: Profile;
+}
+
+/**
+ * The figures of variant `v` as `answer` reads them.
+ * @param shape the run's world size and nodes, for the child size (omitted: unknown)
+ */
+export function variantFigures(v: VariantSummary, answer: Answer, shape?: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] }): VariantFigures {
   const call = findStep(v, answer.call);
   const first = findStep(v, answer.first);
   const total = findStep(v, answer.total);
@@ -79,8 +106,10 @@ export function variantFigures(v: VariantSummary, answer: Answer): VariantFigure
     }
   }
   const mem = v.memoryBytes ?? {};
+  const child = shape && answer.childRanks ? answer.childRanks(v.variant, shape) : undefined;
   return {
     variant: v.variant,
+    ...(child !== undefined ? { childRanks: child } : {}),
     ...(call ? { call } : {}),
     ...(first ? { first } : {}),
     ...(total ? { total } : {}),
@@ -91,83 +120,138 @@ export function variantFigures(v: VariantSummary, answer: Answer): VariantFigure
 }
 
 function matchesVariant(name: string, wanted: string): boolean {
-  return name === wanted || name.startsWith(`${wanted}/`) || name.startsWith(wanted);
+  return name === wanted || name.startsWith(`${wanted}/`);
 }
 
-/** The experiment's variants in the answer's order of preference (main first), or undefined when absent. */
-function pickVariants(exp: RunExperiment, answer: Answer): VariantSummary[] | undefined {
-  if (exp.variants.length === 0) return undefined;
-  if (answer.variants.length === 0) return [...exp.variants];
-  for (const wanted of answer.variants) {
-    const main = exp.variants.find((v) => matchesVariant(v.variant, wanted));
-    if (main) return [main, ...exp.variants.filter((v) => v !== main)];
-  }
-  return undefined;
+/** 0: a child of several ranks (pays a connect), 1: size unknown, 2: a one-rank child (nothing to connect). */
+function childClass(f: VariantFigures): number {
+  return f.childRanks === undefined ? 1 : f.childRanks > 1 ? 0 : 2;
+}
+
+/**
+ * The variants of `exp` that answer, headline first: in the answer's order of preference
+ * (`whenEager` when the site is eager), then — stable — children of several ranks before those of
+ * unknown size before one-rank children. Empty when none is present.
+ */
+export function orderVariants(exp: RunExperiment, answer: Answer, shape: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] }, eager = false): VariantFigures[] {
+  const order = eager && answer.whenEager ? answer.whenEager : answer.variants;
+  const picked: VariantSummary[] = [];
+  if (order.length === 0) picked.push(...exp.variants);
+  else for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !picked.includes(v)) picked.push(v);
+  const figures = picked.map((v) => variantFigures(v, answer, shape));
+  return figures
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => childClass(a.f) - childClass(b.f) || a.i - b.i)
+    .map(({ f }) => f);
 }
 
 function headlineOf(entry: ApiEntry, f: VariantFigures): Figure | undefined {
   return entry.role === 'create' || entry.role === 'register' || entry.role === 'suspend' ? (f.total ?? f.call) : (f.call ?? f.total);
 }
 
-function measuredIn(profile: Profile, entry: ApiEntry, answer: Answer, via: string | undefined): Measured | undefined {
+function measuredIn(profile: Profile, entry: ApiEntry, answer: Answer, via: string | undefined, eager: boolean): Measured | undefined {
   const exp = profile.run.experiments.find((e) => e.experiment === answer.experiment);
   if (!exp) return undefined;
-  const variants = pickVariants(exp, answer);
-  const first = variants?.[0];
-  if (!variants || !first) return undefined;
-  const main = variantFigures(first, answer);
+  const [main, ...others] = orderVariants(exp, answer, profile.run, eager);
+  if (!main) return undefined;
   const headline = headlineOf(entry, main);
   if (!headline) return undefined;
   const init = profile.run.experiments.find((e) => e.experiment === 'init')?.variants[0];
   const freshInit = init && answer.experiment !== 'init' ? init.steps.find((s) => s.step === 'total') : undefined;
   const gpuTotal = profile.run.stamp?.gpus[0]?.totalBytes;
+  const both = answer.whenEager !== undefined && others.length > 0;
   return {
     source: profile,
     experiment: answer.experiment,
     ...(via ? { via } : {}),
     main,
-    others: variants.slice(1).map((v) => variantFigures(v, answer)),
+    others,
     headline,
+    ...(both ? { assumes: eager ? ('eager' as const) : ('lazy' as const) } : {}),
     ...(freshInit ? { freshInit: { step: freshInit.step, label: freshInit.label, stats: freshInit.stats } } : {}),
     ...(typeof gpuTotal === 'number' && gpuTotal > 0 ? { gpuTotalBytes: gpuTotal } : {}),
   };
 }
 
+/** Why the answering run is not the active one, in words for the hover and the status bar tooltip. */
+function whyElsewhere(entry: ApiEntry, active: Profile, activeCovers: { direct: boolean; beneath: boolean }, answeredDirect: boolean, activeStale: string[]): string {
+  const exp = entry.answer.experiment;
+  if (!activeCovers.direct && !activeCovers.beneath) {
+    const beneath = entry.underlying && entry.underlying.experiment !== exp ? ` or ${entry.underlying.experiment}` : '';
+    return `the active run has no ${exp}${beneath}`;
+  }
+  if (answeredDirect && !activeCovers.direct)
+    return `the active run has only the ${entry.underlying?.experiment ?? '?'} beneath it; this run measured ${entry.api} itself`;
+  if (activeStale.length) return `the active run is stale (${activeStale[0]})`;
+  return active.run.experiments.length === 0 ? 'the active run has no figures' : 'the run you chose answers first';
+}
+
 /**
- * The annotation of `api` on the `active` profile. Figures come from, in order: the active run,
- * then other runs on the same host (newest first), then runs on other hosts (stale); the c10d
- * answer before the NCCL call beneath it in each tier.
- * @param profiles every profile, in the store's order (newest first within a source)
+ * The annotation of `api` (see the file comment for the rule).
+ * @param active the active profile (store.active); undefined: nothing saved yet
+ * @param profiles every profile, in the store's order; those that may not answer here are left out
+ *   ({@link answeringProfiles}, with `context.chosen`, else the active run when it is simulated)
+ * @param rules the staleness settings and the clock
+ * @param context the call site's facts and the user's choice
  */
-export function resolveAnnotation(api: ApiName, active: Profile | undefined, profiles: readonly Profile[], rules: StaleRules): Annotation {
+export function resolveAnnotation(
+  api: ApiName,
+  active: Profile | undefined,
+  profiles: readonly Profile[],
+  rules: StaleRules,
+  context: SiteContext = {},
+): Annotation {
   const entry = API_MAP[api];
   const base = { api, entry, ...(active ? { active } : {}) };
   if (!active)
     return { ...base, missing: { experiment: entry.answer.experiment, reason: 'no run saved yet' }, stale: [], simulated: false };
-  const byTime = [...profiles].sort((a, b) => b.time - a.time);
-  const tiers: Profile[][] = [
-    [active],
-    byTime.filter((p) => p !== active && p.run.host === active.run.host),
-    byTime.filter((p) => p.run.host !== active.run.host),
-  ];
+  const eager = context.eager === true;
+  const chosen = context.chosen ?? (isSimulatedProfile(active) ? active : undefined);
+  const pool = answeringProfiles(profiles, chosen);
+  if (!pool.includes(active)) pool.push(active);
   const answers: [Answer, string | undefined][] = [[entry.answer, undefined]];
   if (entry.underlying) answers.push([entry.underlying, entry.underlying.note]);
-  for (const tier of tiers) {
-    for (const [answer, via] of answers) {
-      for (const p of tier) {
-        const measured = measuredIn(p, entry, answer, via);
-        if (measured) return { ...base, measured, stale: staleReasons(p, active, profiles, rules), simulated: p.run.simulated };
-      }
-    }
+
+  type Candidate = { p: Profile; measured: Measured; direct: number; stale: string[] };
+  const found: Candidate[] = [];
+  for (const p of pool)
+    answers.forEach(([answer, via], direct) => {
+      const measured = measuredIn(p, entry, answer, via, eager);
+      if (measured) found.push({ p, measured, direct, stale: staleReasons(p, active, profiles, rules) });
+    });
+  const rank = (c: Candidate): number[] => [c.direct, c.p === chosen ? 0 : 1, c.stale.length ? 1 : 0, c.p === active ? 0 : 1, -c.p.time];
+  found.sort((a, b) => {
+    const ra = rank(a);
+    const rb = rank(b);
+    for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return (ra[i] as number) - (rb[i] as number);
+    return 0;
+  });
+  const best = found[0];
+  if (best) {
+    const why =
+      best.p === active
+        ? undefined
+        : whyElsewhere(
+            entry,
+            active,
+            { direct: found.some((c) => c.p === active && c.direct === 0), beneath: found.some((c) => c.p === active && c.direct === 1) },
+            best.direct === 0,
+            staleReasons(active, active, profiles, rules),
+          );
+    return { ...base, measured: best.measured, ...(why ? { why } : {}), stale: best.stale, simulated: isSimulatedProfile(best.p) };
   }
   const skipped = active.run.skipped.find((s) => s.experiment === entry.answer.experiment);
+  const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager)));
+  const kind = !other ? '' : other.foreign ? 'a run saved from another window' : isSimulatedProfile(other) ? 'a simulated run' : 'a measured run';
   return {
     ...base,
     missing: {
       experiment: entry.answer.experiment,
-      reason: skipped ? `skipped on ${active.run.host}: ${skipped.reason}` : 'not measured in this run',
+      reason: skipped
+        ? `skipped on ${active.run.host}: ${skipped.reason}`
+        : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}`,
     },
     stale: [],
-    simulated: active.run.simulated,
+    simulated: isSimulatedProfile(active),
   };
 }

@@ -1,15 +1,21 @@
 /**
  * Profiles: the saved runs the annotations can come from (the workspace's `.commcost/runs/`
- * first, then the extension's global storage), the active one, and the staleness rules.
- * No `vscode` import.
+ * first, then the extension's global storage), the active one, which runs may answer in this
+ * window, and the staleness rules. No `vscode` import.
+ *
+ * Which runs may answer (figures.ts applies the rest of the rule, ARCHITECTURE.md "annotations"):
+ * the workspace's runs, and global-storage runs saved from this same workspace (or, in a window
+ * without a folder, from none); simulated runs only once the user chose a simulated run as the
+ * active one, and then only simulated runs, so that one file never mixes simulated and measured
+ * figures. The run the user chose explicitly always may.
  *
  * Run files found in a workspace are untrusted: every one is read through
  * client/resultsStore.ts `loadRun` (schema-validated); a bad file is reported once and skipped.
  */
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { loadRun } from '../../client/resultsStore';
-import type { RunFile } from '../../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
 
 /** Larger run files are not read (a real run is well under 1 MiB). */
 export const MAX_RUN_FILE_BYTES = 16 * 1024 * 1024;
@@ -25,12 +31,62 @@ export interface Profile {
   run: RunFile;
   /** When the run started, ms since the epoch (stamp, else the id's timestamp, else the file's mtime). */
   time: number;
+  /**
+   * Global storage only: the workspace the run was saved from ({@link workspaceIdOf}), null for a
+   * window without a folder; undefined when not recorded (runs saved before it was: those came
+   * from windows without a folder, the only ones that save to global storage).
+   */
+  origin?: string | null;
+  /** A global-storage run saved from another workspace than this window's: answers only when chosen. */
+  foreign?: boolean;
 }
 
 /** A folder to read runs from. */
 export interface RunFolder {
   dir: string;
   source: ProfileSource;
+  /** Global storage: file name → the workspace it was saved from (null = none), as recorded by the Measure command. */
+  origins?: Readonly<Record<string, string | null>>;
+}
+
+/** The workspace state key of the run the user chose explicitly (a path). */
+export const CHOSEN_PROFILE_KEY = 'commcost.chosenProfilePath';
+/** The global state key of the origins of global-storage runs ({@link RunFolder.origins}). */
+export const GLOBAL_ORIGINS_KEY = 'commcost.globalRunOrigins';
+
+/**
+ * The identity of a window's workspace: the workspace file, else the first folder (URIs as
+ * strings), null for a window without either.
+ */
+export function workspaceIdOf(workspaceFile: string | undefined, folders: readonly string[]): string | null {
+  return workspaceFile ?? folders[0] ?? null;
+}
+
+/** The origins map with `path`'s file recorded as saved from `workspace` (a new object). */
+export function withOrigin(
+  origins: unknown,
+  path: string,
+  workspace: string | null,
+): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  if (origins && typeof origins === 'object')
+    for (const [k, v] of Object.entries(origins as Record<string, unknown>)) if (typeof v === 'string' || v === null) out[k] = v;
+  out[basename(path)] = workspace;
+  return out;
+}
+
+/** True when the run's figures are simulated (protocol/runFile.ts `isSimulatedRun`, the one rule). */
+export function isSimulatedProfile(p: Profile): boolean {
+  return isSimulatedRun(p.run);
+}
+
+/**
+ * The runs that may answer call sites in this window, in `profiles`' order: not foreign, and
+ * simulated exactly when `chosen` is (none chosen: measured runs only); plus `chosen` itself.
+ */
+export function answeringProfiles(profiles: readonly Profile[], chosen: Profile | undefined): Profile[] {
+  const simulated = chosen ? isSimulatedProfile(chosen) : false;
+  return profiles.filter((p) => p === chosen || (!p.foreign && isSimulatedProfile(p) === simulated));
 }
 
 /** `20261129-194828-localhost` → its UTC time, ms; NaN when the id has no timestamp. */
@@ -49,19 +105,19 @@ export function runTime(run: RunFile, fallback: number): number {
 }
 
 /**
- * The runs of the workspace and global storage, and which is active. Reload after a folder
- * changes; problems are passed to `report` once per file and message.
+ * The runs of the workspace and global storage, which may answer in this window, and which is
+ * active. Reload after a folder changes; problems are passed to `report` once per file and message.
  */
 export class ProfileStore {
   private list: Profile[] = [];
   private readonly keys = new Map<string, string>();
   private readonly reported = new Set<string>();
-  private activeKey: string | undefined;
+  private chosenKey: string | undefined;
 
   /** @param report called once per bad file and problem (for the output channel) */
   constructor(private readonly report: (line: string) => void) {}
 
-  /** Every usable profile: workspace first, then global; newest first within each. */
+  /** Every usable profile (foreign and simulated ones included): workspace first, then global; newest first within each. */
   get profiles(): readonly Profile[] {
     return this.list;
   }
@@ -74,30 +130,65 @@ export class ProfileStore {
     return this.list.find((p) => p.path === path);
   }
 
-  /** The active profile: the one chosen, else the newest workspace run, else the newest global run. */
-  get active(): Profile | undefined {
-    return (this.activeKey ? this.byKey(this.activeKey) : undefined) ?? this.list[0];
+  /** The run the user chose explicitly (status bar, restored from the workspace state), while it is loaded. */
+  get chosen(): Profile | undefined {
+    return this.chosenKey ? this.byKey(this.chosenKey) : undefined;
   }
 
-  /** Chooses the active profile by key; false when unknown. */
+  /** The runs that may answer call sites ({@link answeringProfiles}). */
+  get answering(): Profile[] {
+    return answeringProfiles(this.list, this.chosen);
+  }
+
+  /**
+   * The active profile: the one chosen, else the newest measured run of the workspace, else the
+   * newest measured global run of this window. Never a simulated or foreign run unless chosen.
+   */
+  get active(): Profile | undefined {
+    return this.chosen ?? this.answering[0];
+  }
+
+  /** Chooses the active profile by key (the user's choice); false when unknown. */
   setActiveKey(key: string): boolean {
     const known = this.byKey(key) !== undefined;
-    if (known) this.activeKey = key;
+    if (known) this.chosenKey = key;
     return known;
   }
 
-  /** Chooses the active profile (by path, which survives reloads); false when unknown. */
+  /** Chooses the active profile by path (survives reloads; the user's choice); false when unknown. */
   setActivePath(path: string): boolean {
     const p = this.byPath(path);
-    if (p) this.activeKey = p.key;
+    if (p) this.chosenKey = p.key;
     return p !== undefined;
+  }
+
+  /** Forgets the user's choice: the newest measured run is active again. */
+  clearChoice(): void {
+    this.chosenKey = undefined;
+  }
+
+  /**
+   * A run a measurement just saved at `path` (after {@link reload}): a measured run of this window
+   * becomes the active one (the choice is cleared, the newest measured run is active); a
+   * simulated or foreign one never does by itself. Returns what happened.
+   */
+  runSaved(path: string): 'active' | 'simulated' | 'foreign' | 'unknown' {
+    const p = this.byPath(path);
+    if (!p) return 'unknown';
+    if (p.foreign) return 'foreign';
+    if (isSimulatedProfile(p)) return 'simulated';
+    this.chosenKey = undefined;
+    return 'active';
   }
 
   /**
    * Reads every `*.json` of `folders` (not recursive). Missing folders are fine; unreadable,
    * oversized, malformed or failed runs are skipped and reported once. Never throws.
+   * @param folders where to read runs from
+   * @param workspace this window's workspace ({@link workspaceIdOf}; null = a window without a
+   *   folder): a global run saved from another one is foreign. Undefined: no global run is foreign.
    */
-  async reload(folders: readonly RunFolder[]): Promise<void> {
+  async reload(folders: readonly RunFolder[], workspace?: string | null): Promise<void> {
     const out: Profile[] = [];
     for (const folder of folders) {
       let names: string[];
@@ -112,7 +203,13 @@ export class ProfileStore {
       for (const name of names) {
         const path = join(folder.dir, name);
         const p = await this.read(path, folder.source);
-        if (p) found.push(p);
+        if (!p) continue;
+        if (folder.source === 'global') {
+          const origin = folder.origins && Object.hasOwn(folder.origins, name) ? folder.origins[name] : undefined;
+          if (origin !== undefined) p.origin = origin;
+          if (workspace !== undefined && (origin ?? null) !== workspace) p.foreign = true;
+        }
+        found.push(p);
       }
       found.sort((a, b) => b.time - a.time || (a.path < b.path ? 1 : -1));
       out.push(...found);
@@ -173,7 +270,7 @@ export function expectedNccl(host: string, profiles: readonly Profile[], rules: 
 /** The newest non-simulated run on target `host`. */
 function latestOnHost(host: string, profiles: readonly Profile[]): Profile | undefined {
   let best: Profile | undefined;
-  for (const p of profiles) if (p.run.host === host && !p.run.simulated && p.run.stamp && (!best || p.time > best.time)) best = p;
+  for (const p of profiles) if (p.run.host === host && !isSimulatedProfile(p) && !p.foreign && p.run.stamp && (!best || p.time > best.time)) best = p;
   return best;
 }
 

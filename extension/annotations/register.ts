@@ -21,11 +21,10 @@ import { AnnotationCodeLensProvider } from './codeLens';
 import { CostDecorations } from './decorations';
 import { updateDiagnostics } from './diagnostics';
 import { AnnotationHoverProvider } from './hoverProvider';
-import { ProfileStore, type RunFolder, type StaleRules } from './profiles';
+import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, type RunFolder, type StaleRules } from './profiles';
 import { AnnotationQuickFixes } from './quickFixes';
 import { pickProfile, ProfileStatusBar } from './statusBar';
 
-const ACTIVE_KEY = 'commcost.activeProfilePath';
 const REPARSE_DELAY_MS = 150;
 const RELOAD_DELAY_MS = 200;
 const SELECTOR: vscode.DocumentSelector = ['python', 'cpp', 'c'].flatMap((language) => [
@@ -62,34 +61,56 @@ export function registerAnnotations(env: AnnotationEnv): void {
   let profilesLoaded = false;
   scope.add({ dispose: () => model?.dispose() });
 
-  const folders = (): RunFolder[] => [
-    ...(vscode.workspace.workspaceFolders ?? []).map((f) => ({
-      dir: join(f.uri.fsPath, '.commcost', 'runs'),
-      source: 'workspace' as const,
-    })),
-    { dir: join(extension.globalStorageUri.fsPath, 'runs'), source: 'global' as const },
-  ];
+  const folders = (): RunFolder[] => {
+    const origins = extension.globalState.get<unknown>(GLOBAL_ORIGINS_KEY);
+    return [
+      ...(vscode.workspace.workspaceFolders ?? []).map((f) => ({
+        dir: join(f.uri.fsPath, '.commcost', 'runs'),
+        source: 'workspace' as const,
+      })),
+      {
+        dir: join(extension.globalStorageUri.fsPath, 'runs'),
+        source: 'global' as const,
+        ...(origins && typeof origins === 'object' ? { origins: origins as Record<string, string | null> } : {}),
+      },
+    ];
+  };
+  /** This window's workspace: global runs saved from another one stay out of its annotations. */
+  const windowWorkspace = (): string | null =>
+    workspaceIdOf(
+      vscode.workspace.workspaceFile?.toString(),
+      (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString()),
+    );
+  const updateStatus = (): void => {
+    if (profilesLoaded) statusBar.update(store, rules(), model?.answeredElsewhere() ?? []);
+  };
 
   const refreshDocument = (document: vscode.TextDocument): void => {
     for (const editor of vscode.window.visibleTextEditors) {
       if (editor.document === document) decorations.update(editor, model, settings.decorations, settings);
     }
     updateDiagnostics(diagnostics, document, model, settings.diagnostics);
+    updateStatus();
   };
   const refreshAll = (): void => {
     model?.invalidate();
     changed.fire();
     for (const d of vscode.workspace.textDocuments) if (model?.has(d.uri.toString())) refreshDocument(d);
-    if (profilesLoaded) statusBar.update(store, rules());
+    updateStatus();
   };
 
+  // The active run: the one the user chose (status bar), else the newest measured run. A run a
+  // measurement saves becomes active only when it is measured: a simulated one never does by itself.
   const reloadProfiles = async (newPath?: string): Promise<void> => {
-    await store.reload(folders());
+    await store.reload(folders(), windowWorkspace());
     profilesLoaded = true;
-    if (newPath && store.setActivePath(newPath)) await extension.workspaceState.update(ACTIVE_KEY, newPath);
-    else {
-      const saved = extension.workspaceState.get<unknown>(ACTIVE_KEY);
-      if (typeof saved === 'string') store.setActivePath(saved);
+    const saved = extension.workspaceState.get<unknown>(CHOSEN_PROFILE_KEY);
+    if (typeof saved === 'string') store.setActivePath(saved);
+    if (newPath) {
+      const outcome = store.runSaved(newPath);
+      if (outcome === 'active') await extension.workspaceState.update(CHOSEN_PROFILE_KEY, undefined);
+      else if (outcome === 'simulated')
+        log.info(`annotations: ${newPath} is a simulated run: the annotations keep the measured figures; choose it from the status bar to see it`);
     }
     refreshAll();
   };
@@ -192,7 +213,7 @@ export function registerAnnotations(env: AnnotationEnv): void {
     }),
   );
 
-  // Run folders: a new run (e.g. saved by the Measure command) becomes the active profile.
+  // Run folders: a new measured run (e.g. saved by the Measure command) becomes the active profile.
   let reloadTimer: NodeJS.Timeout | undefined;
   let createdPath: string | undefined;
   scope.add({ dispose: () => clearTimeout(reloadTimer) });
@@ -225,7 +246,7 @@ export function registerAnnotations(env: AnnotationEnv): void {
       const p = key ? store.byKey(key) : undefined;
       if (!p) return;
       store.setActiveKey(p.key);
-      await extension.workspaceState.update(ACTIVE_KEY, p.path);
+      await extension.workspaceState.update(CHOSEN_PROFILE_KEY, p.path);
       refreshAll();
     }),
   );

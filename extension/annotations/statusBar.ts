@@ -1,10 +1,13 @@
 /**
- * The status bar item that names the active profile (host, NCCL version, SIMULATED, stale) and,
- * on click, lets the user switch between saved runs (workspace first, then global storage).
+ * The status bar item that names the active run (host · NCCL version · date, SIMULATED, stale),
+ * says in its tooltip which calls another run answers and why, and, on click, lets the user
+ * switch between saved runs (workspace first, then global storage; runs left out of this window's
+ * annotations are marked).
  */
 import * as vscode from 'vscode';
-import { formatMs, plain } from './annotationText';
-import { staleReasons, type Profile, type ProfileStore, type StaleRules } from './profiles';
+import type { AnsweredElsewhere } from './annotationModel';
+import { formatMs, plain, statusText } from './annotationText';
+import { isSimulatedProfile, staleReasons, type Profile, type ProfileStore, type StaleRules } from './profiles';
 
 export class ProfileStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('commcost.profile', vscode.StatusBarAlignment.Right, 100);
@@ -14,21 +17,18 @@ export class ProfileStatusBar implements vscode.Disposable {
     this.item.command = 'commcost.selectProfile';
   }
 
-  /** Shows the active profile of `store`. */
-  update(store: ProfileStore, rules: StaleRules): void {
+  /** Shows the active profile of `store`; `elsewhere`: calls of open documents answered by another run. */
+  update(store: ProfileStore, rules: StaleRules, elsewhere: readonly AnsweredElsewhere[] = []): void {
     const p = store.active;
-    if (!p) {
-      this.item.text = '$(pulse) commcost: no runs';
-      this.item.tooltip = 'No saved commcost run: click to choose, or run "commcost: Measure communicator rebuild"';
-    } else {
-      const stale = staleReasons(p, p, store.profiles, rules);
-      this.item.text = `$(pulse) ${p.run.simulated ? 'SIMULATED ' : ''}${plain(p.run.host, 30)} · NCCL ${plain(p.run.stamp?.ncclVersion ?? '?', 16)}${stale.length ? ' (stale)' : ''}`;
-      this.item.tooltip = [
-        `commcost annotations come from ${profileLabel(p)}`,
-        ...stale.map((s) => `stale: ${plain(s, 200)}`),
-        'Click to switch runs',
-      ].join('\n');
-    }
+    const answering = new Set(store.answering);
+    const left = store.profiles.filter((x) => !answering.has(x));
+    const t = statusText(p, p !== undefined && p === store.chosen, p ? staleReasons(p, p, store.profiles, rules) : [], elsewhere, {
+      simulated: left.filter((x) => !x.foreign && isSimulatedProfile(x)).length,
+      foreign: left.filter((x) => x.foreign).length,
+      measured: left.filter((x) => !x.foreign && !isSimulatedProfile(x)).length,
+    });
+    this.item.text = t.text;
+    this.item.tooltip = t.tooltip;
     this.item.show();
   }
 
@@ -58,9 +58,10 @@ export async function pickProfile(store: ProfileStore): Promise<string | undefin
       });
     }
     const init = p.run.experiments.find((e) => e.experiment === 'init')?.variants[0]?.steps.find((s) => s.step === 'total');
+    const note = p.foreign ? ' · saved from another window' : '';
     items.push({
-      label: `${p === store.active ? '$(check) ' : ''}${p.run.simulated ? 'SIMULATED · ' : ''}${profileLabel(p)}`,
-      description: `${p.run.experiments.map((e) => e.experiment).join(', ')}${init ? ` · init to first collective ${formatMs(init.stats.median)}` : ''}`,
+      label: `${p === store.active ? '$(check) ' : ''}${isSimulatedProfile(p) ? 'SIMULATED · ' : ''}${profileLabel(p)}`,
+      description: `${p.run.experiments.map((e) => e.experiment).join(', ')}${init ? ` · init to first collective ${formatMs(init.stats.median)}` : ''}${note}`,
       detail: plain(p.path, 200),
       key: p.key,
     });

@@ -102,7 +102,20 @@ test('map: every API has an entry of its language; c10d wrappers fall back to th
   }
   const expected: [string, string, string[]][] = [
     ['ncclCommInitRank', 'init', ['default']],
-    ['ncclCommSplit', 'split', ['halves/splitShare=0', 'halves/splitShare=1', 'whole/splitShare=0', 'whole/splitShare=1']],
+    [
+      'ncclCommSplit',
+      'split',
+      [
+        'halves/splitShare=0',
+        'whole/splitShare=0',
+        'intra-node/splitShare=0',
+        'inter-node/splitShare=0',
+        'halves/splitShare=1',
+        'whole/splitShare=1',
+        'intra-node/splitShare=1',
+        'inter-node/splitShare=1',
+      ],
+    ],
     ['ncclCommShrink', 'shrink', []],
     ['ncclCommGrow', 'grow', []],
     ['ncclCommRevoke', 'revoke', []],

@@ -37,7 +37,8 @@ test("a group created in a loop or per step: the diagnostic cites the run's figu
   const text = readFileSync(join(CALLSITES, 'train_alias.py'), 'utf8');
   const loop = (await findingsOf(text, store)).filter((f) => f.code === 'commcost.creationInLoop');
   const init = stats(wheel, 'init', 'default', 'total');
-  const split = stats(wheel, 'split', 'halves/splitShare=0', 'total');
+  // split_group headlines the split that pays the lazy connect: at 2 ranks the whole (2-rank) child.
+  const split = stats(wheel, 'split', 'whole/splitShare=0', 'total');
   assert.deepEqual(
     loop.map((f) => [f.range.start.line + 1, f.message.split(' (')[0]]),
     [
@@ -96,7 +97,10 @@ for (const [name, text] of warmUpCases) {
 }
 
 test('no warm-up fix when the run shows a first collective not worth moving (split halves, splitShare=0)', async () => {
-  const store = await wheelStore();
+  // A run whose split has only the halves (one-rank children at 2 ranks): those answer split_group.
+  const halves: RunFile = structuredClone(wheel);
+  for (const e of halves.experiments) if (e.experiment === 'split') e.variants = e.variants.filter((v) => v.variant.startsWith('halves/'));
+  const store = await wheelStore(halves);
   const text = 'import torch\nimport torch.distributed as dist\n\ndef make(p):\n    g = dist.split_group(p, [[0]])\n    return g\n';
   const first = stats(wheel, 'split', 'halves/splitShare=0', 'first');
   const total = stats(wheel, 'split', 'halves/splitShare=0', 'total');
