@@ -1,0 +1,400 @@
+/**
+ * Every verdict sentence is chosen by the regime of its figures: checked on the committed 2×H200
+ * runs and on synthetic runs of 1 rank, 4 ranks, several hosts, old NCCL, partial and simulated
+ * runs (verdictRuns.ts). Percentages are recomputed from the run and compared with the text.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { RunFile } from '../../protocol/runFile';
+import { deriveVerdict, describeHost, ms, pct } from '../../client/verdict';
+import { experiment, fourRanks, load, oneRank, synthetic, variant } from './verdictRuns';
+
+const line = (run: RunFile, id: string): string | undefined => deriveVerdict(run).find((l) => l.id === id)?.text;
+const must = (run: RunFile, id: string): string => {
+  const text = line(run, id);
+  assert.ok(text, `no ${id} line`);
+  return text;
+};
+
+/** The number before "%" that follows `after` in `text`. */
+function percentAfter(text: string, after: string): number {
+  const at = text.indexOf(after);
+  assert.ok(at >= 0, `"${after}" not in: ${text}`);
+  const m = /\(?([<\d.]+)%/.exec(text.slice(at + after.length));
+  assert.ok(m, `no percentage after "${after}" in: ${text}`);
+  return Number(m[1]!.replace('<', ''));
+}
+
+function median(run: RunFile, e: string, v: string | undefined, step: string): number {
+  const x = run.experiments
+    .find((y) => y.experiment === e)
+    ?.variants.find((y) => v === undefined || y.variant === v)
+    ?.steps.find((s) => s.step === step);
+  assert.ok(x, `${e} ${v} ${step}`);
+  return x.stats.median;
+}
+
+describe('pct: a share in percent, never 0% for a share that is not 0, never off by 100×', () => {
+  const cases: [number, string][] = [
+    [0.8172, '82%'],
+    [0.5, '50%'],
+    [0.27, '27%'],
+    [0.013, '1%'],
+    [0.006, '0.6%'],
+    [0.0008, '0.08%'],
+    [0.00004, '<0.01%'],
+    [0, '0%'],
+    [0.9961, '99.6%'],
+    [1, '100%'],
+    [1.06, '106%'],
+  ];
+  for (const [x, want] of cases) test(`${x} → ${want}`, () => assert.equal(pct(x), want));
+  test('a share that is not a number is refused', () => assert.throws(() => pct(Number.NaN), /not a finite share/));
+});
+
+describe('first collective share: one sentence per regime, with correct percentages', () => {
+  const init = (call: number, first: number, total = call + first): RunFile =>
+    synthetic(2, [experiment('init', [variant('default', { call, first, total })])]);
+  const cases: [string, RunFile, RegExp, RegExp][] = [
+    [
+      '1 rank: ~0.01 ms of 17 ms',
+      oneRank(),
+      /nearly all of it is ncclCommInitRankConfig \(17\.4 ms\); the first collective adds 0\.014 ms \(0\.08%\)/,
+      /paid by the first collective/,
+    ],
+    [
+      'the study regime: most in the first collective',
+      init(32, 144),
+      /most of it, 144 ms \(82%\), is paid by the first collective, not by ncclCommInitRankConfig \(32\.0 ms\)/,
+      /nearly all/,
+    ],
+    [
+      'old NCCL, connect in init: a minority',
+      init(150, 30),
+      /ncclCommInitRankConfig pays 150 ms \(83%\) and the first collective 30\.0 ms \(17%\)/,
+      /most of it|nearly all/,
+    ],
+    // 50 ms is 2.5% of 2 s, but not negligible in ms: not "nearly all".
+    [
+      'a long init: small share, not negligible in ms',
+      init(1950, 50),
+      /ncclCommInitRankConfig pays 1950 ms \(98%\) and the first collective 50\.0 ms \(3%\)/,
+      /nearly all/,
+    ],
+    // 0.8 ms is under 1 ms but 40% of the total: not negligible.
+    [
+      'a tiny init: under 1 ms, not negligible in share',
+      init(1.2, 0.8),
+      /pays 1\.2 ms \(60%\) and the first collective 0\.80 ms \(40%\)/,
+      /nearly all/,
+    ],
+  ];
+  for (const [name, run, want, never] of cases) {
+    test(name, () => {
+      const text = must(run, 'first-collective-share');
+      assert.match(text, want);
+      assert.doesNotMatch(text, never);
+    });
+  }
+  test('the 2×H200 run: the percentage is first / total of the run, in percent', () => {
+    const run = load('h200x2-nccl2.28.9-wheel.json');
+    const text = must(run, 'first-collective-share');
+    const first = median(run, 'init', 'default', 'first');
+    const total = median(run, 'init', 'default', 'total');
+    const shown = percentAfter(text, `most of it, ${ms(first)} `);
+    assert.ok(Math.abs(shown - (100 * first) / total) <= 0.5, `${shown}% vs ${(100 * first) / total}%`);
+  });
+});
+
+describe('the study beside the run: its figure, agrees or differs, with the ratio', () => {
+  test('2×H200: the share agrees with the study (both most in the first collective), the total is 1.9× the study', () => {
+    const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'first-collective-share');
+    assert.match(
+      text,
+      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 49 of 92 ms \(53%\) vs 144 ms of 176 ms \(82%\): agrees \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees\.$/,
+    );
+  });
+  test('1 rank: the share differs (nearly nothing in the first collective), the total is 0.19× the study: differs', () => {
+    const text = must(oneRank(), 'first-collective-share');
+    assert.match(
+      text,
+      /vs here \(1× H200\): first collective's share 49 of 92 ms \(53%\) vs 0\.014 ms of 17\.4 ms \(0\.08%\): differs \(most in the study, less than half here\); init to first collective 92 ms vs 17\.4 ms \(0\.19×\): differs\.$/,
+    );
+  });
+  test("the split's share and the rebuild relations on 2×H200 (the brief's example: 70% vs 75%: agrees)", () => {
+    const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
+    assert.match(text, /split's first-collective share 54\.5 of 77\.5 ms \(70%\) vs 140 ms of 186 ms \(75%\): agrees \(5 points apart\)/);
+    assert.match(
+      text,
+      /split against a fresh init 0\.88× \(81 ms vs 92 ms\) vs 1\.06× \(186 ms vs 176 ms\): differs \(lower in the study, about the same here\)/,
+    );
+    assert.match(
+      text,
+      /splitShare 1 against 0 0\.96× \(78 ms vs 81 ms\) vs 0\.25× \(46\.9 ms vs 186 ms\): differs \(about the same in the study, lower here\)/,
+    );
+  });
+  test('ranges: inside is agreement; outside, the ratio to the nearest end decides (factor √10)', () => {
+    const run = load('h200x2-nccl2.28.9-wheel.json');
+    const text = must(run, 'teardown-floors');
+    assert.match(text, /ncclCommAbort 485–534 ms vs 518 ms \(inside the study's range\): agrees/);
+    assert.match(text, /ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 508 ms \(1\.18× its upper end\): agrees/);
+    const drain = must(load('h200x2-nccl2.28.9-wheel.catalogue.json'), 'drain');
+    assert.match(drain, /until quiet 7–112 ms vs 1\.5 ms \(0\.21× its lower end\): differs\.$/);
+    // Just inside and just outside the band: 3.1× agrees, 3.2× differs.
+    const destroy = (m: number): string =>
+      must(synthetic(2, [experiment('destroy', [variant('default', { total: m })])]), 'teardown-floors');
+    assert.match(destroy(430 * 3.1), /\(3\.1× its upper end\): agrees/);
+    assert.match(destroy(430 * 3.2), /\(3\.2× its upper end\): differs/);
+    assert.match(destroy(160 / 3.1), /\(0\.32× its lower end\): agrees/);
+    assert.match(destroy(160 / 3.2), /\(0\.31× its lower end\): differs/);
+  });
+  test('c10d: destroy_process_group against the study', () => {
+    assert.match(
+      must(load('h200x2-torch2.11-nccl2.28.9-c10d.json'), 'c10d-lifecycle'),
+      /destroy_process_group 0\.94–0\.96 s vs 507 ms \(0\.54× its lower end\): agrees\.$/,
+    );
+  });
+  test('a simulated run is set beside the study but never judged', () => {
+    const sim = { ...load('h200x2-nccl2.28.9-wheel.json'), simulated: true };
+    for (const l of deriveVerdict(sim)) {
+      assert.doesNotMatch(l.text, /: (agrees|differs)\b/, l.text);
+      if (/Study \(/.test(l.text)) assert.match(l.text, /\(not compared: simulated figures are not measurements\)\./);
+    }
+  });
+  test('a run over several hosts is compared with the study across nodes (8× V100)', () => {
+    const run = fourRanks();
+    run.nodes = [0, 1].map((index) => ({
+      index,
+      hostname: `n${index}`,
+      address: `10.0.0.${index}`,
+      ranks: [2 * index, 2 * index + 1],
+      gpus: ['NVIDIA A40', 'NVIDIA A40'],
+    }));
+    const text = must(run, 'rebuild-vs-init');
+    assert.match(
+      text,
+      /Study \(8× V100 across nodes, NCCL 2\.32\.3\) vs here \(4× A40 over 2 hosts\): shrink against a fresh init 0\.98× \(180 ms vs 184 ms\)/,
+    );
+    assert.doesNotMatch(must(fourRanks(), 'rebuild-vs-init'), /V100/);
+  });
+});
+
+describe('here: the host from the stamp', () => {
+  test('GPU model, count and interconnect, never hard-coded', () => {
+    assert.equal(describeHost(load('h200x2-nccl2.28.9-wheel.json')), '2× H200 NVLink');
+    assert.equal(describeHost(oneRank()), '1× H200');
+    assert.equal(describeHost(fourRanks()), '4× A40 PCIe');
+    const noStamp = { ...fourRanks(), stamp: undefined, host: 'gpu1' };
+    assert.equal(describeHost(noStamp), '4 ranks on gpu1');
+    const noTopology = fourRanks();
+    noTopology.stamp!.topology = 'nvidia-smi not found';
+    assert.equal(describeHost(noTopology), '4× A40');
+  });
+});
+
+describe('rebuilds: the child each one makes is named, and cheaper/costlier is read from the figures', () => {
+  test('2 ranks: split of the same shape (a 2-rank child with its lazy connect); shrink to a one-rank child', () => {
+    const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
+    assert.match(
+      text,
+      /^To the first collective, against a fresh init \(176 ms\): split of the same shape \(a 2-rank child\), splitShare 0 186 ms \(106% of a fresh init, about the same; 140 ms of it in the first collective\); the same with splitShare 1 46\.9 ms \(27% of a fresh init, cheaper; its first collective negligible, 0\.26 ms\)\./,
+    );
+    const sim = {
+      ...load('h200x2-nccl2.28.9-wheel.json'),
+      experiments: [
+        ...load('h200x2-nccl2.28.9-wheel.json').experiments,
+        experiment('shrink', [variant('default', { call: 26, first: 0.013, total: 26.01 })]),
+      ],
+    };
+    assert.match(
+      must(sim, 'rebuild-vs-init'),
+      /shrink \(to a one-rank child\) 26\.0 ms \(15% of a fresh init, cheaper; its first collective negligible, 0\.013 ms\)/,
+    );
+  });
+  test('4 ranks: split into halves (2-rank children), shrink to 3 ranks, grow to 4', () => {
+    const text = must(fourRanks(), 'rebuild-vs-init');
+    assert.match(
+      text,
+      /split into halves \(a 2-rank child\), splitShare 0 79\.0 ms \(83% of a fresh init, cheaper; 55\.0 ms of it in the first collective\)/,
+    );
+    assert.match(text, /shrink \(to a 3-rank child\) 65\.0 ms \(68% of a fresh init, cheaper/);
+    assert.match(text, /grow \(to 4 ranks\) 78\.0 ms \(82% of a fresh init, cheaper/);
+    assert.match(
+      text,
+      /split's first-collective share 54\.5 of 77\.5 ms \(70%\) vs 55\.0 ms of 79\.0 ms \(70%\): agrees \(1 point apart\)/,
+    );
+  });
+  test('a rebuild costlier than a fresh init says so', () => {
+    const run = synthetic(2, [
+      experiment('init', [variant('default', { call: 30, first: 100, total: 130 })]),
+      experiment('grow', [variant('default', { call: 60, first: 100, total: 160 })]),
+    ]);
+    assert.match(
+      must(run, 'rebuild-vs-init'),
+      /grow \(to 2 ranks\) 160 ms \(123% of a fresh init, costlier; 100 ms of it in the first collective\)/,
+    );
+  });
+});
+
+describe('connect mode: what NCCL_RUNTIME_CONNECT=0 does, read from the figures', () => {
+  const cm = (lazyCall: number, lazyFirst: number, eagerCall: number, eagerFirst: number): RunFile =>
+    synthetic(2, [
+      experiment('connect-mode', [
+        variant('init/runtimeConnect=1', { call: lazyCall, first: lazyFirst, total: lazyCall + lazyFirst }),
+        variant('init/runtimeConnect=0', { call: eagerCall, first: eagerFirst, total: eagerCall + eagerFirst }),
+      ]),
+    ]);
+  const cases: [string, RunFile, RegExp][] = [
+    [
+      '1 rank: both first collectives ≈ 0.02 ms: nothing to remove',
+      oneRank(),
+      /^With runtime connect the first collective already costs only 0\.021 ms of 18\.1 ms: NCCL_RUNTIME_CONNECT=0 has no first-collective cost to remove here \(init 19\.0 ms with NCCL_RUNTIME_CONNECT=0 vs 18\.1 ms with runtime connect, first collective 0\.019 ms vs 0\.021 ms\)\./,
+    ],
+    [
+      '2×H200: the cost moves into init, and the whole costs more',
+      load('h200x2-nccl2.28.9-wheel.catalogue.json'),
+      /^NCCL_RUNTIME_CONNECT=0 moves the first-collective cost into init here \(init 192 ms .*first collective 0\.20 ms vs 143 ms\); to the first collective it costs more than runtime connect \(192 ms vs 173 ms\)\./,
+    ],
+    ['lowered but not removed', cm(30, 140, 100, 40), /^NCCL_RUNTIME_CONNECT=0 lowers the first collective but does not remove it here/],
+    ['not lowered', cm(30, 140, 31, 139), /^NCCL_RUNTIME_CONNECT=0 does not lower the first collective here/],
+  ];
+  for (const [name, run, want] of cases) test(name, () => assert.match(must(run, 'connect-mode'), want));
+  test('1 rank: neither "removes" nor "does not remove" the first-collective cost', () =>
+    assert.doesNotMatch(must(oneRank(), 'connect-mode'), /\bremoves? the first-collective cost/));
+});
+
+describe('suspend/resume against destroy + re-init of the same run', () => {
+  test('1 rank: resume to the first collective costs more than a fresh init; memory released', () => {
+    const text = must(oneRank(), 'suspend');
+    assert.match(
+      text,
+      /^ncclCommSuspend \(NCCL_SUSPEND_MEM\) takes 4\.1 ms and releases 128 MiB of the communicator's 196 MiB per GPU; ncclCommResume takes 66\.0 ms and the first collective after it 0\.020 ms \(66\.0 ms back to the first collective\)\./,
+    );
+    assert.match(
+      text,
+      /suspending costs about the same as a finalize \+ destroy \(4\.1 ms vs 3\.3 ms\)|suspending costs more than a finalize \+ destroy \(4\.1 ms vs 3\.3 ms\)/,
+    );
+    assert.match(text, /resuming to the first collective costs more than a fresh init to its first collective \(66\.0 ms vs 17\.4 ms\)/);
+    assert.match(
+      text,
+      /the round trip, suspend \+ resume, costs more than destroy \+ re-init \(70\.1 ms vs 20\.7 ms\): destroy \+ re-init is the cheaper way here\./,
+    );
+  });
+  test('only the figures the run has: no destroy and no init, no comparison', () => {
+    const run = oneRank();
+    run.experiments = run.experiments.filter((e) => e.experiment === 'suspend');
+    const text = must(run, 'suspend');
+    assert.doesNotMatch(text, /destroy|fresh init/);
+  });
+  test('nothing released is said so', () => {
+    const run = synthetic(1, [
+      experiment('suspend', [variant('default', { suspend: 1, resume: 5, first: 0.02 }, { warm: 200, afterSuspend: 200 })]),
+    ]);
+    assert.match(must(run, 'suspend'), /releases no device memory measurable here \(0 MiB of the communicator's 200 MiB per GPU\)/);
+  });
+});
+
+describe('registration, pool, drain: no sentence that assumes a regime', () => {
+  test('registering again is called the cache only when it is cheaper; equal collectives are not "pays more"', () => {
+    const reg = (register: number, registerAgain: number, firstUse: number, secondUse: number): string =>
+      must(
+        synthetic(2, [experiment('registration', [variant('register/64MiB', { register, registerAgain, firstUse, secondUse })])]),
+        'registration',
+      );
+    assert.match(
+      reg(0.24, 0.33, 3.5, 1.2),
+      /again on the same range 0\.33 ms, more than the first; the first collective on the buffer pays 2\.3 ms more than the second/,
+    );
+    assert.doesNotMatch(reg(0.24, 0.33, 3.5, 1.2), /cache/);
+    assert.match(
+      reg(0.002, 0.0002, 0.289, 0.266),
+      /less \(the registration cache\); the first collective on the buffer costs about the same as the second \(0\.29 ms vs 0\.27 ms\)/,
+    );
+  });
+  test('a pool whose switch is no cheaper than the rebuild says so', () => {
+    const pool = (sw: number, rebuild: number): string =>
+      must(
+        synthetic(2, [experiment('pool', [variant('tp2+1', { switch: sw, rebuild }, { 'pool after TP2': 484, 'pool after TP1': 872 })])]),
+        'pool',
+      );
+    assert.match(
+      pool(0.023, 49.2),
+      /takes 872 MiB per GPU \(0\.6% of its memory\) and turns a 49\.2 ms rebuild of its one-rank child \(split \+ first collective\) into a 0\.023 ms switch, 2139× less\./,
+    );
+    assert.match(
+      pool(50, 49),
+      /switching to its one-rank child \(50\.0 ms\) costs about the same as rebuilding it on demand \(49\.0 ms\) here\./,
+    );
+    assert.doesNotMatch(pool(50, 49), /turns a/);
+  });
+  test('the pooled child against a fresh one only when the child has more than one rank', () => {
+    const run = synthetic(4, [
+      experiment('pool', [
+        variant(
+          'tp4+2+1',
+          { switch: 0.5, rebuild: 70, 'steady/child': 3.3, 'steady/fresh': 3.3 },
+          { 'pool after TP4': 484, 'pool after TP2': 700, 'pool after TP1': 900 },
+        ),
+      ]),
+    ]);
+    assert.match(
+      must(run, 'pool'),
+      /rebuild of its TP2 child.*A 64 MiB allreduce on the pooled child costs about the same as on a freshly split one \(3\.3 ms vs 3\.3 ms\)\..*64 MB allreduce, child against fresh 1× \(3\.273 ms vs 3\.272 ms\) vs 1× \(3\.3 ms vs 3\.3 ms\): agrees/,
+    );
+    assert.doesNotMatch(must(load('h200x2-nccl2.28.9-wheel.catalogue.json'), 'pool'), /pooled child costs/);
+  });
+});
+
+describe('c10d (C1): nothing to move when both first all_reduces are negligible', () => {
+  test('1 rank', () => {
+    const run = synthetic(1, [
+      experiment('c10d', [
+        variant('new_group/lazy-default', { call: 0.4, first: 0.012 }),
+        variant('new_group/eager-default', { call: 20, first: 0.011 }),
+      ]),
+    ]);
+    const text = must(run, 'c10d-new-group');
+    assert.match(
+      text,
+      /Both first all_reduces are negligible here: there is no first-collective cost for eager init or a warm-up collective to move\.$/,
+    );
+    assert.doesNotMatch(text, /still pays/);
+  });
+  test('an eager new_group that is no slower does not "move the creation"', () => {
+    const run = synthetic(2, [
+      experiment('c10d', [
+        variant('new_group/lazy-default', { call: 30, first: 150 }),
+        variant('new_group/eager-default', { call: 31, first: 148 }),
+      ]),
+    ]);
+    assert.match(
+      must(run, 'c10d-new-group'),
+      /Eager init does not move the first-collective cost here: the first all_reduce still pays 148 ms/,
+    );
+  });
+});
+
+describe('partial, old and missing: sentences left out, never invented', () => {
+  test('a partial run with only destroy has only the teardown line, and only its figure', () => {
+    const run = synthetic(2, [experiment('destroy', [variant('default', { finalize: 0.1, destroy: 500, total: 500.1 })])], {
+      status: 'partial',
+    });
+    const lines = deriveVerdict(run);
+    assert.deepEqual(
+      lines.map((l) => l.id),
+      ['teardown-floors'],
+    );
+    assert.doesNotMatch(lines[0]!.text, /Abort|Revoke/);
+  });
+  test('an old NCCL without shrink, grow, revoke, suspend: none of their sentences or clauses', () => {
+    const run = load('h200x2-nccl2.28.3-system.json');
+    const text = deriveVerdict(run)
+      .map((l) => l.text)
+      .join('\n');
+    assert.doesNotMatch(text, /shrink|grow|Revoke|Suspend/);
+  });
+  test('a step missing from a variant leaves its line out', () => {
+    const run = synthetic(2, [experiment('init', [variant('default', { call: 30, total: 170 })])]);
+    assert.equal(line(run, 'first-collective-share'), undefined);
+  });
+});
