@@ -100,7 +100,9 @@ export function shareClause(part: number, total: number, studyPart: number, stud
     host,
     text: `${name} ${num(studyPart)} of ${num(studyTotal)} ms (${pct(studyShare)}) vs ${ms(part)} of ${ms(total)} (${pct(share)})`,
     agrees: same && points <= SHARE_POINTS,
-    detail: same ? `(${Math.round(points)} point${Math.round(points) === 1 ? '' : 's'} apart)` : `(${most(studyShare)} in the study, ${most(share)} here)`,
+    detail: same
+      ? `(${Math.round(points)} point${Math.round(points) === 1 ? '' : 's'} apart)`
+      : `(${most(studyShare)} in the study, ${most(share)} here)`,
   };
 }
 
