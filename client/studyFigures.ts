@@ -1,8 +1,8 @@
 /**
  * The study's published figures: the one table of them in product code. The verdict
  * (client/verdict/*) sets a run's own figures beside these and says whether the host agrees or
- * differs (rules in client/verdict/agreement.ts, documented in docs/METHOD.md, "Agreement with
- * the study"). No other file may hold a figure of the study.
+ * differs (rules in client/verdict/agreement.ts, documented in docs/METHOD.md, "The verdict").
+ * No other file may hold a figure of the study.
  *
  * Source of every entry: the design brief's section "Figures from the study"
  * (/work/shared/design/DESIGN.md in the project's shared folder), which quotes the study; each

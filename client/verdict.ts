@@ -6,8 +6,8 @@
  * so it is true at 1, 2 and n ranks, simulated, partial or on an old NCCL. A conclusion whose
  * experiment is missing from the run is left out, never filled with a belief about NCCL. Each
  * line the study measured ends with the study's figure (client/studyFigures.ts) and whether this
- * host agrees or differs (client/verdict/agreement.ts; docs/METHOD.md, "Agreement with the
- * study"). Shown by the CLI after its table, by the webview and the HTML report.
+ * host agrees or differs (client/verdict/agreement.ts; docs/METHOD.md, "The verdict"). Shown by
+ * the CLI after its table, by the webview and the HTML report.
  *
  * The lines live by concern in client/verdict/: lifecycle.ts, fieldCases.ts, shrinkAbort.ts.
  */

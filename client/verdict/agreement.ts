@@ -1,6 +1,6 @@
 /**
- * The verdict's regimes and its rules for agreeing with the study (docs/METHOD.md, "Agreement
- * with the study"). Pure: every input is a figure of the run (ms or bytes, medians) or of
+ * The verdict's regimes and its rules for agreeing with the study (docs/METHOD.md, "The
+ * verdict"). Pure: every input is a figure of the run (ms or bytes, medians) or of
  * client/studyFigures.ts.
  */
 import type { StudyFigure, StudyHost } from '../studyFigures';
