@@ -29,13 +29,16 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
   const total = median(run, 'init', undefined, 'total');
   if (call === undefined || first === undefined || total === undefined) return undefined;
   const of = `a fresh communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} costs ${ms(total)} to its first collective`;
-  const regime = shareRegime(first, total);
+  // Shares of the two parts (their medians), so that they add up to 100% even when the median of
+  // the per-iteration sums (`total`) is not the sum of the medians.
+  const parts = call + first;
+  const regime = shareRegime(first, parts);
   const how =
     regime === 'negligible'
-      ? `nearly all of it is ncclCommInitRankConfig (${ms(call)}); the first collective adds ${ms(first)} (${pct(first / total)})`
+      ? `nearly all of it is ncclCommInitRankConfig (${ms(call)}); the first collective adds ${ms(first)} (${pct(first / parts)})`
       : regime === 'majority'
-        ? `most of it, ${ms(first)} (${pct(first / total)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
-        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / total)}) and the first collective ${ms(first)} (${pct(first / total)})`;
+        ? `most of it, ${ms(first)} (${pct(first / parts)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
+        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / parts)}) and the first collective ${ms(first)} (${pct(first / parts)})`;
   const study = studySentence(here, [
     shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
     figureClause(total, S.initToFirst, 'init to first collective'),
@@ -79,7 +82,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
           ? `; its first collective negligible, ${ms(first)}`
           : `; ${ms(first)} of it in the first collective`;
     parts.push(
-      `${r.name} ${ms(total)} (${pct(total / fresh)} of a fresh init, ${relation(total, fresh) === 'same' ? 'about the same' : relation(total, fresh) === 'lower' ? 'cheaper' : 'costlier'}${firstNote})`,
+      `${r.name}: ${ms(total)} (${pct(total / fresh)} of a fresh init, ${relation(total, fresh) === 'same' ? 'about the same' : relation(total, fresh) === 'lower' ? 'cheaper' : 'costlier'}${firstNote})`,
     );
   }
   if (parts.length === 0) return undefined;
@@ -178,7 +181,7 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
   const r = relation(sw, rebuild);
   const switchText =
     r === 'lower'
-      ? `turns a ${ms(rebuild)} rebuild of ${childName} (split + first collective) into a ${ms(sw)} switch, ${times(rebuild / sw)} less`
+      ? `turns a ${ms(rebuild)} rebuild of ${childName} (split + first collective) into a ${ms(sw)} switch (the rebuild costs ${times(rebuild / sw)} the switch)`
       : `switching to ${childName} (${ms(sw)}) ${costWords(r)} rebuilding it on demand (${ms(rebuild)}) here`;
   let text = `A prewarmed pool of every TP shape (${pool.variant}) takes ${bytes(poolBytes)} per GPU (${pct(poolBytes / gpuBytes)} of its memory) and ${switchText}.`;
   const clauses: Clause[] = [
