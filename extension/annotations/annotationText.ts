@@ -144,14 +144,13 @@ export function codeLensTitle(a: Annotation): string {
   if (!m) {
     const host = a.active ? plain(a.active.run.host, 40) : undefined;
     const reason = a.missing?.reason ?? '';
-    const why =
-      reason === 'no run saved yet'
-        ? ''
-        : reason.startsWith('skipped')
-          ? `skipped on ${host ?? '…'} · `
-          : reason.startsWith('not measured in this run')
-            ? 'not measured in this run · '
-            : 'not measured in the runs used here · ';
+    const why = !a.active
+      ? ''
+      : reason.startsWith('skipped')
+        ? `skipped on ${host ?? '…'} · `
+        : reason.startsWith('not measured in this run')
+          ? 'not measured in this run · '
+          : 'not measured in the runs used here · ';
     return `${sim}⏱ ${why}Measure this on ${host ?? '…'}`;
   }
   const parts = [`${formatMs(m.headline.stats.median)} ${headlineWords(a, m)}`];
@@ -261,7 +260,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   const stamp = run.stamp;
   const one = oneRank(m.main);
   out.push(`**commcost** · ${api} → \`${m.experiment}\` · ${escapeMarkdown(m.main.variant, 60)}${one ? ` (${one})` : ''}`);
-  if (m.via) out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
+  if (m.via)
+    out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
   const note = headlineNote(a, m);
   if (note) out.push('', note);
   out.push('', '| step | median | p90 |', '|---|---:|---:|');
@@ -296,7 +296,10 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     `*${escapeMarkdown(run.host, 60)}${stamp ? ` (${escapeMarkdown(stamp.hostname, 60)})` : ''} · ${gpus} · NCCL ${escapeMarkdown(stamp?.ncclVersion ?? '?', 30)} · ${date} · n = ${n}*`,
   );
   if (a.why && a.active)
-    out.push('', `*From ${escapeMarkdown(runLabel(m.source), 120)}, not the active run (${escapeMarkdown(runLabel(a.active), 120)}): ${escapeMarkdown(a.why, 200)}.*`);
+    out.push(
+      '',
+      `*From ${escapeMarkdown(runLabel(m.source), 120)}, not the active run (${escapeMarkdown(runLabel(a.active), 120)}): ${escapeMarkdown(a.why, 200)}.*`,
+    );
   if (a.stale.length) out.push('', `**Stale:** ${a.stale.map((s) => escapeMarkdown(s, 200)).join('; ')}`);
   const actions = [
     links.openRun ? `[Open run](${links.openRun})` : undefined,
@@ -335,7 +338,9 @@ export function statusText(
     left.simulated > 0
       ? `${left.simulated} simulated run${left.simulated === 1 ? '' : 's'} not used: choose one to see its figures (marked SIMULATED)`
       : '',
-    left.foreign > 0 ? `${left.foreign} run${left.foreign === 1 ? '' : 's'} saved from another window not used here: choose one to see it` : '',
+    left.foreign > 0
+      ? `${left.foreign} run${left.foreign === 1 ? '' : 's'} saved from another window not used here: choose one to see it`
+      : '',
   ].filter(Boolean);
   if (!active) {
     const none = left.simulated + left.foreign > 0;

@@ -162,9 +162,11 @@ export function splitChildRanks(variant: string, run: RunShape): number | undefi
   }
 }
 
-const worldSize = (_variant: string, run: RunShape): number | undefined => (Number.isInteger(run.ranks) && run.ranks >= 1 ? run.ranks : undefined);
+const worldSize = (_variant: string, run: RunShape): number | undefined =>
+  Number.isInteger(run.ranks) && run.ranks >= 1 ? run.ranks : undefined;
 /** shrink drops the last rank (experiment.ts `shrinkLastRank`; c10d `shrink_group` likewise). */
-const allButOne = (_variant: string, run: RunShape): number | undefined => (Number.isInteger(run.ranks) && run.ranks >= 2 ? run.ranks - 1 : undefined);
+const allButOne = (_variant: string, run: RunShape): number | undefined =>
+  Number.isInteger(run.ranks) && run.ranks >= 2 ? run.ranks - 1 : undefined;
 
 const INIT = { ...create('init', ['default']), childRanks: worldSize };
 const ABORT: Answer = {
@@ -286,7 +288,12 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     language: 'python',
     role: 'teardown',
     // The `destroy` step of the init variants: destroy_process_group after a lazy / eager init.
-    answer: { experiment: 'c10d', variants: C10D_INIT, whenEager: ['init/eager', 'init/lazy'], call: { step: 'destroy', kinds: ['teardown'] } },
+    answer: {
+      experiment: 'c10d',
+      variants: C10D_INIT,
+      whenEager: ['init/eager', 'init/lazy'],
+      call: { step: 'destroy', kinds: ['teardown'] },
+    },
     underlying: {
       experiment: 'destroy',
       variants: ['default'],

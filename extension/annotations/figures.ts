@@ -92,7 +92,11 @@ export interface SiteContext {
  * The figures of variant `v` as `answer` reads them.
  * @param shape the run's world size and nodes, for the child size (omitted: unknown)
  */
-export function variantFigures(v: VariantSummary, answer: Answer, shape?: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] }): VariantFigures {
+export function variantFigures(
+  v: VariantSummary,
+  answer: Answer,
+  shape?: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] },
+): VariantFigures {
   const call = findStep(v, answer.call);
   const first = findStep(v, answer.first);
   const total = findStep(v, answer.total);
@@ -133,11 +137,17 @@ function childClass(f: VariantFigures): number {
  * (`whenEager` when the site is eager), then — stable — children of several ranks before those of
  * unknown size before one-rank children. Empty when none is present.
  */
-export function orderVariants(exp: RunExperiment, answer: Answer, shape: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] }, eager = false): VariantFigures[] {
+export function orderVariants(
+  exp: RunExperiment,
+  answer: Answer,
+  shape: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] },
+  eager = false,
+): VariantFigures[] {
   const order = eager && answer.whenEager ? answer.whenEager : answer.variants;
   const picked: VariantSummary[] = [];
   if (order.length === 0) picked.push(...exp.variants);
-  else for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !picked.includes(v)) picked.push(v);
+  else
+    for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !picked.includes(v)) picked.push(v);
   const figures = picked.map((v) => variantFigures(v, answer, shape));
   return figures
     .map((f, i) => ({ f, i }))
@@ -174,7 +184,13 @@ function measuredIn(profile: Profile, entry: ApiEntry, answer: Answer, via: stri
 }
 
 /** Why the answering run is not the active one, in words for the hover and the status bar tooltip. */
-function whyElsewhere(entry: ApiEntry, active: Profile, activeCovers: { direct: boolean; beneath: boolean }, answeredDirect: boolean, activeStale: string[]): string {
+function whyElsewhere(
+  entry: ApiEntry,
+  active: Profile,
+  activeCovers: { direct: boolean; beneath: boolean },
+  answeredDirect: boolean,
+  activeStale: string[],
+): string {
   const exp = entry.answer.experiment;
   if (!activeCovers.direct && !activeCovers.beneath) {
     const beneath = entry.underlying && entry.underlying.experiment !== exp ? ` or ${entry.underlying.experiment}` : '';
@@ -203,8 +219,13 @@ export function resolveAnnotation(
 ): Annotation {
   const entry = API_MAP[api];
   const base = { api, entry, ...(active ? { active } : {}) };
-  if (!active)
-    return { ...base, missing: { experiment: entry.answer.experiment, reason: 'no run saved yet' }, stale: [], simulated: false };
+  if (!active) {
+    const reason =
+      profiles.length === 0
+        ? 'no run saved yet'
+        : 'no measured run in this window (choose a simulated run or one of another window from the status bar)';
+    return { ...base, missing: { experiment: entry.answer.experiment, reason }, stale: [], simulated: false };
+  }
   const eager = context.eager === true;
   const chosen = context.chosen ?? (isSimulatedProfile(active) ? active : undefined);
   const pool = answeringProfiles(profiles, chosen);
@@ -242,7 +263,13 @@ export function resolveAnnotation(
   }
   const skipped = active.run.skipped.find((s) => s.experiment === entry.answer.experiment);
   const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager)));
-  const kind = !other ? '' : other.foreign ? 'a run saved from another window' : isSimulatedProfile(other) ? 'a simulated run' : 'a measured run';
+  const kind = !other
+    ? ''
+    : other.foreign
+      ? 'a run saved from another window'
+      : isSimulatedProfile(other)
+        ? 'a simulated run'
+        : 'a measured run';
   return {
     ...base,
     missing: {

@@ -63,11 +63,7 @@ export function workspaceIdOf(workspaceFile: string | undefined, folders: readon
 }
 
 /** The origins map with `path`'s file recorded as saved from `workspace` (a new object). */
-export function withOrigin(
-  origins: unknown,
-  path: string,
-  workspace: string | null,
-): Record<string, string | null> {
+export function withOrigin(origins: unknown, path: string, workspace: string | null): Record<string, string | null> {
   const out: Record<string, string | null> = {};
   if (origins && typeof origins === 'object')
     for (const [k, v] of Object.entries(origins as Record<string, unknown>)) if (typeof v === 'string' || v === null) out[k] = v;
@@ -270,7 +266,8 @@ export function expectedNccl(host: string, profiles: readonly Profile[], rules: 
 /** The newest non-simulated run on target `host`. */
 function latestOnHost(host: string, profiles: readonly Profile[]): Profile | undefined {
   let best: Profile | undefined;
-  for (const p of profiles) if (p.run.host === host && !isSimulatedProfile(p) && !p.foreign && p.run.stamp && (!best || p.time > best.time)) best = p;
+  for (const p of profiles)
+    if (p.run.host === host && !isSimulatedProfile(p) && !p.foreign && p.run.stamp && (!best || p.time > best.time)) best = p;
   return best;
 }
 

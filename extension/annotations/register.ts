@@ -110,7 +110,9 @@ export function registerAnnotations(env: AnnotationEnv): void {
       const outcome = store.runSaved(newPath);
       if (outcome === 'active') await extension.workspaceState.update(CHOSEN_PROFILE_KEY, undefined);
       else if (outcome === 'simulated')
-        log.info(`annotations: ${newPath} is a simulated run: the annotations keep the measured figures; choose it from the status bar to see it`);
+        log.info(
+          `annotations: ${newPath} is a simulated run: the annotations keep the measured figures; choose it from the status bar to see it`,
+        );
     }
     refreshAll();
   };

@@ -60,10 +60,7 @@ test("ncclCommInitRank on the 2.28.9 run: the figures, CodeLens, label and readi
   const mem = memory(wheel, 'init', 'default', 'afterFirst');
   assert.deepEqual([a.measured?.main.total?.stats, a.measured?.main.first?.stats, a.measured?.main.call?.stats], [total, first, call]);
   assert.deepEqual([a.stale, a.simulated], [[], false]);
-  assert.equal(
-    codeLensTitle(a),
-    `⏱ ${formatMs(total.median)} to first collective · ${formatBytes(mem)}/GPU — ${label(wheel)}`,
-  );
+  assert.equal(codeLensTitle(a), `⏱ ${formatMs(total.median)} to first collective · ${formatBytes(mem)}/GPU — ${label(wheel)}`);
   assert.equal(decorationLabel(a), `${formatMs(total.median)} · ${formatBytes(mem)}/GPU`);
   assert.equal(
     reading(a),

@@ -1,0 +1,274 @@
+// What the selection rule shows: the split hover headlines the child that pays the lazy connect,
+// readings state the measured share in every regime (1 rank, one-rank child, ≈ 0, large), every
+// annotation and the status bar name their run, a finished simulated run never becomes active by
+// itself, global-storage runs record the window they came from, and the model picks the lazy or
+// eager c10d variant from the call site.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { AnnotationModel } from '../../extension/annotations/annotationModel';
+import {
+  codeLensTitle,
+  decorationLabel,
+  formatMs,
+  hoverLinks,
+  hoverMarkdown,
+  reading,
+  runLabel,
+  statusText,
+} from '../../extension/annotations/annotationText';
+import { resolveAnnotation } from '../../extension/annotations/figures';
+import { ProfileStore, withOrigin, workspaceIdOf, type StaleRules } from '../../extension/annotations/profiles';
+import { runController, type RunDeps } from '../../extension/runController';
+import type { RunFile } from '../../protocol/runFile';
+import { loadFinder, RESULTS, rawRun, runFolder, scanText, storeOf } from '../support/annotationFixtures';
+
+const wheel = rawRun('2.28.9-wheel');
+const c10d = JSON.parse(readFileSync(join(RESULTS, 'h200x2-torch2.11-nccl2.28.9-c10d.json'), 'utf8')) as RunFile;
+const RULES: StaleRules = { now: Date.parse('2026-12-01T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
+const unescape = (md: string) => md.replace(/\\(.)/g, '$1');
+const label = (r: RunFile) => `${r.host} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 10)}`;
+const stats = (run: RunFile, experiment: string, variant: string, step: string) => {
+  const s = run.experiments
+    .find((e) => e.experiment === experiment)
+    ?.variants.find((v) => v.variant === variant)
+    ?.steps.find((x) => x.step === step);
+  assert.ok(s, `${experiment}/${variant}/${step}`);
+  return s.stats;
+};
+
+test('the ncclCommSplit hover on the 2×H200 run headlines whole/splitShare=0 (pays ~140 of ~185 ms in the first collective), never a one-rank split', async () => {
+  const { store } = await storeOf(runFolder([wheel]));
+  const a = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
+  const site = (await scanText('cpp', 'void f(){ ncclCommSplit(p, rank % 2, rank, &c, NULL); }')).sites[0];
+  assert.ok(site);
+  const md = unescape(hoverMarkdown(a, site, hoverLinks(a)));
+  const total = stats(wheel, 'split', 'whole/splitShare=0', 'total');
+  const first = stats(wheel, 'split', 'whole/splitShare=0', 'first');
+  assert.match(md.split('\n')[0] ?? '', /^\*\*commcost\*\* · `ncclCommSplit` → `split` · whole\/splitShare=0$/);
+  assert.ok(md.includes(`| total (split to first collective) | ${formatMs(total.median)} |`), md);
+  assert.ok(
+    md.includes(`${Math.round((100 * first.median) / total.median)}% of this split is the lazy connect in the first collective`),
+    md,
+  );
+  assert.match(md, /The headline is the 2-rank child; a one-rank child has nothing to connect\./);
+  for (const v of ['halves/splitShare=0', 'halves/splitShare=1'])
+    assert.match(md, new RegExp(`${v.replace('/', '\\/')}: [^·]*\\(one-rank communicator: nothing to connect\\)`));
+  assert.doesNotMatch(md, /100%|is the call itself/);
+  assert.ok(codeLensTitle(a).startsWith(`⏱ ${formatMs(total.median)} to first collective`), codeLensTitle(a));
+});
+
+/** The wheel run with whole/splitShare=0's first collective set to `firstMs` (total = call + first), and `ranks`. */
+function splitRun(firstMs: number, ranks = 2): RunFile {
+  const r: RunFile = structuredClone(wheel);
+  r.ranks = ranks;
+  const v = r.experiments.find((e) => e.experiment === 'split')?.variants.find((x) => x.variant === 'whole/splitShare=0');
+  const call = v?.steps.find((s) => s.step === 'call');
+  const first = v?.steps.find((s) => s.step === 'first');
+  const total = v?.steps.find((s) => s.step === 'total');
+  assert.ok(call && first && total);
+  first.stats = { ...first.stats, median: firstMs };
+  total.stats = { ...total.stats, median: call.stats.median + firstMs };
+  return r;
+}
+
+// Readings, data-driven: [case, run, API, expected reading (first clause), must not match].
+const readingCases: [string, RunFile, 'ncclCommSplit' | 'ncclCommInitRank', RegExp, RegExp][] = [
+  [
+    'first collective ≈ 0 (0.2 of 46.9 ms)',
+    splitRun(0.2),
+    'ncclCommSplit',
+    /^nearly all of this split is the call itself: the first collective adds 0\.200 ms \(0\.43% of 46\.9 ms\)$/,
+    /100%/,
+  ],
+  [
+    'first collective 30%',
+    splitRun(20),
+    'ncclCommSplit',
+    /^the first collective is 30% of this split \(20\.0 ms of 66\.7 ms\); the call takes 46\.7 ms$/,
+    /call itself|lazy connect/,
+  ],
+  [
+    'first collective 75% (the real figures)',
+    wheel,
+    'ncclCommSplit',
+    /^75% of this split is the lazy connect in the first collective \(140 ms of 186 ms\)$/,
+    /call itself/,
+  ],
+  [
+    'a run of 1 rank: init makes a one-rank communicator',
+    { ...wheel, ranks: 1 },
+    'ncclCommInitRank',
+    /^one-rank communicator: nothing to connect; its first collective takes 144 ms of 176 ms \(82%\), and this run has no communicator of more ranks for this call$/,
+    /lazy connect in/,
+  ],
+];
+for (const [name, run, api, expected, never] of readingCases) {
+  test(`reading: ${name}`, async () => {
+    const { store } = await storeOf(runFolder([run]));
+    const r = reading(resolveAnnotation(api, store.active, store.profiles, RULES))?.split('; a fresh init')[0] ?? '';
+    assert.match(r, expected);
+    assert.doesNotMatch(r, never);
+  });
+}
+
+test('a one-rank child says so in the CodeLens, label and hover (c10d shrink_group at 2 ranks)', async () => {
+  const { store } = await storeOf(runFolder([c10d]));
+  const a = resolveAnnotation('shrink_group', store.active, store.profiles, RULES);
+  assert.equal(a.measured?.main.childRanks, 1);
+  assert.match(codeLensTitle(a), /· one-rank communicator — /);
+  assert.match(decorationLabel(a) ?? '', /· one-rank$/);
+  assert.match(reading(a) ?? '', /^one-rank communicator: nothing to connect/);
+});
+
+test('every annotation names its run; the after-line label adds it when the run is not the active one', async () => {
+  const { store } = await storeOf(runFolder([wheel, c10d]));
+  assert.equal(store.active?.run.id, c10d.id);
+  const split = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
+  const init = resolveAnnotation('init_process_group', store.active, store.profiles, RULES);
+  assert.ok(codeLensTitle(split).endsWith(`— ${label(wheel)}`), codeLensTitle(split));
+  assert.ok(codeLensTitle(init).endsWith(`— ${label(c10d)}`), codeLensTitle(init));
+  assert.ok(decorationLabel(split)?.endsWith(` — ${label(wheel)}`), decorationLabel(split));
+  assert.doesNotMatch(decorationLabel(init) ?? '', / — /);
+  const site = (await scanText('cpp', 'void f(){ ncclCommSplit(p, 0, 0, &c, NULL); }')).sites[0];
+  assert.ok(site && store.active);
+  assert.ok(
+    unescape(hoverMarkdown(split, site, hoverLinks(split))).includes(
+      `*From ${label(wheel)}, not the active run (${label(c10d)}): the active run has no split.*`,
+    ),
+  );
+  // The status bar: the active run's label; its tooltip says which call another run answers, and why.
+  const t = statusText(store.active, false, [], [{ api: 'ncclCommSplit', source: split.measured!.source, why: split.why! }], {
+    simulated: 1,
+    foreign: 0,
+  });
+  assert.equal(t.text, `$(pulse) ${label(c10d)}`);
+  const lines = t.tooltip.split('\n');
+  assert.ok(lines.includes(`ncclCommSplit answered by ${label(wheel)} — the active run has no split`), t.tooltip);
+  assert.ok(lines.includes('1 simulated run not used: choose one to see its figures (marked SIMULATED)'), t.tooltip);
+  assert.equal(runLabel({ ...store.active, run: { ...c10d, simulated: true } }), `SIMULATED · ${label(c10d)}`);
+});
+
+test('a finished simulated run does not become the active profile; a finished measured run does', async () => {
+  const dir = runFolder([wheel]);
+  const { store } = await storeOf(dir);
+  const sim: RunFile = {
+    ...wheel,
+    id: '20261130-120000-sim',
+    simulated: true,
+    stamp: wheel.stamp && { ...wheel.stamp, simulated: true, startedAt: '2026-11-30T12:00:00.000Z' },
+  };
+  writeFileSync(join(dir, `${sim.id}.json`), JSON.stringify(sim));
+  await store.reload([{ dir, source: 'workspace' }]);
+  assert.equal(store.active?.run.id, wheel.id, 'a newer simulated run is not active by itself');
+  assert.equal(store.runSaved(join(dir, `${sim.id}.json`)), 'simulated');
+  assert.equal(store.active?.run.id, wheel.id);
+  // The user chose the older run; a new measured run takes over.
+  const newer: RunFile = {
+    ...wheel,
+    id: '20261130-130000-localhost',
+    stamp: wheel.stamp && { ...wheel.stamp, startedAt: '2026-11-30T13:00:00.000Z' },
+  };
+  assert.ok(store.setActivePath(join(dir, `${wheel.id}.json`)));
+  writeFileSync(join(dir, `${newer.id}.json`), JSON.stringify(newer));
+  await store.reload([{ dir, source: 'workspace' }]);
+  assert.equal(store.active?.run.id, wheel.id, 'the choice survives a reload');
+  assert.equal(store.runSaved(join(dir, `${newer.id}.json`)), 'active');
+  assert.equal(store.active?.run.id, newer.id);
+  assert.equal(store.chosen, undefined);
+});
+
+test('global storage: a run records the window it was saved from; other windows leave it out', async () => {
+  assert.equal(workspaceIdOf(undefined, []), null);
+  assert.equal(workspaceIdOf(undefined, ['file:///a', 'file:///b']), 'file:///a');
+  assert.equal(workspaceIdOf('file:///w.code-workspace', ['file:///a']), 'file:///w.code-workspace');
+  const origins = withOrigin({ 'old.json': null, bad: 3 }, '/g/runs/20261130-002228-localhost.json', 'file:///a');
+  assert.deepEqual(origins, { 'old.json': null, '20261130-002228-localhost.json': 'file:///a' });
+  const dir = runFolder([c10d]);
+  const store = new ProfileStore(() => undefined);
+  await store.reload([{ dir, source: 'global', origins }], 'file:///b');
+  assert.deepEqual([store.profiles.length, store.profiles[0]?.foreign, store.active], [1, true, undefined]);
+  await store.reload([{ dir, source: 'global', origins }], 'file:///a');
+  assert.equal(store.active?.run.id, c10d.id);
+  assert.equal(store.profiles[0]?.origin, 'file:///a');
+});
+
+test('runController: onSaved gets the saved path before the final message; its failure is only logged', async () => {
+  const events: string[] = [];
+  const run: RunFile = { ...wheel, status: 'complete' };
+  const deps = (onSaved: RunDeps['onSaved']): RunDeps => ({
+    runMeasurement: async () => run,
+    saveRun: async (dir, r) => `${dir}/${r.id}.json`,
+    resultsDir: '/g/runs',
+    progress: { report: () => undefined },
+    panel: { update: () => undefined },
+    log: { info: () => undefined, error: (l) => events.push(`error ${l}`) },
+    signal: new AbortController().signal,
+    confirmHostKey: async () => true,
+    showInfo: async (m) => {
+      events.push(`info ${m}`);
+      return undefined;
+    },
+    showError: async () => undefined,
+    openResults: () => undefined,
+    showLog: () => undefined,
+    ...(onSaved ? { onSaved } : {}),
+  });
+  const out = await runController(
+    { target: 'localhost', options: run.options },
+    deps((p) => void events.push(`saved ${p}`)),
+  );
+  assert.equal(out.kind, 'finished');
+  assert.deepEqual(
+    events.map((e) => e.split(' ')[0]),
+    ['saved', 'info'],
+  );
+  assert.equal(events[0], `saved /g/runs/${run.id}.json`);
+  events.length = 0;
+  const out2 = await runController(
+    { target: 'localhost', options: run.options },
+    deps(async () => Promise.reject(new Error('disk full'))),
+  );
+  assert.equal(out2.kind, 'finished');
+  assert.match(events[0] ?? '', /^error after saving \/g\/runs\/.*: disk full$/);
+});
+
+test('the model picks the lazy or eager c10d variant from the call site, and lists calls answered elsewhere', async () => {
+  const { store } = await storeOf(runFolder([wheel, c10d]));
+  const model = new AnnotationModel(await loadFinder(), store, () => RULES);
+  try {
+    const lazy =
+      'import torch.distributed as dist\ndist.init_process_group("nccl")\ng = dist.new_group([0, 1])\ndist.destroy_process_group()\n';
+    const eager = lazy.replace('"nccl")', '"nccl", device_id=0)');
+    const variants = (uri: string, text: string) => {
+      const s = model.open(uri, 'python', text, 1);
+      return s.scan.sites.map((site) => [site.api, model.annotateSite(uri, site).measured?.main.variant]);
+    };
+    assert.deepEqual(variants('file:///lazy.py', lazy), [
+      ['init_process_group', 'init/lazy'],
+      ['new_group', 'new_group/lazy-default'],
+      ['destroy_process_group', 'init/lazy'],
+    ]);
+    assert.deepEqual(variants('file:///eager.py', eager), [
+      ['init_process_group', 'init/eager'],
+      ['new_group', 'new_group/eager-default'],
+      ['destroy_process_group', 'init/eager'],
+    ]);
+    const site = model.state('file:///lazy.py')?.scan.sites[0];
+    assert.ok(site);
+    const a = model.annotateSite('file:///lazy.py', site);
+    assert.match(
+      unescape(hoverMarkdown(a, site, hoverLinks(a))),
+      /The headline assumes a lazy init: this call passes no device_id; the eager variant is listed below\./,
+    );
+    assert.deepEqual(model.answeredElsewhere(), []);
+    model.open('file:///comm.cc', 'cpp', 'void f(){ ncclCommSplit(p, 0, 0, &c, NULL); }', 1);
+    assert.deepEqual(
+      model.answeredElsewhere().map((e) => [e.api, e.source.run.id, e.why]),
+      [['ncclCommSplit', wheel.id, 'the active run has no split']],
+    );
+  } finally {
+    model.dispose();
+  }
+});
