@@ -4,7 +4,9 @@
  *
  * The file inlines the built webview bundle (dist/webview.js, the same charts and tables as the
  * VS Code webview) and the run JSON in `<script type="application/json" id="commcost-run">`, runs
- * under a CSP with a per-file nonce, and carries a plain table fallback inside `<noscript>`.
+ * under a CSP with a per-file nonce, and carries a plain table fallback inside `<noscript>`. It is
+ * light or dark after the reader's `prefers-color-scheme`; a field case's expected hangs are listed
+ * under the case's own section, not among the errors.
  * Run files are untrusted: every string from the run is HTML-escaped, and the embedded JSON has
  * `<` written as `\u003c` so that `</script>` inside data cannot end the script element.
  */
@@ -68,6 +70,18 @@ function fmtMs(ms: number | undefined): string {
   return a === 0 ? '0' : Number(ms.toPrecision(3)).toString();
 }
 
+/** Errors as a `<ul>`: code, message, where, the library's text, and the hint ("why" for an expected hang, else "what to do"). */
+function errorList(list: RunFile['errors']): string {
+  const e = escapeHtml;
+  const items = list.map((er) => {
+    const where = Object.entries(er.where ?? {})
+      .map(([k, val]) => `${k} ${String(val)}`)
+      .join(', ');
+    return `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${er.hint ? ` — ${er.expected ? 'why' : 'what to do'}: ${e(er.hint)}` : ''}</li>`;
+  });
+  return `<ul>${items.join('')}</ul>`;
+}
+
 /** The `<noscript>` body: header facts, the SIMULATED banner, every step's figures, skips, errors. */
 function fallbackHtml(run: RunFile): string {
   const out: string[] = [];
@@ -93,6 +107,9 @@ function fallbackHtml(run: RunFile): string {
       }
     }
     out.push('</tbody></table>');
+    // The case's expected hangs belong to its section: the hang is the case's result.
+    const hangs = (run.errors ?? []).filter((er) => er.expected && String(er.where?.experiment) === String(exp.experiment));
+    if (hangs.length > 0) out.push(`<h3>${hangs.length === 1 ? 'Expected hang: the hang is this case&#39;s result' : 'Expected hangs: each hang is this case&#39;s result'}</h3>${errorList(hangs)}`);
   }
   const c5 = shrinkAbortOutcomes(run);
   if (c5) {
@@ -107,22 +124,11 @@ function fallbackHtml(run: RunFile): string {
     for (const k of run.skipped) out.push(`<li>${e(k.experiment)}${k.variant ? ` / ${e(k.variant)}` : ''}: ${e(k.reason)}</li>`);
     out.push('</ul>');
   }
-  for (const [title, list] of [
-    ['Errors', (run.errors ?? []).filter((er) => !er.expected)],
-    ['Expected hangs (field cases: the hang is the result)', (run.errors ?? []).filter((er) => er.expected)],
-  ] as const) {
-    if (list.length === 0) continue;
-    out.push(`<h2>${e(title)}</h2><ul>`);
-    for (const er of list) {
-      const where = Object.entries(er.where ?? {})
-        .map(([k, val]) => `${k} ${String(val)}`)
-        .join(', ');
-      out.push(
-        `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${er.hint ? ` — ${er.expected ? 'why' : 'what to do'}: ${e(er.hint)}` : ''}</li>`,
-      );
-    }
-    out.push('</ul>');
-  }
+  const sections = new Set((run.experiments ?? []).map((x) => String(x.experiment)));
+  const real = (run.errors ?? []).filter((er) => !er.expected);
+  const orphans = (run.errors ?? []).filter((er) => er.expected && !sections.has(String(er.where?.experiment)));
+  if (real.length > 0) out.push(`<h2>Errors</h2>${errorList(real)}`);
+  if (orphans.length > 0) out.push(`<h2>Expected hangs (field cases: the hang is the result)</h2>${errorList(orphans)}`);
   return out.join('');
 }
 
@@ -142,7 +148,10 @@ function page(title: string, fallback: string, dataElementId: string, data: unkn
     `<meta http-equiv="Content-Security-Policy" content="${csp}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1.0">',
     `<title>${escapeHtml(title)}</title>`,
-    '<style>body{font-family:system-ui,sans-serif}.banner-sim{border:2px solid #b58900;background:#fff4ce;padding:8px 12px;font-weight:600}table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}</style>',
+    // Light and dark after the reader's prefers-color-scheme (the script view's colours: webview/styles.ts).
+    '<meta name="color-scheme" content="light dark">',
+    '<style>body{font-family:system-ui,sans-serif;color:#222;background:#fff}.banner-sim{border:2px solid #b58900;background:#fff4ce;padding:8px 12px;font-weight:600}table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}' +
+      '@media (prefers-color-scheme: dark){body{color:#ccc;background:#1e1e1e}.banner-sim{border-color:#cca700;background:#352a05}td,th{border-bottom-color:#454545}}</style>',
     '</head>',
     '<body>',
     '<div id="app"></div>',

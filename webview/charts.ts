@@ -1,7 +1,14 @@
 /**
- * chart.js rendering of one experiment's {@link ChartModel}: horizontal stacked bars of medians
- * (ms) per variant with p90 whiskers drawn by a small plugin. Charts are created once per
+ * chart.js rendering of one experiment's {@link ChartModel}: horizontal bars of medians (ms) per
+ * variant, side by side inside a variant's group (only the parts of one sum stack), each bar's
+ * value written at its end and a p90 whisker drawn by a small plugin. Charts are created once per
  * experiment and then updated in place.
+ *
+ * Colours come from the theme's CSS variables (chartTheme.ts). Every live chart is re-themed when
+ * the theme changes: VS Code switches the body class (`vscode-light`, `vscode-dark`,
+ * `vscode-high-contrast`, `vscode-high-contrast-light`) and rewrites the variables on the html
+ * element's style, watched by one MutationObserver; the standalone report follows
+ * `prefers-color-scheme`.
  */
 import {
   BarController,
@@ -14,36 +21,61 @@ import {
   type ChartDataset,
   type Plugin,
 } from 'chart.js';
-import type { ChartModel, SegmentSeries, Whisker } from './chartData';
+import { axisMax, barEnds, chartHeight as modelHeight, legendLabels, type ChartModel, type Whisker } from './chartData';
+import { chartColors, type ChartColors } from './chartTheme';
 import { formatMs } from './format';
 
 // Tree-shaken registration: only what a horizontal bar chart needs.
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend);
 
-type BarDataset = ChartDataset<'bar', (number | null)[]> & { commcostKey?: string };
+type BarDataset = ChartDataset<'bar', (number | null)[]> & { commcostKey?: string; commcostColor?: number; commcostLegend?: boolean };
 
-const whiskersOf = new WeakMap<Chart, Whisker[]>();
+interface ChartExtras {
+  model: ChartModel;
+  unit: 'ms' | 'MiB';
+}
+const extrasOf = new WeakMap<Chart, ChartExtras>();
 
-/** Draws each whisker as a line from the stack total to p90 with an end cap, over the bars. */
-const whiskerPlugin: Plugin<'bar'> = {
-  id: 'commcostWhiskers',
+// Theme colours are read once per theme: getComputedStyle in every frame would force a style
+// recalculation. The observer below drops them when the theme changes.
+let colors: ChartColors | undefined;
+
+function theme(): ChartColors {
+  colors ??= chartColors((variable) => getComputedStyle(document.body).getPropertyValue(variable).trim());
+  return colors;
+}
+
+/** The colour of run `index` in a comparison (charts and legend swatches), from the current theme. */
+export function runColor(index: number): string {
+  return theme().slot(index);
+}
+
+/** The pixel box of the bar of `stack` for variant `vi`, or undefined when it is not drawn. */
+function barBox(chart: Chart, stack: string, vi: number): { y: number; height: number } | undefined {
+  const di = chart.data.datasets.findIndex((d) => (d as BarDataset).stack === stack && d.data[vi] !== null && d.data[vi] !== undefined);
+  if (di < 0 || !chart.isDatasetVisible(di)) return undefined;
+  return chart.getDatasetMeta(di).data[vi] as unknown as { y: number; height: number } | undefined;
+}
+
+/** Draws each whisker (bar end → p90, with an end cap) and writes each bar's value past its end. */
+const barExtrasPlugin: Plugin<'bar'> = {
+  id: 'commcostBarExtras',
   afterDatasetsDraw(chart) {
-    const whiskers = whiskersOf.get(chart as unknown as Chart);
+    const extras = extrasOf.get(chart as unknown as Chart);
     const x = chart.scales.x;
-    if (!whiskers || !x) return;
+    if (!extras || !x) return;
+    const c = theme();
     const ctx = chart.ctx;
     ctx.save();
-    ctx.strokeStyle = cssColor('--vscode-foreground', '#444');
+    ctx.strokeStyle = c.whisker;
     ctx.lineWidth = 1.5;
-    for (const w of whiskers) {
-      const di = chart.data.datasets.findIndex(
-        (d) => (d as BarDataset).stack === w.stack && d.data[w.variantIndex] !== null && d.data[w.variantIndex] !== undefined,
-      );
-      if (di < 0 || !chart.isDatasetVisible(di)) continue;
-      const bar = chart.getDatasetMeta(di).data[w.variantIndex] as unknown as { y: number; height: number } | undefined;
+    const whiskerEnd = new Map<string, number>();
+    for (const w of extras.model.whiskers as Whisker[]) {
+      const bar = barBox(chart as unknown as Chart, w.stack, w.variantIndex);
       if (!bar) continue;
       const x0 = x.getPixelForValue(w.from);
       const x1 = x.getPixelForValue(w.to);
+      whiskerEnd.set(`${w.variantIndex}|${w.stack}`, Math.max(x0, x1));
       const cap = Math.max(3, (bar.height || 8) / 3);
       ctx.beginPath();
       ctx.moveTo(x0, bar.y);
@@ -52,71 +84,57 @@ const whiskerPlugin: Plugin<'bar'> = {
       ctx.lineTo(x1, bar.y + cap);
       ctx.stroke();
     }
+    ctx.fillStyle = c.text;
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    for (const end of barEnds(extras.model)) {
+      const bar = barBox(chart as unknown as Chart, end.stack, end.variantIndex);
+      if (!bar) continue;
+      const at = Math.max(x.getPixelForValue(end.total), whiskerEnd.get(`${end.variantIndex}|${end.stack}`) ?? 0) + 4;
+      ctx.fillText(extras.unit === 'ms' ? formatMs(end.total) : `${Math.round(end.total)} MiB`, at, bar.y);
+    }
     ctx.restore();
   },
 };
 
-// Theme colours are read once per theme (VS Code switches the body class): getComputedStyle in
-// every frame would force a style recalculation.
-let colorCache = new Map<string, string>();
-let colorTheme: string | undefined;
-
-function cssColor(variable: string, fallback: string): string {
-  const theme = `${document.body.className}|${document.documentElement.getAttribute('style') ?? ''}`;
-  if (theme !== colorTheme) {
-    colorTheme = theme;
-    colorCache = new Map();
+/** A canvas fill for slot `slot`: its colour, or (past the six chart colours) hatched or dotted on a tint of it. */
+function fillOf(c: ChartColors, slot: number): string | CanvasPattern {
+  const style = c.slotStyle(slot);
+  if (style.fill === 'solid') return style.color;
+  const size = 8;
+  const tile = document.createElement('canvas');
+  tile.width = size;
+  tile.height = size;
+  const g = tile.getContext('2d');
+  if (!g) return style.color;
+  g.fillStyle = style.tint;
+  g.fillRect(0, 0, size, size);
+  g.fillStyle = style.color;
+  g.strokeStyle = style.color;
+  if (style.fill === 'hatched') {
+    g.lineWidth = 2.5;
+    g.beginPath();
+    for (const o of [-size, 0, size]) {
+      g.moveTo(o, size);
+      g.lineTo(o + size, 0);
+    }
+    g.stroke();
+  } else {
+    g.beginPath();
+    g.arc(size / 2, size / 2, 2.2, 0, 2 * Math.PI);
+    g.fill();
   }
-  let v = colorCache.get(variable);
-  if (v === undefined) {
-    v = getComputedStyle(document.body).getPropertyValue(variable).trim();
-    colorCache.set(variable, v);
-  }
-  return v || fallback;
+  return g.createPattern(tile, 'repeat') ?? style.color;
 }
 
-const KIND_COLORS: Record<SegmentSeries['kind'], [string, string]> = {
-  call: ['--vscode-charts-blue', '#3794ff'],
-  first: ['--vscode-charts-orange', '#d18616'],
-  toFirst: ['--vscode-charts-purple', '#b180d7'],
-  steady: ['--vscode-charts-green', '#89d185'],
-  teardown: ['--vscode-charts-red', '#f14c4c'],
-  other: ['--vscode-charts-yellow', '#cca700'],
-};
-
-function colorFor(s: SegmentSeries, nthOfKind: number): string {
-  const [v, f] = KIND_COLORS[s.kind];
-  const base = cssColor(v, f);
-  // Several steps of one kind (e.g. finalize + destroy): fade the later ones.
-  return nthOfKind === 0 ? base : `color-mix(in srgb, ${base} ${Math.max(35, 100 - nthOfKind * 25)}%, transparent)`;
-}
-
-/** One colour per run of a comparison (VS Code chart colours, in this order; then repeated faded). */
-const RUN_COLORS: [string, string][] = [
-  ['--vscode-charts-blue', '#3794ff'],
-  ['--vscode-charts-orange', '#d18616'],
-  ['--vscode-charts-green', '#388a34'],
-  ['--vscode-charts-purple', '#b180d7'],
-  ['--vscode-charts-red', '#f14c4c'],
-  ['--vscode-charts-yellow', '#cca700'],
-];
-
-/** The colour of run `index` in a comparison (charts and legend swatches). */
-export function runColor(index: number): string {
-  const [v, f] = RUN_COLORS[index % RUN_COLORS.length]!;
-  const base = cssColor(v, f);
-  const round = Math.floor(index / RUN_COLORS.length);
-  return round === 0 ? base : `color-mix(in srgb, ${base} ${Math.max(35, 100 - round * 30)}%, transparent)`;
-}
-
-function toDatasets(model: ChartModel): BarDataset[] {
-  const nth = new Map<string, number>();
-  return model.series.map((s) => {
-    const n = nth.get(s.kind) ?? 0;
-    nth.set(s.kind, n + 1);
-    const color = s.runIndex !== undefined ? runColor(s.runIndex) : colorFor(s, n);
+function toDatasets(model: ChartModel, c: ChartColors): BarDataset[] {
+  return model.series.map((s, i) => {
+    const slot = s.runIndex ?? s.color ?? i;
+    const color = fillOf(c, slot);
     return {
       commcostKey: s.key,
+      commcostColor: slot,
+      commcostLegend: s.inLegend !== false,
       label: s.label,
       stack: s.stack,
       data: s.data,
@@ -127,69 +145,159 @@ function toDatasets(model: ChartModel): BarDataset[] {
   });
 }
 
-/** Height in px that fits one bar per variant and stack. */
-export function chartHeight(model: ChartModel): number {
-  const stacks = new Set(model.series.map((s) => s.stack)).size || 1;
-  return Math.max(140, model.labels.length * stacks * 22 + 70);
+/** Height in px of `model`'s chart drawn `widthPx` wide: see chartData.ts {@link modelHeight}. */
+export function chartHeight(model: ChartModel, widthPx?: number): number {
+  return modelHeight(model, widthPx);
+}
+
+/** Every chart on the page, re-themed together. */
+const liveCharts = new Set<ExperimentChart>();
+let watching = false;
+
+/** Starts watching the theme once (body class, html style, prefers-color-scheme). */
+function watchTheme(): void {
+  if (watching) return;
+  watching = true;
+  const retheme = (): void => {
+    colors = undefined;
+    for (const chart of liveCharts) chart.retheme();
+  };
+  const observer = new MutationObserver(retheme);
+  observer.observe(document.body, { attributes: true, attributeFilter: ['class'] });
+  observer.observe(document.documentElement, { attributes: true, attributeFilter: ['style', 'class'] });
+  window.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', retheme);
 }
 
 /** A chart bound to a canvas; {@link update} mutates it in place. */
 export class ExperimentChart {
   private readonly chart: Chart<'bar', (number | null)[], string>;
+  private model: ChartModel;
 
   /**
    * Creates the chart on `canvas` (whose parent sets the size) from `model`.
    * @param unit 'ms' (step medians, whisker to p90) or 'MiB' (memory per GPU).
    */
-  constructor(canvas: HTMLCanvasElement, model: ChartModel, unit: 'ms' | 'MiB' = 'ms') {
-    const fg = cssColor('--vscode-foreground', '#333');
-    const grid = cssColor('--vscode-editorWidget-border', 'rgba(128,128,128,0.25)');
+  constructor(
+    canvas: HTMLCanvasElement,
+    model: ChartModel,
+    private readonly unit: 'ms' | 'MiB' = 'ms',
+  ) {
+    this.model = model;
+    const c = theme();
     this.chart = new Chart<'bar', (number | null)[], string>(canvas, {
       type: 'bar',
-      data: { labels: [...model.labels], datasets: toDatasets(model) },
+      data: { labels: [...model.labels], datasets: toDatasets(model, c) },
       options: {
         indexAxis: 'y',
         animation: false,
         responsive: true,
         maintainAspectRatio: false,
-        color: fg,
+        color: c.text,
+        // A variant without a step leaves no gap: only the bars it has share its group.
+        skipNull: true,
+        datasets: { bar: { maxBarThickness: 22 } },
         scales: {
-          x: { stacked: true, beginAtZero: true, title: { display: true, text: unit === 'ms' ? 'ms (median; whisker to p90)' : 'MiB per GPU (median of the per-GPU max)', color: fg }, ticks: { color: fg }, grid: { color: grid } },
-          y: { stacked: true, ticks: { color: fg, autoSkip: false }, grid: { display: false } },
+          x: {
+            stacked: true,
+            beginAtZero: true,
+            // Every bar and whisker, with room past the longest for its value.
+            suggestedMax: axisMax(model),
+            title: { display: true, text: unit === 'ms' ? 'ms (median; whisker to p90)' : 'MiB per GPU (median of the per-GPU max)', color: c.text },
+            ticks: { color: c.text },
+            grid: { color: c.grid },
+            border: { color: c.grid },
+          },
+          y: { stacked: true, ticks: { color: c.text, autoSkip: false }, grid: { display: false }, border: { color: c.grid } },
         },
         plugins: {
-          legend: { position: 'bottom', labels: { color: fg, boxWidth: 12 } },
+          legend: {
+            display: legendLabels(model).length > 0,
+            position: 'bottom',
+            labels: {
+              color: c.text,
+              boxWidth: 12,
+              // One entry per label (series that share a label share a colour); none for a bar the axis names.
+              filter: (item, data) => {
+                const inLegend = (d: unknown): boolean => (d as BarDataset).commcostLegend !== false;
+                return inLegend(data.datasets[item.datasetIndex ?? -1]) && data.datasets.findIndex((d) => inLegend(d) && d.label === item.text) === item.datasetIndex;
+              },
+            },
+          },
           tooltip: {
             callbacks: {
-              label: (item) => (unit === 'ms' ? `${item.dataset.label ?? ''}: ${formatMs(item.parsed.x)} ms median` : `${item.dataset.label ?? ''}: ${Math.round(item.parsed.x ?? 0)} MiB per GPU`),
+              label: (item) =>
+                unit === 'ms'
+                  ? `${item.dataset.label ?? ''}: ${formatMs(item.parsed.x)} ms median`
+                  : `${item.dataset.label ?? ''}: ${Math.round(item.parsed.x ?? 0)} MiB per GPU`,
             },
           },
         },
       },
-      plugins: [whiskerPlugin],
+      plugins: [barExtrasPlugin],
     });
-    whiskersOf.set(this.chart as unknown as Chart, model.whiskers);
+    extrasOf.set(this.chart as unknown as Chart, { model, unit });
+    liveCharts.add(this);
+    watchTheme();
   }
 
   /** Replaces labels, series data and whiskers without recreating the chart (no animation). */
   update(model: ChartModel): void {
+    this.model = model;
     const data = this.chart.data;
     data.labels = [...model.labels];
-    const next = toDatasets(model);
+    const next = toDatasets(model, theme());
     const existing = new Map((data.datasets as BarDataset[]).map((d) => [d.commcostKey, d]));
     data.datasets = next.map((d) => {
       const old = existing.get(d.commcostKey);
       if (!old) return d;
       old.data = d.data;
       old.label = d.label;
+      old.stack = d.stack;
+      old.backgroundColor = d.backgroundColor;
+      old.borderColor = d.borderColor;
+      old.commcostColor = d.commcostColor;
+      old.commcostLegend = d.commcostLegend;
       return old;
     });
-    whiskersOf.set(this.chart as unknown as Chart, model.whiskers);
+    const x = this.chart.options.scales?.x;
+    if (x) x.suggestedMax = axisMax(model);
+    const legend = this.chart.options.plugins?.legend;
+    if (legend) legend.display = legendLabels(model).length > 0;
+    extrasOf.set(this.chart as unknown as Chart, { model, unit: this.unit });
     this.chart.update('none');
+  }
+
+  /** Applies the current theme's colours to the axes, legend and bars, and redraws. */
+  retheme(): void {
+    const c = theme();
+    const o = this.chart.options;
+    o.color = c.text;
+    const x = o.scales?.x;
+    const y = o.scales?.y;
+    for (const axis of [x, y]) {
+      if (!axis) continue;
+      if (axis.ticks) axis.ticks.color = c.text;
+      if (axis.border) axis.border.color = c.grid;
+    }
+    if (x?.grid) x.grid.color = c.grid;
+    if (x && 'title' in x && x.title) x.title.color = c.text;
+    if (o.plugins?.legend?.labels) o.plugins.legend.labels.color = c.text;
+    for (const d of this.chart.data.datasets as BarDataset[]) {
+      const color = fillOf(c, d.commcostColor ?? 0);
+      d.backgroundColor = color;
+      d.borderColor = color;
+    }
+    this.chart.update('none');
+  }
+
+  /** The model last drawn. */
+  get current(): ChartModel {
+    return this.model;
   }
 
   /** Frees the canvas. */
   destroy(): void {
+    liveCharts.delete(this);
     this.chart.destroy();
   }
 }

@@ -21,6 +21,7 @@ export function compareChartModel(exp: CompareExperiment, runs: readonly Compare
     kind: 'other',
     stack: `run${ri}`,
     runIndex: ri,
+    color: ri,
     data: rows.map(({ step }) => {
       const m = step.cells[ri]?.median;
       return typeof m === 'number' && Number.isFinite(m) ? m : null;

@@ -4,11 +4,27 @@
  * HTML report.
  */
 export const STYLES = `
-/* Standalone HTML report: VS Code sets these variables (and a vscode-* body class); give a light theme otherwise. */
+/* Standalone HTML report: VS Code sets these variables (and a vscode-* body class); give the light
+   or dark defaults of VS Code's own themes otherwise, after the reader's prefers-color-scheme. */
 body:not(.vscode-light):not(.vscode-dark):not(.vscode-high-contrast):not(.vscode-high-contrast-light) {
+  color-scheme: light;
   --vscode-foreground: #222; --vscode-editor-background: #fff; --vscode-sideBar-background: #f6f6f6;
   --vscode-editorWidget-border: #d0d0d0; --vscode-badge-background: #616161; --vscode-badge-foreground: #fff;
   --vscode-errorForeground: #c00; --vscode-editorWarning-foreground: #b58900; --vscode-font-family: system-ui, sans-serif;
+  --vscode-inputValidation-warningBackground: #fff4ce; --vscode-inputValidation-warningForeground: #222;
+  --vscode-charts-blue: #1a85ff; --vscode-charts-orange: #d18616; --vscode-charts-green: #388a34;
+  --vscode-charts-purple: #652d90; --vscode-charts-red: #e51400; --vscode-charts-yellow: #bf8803;
+}
+@media (prefers-color-scheme: dark) {
+  body:not(.vscode-light):not(.vscode-dark):not(.vscode-high-contrast):not(.vscode-high-contrast-light) {
+    color-scheme: dark;
+    --vscode-foreground: #cccccc; --vscode-editor-background: #1e1e1e; --vscode-sideBar-background: #252526;
+    --vscode-editorWidget-border: #454545; --vscode-badge-background: #4d4d4d; --vscode-badge-foreground: #fff;
+    --vscode-errorForeground: #f48771; --vscode-editorWarning-foreground: #cca700;
+    --vscode-inputValidation-warningBackground: #352a05; --vscode-inputValidation-warningForeground: #cccccc;
+    --vscode-charts-blue: #3794ff; --vscode-charts-orange: #d18616; --vscode-charts-green: #89d185;
+    --vscode-charts-purple: #b180d7; --vscode-charts-red: #f14c4c; --vscode-charts-yellow: #cca700;
+  }
 }
 body { font-family: var(--vscode-font-family, system-ui, sans-serif); font-size: var(--vscode-font-size, 13px);
   color: var(--vscode-foreground, #222); background: var(--vscode-editor-background, #fff); margin: 0; padding: 12px 20px; }
@@ -37,6 +53,10 @@ table.steps tr.memory td { opacity: 0.85; font-style: italic; }
 .errors .code { font-family: var(--vscode-editor-font-family, monospace); color: var(--vscode-errorForeground, #c00); }
 .errors .hint { opacity: 0.85; }
 .muted { opacity: 0.7; }
+h3 { font-size: 1em; margin: 10px 0 2px 0; }
+.expected-hangs li { margin: 4px 0; }
+.expected-hangs .code { font-family: var(--vscode-editor-font-family, monospace); }
+.expected-hangs .hint { opacity: 0.85; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: middle; }
 table.steps.legend td { vertical-align: top; }
 table.steps.legend td:first-child { white-space: nowrap; }

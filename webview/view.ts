@@ -8,11 +8,12 @@ import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import type { RunState } from '../protocol/webviewMessages';
 import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
-import { chartModel, memoryChartModel } from './chartData';
+import { chartModel, memoryChartModel, type ChartModel } from './chartData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
 import { formatDate, formatGpus, formatMs, formatWhere } from './format';
 import { variantViews } from './stats';
+import { runErrors, wallText } from './runFacts';
 import { stepTable } from './tables';
 
 /** What the view may ask of its host; absent in the standalone report. */
@@ -24,6 +25,27 @@ export interface ViewActions {
 /** The simulated-run banner text (also asserted by the report tests). */
 export const SIMULATED_TEXT = "figures come from commcost's simulated NCCL, not from a measurement";
 
+/** The width a chart is laid out for: its box's, or the widest a chart is drawn (styles.ts `.chart`). */
+function chartWidth(box: HTMLElement): number {
+  return box.clientWidth > 0 ? box.clientWidth : 900;
+}
+
+/** Sets `box`'s height to fit `model` at the box's width. */
+function fitChart(box: HTMLElement, model: ChartModel): void {
+  const height = `${chartHeight(model, chartWidth(box))}px`;
+  if (box.style.height !== height) box.style.height = height;
+}
+
+/** One error of the run as list item: code, message, where, the library's text, the hint. */
+function errorItem(e: RunFile['errors'][number], hintLabel: string): HTMLElement {
+  return h('li', {},
+    h('span', { class: 'code' }, String(e.code)), ' ', String(e.message),
+    formatWhere(e.where) && h('div', {}, `where: ${formatWhere(e.where)}`),
+    e.detail && h('div', {}, `why: ${e.detail}`),
+    e.hint && h('div', { class: 'hint' }, `${hintLabel}: ${e.hint}`),
+  );
+}
+
 class ExperimentSection {
   readonly root: HTMLElement;
   private readonly badge = h('vscode-badge', { slot: 'decorations', variant: 'counter' });
@@ -32,19 +54,21 @@ class ExperimentSection {
   private readonly chartBox = h('div', { class: 'chart' });
   private readonly memoryBox = h('div', { class: 'chart' });
   private readonly tableBox = h('div');
+  /** The field case's expected hangs (errors with `expected: true` of this experiment). */
+  private readonly hangsBox = h('div', { class: 'expected-hangs' });
   private chart: ExperimentChart | undefined;
-  private canvas: HTMLCanvasElement | undefined;
   private memoryChart: ExperimentChart | undefined;
   private tableKey = '';
+  private hangsKey = '';
 
   constructor(readonly id: string) {
     const c = h('vscode-collapsible', { open: true, class: 'exp' });
     c.heading = id;
-    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.memoryBox, this.tableBox);
+    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.memoryBox, this.tableBox, this.hangsBox);
     this.root = c;
   }
 
-  update(exp: RunExperiment): void {
+  update(exp: RunExperiment, hangs: RunFile['errors']): void {
     const done = Number(exp.done) || 0;
     const total = Number(exp.total) || 0;
     setText(this.badge, `${done}/${total}`);
@@ -56,20 +80,18 @@ class ExperimentSection {
     const variants = variantViews(exp);
     const model = chartModel(variants);
     if (model.series.length > 0) {
-      const height = `${chartHeight(model)}px`;
-      if (this.chartBox.style.height !== height) this.chartBox.style.height = height;
+      fitChart(this.chartBox, model);
       if (!this.chart) {
-        this.canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: median per step, whisker to p90` });
-        this.chartBox.appendChild(this.canvas);
-        this.chart = new ExperimentChart(this.canvas, model);
+        const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: median per step, whisker to p90` });
+        this.chartBox.appendChild(canvas);
+        this.chart = new ExperimentChart(canvas, model);
       } else {
         this.chart.update(model);
       }
     }
     const memory = memoryChartModel(variants);
     if (memory.series.length > 0) {
-      const height = `${chartHeight(memory)}px`;
-      if (this.memoryBox.style.height !== height) this.memoryBox.style.height = height;
+      fitChart(this.memoryBox, memory);
       if (!this.memoryChart) {
         const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: memory per GPU per variant and point (MiB)` });
         this.memoryBox.appendChild(canvas);
@@ -83,6 +105,26 @@ class ExperimentSection {
       this.tableKey = key;
       replaceChildren(this.tableBox, variants.length > 0 ? stepTable(variants) : h('p', { class: 'muted' }, 'no samples yet'));
     }
+    this.renderHangs(hangs);
+  }
+
+  /** Lists the field case's expected hangs under its own section: the hang is the case's result. */
+  private renderHangs(hangs: RunFile['errors']): void {
+    const key = JSON.stringify(hangs);
+    if (key === this.hangsKey) return;
+    this.hangsKey = key;
+    this.hangsBox.hidden = hangs.length === 0;
+    replaceChildren(
+      this.hangsBox,
+      hangs.length > 0 && h('h3', {}, hangs.length === 1 ? 'Expected hang: the hang is this case\'s result' : 'Expected hangs: each hang is this case\'s result'),
+      hangs.length > 0 && h('ul', {}, ...hangs.map((e) => errorItem(e, 'why'))),
+    );
+  }
+
+  /** Fits the charts to their boxes' width again (after the panel was resized). */
+  refit(): void {
+    if (this.chart) fitChart(this.chartBox, this.chart.current);
+    if (this.memoryChart) fitChart(this.memoryBox, this.memoryChart.current);
   }
 
   dispose(): void {
@@ -119,6 +161,16 @@ export class RunView {
     this.cancelButton.addEventListener('click', () => this.actions?.cancel());
     this.statusRow.append(this.statusLabel, this.overall, this.cancelButton);
     container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.experimentsBox, this.skippedBox, this.errorsBox);
+    // The legend wraps to more rows in a narrower panel: fit the charts again (once per frame).
+    let pending = false;
+    window.addEventListener('resize', () => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        for (const section of this.sections.values()) section.refit();
+      });
+    });
   }
 
   /** Brings the DOM to `state` (a complete snapshot). */
@@ -158,7 +210,8 @@ export class RunView {
       const cuda = Array.isArray(run.startup.cudaInitMs) ? run.startup.cudaInitMs.map(formatMs).join(', ') : '';
       rows.push(['process start', `CUDA init ${cuda} ms per rank · first ncclGetUniqueId ${formatMs(run.startup.firstUniqueIdMs)} ms (not in any figure below)`]);
     }
-    if (run.wallMs !== undefined) rows.push(['wall', `${formatMs(run.wallMs)} ms (timed steps ${formatMs(run.measuredMs)} ms)`]);
+    const wall = wallText(run);
+    if (wall) rows.push(['wall', wall]);
     const key = JSON.stringify(rows);
     if (key === this.metaKey) return;
     this.metaKey = key;
@@ -184,6 +237,7 @@ export class RunView {
 
   private renderExperiments(run: RunFile): void {
     const exps = Array.isArray(run.experiments) ? run.experiments : [];
+    const hangs = runErrors(run).hangsByExperiment;
     const seen = new Set<string>();
     for (const exp of exps) {
       const id = String(exp.experiment);
@@ -194,7 +248,7 @@ export class RunView {
         this.sections.set(id, section);
         this.experimentsBox.appendChild(section.root);
       }
-      section.update(exp);
+      section.update(exp, hangs.get(id) ?? []);
     }
     for (const [id, section] of this.sections) {
       if (!seen.has(id)) {
@@ -207,7 +261,8 @@ export class RunView {
   private renderLists(run: RunFile, state: RunState): void {
     const skipped = Array.isArray(run.skipped) ? run.skipped : [];
     const errors = Array.isArray(run.errors) ? run.errors : [];
-    const key = JSON.stringify([skipped, errors, state.failure]);
+    const ids = (Array.isArray(run.experiments) ? run.experiments : []).map((e) => String(e.experiment));
+    const key = JSON.stringify([skipped, errors, state.failure, ids]);
     if (key === this.listsKey) return;
     this.listsKey = key;
     replaceChildren(
@@ -229,23 +284,15 @@ export class RunView {
     );
     const showLog2 = this.actions && !f ? h('vscode-button', { secondary: true }, 'Show Log') : undefined;
     showLog2?.addEventListener('click', () => this.actions?.showLog());
-    // A hang that is a field case's result (expected) is listed apart from the errors.
-    const listOf = (list: typeof errors, expected: boolean): HTMLElement =>
-      h('ul', {}, ...list.map((e) =>
-        h('li', {},
-          h('span', { class: 'code' }, String(e.code)), ' ', String(e.message),
-          formatWhere(e.where) && h('div', {}, `where: ${formatWhere(e.where)}`),
-          e.detail && h('div', {}, `why: ${e.detail}`),
-          e.hint && h('div', { class: 'hint' }, `${expected ? 'why' : 'what to do'}: ${e.hint}`),
-        )));
-    const real = errors.filter((e) => !e.expected);
-    const hangs = errors.filter((e) => e.expected);
+    // A hang that is a field case's result (expected) is listed under its case's section; only an
+    // expected hang whose experiment has no section is listed here, apart from the errors.
+    const { real, orphanHangs: orphans } = runErrors(run);
     replaceChildren(
       this.errorsBox,
       real.length > 0 && h('h2', {}, 'Errors'),
-      real.length > 0 && listOf(real, false),
-      hangs.length > 0 && h('h2', {}, 'Expected hangs (field cases: the hang is the result)'),
-      hangs.length > 0 && listOf(hangs, true),
+      real.length > 0 && h('ul', {}, ...real.map((e) => errorItem(e, 'what to do'))),
+      orphans.length > 0 && h('h2', {}, 'Expected hangs (field cases: the hang is the result)'),
+      orphans.length > 0 && h('ul', {}, ...orphans.map((e) => errorItem(e, 'why'))),
       real.length > 0 && showLog2,
     );
   }

@@ -176,3 +176,23 @@ test('jsonForScript escapes <, >, &, U+2028/9 and stays JSON', () => {
   assert.ok(!/[<>&\u2028\u2029]/.test(out));
   assert.deepEqual(JSON.parse(out), v);
 });
+
+test('an expected hang (a field case\'s result) is listed under its case in the fallback, not among the errors', () => {
+  const hang = { code: 'TIMEOUT' as const, message: 'timed out at init ncclCommInitRank', where: { host: 'gpu1', rank: 1, experiment: 'init' as const, variant: 'blocking' }, hint: 'field case C6: the hang is the result', fatal: false, expected: true };
+  const html = renderReport(fixture({ errors: [hang] }), { webviewJsPath: stubBundle() });
+  const noscript = /<noscript>([\s\S]*)<\/noscript>/.exec(html)?.[1] ?? '';
+  assert.doesNotMatch(noscript, /<h2>Errors<\/h2>/);
+  assert.doesNotMatch(noscript, /what to do/);
+  const section = noscript.slice(noscript.indexOf('<h2>init</h2>'), noscript.indexOf('<h2>Skipped</h2>'));
+  assert.match(section, /<h3>Expected hang: the hang is this case&#39;s result<\/h3><ul><li>TIMEOUT timed out at init ncclCommInitRank/);
+  assert.match(section, /why: field case C6: the hang is the result/);
+  // A real error is still an error, with what to do.
+  const failed = renderReport(fixture({ errors: [{ ...hang, expected: undefined, hint: 'every rank must make the same NCCL calls' }] }), { webviewJsPath: stubBundle() });
+  assert.match(failed, /<h2>Errors<\/h2><ul><li>TIMEOUT [^<]*what to do: every rank must make the same NCCL calls/);
+});
+
+test('the report is light or dark after the reader\'s prefers-color-scheme', () => {
+  const html = renderReport(fixture(), { webviewJsPath: stubBundle() });
+  assert.match(html, /<meta name="color-scheme" content="light dark">/);
+  assert.match(html, /@media \(prefers-color-scheme: dark\)\{body\{color:#ccc;background:#1e1e1e\}/);
+});

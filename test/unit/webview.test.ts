@@ -106,21 +106,23 @@ function splitExperiment(): RunExperiment {
   };
 }
 
-test('chart model: call + first stacked, toFirst not a segment, whiskers from the derived p90', () => {
+test('chart model: only the parts of a sum stack (call + first = to first collective); every other step is a bar of its own', () => {
   const m = chartModel(variantViews(splitExperiment()));
   assert.deepEqual(m.labels, ['halves/splitShare=0', 'halves/splitShare=1']);
-  assert.deepEqual(m.series.map((s) => [s.key, s.stack, s.data]), [
-    ['build/call', 'build', [23, 24]],
-    ['build/first', 'build', [54.5, 54.5]],
-    ['steady/steady', 'steady', [3.27, 3.27]],
-    ['teardown/finalize', 'teardown', [100, 100]],
-    ['teardown/destroy', 'teardown', [60, 60]],
+  assert.deepEqual(m.series.map((s) => [s.stack, s.label, s.data]), [
+    ['sum:toFirst', 'ncclCommSplit', [23, 24]],
+    ['sum:toFirst', 'first 1 MiB allreduce', [54.5, 54.5]],
+    ['step:steady', '64 MiB allreduce', [3.27, 3.27]],
+    // finalize and destroy declare no sum: side by side, not stacked
+    ['step:finalize', 'ncclCommFinalize', [100, 100]],
+    ['step:destroy', 'ncclCommDestroy', [60, 60]],
   ]);
   const w = m.whiskers.filter((x) => x.variantIndex === 1);
   assert.deepEqual(w.map((x) => [x.stack, x.from, x.to, x.source]), [
-    ['build', 78.5, 87, 'toFirst'],
-    ['steady', 3.27, 3.3, 'steady'],
-    // finalize + destroy have no derived sum: no whisker (a sum of p90s is not a p90)
+    ['sum:toFirst', 78.5, 87, 'toFirst'],
+    ['step:steady', 3.27, 3.3, 'steady'],
+    ['step:finalize', 100, 120, 'finalize'],
+    ['step:destroy', 60, 70, 'destroy'],
   ]);
 });
 
@@ -137,11 +139,16 @@ test('chart model (C6): the polled init and the abort call stack to the whole, w
     }],
   };
   const m = chartModel(variantViews(exp));
-  assert.deepEqual(m.series.map((s) => [s.key, s.data]), [['teardown/poll', [1499.9]], ['teardown/abortCall', [0.11]]]);
-  assert.deepEqual(m.whiskers.map((w) => [w.stack, w.to, w.source]), [['teardown', 1500.1, 'abort']]);
+  // One variant: one row per bar, named by the sum's label; its parts are in the legend.
+  assert.deepEqual(m.labels, ['non-blocking init polled 1500 ms, then ncclCommAbort']);
+  assert.deepEqual(m.series.map((s) => [s.stack, s.label, s.data, s.inLegend]), [
+    ['sum:abort', 'non-blocking init, polled until 1500 ms', [1499.9], undefined],
+    ['sum:abort', 'the ncclCommAbort call', [0.11], undefined],
+  ]);
+  assert.deepEqual(m.whiskers.map((w) => [w.stack, w.to, w.source]), [['sum:abort', 1500.1, 'abort']]);
 });
 
-test('chart model while live: statistics from samples, kinds guessed from step ids', () => {
+test('chart model while live: statistics from samples, each step a bar of its own (no sum is known yet)', () => {
   const exp: RunExperiment = {
     experiment: 'init', done: 3, total: 11, state: 'running', variants: [],
     samples: { default: { call: [40, 44, 42], first: [50, 52, 51], mystery: [1, 2, 3] } },
@@ -149,9 +156,9 @@ test('chart model while live: statistics from samples, kinds guessed from step i
   const views = variantViews(exp);
   assert.equal(views[0]!.live, true);
   const m = chartModel(views);
-  assert.deepEqual(m.series.map((s) => [s.key, s.data]), [['build/call', [42]], ['build/first', [51]], ['step:mystery/mystery', [2]]]);
-  // build has two segments and no derived step yet: no whisker; the lone unknown step has its own
-  assert.deepEqual(m.whiskers.map((w) => [w.stack, w.to]), [['step:mystery', 3]]);
+  assert.deepEqual(m.labels, ['call', 'first', 'mystery']);
+  assert.deepEqual(m.series.map((s) => [s.stack, s.data]), [['step:call', [42, null, null]], ['step:first', [null, 51, null]], ['step:mystery', [null, null, 2]]]);
+  assert.deepEqual(m.whiskers.map((w) => [w.stack, w.to]), [['step:call', 44], ['step:first', 52], ['step:mystery', 3]]);
 });
 
 test('variantViews tolerates an experiment without variants or samples', () => {
