@@ -204,9 +204,12 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
 
   test('(c) CodeLens and hover show the H200 run on dist.new_group and ncclCommSplit; a stale run says stale', async () => {
     await scenario('c', async () => {
+      const freshRun = wheelRun(1);
+      // Every annotation ends with its run's label: host · NCCL version · date.
+      const runDate = (JSON.parse(freshRun) as RunFile).stamp?.startedAt.slice(0, 10);
       const ws = s.workspace('annotations', {
         '.vscode/settings.json': JSON.stringify({ 'commcost.staleAfterDays': 7 }, null, 2),
-        '.commcost/runs/h200x2-nccl2.28.9-wheel.json': wheelRun(1),
+        '.commcost/runs/h200x2-nccl2.28.9-wheel.json': freshRun,
         'train.py': [
           'import torch',
           'import torch.distributed as dist',
@@ -230,8 +233,9 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         ].join('\n'),
       });
       const version = WHEEL.stamp?.ncclVersion ?? '?';
-      const split = stats(WHEEL, 'split', 'halves/splitShare=0', 'total');
-      const splitCall = stats(WHEEL, 'split', 'halves/splitShare=0', 'call');
+      // At 2 ranks the halves are one-rank children: the hover headlines the 2-rank child that pays the lazy connect.
+      const split = stats(WHEEL, 'split', 'whole/splitShare=0', 'total');
+      const splitCall = stats(WHEEL, 'split', 'whole/splitShare=0', 'call');
       await s.openFolder(ws);
 
       // Python: no c10d figures in this run, so new_group shows the ncclCommInitRankConfig beneath it.
@@ -246,7 +250,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       const pyLensText = await pyLens.innerText();
       assert.equal(
         pyLensText.replace(/^\S+ /, ''),
-        `${annotationMs(init.median)} to first collective · ${formatBytes(initMem)}/GPU (init beneath) — localhost, NCCL ${version}`,
+        `${annotationMs(init.median)} to first collective · ${formatBytes(initMem)}/GPU (init beneath) — localhost · NCCL ${version} · ${runDate}`,
       );
       const pyHover = await hoverText('new_group', 'commcost');
       for (const f of [init.median, init.p90, initCall.median, initCall.p90, initFirst.median, initFirst.p90])
@@ -262,13 +266,16 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       await ccLens.waitFor({ state: 'visible', timeout: 20_000 });
       const ccLensText = await ccLens.innerText();
       assert.ok(ccLensText.includes(`${annotationMs(split.median)} to first collective`), ccLensText);
-      const mem = WHEEL.experiments.find((e) => e.experiment === 'split')?.variants.find((v) => v.variant === 'halves/splitShare=0')
+      const mem = WHEEL.experiments.find((e) => e.experiment === 'split')?.variants.find((v) => v.variant === 'whole/splitShare=0')
         ?.memoryBytes?.afterFirst;
       if (mem !== undefined) assert.ok(ccLensText.includes(`${formatBytes(mem)}/GPU`), ccLensText);
       const ccHover = await hoverText('ncclCommSplit', 'commcost');
       for (const f of [split.median, split.p90, splitCall.median, splitCall.p90])
         assert.ok(ccHover.includes(annotationMs(f)), `hover shows ${annotationMs(f)}:\n${ccHover}`);
       assert.match(ccHover, /ncclCommSplit/);
+      assert.match(ccHover, /whole\/splitShare=0/);
+      assert.match(ccHover, /one-rank communicator: nothing to connect/);
+      assert.doesNotMatch(ccHover, /100%|is the call itself/);
       await s.shot('c2-cpp-codelens-hover');
 
       // The same run, measured 60 days ago: older than commcost.staleAfterDays (7). The file watcher reloads it.
