@@ -55,7 +55,8 @@ export function percent(part: number, whole: number): string {
   const p = (100 * part) / whole;
   if (!Number.isFinite(p)) return '—';
   if (p === 0 || p === 100) return `${p}%`;
-  if (p >= 99.5) return `${(Math.floor(p * 100) / 100).toFixed(2)}%`;
+  if (p >= 99.5 && p < 100) return `${Math.floor(p * 100) / 100}%`;
+  if (p > 100 && p < 100.5) return `${Math.ceil(p * 100) / 100}%`;
   if (p >= 10) return `${Math.round(p)}%`;
   if (p >= 1) return `${p.toFixed(1)}%`;
   return `${Number(p.toPrecision(2))}%`;

@@ -217,6 +217,17 @@ const cases: Case[] = [
     expect: { run: wheel.id, experiment: 'split', beneath: true, active: wheel.id },
   },
   {
+    name: 'a global run saved from another workspace does not fill a gap of the workspace runs either',
+    workspace: [wheel],
+    global: [{ run: c10d, origin: OTHER_WINDOW }],
+    window: THIS_WINDOW,
+    api: 'shrink_group',
+    expect: {
+      missing: /^not measured in this run \(a run saved from another window has it: choose it from the status bar to see it\)$/,
+      active: wheel.id,
+    },
+  },
+  {
     name: 'a global run saved from a window without folder (or not recorded) does not answer in a workspace',
     workspace: [],
     global: [{ run: c10d }, { run: wheel, origin: null }],

@@ -14,6 +14,7 @@ import {
   formatMs,
   hoverLinks,
   hoverMarkdown,
+  percent,
   reading,
   runLabel,
   statusText,
@@ -112,6 +113,21 @@ for (const [name, run, api, expected, never] of readingCases) {
     assert.doesNotMatch(r, never);
   });
 }
+
+test('percent: a share as measured, never rounded to 0% or 100% unless it is', () => {
+  const cases: [number, number, string][] = [
+    [140.475, 186.247, '75%'],
+    [4.5, 100, '4.5%'],
+    [0.015, 47.734, '0.031%'],
+    [99.97, 100, '99.97%'],
+    [99.9999, 100, '99.99%'],
+    [100.0001, 100, '100.01%'],
+    [197.8, 186.6, '106%'],
+    [0, 5, '0%'],
+    [5, 5, '100%'],
+  ];
+  for (const [part, whole, expected] of cases) assert.equal(percent(part, whole), expected, `${part} of ${whole}`);
+});
 
 test('a one-rank child says so in the CodeLens, label and hover (c10d shrink_group at 2 ranks)', async () => {
   const { store } = await storeOf(runFolder([c10d]));
