@@ -41,6 +41,20 @@ const variantSummary = {
     },
     memoryBytes: { type: 'object', additionalProperties: num },
     env: { type: 'object', additionalProperties: str },
+    ratios: {
+      type: 'array',
+      items: { type: 'object', required: ['id', 'label', 'of', 'to', 'value'], properties: { id: str, label: str, of: str, to: str, value: num } },
+    },
+    ncclInit: {
+      type: 'object',
+      required: ['medians', 'iterations', 'malformedLines'],
+      properties: {
+        medians: { type: 'object', additionalProperties: { type: 'object', additionalProperties: num } },
+        iterations: { type: 'object', additionalProperties: int },
+        malformedLines: int,
+        note: str,
+      },
+    },
   },
 };
 

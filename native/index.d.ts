@@ -40,6 +40,21 @@ export interface LoadInfo {
    * whatever COMMCOST_SIM_VERSION says). Gate experiments on `ncclVersionCode`.
    */
   symbols: Record<string, boolean>;
+  /**
+   * The first load of this process: the dlopen of the CUDA driver library alone, then of the
+   * NCCL library alone, host CLOCK_MONOTONIC ms (a later `load` with the same paths returns the
+   * first load's figures). Optional for an addon older than these fields.
+   */
+  cudaLoadMs?: number;
+  ncclLoadMs?: number;
+}
+
+/** What `initDevice` resolves with: the whole span and two of its parts, host monotonic ms. */
+export interface DeviceStart extends Timed {
+  /** cuInit alone. */
+  cuInitMs?: number;
+  /** cuDeviceGet + cuDevicePrimaryCtxRetain + cuCtxSetCurrent: the CUDA context creation. */
+  contextMs?: number;
 }
 
 export interface DeviceInfo {
@@ -105,9 +120,10 @@ export function deviceInfo(ordinal: number): DeviceInfo;
 /**
  * The process's one-time CUDA start, timed as one span: cuInit, retain and set the primary
  * context, create the stream, allocate the device buffer of `bufferBytes` (memset 0) used by every
- * allReduce. Call once per process (a second call rejects with ARG).
+ * allReduce. Call once per process (a second call rejects with ARG). `cuInitMs` and `contextMs`
+ * are parts of `ms` (see {@link DeviceStart}).
  */
-export function initDevice(ordinal: number, bufferBytes: number, gen?: number): Promise<Timed>;
+export function initDevice(ordinal: number, bufferBytes: number, gen?: number): Promise<DeviceStart>;
 
 /** ncclGetUniqueId; `id` is the 128-byte ncclUniqueId to send to the other ranks. */
 export function getUniqueId(gen?: number): Promise<Timed & { id: Buffer }>;

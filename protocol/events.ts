@@ -34,6 +34,8 @@ export const EXPERIMENT_IDS = [
   'split-subset',
   'shrink-abort',
   'init-abort',
+  // A process's first communicator against a warm one, each in fresh rank processes (METHOD.md).
+  'cold-start',
 ] as const;
 export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
 
@@ -278,6 +280,44 @@ export interface VariantPlan {
    */
   hangIsResult?: string;
   steps: StepPlan[];
+  /** Ratios of two steps' medians the summary gives (e.g. cold-start's cold / warm). */
+  ratios?: RatioPlan[];
+  /**
+   * Set when the variant reads NCCL's own `Init timings` log line beside its figures (cold-start):
+   * the creations it names, in the order the process makes them (e.g. ["cold", "warm"]); `note`
+   * says why NCCL's view will be missing when that is known at plan time (NCCL < 2.23.4).
+   */
+  ncclInitView?: { creations: string[]; note?: string };
+}
+
+/** A ratio of two steps of one variant: median of `of` / median of `to`, over recorded iterations. */
+export interface RatioPlan {
+  /** Stable id, e.g. "coldOverWarm". */
+  id: string;
+  /** Human label, e.g. "cold / warm (init + first collective)". */
+  label: string;
+  of: string;
+  to: string;
+}
+
+/**
+ * NCCL's own account of communicator creations, from its `Init timings` INFO line (NCCL ≥ 2.23.4):
+ * per creation (`cold`, `warm`), part → ms. Parts are what that NCCL printed (total, kernels, alloc,
+ * bootstrap, allgathers, topo, graphs, connections, rest); NCCL prints seconds with two decimals,
+ * so every part moves in 10 ms steps. Each part is the MAX over ranks, as every step.
+ */
+export type NcclInitParts = Record<string, Record<string, number>>;
+
+/** NCCL's view of a variant over its recorded iterations (VariantSummary.ncclInit). */
+export interface NcclInitSummary {
+  /** Per creation, part → median over the recorded iterations where every rank's line was read, ms. */
+  medians: NcclInitParts;
+  /** Per creation: recorded iterations where every rank's line was read. */
+  iterations: Record<string, number>;
+  /** Lines that named `Init timings` but could not be read, over all ranks and recorded iterations (skipped). */
+  malformedLines: number;
+  /** Why NCCL's view is missing or partial, when it is (e.g. "NCCL 2.21.5 predates the Init timings line (2.23.4)"). */
+  note?: string;
 }
 
 /** What a step times. `derived` steps are sums of other steps per iteration. */
@@ -333,6 +373,8 @@ export interface SampleEvent {
   memoryBytes?: Record<string, number[]>;
   /** Barrier release skew of this iteration's first timed step: max − min release time across ranks, µs. */
   releaseSkewUs?: number;
+  /** NCCL's view of this iteration's creations (variants with VariantPlan.ncclInitView); a creation appears only when every rank's line was read. */
+  ncclInit?: NcclInitParts;
 }
 
 /** Distribution of one step over the recorded iterations (ms). */
@@ -359,6 +401,10 @@ export interface VariantSummary {
   steps: (StepPlan & { stats: StepStats; samples: number[] })[];
   /** Memory per point, median over recorded iterations of the per-GPU MAX, bytes. */
   memoryBytes?: Record<string, number>;
+  /** The plan's ratios (VariantPlan.ratios) with their value, when both steps have figures. */
+  ratios?: (RatioPlan & { value: number })[];
+  /** NCCL's own view beside the figures (variants with VariantPlan.ncclInitView). */
+  ncclInit?: NcclInitSummary;
 }
 
 /** Agent → host: an experiment that this host cannot run, and why. Not a failure. */
@@ -500,6 +546,9 @@ const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFin
 const isStr = (x: unknown): x is string => typeof x === 'string';
 const isExperiment = (x: unknown): boolean => typeof x === 'string' && (EXPERIMENT_IDS as readonly string[]).includes(x);
 const isNumRecord = (x: unknown): boolean => isRecord(x) && !Object.hasOwn(x, '__proto__') && Object.values(x).every(isNum);
+const isPartsRecord = (x: unknown): boolean => isRecord(x) && !Object.hasOwn(x, '__proto__') && Object.values(x).every(isNumRecord);
+const isNcclInitSummary = (x: unknown): boolean =>
+  isRecord(x) && isPartsRecord(x.medians) && isNumRecord(x.iterations) && isNum(x.malformedLines) && (x.note === undefined || isStr(x.note));
 const isStepList = (x: unknown): boolean => Array.isArray(x) && x.every((s) => isRecord(s) && isStr(s.step) && isStr(s.label) && isStr(s.kind));
 
 /**
@@ -547,7 +596,8 @@ function eventShapeProblem(v: Record<string, unknown>): string | undefined {
       return (
         need(isExperiment(v.experiment) && isStr(v.variant) && isNum(v.iteration) && typeof v.warmup === 'boolean', 'needs a known "experiment", "variant", numeric "iteration" and "warmup"') ??
         need(isNumRecord(v.steps), '"steps" must map step ids to finite numbers (ms)') ??
-        need(isRecord(v.perRank), '"perRank" must be an object')
+        need(isRecord(v.perRank), '"perRank" must be an object') ??
+        need(v.ncclInit === undefined || isPartsRecord(v.ncclInit), '"ncclInit" must map creations to parts in ms')
       );
     case 'experiment/summary':
       return need(
@@ -559,7 +609,9 @@ function eventShapeProblem(v: Record<string, unknown>): string | undefined {
               isStr(x.variant) &&
               isStepList(x.steps) &&
               (x.steps as Record<string, unknown>[]).every((s) => isRecord(s.stats) && ['median', 'p90', 'min', 'max', 'mean', 'n'].every((k) => isNum((s.stats as Record<string, unknown>)[k])) && Array.isArray(s.samples) && s.samples.every(isNum)) &&
-              (x.memoryBytes === undefined || isNumRecord(x.memoryBytes)),
+              (x.memoryBytes === undefined || isNumRecord(x.memoryBytes)) &&
+              (x.ratios === undefined || (Array.isArray(x.ratios) && x.ratios.every((r) => isRecord(r) && isStr(r.id) && isStr(r.label) && isStr(r.of) && isStr(r.to) && isNum(r.value)))) &&
+              (x.ncclInit === undefined || isNcclInitSummary(x.ncclInit)),
           ),
         'needs a known "experiment" and "variants" with steps, stats and samples (numbers)',
       );

@@ -37,6 +37,7 @@ import { locateNccl, searchedPlaces } from './ncclLocator';
 import { hostAddresses, NODE_SILENCE_MS, NodeServer, placeRanks, runNodeHost, startLocalRank, type RankHandle, type RankPlace } from './nodes';
 import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
 import { combineRanks, summarize } from './stats';
+import { addIteration, combineRanksViews, emptyViewRecord, summarizeViews, type ViewRecord } from './ncclInitTimings';
 
 /** A failure that ends the run before anything is measured. */
 export class RunSetupError extends Error {
@@ -96,6 +97,8 @@ export function hasNvidiaDriver(): boolean {
 export interface PlannedExperiment {
   experiment: ExperimentId;
   variants: VariantPlan[];
+  /** Only this iteration (0-based, warmups included): a process set per iteration (processPerIteration). */
+  iteration?: number;
 }
 
 /** Per-variant accumulation of recorded iterations. */
@@ -104,6 +107,8 @@ interface VariantRecord {
   samples: Record<string, number[]>;
   memory: Record<string, number[]>;
   done: number;
+  /** NCCL's view over the recorded iterations (plans with ncclInitView). */
+  nccl?: ViewRecord;
 }
 
 type Emit = (ev: AgentEvent) => void;
@@ -216,11 +221,11 @@ export class Coordinator {
     // Run the plan in rank sessions; a failed session loses only its own experiment.
     this.plan = planned;
     this.total = options.warmup + options.iterations;
-    for (const w of planned) for (const v of w.variants) this.records.set(`${w.experiment}|${v.variant}`, { plan: v, samples: {}, memory: {}, done: 0 });
+    for (const w of planned) for (const v of w.variants) this.records.set(`${w.experiment}|${v.variant}`, { plan: v, samples: {}, memory: {}, done: 0, ...(v.ncclInitView ? { nccl: emptyViewRecord() } : {}) });
     let failures = 0;
     let first = true;
     const failed = new Set<ExperimentId>();
-    const queue = sessionUnits(planned);
+    const queue = sessionUnits(planned, this.total);
     for (let unit = queue.shift(); unit && !this.cancelled; unit = queue.shift()) {
       const work = unit.work.filter((w) => !failed.has(w.experiment));
       if (work.length === 0) continue;
@@ -232,7 +237,8 @@ export class Coordinator {
       if (!stop.expected) failures++;
       // A variant in processes of its own (variantEnv: field cases, connect-mode, c10d) fails
       // alone: the experiment's other variants still run, each in fresh processes.
-      const alone = CATALOGUE[failedExperiment].variantEnv !== undefined && unit.work.length === 1 && unit.work[0]!.variants.length === 1;
+      // A process set per iteration (processPerIteration) stops its experiment at the first failure.
+      const alone = CATALOGUE[failedExperiment].variantEnv !== undefined && unit.work.length === 1 && unit.work[0]!.variants.length === 1 && unit.work[0]!.iteration === undefined;
       if (!alone) failed.add(failedExperiment);
       // Keep what the failed experiment measured: summarise its finished variants once nothing
       // more of it is to run.
@@ -278,7 +284,14 @@ export class Coordinator {
         .map((st: StepPlan) => ({ ...st, stats: summarize(record.samples[st.step]!), samples: record.samples[st.step]! }));
       const memoryBytes: Record<string, number> = {};
       for (const [point, values] of Object.entries(record.memory)) memoryBytes[point] = summarize(values).median;
-      return { variant: v.variant, ...(v.env ? { env: v.env } : {}), steps, memoryBytes };
+      // Ratios of medians (e.g. cold-start's cold / warm), where both steps have figures.
+      const median = (step: string): number | undefined => steps.find((st) => st.step === step)?.stats.median;
+      const ratios = (v.ratios ?? []).flatMap((r) => {
+        const [of, to] = [median(r.of), median(r.to)];
+        return of !== undefined && to !== undefined && to > 0 ? [{ ...r, value: of / to }] : [];
+      });
+      const ncclInit = record.nccl && summarizeViews(record.nccl, v.ncclInitView?.creations ?? [], v.ncclInitView?.note);
+      return { variant: v.variant, ...(v.env ? { env: v.env } : {}), steps, memoryBytes, ...(ratios.length > 0 ? { ratios } : {}), ...(ncclInit ? { ncclInit } : {}) };
     });
     this.emit({ type: 'experiment/summary', experiment, variants });
   }
@@ -477,7 +490,7 @@ export interface SessionUnit {
  * their own share one session; each variant that needs one (e.g. NCCL_RUNTIME_CONNECT=0)
  * gets fresh processes.
  */
-export function sessionUnits(planned: PlannedExperiment[]): SessionUnit[] {
+export function sessionUnits(planned: PlannedExperiment[], iterationsPerVariant = 1): SessionUnit[] {
   const units: SessionUnit[] = [];
   let shared: SessionUnit | undefined;
   for (const p of planned) {
@@ -488,7 +501,13 @@ export function sessionUnits(planned: PlannedExperiment[]): SessionUnit[] {
       continue;
     }
     shared = undefined;
-    for (const v of p.variants) units.push({ work: [{ experiment: p.experiment, variants: [v] }], env: v.env ?? module.variantEnv(v.variant) ?? {} });
+    for (const v of p.variants) {
+      const env = v.env ?? module.variantEnv(v.variant) ?? {};
+      // processPerIteration: one set of fresh rank processes per iteration, warmups included.
+      if (module.processPerIteration) {
+        for (let i = 0; i < iterationsPerVariant; i++) units.push({ work: [{ experiment: p.experiment, variants: [v], iteration: i }], env });
+      } else units.push({ work: [{ experiment: p.experiment, variants: [v] }], env });
+    }
   }
   return units;
 }
@@ -635,7 +654,7 @@ class RankSession {
         channel.send({
           t: 'start',
           options: this.options,
-          work: this.work.map<RankWork>((w) => ({ experiment: w.experiment, variants: w.variants.map((v) => v.variant) })),
+          work: this.work.map<RankWork>((w) => ({ experiment: w.experiment, variants: w.variants.map((v) => v.variant), ...(w.iteration !== undefined ? { iteration: w.iteration } : {}) })),
           barrierPort,
           barrierHost: this.coordinatorHostFor(msg.rank),
           ncclPath: this.info.ncclPath,
@@ -741,6 +760,9 @@ class RankSession {
       memoryBytes[point] = byRank.map((r) => r.memory?.[point] ?? 0);
       reported[point] = byRank.flatMap((r) => (r.memory?.[point] === undefined ? [] : [r.memory[point]!]));
     }
+    // NCCL's view (plans with ncclInitView): a creation counts when every rank read its line.
+    const ncclInit = record.nccl ? combineRanksViews(byRank.map((r) => r.ncclInit?.views)) : undefined;
+    if (record.nccl && ncclInit && !report.warmup) addIteration(record.nccl, ncclInit, byRank.reduce((n, r) => n + (r.ncclInit?.malformedLines ?? 0), 0));
     const sample: SampleEvent = {
       type: 'run/sample',
       experiment: report.experiment as ExperimentId,
@@ -751,6 +773,7 @@ class RankSession {
       perRank,
       memoryBytes,
       releaseSkewUs: skewUs,
+      ...(ncclInit && Object.keys(ncclInit).length > 0 ? { ncclInit } : {}),
     };
     this.emit(sample);
     const total = this.options.warmup + this.options.iterations;

@@ -10,7 +10,8 @@
 import * as net from 'node:net';
 import { DEFAULT_RUN_OPTIONS, type RunOptions } from '../protocol/events';
 import { CATALOGUE } from './experiments/catalogue';
-import type { RankContext } from './experiments/experiment';
+import type { ProcessStart, RankContext } from './experiments/experiment';
+import type { NcclInitParts } from '../protocol/events';
 import { LineChannel } from './lineChannel';
 import { describeNativeError, isNativeError, loadBinding, type NativeBinding, type Timed } from './nativeBinding';
 import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
@@ -54,6 +55,10 @@ class RankRunner implements RankContext {
   /** Every library call's duration so far, timed and untimed (harness-efficiency denominator), ms. */
   libraryMs = 0;
   private where: { experiment: string; variant: string; iteration: number } = { experiment: '', variant: '', iteration: -1 };
+  /** Iterations this process has started, of any experiment (processStart.iterationsBefore). */
+  private iterationsStarted = 0;
+  /** Set by runRank once the process has loaded NCCL, started CUDA and (rank 0) made its first unique id. */
+  startFigures: Omit<ProcessStart, 'iterationsBefore'> | undefined;
 
   constructor(
     readonly id: RankIdentity,
@@ -161,16 +166,31 @@ class RankRunner implements RankContext {
     if (this.current) this.current.memory[point] = this.memBaseline - this.native.memInfo().freeBytes;
   }
 
+  get processStart(): ProcessStart | undefined {
+    if (!this.startFigures) return undefined;
+    return { ...this.startFigures, iterationsBefore: Math.max(0, this.iterationsStarted - 1) };
+  }
+
+  recordNcclInit(views: NcclInitParts, malformedLines: number): void {
+    if (this.current) this.current.ncclInit = { views, malformedLines };
+  }
+
   /** Runs the planned work; reports every iteration; returns when all is done. */
   async run(work: RankWork[]): Promise<void> {
     const { warmup, iterations } = this.options;
-    for (const { experiment, variants } of work) {
+    for (const { experiment, variants, iteration } of work) {
       const module = CATALOGUE[experiment as keyof typeof CATALOGUE];
       if (!module) throw new Error(`unknown experiment ${experiment}`);
+      // A process set of its own per iteration (processPerIteration): only that iteration here.
+      if (iteration !== undefined && !(Number.isInteger(iteration) && iteration >= 0 && iteration < warmup + iterations)) {
+        throw new Error(`iteration ${iteration} of ${experiment} is outside 0..${warmup + iterations - 1}`);
+      }
+      const [from, to] = iteration === undefined ? [0, warmup + iterations] : [iteration, iteration + 1];
       for (const variant of variants) {
         this.where = { experiment, variant, iteration: -1 };
         const state: unknown = module.setup ? await module.setup(this, variant) : undefined;
-        for (let i = 0; i < warmup + iterations; i++) {
+        for (let i = from; i < to; i++) {
+          this.iterationsStarted++;
           this.where = { experiment, variant, iteration: i };
           this.current = { t: 'iteration', rank: this.rank, experiment, variant, iteration: i, warmup: i < warmup, steps: {}, releaseNs: {}, memory: {}, libraryMs: 0 };
           this.memBaseline = this.native.memInfo().freeBytes;
@@ -249,7 +269,9 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       runner = new RankRunner(id, channel);
       runner.options = { ...DEFAULT_RUN_OPTIONS, ...msg.options } as RankContext['options'];
       if (msg.nodeOfRank) runner.nodeOfRank = msg.nodeOfRank;
-      runner.native.load({ ncclPath: msg.ncclPath, cudaPath: msg.cudaPath });
+      // Experiments that prepare the process before NCCL loads (cold-start: NCCL's log file).
+      for (const w of msg.work) CATALOGUE[w.experiment as keyof typeof CATALOGUE]?.beforeLoad?.();
+      const loaded = runner.native.load({ ncclPath: msg.ncclPath, cudaPath: msg.cudaPath });
       const bufferBytes = Math.max(runner.options.firstCollectiveBytes, runner.options.steadyBytes);
       const cuda = await runner.native.initDevice(id.localRank, bufferBytes);
       runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank, env.COMMCOST_SESSION_TOKEN ?? '');
@@ -257,6 +279,11 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       // Process one-time NCCL start (bootstrap, plugins): measured once, never mixed in.
       let firstUniqueIdMs: number | undefined;
       if (id.rank === 0) firstUniqueIdMs = (await runner.native.getUniqueId()).ms;
+      runner.startFigures = {
+        ...(loaded.ncclLoadMs !== undefined ? { ncclLoadMs: loaded.ncclLoadMs } : {}),
+        ...(cuda.cuInitMs !== undefined && cuda.contextMs !== undefined ? { cudaContextMs: cuda.cuInitMs + cuda.contextMs } : {}),
+        ...(firstUniqueIdMs !== undefined ? { firstUniqueIdMs } : {}),
+      };
       channel.send({ t: 'ready', rank: id.rank, cudaInitMs: cuda.ms, firstUniqueIdMs });
       await runner.run(msg.work);
       channel.send({ t: 'finished', libraryMs: runner.libraryMs });

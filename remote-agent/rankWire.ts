@@ -3,12 +3,14 @@
  * over one TCP connection per rank, the "control channel"). The timing barrier is a separate
  * binary TCP channel driven from native code (see barrierServer.ts).
  */
-import type { ErrorCode, RunOptions } from '../protocol/events';
+import type { ErrorCode, NcclInitParts, RunOptions } from '../protocol/events';
 
 /** Which experiment variants a rank session runs, in order. */
 export interface RankWork {
   experiment: string;
   variants: string[];
+  /** Run only this iteration (0-based, warmups included) of each variant: one per process set (processPerIteration). */
+  iteration?: number;
 }
 
 export type CoordinatorToRank =
@@ -32,6 +34,8 @@ export interface IterationReport {
   memory: Record<string, number>;
   /** Running total of every library call's duration on this rank (timed and untimed), ms. */
   libraryMs: number;
+  /** NCCL's view of this iteration's creations on this rank and its unreadable lines (RankContext.recordNcclInit). */
+  ncclInit?: { views: NcclInitParts; malformedLines: number };
 }
 
 export type RankToCoordinator =

@@ -110,8 +110,11 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
 }
 
 /**
- * `g = new_group(...)` / `split_group(...)` whose first use is not a collective: the lazy connect
- * lands wherever `g` is first used. Offered when the run's first collective is worth moving.
+ * `g = new_group(...)` / `split_group(...)` not followed by a collective on `g`: the lazy connect
+ * lands in the group's first collective, which the message names when the finder followed the
+ * group to one (callSites.ts `firstCollective`, across the file's functions; never a return or
+ * other mention), and leaves unnamed otherwise. Offered when the run's first collective is worth
+ * moving.
  */
 function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: readonly string[]): Finding | undefined {
   const m = a.measured;
@@ -126,11 +129,12 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
   const where = afterStatement(site, lines);
   const indent = site.statement.indent;
   const call = `${dist}.all_reduce(${torch.name}.ones(1, device="cuda"), group=${w.variable})  # commcost: warm-up, takes the lazy connect here`;
-  const firstUse = w.firstUseLine !== undefined ? ` (first used at line ${w.firstUseLine + 1})` : '';
+  const fc = w.firstCollective;
+  const firstAt = fc ? ` (the first one in this file: ${plain(fc.call, 60)} at line ${fc.line + 1}${fc.function ? `, in ${plain(fc.function, 60)}` : ''})` : '';
   return {
     code: 'commcost.coldGroup',
     range: site.nameRange,
-    message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} of lazy connect on ${hostOf(a)} where it is first used${firstUse}; warm it up right after creation${simulatedNote(a)}`,
+    message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} of lazy connect on ${hostOf(a)}${firstAt}; warm it up right after creation${simulatedNote(a)}`,
     fix: {
       title: `Insert a warm-up collective after creation (moves ~${formatMs(first.stats.median)} here)`,
       edits: [{ range: { start: where.at, end: where.at }, newText: `${where.prefix}${indent}${call}\n` }, ...torch.edits],

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import type { Language as TsLanguage, Node, Parser as TsParser, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, NCCL_APIS, PYTHON_APIS, type ApiName, type ApiRole } from './apiMap';
+import { GroupFlow, PY_FLOW_QUERY, type FirstCollective } from './groupFlow';
 import { forEachMatch, mergeRanges, probeIndexScale, rangesOutside, wordRanges } from './rangedQuery';
 
 /** VS Code language ids the finder reads; `c` uses the C++ grammar. */
@@ -48,8 +49,12 @@ export interface StatementInfo {
 export interface WarmUpInfo {
   variable: string;
   warm: boolean;
-  /** The line of the first use of the variable after creation in the same block, when there is one. */
-  firstUseLine?: number;
+  /**
+   * Not warm: the first collective on the group, followed across the file's functions through
+   * assignments, attributes and returns (groupFlow.ts); absent when it cannot be found. Never a
+   * return or other mention of the group.
+   */
+  firstCollective?: FirstCollective;
 }
 
 export interface CallSite {
@@ -218,6 +223,8 @@ const CPP_QUERY = `
 interface PythonQueries {
   imports: TsQuery;
   calls: TsQuery;
+  /** Returns, assignments, functions and classes: following a group (groupFlow.ts). */
+  flow: TsQuery;
   scale: number;
 }
 
@@ -249,7 +256,7 @@ export class CallSiteFinder {
     };
     const pyParser = parser(py);
     const calls = new ts.Query(py, PY_CALL_QUERY);
-    const python: PythonQueries = { imports: new ts.Query(py, PY_IMPORT_QUERY), calls, scale: probeIndexScale(pyParser, calls) };
+    const python: PythonQueries = { imports: new ts.Query(py, PY_IMPORT_QUERY), calls, flow: new ts.Query(py, PY_FLOW_QUERY), scale: probeIndexScale(pyParser, calls) };
     return new CallSiteFinder({ python: pyParser, cpp: parser(cpp) }, { python, cpp: new ts.Query(cpp, CPP_QUERY) });
   }
 
@@ -274,6 +281,7 @@ export class CallSiteFinder {
     this.parsers.cpp.delete();
     this.queries.python.imports.delete();
     this.queries.python.calls.delete();
+    this.queries.python.flow.delete();
     this.queries.cpp.delete();
   }
 }
@@ -497,14 +505,14 @@ function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResult {
   // In the order a whole-tree query reports calls: when it reaches their arguments.
   calls.sort((x, y) => x.key - y.key);
 
-  const collectives: { start: number; end: number; line: number; args: string }[] = [];
+  const collectives: { start: number; end: number; line: number; args: string; argsNode: Node; written: string }[] = [];
   const candidates: { call: PyCall; api: ApiName; written: string }[] = [];
   for (const call of calls) {
     const written = call.fn.text;
     const full = qualify(written, bindings, star);
     if (full) {
       if (PY_COLLECTIVES.has(full)) {
-        collectives.push({ start: call.fn.startIndex, end: call.args.endIndex, line: call.fn.startPosition.row, args: call.args.text });
+        collectives.push({ start: call.fn.startIndex, end: call.args.endIndex, line: call.fn.startPosition.row, args: call.args.text, argsNode: call.args, written });
         continue;
       }
       const api = PY_QUALIFIED.get(full);
@@ -552,11 +560,17 @@ function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResult {
     return groupVariables.has(receiver) || GROUP_RECEIVER.test(receiver);
   });
   let lines: string[] | undefined;
+  let flow: GroupFlow | undefined;
   for (const s of kept) {
     if (s.api === 'init_process_group') s.collectivesAfter = collectives.some((c) => c.start >= s.endIndex);
     if ((s.api === 'new_group' || s.api === 'split_group') && s.assignedTo && s.statement?.ownsLine) {
       lines ??= text.split('\n');
       s.warmUp = warmUpAfter(s, s.assignedTo, lines, collectives);
+      if (!s.warmUp.warm) {
+        flow ??= new GroupFlow(q.flow, tree, text, q.scale, functions, collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.argsNode, argsText: c.args })));
+        const first = flow.firstCollective(s.assignedTo, s.startIndex, s.endIndex);
+        if (first) s.warmUp.firstCollective = first;
+      }
     }
   }
   return { language: 'python', sites: kept, facts: pythonFacts(bindings, lastTopLevelImportLine) };
@@ -630,8 +644,8 @@ const indentOf = (line: string): number => /^[ \t]*/.exec(line)?.[0].length ?? 0
 
 /**
  * After the statement that created `variable` (from the text: Python blocks are indentation):
- * warm when the next statement of the block is a collective naming the variable; also the first
- * later line of the block that mentions it.
+ * warm when the next statement of the block is a collective naming the variable. Where a cold
+ * group gets its first collective is found by groupFlow.ts.
  */
 function warmUpAfter(
   site: CallSite,
@@ -641,17 +655,13 @@ function warmUpAfter(
 ): WarmUpInfo {
   const mention = new RegExp(`(^|[^A-Za-z0-9_.])${escapeRegExp(variable)}(?![A-Za-z0-9_])`);
   const indent = site.statement?.indent.length ?? 0;
-  let next: number | undefined;
   for (let l = (site.statement?.range.end.line ?? site.range.end.line) + 1; l < lines.length; l++) {
     const line = lines[l] ?? '';
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
     if (indentOf(line) < indent) break;
-    if (next === undefined && indentOf(line) === indent) {
-      next = l;
-      if (collectives.some((c) => c.line === l && mention.test(c.args))) return { variable, warm: true };
-    }
-    if (mention.test(line)) return { variable, warm: false, firstUseLine: l };
+    // The next statement of the block.
+    if (indentOf(line) === indent) return { variable, warm: collectives.some((c) => c.line === l && mention.test(c.args)) };
   }
   return { variable, warm: false };
 }

@@ -34,6 +34,18 @@
  *   with ARG when the loaded version is older than the function's first release.
  *   Build with -DCOMMCOST_SIM_LEGACY (dist/native/libnccl-sim-legacy.so) for a library that lacks
  *   every symbol newer than 2.19 (shrink, grow, revoke, windows, suspend), default version 2.26.2.
+ * - Cold first creation: the first communicator a process creates (init, split, shrink or grow)
+ *   pays COMMCOST_SIM_KERNELS_MS once more, the CUDA module ("kernel") load NCCL does in its first
+ *   communicator (0 by default, so other tests' first inits are unchanged; one value, or a comma
+ *   list by rank in the new communicator: rank r pays item r, ranks beyond the list the last
+ *   item), after the rendezvous like every cost.
+ * - NCCL's own log: with NCCL_DEBUG=INFO (or TRACE) and NCCL_DEBUG_SUBSYS unset or naming INIT
+ *   (or ALL; a leading ^ excludes), ncclCommInitRank/Config write NCCL-like INFO lines, among them
+ *   from version 2.23.4 on "Init timings - <fn>: rank R nranks N total T (kernels K, alloc 0.00,
+ *   bootstrap B, allgathers 0.00, topo 0.00, graphs 0.00, connections 0.00, rest X)" (seconds,
+ *   measured: bootstrap = the rendezvous, kernels = the kernel load, rest = the remainder), to
+ *   NCCL_DEBUG_FILE (%h host, %p pid, %% a percent sign) or else stdout. Test hook:
+ *   COMMCOST_SIM_INIT_TIMINGS_GARBLED=1 writes an unreadable "Init timings" line before each one.
  * - CUDA graphs: cuStreamBeginCapture_v2 .. cuStreamEndCapture records the allreduces enqueued in
  *   between (not run); cuGraphInstantiateWithFlags costs COMMCOST_SIM_GRAPH_MS; cuGraphLaunch
  *   enqueues the recorded ops again (each launch is a new rendezvous).
@@ -44,6 +56,7 @@
  * not a unicast IPv4 address, or not an address of this host (bind: EADDRNOTAVAIL), fails
  * ncclGetUniqueId with ncclInvalidArgument and a lastError naming the variable and the value),
  * COMMCOST_SIM_VERSION, COMMCOST_SIM_GPUS,
+ * COMMCOST_SIM_KERNELS_MS (0, see "Cold first creation"),
  * COMMCOST_SIM_COMM_BYTES, COMMCOST_SIM_CONNECT_BYTES, COMMCOST_SIM_INIT_MS, COMMCOST_SIM_SPLIT_MS,
  * COMMCOST_SIM_CONNECT_MS, COMMCOST_SIM_BW_GBPS, COMMCOST_SIM_FINALIZE_MS, COMMCOST_SIM_DESTROY_MS,
  * COMMCOST_SIM_ABORT_MS, COMMCOST_SIM_UNIQUEID_MS, COMMCOST_SIM_CUINIT_MS, COMMCOST_SIM_JITTER,
@@ -86,7 +99,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,6 +137,7 @@ typedef struct {
   double shrinkMs, growMs, revokeMs, registerMs, regFirstMs, windowMs, windowDeregMs, memAllocMs;
   double suspendMs, resumeMs, graphMs;
   int destroyBarrierVersion; /* COMMCOST_SIM_DESTROY_BARRIER_VERSION (C5) */
+  double kernelsMs[16]; int kernelsCount; /* COMMCOST_SIM_KERNELS_MS: per rank, the last repeats */
   char algoRefused[64];      /* COMMCOST_SIM_ALGO_REFUSED: refuse allreduce while NCCL_ALGO is this */
   char hangFn[64]; int hangRank;
   char failFn[64]; int failRank;
@@ -175,6 +191,21 @@ static void parseAddr(void) {
   S.addr = a.s_addr;
 }
 
+/* COMMCOST_SIM_KERNELS_MS: "150" or "100,300" (ms by rank); unset or unreadable = 0. */
+static void parseKernels(void) {
+  const char* v = getenv("COMMCOST_SIM_KERNELS_MS");
+  S.kernelsCount = 0;
+  while (v && *v && S.kernelsCount < 16) {
+    char* end = NULL;
+    double d = strtod(v, &end);
+    if (end == v || d < 0) break;
+    S.kernelsMs[S.kernelsCount++] = d;
+    v = *end == ',' ? end + 1 : end;
+    if (*end != ',') break;
+  }
+  if (S.kernelsCount == 0) { S.kernelsMs[0] = 0; S.kernelsCount = 1; }
+}
+
 static void loadSettings(void) {
 #ifdef COMMCOST_SIM_LEGACY
   S.version = (int)envNum("COMMCOST_SIM_VERSION", 22602);
@@ -216,6 +247,7 @@ static void loadSettings(void) {
     S.runtimeConnect = S.version >= 22200 && !(rc && strcmp(rc, "0") == 0);
   }
   parseAddr();
+  parseKernels();
   parseHook("COMMCOST_SIM_HANG", S.hangFn, sizeof S.hangFn, &S.hangRank);
   parseHook("COMMCOST_SIM_FAIL", S.failFn, sizeof S.failFn, &S.failRank);
   srand((unsigned)(getpid() ^ time(NULL)));
@@ -805,9 +837,32 @@ static ncclResult_t parseConfig(const void* config, int inherit, int* blocking) 
 
 /* Creation cost of a new communicator: charges its memory (and, without runtime connect, the
  * connection buffers) and sleeps `baseMs` (+ connect). Returns ncclSuccess or an OOM error. */
+static pthread_mutex_t kernelsLock = PTHREAD_MUTEX_INITIALIZER;
+static int kernelsLoaded = 0;
+
+/* The process's one-time kernel load, paid by its first communicator (rank `rank` in it): sleeps
+ * and returns the ms it took; 0 once loaded. Concurrent first creations wait for the one loading. */
+static double loadKernelsOnce(int rank) {
+  const SimSettings* s = settings();
+  pthread_mutex_lock(&kernelsLock);
+  double took = 0;
+  if (!kernelsLoaded) {
+    double t0 = nowMs();
+    sleepMs(jittered(s->kernelsMs[rank < s->kernelsCount ? rank : s->kernelsCount - 1]));
+    took = nowMs() - t0;
+    kernelsLoaded = 1;
+  }
+  pthread_mutex_unlock(&kernelsLock);
+  return took;
+}
+
+/* Kernel load of the last chargeCreation on this thread, ms (for the Init timings line). */
+static __thread double lastKernelsMs = 0;
+
 static ncclResult_t chargeCreation(ncclComm_t c, double baseMs, const char* fn) {
   const SimSettings* s = settings();
   double ms = baseMs;
+  lastKernelsMs = loadKernelsOnce(c->rank);
   if (!memCharge(s->commBytes)) { setLastError("%s: out of device memory", fn); return ncclUnhandledCudaError; }
   c->chargedBytes = (unsigned long long)s->commBytes;
   if (!s->runtimeConnect) {
@@ -1089,11 +1144,87 @@ EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   return ncclSuccess;
 }
 
+/* NCCL's debug log (INFO lines of the INIT subsystem only), opened at the first line. */
+static pthread_once_t logOnce = PTHREAD_ONCE_INIT;
+static pthread_mutex_t logLock = PTHREAD_MUTEX_INITIALIZER;
+static FILE* logFile = NULL;
+static int logInit = 0;
+static char logHost[256] = "localhost";
+
+static void openLog(void) {
+  const char* level = getenv("NCCL_DEBUG");
+  if (!level || (strcasecmp(level, "INFO") != 0 && strcasecmp(level, "TRACE") != 0)) return;
+  const char* subsys = getenv("NCCL_DEBUG_SUBSYS");
+  if (!subsys || !*subsys) logInit = 1; /* NCCL's default set includes INIT */
+  else {
+    int invert = subsys[0] == '^';
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", subsys + invert);
+    int named = 0;
+    for (char* save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      if (strcasecmp(tok, "INIT") == 0 || strcasecmp(tok, "ALL") == 0) named = 1;
+    }
+    logInit = invert ? !named : named;
+  }
+  if (!logInit) return;
+  gethostname(logHost, sizeof logHost - 1);
+  char* dot = strchr(logHost, '.');
+  if (dot) *dot = '\0';
+  const char* file = getenv("NCCL_DEBUG_FILE");
+  logFile = stdout;
+  if (file && *file) {
+    char path[PATH_MAX];
+    size_t n = 0;
+    for (const char* p = file; *p && n + 1 < sizeof path; p++) {
+      if (*p == '%' && p[1] == 'h') { n += (size_t)snprintf(path + n, sizeof path - n, "%s", logHost); p++; }
+      else if (*p == '%' && p[1] == 'p') { n += (size_t)snprintf(path + n, sizeof path - n, "%d", (int)getpid()); p++; }
+      else if (*p == '%' && p[1] == '%') { path[n++] = '%'; p++; }
+      else path[n++] = *p;
+      if (n >= sizeof path) n = sizeof path - 1;
+    }
+    path[n] = '\0';
+    FILE* f = fopen(path, "w");
+    if (f) { setlinebuf(f); logFile = f; }
+  }
+}
+
+/* One "host:pid:tid [dev] NCCL INFO <text>" line when the INIT subsystem is logged. */
+static void logInfo(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logInfo(const char* fmt, ...) {
+  pthread_once(&logOnce, openLog);
+  if (!logInit || !logFile) return;
+  char text[512];
+  __builtin_va_list ap;
+  __builtin_va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  __builtin_va_end(ap);
+  pthread_mutex_lock(&logLock);
+  fprintf(logFile, "%s:%d:%d [0] NCCL INFO %s\n", logHost, (int)getpid(), (int)syscall(SYS_gettid), text);
+  fflush(logFile);
+  pthread_mutex_unlock(&logLock);
+}
+
 /* Rendezvous + creation cost of an init; sets c->asyncError on the way out. */
 static ncclResult_t runInit(ncclComm_t c, const char* fn) {
+  double t0 = nowMs();
+  logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 commId 0x%llx - Init START", fn, (void*)c, c->rank,
+          c->nranks, (unsigned long long)c->tag);
   ncclResult_t r = hangHook(fn, c->rank, c) ? ncclRemoteError : ncclSuccess;
   if (r == ncclSuccess) r = rendezvous(c->addr, c->port, c->tag, 0, c->nranks, c->rank, NULL, 0, NULL, c, fn);
+  double t1 = nowMs();
   if (r == ncclSuccess) r = chargeCreation(c, settings()->initMs, fn);
+  if (r == ncclSuccess) {
+    double total = (nowMs() - t0) / 1e3, kernels = lastKernelsMs / 1e3, bootstrap = (t1 - t0) / 1e3;
+    logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 commId 0x%llx - Init COMPLETE", fn, (void*)c,
+            c->rank, c->nranks, (unsigned long long)c->tag);
+    if (settings()->version >= 22304) {
+      const char* garbled = getenv("COMMCOST_SIM_INIT_TIMINGS_GARBLED");
+      if (garbled && strcmp(garbled, "1") == 0) logInfo("Init timings - %s: rank ? nranks %d total ?", fn, c->nranks);
+      logInfo("Init timings - %s: rank %d nranks %d total %.2f (kernels %.2f, alloc 0.00, bootstrap %.2f, allgathers 0.00, "
+              "topo 0.00, graphs 0.00, connections 0.00, rest %.2f)",
+              fn, c->rank, c->nranks, total, kernels, bootstrap, total - kernels - bootstrap);
+    }
+  }
   pthread_mutex_lock(&c->lock);
   c->asyncError = r;
   pthread_mutex_unlock(&c->lock);

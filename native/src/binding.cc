@@ -215,6 +215,8 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
     o.Set("ncclVersion", li.ncclVersion);
     o.Set("driverVersion", li.driverVersion);
     o.Set("simulated", li.simulated);
+    o.Set("cudaLoadMs", li.cudaLoadMs);
+    o.Set("ncclLoadMs", li.ncclLoadMs);
     Napi::Object symbols = Napi::Object::New(env);
     for (const auto& s : li.symbols) symbols.Set(s.first, s.second);
     o.Set("symbols", symbols);
@@ -240,14 +242,22 @@ Napi::Value DeviceInfoBinding(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value InitDevice(const Napi::CallbackInfo& info) {
-  return timedPromise(info, [&]() -> std::function<Timed()> {
+  return promised(info, [&]() -> Prepared {
     cuda();
     int ordinal = intArg(info, 0, "initDevice", "ordinal", 0, 1 << 20);
     size_t bytes = bytesArg(info, 1, "initDevice", "bufferBytes");
     if (bytes == 0) argError("initDevice", "bufferBytes must be > 0");
     auto gen = genArg(info, 2, "initDevice");
     claimDeviceStart();
-    return [=] { return initDevice(ordinal, bytes, gen); };
+    struct R { Timed t; DeviceStartParts parts; };
+    auto r = std::make_shared<R>();
+    return {[r, ordinal, bytes, gen] { r->t = initDevice(ordinal, bytes, gen, &r->parts); },
+            [r](Napi::Env env) -> Napi::Value {
+              Napi::Object o = timedObject(env, r->t);
+              o.Set("cuInitMs", r->parts.cuInitMs);
+              o.Set("contextMs", r->parts.contextMs);
+              return o;
+            }};
   });
 }
 

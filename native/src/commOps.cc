@@ -201,21 +201,29 @@ void claimDeviceStart() {
   }
 }
 
-Timed initDevice(int ordinal, size_t bytes, std::optional<uint64_t> gen) {
+Timed initDevice(int ordinal, size_t bytes, std::optional<uint64_t> gen, DeviceStartParts* parts) {
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   CUstream s = nullptr;
   CUdeviceptr buf = 0;
+  uint64_t c0 = 0, c1 = 0, c2 = 0;
   Timed t = timedCall(gen, [&] {
+    c0 = monotonicNs();
     CU_CHECK(cuInit, (0));
+    c1 = monotonicNs();
     CU_CHECK(cuDeviceGet, (&dev, ordinal));
     CU_CHECK(cuDevicePrimaryCtxRetain, (&ctx, dev));
     CU_CHECK(cuCtxSetCurrent, (ctx));
+    c2 = monotonicNs();
     CU_CHECK(cuStreamCreate, (&s, 0));
     CU_CHECK(cuMemAlloc_v2, (&buf, bytes));
     CU_CHECK(cuMemsetD8_v2, (buf, 0, bytes));
     CU_CHECK(cuStreamSynchronize, (s));
   });
+  if (parts) {
+    parts->cuInitMs = static_cast<double>(c1 - c0) / 1e6;
+    parts->contextMs = static_cast<double>(c2 - c1) / 1e6;
+  }
   context = ctx;
   stream = s;
   buffer = buf;

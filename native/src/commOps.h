@@ -55,7 +55,14 @@ struct DeviceInfo {
 };
 DeviceInfo deviceInfo(int ordinal);
 void claimDeviceStart();  // throws ARG if initDevice was already called
-Timed initDevice(int ordinal, size_t bufferBytes, std::optional<uint64_t> gen);  // worker
+// Parts of initDevice's span, host monotonic ms: cuInit alone; cuDeviceGet + primary context
+// retain + make current (the CUDA context creation). The rest of the span is stream + buffer.
+struct DeviceStartParts {
+  double cuInitMs = 0;
+  double contextMs = 0;
+};
+Timed initDevice(int ordinal, size_t bufferBytes, std::optional<uint64_t> gen,
+                 DeviceStartParts* parts = nullptr);  // worker
 void memInfo(size_t* freeBytes, size_t* totalBytes);
 size_t bufferBytes();  // 0 before initDevice completes
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "barrier.h"
 #include "nativeError.h"
 
 namespace commcost {
@@ -65,8 +66,12 @@ const LoadInfo& loadLibraries(const std::string& ncclPath, const std::string& cu
   }
 
   // Never dlclose: NCCL starts threads that outlive any caller.
+  // Each dlopen is timed alone (the cold-start experiment's "NCCL library load").
+  uint64_t t0 = monotonicNs();
   void* cudaHandle = openLibrary(cudaPath, "CUDA driver");
+  uint64_t t1 = monotonicNs();
   void* ncclHandle = openLibrary(ncclPath, "NCCL");
+  uint64_t t2 = monotonicNs();
 
   CudaApi cu;
   std::string missing;
@@ -123,6 +128,8 @@ const LoadInfo& loadLibraries(const std::string& ncclPath, const std::string& cu
   li.ncclVersion = formatNcclVersion(version);
   li.driverVersion = driver;
   li.simulated = dlsym(ncclHandle, "commcostSimulated") != nullptr;
+  li.cudaLoadMs = static_cast<double>(t1 - t0) / 1e6;
+  li.ncclLoadMs = static_cast<double>(t2 - t1) / 1e6;
 
   ncclTable = nc;
   cudaTable = cu;

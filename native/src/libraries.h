@@ -20,6 +20,9 @@ struct LoadInfo {
   int driverVersion = 0;    // cuDriverGetVersion, e.g. 13000
   bool simulated = false;   // the NCCL library exports `commcostSimulated`
   std::vector<std::pair<std::string, bool>> symbols;  // optional NCCL (then CUDA) symbol -> present
+  // The first (successful) load of this process: dlopen of each library alone, host monotonic ms.
+  double cudaLoadMs = 0;
+  double ncclLoadMs = 0;
 };
 
 // Loads both libraries once. Throws LOAD (with the dlerror text) on failure, or when called again

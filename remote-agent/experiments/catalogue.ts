@@ -2,6 +2,7 @@
 import type { ExperimentId } from '../../protocol/events';
 import { abortExperiment } from './abort';
 import { c10dExperiment } from './c10d';
+import { coldStartExperiment } from './coldStart';
 import { connectModeExperiment } from './connectMode';
 import { destroyExperiment } from './destroy';
 import { drainExperiment } from './drain';
@@ -37,4 +38,5 @@ export const CATALOGUE: Record<ExperimentId, ExperimentModule<any>> = {
   'split-subset': splitSubsetExperiment,
   'shrink-abort': shrinkAbortExperiment,
   'init-abort': initAbortExperiment,
+  'cold-start': coldStartExperiment,
 };

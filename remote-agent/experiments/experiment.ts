@@ -3,7 +3,7 @@
  * per-operation files): a plan made on the coordinator from what the host's NCCL and GPU count
  * allow, and an SPMD body run identically by every rank process.
  */
-import type { ExperimentId, RunOptions, StepPlan, VariantPlan } from '../../protocol/events';
+import type { ExperimentId, NcclInitParts, RunOptions, StepPlan, VariantPlan } from '../../protocol/events';
 import type { CommConfig, NativeBinding, Timed } from '../nativeBinding';
 
 /** The blocking config used for every communicator unless a variant says otherwise. */
@@ -76,6 +76,31 @@ export interface RankContext {
   readonly barrierAddress: string;
   /** Records one memory figure (bytes taken since the iteration began) measured elsewhere. */
   recordMemory(point: string, bytes: number): void;
+  /**
+   * How this rank process started, measured before any experiment ran in it (rank.ts): the
+   * dlopen of NCCL, cuInit + the CUDA context, rank 0's first ncclGetUniqueId (ms); and how many
+   * iterations (of any experiment) this process ran before the current one. Absent in a context
+   * that did not start a process.
+   */
+  readonly processStart?: ProcessStart;
+  /**
+   * Records NCCL's own view of this iteration's creations (label → part → ms, read from its
+   * `Init timings` log lines) and how many such lines could not be read. Variants with
+   * VariantPlan.ncclInitView only.
+   */
+  recordNcclInit?(views: NcclInitParts, malformedLines: number): void;
+}
+
+/** A rank process's start, measured once in it (RankContext.processStart). */
+export interface ProcessStart {
+  /** dlopen of the NCCL library alone, ms (absent with an addon that does not time it). */
+  ncclLoadMs?: number;
+  /** cuInit + cuDeviceGet + primary context retain + make current, ms (absent likewise). */
+  cudaContextMs?: number;
+  /** Rank 0 only: the process's first ncclGetUniqueId, ms. */
+  firstUniqueIdMs?: number;
+  /** Iterations of any experiment this process ran before the current one (0 = a fresh process). */
+  readonly iterationsBefore: number;
 }
 
 /**
@@ -129,6 +154,17 @@ export interface ExperimentModule<State = unknown> {
    * of its own (NCCL reads most variables once per process).
    */
   variantEnv?(variant: string): Record<string, string> | undefined;
+  /**
+   * Each iteration runs in a fresh set of rank processes of its own (with `variantEnv`): the
+   * coordinator starts one set per iteration, warmups included (cold-start).
+   */
+  processPerIteration?: true;
+  /**
+   * Runs in each rank process whose work includes this experiment, before NCCL and CUDA load
+   * (e.g. pointing NCCL_DEBUG_FILE at a temporary folder).
+   * @throws Error when the process cannot be prepared (the rank reports it and its session ends).
+   */
+  beforeLoad?(): void;
   /** Variants to run on this host, or the reason the experiment cannot run here. */
   plan(ctx: PlanContext): VariantPlan[] | { skip: string };
   /** Variants `plan` left out on this host, with why (reported as skipped, not failed). */

@@ -128,7 +128,7 @@ describe('agent on the simulated NCCL', { skip }, () => {
 
   const badOptions: [string, Record<string, unknown>, RegExp][] = [
     ['zero iterations', { iterations: 0 }, /iterations must be an integer/],
-    ['unknown experiment', { experiments: ['init', 'bogus'] }, /unknown experiment "bogus" \(known: init, split, shrink, grow, destroy, abort, .*split-subset, shrink-abort, init-abort\)/],
+    ['unknown experiment', { experiments: ['init', 'bogus'] }, /unknown experiment "bogus" \(known: init, split, shrink, grow, destroy, abort, .*split-subset, shrink-abort, init-abort, cold-start\)/],
     ['absurd deadline', { deadlineSeconds: -1 }, /deadlineSeconds must be a number of seconds from 1/],
     ['more ranks than GPUs', { ranks: 3 }, /asked for 3 ranks but .* has 2 GPUs/],
   ];

@@ -5,6 +5,8 @@
  * Figures are from the simulated library: checked for behaviour only.
  */
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { after, describe, test } from 'node:test';
 import type { ExperimentSummaryEvent, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
@@ -12,6 +14,7 @@ import { applyEvent, newRun } from '../../client/runModel';
 import { shrinkAbortOutcomes } from '../../client/verdict';
 import { formatSummary } from '../../cli/summary';
 import { renderReport } from '../../client/htmlReport';
+import { validateRunFile } from '../../client/runFileSchema';
 import { SHRINK_ABORT_VARIANTS } from '../../remote-agent/experiments/shrinkAbort';
 import { is, NOT_BUILT, startAgent, trackedRuns, waitGone, type AgentRun } from '../support/agentHarness';
 
@@ -286,5 +289,75 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     assert.match(text, /field case C5 \(shrink-abort\) on NCCL 2\.31\.2/);
     assert.match(text, /NCCL_SHRINK_ABORT\s+ncclCommDestroy\s+aborts\s+stopped by the hang guard: timed out at shrink-abort abort\/destroy\/excluded-aborts .*rank 1 never reached ncclCommDestroy \(parent\)/);
     assert.match(text, /The reported combination \(NCCL_SHRINK_ABORT; survivors ncclCommDestroy the parent; excluded rank aborts it\) was stopped by the hang guard.* Aborting the parent on the survivors instead completed \(ncclCommAbort [\d.]+ ms\)\./);
+  });
+});
+
+describe('cold-start on the simulated NCCL', { skip }, () => {
+  /** The simulated floors: the harness's COMMCOST_SIM_INIT_MS (15) and COMMCOST_SIM_CUINIT_MS (20), ±5% jitter. */
+  const INIT_MS = 15;
+  const CUINIT_MS = 20;
+  const logFolders = (): string[] => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('commcost-nccl-log-'));
+
+  test('1 rank: each step apart; the first init of every fresh process pays the kernel load, the second does not; NCCL view read', async () => {
+    const KERNELS = 150;
+    const before = logFolders();
+    const run = await runToEnd({ experiments: ['cold-start'], ranks: 1 }, { COMMCOST_SIM_KERNELS_MS: String(KERNELS) });
+    assert.equal(run.events.find(is('run/done'))!.status, 'complete', run.stderr.join('').slice(-3000));
+    const v = summary(run, 'cold-start').variants[0]!;
+    assert.deepEqual(v.steps.map((s) => s.step), ['ncclLoad', 'cudaContext', 'uniqueId', 'coldInit', 'coldFirst', 'cold', 'warmInit', 'warmFirst', 'warm']);
+    assert.ok(median(v, 'cudaContext') >= CUINIT_MS * 0.95, `CUDA context ${median(v, 'cudaContext')} ms`);
+    // Every iteration (warmup included) ran in fresh processes: each one's first init paid the load.
+    const samples = run.events.filter(is('run/sample'));
+    assert.equal(samples.length, 3);
+    for (const s of samples) {
+      assert.ok(s.steps.coldInit! >= (INIT_MS + KERNELS) * 0.95, `iteration ${s.iteration}: cold init ${s.steps.coldInit} ms`);
+      assert.ok(s.steps.coldInit! - s.steps.warmInit! >= KERNELS * 0.5, `iteration ${s.iteration}: cold ${s.steps.coldInit} vs warm ${s.steps.warmInit} ms`);
+      assert.ok(s.steps.warmInit! >= INIT_MS * 0.95);
+    }
+    const ratio = v.ratios!.find((r) => r.id === 'coldOverWarm')!;
+    assert.ok(Math.abs(ratio.value - median(v, 'cold') / median(v, 'warm')) < 1e-9);
+    assert.ok(ratio.value > 1);
+    // NCCL's view, beside the figures: the kernel load in the cold creation only.
+    const view = v.ncclInit!;
+    assert.deepEqual(view.iterations, { cold: 2, warm: 2 });
+    assert.equal(view.malformedLines, 0);
+    assert.equal(view.note, undefined);
+    assert.ok(view.medians.cold!.kernels! >= 140, `NCCL's cold kernels ${view.medians.cold!.kernels} ms`);
+    assert.equal(view.medians.warm!.kernels, 0);
+    // NCCL's debug settings: this experiment's processes only, recorded; their log folders removed.
+    assert.deepEqual(v.env, { NCCL_DEBUG: 'INFO', NCCL_DEBUG_SUBSYS: 'INIT' });
+    assert.deepEqual(run.events.find(is('run/plan'))!.stamp.variantEnv, { 'cold-start default': { NCCL_DEBUG: 'INFO', NCCL_DEBUG_SUBSYS: 'INIT' } });
+    assert.deepEqual(logFolders().filter((d) => !before.includes(d)), [], 'no NCCL log folder left');
+    // The run file keeps NCCL's view and the ratio (schema-checked).
+    const file = runFile(run);
+    assert.deepEqual(validateRunFile(JSON.parse(JSON.stringify(file))).experiments[0]!.variants[0]!.ncclInit, view);
+  });
+
+  test('2 ranks: each step is the MAX over ranks (rank 1 loads its kernels slower); a malformed log line is skipped and counted', async () => {
+    const run = await runToEnd(
+      { experiments: ['cold-start', 'init'], ranks: 2 },
+      { COMMCOST_SIM_KERNELS_MS: '60,300', COMMCOST_SIM_INIT_TIMINGS_GARBLED: '1' },
+    );
+    assert.equal(run.events.find(is('run/done'))!.status, 'complete', run.stderr.join('').slice(-3000));
+    for (const s of run.events.filter(is('run/sample')).filter((x) => x.experiment === 'cold-start')) {
+      assert.ok(s.steps.coldInit! >= (INIT_MS + 300) * 0.95, `iteration ${s.iteration}: cold init ${s.steps.coldInit} ms (MAX over ranks)`);
+      assert.deepEqual(s.perRank.uniqueId!.map((x) => x === null), [false, true], 'the first unique id is rank 0\'s');
+      assert.ok(s.ncclInit!.cold!.kernels! >= 280, `NCCL's cold kernels ${s.ncclInit!.cold!.kernels} ms (MAX over ranks)`);
+    }
+    const v = summary(run, 'cold-start').variants[0]!;
+    // Two garbled lines per rank per process (one per init), over 2 ranks and 2 recorded iterations.
+    assert.equal(v.ncclInit!.malformedLines, 2 * 2 * 2);
+    assert.deepEqual(v.ncclInit!.iterations, { cold: 2, warm: 2 });
+    assert.ok(v.ratios!.find((r) => r.id === 'coldInitOverWarmInit')!.value > 1);
+    // The next experiment runs in processes without NCCL's debug settings and is unaffected.
+    assert.equal(summary(run, 'init').variants[0]!.env, undefined);
+  });
+
+  test('an NCCL older than 2.23.4: the figures, and NCCL view said to be missing', async () => {
+    const run = await runToEnd({ experiments: ['cold-start'], ranks: 1, iterations: 1 }, { COMMCOST_SIM_VERSION: '22303' });
+    const v = summary(run, 'cold-start').variants[0]!;
+    assert.ok(median(v, 'cold') > 0 && median(v, 'warm') > 0);
+    assert.deepEqual(v.ncclInit!.medians, {});
+    assert.equal(v.ncclInit!.note, 'NCCL 2.23.3 predates the Init timings line (NCCL 2.23.4): no NCCL view of the creations');
   });
 });

@@ -78,9 +78,53 @@ test('finder: keywords, assignment, warm-up and collectives after init', async (
   const pg = scan.sites.find((s) => s.assignedTo === 'pg');
   assert.deepEqual(pg?.warmUp, { variable: 'pg', warm: true });
   const tp = scan.sites.find((s) => s.assignedTo === 'tp_group');
-  assert.deepEqual(tp?.warmUp, { variable: 'tp_group', warm: false, firstUseLine: 27 });
+  assert.deepEqual(tp?.warmUp, {
+    variable: 'tp_group',
+    warm: false,
+    firstCollective: { line: 27, call: 'dist.all_reduce', function: 'train_step' },
+  });
   assert.equal(tp?.statement?.indent, '    ');
   assert.deepEqual(scan.facts, { torchName: 'torch', distName: 'dist', importInsertLine: 7 });
+});
+
+// `# first-collective-of: X` marks the line of the first collective on the group assigned to X.
+for (const file of ['group_flow_tuple.py', 'group_flow_class.py']) {
+  test(`finder: ${file}: each group's first collective is found across functions (returns, tuples, attributes, aliases, globals), never a return or a mention`, async () => {
+    const text = readFileSync(join(CALLSITES, file), 'utf8');
+    const lines = text.split('\n');
+    const marked = new Map<string, number>();
+    lines.forEach((l, i) => {
+      const m = /# first-collective-of: (\S+)/.exec(l);
+      if (m?.[1]) marked.set(m[1], i);
+    });
+    const scan = await scanText('python', text);
+    const groups = scan.sites.filter((s) => s.warmUp);
+    assert.ok(groups.length >= 3 && marked.size >= 3, file);
+    for (const s of groups) {
+      const w = s.warmUp!;
+      assert.equal(w.warm, false);
+      assert.equal(w.firstCollective?.line, marked.get(w.variable), `${file}: ${w.variable}`);
+      if (!w.firstCollective) continue;
+      const line = lines[w.firstCollective.line]!;
+      assert.ok(line.trimStart().startsWith(w.firstCollective.call + '('), line);
+      assert.doesNotMatch(line, /^\s*return\b/);
+    }
+    // Every marked group was found (a group never used by a collective has no marker and no line).
+    assert.deepEqual(
+      [...marked.keys()].sort(),
+      groups
+        .filter((s) => s.warmUp!.firstCollective)
+        .map((s) => s.warmUp!.variable)
+        .sort(),
+    );
+  });
+}
+
+test('finder: a group followed only to returns and mentions gets no first collective', async () => {
+  const text =
+    'import torch.distributed as dist\n\ndef make():\n    g = dist.new_group([0, 1])\n    print(g)\n    return g\n\ndef user():\n    h = make()\n    log(h)\n    return h\n';
+  const site = (await scanText('python', text)).sites.find((s) => s.warmUp);
+  assert.deepEqual(site?.warmUp, { variable: 'g', warm: false });
 });
 
 test('finder: a name in a comment or string is never a call site (C, C++, Python)', async () => {

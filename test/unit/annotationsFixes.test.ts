@@ -58,6 +58,8 @@ test("a group created in a loop or per step: the diagnostic cites the run's figu
 // [case, source, the fix's expected effect]
 const warmUpCases: [string, string][] = [
   ['per-step method, torch not imported', readFileSync(join(CALLSITES, 'elastic_class.py'), 'utf8')],
+  ['groups returned as a tuple', readFileSync(join(CALLSITES, 'group_flow_tuple.py'), 'utf8')],
+  ['groups kept on self and in a global', readFileSync(join(CALLSITES, 'group_flow_class.py'), 'utf8')],
   [
     'statement on the last line, no newline at the end',
     'import torch\nimport torch.distributed as dist\n\ndef make():\n    g = dist.new_group([0, 1])',
@@ -95,6 +97,35 @@ for (const [name, text] of warmUpCases) {
     }
   });
 }
+
+test('the cold-group diagnostic names the first collective on the group in another function, never its return or a mention', async () => {
+  const store = await wheelStore();
+  const first = stats(wheel, 'init', 'default', 'first');
+  const cold = async (file: string): Promise<Map<number, string>> =>
+    new Map(
+      (await findingsOf(readFileSync(join(CALLSITES, file), 'utf8'), store))
+        .filter((f) => f.code === 'commcost.coldGroup')
+        .map((f) => [f.range.start.line + 1, f.message]),
+    );
+  const tuple = await cold('group_flow_tuple.py');
+  // tp and dp are returned at line 10 (`return tp, dp, ep`): their first collectives are in main.
+  assert.equal(
+    tuple.get(7),
+    `the first collective on tp pays ~${formatMs(first.median)} of lazy connect on localhost (the first one in this file: dist.broadcast at line 22, in main); warm it up right after creation`,
+  );
+  assert.match(tuple.get(8)!, /\(the first one in this file: dist\.all_reduce at line 21, in main\)/);
+  assert.match(tuple.get(28)!, /\(the first one in this file: dist\.barrier at line 35, in uses_single\)/);
+  // ep reaches no collective: the message names no line.
+  assert.doesNotMatch(tuple.get(9)!, /line|first used/);
+  for (const m of tuple.values()) assert.doesNotMatch(m, /line (10|19|24|29)\b/);
+  const cls = await cold('group_flow_class.py');
+  assert.match(cls.get(10)!, /on self\.tp_group .*\(the first one in this file: all_reduce at line 20, in sync\)/);
+  assert.match(cls.get(11)!, /on self\.pp_group .*\(the first one in this file: dist\.all_reduce at line 24, in pipeline\)/);
+  assert.match(cls.get(29)!, /on WORLD .*\(the first one in this file: dist\.all_reduce at line 33, in use_world\)/);
+  // The per-step method of elastic_class.py returns its group and no collective uses it.
+  const elastic = await cold('elastic_class.py');
+  assert.doesNotMatch(elastic.get(9)!, /line/);
+});
 
 test('no warm-up fix when the run shows a first collective not worth moving (split halves, splitShare=0)', async () => {
   // A run whose split has only the halves (one-rank children at 2 ranks): those answer split_group.
