@@ -135,11 +135,13 @@ export function chartModel(variants: readonly VariantView[]): ChartModel {
       if (source && Number.isFinite(source.stats.p90)) whiskers.push({ variantIndex: ci, stack: bar.id, from, to: source.stats.p90, source: source.step });
     }
   });
-  const ordered = [...seriesByKey.values()]
+  // Colours by first appearance in the variants' own step order (the first collective keeps the
+  // same colour whichever call came before it), then the series sorted for stacking.
+  const ordered = withColors([...seriesByKey.values()])
     .map((series, i) => ({ series, i }))
     .sort((a, b) => stackOrder.get(a.series.stack)! - stackOrder.get(b.series.stack)! || partOrder.get(a.series.key)! - partOrder.get(b.series.key)! || a.i - b.i)
     .map((x) => x.series);
-  return { labels: categories.map((c) => c.label), series: withColors(ordered), whiskers };
+  return { labels: categories.map((c) => c.label), series: ordered, whiskers };
 }
 
 /** The colour slot of a bar the axis names (not in the legend): the theme's neutral colour. */

@@ -63,15 +63,16 @@ export interface ChartColors {
   grid: string;
   /** Whiskers. */
   whisker: string;
-  /** The colour of slot i ({@link SegmentSeries.color}): the palette's colour i mod 6; a negative slot is the neutral colour (text halfway to the background). */
+  /** The colour of slot i ({@link SegmentSeries.color}): the palette's colour i mod 5; a negative slot is the neutral colour (text halfway to the background). */
   slot(i: number): string;
-  /** The whole fill of slot i: past the six VS Code chart colours the same colours come back hatched, then dotted. */
+  /** The whole fill of slot i: past the five palette colours the same colours come back hatched, then dotted. */
   slotStyle(i: number): SlotStyle;
 }
 
 /**
- * The VS Code chart colours, in slot order (the two closest hues, orange and yellow, furthest
- * apart), with the light-theme default of each.
+ * The VS Code chart colours, in slot order, with the light-theme default of each. Yellow is left
+ * out: in VS Code's light and dark themes it is too close to orange to tell two touching segments
+ * apart.
  */
 export const PALETTE: readonly [string, string][] = [
   ['--vscode-charts-blue', '#1a85ff'],
@@ -79,15 +80,14 @@ export const PALETTE: readonly [string, string][] = [
   ['--vscode-charts-green', '#388a34'],
   ['--vscode-charts-purple', '#652d90'],
   ['--vscode-charts-red', '#e51400'],
-  ['--vscode-charts-yellow', '#bf8803'],
 ];
 
 const color = (read: CssReader, variable: string, fallback: string): Rgba =>
   parseColor(read(variable)) ?? parseColor(fallback)!;
 
 /**
- * The chart colours of the current theme. Slot i is the palette's colour i mod 6 (see
- * {@link PALETTE}); each later round of six is told apart by its fill ({@link SlotStyle}), not by a
+ * The chart colours of the current theme. Slot i is the palette's colour i mod 5 (see
+ * {@link PALETTE}); each later round of five is told apart by its fill ({@link SlotStyle}), not by a
  * shade, so neighbouring slots stay apart in light, dark and high-contrast themes.
  */
 export function chartColors(read: CssReader): ChartColors {

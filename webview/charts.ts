@@ -97,7 +97,7 @@ const barExtrasPlugin: Plugin<'bar'> = {
   },
 };
 
-/** A canvas fill for slot `slot`: its colour, or (past the six chart colours) hatched or dotted on a tint of it. */
+/** A canvas fill for slot `slot`: its colour, or (past the five palette colours) hatched or dotted on a tint of it. */
 function fillOf(c: ChartColors, slot: number): string | CanvasPattern {
   const style = c.slotStyle(slot);
   if (style.fill === 'solid') return style.color;

@@ -63,6 +63,7 @@ export interface Locator {
   isVisible(): Promise<boolean>;
   evaluate<T>(fn: string | ((el: any, arg: any) => T), arg?: unknown): Promise<T>;
   boundingBox(): Promise<{ x: number; y: number; width: number; height: number } | null>;
+  screenshot(options: { path: string }): Promise<unknown>;
 }
 export interface Frame {
   url(): string;
@@ -85,7 +86,7 @@ export interface Page {
   on(event: 'console' | 'pageerror', fn: (arg: any) => void): void;
 }
 interface Browser {
-  newPage(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  newPage(options?: { viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' }): Promise<Page>;
   close(): Promise<void>;
 }
 interface ChromiumLauncher {
@@ -390,6 +391,14 @@ export class UiSession {
     const path = join(OUT_DIR, `${name}.png`);
     await this.page.screenshot({ path });
     return path;
+  }
+
+  /**
+   * A page of its own in the same Chromium (e.g. an HTML report opened from disk), `scheme` its
+   * prefers-color-scheme; the caller closes it.
+   */
+  async extraPage(scheme: 'light' | 'dark'): Promise<Page & { close(): Promise<void> }> {
+    return (await this.browser.newPage({ viewport: { width: 1200, height: 900 }, colorScheme: scheme })) as Page & { close(): Promise<void> };
   }
 
   /** A visible notification toast whose text matches. */

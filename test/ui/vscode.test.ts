@@ -13,7 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import { formatBytes, formatMs as annotationMs } from '../../extension/annotations/annotationText';
 import type { RunFile } from '../../protocol/runFile';
 import { formatMs } from '../../webview/format';
-import { REPO, UiSession, uiMissingReason, waitUntil, type Frame } from './uiEnv';
+import { renderComparisonReport } from '../../client/htmlReport';
+import { OUT_DIR, REPO, UiSession, uiMissingReason, waitUntil, type Frame } from './uiEnv';
 
 const missing = uiMissingReason();
 if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
@@ -104,6 +105,60 @@ async function canvasInk(frame: Frame): Promise<{ label: string; width: number; 
     for (let i = 3; i < d.length; i += 4) if (d[i] > 0) ink++;
     return { label: c.getAttribute('aria-label') || '', width: c.width, height: c.height, ink };
   })`);
+}
+
+/** A real run of docs/results. */
+const result = (file: string): RunFile => JSON.parse(readFileSync(join(REPO, 'docs', 'results', file), 'utf8'));
+
+/**
+ * One run file holding every chart kind, for the chart screenshots: the H200 run (init, split,
+ * destroy, abort) with the experiments of the other real H200 runs of the same NCCL added
+ * unchanged (pool; split-share, shrink-abort; C4 and C6 with their expected hangs; c10d).
+ */
+function chartsRun(): string {
+  const run = structuredClone(WHEEL);
+  assert.ok(run.stamp);
+  run.stamp.startedAt = new Date(Date.now() - DAY).toISOString();
+  const take = (file: string, ids: string[]) => result(file).experiments.filter((e) => ids.includes(e.experiment));
+  run.experiments.push(
+    ...take('h200x2-nccl2.28.9-wheel.catalogue.json', ['pool']),
+    ...take('h200x2-nccl2.28.9-wheel.cases.json', ['split-share', 'shrink-abort']),
+    ...take('h200x2-nccl2.28.9-wheel.c4c6.cases.json', ['init-abort', 'split-subset']),
+    ...take('h200x2-torch2.11-nccl2.28.9-c10d.json', ['c10d']),
+  );
+  run.errors = result('h200x2-nccl2.28.9-wheel.c4c6.cases.json').errors;
+  return JSON.stringify(run, null, 2);
+}
+
+/** The chart kinds screenshotted: [experiment, which .chart of its section (0 steps, 1 memory), name]. */
+const CHART_SHOTS: [string, number, string][] = [
+  ['init', 0, 'step-chart'],
+  ['split', 1, 'memory-chart'],
+  ['pool', 0, 'pool'],
+  ['split-share', 0, 'split-share'],
+  ['split-share', 1, 'split-share-memory'],
+  ['shrink-abort', 0, 'shrink-abort'],
+  ['c10d', 0, 'c10d'],
+];
+
+/**
+ * Per canvas of the webview: how many pixels are drawn in the theme's text colour
+ * (--vscode-foreground, within a small distance): the ticks, labels, legend and values.
+ */
+async function textInk(frame: Frame): Promise<{ label: string; ink: number }[]> {
+  return frame.evaluate(`(() => {
+    const probe = document.createElement('span');
+    probe.style.color = 'var(--vscode-foreground)';
+    document.body.appendChild(probe);
+    const fg = getComputedStyle(probe).color.replace(/[^0-9.,]/g, '').split(',').map(Number);
+    probe.remove();
+    return [...document.querySelectorAll('canvas')].map((c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let ink = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 200 && Math.abs(d[i] - fg[0]) + Math.abs(d[i + 1] - fg[1]) + Math.abs(d[i + 2] - fg[2]) < 40) ink++;
+      return { label: c.getAttribute('aria-label') || '', ink };
+    });
+  })()`);
 }
 
 describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout: 300_000 }, () => {
@@ -550,6 +605,85 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         10_000,
       );
       await s.shot('b2-cancelled');
+    });
+  });
+  test('(f) every chart kind reads in a light theme, then in a dark one after a live theme switch; expected hangs sit under their case', async () => {
+    await scenario('f', async () => {
+      const ws = s.workspace('charts', {
+        '.vscode/settings.json': JSON.stringify({ 'workbench.colorTheme': 'Default Light Modern' }, null, 2),
+        '.commcost/runs/h200x2-charts.json': chartsRun(),
+        'comm.cc': ['#include <nccl.h>', '', 'void f(ncclComm_t parent, int rank, ncclComm_t* child) {', '  ncclCommSplit(parent, rank % 2, rank, child, NULL);', '}', ''].join('\n'),
+      });
+      await s.openFolder(ws);
+      await openFile('comm.cc', 'ncclCommSplit');
+      const open = lens('to first collective');
+      await open.waitFor({ state: 'visible', timeout: 20_000 });
+      await open.locator('a').first().click();
+      const frame = await s.resultsFrame();
+      await waitUntil(() => frame.evaluate<boolean>(`document.body.classList.contains('vscode-light')`), 'a light theme in the panel', 10_000);
+      await waitUntil(async () => (await canvasInk(frame)).length >= 12, 'every chart drawn', 20_000);
+
+      // Expected hangs (C4, C6) are listed in their case's section, and the run has no Errors list.
+      const hangs = await frame.evaluate<Record<string, number>>(`Object.fromEntries([...document.querySelectorAll('vscode-collapsible.exp')].map((c) => [c.heading, c.querySelectorAll('.expected-hangs li').length]))`);
+      assert.equal(hangs['init-abort'], 1, JSON.stringify(hangs));
+      assert.equal(hangs['split-subset'], 1, JSON.stringify(hangs));
+      assert.equal(await frame.evaluate<boolean>(`[...document.querySelectorAll('h2')].some((e) => /^Errors$/.test(e.textContent))`), false);
+      assert.equal(await frame.evaluate<string>(`document.querySelector('.status .label').textContent`), 'complete');
+
+      const headings = await frame.evaluate<string[]>(`[...document.querySelectorAll('vscode-collapsible.exp')].map((c) => c.heading)`);
+      const section = (experiment: string) => {
+        assert.ok(headings.includes(experiment), `a section for ${experiment}: ${headings.join(', ')}`);
+        return frame.locator('vscode-collapsible.exp').nth(headings.indexOf(experiment));
+      };
+      const shots = async (theme: string) => {
+        for (const [experiment, k, name] of CHART_SHOTS) {
+          const box = section(experiment).locator('.chart').nth(k);
+          await box.evaluate((el: { scrollIntoView(): void }) => el.scrollIntoView());
+          const height = await box.evaluate<number>((el: { clientHeight: number }) => el.clientHeight);
+          assert.ok(height > 120, `${experiment} chart ${k}: ${height} px`);
+          await box.screenshot({ path: join(OUT_DIR, `f-${theme}-${name}.png`) });
+        }
+      };
+      await shots('light');
+      const light = await textInk(frame);
+      for (const c of light) assert.ok(c.ink > 200, `text in the light theme's colour on ${JSON.stringify(c)}`);
+      await frame.evaluate(`window.scrollTo(0, 0)`);
+      await s.shot('f1-charts-light');
+
+      // Live switch: the workspace setting changes, VS Code re-themes the open panel.
+      writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'workbench.colorTheme': 'Default Dark Modern' }, null, 2));
+      await waitUntil(() => frame.evaluate<boolean>(`document.body.classList.contains('vscode-dark')`), 'the dark theme in the panel', 20_000);
+      await waitUntil(
+        async () => (await textInk(frame)).every((c) => c.ink > 200),
+        'every chart redrawn with the dark theme\'s text colour',
+        10_000,
+      );
+      await shots('dark-after-switch');
+      await frame.evaluate(`window.scrollTo(0, 0)`);
+      await s.shot('f2-charts-dark-after-switch');
+    });
+  });
+
+  test('(g) the comparison report reads in light and dark (prefers-color-scheme)', async () => {
+    await scenario('g', async () => {
+      const html = join(OUT_DIR, 'g-comparison.html');
+      writeFileSync(html, renderComparisonReport([WHEEL, result('h200x2-nccl2.28.3-system.json')]));
+      for (const scheme of ['light', 'dark'] as const) {
+        const page = await s.extraPage(scheme);
+        try {
+          await page.goto(`file://${html}`, { waitUntil: 'load' });
+          await page.locator('canvas').first().waitFor({ state: 'visible', timeout: 10_000 });
+          const bg = await page.evaluate<string>(`getComputedStyle(document.body).backgroundColor`);
+          assert.equal(bg, scheme === 'dark' ? 'rgb(30, 30, 30)' : 'rgb(255, 255, 255)');
+          const i = await page.evaluate<number>(`[...document.querySelectorAll('vscode-collapsible.exp')].findIndex((c) => c.heading === 'split')`);
+          assert.ok(i >= 0, 'a split section');
+          const box = page.locator('vscode-collapsible.exp').nth(i).locator('.chart').first();
+          await box.screenshot({ path: join(OUT_DIR, `g-${scheme}-comparison.png`) });
+          await page.screenshot({ path: join(OUT_DIR, `g-${scheme}-comparison-page.png`) });
+        } finally {
+          await page.close();
+        }
+      }
     });
   });
 });

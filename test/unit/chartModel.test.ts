@@ -179,15 +179,15 @@ for (const [text, expected] of colorCases) {
   });
 }
 
-test('chart colours follow the theme\'s variables: dark text on light, light text on dark; palette slots past six are hatched, then dotted', () => {
+test('chart colours follow the theme\'s variables: dark text on light, light text on dark; palette slots past five are hatched, then dotted', () => {
   const light = chartColors((v) => ({ '--vscode-foreground': '#222222', '--vscode-editor-background': '#ffffff' })[v] ?? '');
   const dark = chartColors((v) => ({ '--vscode-foreground': '#cccccc', '--vscode-editor-background': '#1e1e1e', '--vscode-charts-blue': '#3794ff' })[v] ?? '');
   assert.equal(light.text, 'rgba(34, 34, 34, 1)');
   assert.equal(dark.text, 'rgba(204, 204, 204, 1)');
   assert.equal(light.slot(0), formatColor(parseColor(PALETTE[0]![1])!), 'the light default when the theme sets none');
   assert.equal(dark.slot(0), 'rgba(55, 148, 255, 1)', 'the theme\'s own chart colour');
-  assert.deepEqual([0, 5, 6, 12].map((i) => dark.slotStyle(i).fill), ['solid', 'solid', 'hatched', 'dotted']);
-  assert.equal(dark.slot(6), dark.slot(0));
+  assert.deepEqual([0, 4, 5, 10].map((i) => dark.slotStyle(i).fill), ['solid', 'solid', 'hatched', 'dotted']);
+  assert.equal(dark.slot(PALETTE.length), dark.slot(0));
   assert.equal(dark.slot(NEUTRAL_SLOT), formatColor(mixColor(parseColor('#cccccc')!, parseColor('#1e1e1e')!, 0.45)));
   assert.notEqual(light.slot(NEUTRAL_SLOT), dark.slot(NEUTRAL_SLOT));
 });
