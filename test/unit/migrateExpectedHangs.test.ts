@@ -27,7 +27,8 @@ function oldForm(run: RunFile): RunFile {
   const old = structuredClone(run);
   old.status = 'partial';
   old.errors = old.errors.map((e) => {
-    const { expected: _expected, ...rest } = e;
+    const rest = { ...e };
+    delete rest.expected;
     return e.code === 'TIMEOUT' ? { ...rest, hint: OLD_HINT } : rest;
   });
   return old;
