@@ -65,6 +65,10 @@ describe('commcost report with several runs', { skip }, () => {
     assert.match(r.stdout, /A = vm · NCCL 2\.28\.9/);
     assert.match(r.stdout, /B = vm · NCCL 2\.28\.3/);
     assert.match(r.stdout, /init default · total \(to first collective\): init to first collective\s+175\.7\s+190\.6\s+1\.09×/);
+    // Marked only beyond the spread of both runs' samples: the 1.07× init call is not, splitShare=1's 0.64× is; the rule follows the table.
+    assert.match(r.stdout, /init default · call: ncclCommInitRankConfig\s+31\.94\s+34\.26\s+1\.07×\n/);
+    assert.match(r.stdout, /split whole\/splitShare=1 · call: ncclCommSplit\s+46\.64\s+29\.71\s+0\.64× beyond spread\n/);
+    assert.match(r.stdout, /\nA ratio is marked only when the difference is beyond the spread of both runs' own per-iteration\n/);
   });
 
   test('one run keeps the single-run report; a file that is not a run is refused (exit 2)', async () => {
@@ -104,7 +108,8 @@ describe('commcost measure --nccl A --nccl B', { skip }, () => {
     // each run's summary, then the comparison: 90 ms on 2.28.9 (samples 90, 91, 92), 30 ms on 2.28.3
     assert.match(r.stdout, /A = fakehost · NCCL 2\.28\.9/);
     assert.match(r.stdout, /B = fakehost · NCCL 2\.28\.3/);
-    assert.match(r.stdout, /init default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34×/);
+    // 3 samples against 3 cannot tell a difference at p < 0.05, even a threefold one.
+    assert.match(r.stdout, /init default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34× too few samples/);
     assert.match(r.stdout, /split default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34×/);
     const page = readFileSync(html, 'utf8');
     const data = JSON.parse(/<script type="application\/json" id="commcost-compare">([\s\S]*?)<\/script>/.exec(page)![1]!) as { runs: RunFile[] };
