@@ -40,6 +40,18 @@ const variantSummary = {
       },
     },
     memoryBytes: { type: 'object', additionalProperties: num },
+    memStats: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        required: ['suspendableBytes', 'persistentBytes', 'totalBytes'],
+        properties: { suspendableBytes: num, persistentBytes: num, totalBytes: num },
+      },
+    },
+    counts: {
+      type: 'object',
+      additionalProperties: { type: 'object', required: ['min', 'max', 'sum', 'n'], properties: { min: num, max: num, sum: num, n: int } },
+    },
     env: { type: 'object', additionalProperties: str },
     ratios: {
       type: 'array',

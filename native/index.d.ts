@@ -72,6 +72,33 @@ export interface Timed {
   ms: number;
   /** CLOCK_MONOTONIC in ns when the barrier released (only if `gen` was given); a Number, so precision loss is possible. */
   releaseNs?: number;
+  /** Set when an in-flight window armed by {@link armInFlight} ran around this call. */
+  inFlight?: InFlightReport;
+}
+
+/** What the in-flight window of {@link armInFlight} saw around one timed call. */
+export interface InFlightReport {
+  /**
+   * The CUDA event recorded after the enqueues was not complete when the timed span began
+   * (cuEventQuery answered CUDA_ERROR_NOT_READY): work was in flight when the call started.
+   */
+  atStart: boolean;
+  /** Allreduces enqueued after the barrier, before the span. */
+  enqueued: number;
+  /** Their enqueue calls and the event record, ms (outside the span). */
+  enqueueMs: number;
+  /** The library call alone, ms; `ms` adds the stream synchronize when `untilQuiet`. */
+  callMs: number;
+}
+
+/** One allreduce of an in-flight window: float32 sum of `bytes` from `buffer` (default 0). */
+export interface InFlightOp {
+  comm: number;
+  bytes: number;
+  buffer?: number;
+  /** Out of place into this buffer at `recvOffset` (bytes, default 0); in place when absent. */
+  recvBuffer?: number;
+  recvOffset?: number;
 }
 
 /** ncclConfig_t fields commcost sets; others stay NCCL_CONFIG_UNDEF (library default). */
@@ -344,6 +371,35 @@ export function commAbort(comm: number, gen?: number): Promise<Timed>;
  * @returns how many communicators of the table were aborted (pending abortable inits not counted)
  */
 export function abortAll(): number;
+
+/**
+ * Arms the in-flight window of the next timed operation (the drain, revoke and NCCL_SHRINK_ABORT
+ * experiments): on that op's worker thread, after the barrier released (when it has a `gen`) and
+ * before its span starts, the allreduces of `ops` are enqueued on the addon's stream without a
+ * synchronize, a CUDA event is recorded after them and queried; the op's result then carries
+ * `inFlight` ({@link InFlightReport}). With `untilQuiet` the span also covers a
+ * cuStreamSynchronize after the call, so `ms` ends when the GPU work is done and `inFlight.callMs`
+ * is the call alone. One arming serves one timed op; arming again replaces an unused one. An
+ * empty `ops` arms a window with nothing enqueued (atStart then tells whether earlier work was
+ * still running). Sync.
+ * @throws NativeError ARG (the driver lacks the event functions, bytes not a multiple of 4, a
+ *   range that does not fit its buffer, unknown comm or buffer); an enqueue failure rejects the op
+ */
+export function armInFlight(ops: InFlightOp[], opts?: { untilQuiet?: boolean }): void;
+
+/**
+ * cuMemsetD32 of the first `bytes` (default: the whole buffer) of a memAlloc buffer (or 0) with
+ * the float32 `value`; ordered before later work on the addon's stream. Sync.
+ * @throws NativeError ARG (no device, unknown buffer, bytes not a multiple of 4 or too large), CUDA
+ */
+export function memFill(buffer: number, value: number, bytes?: number): void;
+
+/**
+ * The float32 values at byte `offsets` (multiples of 4) of a buffer, copied back with
+ * cuMemcpyDtoH (after the work on the addon's stream): the drop check of in-flight work. Sync.
+ * @throws NativeError ARG (no device, unknown buffer, offset not a multiple of 4 or outside), CUDA
+ */
+export function readFloats(buffer: number, offsets: number[]): number[];
 
 /** cuMemGetInfo on this process's device (after initDevice). Sync. */
 export function memInfo(): MemInfo;

@@ -373,8 +373,40 @@ export interface SampleEvent {
   memoryBytes?: Record<string, number[]>;
   /** Barrier release skew of this iteration's first timed step: max − min release time across ranks, µs. */
   releaseSkewUs?: number;
+  /**
+   * NCCL's own account of its GPU memory (ncclCommMemStats, NCCL ≥ 2.29.7) at the memory points
+   * where it was read, keyed like `memoryBytes`: each field the MAX over the ranks that reported
+   * the point. Absent where the library lacks ncclCommMemStats (see `memStatsNote`, runFile.ts).
+   */
+  memStats?: Record<string, MemStatsBytes>;
+  /**
+   * Per rank counts of this iteration (rank order; null where a rank reported none), e.g.
+   * `inFlightAtStart` (1 when work was in flight as the timed call began), `inFlightEnqueued`,
+   * `inFlightCompleted` and `inFlightDropped` (the drop check of revoke and NCCL_SHRINK_ABORT).
+   */
+  counts?: Record<string, (number | null)[]>;
   /** NCCL's view of this iteration's creations (variants with VariantPlan.ncclInitView); a creation appears only when every rank's line was read. */
   ncclInit?: NcclInitParts;
+}
+
+/**
+ * ncclCommMemStats of the communicators a rank holds at a memory point, summed, bytes:
+ * ncclStatGpuMemSuspend (what ncclCommSuspend(NCCL_SUSPEND_MEM) would release),
+ * ncclStatGpuMemPersist (what it keeps) and ncclStatGpuMemTotal (all GPU memory NCCL tracks).
+ */
+export interface MemStatsBytes {
+  suspendableBytes: number;
+  persistentBytes: number;
+  totalBytes: number;
+}
+
+/** A count over every rank and recorded iteration of a variant (see SampleEvent.counts). */
+export interface CountSummary {
+  min: number;
+  max: number;
+  sum: number;
+  /** Rank-iterations that reported it. */
+  n: number;
 }
 
 /** Distribution of one step over the recorded iterations (ms). */
@@ -401,6 +433,10 @@ export interface VariantSummary {
   steps: (StepPlan & { stats: StepStats; samples: number[] })[];
   /** Memory per point, median over recorded iterations of the per-GPU MAX, bytes. */
   memoryBytes?: Record<string, number>;
+  /** ncclCommMemStats per point, each field the median over recorded iterations of the per-GPU MAX, bytes (see SampleEvent.memStats). */
+  memStats?: Record<string, MemStatsBytes>;
+  /** Counts over every rank and recorded iteration (see SampleEvent.counts). */
+  counts?: Record<string, CountSummary>;
   /** The plan's ratios (VariantPlan.ratios) with their value, when both steps have figures. */
   ratios?: (RatioPlan & { value: number })[];
   /** NCCL's own view beside the figures (variants with VariantPlan.ncclInitView). */
@@ -610,6 +646,8 @@ function eventShapeProblem(v: Record<string, unknown>): string | undefined {
               isStepList(x.steps) &&
               (x.steps as Record<string, unknown>[]).every((s) => isRecord(s.stats) && ['median', 'p90', 'min', 'max', 'mean', 'n'].every((k) => isNum((s.stats as Record<string, unknown>)[k])) && Array.isArray(s.samples) && s.samples.every(isNum)) &&
               (x.memoryBytes === undefined || isNumRecord(x.memoryBytes)) &&
+              (x.memStats === undefined || isPartsRecord(x.memStats)) &&
+              (x.counts === undefined || isPartsRecord(x.counts)) &&
               (x.ratios === undefined || (Array.isArray(x.ratios) && x.ratios.every((r) => isRecord(r) && isStr(r.id) && isStr(r.label) && isStr(r.of) && isStr(r.to) && isNum(r.value)))) &&
               (x.ncclInit === undefined || isNcclInitSummary(x.ncclInit)),
           ),

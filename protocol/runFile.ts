@@ -104,3 +104,22 @@ const MEMORY_POINT_WORDS: Readonly<Record<string, string>> = {
 export function memoryPointLabel(point: string): string {
   return Object.hasOwn(MEMORY_POINT_WORDS, point) ? MEMORY_POINT_WORDS[point]! : point;
 }
+
+/** First NCCL release with ncclCommMemStats (its symbol alone is not enough: the version must be too). */
+export const MEM_STATS_SINCE = { code: 22907, version: '2.29.7' } as const;
+
+/**
+ * Why a run holds no ncclCommMemStats figures (NCCL's own account of its memory beside the
+ * free-memory delta), read from the run's own stamp: the loaded NCCL predates 2.29.7 or lacks the
+ * symbol. Undefined when the library had it (or the run has no stamp). Pure.
+ * @returns e.g. "ncclCommMemStats is not in NCCL 2.28.9 (needs ≥ 2.29.7): memory is the free-memory delta only"
+ */
+export function memStatsNote(run: { stamp?: { ncclVersion?: unknown; ncclVersionCode?: unknown; ncclSymbols?: unknown } | null } | null | undefined): string | undefined {
+  const s = run?.stamp;
+  if (!s || typeof s !== 'object' || typeof s.ncclVersionCode !== 'number') return undefined;
+  const symbols = s.ncclSymbols && typeof s.ncclSymbols === 'object' ? (s.ncclSymbols as Record<string, unknown>) : {};
+  const version = typeof s.ncclVersion === 'string' ? s.ncclVersion : String(s.ncclVersionCode);
+  if (s.ncclVersionCode >= MEM_STATS_SINCE.code && symbols.ncclCommMemStats === true) return undefined;
+  const why = symbols.ncclCommMemStats === true ? `needs ≥ ${MEM_STATS_SINCE.version}` : `the library does not export it; needs ≥ ${MEM_STATS_SINCE.version}`;
+  return `ncclCommMemStats is not in NCCL ${version} (${why}): memory is the free-memory delta only`;
+}

@@ -35,6 +35,7 @@ import { LineChannel } from './lineChannel';
 import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
 import { hostAddresses, NODE_SILENCE_MS, NodeServer, placeRanks, runNodeHost, startLocalRank, type RankHandle, type RankPlace } from './nodes';
+import { addExtras, combineExtras, summarizeExtras, type ExtrasRecord } from './iterationExtras';
 import type { CoordinatorToRank, IterationReport, RankToCoordinator, RankWork } from './rankWire';
 import { combineRanks, summarize } from './stats';
 import { addIteration, combineRanksViews, emptyViewRecord, summarizeViews, type ViewRecord } from './ncclInitTimings';
@@ -109,6 +110,8 @@ interface VariantRecord {
   done: number;
   /** NCCL's view over the recorded iterations (plans with ncclInitView). */
   nccl?: ViewRecord;
+  /** ncclCommMemStats and counts of the recorded iterations (iterationExtras.ts). */
+  extras?: ExtrasRecord;
 }
 
 type Emit = (ev: AgentEvent) => void;
@@ -291,7 +294,7 @@ export class Coordinator {
         return of !== undefined && to !== undefined && to > 0 ? [{ ...r, value: of / to }] : [];
       });
       const ncclInit = record.nccl && summarizeViews(record.nccl, v.ncclInitView?.creations ?? [], v.ncclInitView?.note);
-      return { variant: v.variant, ...(v.env ? { env: v.env } : {}), steps, memoryBytes, ...(ratios.length > 0 ? { ratios } : {}), ...(ncclInit ? { ncclInit } : {}) };
+      return { variant: v.variant, ...(v.env ? { env: v.env } : {}), steps, memoryBytes, ...(ratios.length > 0 ? { ratios } : {}), ...(ncclInit ? { ncclInit } : {}), ...summarizeExtras(record.extras) };
     });
     this.emit({ type: 'experiment/summary', experiment, variants });
   }
@@ -763,6 +766,7 @@ class RankSession {
     // NCCL's view (plans with ncclInitView): a creation counts when every rank read its line.
     const ncclInit = record.nccl ? combineRanksViews(byRank.map((r) => r.ncclInit?.views)) : undefined;
     if (record.nccl && ncclInit && !report.warmup) addIteration(record.nccl, ncclInit, byRank.reduce((n, r) => n + (r.ncclInit?.malformedLines ?? 0), 0));
+    const extras = combineExtras(byRank); // ncclCommMemStats (MAX over ranks) and per-rank counts
     const sample: SampleEvent = {
       type: 'run/sample',
       experiment: report.experiment as ExperimentId,
@@ -774,6 +778,7 @@ class RankSession {
       memoryBytes,
       releaseSkewUs: skewUs,
       ...(ncclInit && Object.keys(ncclInit).length > 0 ? { ncclInit } : {}),
+      ...extras,
     };
     this.emit(sample);
     const total = this.options.warmup + this.options.iterations;
@@ -791,6 +796,7 @@ class RankSession {
     if (!report.warmup) {
       for (const [s, v] of Object.entries(steps)) (record.samples[s] ??= []).push(v);
       for (const [p, v] of Object.entries(reported)) (record.memory[p] ??= []).push(Math.max(...v));
+      record.extras = addExtras(record.extras, extras);
     }
     record.done++;
     this.onCombined(report.experiment as ExperimentId);

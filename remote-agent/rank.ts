@@ -8,7 +8,7 @@
  * its coordinator.
  */
 import * as net from 'node:net';
-import { DEFAULT_RUN_OPTIONS, type RunOptions } from '../protocol/events';
+import { DEFAULT_RUN_OPTIONS, type MemStatsBytes, type RunOptions } from '../protocol/events';
 import { CATALOGUE } from './experiments/catalogue';
 import type { ProcessStart, RankContext } from './experiments/experiment';
 import type { NcclInitParts } from '../protocol/events';
@@ -162,8 +162,24 @@ class RankRunner implements RankContext {
     if (this.current) this.current.steps[step] = ms;
   }
 
-  markMemory(point: string): void {
+  markMemory(point: string, comms?: readonly number[]): void {
     if (this.current) this.current.memory[point] = this.memBaseline - this.native.memInfo().freeBytes;
+    // NCCL's own account beside the free-memory delta, where the library has ncclCommMemStats.
+    if (!this.current || !comms || comms.length === 0) return;
+    let sum: MemStatsBytes | undefined;
+    for (const comm of comms) {
+      const m = this.native.commMemStats(comm);
+      if (!m) return; // not in this NCCL: nothing recorded (the run says why: memStatsNote)
+      sum ??= { suspendableBytes: 0, persistentBytes: 0, totalBytes: 0 };
+      sum.suspendableBytes += m.suspendableBytes ?? 0;
+      sum.persistentBytes += m.persistentBytes ?? 0;
+      sum.totalBytes += m.totalBytes ?? 0;
+    }
+    if (sum) (this.current.memStats ??= {})[point] = sum;
+  }
+
+  count(name: string, value: number): void {
+    if (this.current) (this.current.counts ??= {})[name] = value;
   }
 
   get processStart(): ProcessStart | undefined {

@@ -3,7 +3,7 @@
  * over one TCP connection per rank, the "control channel"). The timing barrier is a separate
  * binary TCP channel driven from native code (see barrierServer.ts).
  */
-import type { ErrorCode, NcclInitParts, RunOptions } from '../protocol/events';
+import type { ErrorCode, MemStatsBytes, NcclInitParts, RunOptions } from '../protocol/events';
 
 /** Which experiment variants a rank session runs, in order. */
 export interface RankWork {
@@ -32,6 +32,10 @@ export interface IterationReport {
   releaseNs: Record<string, number>;
   /** Point → device memory taken since the iteration started (free-memory delta), bytes. */
   memory: Record<string, number>;
+  /** Point → ncclCommMemStats summed over the communicators marked there (NCCL ≥ 2.29.7). */
+  memStats?: Record<string, MemStatsBytes>;
+  /** Name → this rank's count in this iteration (e.g. inFlightAtStart, inFlightDropped). */
+  counts?: Record<string, number>;
   /** Running total of every library call's duration on this rank (timed and untimed), ms. */
   libraryMs: number;
   /** NCCL's view of this iteration's creations on this rank and its unreadable lines (RankContext.recordNcclInit). */

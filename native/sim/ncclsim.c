@@ -46,6 +46,14 @@
  *   measured: bootstrap = the rendezvous, kernels = the kernel load, rest = the remainder), to
  *   NCCL_DEBUG_FILE (%h host, %p pid, %% a percent sign) or else stdout. Test hook:
  *   COMMCOST_SIM_INIT_TIMINGS_GARBLED=1 writes an unreadable "Init timings" line before each one.
+ * - In-flight work and its data (the drain and drop checks): cuEventRecord puts a marker on the
+ *   stream behind the work already queued; cuEventQuery answers CUDA_ERROR_NOT_READY (600) until
+ *   the stream thread reaches it, so work is observably in flight while the stream's host-side
+ *   timer (rendezvous + bytes / COMMCOST_SIM_BW_GBPS) runs. Device data is modelled as uniform
+ *   float32 ranges: cuMemsetD32/D8 write one, a float32-sum allreduce that completes writes its
+ *   receive range with the sum of every rank's value (carried in its rendezvous), cuMemcpyDtoH_v2
+ *   reads them back; an allreduce dropped by ncclCommRevoke, ncclCommAbort or NCCL_SHRINK_ABORT
+ *   before it finished writes nothing.
  * - CUDA graphs: cuStreamBeginCapture_v2 .. cuStreamEndCapture records the allreduces enqueued in
  *   between (not run); cuGraphInstantiateWithFlags costs COMMCOST_SIM_GRAPH_MS; cuGraphLaunch
  *   enqueues the recorded ops again (each launch is a new rendezvous).
@@ -360,6 +368,54 @@ static void memRelease(unsigned long long bytes) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Device data (the drop check of in-flight work)                                              */
+/* Device memory holds no bytes; what it holds is modelled as uniform float32 ranges, newest
+ * first: cuMemsetD32/D8 write one, an allreduce that completes writes its receive range with the
+ * sum of every rank's value at its send buffer (the first float of it: ranges are uniform), and
+ * cuMemcpyDtoH reads them back (0 where nothing was written). A dropped allreduce (revoked,
+ * aborted, shrunk with NCCL_SHRINK_ABORT before it finished) writes nothing. */
+
+typedef struct Fill { uintptr_t ptr; size_t bytes; float value; struct Fill* next; } Fill;
+static pthread_mutex_t dataLock = PTHREAD_MUTEX_INITIALIZER;
+static Fill* fills = NULL;
+
+/* Drops every range inside [ptr, ptr+bytes) (caller holds dataLock). */
+static void dataForgetLocked(uintptr_t ptr, size_t bytes) {
+  Fill** link = &fills;
+  while (*link) {
+    Fill* f = *link;
+    if (f->ptr >= ptr && f->ptr + f->bytes <= ptr + bytes) { *link = f->next; free(f); }
+    else link = &f->next;
+  }
+}
+
+static void dataWrite(uintptr_t ptr, size_t bytes, float value) {
+  if (!ptr || !bytes) return;
+  Fill* f = (Fill*)calloc(1, sizeof *f);
+  if (!f) return;
+  f->ptr = ptr; f->bytes = bytes; f->value = value;
+  pthread_mutex_lock(&dataLock);
+  dataForgetLocked(ptr, bytes);
+  f->next = fills;
+  fills = f;
+  pthread_mutex_unlock(&dataLock);
+}
+
+static float dataRead(uintptr_t ptr) {
+  float v = 0.0f;
+  pthread_mutex_lock(&dataLock);
+  for (Fill* f = fills; f; f = f->next) if (ptr >= f->ptr && ptr < f->ptr + f->bytes) { v = f->value; break; }
+  pthread_mutex_unlock(&dataLock);
+  return v;
+}
+
+static void dataForget(uintptr_t ptr, size_t bytes) {
+  pthread_mutex_lock(&dataLock);
+  dataForgetLocked(ptr, bytes);
+  pthread_mutex_unlock(&dataLock);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* CUDA driver API                                                                              */
 
 static int cuInitialized = 0;
@@ -475,18 +531,41 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   pthread_mutex_unlock(&simLock);
   if (!a) return CUDA_ERROR_INVALID_VALUE;
   memRelease(a->bytes);
+  dataForget((uintptr_t)a->ptr, a->bytes);
   free(a);
   return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) {
-  (void)p; (void)v; (void)n;
-  return cuInitialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  unsigned int bits = 0x01010101u * v;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  dataWrite((uintptr_t)p, n, f);
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n) {
-  (void)p; (void)v; (void)n;
-  return cuInitialized ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  float f;
+  memcpy(&f, &v, sizeof f);
+  dataWrite((uintptr_t)p, n * 4, f);
+  return CUDA_SUCCESS;
+}
+
+/* Reads the modelled data back (see "Device data"); waits for the stream first, as a copy on the
+ * legacy default stream waits for the work of blocking streams. */
+EXPORT CUresult cuStreamSynchronize(CUstream s);
+EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!dst && bytes) return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = cuStreamSynchronize(NULL);
+  if (r != CUDA_SUCCESS) return r;
+  for (size_t i = 0; i < bytes; i += 4) {
+    float f = dataRead((uintptr_t)(src + i));
+    memcpy((char*)dst + i, &f, bytes - i < 4 ? bytes - i : 4);
+  }
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemGetInfo_v2(size_t* freeBytes, size_t* totalBytes) {
@@ -902,7 +981,12 @@ __attribute__((unused)) static ncclResult_t versionGate(const char* fn, int sinc
 /* ------------------------------------------------------------------------------------------ */
 /* The stream: one queue per process, served by a background thread                           */
 
-typedef struct StreamOp { ncclComm_t comm; uint64_t seq; double bytes, extraMs; struct StreamOp* next; } StreamOp;
+typedef struct SimEvent SimEvent;
+/* An allreduce on `comm`, or (comm NULL) the marker of cuEventRecord for `event`. `src`/`dst`: the
+ * float32 sum's buffers for the data model (0 = none: another type or op). */
+typedef struct StreamOp { ncclComm_t comm; uint64_t seq; double bytes, extraMs; uintptr_t src, dst; SimEvent* event; struct StreamOp* next; } StreamOp;
+static void dataAllReduceDone(StreamOp* op, const float* contributions, int nranks);
+static void eventReached(SimEvent* e);
 static pthread_mutex_t streamLock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t streamWork = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t streamIdle = PTHREAD_COND_INITIALIZER;
@@ -920,11 +1004,16 @@ static void runOp(StreamOp* op) {
   ncclComm_t c = op->comm;
   const SimSettings* s = settings();
   if (commHalted(c)) return; /* killed: revoke, abort or shrink-abort */
-  ncclResult_t r = rendezvous(c->addr, c->port, c->tag, op->seq, c->nranks, c->rank, NULL, 0, NULL, c, "ncclAllReduce");
+  /* Each rank's value at src travels in the rendezvous (the data model: dataAllReduceDone). */
+  float mine = op->src ? dataRead(op->src) : 0.0f;
+  float* all = (float*)calloc((size_t)c->nranks, sizeof(float));
+  if (!all) return;
+  ncclResult_t r = rendezvous(c->addr, c->port, c->tag, op->seq, c->nranks, c->rank, &mine, sizeof mine, all, c, "ncclAllReduce");
   if (r != ncclSuccess) {
     pthread_mutex_lock(&c->lock);
     if (!c->dead && !c->revoked && !c->abortFlag && c->asyncError == ncclSuccess) c->asyncError = r;
     pthread_mutex_unlock(&c->lock);
+    free(all);
     return;
   }
   double ms = op->extraMs;
@@ -943,6 +1032,9 @@ static void runOp(StreamOp* op) {
   }
   if (s->bwGBps > 0) ms += op->bytes / (s->bwGBps * 1e9) * 1e3;
   sleepComm(jittered(ms), c);
+  /* Completed unless the work was killed meanwhile (revoke, abort, NCCL_SHRINK_ABORT): dropped. */
+  if (!commHalted(c)) dataAllReduceDone(op, all, c->nranks);
+  free(all);
 }
 
 static void* streamThread(void* arg) {
@@ -955,9 +1047,10 @@ static void* streamThread(void* arg) {
     if (!qHead) qTail = NULL;
     qBusy = 1;
     pthread_mutex_unlock(&streamLock);
-    runOp(op);
+    if (op->comm) runOp(op);
+    else eventReached(op->event);
     pthread_mutex_lock(&streamLock);
-    op->comm->pendingOps--;
+    if (op->comm) op->comm->pendingOps--;
     qBusy = 0;
     pthread_cond_broadcast(&streamIdle);
     pthread_mutex_unlock(&streamLock);
@@ -967,10 +1060,14 @@ static void* streamThread(void* arg) {
 }
 
 /* Appends an allreduce on `c` to the stream; its rendezvous seq is taken now (program order). */
-static ncclResult_t enqueueOp(ncclComm_t c, double bytes, double extraMs) {
+static ncclResult_t enqueueOpData(ncclComm_t c, double bytes, double extraMs, uintptr_t src, uintptr_t dst);
+static ncclResult_t enqueueOp(ncclComm_t c, double bytes, double extraMs) { return enqueueOpData(c, bytes, extraMs, 0, 0); }
+
+/* Appends an allreduce on `c` (or, c NULL, an event marker: see cuEventRecord) to the stream. */
+static ncclResult_t enqueueOpData(ncclComm_t c, double bytes, double extraMs, uintptr_t src, uintptr_t dst) {
   StreamOp* op = (StreamOp*)calloc(1, sizeof *op);
   if (!op) return ncclSystemError;
-  op->comm = c; op->seq = ++c->seq; op->bytes = bytes; op->extraMs = extraMs;
+  op->comm = c; op->seq = ++c->seq; op->bytes = bytes; op->extraMs = extraMs; op->src = src; op->dst = dst;
   pthread_mutex_lock(&streamLock);
   if (!streamThreadStarted) {
     pthread_t t;
@@ -1007,6 +1104,92 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   if (captureGraph) { pthread_mutex_unlock(&streamLock); return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   while (qHead || qBusy) pthread_cond_wait(&streamIdle, &streamLock);
   pthread_mutex_unlock(&streamLock);
+  return CUDA_SUCCESS;
+}
+
+/* ---- events and the data of completed allreduces (the in-flight window, see the addon's inFlight.h) ---- */
+
+#define EVENT_MAGIC 0x45564e54u
+/* done: the stream reached the event's marker; destroyed: freed by the marker once reached. */
+struct SimEvent { uint32_t magic; int done, pending, destroyed; };
+
+/* CUDA_ERROR_NOT_READY: cuEventQuery before the stream reached the marker. */
+#define SIM_CUDA_ERROR_NOT_READY 600
+
+/* Stream thread: the marker of `e` was reached (streamLock not held). */
+static void eventReached(SimEvent* e) {
+  pthread_mutex_lock(&streamLock);
+  e->done = 1;
+  e->pending--;
+  int release = e->destroyed && e->pending == 0;
+  pthread_mutex_unlock(&streamLock);
+  if (release) { e->magic = 0; free(e); }
+}
+
+/* The float32 sum of every rank's contribution into the receive range of a completed allreduce. */
+static void dataAllReduceDone(StreamOp* op, const float* contributions, int nranks) {
+  if (!op->src || !op->dst) return;
+  float sum = 0.0f;
+  for (int i = 0; i < nranks; i++) sum += contributions[i];
+  dataWrite(op->dst, (size_t)op->bytes, sum);
+}
+
+EXPORT CUresult cuEventCreate(void** event, unsigned int flags) {
+  (void)flags;
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!event) return CUDA_ERROR_INVALID_VALUE;
+  SimEvent* e = (SimEvent*)calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  e->magic = EVENT_MAGIC;
+  e->done = 1; /* an event never recorded is complete */
+  *event = e;
+  return CUDA_SUCCESS;
+}
+
+/* Puts a marker behind the work already on the stream; the event completes when it is reached. */
+EXPORT CUresult cuEventRecord(void* event, CUstream s) {
+  (void)s;
+  SimEvent* e = (SimEvent*)event;
+  if (!cuInitialized) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!e || e->magic != EVENT_MAGIC || e->destroyed) return CUDA_ERROR_INVALID_VALUE;
+  StreamOp* op = (StreamOp*)calloc(1, sizeof *op);
+  if (!op) return CUDA_ERROR_OUT_OF_MEMORY;
+  op->event = e;
+  pthread_mutex_lock(&streamLock);
+  if (captureGraph) { pthread_mutex_unlock(&streamLock); free(op); return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
+  if (!qHead && !qBusy) { /* nothing in flight: complete at once */
+    e->done = 1;
+    pthread_mutex_unlock(&streamLock);
+    free(op);
+    return CUDA_SUCCESS;
+  }
+  if (!streamThreadStarted) { pthread_mutex_unlock(&streamLock); free(op); return CUDA_ERROR_ILLEGAL_STATE; }
+  e->done = 0;
+  e->pending++;
+  if (qTail) qTail->next = op; else qHead = op;
+  qTail = op;
+  pthread_cond_signal(&streamWork);
+  pthread_mutex_unlock(&streamLock);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventQuery(void* event) {
+  SimEvent* e = (SimEvent*)event;
+  if (!e || e->magic != EVENT_MAGIC) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&streamLock);
+  int done = e->done;
+  pthread_mutex_unlock(&streamLock);
+  return done ? CUDA_SUCCESS : SIM_CUDA_ERROR_NOT_READY;
+}
+
+EXPORT CUresult cuEventDestroy_v2(void* event) {
+  SimEvent* e = (SimEvent*)event;
+  if (!e || e->magic != EVENT_MAGIC || e->destroyed) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&streamLock);
+  e->destroyed = 1;
+  int release = e->pending == 0;
+  pthread_mutex_unlock(&streamLock);
+  if (release) { e->magic = 0; free(e); }
   return CUDA_SUCCESS;
 }
 
@@ -1668,7 +1851,9 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
     if (r != ncclSuccess) setLastError("%s: more than %d operations captured in one graph", fn, GRAPH_MAX_OPS);
     return r;
   }
-  r = enqueueOp(comm, bytes, registrationExtra(comm, (uintptr_t)sendbuff));
+  int modelled = datatype == 7 && op == 0; /* the data model covers float32 sums only */
+  r = enqueueOpData(comm, bytes, registrationExtra(comm, (uintptr_t)sendbuff), modelled ? (uintptr_t)sendbuff : 0,
+                    modelled ? (uintptr_t)recvbuff : 0);
   if (r != ncclSuccess) return r;
   return comm->blocking ? ncclSuccess : ncclInProgress;
 }

@@ -13,6 +13,7 @@
 
 #include "barrier.h"
 #include "commOps.h"
+#include "inFlight.h"
 #include "libraries.h"
 #include "nativeError.h"
 
@@ -100,6 +101,14 @@ Napi::Object timedObject(Napi::Env env, const Timed& t) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("ms", t.ms);
   if (t.releaseNs) o.Set("releaseNs", static_cast<double>(*t.releaseNs));
+  if (t.inFlight) {
+    Napi::Object w = Napi::Object::New(env);
+    w.Set("atStart", t.inFlight->atStart);
+    w.Set("enqueued", t.inFlight->enqueued);
+    w.Set("enqueueMs", t.inFlight->enqueueMs);
+    w.Set("callMs", t.inFlight->callMs);
+    o.Set("inFlight", w);
+  }
   return o;
 }
 
@@ -746,6 +755,83 @@ Napi::Value CommInitRankAbortable(const Napi::CallbackInfo& info) {
       });
 }
 
+// ---- in-flight window and drop check (inFlight.h) ----------------------------------------------
+
+size_t byteOffsetValue(Napi::Value v, const char* fn, const char* name) {
+  if (!v.IsNumber()) argError(fn, std::string(name) + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > 9007199254740991.0) argError(fn, std::string(name) + " must be a non-negative safe integer");
+  return static_cast<size_t>(d);
+}
+
+Napi::Value ArmInFlight(const Napi::CallbackInfo& info) {
+  return sync(info, [&]() -> Napi::Value {
+    nccl();
+    const char* fn = "armInFlight";
+    if (info.Length() < 1 || !info[0].IsArray()) argError(fn, "ops must be an array of {comm, bytes, buffer?, recvBuffer?, recvOffset?}");
+    Napi::Array arr = info[0].As<Napi::Array>();
+    InFlightPlan plan;
+    for (uint32_t k = 0; k < arr.Length(); k++) {
+      Napi::Value v = arr.Get(k);
+      if (!v.IsObject()) argError(fn, "ops[" + std::to_string(k) + "] must be an object {comm, bytes, buffer?, recvBuffer?, recvOffset?}");
+      Napi::Object o = v.As<Napi::Object>();
+      InFlightOp op;
+      Napi::Value comm = o.Get("comm");
+      if (!comm.IsNumber()) argError(fn, "ops[" + std::to_string(k) + "].comm must be a communicator handle");
+      op.comm = findComm(static_cast<int>(byteOffsetValue(comm, fn, "comm")));
+      op.bytes = byteOffsetValue(o.Get("bytes"), fn, "bytes");
+      if (op.bytes == 0) argError(fn, "ops[" + std::to_string(k) + "].bytes must be > 0");
+      Napi::Value b = o.Get("buffer");
+      op.send = findBuffer(b.IsUndefined() || b.IsNull() ? 0 : static_cast<int>(byteOffsetValue(b, fn, "buffer")));
+      Napi::Value r = o.Get("recvBuffer");
+      if (!r.IsUndefined() && !r.IsNull()) op.recv = findBuffer(static_cast<int>(byteOffsetValue(r, fn, "recvBuffer")));
+      Napi::Value ro = o.Get("recvOffset");
+      if (!ro.IsUndefined() && !ro.IsNull()) {
+        if (!op.recv) argError(fn, "ops[" + std::to_string(k) + "].recvOffset needs recvBuffer");
+        op.recvOffset = byteOffsetValue(ro, fn, "recvOffset");
+      }
+      plan.ops.push_back(op);
+    }
+    if (!isAbsent(info, 1)) {
+      if (!info[1].IsObject()) argError(fn, "opts must be an object {untilQuiet?}");
+      Napi::Value q = info[1].As<Napi::Object>().Get("untilQuiet");
+      if (!q.IsUndefined() && !q.IsNull()) {
+        if (!q.IsBoolean()) argError(fn, "opts.untilQuiet must be a boolean");
+        plan.untilQuiet = q.As<Napi::Boolean>().Value();
+      }
+    }
+    armInFlight(std::move(plan));
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value MemFill(const Napi::CallbackInfo& info) {
+  return sync(info, [&]() -> Napi::Value {
+    useDevice("memFill");
+    BufferInfo b = findBuffer(intArg(info, 0, "memFill", "buffer", 0, 2147483647.0));
+    if (info.Length() < 2 || !info[1].IsNumber()) argError("memFill", "value must be a number");
+    float value = static_cast<float>(info[1].As<Napi::Number>().DoubleValue());
+    size_t bytes = isAbsent(info, 2) ? b.bytes - b.bytes % sizeof(float) : bytesArg(info, 2, "memFill", "bytes");
+    memFill(b, value, bytes);
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value ReadFloats(const Napi::CallbackInfo& info) {
+  return sync(info, [&]() -> Napi::Value {
+    useDevice("readFloats");
+    BufferInfo b = findBuffer(intArg(info, 0, "readFloats", "buffer", 0, 2147483647.0));
+    if (info.Length() < 2 || !info[1].IsArray()) argError("readFloats", "offsets must be an array of byte offsets");
+    Napi::Array arr = info[1].As<Napi::Array>();
+    std::vector<size_t> offsets;
+    for (uint32_t k = 0; k < arr.Length(); k++) offsets.push_back(byteOffsetValue(arr.Get(k), "readFloats", "offset"));
+    std::vector<float> values = readFloats(b, offsets);
+    Napi::Array out = Napi::Array::New(info.Env(), values.size());
+    for (size_t k = 0; k < values.size(); k++) out.Set(static_cast<uint32_t>(k), static_cast<double>(values[k]));
+    return out;
+  });
+}
+
 }  // namespace
 }  // namespace commcost
 
@@ -786,6 +872,9 @@ static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("commMemStats", Napi::Function::New(env, CommMemStats, "commMemStats"));
   exports.Set("graphAllReduce", Napi::Function::New(env, GraphAllReduce, "graphAllReduce"));
   exports.Set("commInitRankAbortable", Napi::Function::New(env, CommInitRankAbortable, "commInitRankAbortable"));
+  exports.Set("armInFlight", Napi::Function::New(env, ArmInFlight, "armInFlight"));
+  exports.Set("memFill", Napi::Function::New(env, MemFill, "memFill"));
+  exports.Set("readFloats", Napi::Function::New(env, ReadFloats, "readFloats"));
   return exports;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "barrier.h"
+#include "inFlight.h"
 #include "libraries.h"
 #include "nativeError.h"
 
@@ -119,8 +120,11 @@ template <class F>
 Timed timedCall(std::optional<uint64_t> gen, F&& call) {
   Timed t;
   if (gen) t.releaseNs = barrierWait(*gen);
+  // An armed in-flight window (armInFlight): enqueue its work now, outside the span.
+  std::unique_ptr<InFlightWindow> window = openInFlightWindow();
   uint64_t t0 = monotonicNs();
   call();
+  if (window) closeInFlightWindow(*window, t0, &t);  // the call alone; until quiet when asked
   uint64_t t1 = monotonicNs();
   t.ms = static_cast<double>(t1 - t0) / 1e6;
   return t;
@@ -239,6 +243,13 @@ void memInfo(size_t* freeBytes, size_t* totalBytes) {
 }
 
 size_t bufferBytes() { return deviceReady.load(std::memory_order_acquire) ? bufferSize : 0; }
+
+CUstream addonStream() { return deviceReady.load(std::memory_order_acquire) ? stream : nullptr; }
+
+void useDevice(const char* call) {
+  cuda();  // LOAD before "no device"
+  makeContextCurrent(call);
+}
 
 Timed getUniqueId(ncclUniqueId* id, std::optional<uint64_t> gen) {
   if (deviceReady.load(std::memory_order_acquire)) CU_CHECK(cuCtxSetCurrent, (context));

@@ -20,9 +20,18 @@
 
 namespace commcost {
 
+// What the in-flight window (inFlight.h, armed by armInFlight) saw around one timed call.
+struct InFlightReport {
+  bool atStart = false;  // the event recorded after the enqueues was not complete when the call began
+  int enqueued = 0;      // allreduces enqueued after the barrier, before the span
+  double enqueueMs = 0;  // their enqueue calls, outside the span
+  double callMs = 0;     // the library call alone (the span may add a stream synchronize: untilQuiet)
+};
+
 struct Timed {
   double ms = 0;                       // duration of the library call, host monotonic
   std::optional<uint64_t> releaseNs;   // barrier release, CLOCK_MONOTONIC ns
+  std::optional<InFlightReport> inFlight;  // set when an armed in-flight window ran around the call
 };
 
 struct CommEntry {
@@ -65,6 +74,8 @@ Timed initDevice(int ordinal, size_t bufferBytes, std::optional<uint64_t> gen,
                  DeviceStartParts* parts = nullptr);  // worker
 void memInfo(size_t* freeBytes, size_t* totalBytes);
 size_t bufferBytes();  // 0 before initDevice completes
+CUstream addonStream();  // the stream every operation uses (nullptr before initDevice)
+void useDevice(const char* call);  // makes the device's context current on this thread; ARG before initDevice
 
 // Timed operations (worker).
 Timed getUniqueId(ncclUniqueId* id, std::optional<uint64_t> gen);

@@ -49,8 +49,17 @@ export interface RankContext {
   sitOut(step: string): Promise<void>;
   /** Runs an untimed library call under the hang guard (setup and cleanup). */
   untimed<T>(label: string, fn: () => Promise<T>): Promise<T>;
-  /** Records the device memory taken since the iteration began (free-memory delta), under `point`. */
-  markMemory(point: string): void;
+  /**
+   * Records the device memory taken since the iteration began (free-memory delta), under `point`;
+   * with `comms`, also NCCL's own account of them (ncclCommMemStats summed over `comms`, NCCL ≥
+   * 2.29.7; nothing where the library lacks it).
+   */
+  markMemory(point: string, comms?: readonly number[]): void;
+  /**
+   * Records a count of this iteration on this rank (e.g. `inFlightAtStart` 1 or 0): the run keeps
+   * it per rank and its min, max and sum over ranks and recorded iterations.
+   */
+  count(name: string, value: number): void;
   /**
    * Moves the memory baseline to now, so later points count only what follows (e.g. the child
    * of a shrink, not the parent built earlier in the same iteration).
@@ -120,21 +129,24 @@ export async function warmCommunicator(rc: RankContext, config: CommConfig = BLO
  * (step `first`, options.firstCollectiveBytes), with memory marked after each (`afterCall`,
  * `afterFirst`); the last rank takes no part and sits out both barriers.
  * @param flags NCCL_SHRINK_DEFAULT (0) or NCCL_SHRINK_ABORT (1).
+ * @param onCall given the timed shrink call's result on a survivor (e.g. its in-flight window).
  * @returns the child communicator on a survivor; undefined on the excluded (last) rank.
  * @throws Error when ncclCommShrink returns no communicator on a survivor.
  */
-export async function shrinkLastRank(rc: RankContext, parent: number, flags: 0 | 1, label: string): Promise<number | undefined> {
+export async function shrinkLastRank(rc: RankContext, parent: number, flags: 0 | 1, label: string, onCall?: (t: Timed) => void): Promise<number | undefined> {
   const excluded = rc.worldSize - 1;
   if (rc.rank === excluded) {
     await rc.sitOut('call');
     await rc.sitOut('first');
     return undefined;
   }
-  const { comm: child } = await rc.timed('call', label, (gen) => rc.native.commShrink(parent, [excluded], flags, null, gen));
+  const shrunk = await rc.timed('call', label, (gen) => rc.native.commShrink(parent, [excluded], flags, null, gen));
+  onCall?.(shrunk);
+  const child = shrunk.comm;
   if (child === null) throw new Error(`ncclCommShrink returned no communicator on surviving rank ${rc.rank}`);
-  rc.markMemory('afterCall');
+  rc.markMemory('afterCall', [child]);
   await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));
-  rc.markMemory('afterFirst');
+  rc.markMemory('afterFirst', [child]);
   return child;
 }
 

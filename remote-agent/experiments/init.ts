@@ -27,9 +27,9 @@ export const initExperiment: ExperimentModule = {
     const { comm } = await rc.timed('call', 'ncclCommInitRankConfig', (gen) =>
       rc.native.commInitRank(rc.worldSize, id, rc.rank, BLOCKING, gen),
     );
-    rc.markMemory('afterCall');
+    rc.markMemory('afterCall', [comm]);
     await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(comm, rc.options.firstCollectiveBytes, gen));
-    rc.markMemory('afterFirst');
+    rc.markMemory('afterFirst', [comm]);
     // The first message of the steady size may connect another algorithm: warm it, then time.
     await rc.untimed('allreduce (warm steady size)', () => rc.native.allReduce(comm, rc.options.steadyBytes));
     await rc.timed('steady', 'steady allreduce', (gen) => rc.native.allReduce(comm, rc.options.steadyBytes, gen));

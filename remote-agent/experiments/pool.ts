@@ -5,6 +5,13 @@
  * freshly built one; five 16 MiB collectives interleaved on parent and child; the switch
  * inside the pool (handle swap + one collective on the target + capture and instantiate one
  * allreduce in a CUDA graph) against an on-demand rebuild of the same shape.
+ *
+ * Two variants: `tp<shapes>` builds the children without sharing (the parent's splitShare 0, as
+ * the study did), `tp<shapes>/splitShare=1` from a parent created with splitShare 1, so every
+ * child shares the parent's resources. The memory points `pool after TP<s>` are the pool so far
+ * (free-memory delta since the iteration began, and ncclCommMemStats of every pooled
+ * communicator where the library has it): one shape's memory is the step between two points,
+ * the pool's total the last point.
  */
 import type { StepPlan } from '../../protocol/events';
 import { BLOCKING, formatBytes, needsNccl, type ExperimentModule, type RankContext } from './experiment';
@@ -53,18 +60,21 @@ export const poolExperiment: ExperimentModule = {
         { step: 'rebuild', label: `on-demand rebuild of TP${t} to first collective`, kind: 'toFirst', sumOf: ['rebuild/call', 'rebuild/first'] },
       );
     }
-    return [{ variant: `tp${tpShapes(ctx.ranks).join('+')}`, steps }];
+    const name = `tp${tpShapes(ctx.ranks).join('+')}`;
+    // A pool of one shape has no children to share with: only the plain variant.
+    return children.length > 0 ? [{ variant: name, steps }, { variant: `${name}/splitShare=1`, steps }] : [{ variant: name, steps }];
   },
-  async iteration(rc) {
+  async iteration(rc, variant) {
     const [n, ...shapes] = tpShapes(rc.worldSize);
     const id = await rc.uniqueId();
-    const { comm: parent } = await rc.timed(`call/tp${n}`, 'ncclCommInitRankConfig', (gen) => rc.native.commInitRank(rc.worldSize, id, rc.rank, BLOCKING, gen));
+    const config = variant.endsWith('/splitShare=1') ? { ...BLOCKING, splitShare: 1 as const } : BLOCKING;
+    const { comm: parent } = await rc.timed(`call/tp${n}`, 'ncclCommInitRankConfig', (gen) => rc.native.commInitRank(rc.worldSize, id, rc.rank, config, gen));
     await rc.timed(`first/tp${n}`, 'first allreduce', (gen) => rc.native.allReduce(parent, rc.options.firstCollectiveBytes, gen));
-    rc.markMemory(`pool after TP${n}`);
+    rc.markMemory(`pool after TP${n}`, [parent]);
     const children: number[] = [];
     for (const s of shapes) {
       children.push(await splitAndWarm(rc, parent, s, `call/tp${s}`, `first/tp${s}`));
-      rc.markMemory(`pool after TP${s}`);
+      rc.markMemory(`pool after TP${s}`, [parent, ...children]);
     }
     const target = children[0];
     if (target !== undefined) {

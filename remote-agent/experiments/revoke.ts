@@ -3,9 +3,18 @@
  * job pays to stop a communicator without tearing it down), idle or with four 64 MiB
  * allreduces in flight; then either ncclCommDestroy, or ncclCommShrink(NCCL_SHRINK_ABORT)
  * dropping the last rank and the child's first collective (the parent then aborted).
+ *
+ * In flight means enqueued after the barrier, right before the revoke (the addon's in-flight
+ * window: `inFlightAtStart` counts 1 when the event recorded after them was not yet complete as
+ * the revoke began). The drop check: the four allreduces sum a buffer of 1.0 into four slices
+ * of a zeroed buffer; after the revoke and a stream synchronize each slice is read back (first,
+ * middle and last float): a slice holding the number of ranks everywhere completed, any other
+ * was dropped (`inFlightCompleted`, `inFlightDropped`, per rank).
  */
 import { firstStep, needsNccl, needsRanks, needsSymbols, warmCommunicator, type ExperimentModule } from './experiment';
 import type { StepPlan } from '../../protocol/events';
+import { countInFlight } from './drain';
+import { armDropCheck, readDropCheck, releaseDropCheck, setupDropCheck, type DropCheck } from './dropCheck';
 
 const IN_FLIGHT = 4;
 const IN_FLIGHT_BYTES = 64 << 20;
@@ -15,7 +24,7 @@ function parse(variant: string): { inflight: boolean; then: 'destroy' | 'shrink-
   return { inflight: load === 'inflight', then: then === 'shrink-abort' ? 'shrink-abort' : 'destroy' };
 }
 
-export const revokeExperiment: ExperimentModule = {
+export const revokeExperiment: ExperimentModule<DropCheck | undefined> = {
   id: 'revoke',
   plan(ctx) {
     const skip = needsNccl(ctx, '2.28.7') ?? needsSymbols(ctx, 'ncclCommRevoke');
@@ -45,15 +54,20 @@ export const revokeExperiment: ExperimentModule = {
     }
     return variants;
   },
-  async iteration(rc, variant) {
-    const { inflight, then } = parse(variant);
+  async setup(rc, variant) {
+    return parse(variant).inflight ? setupDropCheck(rc, IN_FLIGHT, IN_FLIGHT_BYTES) : undefined;
+  },
+  async iteration(rc, variant, check) {
+    const { then } = parse(variant);
     const comm = await warmCommunicator(rc);
-    if (inflight) {
-      for (let i = 0; i < IN_FLIGHT; i++) await rc.untimed('allreduce (enqueue, in flight)', () => rc.native.allReduce(comm, IN_FLIGHT_BYTES, undefined, { sync: false }));
-    }
+    // Idle: an empty window, so the run shows nothing was in flight; in flight: the four allreduces.
+    if (check) armDropCheck(rc, check, comm);
+    else rc.native.armInFlight([]);
     const revoked = await rc.timed('revoke', 'ncclCommRevoke', (gen) => rc.native.commRevoke(comm, gen));
     rc.record('revokeCall', revoked.callMs);
+    countInFlight(rc, revoked);
     await rc.untimed('stream synchronize (after revoke)', () => rc.native.streamSynchronize());
+    if (check) readDropCheck(rc, check);
     if (then === 'destroy') {
       await rc.timed('destroy', 'ncclCommDestroy', (gen) => rc.native.commDestroy(comm, gen));
       return;
@@ -69,5 +83,8 @@ export const revokeExperiment: ExperimentModule = {
       await rc.untimed('ncclCommDestroy (child)', () => rc.native.commDestroy(child));
     }
     await rc.untimed('ncclCommAbort (revoked parent)', () => rc.native.commAbort(comm));
+  },
+  async teardown(rc, _variant, check) {
+    if (check) await releaseDropCheck(rc, check);
   },
 };

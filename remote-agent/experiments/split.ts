@@ -66,9 +66,9 @@ export const splitExperiment: ExperimentModule<{ parent: number }> = {
     const color = splitColor(shape, rc.rank, rc.worldSize, rc.nodeOfRank);
     const { comm: child } = await rc.timed('call', 'ncclCommSplit', (gen) => rc.native.commSplit(state.parent, color, rc.rank, null, gen));
     if (child === null) throw new Error(`ncclCommSplit returned no communicator for color ${color} on rank ${rc.rank}`);
-    rc.markMemory('afterCall');
+    rc.markMemory('afterCall', [child]);
     await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));
-    rc.markMemory('afterFirst');
+    rc.markMemory('afterFirst', [child]);
     await rc.untimed('ncclCommDestroy (child)', () => rc.native.commDestroy(child));
   },
   async teardown(rc, _variant, state) {

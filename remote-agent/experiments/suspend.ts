@@ -25,13 +25,13 @@ export const suspendExperiment: ExperimentModule = {
   },
   async iteration(rc) {
     const comm = await warmCommunicator(rc);
-    rc.markMemory('warm');
+    rc.markMemory('warm', [comm]);
     await rc.timed('suspend', 'ncclCommSuspend', (gen) => rc.native.commSuspend(comm, NCCL_SUSPEND_MEM, gen));
-    rc.markMemory('afterSuspend');
+    rc.markMemory('afterSuspend', [comm]);
     await rc.timed('resume', 'ncclCommResume', (gen) => rc.native.commResume(comm, gen));
-    rc.markMemory('afterResume');
+    rc.markMemory('afterResume', [comm]);
     await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(comm, rc.options.firstCollectiveBytes, gen));
-    rc.markMemory('afterFirst');
+    rc.markMemory('afterFirst', [comm]);
     await rc.untimed('ncclCommDestroy', () => rc.native.commDestroy(comm));
   },
 };

@@ -322,3 +322,87 @@ describe('native addon catalogue operations on the simulated NCCL', { timeout: 6
     assert.equal((await rejection(hung)).code, 'NCCL');
   });
 });
+
+describe('in-flight window and drop check (armInFlight, memFill, readFloats) on the simulated NCCL', { timeout: 60_000 }, () => {
+  const pool = new RankPool();
+  after(() => pool.killAll());
+
+  test('armed allreduces are enqueued right before the call and in flight as it begins; untilQuiet ends the span when they are done', async () => {
+    // A slow simulated link (64 MiB = 64 ms of work): what is in flight stays in flight.
+    const rs = pool.spawn(2, { COMMCOST_SIM_BW_GBPS: '1.048576' });
+    await loadSim(rs);
+    const { comms } = await initAll(rs);
+    await Promise.all(rs.map((r, i) => r.call('allReduce', comms[i], MiB))); // connect first
+    await Promise.all(rs.map((r, i) => r.call('armInFlight', [{ comm: comms[i], bytes: 64 * MiB }], { untilQuiet: true })));
+    const fin = await Promise.all(rs.map((r, i) => r.call('commFinalize', comms[i])));
+    for (const t of fin) {
+      assert.equal(t.inFlight.atStart, true);
+      assert.equal(t.inFlight.enqueued, 1);
+      assert.ok(t.inFlight.callMs <= t.ms);
+    }
+    // The span ended with the stream quiet: nothing left to wait for.
+    await Promise.all(rs.map((r) => r.call('armInFlight', [])));
+    for (const t of await Promise.all(rs.map((r) => r.call('streamSynchronize')))) assert.deepEqual([t.inFlight.atStart, t.inFlight.enqueued], [false, 0]);
+    // One-shot: the next op has no window.
+    assert.equal((await rs[0]!.call('streamSynchronize')).inFlight, undefined);
+    await Promise.all(rs.map((r, i) => r.call('commDestroy', comms[i])));
+  });
+
+  test('a completed allreduce writes the sum of the ranks; ncclCommRevoke drops the in-flight ones (nothing written)', async () => {
+    const rs = pool.spawn(2, { COMMCOST_SIM_BW_GBPS: '1.048576' });
+    await loadSim(rs);
+    const { comms } = await initAll(rs);
+    const src = await Promise.all(rs.map((r) => r.call('memAlloc', 4 * MiB, 'cuda')));
+    const dst = await Promise.all(rs.map((r) => r.call('memAlloc', 8 * MiB, 'cuda')));
+    await Promise.all(rs.map((r, i) => r.call('memFill', src[i].buffer, 1)));
+    await Promise.all(rs.map((r, i) => r.call('memFill', dst[i].buffer, 0)));
+    assert.deepEqual(await rs[0]!.call('readFloats', dst[0].buffer, [0, 8 * MiB - 4]), [0, 0]);
+    // Completed: slice 0 holds 1 + 1 everywhere, slice 1 untouched.
+    await Promise.all(rs.map((r, i) => r.call('armInFlight', [{ comm: comms[i], bytes: 4 * MiB, buffer: src[i].buffer, recvBuffer: dst[i].buffer, recvOffset: 0 }], { untilQuiet: true })));
+    await Promise.all(rs.map((r) => r.call('streamSynchronize')));
+    assert.deepEqual(await rs[1]!.call('readFloats', dst[1].buffer, [0, 2 * MiB, 4 * MiB - 4, 4 * MiB]), [2, 2, 2, 0]);
+    // Revoked while in flight: neither slice is written.
+    await Promise.all(rs.map((r, i) => r.call('memFill', dst[i].buffer, 0)));
+    await Promise.all(
+      rs.map((r, i) =>
+        r.call('armInFlight', [0, 1].map((k) => ({ comm: comms[i], bytes: 4 * MiB, buffer: src[i].buffer, recvBuffer: dst[i].buffer, recvOffset: k * 4 * MiB }))),
+      ),
+    );
+    const rev = await Promise.all(rs.map((r, i) => r.call('commRevoke', comms[i])));
+    for (const t of rev) assert.deepEqual([t.inFlight.atStart, t.inFlight.enqueued], [true, 2]);
+    await Promise.all(rs.map((r) => r.call('streamSynchronize')));
+    for (const [i, r] of rs.entries()) assert.deepEqual(await r.call('readFloats', dst[i].buffer, [0, 4 * MiB - 4, 4 * MiB, 8 * MiB - 4]), [0, 0, 0, 0]);
+    await Promise.all(rs.map((r, i) => r.call('commDestroy', comms[i])));
+  });
+
+  test('an allreduce revoked part way through its work (after its rendezvous) writes nothing either', async () => {
+    // 4 MiB at 0.01 GB/s: 400 ms of simulated GPU work; the revoke comes 100 ms in.
+    const rs = pool.spawn(2, { COMMCOST_SIM_BW_GBPS: '0.01048576' });
+    await loadSim(rs);
+    const { comms } = await initAll(rs);
+    await Promise.all(rs.map((r, i) => r.call('allReduce', comms[i], 4, undefined))); // connect first
+    const src = await Promise.all(rs.map((r) => r.call('memAlloc', 4 * MiB, 'cuda')));
+    const dst = await Promise.all(rs.map((r) => r.call('memAlloc', 4 * MiB, 'cuda')));
+    await Promise.all(rs.map((r, i) => r.call('memFill', src[i].buffer, 1)));
+    await Promise.all(rs.map((r, i) => r.call('memFill', dst[i].buffer, 0)));
+    await Promise.all(rs.map((r, i) => r.call('armInFlight', [{ comm: comms[i], bytes: 4 * MiB, buffer: src[i].buffer, recvBuffer: dst[i].buffer }])));
+    await Promise.all(rs.map((r) => r.call('nop'))); // the window: enqueued now
+    await sleep(100);
+    await Promise.all(rs.map((r, i) => r.call('commRevoke', comms[i])));
+    await Promise.all(rs.map((r) => r.call('streamSynchronize')));
+    for (const [i, r] of rs.entries()) assert.deepEqual(await r.call('readFloats', dst[i].buffer, [0, 4 * MiB - 4]), [0, 0]);
+    await Promise.all(rs.map((r, i) => r.call('commDestroy', comms[i])));
+  });
+
+  test('bad input: a range that does not fit, offsets not on a float, an unknown comm', async () => {
+    const [r] = pool.spawn(1);
+    await loadSim([r!]);
+    const { comms } = await initAll([r!]);
+    const e1 = await rejection(r!.call('armInFlight', [{ comm: comms[0], bytes: 128 * MiB }]));
+    assert.equal(e1.code, 'ARG');
+    assert.match(e1.message, /does not fit buffer 0/);
+    assert.equal((await rejection(r!.call('readFloats', 0, [2]))).code, 'ARG');
+    assert.match((await rejection(r!.call('armInFlight', [{ comm: 999, bytes: 4 }]))).message, /unknown communicator handle 999/);
+    assert.match((await rejection(r!.call('memFill', 0, 1, 6))).message, /multiple of 4/);
+  });
+});
