@@ -55,7 +55,8 @@
  *   reads them back; an allreduce dropped by ncclCommRevoke, ncclCommAbort or NCCL_SHRINK_ABORT
  *   before it finished writes nothing.
  * - CUDA graphs: cuStreamBeginCapture_v2 .. cuStreamEndCapture records the allreduces enqueued in
- *   between (not run); cuGraphInstantiateWithFlags costs COMMCOST_SIM_GRAPH_MS; cuGraphLaunch
+ *   between (not run; each one recorded costs COMMCOST_SIM_CAPTURE_MS, 0 by default, so a test
+ *   can tell a timed capture from none); cuGraphInstantiateWithFlags costs COMMCOST_SIM_GRAPH_MS; cuGraphLaunch
  *   enqueues the recorded ops again (each launch is a new rendezvous).
  *
  * Environment (read once, at first use): COMMCOST_SIM_ADDR (IPv4 dotted address, e.g. 10.1.2.3:
@@ -75,6 +76,7 @@
  * buffer), COMMCOST_SIM_WINDOW_MS (3, collective window register), COMMCOST_SIM_WINDOW_DEREG_MS
  * (0.5), COMMCOST_SIM_MEMALLOC_MS (0, ncclMemAlloc), COMMCOST_SIM_SUSPEND_MS (1),
  * COMMCOST_SIM_RESUME_MS (5), COMMCOST_SIM_GRAPH_MS (0.3, cuGraphInstantiateWithFlags),
+ * COMMCOST_SIM_CAPTURE_MS (0, each collective recorded during stream capture),
  * NCCL_RUNTIME_CONNECT (0 = connect inside creation), splitShare (config) and
  * NCCL_COMM_SPLIT_SHARE_RESOURCES (split children then take no memory and reuse the parent's
  * connections),
@@ -143,7 +145,7 @@ typedef struct {
   double commBytes, connectBytes;
   double initMs, splitMs, connectMs, bwGBps, finalizeMs, destroyMs, abortMs, uniqueIdMs, cuInitMs, jitter;
   double shrinkMs, growMs, revokeMs, registerMs, regFirstMs, windowMs, windowDeregMs, memAllocMs;
-  double suspendMs, resumeMs, graphMs;
+  double suspendMs, resumeMs, graphMs, captureMs;
   int destroyBarrierVersion; /* COMMCOST_SIM_DESTROY_BARRIER_VERSION (C5) */
   double kernelsMs[16]; int kernelsCount; /* COMMCOST_SIM_KERNELS_MS: per rank, the last repeats */
   char algoRefused[64];      /* COMMCOST_SIM_ALGO_REFUSED: refuse allreduce while NCCL_ALGO is this */
@@ -244,6 +246,7 @@ static void loadSettings(void) {
   S.suspendMs = envNum("COMMCOST_SIM_SUSPEND_MS", 1);
   S.resumeMs = envNum("COMMCOST_SIM_RESUME_MS", 5);
   S.graphMs = envNum("COMMCOST_SIM_GRAPH_MS", 0.3);
+  S.captureMs = envNum("COMMCOST_SIM_CAPTURE_MS", 0);
   S.destroyBarrierVersion = (int)envNum("COMMCOST_SIM_DESTROY_BARRIER_VERSION", 23102);
   {
     const char* refused = getenv("COMMCOST_SIM_ALGO_REFUSED");
@@ -1849,6 +1852,7 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
   pthread_mutex_unlock(&streamLock);
   if (g) {
     if (r != ncclSuccess) setLastError("%s: more than %d operations captured in one graph", fn, GRAPH_MAX_OPS);
+    else if (settings()->captureMs > 0) sleepMs(jittered(settings()->captureMs));
     return r;
   }
   int modelled = datatype == 7 && op == 0; /* the data model covers float32 sums only */
