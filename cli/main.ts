@@ -105,6 +105,8 @@ export interface MeasureFlags {
   srunArg?: string[];
   srun?: string;
   experiments: ExperimentId[];
+  /** True when --experiments was not given (the agent may adapt the default set to one GPU). */
+  experimentsByDefault?: boolean;
   iterations: number;
   warmup: number;
   deadline: number;
@@ -147,6 +149,7 @@ export function runOptionsFrom(f: MeasureFlags, nccl: string | undefined = ncclP
   if (nccl) o.ncclPath = nccl;
   if (f.python !== undefined) o.python = f.python;
   if (f.simulate) o.simulate = true;
+  if (f.experimentsByDefault) o.experimentsByDefault = true;
   return o;
 }
 
@@ -594,9 +597,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'after',
       `\nProgress goes to stderr (a bar on a terminal, else one line per finished experiment), the summary to stdout.\nCtrl-C cancels and keeps what was measured (saved, marked partial); again: stop at once; a third time: quit without saving.\n\n${EXIT_HELP}\n`,
     )
-    .action(async (flags: Omit<MeasureFlags, 'host'> & { host?: string[] }) => {
+    .action(async (flags: Omit<MeasureFlags, 'host'> & { host?: string[] }, cmd: Command) => {
       const [host = 'localhost', ...moreHosts] = flags.host ?? [];
-      setExit(await measure({ ...flags, host, ...(moreHosts.length > 0 ? { moreHosts } : {}) }));
+      const byDefault = cmd.getOptionValueSource('experiments') === 'default';
+      setExit(await measure({ ...flags, host, ...(moreHosts.length > 0 ? { moreHosts } : {}), ...(byDefault ? { experimentsByDefault: true } : {}) }));
     });
 
   program

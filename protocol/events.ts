@@ -42,6 +42,14 @@ export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
 /** The set run when the user does not choose. */
 export const DEFAULT_EXPERIMENTS: readonly ExperimentId[] = ['init', 'split', 'destroy', 'abort'];
 
+/**
+ * The set run when the user does not choose and the run has one rank (a workstation with one
+ * GPU): what one rank can show — the process's cold start against a warm init, the init call,
+ * the connect mode, the teardown floors and suspend/resume where the library has it. `split`
+ * stays in the list so that the run says plainly that it needs 2 GPUs (skipped with the reason).
+ */
+export const ONE_GPU_EXPERIMENTS: readonly ExperimentId[] = ['init', 'cold-start', 'split', 'destroy', 'abort', 'connect-mode', 'suspend'];
+
 /** What the host asks the agent to do. */
 export interface RunOptions {
   /** Experiments in run order. */
@@ -68,6 +76,12 @@ export interface RunOptions {
    * `python3` (remote-agent/environment.ts `hostPython`). Checked by {@link pythonOptionProblem}.
    */
   python?: string;
+  /**
+   * True when the user did not choose the experiments (the CLI without `--experiments`): the
+   * agent may then adapt the default set to the host — one rank runs {@link ONE_GPU_EXPERIMENTS}
+   * instead of {@link DEFAULT_EXPERIMENTS}. The run's recorded options carry the set that ran.
+   */
+  experimentsByDefault?: boolean;
 }
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {

@@ -15,6 +15,7 @@ import * as os from 'node:os';
 import {
   DEFAULT_RUN_OPTIONS,
   EXPERIMENT_IDS,
+  ONE_GPU_EXPERIMENTS,
   OPTION_LIMITS,
   pythonOptionProblem,
   withinLimit,
@@ -189,7 +190,7 @@ export class Coordinator {
   }
 
   private async runInner(input: Partial<RunOptions>): Promise<'complete' | 'partial' | 'failed'> {
-    const options = normalizeOptions(input);
+    let options = normalizeOptions(input);
     const { native, info, location } = loadLibrary(options);
     const count = native.deviceCount();
     if (count === 0) throw new RunSetupError('NO_GPU', `no GPU visible on ${os.hostname()} (cuDeviceGetCount = 0)`, 'check CUDA_VISIBLE_DEVICES and nvidia-smi');
@@ -204,6 +205,8 @@ export class Coordinator {
       ranks = cluster.places.length;
     }
 
+    // One rank and no choice made: the one-GPU set (split stays, to be skipped with its reason).
+    if (options.experimentsByDefault && ranks === 1) options = { ...options, experiments: [...ONE_GPU_EXPERIMENTS] };
     const planned: PlannedExperiment[] = [];
     const skipped: { experiment: ExperimentId; reason: string }[] = [];
     const skippedVariants: { experiment: ExperimentId; variant: string; reason: string }[] = [];

@@ -161,4 +161,20 @@ describe('commcost CLI', { skip }, () => {
     assert.equal(noDir.code, 2);
     assert.match(noDir.stderr, /the folder \/nonexistent\/dir does not exist/);
   });
+
+  test('one GPU and no --experiments: the one-GPU set runs (cold start, connect mode, …) and split says it needs 2 GPUs; a chosen set is kept', async () => {
+    const dir = tmp();
+    const byDefault = await cli(['measure', '--simulate', '--ranks', '1', '--iterations', '1', '--warmup', '0', '--json', path.join(dir, 'd.json'), '--save-dir', dir], undefined, 120_000);
+    assert.equal(byDefault.code, 0, byDefault.stderr);
+    const d = JSON.parse(fs.readFileSync(path.join(dir, 'd.json'), 'utf8')) as RunFile;
+    assert.deepEqual(d.options.experiments, ['init', 'cold-start', 'split', 'destroy', 'abort', 'connect-mode', 'suspend']);
+    assert.ok(d.experiments.some((e) => e.experiment === 'cold-start'), 'cold-start ran');
+    assert.match(d.skipped.find((s) => s.experiment === 'split')?.reason ?? '', /needs 2 GPUs/);
+    assert.match(byDefault.stdout, /skipped split: needs 2 GPUs/);
+
+    const chosen = await cli(['measure', '--simulate', '--ranks', '1', '--iterations', '1', '--warmup', '0', '--experiments', 'init,split,destroy,abort', '--json', path.join(dir, 'c.json'), '--save-dir', dir], undefined, 120_000);
+    assert.equal(chosen.code, 0, chosen.stderr);
+    const c = JSON.parse(fs.readFileSync(path.join(dir, 'c.json'), 'utf8')) as RunFile;
+    assert.deepEqual(c.options.experiments, ['init', 'split', 'destroy', 'abort']);
+  });
 });
