@@ -1,9 +1,10 @@
 /**
  * How a ratio cell of the comparison table reads (pure, no DOM): its text, its colour class and
  * its tooltip, from the cell's judgement (protocol/compare.ts `judgeDifference`): coloured only
- * when the difference is beyond the spread of both runs' samples.
+ * when the difference is beyond the spread of both runs' samples and clears the practical floor
+ * (a µs-level step that is statistically apart is left plain; its tooltip says why).
  */
-import { formatRatio, type StepDifference } from '../protocol/compare';
+import { formatRatio, PRACTICAL_FLOOR_MS, PRACTICAL_FLOOR_RATIO, type StepDifference } from '../protocol/compare';
 
 export interface RatioCellView {
   text: string;
@@ -30,6 +31,12 @@ export function ratioCellView(ratio: number | undefined, difference: StepDiffere
       return { text, className: difference.verdict === 'higher' ? 'num ratio-up' : 'num ratio-down', title: `beyond the spread of both runs (${from} apart${pText(difference.p)}; ${n})` };
     case 'within-spread':
       return { text, className: 'num', title: `within the spread of the runs' samples (${n}${pText(difference.p)})` };
+    case 'below-floor':
+      return {
+        text,
+        className: 'num',
+        title: `beyond the spread of both runs (${from} apart${pText(difference.p)}; ${n}) but below the practical floor: the medians differ by less than ${PRACTICAL_FLOOR_MS} ms or by a ratio inside [${PRACTICAL_FLOOR_RATIO[0]}, ${PRACTICAL_FLOOR_RATIO[1]}]`,
+      };
     case 'too-few-samples':
       return { text: `${text} (too few samples)`, className: 'num', title: `too few samples to tell (${n})` };
     case 'no-spread':
