@@ -64,7 +64,10 @@ describe('timed figures land where the measurement says (simulated NCCL)', { ski
     // Distinct simulated costs: a capture timed as 0, or capture and instantiate swapped, falls under a floor.
     const CAPTURE_MS = 40;
     const GRAPH_MS = 90;
-    const run = await runToEnd({ experiments: ['pool'], iterations: 1 }, { COMMCOST_SIM_CAPTURE_MS: String(CAPTURE_MS), COMMCOST_SIM_GRAPH_MS: String(GRAPH_MS) });
+    const run = await runToEnd(
+      { experiments: ['pool'], iterations: 1 },
+      { COMMCOST_SIM_CAPTURE_MS: String(CAPTURE_MS), COMMCOST_SIM_GRAPH_MS: String(GRAPH_MS) },
+    );
     for (const s of recorded(run, 'pool', 'tp2+1')) {
       const capture = stepOf(s, 'switchCapture');
       const instantiate = stepOf(s, 'switchInstantiate');
