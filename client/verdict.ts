@@ -9,24 +9,18 @@
  * host agrees or differs (client/verdict/agreement.ts; docs/METHOD.md, "The verdict"). Shown by
  * the CLI after its table, by the webview and the HTML report.
  *
- * The lines live by concern in client/verdict/: lifecycle.ts, fieldCases.ts, shrinkAbort.ts.
+ * The lines live by concern in client/verdict/: lifecycle.ts, pool.ts, inFlight.ts (drain and the
+ * drop check), coldStart.ts, fieldCases.ts, shrinkAbort.ts.
  */
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import type { Here } from './verdict/agreement';
 import { c10dLines, hangCaseLines, oneRankMemoryLine, splitShareLines } from './verdict/fieldCases';
 import type { VerdictLine } from './verdict/format';
 import { describeHost } from './verdict/host';
-import {
-  coldStartLine,
-  connectModeLine,
-  drainLine,
-  firstCollectiveShare,
-  poolLine,
-  rebuildLine,
-  registrationLine,
-  suspendLine,
-  teardownLine,
-} from './verdict/lifecycle';
+import { coldStartLine } from './verdict/coldStart';
+import { dropCheckLine, drainLine } from './verdict/inFlight';
+import { connectModeLine, firstCollectiveShare, rebuildLine, registrationLine, suspendLine, teardownLine } from './verdict/lifecycle';
+import { poolLine } from './verdict/pool';
 import { shrinkAbortLines } from './verdict/shrinkAbort';
 
 export { bytes, ms, pct, type VerdictLine } from './verdict/format';
@@ -59,6 +53,7 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
     oneRankMemoryLine(run),
     registrationLine(run),
     drainLine(run, here),
+    dropCheckLine(run),
     ...c10dLines(run, here),
     ...splitShareLines(run),
     ...hangCaseLines(run),

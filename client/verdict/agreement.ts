@@ -3,6 +3,7 @@
  * verdict"). Pure: every input is a figure of the run (ms or bytes, medians) or of
  * client/studyFigures.ts.
  */
+import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
 import type { StudyFigure, StudyHost } from '../studyFigures';
 import { bytes, ms, num, pct, times } from './format';
 
@@ -23,12 +24,23 @@ export function shareRegime(part: number, total: number): ShareRegime {
   return total > 0 && part > total / 2 ? 'majority' : 'minority';
 }
 
-/** Two figures of one run are "about the same" when their ratio is within this factor. */
+/** Two figures of one run are "about the same" when their ratio is within this factor… */
 export const SAME_FACTOR = 1.1;
+/**
+ * …or when they are less than this many ms apart: the comparison's practical floor
+ * (protocol/compare.ts PRACTICAL_FLOOR_MS; docs/METHOD.md, "Comparing runs"), so a µs-level step
+ * (0.0021 vs 0.00019 ms) is never read as cheaper or costlier.
+ */
+export const SAME_FLOOR_MS = PRACTICAL_FLOOR_MS;
 
-/** How `a` compares with `b` (same unit): lower, about the same (within SAME_FACTOR), higher. */
+/**
+ * How `a` compares with `b`: lower, about the same (within SAME_FACTOR, or for times in ms less
+ * than SAME_FLOOR_MS apart), higher.
+ * @param unit 'ms' (default) applies the absolute floor; 'bytes' compares by ratio only.
+ */
 export type Relation = 'lower' | 'same' | 'higher';
-export function relation(a: number, b: number): Relation {
+export function relation(a: number, b: number, unit: 'ms' | 'bytes' = 'ms'): Relation {
+  if (unit === 'ms' && Math.abs(a - b) < SAME_FLOOR_MS) return 'same';
   if (a * SAME_FACTOR < b) return 'lower';
   if (a > b * SAME_FACTOR) return 'higher';
   return 'same';
@@ -87,6 +99,29 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
 }
 
 /**
+ * A range of the run's figures (lo…hi, e.g. a sweep over message sizes) against the study's
+ * range: each end is set against the study's range as {@link figureClause} does (ratio to the
+ * nearer end, 1 inside); agrees when both ends agree.
+ * @param lo the run's lowest figure, hi its highest, in the unit of `f`.
+ */
+export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.what): Clause {
+  if (lo === hi) return figureClause(lo, f, name);
+  const low = figureClause(lo, f);
+  const high = figureClause(hi, f);
+  const endWords = (x: number, which: string): string | undefined => {
+    if (x >= f.min && x <= f.max) return undefined;
+    const ref = x < f.min ? f.min : f.max;
+    return `${which} ${times(x / ref)} its ${f.min === f.max ? 'value' : ref === f.max ? 'upper end' : 'lower end'}`;
+  };
+  const outside = [endWords(lo, 'lowest'), endWords(hi, 'highest')].filter((w): w is string => w !== undefined);
+  return {
+    host: f.host,
+    text: `${name} ${f.written} vs ${figureText(lo, f).replace(/ ms$/, '')}–${figureText(hi, f)} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
+    agrees: low.agrees && high.agrees,
+  };
+}
+
+/**
  * A share of the run (part of total, ms) against the study's (studyPart of studyTotal, ms):
  * agrees when both are majority or both are not, and they are within SHARE_POINTS points.
  */
@@ -139,6 +174,21 @@ export function studySentence(here: Here, clauses: Clause[]): string {
         .map((c) => (here.simulated ? c.text : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`));
       const tail = here.simulated ? ' (not compared: simulated figures are not measurements)' : '';
       return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${tail}.`;
+    })
+    .join(' ');
+}
+
+/**
+ * The study's figures named but not compared, with why (e.g. a one-shape pool against the study's
+ * pool of seven communicators): "Study (4× A40 PCIe, NCCL 2.32.3): a pool … 464 MB (…); … — not
+ * compared here: one shape, no child."
+ */
+export function studyNotCompared(figures: StudyFigure[], why: string): string {
+  const hosts = [...new Set(figures.map((f) => f.host))];
+  return hosts
+    .map((host) => {
+      const parts = figures.filter((f) => f.host === host).map((f) => `${f.what} ${f.written}`);
+      return `Study (${host.text}): ${parts.join('; ')} — not compared here: ${why}.`;
     })
     .join(' ');
 }

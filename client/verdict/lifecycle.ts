@@ -1,10 +1,12 @@
 /**
  * Verdict lines on a communicator's lifecycle: the first collective's share of a fresh init,
- * rebuilds (split, shrink, grow) against a fresh init, teardown, the pool, connect mode,
- * registration, drain, suspend/resume. Each sentence is chosen by the regime its figures fall in
+ * rebuilds (split, shrink, grow) against a fresh init, teardown, connect mode, registration,
+ * suspend/resume (the pool is in pool.ts, drain and the drop check in inFlight.ts, cold start in
+ * coldStart.ts). Each sentence is chosen by the regime its figures fall in
  * (agreement.ts) and each line that the study measured ends with the study's figure and whether
  * this host agrees. A line whose experiment (or step) is missing from the run is left out.
  */
+import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import {
@@ -18,7 +20,7 @@ import {
   type Clause,
   type Here,
 } from './agreement';
-import { bytes, median, MiB, ms, pct, stats, times, variantOf, type VerdictLine } from './format';
+import { bytes, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
 
@@ -161,42 +163,6 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   };
 }
 
-/** The TP shapes of a pool variant: "tp4+2+1" → [4, 2, 1]. */
-function poolShapes(variant: string): number[] {
-  return (variant.match(/\d+/g) ?? []).map(Number);
-}
-
-/** pool: memory of a prewarmed pool, and the switch inside it against an on-demand rebuild. */
-export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
-  const pool = variantOf(run, 'pool');
-  const memory = pool?.memoryBytes ?? {};
-  const points = Object.keys(memory).filter((k) => k.startsWith('pool after TP'));
-  const poolBytes = points.length > 0 ? memory[points[points.length - 1]!] : undefined;
-  const gpuBytes = run.stamp?.gpus[0]?.totalBytes;
-  const sw = stats(pool, 'switch')?.median;
-  const rebuild = stats(pool, 'rebuild')?.median;
-  if (!pool || poolBytes === undefined || !gpuBytes || sw === undefined || rebuild === undefined) return undefined;
-  const child = poolShapes(pool.variant)[1];
-  const childName = child === undefined ? 'its child' : child === 1 ? 'its one-rank child' : `its TP${child} child`;
-  const r = relation(sw, rebuild);
-  const switchText =
-    r === 'lower'
-      ? `turns a ${ms(rebuild)} rebuild of ${childName} (split + first collective) into a ${ms(sw)} switch (the rebuild costs ${times(rebuild / sw)} the switch)`
-      : `switching to ${childName} (${ms(sw)}) ${costWords(r)} rebuilding it on demand (${ms(rebuild)}) here`;
-  let text = `A prewarmed pool of every TP shape (${pool.variant}) takes ${bytes(poolBytes)} per GPU (${pct(poolBytes / gpuBytes)} of its memory) and ${switchText}.`;
-  const clauses: Clause[] = [
-    figureClause(poolBytes, S.poolBytes, `pool per GPU (here ${pool.variant})`),
-    figureClause(sw, S.poolSwitch, child === 1 ? 'switch (here to a one-rank child)' : 'switch'),
-  ];
-  const onChild = stats(pool, 'steady/child')?.median;
-  const onFresh = stats(pool, 'steady/fresh')?.median;
-  if (child !== undefined && child > 1 && onChild !== undefined && onFresh !== undefined) {
-    text += ` A 64 MiB allreduce on the pooled child ${costWords(relation(onChild, onFresh))} on a freshly split one (${ms(onChild)} vs ${ms(onFresh)}).`;
-    clauses.push(relationClause(onChild, onFresh, S.steadyChild, S.steadyFresh, '64 MB allreduce, child against fresh'));
-  }
-  return { id: 'pool', text: `${text} ${studySentence(here, clauses)}` };
-}
-
 /** connect-mode: NCCL_RUNTIME_CONNECT 1 (lazy) against 0 (connect at creation). */
 export function connectModeLine(run: RunFile): VerdictLine | undefined {
   const lazy = variantOf(run, 'connect-mode', 'init/runtimeConnect=1');
@@ -241,23 +207,24 @@ export function registrationLine(run: RunFile): VerdictLine | undefined {
   return { id: 'registration', text: `Registering 64 MiB: ncclCommRegister ${ms(first)}, ${againText}; ${useText}. ${NO_STUDY}` };
 }
 
-/** drain: four allreduces in flight, then finalize until quiet, or a stream synchronize alone. */
-export function drainLine(run: RunFile, here: Here): VerdictLine | undefined {
-  const total = median(run, 'drain', 'finalize', 'total');
-  const finalize = median(run, 'drain', 'finalize', 'finalize');
-  const sync = median(run, 'drain', 'finalize', 'sync');
-  const alone = median(run, 'drain', 'stream-sync', 'sync');
-  if (total === undefined && alone === undefined) return undefined;
-  const parts: string[] = [];
-  const clauses: Clause[] = [];
-  if (total !== undefined) {
-    parts.push(
-      `ncclCommFinalize until quiet takes ${ms(total)}${finalize !== undefined && sync !== undefined ? ` (finalize ${ms(finalize)} + stream synchronize ${ms(sync)})` : ''}`,
-    );
-    clauses.push(figureClause(total, S.drain, 'until quiet'));
-  }
-  if (alone !== undefined) parts.push(`a stream synchronize alone ${ms(alone)}`);
-  return { id: 'drain', text: `With four allreduces of 16–256 MiB in flight, ${parts.join('; ')}. ${studySentence(here, clauses)}`.trim() };
+/**
+ * NCCL's own count (ncclCommMemStats) at the suspend points beside the free-memory delta, both as
+ * measured: "ncclCommMemStats still counts 384 MiB suspendable after suspend (384 MiB before,
+ * 388 MiB in all); the free-memory delta drops to 4 MiB." Undefined without MemStats at `warm`
+ * and `afterSuspend` (NCCL < 2.29.7: the run's memStatsNote says why).
+ */
+function memStatsAcrossSuspend(v: VariantSummary): string | undefined {
+  const before = v.memStats?.warm;
+  const after = v.memStats?.afterSuspend;
+  if (!before || !after) return undefined;
+  const delta = v.memoryBytes?.afterSuspend;
+  const deltaText =
+    delta === undefined ? '' : `; the free-memory delta ${delta < (v.memoryBytes?.warm ?? delta) ? 'drops to' : 'reads'} ${bytes(delta)}`;
+  const same = Math.abs(after.suspendableBytes - before.suspendableBytes) < MiB;
+  const counts = same
+    ? `ncclCommMemStats still counts ${bytes(after.suspendableBytes)} suspendable after suspend, as before it (${bytes(after.totalBytes)} in all)`
+    : `ncclCommMemStats counts ${bytes(before.suspendableBytes)} suspendable before suspend and ${bytes(after.suspendableBytes)} after it (${bytes(before.totalBytes)} and ${bytes(after.totalBytes)} in all)`;
+  return `${counts}${deltaText}.`;
 }
 
 /** suspend: ncclCommSuspend / ncclCommResume against destroy + a fresh init in the same run. */
@@ -276,6 +243,8 @@ export function suspendLine(run: RunFile): VerdictLine | undefined {
         : ` and releases no device memory measurable here (${bytes(Math.max(0, released))} of the communicator's ${bytes(m.warm)} per GPU)`;
   }
   let text = `ncclCommSuspend (NCCL_SUSPEND_MEM) takes ${ms(suspend)}${memory}; ncclCommResume takes ${ms(resume)} and the first collective after it ${ms(first)} (${ms(back)} back to the first collective).`;
+  const nccl = memStatsAcrossSuspend(v);
+  if (nccl) text += ` ${nccl}`;
   const destroy = median(run, 'destroy', undefined, 'total');
   const init = median(run, 'init', undefined, 'total');
   const against: string[] = [];
@@ -293,19 +262,4 @@ export function suspendLine(run: RunFile): VerdictLine | undefined {
   }
   if (against.length > 0) text += ` In this run, ${against.join('; ')}.`;
   return { id: 'suspend', text: `${text} ${NO_STUDY}` };
-}
-
-/** cold-start: a fresh process's first communicator to its first collective, against a warm one. */
-export function coldStartLine(run: RunFile, here: Here): VerdictLine | undefined {
-  const cold = median(run, 'cold-start', 'default', 'cold');
-  const warm = median(run, 'cold-start', 'default', 'warm');
-  if (cold === undefined || warm === undefined) return undefined;
-  const r = relation(cold, warm);
-  const text = `A fresh process's first communicator costs ${ms(cold)} to its first collective, a second one in the same process ${ms(warm)}: cold ${costWords(r)} warm (${times(cold / warm)}).`;
-  const study = studySentence(here, [
-    figureClause(cold, S.coldToFirst, 'cold'),
-    figureClause(warm, S.warmToFirst, 'warm'),
-    relationClause(cold, warm, S.coldToFirst, S.warmToFirst, 'cold against warm'),
-  ]);
-  return { id: 'cold-start', text: `${text} ${study}` };
 }

@@ -1,0 +1,121 @@
+/**
+ * Verdict line on the pool: a prewarmed communicator for every TP shape, built without sharing
+ * (`tp…`, the parent's splitShare 0, as the study did) and with sharing (`tp…/splitShare=1`):
+ * memory per GPU both ways (the free-memory delta at the last `pool after TP<s>` point, the pool
+ * so far, and NCCL's own count, ncclCommMemStats, where the run has it), the switch inside the
+ * pool and the on-demand rebuild both ways. Set beside the study's pool (+464 MB per GPU, one TP2
+ * child ~76 MB) only where the shapes make that comparison: a pool of one shape (one rank) has
+ * no child to share, and is said so.
+ */
+import type { VariantSummary } from '../../protocol/events';
+import type { RunFile } from '../../protocol/runFile';
+import { STUDY_FIGURES as S } from '../studyFigures';
+import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Clause, type Here } from './agreement';
+import { bytes, ms, pct, stats, times, type VerdictLine } from './format';
+
+/** The TP shapes of a pool variant: "tp4+2+1" → [4, 2, 1]; "tp2+1/splitShare=1" → [2, 1]. */
+export function poolShapes(variant: string): number[] {
+  return (variant.split('/')[0]!.match(/\d+/g) ?? []).map(Number);
+}
+
+/** One pool variant's figures: memory per GPU of the whole pool (bytes), NCCL's count of it, one TP2 child, switch and rebuild (ms). */
+interface PoolFigures {
+  variant: string;
+  shapes: number[];
+  bytes?: number;
+  memStatsBytes?: number;
+  tp2ChildBytes?: number;
+  sw?: number;
+  rebuild?: number;
+}
+
+function poolFigures(v: VariantSummary): PoolFigures {
+  const shapes = poolShapes(v.variant);
+  const memory = v.memoryBytes ?? {};
+  // The points in shape order (largest first): each is the pool so far, the last is the whole pool.
+  const points = shapes.map((s) => `pool after TP${s}`).filter((p) => memory[p] !== undefined);
+  const last = points[points.length - 1];
+  const out: PoolFigures = { variant: v.variant, shapes, sw: stats(v, 'switch')?.median, rebuild: stats(v, 'rebuild')?.median };
+  if (last !== undefined) {
+    out.bytes = memory[last];
+    const m = v.memStats?.[last]?.totalBytes;
+    if (m !== undefined && Number.isFinite(m)) out.memStatsBytes = m;
+  }
+  // One TP2 child per GPU: the step from the point before TP2 (each GPU is in one TP2 child).
+  const i = shapes.indexOf(2);
+  if (i > 0 && memory['pool after TP2'] !== undefined && memory[`pool after TP${shapes[i - 1]}`] !== undefined) {
+    out.tp2ChildBytes = memory['pool after TP2']! - memory[`pool after TP${shapes[i - 1]}`]!;
+  }
+  return out;
+}
+
+function memoryWords(f: PoolFigures, gpuBytes: number | undefined): string {
+  const share = gpuBytes ? `${pct(f.bytes! / gpuBytes)} of its memory` : undefined;
+  const nccl = f.memStatsBytes !== undefined ? `ncclCommMemStats counts ${bytes(f.memStatsBytes)}` : undefined;
+  const extra = [share, nccl].filter((x) => x !== undefined).join('; ');
+  return `${bytes(f.bytes!)} per GPU${extra ? ` (${extra})` : ''}`;
+}
+
+function childName(shapes: number[]): string {
+  const child = shapes[1];
+  return child === undefined ? 'its child' : child === 1 ? 'its one-rank child' : `its TP${child} child`;
+}
+
+/** "turns a 49.2 ms rebuild of its one-rank child … into a 0.023 ms switch (…)" or the switch against the rebuild. */
+function switchWords(f: PoolFigures): string | undefined {
+  if (f.sw === undefined || f.rebuild === undefined) return undefined;
+  const r = relation(f.sw, f.rebuild);
+  return r === 'lower'
+    ? `turns a ${ms(f.rebuild)} rebuild of ${childName(f.shapes)} (split + first collective) into a ${ms(f.sw)} switch (the rebuild costs ${times(f.rebuild / f.sw)} the switch)`
+    : `switching to ${childName(f.shapes)} (${ms(f.sw)}) ${costWords(r)} rebuilding it on demand (${ms(f.rebuild)}) here`;
+}
+
+/**
+ * pool: memory of a prewarmed pool, and the switch inside it against an on-demand rebuild, for
+ * the plain pool and, where the run has it, the pool with splitShare 1. At one rank (one shape,
+ * TP1): the one communicator's memory, and that there is no child to share, switch to or rebuild.
+ * @returns undefined when the run has no pool memory figure.
+ */
+export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
+  const e = run.experiments.find((x) => x.experiment === 'pool');
+  const plainV = e?.variants.find((v) => !v.variant.endsWith('/splitShare=1'));
+  const sharedV = e?.variants.find((v) => v.variant.endsWith('/splitShare=1'));
+  if (!plainV) return undefined;
+  const plain = poolFigures(plainV);
+  const shared = sharedV ? poolFigures(sharedV) : undefined;
+  const gpuBytes = run.stamp?.gpus[0]?.totalBytes;
+  if (plain.bytes === undefined) return undefined;
+
+  if (plain.shapes.length === 1) {
+    const tp = plain.shapes[0]!;
+    const call = stats(plainV, `call/tp${tp}`)?.median;
+    const first = stats(plainV, `first/tp${tp}`)?.median;
+    const built = call !== undefined && first !== undefined ? `, built in ${ms(call)} with its first collective ${ms(first)}` : '';
+    const text =
+      `The pool here has one shape (TP${tp}) and no child to share: it is the one communicator, ${memoryWords(plain, gpuBytes)}${built}; ` +
+      `there is no switch or rebuild to time and no splitShare 1 pool.`;
+    return { id: 'pool', text: `${text} ${studyNotCompared([S.poolBytes, S.tp2ChildBytes], `one shape, no child`)}` };
+  }
+
+  const plainSwitch = switchWords(plain);
+  let text = `A prewarmed pool of every TP shape (${plain.variant}, splitShare 0) takes ${memoryWords(plain, gpuBytes)}${plainSwitch ? ` and ${plainSwitch}` : ''}.`;
+  if (shared?.bytes !== undefined) {
+    const sharedSwitch = switchWords(shared);
+    text += ` With splitShare 1 (every child sharing the parent's resources) it takes ${memoryWords(shared, gpuBytes)}, ${times(shared.bytes / plain.bytes)} the pool without sharing${sharedSwitch ? `, and ${sharedSwitch}` : ''}.`;
+  }
+  if (plain.tp2ChildBytes !== undefined) {
+    text += ` One TP2 child takes ${bytes(plain.tp2ChildBytes)} per GPU${shared?.tp2ChildBytes !== undefined ? ` (${bytes(shared.tp2ChildBytes)} with splitShare 1)` : ''}.`;
+  }
+  const clauses: Clause[] = [figureClause(plain.bytes, S.poolBytes, `pool per GPU (here ${plain.variant})`)];
+  if (plain.tp2ChildBytes !== undefined) clauses.push(figureClause(plain.tp2ChildBytes, S.tp2ChildBytes, 'one TP2 child per GPU'));
+  if (plain.sw !== undefined)
+    clauses.push(figureClause(plain.sw, S.poolSwitch, plain.shapes[1] === 1 ? 'switch (here to a one-rank child)' : 'switch'));
+  const onChild = stats(plainV, 'steady/child')?.median;
+  const onFresh = stats(plainV, 'steady/fresh')?.median;
+  const child = plain.shapes[1];
+  if (child !== undefined && child > 1 && onChild !== undefined && onFresh !== undefined) {
+    text += ` A 64 MiB allreduce on the pooled child ${costWords(relation(onChild, onFresh))} on a freshly split one (${ms(onChild)} vs ${ms(onFresh)}).`;
+    clauses.push(relationClause(onChild, onFresh, S.steadyChild, S.steadyFresh, '64 MB allreduce, child against fresh'));
+  }
+  return { id: 'pool', text: `${text} ${studySentence(here, clauses)}` };
+}
