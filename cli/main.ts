@@ -22,6 +22,7 @@ import { checkOutputFile, ensureWritableDir, loadRun, saveRun } from '../client/
 import { runMeasurement } from '../client/runSession';
 import { srunArgsFor, type SlurmOptions } from '../client/slurm';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
+import { scanCommand, type ScanFlags } from './scan';
 import { deriveVerdict } from '../client/verdict';
 
 /** Exit codes. */
@@ -610,6 +611,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--html <file>', 'output file (default: the (first) run file with .html, or .compare.html; its folder must exist)')
     .addHelpText('after', `\n${EXIT_HELP}\n`)
     .action(async (files: string[], flags: { html?: string }) => setExit(await report(files, flags.html)));
+
+  program
+    .command('scan')
+    .description('list every NCCL / c10d lifecycle call site under files or folders (through wrapper functions too), with the figure of a run')
+    .argument('[paths...]', 'files or folders (default: the current folder); .git, node_modules, virtual environments and .gitignored paths are skipped')
+    .option('--run <file>', 'the run whose figures answer each call (a saved run .json, or a launched run .jsonl)')
+    .option('--json', 'print a JSON document instead of the table (fields: README, "commcost scan")')
+    .addHelpText('after', `\n${EXIT_HELP}\n`)
+    .action(async (paths: string[], flags: ScanFlags) =>
+      setExit(await scanCommand(paths, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
+    );
   return program;
 }
 

@@ -1,0 +1,273 @@
+/**
+ * `commcost scan [paths…] [--run FILE] [--json]`: every lifecycle call site under the given files
+ * and folders, on the editor's engine — the call-site finder (extension/annotations/callSites.ts),
+ * the wrapper index (wrapperIndex.ts: callers of functions that make a lifecycle call, across the
+ * files scanned) and the one rule that picks a call's figure (figures.ts `resolveAnnotation`, with
+ * the `--run` file as the only run). Folders are walked by sourceWalk.ts (no `.git`,
+ * `node_modules`, virtual environments or `.gitignore`d paths). Prints a table, or with `--json`
+ * the document README.md describes ("commcost scan").
+ */
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { CommcostError, errorText } from '../client/errors';
+import { loadRun } from '../client/resultsStore';
+import { siteIsEager } from '../extension/annotations/annotationModel';
+import { ANNOTATION_DEFAULTS } from '../extension/annotations/annotationSettings';
+import { formatMs, memoryPerGpu, runLabel } from '../extension/annotations/annotationText';
+import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, type GrammarFiles } from '../extension/annotations/callSites';
+import { resolveAnnotation } from '../extension/annotations/figures';
+import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../extension/annotations/profiles';
+import { SOURCE_EXTENSIONS, sourceLanguageOf, walkSources } from '../extension/annotations/sourceWalk';
+import { WrapperIndex, type WrapperCallSite } from '../extension/annotations/wrapperIndex';
+import { terminalSafe } from './summary';
+
+/** The version of the `--json` document (`commcostScan`). */
+export const SCAN_JSON_VERSION = 1;
+
+export interface ScanFlags {
+  run?: string;
+  json?: boolean;
+}
+
+/** Where the command writes and what it resolves paths against (process.stdout/stderr and cwd by default). */
+export interface ScanIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  cwd: string;
+  /** The tree-sitter files (default: dist/grammars beside the bundle, else node_modules). */
+  grammars?: GrammarFiles;
+}
+
+/** A figure of the run for one call site (the headline of the variant the rule picks). */
+export interface ScanFigure {
+  experiment: string;
+  variant: string;
+  step: string;
+  label: string;
+  medianMs: number;
+  p90Ms: number;
+  n: number;
+  memoryPerGpuBytes: number | null;
+  via: string | null;
+  simulated: boolean;
+  stale: string[];
+  /** The run's label as the editor shows it: host · NCCL version · date. */
+  run: string;
+}
+
+/** One call site of the `--json` document (README.md documents every field). */
+export interface ScanSite {
+  file: string;
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+  callee: string;
+  api: string;
+  role: string;
+  language: 'python' | 'cpp';
+  callsInto: string | null;
+  chain: string[];
+  wrapper: { file: string; line: number; calls: number } | null;
+  enclosingFunction: string | null;
+  repeated: string | null;
+  figure: ScanFigure | null;
+  notMeasured: string | null;
+}
+
+export interface ScanReport {
+  commcostScan: number;
+  roots: string[];
+  run: { file: string; label: string; simulated: boolean } | null;
+  filesScanned: number;
+  sites: ScanSite[];
+  skipped: { file: string; reason: string }[];
+}
+
+/** The `.wasm` files: beside the bundle (dist/cli.js → dist/grammars), else the repository's node_modules (tests). */
+export function defaultGrammars(): GrammarFiles {
+  const shipped = shippedGrammars(join(__dirname, 'grammars'));
+  return existsSync(shipped.runtime) ? shipped : nodeModulesGrammars(join(__dirname, '..'));
+}
+
+/**
+ * The absolute paths of the scan's roots, checked: each must exist and be a folder or a source
+ * file the finder reads.
+ * @throws CommcostError BAD_INPUT naming the path, where it was looked for, and what to do
+ */
+export async function scanRoots(paths: readonly string[], cwd: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths.length > 0 ? paths : ['.']) {
+    const abs = resolve(cwd, p);
+    let s;
+    try {
+      s = await stat(abs);
+    } catch (e) {
+      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new CommcostError('BAD_INPUT', `scan: ${missing ? 'no such file or folder' : 'cannot read'} ${JSON.stringify(p)} (${abs}${missing ? '' : `: ${errorText(e)}`})`, {
+        hint: 'give files or folders to scan, relative to the current folder or absolute (default: the current folder)',
+      });
+    }
+    if (!s.isDirectory() && !(s.isFile() && sourceLanguageOf(abs))) {
+      throw new CommcostError('BAD_INPUT', `scan: ${JSON.stringify(p)} (${abs}) is neither a folder nor a Python, C, C++ or CUDA file`, {
+        hint: `give folders, or files ending in ${Object.keys(SOURCE_EXTENSIONS).join(' ')}`,
+      });
+    }
+    out.push(abs);
+  }
+  return out;
+}
+
+/** `path` for people: relative to `cwd` when inside it. */
+function shown(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+function isWrapperSite(site: CallSite): site is WrapperCallSite {
+  return Array.isArray((site as Partial<WrapperCallSite>).chain);
+}
+
+/** The figure of `site` in `profile` by the editor's rule, or why there is none. */
+function figureOf(site: CallSite, sites: readonly CallSite[], profile: Profile | undefined, rules: StaleRules): Pick<ScanSite, 'figure' | 'notMeasured'> {
+  if (!profile) return { figure: null, notMeasured: 'no run given (--run FILE)' };
+  const a = resolveAnnotation(site.api, profile, [profile], rules, { eager: siteIsEager(site, sites), chosen: profile });
+  const m = a.measured;
+  if (!m) return { figure: null, notMeasured: a.missing?.reason ?? 'not measured in this run' };
+  const h = m.headline;
+  return {
+    figure: {
+      experiment: m.experiment,
+      variant: m.main.variant,
+      step: h.step,
+      label: h.label,
+      medianMs: h.stats.median,
+      p90Ms: h.stats.p90,
+      n: h.stats.n,
+      memoryPerGpuBytes: memoryPerGpu(m) ?? null,
+      via: m.via ?? null,
+      simulated: a.simulated,
+      stale: a.stale,
+      run: runLabel(m.source),
+    },
+    notMeasured: null,
+  };
+}
+
+/**
+ * Scans `roots` (from {@link scanRoots}): every file is read, parsed and indexed, then each
+ * file's sites (the finder's and those through wrappers) are listed with their figure.
+ * Unreadable files are reported through `warn` and listed in `skipped`.
+ */
+export async function scanFiles(
+  roots: readonly string[],
+  options: { cwd: string; finder: CallSiteFinder; profile?: Profile; runFile?: string; warn: (line: string) => void },
+): Promise<ScanReport> {
+  const { cwd, finder, profile } = options;
+  const walked = await walkSources(roots);
+  const skipped = walked.unreadable.map((u) => ({ file: shown(u.path, cwd), reason: u.reason }));
+  for (const u of skipped) options.warn(`cannot read ${u.file}: ${u.reason} (skipped)`);
+  const index = await WrapperIndex.create(finder);
+  try {
+    const scanned: string[] = [];
+    for (const f of walked.files) {
+      try {
+        index.setFile(f.path, f.language, await readFile(f.path, 'utf8'));
+        scanned.push(f.path);
+      } catch (e) {
+        const reason = errorText(e);
+        skipped.push({ file: shown(f.path, cwd), reason });
+        options.warn(`cannot read ${shown(f.path, cwd)}: ${reason} (skipped)`);
+      }
+    }
+    const rules: StaleRules = { now: Date.now(), staleAfterDays: ANNOTATION_DEFAULTS.staleAfterDays, expectedNcclVersion: '' };
+    const sites: ScanSite[] = [];
+    for (const path of scanned) {
+      const all = index.sites(path);
+      for (const s of all) {
+        const into = (s as CallSite & { callsInto?: unknown }).callsInto;
+        const w = isWrapperSite(s) ? s : undefined;
+        sites.push({
+          file: shown(path, cwd),
+          line: s.range.start.line + 1,
+          column: s.range.start.character + 1,
+          endLine: s.range.end.line + 1,
+          endColumn: s.range.end.character + 1,
+          callee: s.written.replace(/\s+/g, ''),
+          api: s.api,
+          role: s.role,
+          language: s.language,
+          callsInto: typeof into === 'string' ? into : null,
+          chain: w ? w.chain : [],
+          wrapper: w ? { file: shown(w.wrapper.file, cwd), line: w.wrapper.line + 1, calls: w.wrapper.calls } : null,
+          enclosingFunction: s.enclosingFunction ?? null,
+          repeated: s.repeated?.detail ?? null,
+          ...figureOf(s, all, profile, rules),
+        });
+      }
+    }
+    return {
+      commcostScan: SCAN_JSON_VERSION,
+      roots: roots.map((r) => shown(r, cwd) || '.'),
+      run: profile ? { file: options.runFile ?? profile.path, label: runLabel(profile), simulated: isSimulatedProfile(profile) } : null,
+      filesScanned: scanned.length,
+      sites,
+      skipped,
+    };
+  } finally {
+    index.dispose();
+  }
+}
+
+const clip = (text: string, width: number): string => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+
+/** The table `commcost scan` prints: one line per call site, every text from files or the run escaped for the terminal. */
+export function formatScanTable(report: ScanReport): string {
+  const via = report.sites.filter((s) => s.chain.length > 0).length;
+  const files = new Set(report.sites.map((s) => s.file)).size;
+  const head = `${report.sites.length} lifecycle call site${report.sites.length === 1 ? '' : 's'} in ${files} of ${report.filesScanned} file${report.filesScanned === 1 ? '' : 's'} scanned${via > 0 ? ` (${via} through wrappers)` : ''}`;
+  const source = report.run ? `figures from ${report.run.label}${report.run.simulated ? ' (SIMULATED: not a measurement)' : ''}` : 'no run given: pass --run FILE for the figures';
+  const lines = [terminalSafe(head), terminalSafe(source)];
+  if (report.sites.length === 0) return `${lines.join('\n')}\n`;
+  const rows = report.sites.map((s) => [
+    `${s.file}:${s.line}`,
+    clip(s.callee, 40),
+    s.role,
+    `${s.api}${s.callsInto && s.callsInto !== s.api ? ` → ${s.callsInto}` : ''}`,
+    s.chain.length > 0 ? clip(`via ${s.chain[0]}${s.wrapper && s.wrapper.calls > 1 ? ` (${s.wrapper.calls} lifecycle calls)` : ''}${s.chain.slice(1).map((c) => ` → ${c}`).join('')}`, 90) : '',
+    s.figure ? `${s.figure.simulated ? 'SIMULATED ' : ''}${figureText(s.figure)}${s.figure.stale.length > 0 ? ' (stale)' : ''}` : `not measured: ${s.notMeasured ?? ''}`,
+  ].map((c) => terminalSafe(c)));
+  const header = ['FILE:LINE', 'CALL', 'ROLE', 'API', 'THROUGH', 'FIGURE'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  lines.push('', line(header), ...rows.map(line));
+  return `${lines.join('\n')}\n`;
+}
+
+function figureText(f: ScanFigure): string {
+  return `${formatMs(f.medianMs)} ${f.label} (${f.experiment} ${f.variant}, p90 ${formatMs(f.p90Ms)}, n = ${f.n})`;
+}
+
+/**
+ * Runs `commcost scan`; resolves with the exit code (0; bad paths and run files throw
+ * CommcostError BAD_INPUT / BAD_RUN_FILE, which cli/main.ts turns into exit 2).
+ */
+export async function scanCommand(paths: readonly string[], flags: ScanFlags, io: ScanIo): Promise<number> {
+  const roots = await scanRoots(paths, io.cwd);
+  let profile: Profile | undefined;
+  if (flags.run !== undefined) {
+    const file = resolve(io.cwd, flags.run);
+    const run = await loadRun(file);
+    const mtime = (await stat(file)).mtimeMs;
+    profile = { key: 'p0', path: file, source: 'workspace', run, time: runTime(run, mtime) };
+  }
+  const finder = await CallSiteFinder.load(io.grammars ?? defaultGrammars());
+  try {
+    const report = await scanFiles(roots, { cwd: io.cwd, finder, ...(profile ? { profile, runFile: shown(profile.path, io.cwd) } : {}), warn: (l) => io.err(`commcost scan: ${terminalSafe(l)}\n`) });
+    io.out(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatScanTable(report));
+    return 0;
+  } finally {
+    finder.dispose();
+  }
+}

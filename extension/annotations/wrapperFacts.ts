@@ -1,0 +1,263 @@
+/**
+ * The facts the wrapper index (wrapperIndex.ts) keeps of one Python file, read from its tree in
+ * one whole-tree query: its functions and methods, its imports (pythonModules.ts), and the calls
+ * that may reach a function of the workspace, each attributed to the function or method it is
+ * in (a nested function's calls count for the function around it). No `vscode` import.
+ */
+import type { Query as TsQuery, Tree } from 'web-tree-sitter';
+import type { CallSite, SourceLanguage } from './callSites';
+import { addImport, emptyImports, type ImportFacts } from './pythonModules';
+
+export interface Def {
+  /** `name`, or `Class.name` for a method. */
+  key: string;
+  /** The name a call ends with: the function's, the method's, the class's for `__init__`. */
+  callName: string;
+  /** How a chain shows it. */
+  display: string;
+  cls?: string;
+  line: number;
+}
+
+/** A call whose callee may name a function of the workspace. Positions are 0-based, UTF-16. */
+export interface Call {
+  callee: string;
+  /** Index into the file's defs of the function or method it is in; -1 at module or class level. */
+  def: number;
+  start: number;
+  end: number;
+  line: number;
+  col: number;
+  nameEndLine: number;
+  nameEndCol: number;
+  endLine: number;
+  endCol: number;
+  argsLine: number;
+  argsCol: number;
+  hasArgs: boolean;
+  /** Passes `backend="…"` naming no NCCL backend (`"gloo"`, `"mpi"`): taken as forwarded to the group it makes, so not an NCCL call. */
+  notNccl?: true;
+  /** The index's memo: what the call resolved to, at which surface version (wrapperIndex.ts). */
+  resolved?: string | undefined;
+  resolvedAt?: number;
+}
+
+export interface FileEntry {
+  path: string;
+  language: SourceLanguage;
+  sites: CallSite[];
+  /** For each site: the def it is in (-1: none). */
+  siteDefs: number[];
+  defs: Def[];
+  defByKey: Map<string, number>;
+  /** Top-level function names and class names. */
+  functions: Set<string>;
+  classes: Set<string>;
+  imports: ImportFacts;
+  /** Calls by the last name of their callee. */
+  calls: Map<string, Call[]>;
+}
+
+export const FACTS_QUERY = `
+(function_definition name: (identifier) @name body: (block) @body)
+(class_definition name: (identifier) @name body: (block) @body)
+(call function: [(identifier) (attribute)] @fn arguments: (_) @args)
+(import_statement) @import
+(import_from_statement) @import
+`;
+
+/** A `backend="…"` keyword argument with a string literal. */
+const BACKEND_KEYWORD = /(?:^|[(,\s])backend\s*=\s*(['"])([^'"\n]*)\1/;
+/** A module-level `name = other` line (`mpu = parallel_state` in megatron/core/__init__.py). */
+const MODULE_ALIAS = /^([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:#.*)?$/gm;
+
+/** `x = y` at module level where `y` is imported: `x` is bound as `y` is (an alias of a module or function). */
+function addModuleAliases(text: string, imports: ImportFacts): void {
+  MODULE_ALIAS.lastIndex = 0;
+  for (let m = MODULE_ALIAS.exec(text); m; m = MODULE_ALIAS.exec(text)) {
+    const bound = imports.bindings.get(m[2]!);
+    if (bound && !imports.bindings.has(m[1]!)) imports.bindings.set(m[1]!, bound);
+  }
+}
+
+const CALLEE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+interface Span {
+  start: number;
+  end: number;
+  kind: 'function' | 'class';
+  name: string;
+  line: number;
+  parent?: Span;
+  /** Functions: the def index when indexed (top-level or method). */
+  def?: number;
+  /** The nearest indexed def at or above this span (-1: none). */
+  owner: number;
+}
+
+/** The spans holding each position of `starts` (sorted ascending): the innermost span's owner, or -1. */
+function owners(spans: readonly Span[], starts: readonly number[]): number[] {
+  const out: number[] = [];
+  const stack: Span[] = [];
+  let i = 0;
+  for (const at of starts) {
+    while (i < spans.length && spans[i]!.start <= at) {
+      const s = spans[i++]!;
+      while (stack.length > 0 && stack[stack.length - 1]!.end <= s.start) stack.pop();
+      stack.push(s);
+    }
+    while (stack.length > 0 && stack[stack.length - 1]!.end <= at) stack.pop();
+    out.push(stack.length > 0 ? stack[stack.length - 1]!.owner : -1);
+  }
+  return out;
+}
+
+/** Reads the defs, imports and calls of a Python tree (one whole-tree query) and attributes the finder's sites to defs. */
+export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: string, sites: CallSite[]): FileEntry {
+  const spans: Span[] = [];
+  const imports = emptyImports();
+  const raw: { callee: string; fn: { s: number; sl: number; sc: number; el: number; ec: number }; a: { s: number; e: number; sl: number; sc: number; el: number; ec: number } }[] = [];
+  for (const m of query.matches(tree.rootNode)) {
+    const c = m.captures;
+    if (m.patternIndex <= 1) {
+      const name = c.find((x) => x.name === 'name')?.node;
+      const body = c.find((x) => x.name === 'body')?.node;
+      if (name && body)
+        spans.push({ start: name.startIndex, end: body.endIndex, kind: m.patternIndex === 0 ? 'function' : 'class', name: name.text, line: name.startPosition.row, owner: -1 });
+    } else if (m.patternIndex === 2) {
+      const fn = c[0]?.name === 'fn' ? c[0].node : c.find((x) => x.name === 'fn')?.node;
+      const args = c.find((x) => x.name === 'args')?.node;
+      if (!fn || !args) continue;
+      const callee = fn.text.replace(/\s+/g, '');
+      if (!CALLEE.test(callee)) continue;
+      const fs = fn.startPosition;
+      const fe = fn.endPosition;
+      const as = args.startPosition;
+      const ae = args.endPosition;
+      raw.push({
+        callee,
+        fn: { s: fn.startIndex, sl: fs.row, sc: fs.column, el: fe.row, ec: fe.column },
+        a: { s: args.startIndex, e: args.endIndex, sl: as.row, sc: as.column, el: ae.row, ec: ae.column },
+      });
+    } else {
+      const node = c[0]?.node;
+      if (node) addImport(node.text, imports);
+    }
+  }
+
+  addModuleAliases(text, imports);
+
+  // Nesting: a function directly in a class body is a method; in another function, nested (its
+  // calls count for the function around it).
+  spans.sort((x, y) => x.start - y.start || y.end - x.end);
+  const defs: Def[] = [];
+  const defByKey = new Map<string, number>();
+  const functions = new Set<string>();
+  const classes = new Set<string>();
+  const stack: Span[] = [];
+  for (const s of spans) {
+    while (stack.length > 0 && stack[stack.length - 1]!.end <= s.start) stack.pop();
+    const parent = stack[stack.length - 1];
+    if (parent) s.parent = parent;
+    if (s.kind === 'class') {
+      if (!parent) classes.add(s.name);
+      s.owner = parent?.owner ?? -1;
+    } else if (!parent || parent.kind === 'class') {
+      const cls = parent?.name;
+      const key = cls ? `${cls}.${s.name}` : s.name;
+      if (!defByKey.has(key)) {
+        const def: Def = {
+          key,
+          callName: cls && s.name === '__init__' ? cls : s.name,
+          display: cls ? (s.name === '__init__' ? cls : key) : s.name,
+          line: s.line,
+          ...(cls ? { cls } : {}),
+        };
+        defByKey.set(key, defs.length);
+        s.def = defs.length;
+        defs.push(def);
+      }
+      s.owner = s.def ?? parent?.owner ?? -1;
+      if (!parent) functions.add(s.name);
+    } else {
+      s.owner = parent.owner;
+    }
+    stack.push(s);
+  }
+
+  // Keep the calls that may reach a function of the workspace.
+  raw.sort((x, y) => x.fn.s - y.fn.s);
+  const callOwners = owners(
+    spans,
+    raw.map((r) => r.fn.s),
+  );
+  const calls = new Map<string, Call[]>();
+  const maybeLocal = imports.stars.length > 0;
+  raw.forEach((r, i) => {
+    const dot = r.callee.indexOf('.');
+    const first = dot < 0 ? r.callee : r.callee.slice(0, dot);
+    const keep =
+      dot < 0
+        ? functions.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
+        : first === 'self' || first === 'cls' || imports.bindings.has(first);
+    if (!keep) return;
+    const last = dot < 0 ? r.callee : r.callee.slice(r.callee.lastIndexOf('.') + 1);
+    const backend = BACKEND_KEYWORD.exec(text.slice(r.a.s, r.a.e));
+    const call: Call = {
+      callee: r.callee,
+      def: callOwners[i]!,
+      start: r.fn.s,
+      end: r.a.e,
+      line: r.fn.sl,
+      col: r.fn.sc,
+      nameEndLine: r.fn.el,
+      nameEndCol: r.fn.ec,
+      endLine: r.a.el,
+      endCol: r.a.ec,
+      argsLine: r.a.sl,
+      argsCol: r.a.sc,
+      hasArgs: r.a.e - r.a.s > 2,
+      ...(backend && !/nccl/i.test(backend[2]!) ? { notNccl: true as const } : {}),
+    };
+    let list = calls.get(last);
+    if (!list) calls.set(last, (list = []));
+    list.push(call);
+  });
+
+  const order = sites.map((s, i) => ({ s, i })).sort((x, y) => x.s.startIndex - y.s.startIndex);
+  const siteOwners = owners(
+    spans,
+    order.map((o) => o.s.startIndex),
+  );
+  const siteDefs: number[] = new Array<number>(sites.length).fill(-1);
+  order.forEach((o, k) => (siteDefs[o.i] = siteOwners[k]!));
+  return { path, language: 'python', sites, siteDefs, defs, defByKey, functions, classes, imports, calls };
+}
+
+/** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
+export function otherFacts(path: string, language: SourceLanguage, sites: CallSite[]): FileEntry {
+  return {
+    path,
+    language,
+    sites,
+    siteDefs: sites.map(() => -1),
+    defs: [],
+    defByKey: new Map(),
+    functions: new Set(),
+    classes: new Set(),
+    imports: emptyImports(),
+    calls: new Map(),
+  };
+}
+
+/**
+ * What other files may resolve to in this one: its top-level functions, its classes with an
+ * `__init__`, its imports (re-exports). An edit that leaves it unchanged keeps every other
+ * file's resolutions.
+ */
+export function surfaceOf(f: FileEntry): string {
+  const classes = [...f.classes].filter((c) => f.defByKey.has(`${c}.__init__`));
+  const bindings = [...f.imports.bindings].map(([k, b]) => `${k}=${b.kind}:${b.ref.level}:${b.ref.dotted}${b.kind === 'member' ? `:${b.name}` : ''}`);
+  const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
+  return [[...f.functions].sort().join(','), classes.sort().join(','), bindings.sort().join(','), stars.join(',')].join('|');
+}

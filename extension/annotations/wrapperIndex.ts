@@ -1,0 +1,405 @@
+/**
+ * The wrapper index of a workspace: Python functions whose body makes a lifecycle call (as the
+ * finder, callSites.ts, reports it) turn their callers into call sites, across the files of the
+ * workspace where the import resolves (pythonModules.ts), through several hops:
+ * Megatron-LM's `group = create_group(ranks, …)` is a `new_group` call site "via `create_group` →
+ * `torch.distributed.new_group`", and so is a call of a function that calls `create_group`.
+ *
+ * Kept per file (file → its functions and methods, imports, the finder's sites, the calls that
+ * may reach another function of the workspace), so an edit re-parses only that file
+ * ({@link WrapperIndex.setFile}); which functions are wrappers is then re-derived from these facts
+ * without parsing anything (a breadth-first walk from the functions that make a lifecycle call
+ * themselves, {@link MAX_HOPS} rounds at most; a function becomes a wrapper of an API once, by its
+ * shortest chain, so cycles end). Caller sites are built on demand ({@link WrapperIndex.callerSites}).
+ *
+ * Calls that resolve: `f(…)` (a function of this file, or imported by `from m import f`, through
+ * re-exports), `m.f(…)` / `pkg.m.f(…)` (`import pkg.m as m`, `from pkg import m`), `self.f(…)` /
+ * `cls.f(…)` (a method of the enclosing class, same file), `C(…)` (a class whose `__init__` is a
+ * wrapper). C/C++ files keep the finder's sites only. No `vscode` import.
+ */
+import type { Query as TsQuery, Tree } from 'web-tree-sitter';
+import { treeEditOf, type CallSite, type CallSiteFinder, type ScanResult, type SourceLanguage, type TextChange } from './callSites';
+import { ModuleTable, qualifyCallee, type Binding, type ModuleRef } from './pythonModules';
+import { FACTS_QUERY, otherFacts, pythonFacts, surfaceOf, type Call, type FileEntry } from './wrapperFacts';
+
+/** Rounds of the walk from direct wrappers to their callers' functions: a chain has at most this + 2 links. */
+export const MAX_HOPS = 4;
+
+/** A call site made through wrappers: the finder's fields (api, role, callsInto… of the call inside) at the caller's position. */
+export interface WrapperCallSite extends CallSite {
+  /**
+   * From the callee as defined to the lifecycle call, e.g. ['create_group',
+   * 'torch.distributed.new_group']; methods as `Class.method`, constructors as `Class`; the last
+   * link is the call inside the innermost wrapper with its module written out through that file's imports.
+   */
+  chain: string[];
+  /** The first wrapper of the chain: where it is defined (line 0-based) and how many lifecycle calls its body makes (loops not counted). */
+  wrapper: { file: string; line: number; calls: number };
+}
+
+/** A function found to be a wrapper (for tests and the benchmark). */
+export interface WrapperInfo {
+  file: string;
+  /** `name`, `Class.name`. */
+  key: string;
+  line: number;
+  /** One chain per API the wrapper reaches, in the order found. */
+  chains: { api: string; chain: string[] }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The index
+
+type DefId = string;
+const defId = (path: string, key: string): DefId => `${path}\u0000${key}`;
+
+interface Inner {
+  api: string;
+  chain: string[];
+  /** The finder's site at the end of the chain. */
+  site: CallSite;
+}
+interface Wrapper {
+  path: string;
+  def: number;
+  inners: Inner[];
+}
+
+/** Roles whose call sites do not make their function a wrapper: a group's first collective belongs to that group. */
+const NOT_A_WRAPPER_ROLE: ReadonlySet<string> = new Set(['firstCollective']);
+
+/** Options of {@link WrapperIndex.setFile}. */
+export interface SetFileOptions {
+  /** The finder's scan of this same text (the editor's), so the file is not scanned twice. */
+  scan?: ScanResult;
+  /**
+   * Keep the tree so the next {@link WrapperIndex.setFile} after {@link WrapperIndex.editFile}
+   * re-parses incrementally (open documents); without it a kept tree is dropped.
+   */
+  keepTree?: boolean;
+}
+
+/**
+ * The wrappers of one workspace. Create with {@link WrapperIndex.create}; feed it files with
+ * {@link setFile} (paths are absolute; the text is the document's, saved or not) and
+ * {@link removeFile}; read {@link sites}, {@link callerSites}, {@link wrappers}.
+ */
+export class WrapperIndex {
+  private readonly files = new Map<string, FileEntry>();
+  private readonly modules = new ModuleTable();
+  /** Last callee name → the files that call it. */
+  private readonly callers = new Map<string, Set<string>>();
+  /** Trees of open documents, for incremental re-parses. */
+  private readonly trees = new Map<string, { tree: Tree; edited: boolean }>();
+  /** Bumped when what another file may resolve to changes (a file added or removed, a changed surface): resolutions are memoised per call until then. */
+  private surfaceVersion = 0;
+  private table: { wrappers: Map<DefId, Wrapper>; names: Set<string>; counts: Map<DefId, number> } | undefined;
+
+  private constructor(
+    private readonly finder: CallSiteFinder,
+    private readonly query: TsQuery,
+  ) {}
+
+  /** An empty index on `finder` (compiles its one query). */
+  static async create(finder: CallSiteFinder): Promise<WrapperIndex> {
+    const ts = await import('web-tree-sitter');
+    const probe = finder.parse('python', '');
+    try {
+      return new WrapperIndex(finder, new ts.Query(probe.language, FACTS_QUERY));
+    } finally {
+      probe.delete();
+    }
+  }
+
+  /**
+   * Parses `text` as the file at `path` (incrementally after {@link editFile} when its tree is
+   * kept), scans it unless `options.scan` is given, and records its functions, imports and calls,
+   * replacing what the index knew of it. Only this file is parsed; the wrappers are re-derived on
+   * the next read, from the facts kept of every file.
+   * @throws Error when tree-sitter returns no tree
+   */
+  setFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions = {}): void {
+    const kept = this.trees.get(path);
+    const tree = this.finder.parse(language, text, kept?.edited ? kept.tree : undefined);
+    kept?.tree.delete();
+    this.trees.delete(path);
+    try {
+      const sites = (options.scan ?? this.finder.scan(language, tree, text)).sites;
+      const entry: FileEntry = language === 'python' ? pythonFacts(this.query, tree, text, path, sites) : otherFacts(path, language, sites);
+      const old = this.files.get(path);
+      this.forget(path);
+      if (!old || surfaceOf(old) !== surfaceOf(entry)) this.surfaceVersion++;
+      this.files.set(path, entry);
+      if (language === 'python') this.modules.add(path);
+      for (const name of entry.calls.keys()) {
+        let set = this.callers.get(name);
+        if (!set) this.callers.set(name, (set = new Set()));
+        set.add(path);
+      }
+    } finally {
+      if (options.keepTree) this.trees.set(path, { tree, edited: false });
+      else tree.delete();
+    }
+    this.table = undefined;
+  }
+
+  /** Records VS Code content changes (in event order) on the kept tree of `path`, if any; then call {@link setFile}. */
+  editFile(path: string, changes: readonly TextChange[]): void {
+    const kept = this.trees.get(path);
+    if (!kept) return;
+    for (const c of changes) kept.tree.edit(treeEditOf(c));
+    kept.edited = true;
+  }
+
+  /** Drops the kept tree of `path` (its document closed); the facts stay. */
+  dropTree(path: string): void {
+    this.trees.get(path)?.tree.delete();
+    this.trees.delete(path);
+  }
+
+  /** Forgets the file at `path` (deleted, or no longer in the workspace). */
+  removeFile(path: string): void {
+    this.dropTree(path);
+    if (this.forget(path)) {
+      this.surfaceVersion++;
+      this.table = undefined;
+    }
+  }
+
+  private forget(path: string): boolean {
+    const old = this.files.get(path);
+    if (!old) return false;
+    for (const name of old.calls.keys()) {
+      const set = this.callers.get(name);
+      set?.delete(path);
+      if (set?.size === 0) this.callers.delete(name);
+    }
+    this.files.delete(path);
+    this.modules.remove(path);
+    return true;
+  }
+
+  has(path: string): boolean {
+    return this.files.has(path);
+  }
+
+  /** Paths of the indexed files. */
+  paths(): string[] {
+    return [...this.files.keys()];
+  }
+
+  /** The finder's own sites of the file (the inner calls of wrappers among them), [] when not indexed. */
+  directSites(path: string): CallSite[] {
+    return this.files.get(path)?.sites ?? [];
+  }
+
+  /** Every call site of the file: the finder's and those made through wrappers, in source order. */
+  sites(path: string): (CallSite | WrapperCallSite)[] {
+    return [...this.directSites(path), ...this.callerSites(path)].sort((a, b) => a.startIndex - b.startIndex);
+  }
+
+  /** Every wrapper found, with its chains (for tests and the benchmark). */
+  wrappers(): WrapperInfo[] {
+    const t = this.derive();
+    return [...t.wrappers.values()].map((w) => {
+      const def = this.files.get(w.path)!.defs[w.def]!;
+      return { file: w.path, key: def.key, line: def.line, chains: w.inners.map((i) => ({ api: i.api, chain: i.chain })) };
+    });
+  }
+
+  /**
+   * The calls of the file that reach a lifecycle call through wrappers: one site per API the
+   * callee reaches, with its chain. A call the finder reports itself is not repeated; a call that
+   * passes `backend="gloo"` (any literal naming no NCCL backend) is not an NCCL call.
+   */
+  callerSites(path: string): WrapperCallSite[] {
+    const f = this.files.get(path);
+    if (!f || f.calls.size === 0) return [];
+    const t = this.derive();
+    const direct = new Set(f.sites.map((s) => s.startIndex));
+    const out: WrapperCallSite[] = [];
+    for (const name of t.names) {
+      for (const call of f.calls.get(name) ?? []) {
+        if (direct.has(call.start) || call.notNccl) continue;
+        const target = this.resolve(f, call);
+        const w = target ? t.wrappers.get(target) : undefined;
+        if (!w || !target) continue;
+        const def = this.files.get(w.path)!.defs[w.def]!;
+        const calls = this.countCalls(target, w, t);
+        for (const inner of w.inners) out.push(callerSite(f, call, inner, { file: w.path, line: def.line, calls }));
+      }
+    }
+    return out.sort((a, b) => a.startIndex - b.startIndex);
+  }
+
+  /** The def a call resolves to (see the file comment), or undefined; memoised until a surface changes. */
+  private resolve(f: FileEntry, call: Call): DefId | undefined {
+    if (call.resolvedAt !== this.surfaceVersion) {
+      call.resolved = this.resolveNow(f, call);
+      call.resolvedAt = this.surfaceVersion;
+    }
+    return call.resolved;
+  }
+
+  private resolveNow(f: FileEntry, call: Call): DefId | undefined {
+    const parts = call.callee.split('.');
+    const name = parts[parts.length - 1]!;
+    if (parts.length === 1) {
+      const local = defIn(f, name);
+      if (local) return local;
+      const b = f.imports.bindings.get(name);
+      if (b?.kind === 'member') return this.member(f.path, b.ref, b.name, 0);
+      if (b) return undefined;
+      for (const star of f.imports.stars) {
+        const g = this.modules.resolve(f.path, star);
+        const d = g ? this.lookup(g, name, 1) : undefined;
+        if (d) return d;
+      }
+      return undefined;
+    }
+    if (parts[0] === 'self' || parts[0] === 'cls') {
+      const cls = f.defs[call.def]?.cls;
+      if (parts.length !== 2 || !cls) return undefined;
+      const key = `${cls}.${name}`;
+      return f.defByKey.has(key) ? defId(f.path, key) : undefined;
+    }
+    const b = f.imports.bindings.get(parts[0]!);
+    const g = b ? this.moduleOf(f.path, b, parts.slice(1, -1), 0) : undefined;
+    return g ? this.lookup(g, name, 0) : undefined;
+  }
+
+  /**
+   * The module file a binding names, with `extra` dotted parts after it: `import a.b as z` → a/b;
+   * `from pkg import m` → pkg/m, else what pkg/__init__.py binds `m` to (`mpu = parallel_state`).
+   */
+  private moduleOf(from: string, b: Binding, extra: readonly string[], depth: number): string | undefined {
+    if (b.kind === 'module') return this.modules.resolve(from, b.ref, extra);
+    const sub = this.modules.resolve(from, { level: b.ref.level, dotted: b.ref.dotted === '' ? b.name : `${b.ref.dotted}.${b.name}` }, extra);
+    if (sub || depth >= 4) return sub;
+    const pkg = this.modules.resolve(from, b.ref);
+    const inner = pkg ? this.files.get(pkg)?.imports.bindings.get(b.name) : undefined;
+    return pkg && inner ? this.moduleOf(pkg, inner, extra, depth + 1) : undefined;
+  }
+
+  /** `name` in module file `path`: defined there, or imported there from another module (re-exports, a few levels). */
+  private lookup(path: string, name: string, depth: number): DefId | undefined {
+    const g = this.files.get(path);
+    if (!g) return undefined;
+    const d = defIn(g, name);
+    if (d || depth >= 4) return d;
+    const b = g.imports.bindings.get(name);
+    return b?.kind === 'member' ? this.member(path, b.ref, b.name, depth + 1) : undefined;
+  }
+
+  private member(from: string, ref: ModuleRef, name: string, depth: number): DefId | undefined {
+    const g = this.modules.resolve(from, ref);
+    return g ? this.lookup(g, name, depth) : undefined;
+  }
+
+  /** Which defs are wrappers, re-derived from the per-file facts after any change (no parsing). */
+  private derive(): NonNullable<WrapperIndex['table']> {
+    if (this.table) return this.table;
+    const wrappers = new Map<DefId, Wrapper>();
+    const entryOf = (f: FileEntry, def: number): Wrapper => {
+      const id = defId(f.path, f.defs[def]!.key);
+      let w = wrappers.get(id);
+      if (!w) wrappers.set(id, (w = { path: f.path, def, inners: [] }));
+      return w;
+    };
+    let frontier = new Set<string>();
+    for (const f of this.files.values()) {
+      f.sites.forEach((site, i) => {
+        const def = f.siteDefs[i]!;
+        if (def < 0 || NOT_A_WRAPPER_ROLE.has(site.role)) return;
+        const w = entryOf(f, def);
+        if (w.inners.some((x) => x.api === site.api)) return;
+        w.inners.push({ api: site.api, chain: [f.defs[def]!.display, qualifyCallee(site.written.replace(/\s+/g, ''), f.imports)], site });
+        frontier.add(f.defs[def]!.callName);
+      });
+    }
+    // Breadth first: the functions calling the wrappers that gained an API in the last round take
+    // the chains that round made (chains of round + 2 links), so a chain grows one link a round.
+    for (let round = 0; round < MAX_HOPS && frontier.size > 0; round++) {
+      const next = new Set<string>();
+      for (const name of frontier) {
+        for (const path of this.callers.get(name) ?? []) {
+          const f = this.files.get(path)!;
+          for (const call of f.calls.get(name) ?? []) {
+            if (call.def < 0 || call.notNccl) continue;
+            const target = this.resolve(f, call);
+            const callee = target ? wrappers.get(target) : undefined;
+            if (!callee) continue;
+            const w = entryOf(f, call.def);
+            if (w === callee) continue;
+            const display = f.defs[call.def]!.display;
+            for (const inner of callee.inners) {
+              if (inner.chain.length > round + 2 || w.inners.some((x) => x.api === inner.api) || inner.chain.includes(display)) continue;
+              w.inners.push({ api: inner.api, chain: [display, ...inner.chain], site: inner.site });
+              next.add(f.defs[call.def]!.callName);
+            }
+          }
+        }
+      }
+      frontier = next;
+    }
+    this.table = { wrappers, names: new Set([...wrappers.values()].map((w) => this.files.get(w.path)!.defs[w.def]!.callName)), counts: new Map() };
+    return this.table;
+  }
+
+  /** How many lifecycle calls the wrapper's body makes: the finder's sites in it and its calls of wrappers. */
+  private countCalls(id: DefId, w: Wrapper, t: NonNullable<WrapperIndex['table']>): number {
+    const known = t.counts.get(id);
+    if (known !== undefined) return known;
+    const f = this.files.get(w.path)!;
+    let n = f.siteDefs.filter((d, i) => d === w.def && !NOT_A_WRAPPER_ROLE.has(f.sites[i]!.role)).length;
+    for (const name of t.names)
+      for (const call of f.calls.get(name) ?? []) {
+        if (call.def !== w.def || call.notNccl) continue;
+        const target = this.resolve(f, call);
+        if (target && t.wrappers.has(target)) n++;
+      }
+    t.counts.set(id, n);
+    return n;
+  }
+
+  /** Frees the query and the kept trees (the finder is the caller's). */
+  dispose(): void {
+    for (const path of [...this.trees.keys()]) this.dropTree(path);
+    this.query.delete();
+    this.files.clear();
+    this.callers.clear();
+    this.table = undefined;
+  }
+}
+
+function defIn(f: FileEntry, name: string): DefId | undefined {
+  if (f.functions.has(name)) return defId(f.path, name);
+  if (f.classes.has(name) && f.defByKey.has(`${name}.__init__`)) return defId(f.path, `${name}.__init__`);
+  return undefined;
+}
+
+/** The site of `call` reaching `inner`: the inner site's meaning (api, role, callsInto, eager, keywords), the call's position. */
+function callerSite(f: FileEntry, call: Call, inner: Inner, wrapper: WrapperCallSite['wrapper']): WrapperCallSite {
+  const meaning = inner.site as CallSite & Record<string, unknown>;
+  const extra: Record<string, unknown> = {};
+  // Fields the finder may add about what the call does (not where it is).
+  for (const k of ['callsInto', 'eager']) if (meaning[k] !== undefined) extra[k] = meaning[k];
+  const enclosing = f.defs[call.def];
+  return {
+    ...(extra as Partial<CallSite>),
+    api: inner.site.api,
+    role: inner.site.role,
+    language: 'python',
+    written: call.callee,
+    range: { start: { line: call.line, character: call.col }, end: { line: call.endLine, character: call.endCol } },
+    nameRange: { start: { line: call.line, character: call.col }, end: { line: call.nameEndLine, character: call.nameEndCol } },
+    startIndex: call.start,
+    endIndex: call.end,
+    ...(enclosing ? { enclosingFunction: enclosing.key.split('.').pop()! } : {}),
+    keywords: [...inner.site.keywords],
+    argumentInsert: { line: call.argsLine, character: call.argsCol + 1 },
+    hasArguments: call.hasArgs,
+    chain: [...inner.chain],
+    wrapper,
+  };
+}
