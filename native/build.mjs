@@ -5,6 +5,8 @@
 //   dist/native/linux-<arch>/{commcost.node,libnccl-sim.so}   per-architecture copies the agent
 //       loads first: the host's architecture always; with --prebuilt, linux-x64 and linux-arm64
 //       (the other one cross-compiled: apt-get install g++-aarch64-linux-gnu / g++-x86-64-linux-gnu)
+//   dist/native/libcommcost-profiler.so   the NCCL profiler plugin of `commcost trace` (C11), also
+//       per architecture under linux-<arch>/ like the addon
 //   dist/native/src/, dist/native/include/   the addon's sources, headers and build.json, shipped
 //       so that the agent can build the addon on a host with no matching prebuilt
 // Usage: node native/build.mjs [--force] [--prebuilt] [--out <dir>]   or   import { buildNative } from './build.mjs'
@@ -111,7 +113,7 @@ async function stageSources(out, addonSources, addonHeaders, addonApi, apiHeader
  * Builds the addon and the simulated NCCL into `outDir` (relative to the repository root unless
  * absolute). Skips an artifact whose output is newer than all of its sources unless `force`.
  * Compilers: $CXX / $CC, else `c++` / `cc`. Throws with the compiler's stderr on failure.
- * @returns {Promise<{addon: string, sim: string, simLegacy: string}>} absolute paths of the artifacts
+ * @returns {Promise<{addon: string, sim: string, simLegacy: string, profiler: string}>} absolute paths of the artifacts
  */
 export async function buildNative({ outDir = 'dist/native', force = false, prebuilt = false } = {}) {
   const out = path.resolve(repoRoot, outDir);
@@ -158,12 +160,19 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
     simArgs(legacyOut, ['-DCOMMCOST_SIM_LEGACY']),
     force,
   );
+  // The profiler plugin of `commcost trace` (native/profiler/): one C11 file, no NCCL or CUDA link.
+  const profilerSource = path.join(nativeDir, 'profiler', 'commcostProfiler.c');
+  const profilerInputs = [profilerSource, path.join(nativeDir, 'profiler', 'profilerAbi.h'), compat, thisFile];
+  const profilerArgs = (output) => [...SIM_FLAGS, '-fvisibility=hidden', '-include', compat, profilerSource, '-o', output, '-ldl', ...GLIBC_NEEDED];
+  const profilerOut = path.join(out, 'libcommcost-profiler.so');
+  const profiler = compile('profiler plugin', profilerOut, profilerInputs, process.env.CC || 'cc', profilerArgs(profilerOut), force);
   // linux-<arch>/: what the agent loads first. The host's architecture is a copy of the build
   // above; with `prebuilt`, every other architecture of PREBUILT_ARCHES is cross-compiled.
   const archDir = (arch) => path.join(out, `linux-${arch}`);
   const perArch = [
     addon.then((a) => copyIfStale(a, path.join(archDir(process.arch), 'commcost.node'))),
     sim.then((s) => copyIfStale(s, path.join(archDir(process.arch), 'libnccl-sim.so'))),
+    profiler.then((p) => copyIfStale(p, path.join(archDir(process.arch), 'libcommcost-profiler.so'))),
   ];
   if (prebuilt) {
     for (const [arch, tools] of Object.entries(PREBUILT_ARCHES)) {
@@ -177,11 +186,13 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
       perArch.push(cross(`addon linux-${arch}`, tools.cxx, crossAddon, [...addonSources, ...addonHeaders, thisFile], addonArgs(crossAddon)));
       const crossSim = path.join(archDir(arch), 'libnccl-sim.so');
       perArch.push(cross(`simulated NCCL linux-${arch}`, tools.cc, crossSim, [simSource, compat, thisFile], simArgs(crossSim)));
+      const crossProfiler = path.join(archDir(arch), 'libcommcost-profiler.so');
+      perArch.push(cross(`profiler plugin linux-${arch}`, tools.cc, crossProfiler, profilerInputs, profilerArgs(crossProfiler)));
     }
   }
   const staged = stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders);
-  const [addonPath, simPath, legacyPath] = await Promise.all([addon, sim, legacy, staged, ...perArch]);
-  return { addon: addonPath, sim: simPath, simLegacy: legacyPath };
+  const [addonPath, simPath, legacyPath, profilerPath] = await Promise.all([addon, sim, legacy, profiler, staged, ...perArch]);
+  return { addon: addonPath, sim: simPath, simLegacy: legacyPath, profiler: profilerPath };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

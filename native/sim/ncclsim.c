@@ -95,6 +95,16 @@
  * a communicator or creates one; <rank> is the rank in the parent, or in the new communicator for
  * init and grow).
  *
+ * Profiler plugin (region "Profiler plugin" below): with NCCL_PROFILER_PLUGIN=<path, or a name
+ * for libnccl-profiler-<name>.so> the library dlopens it once and takes ncclProfiler_v6, _v5 or
+ * _v4, the newest the simulated version knows (v6 from 2.29.2, v5 from 2.28.3, v4 from 2.27.3;
+ * older: none), the way NCCL does; unset or "none": no plugin. `init` runs at every creation after
+ * the rendezvous (bootstrap) and before the connect, with the communicator's tag as commId; each
+ * ncclAllReduce is a GroupApi span holding a CollApi span (v5+; v4: Group holding Coll), and the
+ * first one on a communicator that is not connected waits inside the GroupApi span until its
+ * connect is done (NCCL's lazy connect runs in the first group launch); `finalize` runs at the end
+ * of ncclCommDestroy and ncclCommAbort. Without a plugin nothing changes.
+ *
  * Plain C11 + pthreads; build: cc -std=c11 -O2 -fPIC -shared -pthread ncclsim.c -o libnccl-sim.so
  */
 #define _GNU_SOURCE
@@ -114,6 +124,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <dlfcn.h>
+
+#include "../profiler/profilerAbi.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -746,6 +759,8 @@ struct SimComm {
   int activeFds[MAX_ACTIVE_FDS];
   int pendingOps; /* ops on the stream (guarded by streamLock) */
   Reg* regs;
+  void* profCtx; /* the profiler plugin's context (region "Profiler plugin"); NULL when none */
+  int profMask;
 };
 /* Communicator structs are never freed: an aborted one may still be referenced by a thread that
  * is returning from a rendezvous. The leak is bounded by the number of communicators a test makes. */
@@ -941,9 +956,127 @@ static double loadKernelsOnce(int rank) {
 /* Kernel load of the last chargeCreation on this thread, ms (for the Init timings line). */
 static __thread double lastKernelsMs = 0;
 
+/* ------------------------------------------------------------------------------------------ */
+/* Profiler plugin (NCCL_PROFILER_PLUGIN), loaded and called the way NCCL does                   */
+
+static struct { pthread_once_t once; int abi; ccProfilerV6* v6; ccProfilerV5* v5; ccProfilerV4* v4; } prof = { PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL };
+
+static void profLoad(void) {
+  const char* name = getenv("NCCL_PROFILER_PLUGIN");
+  int version = settings()->version;
+  if (!name || !*name || strcasecmp(name, "none") == 0 || version < 22703) return;
+  char path[1024];
+  if (!strchr(name, '/') && strncmp(name, "lib", 3) != 0) snprintf(path, sizeof path, "libnccl-profiler-%s.so", name);
+  else snprintf(path, sizeof path, "%s", name);
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) { fprintf(stderr, "ncclsim: PROFILER/Plugin: %s: %s\n", path, dlerror()); return; }
+  if (version >= 22902 && (prof.v6 = (ccProfilerV6*)dlsym(lib, "ncclProfiler_v6"))) prof.abi = 6;
+  else if (version >= 22803 && (prof.v5 = (ccProfilerV5*)dlsym(lib, "ncclProfiler_v5"))) prof.abi = 5;
+  else if ((prof.v4 = (ccProfilerV4*)dlsym(lib, "ncclProfiler_v4"))) prof.abi = 4;
+  else fprintf(stderr, "ncclsim: PROFILER/Plugin: %s exports no version this library knows\n", path);
+}
+
+/* init: at creation, after the rendezvous (bootstrap) and before the connect. */
+static void profInit(ncclComm_t c) {
+  pthread_once(&prof.once, profLoad);
+  if (!prof.abi) return;
+  void* ctx = NULL;
+  int mask = 0, r;
+  if (prof.abi == 6) r = prof.v6->init(&ctx, c->tag, &mask, NULL, 1, c->nranks, c->rank, NULL);
+  else if (prof.abi == 5) r = prof.v5->init(&ctx, c->tag, &mask, NULL, 1, c->nranks, c->rank, NULL);
+  else r = prof.v4->init(&ctx, &mask, NULL, c->tag, 1, c->nranks, c->rank, NULL);
+  if (r != 0) return; /* NCCL continues without the profiler */
+  c->profCtx = ctx;
+  c->profMask = mask;
+}
+
+static void* profStart(ncclComm_t c, int type, void* parent, const char* func, size_t count, uint64_t pTimer) {
+  void* h = NULL;
+  if (!c->profCtx) return NULL;
+  if (prof.abi >= 5) {
+    ccDescrV6 d;
+    memset(&d, 0, sizeof d);
+    d.type = (uint64_t)type; d.parentObj = parent; d.rank = c->rank;
+    if (type == CC_EV_COLL_API) { d.collApi.func = func; d.collApi.count = count; d.collApi.datatype = "ncclFloat32"; }
+    if (type == CC_EV_COLL) { d.coll.func = func; d.coll.count = count; d.coll.datatype = "ncclFloat32"; d.coll.algo = "RING"; d.coll.proto = "SIMPLE"; d.coll.parentGroup = parent; }
+    if (type == CC_EV_KERNEL_CH) d.kernelCh.pTimer = pTimer;
+    if (prof.abi == 6) prof.v6->startEvent(c->profCtx, &h, &d);
+    else prof.v5->startEvent(c->profCtx, &h, (ccDescrV5*)&d);
+  } else {
+    ccDescrV4 d;
+    memset(&d, 0, sizeof d);
+    d.type = (uint8_t)type; d.parentObj = parent; d.rank = c->rank;
+    if (type == CC_EV_COLL) { d.coll.func = func; d.coll.count = count; d.coll.datatype = "ncclFloat32"; d.coll.algo = "RING"; d.coll.proto = "SIMPLE"; }
+    if (type == CC_EV_KERNEL_CH) d.kernelCh.pTimer = pTimer;
+    prof.v4->startEvent(c->profCtx, &h, &d);
+  }
+  return h;
+}
+
+static void profStop(void* h) {
+  if (!h) return;
+  if (prof.abi == 6) prof.v6->stopEvent(h); else if (prof.abi == 5) prof.v5->stopEvent(h); else prof.v4->stopEvent(h);
+}
+
+static void profState(void* h, int state, ccStateArgs* args) {
+  if (!h) return;
+  if (prof.abi == 6) prof.v6->recordEventState(h, state, args);
+  else if (prof.abi == 5) prof.v5->recordEventState(h, state, args);
+  else prof.v4->recordEventState(h, state, args);
+}
+
+static void waitCommDrained(ncclComm_t c);
+
+/* One ncclAllReduce seen by the plugin: GroupApi { CollApi } then the group launch (the lazy
+ * connect of a communicator not yet connected, waited for here as NCCL does it on the host), with
+ * Group { Coll { KernelCh } } around the launch where the mask asks for them. `enqueue` does the work. */
+static ncclResult_t profiledCollective(ncclComm_t c, size_t count, ncclResult_t (*enqueue)(void*), void* arg) {
+  int m = c->profMask;
+  int v5 = prof.abi >= 5;
+  int deep = CC_EV_GROUP | CC_EV_COLL | CC_EV_PROXY_OP | CC_EV_PROXY_STEP | CC_EV_KERNEL_CH | CC_EV_NET_PLUGIN;
+  void* groupApi = v5 && (m & (CC_EV_GROUP_API | CC_EV_COLL_API | deep)) ? profStart(c, CC_EV_GROUP_API, NULL, NULL, 0, 0) : NULL;
+  void* collApi = v5 && (m & (CC_EV_COLL_API | deep)) ? profStart(c, CC_EV_COLL_API, groupApi, "AllReduce", count, 0) : NULL;
+  profStop(collApi);
+  profState(groupApi, CC_STATE_GROUP_END_API_START, NULL);
+  pthread_mutex_lock(&c->lock);
+  int connectNow = !c->connected && c->nranks > 1;
+  pthread_mutex_unlock(&c->lock);
+  void* group = (m & deep) ? profStart(c, CC_EV_GROUP, NULL, NULL, 0, 0) : NULL;
+  void* coll = (m & (deep & ~CC_EV_GROUP)) ? profStart(c, CC_EV_COLL, v5 ? collApi : group, "AllReduce", count, 0) : NULL;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t gpu0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  void* kernel = (m & CC_EV_KERNEL_CH) ? profStart(c, CC_EV_KERNEL_CH, coll, NULL, 0, gpu0) : NULL;
+  ncclResult_t r = enqueue(arg);
+  if (r == ncclSuccess && connectNow) waitCommDrained(c); /* the lazy connect, inside the group launch */
+  if (kernel) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ccStateArgs a;
+    memset(&a, 0, sizeof a);
+    a.kernelCh.pTimer = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    profState(kernel, CC_STATE_KERNEL_CH_STOP, &a);
+    profStop(kernel);
+  }
+  profStop(coll);
+  profStop(group);
+  profStop(groupApi);
+  return r;
+}
+
+/* finalize: at the end of teardown (destroy or abort), once per communicator. */
+static void profFinalize(ncclComm_t c) {
+  pthread_mutex_lock(&c->lock);
+  void* ctx = c->profCtx;
+  c->profCtx = NULL;
+  pthread_mutex_unlock(&c->lock);
+  if (!ctx) return;
+  if (prof.abi == 6) prof.v6->finalize(ctx); else if (prof.abi == 5) prof.v5->finalize(ctx); else prof.v4->finalize(ctx);
+}
+
 static ncclResult_t chargeCreation(ncclComm_t c, double baseMs, const char* fn) {
   const SimSettings* s = settings();
   double ms = baseMs;
+  profInit(c);
   lastKernelsMs = loadKernelsOnce(c->rank);
   if (!memCharge(s->commBytes)) { setLastError("%s: out of device memory", fn); return ncclUnhandledCudaError; }
   c->chargedBytes = (unsigned long long)s->commBytes;
@@ -1503,6 +1636,7 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     pthread_mutex_lock(&comm->lock);
     c->connected = comm->connected || !settings()->runtimeConnect;
     pthread_mutex_unlock(&comm->lock);
+    profInit(c);
     sleepComm(jittered(settings()->splitMs), c);
   } else if ((r = chargeCreation(c, settings()->splitMs, fn)) != ncclSuccess) {
     return r;
@@ -1814,6 +1948,12 @@ static size_t typeSize(int t) {
   }
 }
 
+typedef struct { ncclComm_t c; double bytes, extraMs; uintptr_t src, dst; } ProfiledEnqueue;
+static ncclResult_t profiledEnqueue(void* arg) {
+  ProfiledEnqueue* p = (ProfiledEnqueue*)arg;
+  return enqueueOpData(p->c, p->bytes, p->extraMs, p->src, p->dst);
+}
+
 EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
                                   ncclComm_t comm, CUstream stream) {
   const char* fn = "ncclAllReduce";
@@ -1856,8 +1996,14 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
     return r;
   }
   int modelled = datatype == 7 && op == 0; /* the data model covers float32 sums only */
-  r = enqueueOpData(comm, bytes, registrationExtra(comm, (uintptr_t)sendbuff), modelled ? (uintptr_t)sendbuff : 0,
-                    modelled ? (uintptr_t)recvbuff : 0);
+  if (comm->profCtx) {
+    ProfiledEnqueue pe = { comm, bytes, registrationExtra(comm, (uintptr_t)sendbuff), modelled ? (uintptr_t)sendbuff : 0,
+                           modelled ? (uintptr_t)recvbuff : 0 };
+    r = profiledCollective(comm, count, profiledEnqueue, &pe);
+  } else {
+    r = enqueueOpData(comm, bytes, registrationExtra(comm, (uintptr_t)sendbuff), modelled ? (uintptr_t)sendbuff : 0,
+                      modelled ? (uintptr_t)recvbuff : 0);
+  }
   if (r != ncclSuccess) return r;
   return comm->blocking ? ncclSuccess : ncclInProgress;
 }
@@ -1934,6 +2080,7 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   }
   sleepMs(jittered(settings()->destroyMs));
   releaseComm(comm);
+  profFinalize(comm);
   return ncclSuccess;
 }
 
@@ -1945,6 +2092,7 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   releaseComm(comm); /* unblocks threads of this process waiting in a rendezvous on comm */
   if (failHook(fn, comm->rank)) return ncclInternalError;
   sleepMs(jittered(settings()->abortMs) - (nowMs() - t0)); /* floor on abort */
+  profFinalize(comm);
   return ncclSuccess;
 }
 

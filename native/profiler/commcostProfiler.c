@@ -1,0 +1,465 @@
+/*
+ * commcostProfiler.c: the commcost NCCL profiler plugin (libcommcost-profiler.so).
+ *
+ * Loaded by NCCL through NCCL_PROFILER_PLUGIN=<path of this file's .so>; `commcost trace` sets it.
+ * Exports ncclProfiler_v6, _v5 and _v4: NCCL takes the newest it knows.
+ *
+ * Per communicator (commId = NCCL's commHash, name, nranks, rank) it records, as JSON lines:
+ *   init     when NCCL called init (after bootstrap and topology, before proxy and connection setup)
+ *   connect  the first GroupApi span on it (v5+; v4: the first Group span): a blocking
+ *            communicator's lazy connect runs inside it
+ *   coll     the first collective's host span (v5+: CollApi; v4: Coll), its function and count
+ *   gpu      the first kernel-channel span in GPU globaltimer ns (only with COMMCOST_TRACE_GPU=1:
+ *            asking NCCL for kernel-channel events adds proxy events)
+ *   fin      when finalize was reached (end of teardown), with the number of collectives seen and
+ *            the sum and max of their host spans (v5+)
+ * plus one `proc` line per process (pid, host, the ABI version NCCL chose, the library's version
+ * and whether it is commcost's simulated NCCL, the chained plugin). Times are CLOCK_MONOTONIC ns
+ * (the clock of Python's time.monotonic_ns()). Device memory: cuMemGetInfo's free bytes at init,
+ * at the end of the connect span and at finalize when the CUDA driver is already loaded
+ * (COMMCOST_TRACE_MEM=0 turns it off). ncclCommMemStats needs the communicator handle, which a
+ * profiler plugin never receives, so it is not recorded here.
+ *
+ * Output: $COMMCOST_TRACE_DIR/<host>-<pid>.jsonl, opened O_APPEND; each line is complete and
+ * written by one write(2), so the file can be read while the job runs, and a job that dies keeps
+ * every line written so far. Without COMMCOST_TRACE_DIR nothing is written.
+ *
+ * Hot path: state per communicator is allocated at init; events only read a flag, take a
+ * timestamp and update counters with atomics. Only the first event of each kind per communicator
+ * writes a line. No lock is taken after init.
+ *
+ * Chaining: COMMCOST_TRACE_CHAIN_PLUGIN (the user's own NCCL_PROFILER_PLUGIN, set aside by
+ * `commcost trace`) is dlopened and every call forwarded to it, at the same ABI version when it
+ * has it, else v6 -> v5 (copy-engine events not forwarded) or v5/v6 -> v4 (API-level events not
+ * forwarded), the way NCCL itself adapts. Its activation mask is added to ours.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profilerAbi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define EV_MAGIC 0x43434556u
+#define TRACE_FORMAT 1
+
+/* ---------------------------------------------------------------------------------------- */
+/* Process state (set up once, at the first init)                                             */
+
+static pthread_mutex_t setupLock = PTHREAD_MUTEX_INITIALIZER;
+static int outFd = -1;
+static pid_t outPid = 0;
+static int gpuEvents = 0, memEnabled = 1;
+static atomic_ulong commSeq;
+typedef int (*MemGetInfoFn)(size_t*, size_t*);
+static MemGetInfoFn memGetInfo = NULL;
+
+static struct {
+  void* lib;
+  int abi; /* 6, 5, 4, or 0 = none */
+  ccProfilerV6* v6; /* v6 or v5 table */
+  ccProfilerV4* v4;
+  char error[600];
+} chain;
+
+static uint64_t nowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One complete line, one write(2). Lines longer than the buffer are cut and still closed. */
+static void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char* fmt, ...) {
+  if (outFd < 0) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf - 2, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (n > (int)sizeof buf - 3) n = (int)sizeof buf - 3;
+  buf[n++] = '\n';
+  ssize_t w;
+  do { w = write(outFd, buf, (size_t)n); } while (w < 0 && errno == EINTR);
+}
+
+/* JSON string body of `s` (at most 120 characters; control characters dropped). */
+static const char* jsonText(const char* s, char* out, size_t cap) {
+  size_t j = 0;
+  if (!s) s = "";
+  for (size_t i = 0; s[i] && i < 120 && j + 7 < cap; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == '"' || ch == '\\') { out[j++] = '\\'; out[j++] = (char)ch; }
+    else if (ch >= 0x20) out[j++] = (char)ch;
+  }
+  out[j] = 0;
+  return out;
+}
+
+static long long freeBytes(void) {
+  size_t fr = 0, total = 0;
+  if (!memEnabled || !memGetInfo) return -1;
+  if (memGetInfo(&fr, &total) != 0) return -1;
+  return (long long)fr;
+}
+
+/* The library that called init: its version and whether it is commcost's simulated NCCL. */
+static void libraryFacts(void* caller, int* version, int* simulated) {
+  *version = 0; *simulated = 0;
+  Dl_info info;
+  void* lib = NULL;
+  if (caller && dladdr(caller, &info) && info.dli_fname) lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  int (*getVersion)(int*) = NULL;
+  if (lib) getVersion = (int (*)(int*))dlsym(lib, "ncclGetVersion");
+  if (!getVersion) getVersion = (int (*)(int*))dlsym(RTLD_DEFAULT, "ncclGetVersion");
+  if (getVersion) getVersion(version);
+  int* sim = lib ? (int*)dlsym(lib, "commcostSimulated") : NULL;
+  if (!sim) sim = (int*)dlsym(RTLD_DEFAULT, "commcostSimulated");
+  *simulated = sim && *sim == 1;
+  /* cuMemGetInfo only where the driver is already loaded: never load CUDA ourselves. */
+  memGetInfo = lib ? (MemGetInfoFn)dlsym(lib, "cuMemGetInfo_v2") : NULL;
+  if (!memGetInfo) memGetInfo = (MemGetInfoFn)dlsym(RTLD_DEFAULT, "cuMemGetInfo_v2");
+  if (!memGetInfo) {
+    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (cuda) memGetInfo = (MemGetInfoFn)dlsym(cuda, "cuMemGetInfo_v2");
+  }
+  if (lib) dlclose(lib);
+}
+
+static void loadChain(int abi) {
+  const char* name = getenv("COMMCOST_TRACE_CHAIN_PLUGIN");
+  chain.abi = 0;
+  if (!name || !*name || strcasecmp(name, "none") == 0) return;
+  char path[512];
+  if (!strchr(name, '/') && !(strncmp(name, "lib", 3) == 0 && strlen(name) > 3 && strcmp(name + strlen(name) - 3, ".so") == 0))
+    snprintf(path, sizeof path, "libnccl-profiler-%s.so", name);
+  else
+    snprintf(path, sizeof path, "%s", name);
+  chain.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!chain.lib) { snprintf(chain.error, sizeof chain.error, "dlopen %s: %s", path, dlerror()); return; }
+  /* Never chain to ourselves (the user's variable pointing at commcost's own plugin). */
+  if (dlsym(chain.lib, "commcostProfilerFormat")) { snprintf(chain.error, sizeof chain.error, "%s is commcost's own plugin", path); dlclose(chain.lib); chain.lib = NULL; return; }
+  if (abi >= 6 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v6"))) chain.abi = 6;
+  else if (abi >= 5 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v5"))) chain.abi = 5;
+  else if ((chain.v4 = (ccProfilerV4*)dlsym(chain.lib, "ncclProfiler_v4"))) chain.abi = 4;
+  else snprintf(chain.error, sizeof chain.error, "%s exports no ncclProfiler_v%d..v4", path, abi);
+}
+
+EXPORT int commcostProfilerFormat = TRACE_FORMAT;
+
+/* Opens the output and writes the `proc` line, once per process (again after a fork). */
+static void setupProcess(int abi, void* caller) {
+  pthread_mutex_lock(&setupLock);
+  pid_t pid = getpid();
+  if (outPid != pid) {
+    if (outFd >= 0) close(outFd);
+    outFd = -1;
+    outPid = pid;
+    const char* gpu = getenv("COMMCOST_TRACE_GPU");
+    gpuEvents = gpu && strcmp(gpu, "1") == 0;
+    const char* mem = getenv("COMMCOST_TRACE_MEM");
+    memEnabled = !(mem && strcmp(mem, "0") == 0);
+    if (chain.lib == NULL && chain.error[0] == 0) loadChain(abi); /* a forked child keeps its parent's */
+    const char* dir = getenv("COMMCOST_TRACE_DIR");
+    char host[128] = "host";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    for (char* p = host; *p; p++) if (*p == '/') *p = '_';
+    if (dir && *dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s-%d.jsonl", dir, host, (int)pid);
+      outFd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+    int version, simulated;
+    libraryFacts(caller, &version, &simulated);
+    char h[260], cn[260], ce[420];
+    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s}",
+         TRACE_FORMAT, (int)pid, jsonText(host, h, sizeof h), abi, version, simulated ? "true" : "false",
+         (unsigned long long)nowNs(), jsonText(getenv("COMMCOST_TRACE_CHAIN_PLUGIN"), cn, sizeof cn), chain.abi,
+         jsonText(chain.error, ce, sizeof ce), gpuEvents ? "true" : "false");
+  }
+  pthread_mutex_unlock(&setupLock);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Communicators and events                                                                   */
+
+enum { K_NONE = 0, K_FIRST_GROUP, K_FIRST_COLL, K_LATER_COLL, K_FIRST_GPU };
+
+typedef struct Comm Comm;
+typedef struct Ev {
+  uint32_t magic;
+  uint8_t kind, heap;
+  Comm* comm;
+  void* chain; /* the chained plugin's handle */
+  uint64_t t0;
+  uint64_t gpu0;
+} Ev;
+
+struct Comm {
+  unsigned long seq;
+  int abi;
+  void* chainCtx;
+  atomic_int groupClaimed, collClaimed, gpuClaimed;
+  atomic_ulong colls, collNs, collMaxNs, groups;
+  Ev firstGroup, firstColl, firstGpu;
+};
+
+static __thread Ev laterColl; /* CollApi start and stop are adjacent on the calling thread */
+
+static int claim(atomic_int* flag) {
+  if (atomic_load_explicit(flag, memory_order_relaxed)) return 0;
+  int expected = 0;
+  return atomic_compare_exchange_strong(flag, &expected, 1);
+}
+
+static int ourMask(int abi) {
+  int m = abi >= 5 ? (CC_EV_GROUP_API | CC_EV_COLL_API) : (CC_EV_GROUP | CC_EV_COLL);
+  if (gpuEvents) m |= CC_EV_KERNEL_CH;
+  return m;
+}
+
+static ccNcclResult initCommon(int abi, void** ctx, uint64_t commId, int* mask, const char* name, int nNodes, int nranks,
+                               int rank, ccNcclLogger log, void* caller) {
+  uint64_t t = nowNs();
+  setupProcess(abi, caller);
+  Comm* c = (Comm*)calloc(1, sizeof *c);
+  if (!c) return 1; /* ncclSystemError-like: NCCL continues without the profiler */
+  c->seq = atomic_fetch_add(&commSeq, 1) + 1;
+  c->abi = abi;
+  int m = ourMask(abi);
+  if (chain.abi) {
+    int cm = 0;
+    ccNcclResult r = chain.abi == 4 ? chain.v4->init(&c->chainCtx, &cm, name, commId, nNodes, nranks, rank, log)
+                                    : chain.v6->init(&c->chainCtx, commId, &cm, name, nNodes, nranks, rank, log);
+    if (r == 0) m |= cm;
+    else c->chainCtx = NULL;
+  }
+  *mask = m;
+  *ctx = c;
+  char nm[260];
+  emit("{\"k\":\"init\",\"i\":%lu,\"c\":\"%016llx\",\"name\":\"%s\",\"nranks\":%d,\"rank\":%d,\"nNodes\":%d,\"t\":%llu,\"free\":%lld}",
+       c->seq, (unsigned long long)commId, jsonText(name, nm, sizeof nm), nranks, rank, nNodes, (unsigned long long)t,
+       freeBytes());
+  return 0;
+}
+
+static int chainOn(Comm* c) { return chain.abi && c->chainCtx; }
+
+/* Translates a parent handle NCCL gave us into the chained plugin's (ours are Ev). */
+static void* chainParent(void* parent, int mayBeForeign) {
+  if (!parent || mayBeForeign) return parent;
+  Ev* p = (Ev*)parent;
+  return p->magic == EV_MAGIC ? p->chain : NULL;
+}
+
+/* Our part of startEvent: which record this event feeds. */
+static int classify(Comm* c, uint64_t type) {
+  int v5 = c->abi >= 5;
+  if (type == (uint64_t)(v5 ? CC_EV_GROUP_API : CC_EV_GROUP)) {
+    atomic_fetch_add_explicit(&c->groups, 1, memory_order_relaxed);
+    return claim(&c->groupClaimed) ? K_FIRST_GROUP : K_NONE;
+  }
+  if (type == (uint64_t)(v5 ? CC_EV_COLL_API : CC_EV_COLL)) {
+    atomic_fetch_add_explicit(&c->colls, 1, memory_order_relaxed);
+    if (claim(&c->collClaimed)) return K_FIRST_COLL;
+    return v5 ? K_LATER_COLL : K_NONE; /* v4 Coll events of one plan overlap: counted, not timed */
+  }
+  if (type == CC_EV_KERNEL_CH && gpuEvents) return claim(&c->gpuClaimed) ? K_FIRST_GPU : K_NONE;
+  return K_NONE;
+}
+
+static Ev* ourEvent(Comm* c, int kind) {
+  switch (kind) {
+  case K_FIRST_GROUP: return &c->firstGroup;
+  case K_FIRST_COLL: return &c->firstColl;
+  case K_FIRST_GPU: return &c->firstGpu;
+  case K_LATER_COLL: return &laterColl;
+  default: return NULL;
+  }
+}
+
+static void startOurs(Ev* e, Comm* c, int kind, uint64_t gpuStart, const char* func, size_t count, const char* dtype) {
+  e->magic = EV_MAGIC;
+  e->kind = (uint8_t)kind;
+  e->comm = c;
+  e->t0 = nowNs();
+  e->gpu0 = gpuStart;
+  if (kind == K_FIRST_COLL) {
+    char f[260], d[260];
+    emit("{\"k\":\"collStart\",\"i\":%lu,\"t\":%llu,\"fn\":\"%s\",\"count\":%zu,\"dt\":\"%s\"}", c->seq,
+         (unsigned long long)e->t0, jsonText(func, f, sizeof f), count, jsonText(dtype, d, sizeof d));
+  }
+}
+
+static void stopOurs(Ev* e) {
+  uint64_t t1 = nowNs();
+  Comm* c = e->comm;
+  switch (e->kind) {
+  case K_FIRST_GROUP:
+    emit("{\"k\":\"connect\",\"i\":%lu,\"t0\":%llu,\"t1\":%llu,\"free\":%lld}", c->seq, (unsigned long long)e->t0,
+         (unsigned long long)t1, freeBytes());
+    break;
+  case K_FIRST_COLL:
+    emit("{\"k\":\"coll\",\"i\":%lu,\"t0\":%llu,\"t1\":%llu}", c->seq, (unsigned long long)e->t0, (unsigned long long)t1);
+    __attribute__((fallthrough)); /* the first collective counts in the sums too */
+  case K_LATER_COLL: {
+    unsigned long d = (unsigned long)(t1 - e->t0);
+    atomic_fetch_add_explicit(&c->collNs, d, memory_order_relaxed);
+    unsigned long prev = atomic_load_explicit(&c->collMaxNs, memory_order_relaxed);
+    while (d > prev && !atomic_compare_exchange_weak(&c->collMaxNs, &prev, d)) {}
+    break;
+  }
+  default: break;
+  }
+}
+
+/* startEvent for v5 and v6 callers: `size` is the caller's descriptor size (v5's is smaller). */
+static ccNcclResult startApi(void* ctx, void** handle, const ccDescrV6* d, size_t size) {
+  Comm* c = (Comm*)ctx;
+  *handle = NULL;
+  if (!c) return 0;
+  int kind = classify(c, d->type);
+  const char* func = d->type == CC_EV_COLL_API ? d->collApi.func : d->type == CC_EV_COLL ? d->coll.func : NULL;
+  size_t count = d->type == CC_EV_COLL_API ? d->collApi.count : d->type == CC_EV_COLL ? d->coll.count : 0;
+  const char* dtype = d->type == CC_EV_COLL_API ? d->collApi.datatype : d->type == CC_EV_COLL ? d->coll.datatype : NULL;
+  uint64_t gpu0 = d->type == CC_EV_KERNEL_CH ? d->kernelCh.pTimer : 0;
+  if (!chainOn(c)) {
+    Ev* e = ourEvent(c, kind);
+    if (e) { startOurs(e, c, kind, gpu0, func, count, dtype); *handle = e; }
+    return 0;
+  }
+  Ev* e = (Ev*)calloc(1, sizeof *e);
+  if (!e) return 0;
+  startOurs(e, c, kind, gpu0, func, count, dtype);
+  e->heap = 1;
+  int foreign = d->type == CC_EV_PROXY_OP && d->proxyOp.pid != getpid();
+  if (chain.abi >= 5) {
+    if (!(chain.abi == 5 && d->type >= CC_EV_CE_COLL)) {
+      ccDescrV6 fwd;
+      memset(&fwd, 0, sizeof fwd);
+      memcpy(&fwd, d, size);
+      fwd.parentObj = chainParent(d->parentObj, foreign);
+      if (d->type == CC_EV_COLL) fwd.coll.parentGroup = chainParent(d->coll.parentGroup, 0);
+      if (d->type == CC_EV_P2P) fwd.p2p.parentGroup = chainParent(d->p2p.parentGroup, 0);
+      if (chain.abi == 6) chain.v6->startEvent(c->chainCtx, &e->chain, &fwd);
+      else ((ccProfilerV5*)chain.v6)->startEvent(c->chainCtx, &e->chain, (ccDescrV5*)&fwd);
+    }
+  } else if (d->type <= CC_EV_NET_PLUGIN) { /* v4 knows no API-level or copy-engine events */
+    ccDescrV4 v4;
+    memset(&v4, 0, sizeof v4);
+    v4.type = (uint8_t)d->type;
+    v4.rank = d->rank;
+    v4.parentObj = chainParent(d->parentObj, foreign);
+    switch (d->type) {
+    case CC_EV_COLL:
+      memcpy(&v4.coll, &d->coll, sizeof v4.coll);
+      v4.parentObj = chainParent(d->coll.parentGroup, 0);
+      break;
+    case CC_EV_P2P:
+      memcpy(&v4.p2p, &d->p2p, sizeof v4.p2p);
+      v4.parentObj = chainParent(d->p2p.parentGroup, 0);
+      break;
+    case CC_EV_PROXY_OP: v4.proxyOp = d->proxyOp; break;
+    case CC_EV_PROXY_STEP: v4.proxyStep = d->proxyStep; break;
+    case CC_EV_KERNEL_CH: v4.kernelCh = d->kernelCh; break;
+    case CC_EV_NET_PLUGIN: v4.netPlugin = d->netPlugin; break;
+    default: break;
+    }
+    chain.v4->startEvent(c->chainCtx, &e->chain, &v4);
+  }
+  *handle = e;
+  return 0;
+}
+
+static ccNcclResult startV6(void* ctx, void** handle, ccDescrV6* d) { return startApi(ctx, handle, d, sizeof *d); }
+static ccNcclResult startV5(void* ctx, void** handle, ccDescrV5* d) { return startApi(ctx, handle, (const ccDescrV6*)d, sizeof *d); }
+
+static ccNcclResult startV4(void* ctx, void** handle, ccDescrV4* d) {
+  Comm* c = (Comm*)ctx;
+  *handle = NULL;
+  if (!c) return 0;
+  int kind = classify(c, d->type);
+  const char* func = d->type == CC_EV_COLL ? d->coll.func : NULL;
+  size_t count = d->type == CC_EV_COLL ? d->coll.count : 0;
+  const char* dtype = d->type == CC_EV_COLL ? d->coll.datatype : NULL;
+  uint64_t gpu0 = d->type == CC_EV_KERNEL_CH ? d->kernelCh.pTimer : 0;
+  if (!chainOn(c)) {
+    Ev* e = ourEvent(c, kind);
+    if (e) { startOurs(e, c, kind, gpu0, func, count, dtype); *handle = e; }
+    return 0;
+  }
+  Ev* e = (Ev*)calloc(1, sizeof *e);
+  if (!e) return 0;
+  startOurs(e, c, kind, gpu0, func, count, dtype);
+  e->heap = 1;
+  ccDescrV4 fwd = *d;
+  fwd.parentObj = chainParent(d->parentObj, d->type == CC_EV_PROXY_OP && d->proxyOp.pid != getpid());
+  chain.v4->startEvent(c->chainCtx, &e->chain, &fwd); /* a v4 call is only chained to a v4 plugin */
+  *handle = e;
+  return 0;
+}
+
+static ccNcclResult stopEvent(void* handle) {
+  Ev* e = (Ev*)handle;
+  if (!e || e->magic != EV_MAGIC) return 0;
+  stopOurs(e);
+  if (e->heap) {
+    if (e->chain) { if (chain.abi == 4) chain.v4->stopEvent(e->chain); else chain.v6->stopEvent(e->chain); }
+    e->magic = 0;
+    free(e);
+  }
+  return 0;
+}
+
+static ccNcclResult recordState(void* handle, int state, ccStateArgs* args) {
+  Ev* e = (Ev*)handle;
+  if (!e || e->magic != EV_MAGIC) return 0;
+  if (state == CC_STATE_KERNEL_CH_STOP && e->kind == K_FIRST_GPU && args) {
+    emit("{\"k\":\"gpu\",\"i\":%lu,\"ns\":%llu}", e->comm->seq, (unsigned long long)(args->kernelCh.pTimer - e->gpu0));
+  }
+  if (e->heap && e->chain) {
+    if (chain.abi == 4) {
+      if (state < CC_STATE_GROUP_START_API_STOP) chain.v4->recordEventState(e->chain, state, args);
+    } else {
+      chain.v6->recordEventState(e->chain, state, args);
+    }
+  }
+  return 0;
+}
+
+static ccNcclResult finalizeComm(void* ctx) {
+  Comm* c = (Comm*)ctx;
+  if (!c) return 0;
+  uint64_t t = nowNs();
+  emit("{\"k\":\"fin\",\"i\":%lu,\"t\":%llu,\"colls\":%lu,\"collNs\":%lu,\"collMaxNs\":%lu,\"groups\":%lu,\"free\":%lld}", c->seq,
+       (unsigned long long)t, atomic_load(&c->colls), atomic_load(&c->collNs), atomic_load(&c->collMaxNs),
+       atomic_load(&c->groups), freeBytes());
+  if (chainOn(c)) { if (chain.abi == 4) chain.v4->finalize(c->chainCtx); else chain.v6->finalize(c->chainCtx); }
+  free(c);
+  return 0;
+}
+
+static ccNcclResult initV6(void** ctx, uint64_t commId, int* mask, const char* name, int nNodes, int nranks, int rank, ccNcclLogger log) {
+  return initCommon(6, ctx, commId, mask, name, nNodes, nranks, rank, log, __builtin_return_address(0));
+}
+static ccNcclResult initV5(void** ctx, uint64_t commId, int* mask, const char* name, int nNodes, int nranks, int rank, ccNcclLogger log) {
+  return initCommon(5, ctx, commId, mask, name, nNodes, nranks, rank, log, __builtin_return_address(0));
+}
+static ccNcclResult initV4(void** ctx, int* mask, const char* name, uint64_t commHash, int nNodes, int nranks, int rank, ccNcclLogger log) {
+  return initCommon(4, ctx, commHash, mask, name, nNodes, nranks, rank, log, __builtin_return_address(0));
+}
+
+EXPORT ccProfilerV6 ncclProfiler_v6 = { "commcost", initV6, startV6, stopEvent, recordState, finalizeComm };
+EXPORT ccProfilerV5 ncclProfiler_v5 = { "commcost", initV5, startV5, stopEvent, recordState, finalizeComm };
+EXPORT ccProfilerV4 ncclProfiler_v4 = { "commcost", initV4, startV4, stopEvent, recordState, finalizeComm };
