@@ -625,9 +625,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
+/**
+ * A reader that went away (`commcost … | head`) makes later writes fail with EPIPE: drop that
+ * output instead of crashing, so that a measurement still finishes and saves its run.
+ */
+function ignoreClosedReader(stream: NodeJS.WriteStream): void {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
 /** Parses argv (node, script, …), runs the command, and resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let code = EXIT_OK;
+  ignoreClosedReader(process.stdout);
+  ignoreClosedReader(process.stderr);
   const isMeasure = argv.slice(2).find((a) => !a.startsWith('-')) === 'measure';
   // Listen before letting go of bin/commcost.js's listener, so that no Ctrl-C falls in between.
   if (isMeasure) interrupts.install();

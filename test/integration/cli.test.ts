@@ -177,4 +177,12 @@ describe('commcost CLI', { skip }, () => {
     const c = JSON.parse(fs.readFileSync(path.join(dir, 'c.json'), 'utf8')) as RunFile;
     assert.deepEqual(c.options.experiments, ['init', 'split', 'destroy', 'abort']);
   });
+
+  test('a reader that goes away (| head) does not crash the CLI with EPIPE', async () => {
+    const { spawnSync } = await import('node:child_process');
+    // The reader closes its end at once, so every write of the CLI meets EPIPE.
+    const r = spawnSync('sh', ['-c', `"${process.execPath}" "${bin}" measure --help | (exec 0<&-; sleep 0.5)`], { encoding: 'utf8', timeout: 30_000 });
+    assert.doesNotMatch(r.stderr, /EPIPE|Unhandled 'error' event/, r.stderr);
+  });
 });
+
