@@ -35,6 +35,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -62,6 +63,7 @@ static int gpuEvents = 0, memEnabled = 1;
 static atomic_ulong commSeq;
 typedef int (*MemGetInfoFn)(size_t*, size_t*);
 static MemGetInfoFn memGetInfo = NULL;
+static char ncclLibPath[1024]; /* the library that called init (frames inside it are not call sites) */
 
 static struct {
   void* lib;
@@ -81,7 +83,7 @@ static uint64_t nowNs(void) {
 static void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 static void emit(const char* fmt, ...) {
   if (outFd < 0) return;
-  char buf[1024];
+  char buf[2048];
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(buf, sizeof buf - 2, fmt, ap);
@@ -106,6 +108,31 @@ static const char* jsonText(const char* s, char* out, size_t cap) {
   return out;
 }
 
+/* The native call site: the first frame outside this plugin and the NCCL library, as a JSON
+ * member `"site":{...}` (object path, absolute address, the object's load base, nearest symbol),
+ * or an empty string. The host symbolises it to file:line where the object has debug info. */
+static const char* nativeSite(char* out, size_t cap) {
+  void* frames[48];
+  int n = backtrace(frames, 48);
+  Dl_info self;
+  out[0] = 0;
+  if (!dladdr((void*)nativeSite, &self)) return out;
+  for (int i = 1; i < n; i++) {
+    Dl_info f;
+    if (!dladdr(frames[i], &f) || !f.dli_fname) continue;
+    if (strcmp(f.dli_fname, self.dli_fname) == 0 || (ncclLibPath[0] && strcmp(f.dli_fname, ncclLibPath) == 0)) continue;
+    char obj[300], sym[200];
+    /* a return address: the call instruction is just before it */
+    uintptr_t a = (uintptr_t)frames[i] - 1;
+    snprintf(out, cap, ",\"site\":{\"obj\":\"%s\",\"addr\":\"0x%llx\",\"base\":\"0x%llx\",\"sym\":\"%s\",\"symOff\":\"0x%llx\"}",
+             jsonText(f.dli_fname, obj, sizeof obj), (unsigned long long)a, (unsigned long long)(uintptr_t)f.dli_fbase,
+             jsonText(f.dli_sname ? f.dli_sname : "", sym, sizeof sym),
+             (unsigned long long)(f.dli_saddr ? a - (uintptr_t)f.dli_saddr : 0));
+    return out;
+  }
+  return out;
+}
+
 static long long freeBytes(void) {
   size_t fr = 0, total = 0;
   if (!memEnabled || !memGetInfo) return -1;
@@ -118,7 +145,10 @@ static void libraryFacts(void* caller, int* version, int* simulated) {
   *version = 0; *simulated = 0;
   Dl_info info;
   void* lib = NULL;
-  if (caller && dladdr(caller, &info) && info.dli_fname) lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (caller && dladdr(caller, &info) && info.dli_fname) {
+    lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    snprintf(ncclLibPath, sizeof ncclLibPath, "%s", info.dli_fname);
+  }
   int (*getVersion)(int*) = NULL;
   if (lib) getVersion = (int (*)(int*))dlsym(lib, "ncclGetVersion");
   if (!getVersion) getVersion = (int (*)(int*))dlsym(RTLD_DEFAULT, "ncclGetVersion");
@@ -198,6 +228,7 @@ enum { K_NONE = 0, K_FIRST_GROUP, K_FIRST_COLL, K_LATER_COLL, K_FIRST_GPU };
 
 typedef struct Comm Comm;
 typedef struct Ev {
+  char site[700]; /* first-of-kind events only: where the first collective was called */
   uint32_t magic;
   uint8_t kind, heap;
   Comm* comm;
@@ -247,10 +278,10 @@ static ccNcclResult initCommon(int abi, void** ctx, uint64_t commId, int* mask, 
   }
   *mask = m;
   *ctx = c;
-  char nm[260];
-  emit("{\"k\":\"init\",\"i\":%lu,\"c\":\"%016llx\",\"name\":\"%s\",\"nranks\":%d,\"rank\":%d,\"nNodes\":%d,\"t\":%llu,\"free\":%lld}",
+  char nm[260], site[700];
+  emit("{\"k\":\"init\",\"i\":%lu,\"c\":\"%016llx\",\"name\":\"%s\",\"nranks\":%d,\"rank\":%d,\"nNodes\":%d,\"t\":%llu,\"tid\":%d,\"free\":%lld%s}",
        c->seq, (unsigned long long)commId, jsonText(name, nm, sizeof nm), nranks, rank, nNodes, (unsigned long long)t,
-       freeBytes());
+       (int)gettid(), freeBytes(), nativeSite(site, sizeof site));
   return 0;
 }
 
@@ -295,6 +326,7 @@ static void startOurs(Ev* e, Comm* c, int kind, uint64_t gpuStart, const char* f
   e->comm = c;
   e->t0 = nowNs();
   e->gpu0 = gpuStart;
+  if (kind == K_FIRST_GROUP) nativeSite(e->site, sizeof e->site);
   if (kind == K_FIRST_COLL) {
     char f[260], d[260];
     emit("{\"k\":\"collStart\",\"i\":%lu,\"t\":%llu,\"fn\":\"%s\",\"count\":%zu,\"dt\":\"%s\"}", c->seq,
@@ -307,8 +339,8 @@ static void stopOurs(Ev* e) {
   Comm* c = e->comm;
   switch (e->kind) {
   case K_FIRST_GROUP:
-    emit("{\"k\":\"connect\",\"i\":%lu,\"t0\":%llu,\"t1\":%llu,\"free\":%lld}", c->seq, (unsigned long long)e->t0,
-         (unsigned long long)t1, freeBytes());
+    emit("{\"k\":\"connect\",\"i\":%lu,\"t0\":%llu,\"t1\":%llu,\"tid\":%d,\"free\":%lld%s}", c->seq, (unsigned long long)e->t0,
+         (unsigned long long)t1, (int)gettid(), freeBytes(), e->site);
     break;
   case K_FIRST_COLL:
     emit("{\"k\":\"coll\",\"i\":%lu,\"t0\":%llu,\"t1\":%llu}", c->seq, (unsigned long long)e->t0, (unsigned long long)t1);
@@ -442,9 +474,10 @@ static ccNcclResult finalizeComm(void* ctx) {
   Comm* c = (Comm*)ctx;
   if (!c) return 0;
   uint64_t t = nowNs();
-  emit("{\"k\":\"fin\",\"i\":%lu,\"t\":%llu,\"colls\":%lu,\"collNs\":%lu,\"collMaxNs\":%lu,\"groups\":%lu,\"free\":%lld}", c->seq,
-       (unsigned long long)t, atomic_load(&c->colls), atomic_load(&c->collNs), atomic_load(&c->collMaxNs),
-       atomic_load(&c->groups), freeBytes());
+  char site[700];
+  emit("{\"k\":\"fin\",\"i\":%lu,\"t\":%llu,\"tid\":%d,\"colls\":%lu,\"collNs\":%lu,\"collMaxNs\":%lu,\"groups\":%lu,\"free\":%lld%s}", c->seq,
+       (unsigned long long)t, (int)gettid(), atomic_load(&c->colls), atomic_load(&c->collNs), atomic_load(&c->collMaxNs),
+       atomic_load(&c->groups), freeBytes(), nativeSite(site, sizeof site));
   if (chainOn(c)) { if (chain.abi == 4) chain.v4->finalize(c->chainCtx); else chain.v6->finalize(c->chainCtx); }
   free(c);
   return 0;
