@@ -37,6 +37,26 @@ export function siteIsEager(site: CallSite, sites: readonly CallSite[]): boolean
   return false;
 }
 
+/**
+ * The call sites of a document made through wrapper functions (wrapperIndex.ts, fed by
+ * wrapperWatch.ts): appended to the finder's sites of each parse, so that every surface shows them.
+ */
+export interface WrapperCallers {
+  /** Re-indexes document `uri` from `text` (the finder's `scan` of it is given) and returns its sites through wrappers. */
+  update(uri: string, language: SourceLanguage, text: string, scan: ScanResult): CallSite[];
+  /** Content changes of `uri`, before the next {@link update}. */
+  edit(uri: string, changes: readonly TextChange[]): void;
+  /** The document's sites through wrappers now, without re-parsing it (other files changed). */
+  callers(uri: string): CallSite[];
+  /** The document was closed. */
+  closed(uri: string): void;
+}
+
+/** A stable key of the sites beyond the finder's (position, API, chain) to tell whether they changed. */
+function callersKey(sites: readonly CallSite[]): string {
+  return sites.map((s) => `${s.startIndex}:${s.api}:${(s as CallSite & { chain?: string[] }).chain?.join('>') ?? ''}`).join('|');
+}
+
 /** One document's state after its last parse. */
 export interface DocumentAnnotations {
   /** The document version the scan was made from. */
@@ -60,6 +80,7 @@ function contains(site: CallSite, p: Position): boolean {
 export class AnnotationModel {
   private readonly docs = new Map<string, { parsed: ParsedDocument; state?: DocumentAnnotations }>();
   private readonly cache = new Map<string, Annotation>();
+  private wrappers: WrapperCallers | undefined;
 
   /**
    * @param finder the loaded finder
@@ -71,6 +92,35 @@ export class AnnotationModel {
     private readonly store: ProfileStore,
     private readonly rules: () => StaleRules,
   ) {}
+
+  /** Feeds the sites made through wrappers into every later parse (see {@link refreshCallers} for the open documents). */
+  setWrapperCallers(wrappers: WrapperCallers | undefined): void {
+    this.wrappers = wrappers;
+  }
+
+  /** The finder's scan of a parse plus the document's sites through wrappers. */
+  private withCallers(uri: string, language: SourceLanguage, text: string, scan: ScanResult): ScanResult {
+    const extra = this.wrappers?.update(uri, language, text, scan) ?? [];
+    return extra.length > 0 ? { ...scan, sites: [...scan.sites, ...extra] } : scan;
+  }
+
+  /**
+   * Re-reads every open document's sites through wrappers (after another file changed, or the
+   * wrapper index was built) without re-parsing; returns the documents whose sites changed.
+   */
+  refreshCallers(): string[] {
+    const changed: string[] = [];
+    if (!this.wrappers) return changed;
+    for (const [uri, d] of this.docs) {
+      const direct = d.parsed.scan;
+      if (!d.state || !direct) continue;
+      const extra = this.wrappers.callers(uri);
+      if (callersKey(d.state.scan.sites.slice(direct.sites.length)) === callersKey(extra)) continue;
+      d.state = { ...d.state, scan: extra.length > 0 ? { ...direct, sites: [...direct.sites, ...extra] } : direct };
+      changed.push(uri);
+    }
+    return changed;
+  }
 
   /** The annotation of `api` (lazy-init figures where the run has both ways; cached). */
   annotate(api: ApiName, eager = false): Annotation {
@@ -121,21 +171,23 @@ export class AnnotationModel {
       d = { parsed: new ParsedDocument(this.finder, language) };
       this.docs.set(uri, d);
     }
-    const scan = d.parsed.reparse(text);
+    const scan = this.withCallers(uri, language, text, d.parsed.reparse(text));
     d.state = { version, scan, text };
     return d.state;
   }
 
   /** Records content changes on the kept tree; call {@link reparse} (debounced) afterwards. */
   edit(uri: string, changes: readonly TextChange[]): void {
-    this.docs.get(uri)?.parsed.edit(changes);
+    const d = this.docs.get(uri);
+    d?.parsed.edit(changes);
+    if (d) this.wrappers?.edit(uri, changes);
   }
 
   /** Re-parses incrementally against the edited tree. Undefined when the document is not open here. */
   reparse(uri: string, text: string, version: number): DocumentAnnotations | undefined {
     const d = this.docs.get(uri);
     if (!d) return undefined;
-    const scan = d.parsed.reparse(text);
+    const scan = this.withCallers(uri, d.parsed.language, text, d.parsed.reparse(text));
     d.state = { version, scan, text };
     return d.state;
   }
@@ -169,7 +221,7 @@ export class AnnotationModel {
 
   close(uri: string): void {
     this.docs.get(uri)?.parsed.dispose();
-    this.docs.delete(uri);
+    if (this.docs.delete(uri)) this.wrappers?.closed(uri);
   }
 
   dispose(): void {

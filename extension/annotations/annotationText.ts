@@ -240,6 +240,28 @@ function headlineNote(a: Annotation, m: Measured): string | undefined {
   return undefined;
 }
 
+/** Text from source code as a Markdown code span: one line, no backtick. */
+function codeSpan(text: string): string {
+  return `\`${plain(text, 80).replace(/`/g, "'")}\``;
+}
+
+/**
+ * The hover's line for a call made through wrapper functions (wrapperIndex.ts): "via
+ * `create_group` → `torch.distributed.new_group` (parallel_state.py:232)", and when the first
+ * wrapper's body makes several lifecycle calls, that the figures are of one. Undefined for a
+ * direct call.
+ */
+export function chainLine(site: CallSite): string | undefined {
+  const { chain, wrapper } = site as CallSite & { chain?: readonly string[]; wrapper?: { file: string; line: number; calls: number } };
+  if (!chain || chain.length === 0) return undefined;
+  const where = wrapper ? ` (${escapeMarkdown(wrapper.file.split(/[\\/]/).pop() ?? wrapper.file, 60)}:${wrapper.line + 1})` : '';
+  const several =
+    wrapper && wrapper.calls > 1
+      ? ` — ${codeSpan(chain[0] ?? '')} makes ${wrapper.calls} lifecycle calls in its body: these figures are of one`
+      : '';
+  return `via ${chain.map(codeSpan).join(' → ')}${where}${several}`;
+}
+
 /**
  * The hover's Markdown for `site` (`isTrusted` must be limited to our command ids by the
  * caller). Everything from the run file is escaped.
@@ -251,6 +273,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   const m = a.measured;
   if (!m) {
     out.push(`**commcost** · ${api} → experiment \`${a.missing?.experiment ?? a.entry.answer.experiment}\``, '');
+    const through = chainLine(site);
+    if (through) out.push(through, '');
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 200)}.`);
     if (a.active)
       out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, NCCL ${escapeMarkdown(a.active.run.stamp?.ncclVersion ?? '?')}`);
@@ -261,6 +285,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   const stamp = run.stamp;
   const one = oneRank(m.main);
   out.push(`**commcost** · ${api} → \`${m.experiment}\` · ${escapeMarkdown(m.main.variant, 60)}${one ? ` (${one})` : ''}`);
+  const through = chainLine(site);
+  if (through) out.push('', through);
   if (m.via)
     out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
   const note = headlineNote(a, m);

@@ -24,6 +24,7 @@ import { AnnotationHoverProvider } from './hoverProvider';
 import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, type RunFolder, type StaleRules } from './profiles';
 import { AnnotationQuickFixes } from './quickFixes';
 import { pickProfile, ProfileStatusBar } from './statusBar';
+import { startWrapperIndex } from './wrapperWatch';
 
 const REPARSE_DELAY_MS = 150;
 const RELOAD_DELAY_MS = 200;
@@ -92,6 +93,11 @@ export function registerAnnotations(env: AnnotationEnv): void {
     updateDiagnostics(diagnostics, document, model, settings.diagnostics);
     updateStatus();
   };
+  /** Open documents whose sites through wrappers changed (wrapperWatch.ts). */
+  const refreshUris = (uris: readonly string[]): void => {
+    changed.fire();
+    for (const d of vscode.workspace.textDocuments) if (uris.includes(d.uri.toString())) refreshDocument(d);
+  };
   const refreshAll = (): void => {
     model?.invalidate();
     changed.fire();
@@ -126,7 +132,13 @@ export function registerAnnotations(env: AnnotationEnv): void {
       ]);
       model = scope.isDisposed ? undefined : new AnnotationModel(finder, store, rules);
       if (!model) finder.dispose();
-      else scope.add(finder);
+      else {
+        scope.add(finder);
+        // Callers of the workspace's wrapper functions become call sites (built in the background).
+        void startWrapperIndex(scope, finder, model, log, refreshUris).catch((err: unknown) =>
+          log.error(`annotations: wrapper index: ${err instanceof Error ? err.message : String(err)}`),
+        );
+      }
       log.info(`annotations: tree-sitter and grammars loaded in ${Math.round(performance.now() - started)} ms`);
       return model;
     })().catch((err: unknown) => {
@@ -164,6 +176,9 @@ export function registerAnnotations(env: AnnotationEnv): void {
         }
         changed.fire();
         refreshDocument(document);
+        // Other open documents may call a wrapper this edit made or removed.
+        const others = model.refreshCallers();
+        if (others.length > 0) refreshUris(others);
       }, REPARSE_DELAY_MS),
     );
   };
