@@ -1,12 +1,13 @@
 /**
  * The CLI's text output: a header (host, GPUs, NCCL) and a table per experiment / variant / step
- * with median, p90, min, max (ms) and n, plus memory lines. Pure: run in, text out.
+ * with median, p90, min, max (ms) and n, NCCL's view of a cold start, plus memory lines (with
+ * NCCL's own count beside the free-memory delta). Pure: run in, text out.
  *
  * Run files are untrusted: every string (and object key) taken from a run is passed through
  * {@link terminalSafe} before it is printed, so a file cannot send escape sequences to the terminal.
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import { isSimulatedRun, memoryPointLabel, type RunFile } from '../protocol/runFile';
+import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, differenceRuleText, differenceWords, formatRatio } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 
@@ -97,8 +98,48 @@ function statRow(label: string, st: StepStats): string[] {
 function variantRows(experiment: string, v: VariantSummary): { rows: string[][]; memory: string[] } {
   const steps = [...v.steps].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
   const rows = steps.map((s) => statRow(`${experiment} ${v.variant} · ${KIND_LABEL[s.kind] ?? s.kind}: ${s.label}`, s.stats));
-  const memory = Object.entries(v.memoryBytes ?? {}).map(([point, b]) => `  memory ${experiment} ${v.variant} ${memoryPointLabel(point)}: ${mib(b)} per GPU (median of the per-GPU max)`);
+  const points = [...new Set([...Object.keys(v.memoryBytes ?? {}), ...Object.keys(v.memStats ?? {})])];
+  const memory = points.map((point) => {
+    const b = v.memoryBytes?.[point];
+    const m = v.memStats?.[point];
+    const delta = b === undefined ? 'no free-memory figure' : `${mib(b)} per GPU (median of the per-GPU max)`;
+    const count = m ? `; NCCL's count (MemStats): ${mib(m.totalBytes)} (suspendable ${mib(m.suspendableBytes)}, persistent ${mib(m.persistentBytes)})` : '';
+    return `  memory ${experiment} ${v.variant} ${memoryPointLabel(point)}: ${delta}${count}`;
+  });
   return { rows, memory };
+}
+
+/** NCCL's parts in the order its Init timings line prints them; other parts follow as found. */
+const NCCL_PARTS = ['total', 'kernels', 'alloc', 'bootstrap', 'allgathers', 'topo', 'graphs', 'connections', 'rest'];
+
+/**
+ * A variant's ratios (medians first, then the ratio) and NCCL's view of its creations (`ncclInit`:
+ * its Init timings lines, ms, each part the MAX over ranks, median over iterations; NCCL prints
+ * seconds with two decimals, so 10 ms steps) as text lines; why the view is missing when it is.
+ * Empty when the variant has neither. `v` must already be terminal-safe.
+ */
+export function ncclViewLines(experiment: string, v: VariantSummary): string[] {
+  const out: string[] = [];
+  const ratios = (v.ratios ?? []).filter((r) => Number.isFinite(r.value));
+  if (ratios.length > 0) out.push(`  ${experiment} ${v.variant} · ratios of the medians: ${ratios.map((r) => `${r.label} ${r.value >= 10 ? r.value.toFixed(1) : r.value.toFixed(2)}×`).join('; ')}`);
+  const view = v.ncclInit;
+  if (!view) return out;
+  const creations = Object.keys(view.medians ?? {});
+  if (creations.length > 0) {
+    const parts = NCCL_PARTS.filter((p) => creations.some((c) => view.medians[c]?.[p] !== undefined));
+    for (const c of creations) for (const p of Object.keys(view.medians[c] ?? {})) if (!parts.includes(p)) parts.push(p);
+    out.push(`  ${experiment} ${v.variant} · NCCL's view (Init timings, ms; 10 ms resolution; MAX over ranks, median over iterations):`);
+    const rows = [
+      ['part', ...creations],
+      ...parts.map((p) => [p, ...creations.map((c) => (view.medians[c]?.[p] === undefined ? '–' : String(Math.round(view.medians[c]![p]!))))]),
+      ['iterations read', ...creations.map((c) => String(view.iterations?.[c] ?? 0))],
+    ];
+    out.push(...formatTable(rows).split('\n').map((l) => `    ${l}`));
+  }
+  if (view.malformedLines > 0) out.push(`    ${view.malformedLines} unreadable Init timings line${view.malformedLines === 1 ? '' : 's'} skipped`);
+  if (view.note) out.push(`    NCCL's view ${creations.length > 0 ? 'is partial' : 'is missing'}: ${view.note}`);
+  else if (creations.length === 0) out.push(`  ${experiment} ${v.variant} · NCCL's view (Init timings) is missing: no line was read`);
+  return out;
 }
 
 /**
@@ -120,8 +161,10 @@ export function formatShrinkAbortTable(run: RunFile): string[] {
 
 /**
  * The whole summary: banner when simulated (first and last line; see isSimulatedRun), header,
- * status, the step table (ms), memory lines, skipped experiments, errors, the C5 table when the
- * run has it, and the verdict. Every string of the run is made terminal-safe first.
+ * status, the step table (ms), the ratios and NCCL's view of a cold start (Init timings), memory
+ * lines (the free-memory delta and NCCL's count, ncclCommMemStats, or why the run has none),
+ * skipped experiments, errors, the C5 table when the run has it, and the verdict. Every string
+ * of the run is made terminal-safe first.
  */
 export function formatSummary(untrusted: RunFile): string {
   const simulated = isSimulatedRun(untrusted);
@@ -134,6 +177,7 @@ export function formatSummary(untrusted: RunFile): string {
   out.push(`run ${run.id}: ${run.status}${run.wallMs !== undefined ? ` in ${(run.wallMs / 1000).toFixed(1)} s` : ''}`);
   const rows: string[][] = [['experiment variant · step', 'median ms', 'p90 ms', 'min ms', 'max ms', 'n']];
   const memory: string[] = [];
+  const views: string[] = [];
   for (const e of run.experiments) {
     if (e.variants.length === 0 && e.state !== 'finished') {
       const n = Object.values(e.samples).reduce((a, v) => a + (Object.values(v)[0]?.length ?? 0), 0);
@@ -143,10 +187,17 @@ export function formatSummary(untrusted: RunFile): string {
       const r = variantRows(e.experiment, v);
       rows.push(...r.rows);
       memory.push(...r.memory);
+      views.push(...ncclViewLines(e.experiment, v));
     }
   }
   if (rows.length > 1) out.push('', formatTable(rows));
+  if (views.length > 0) out.push('', ...views);
   if (memory.length > 0) out.push('', ...memory);
+  // Why NCCL's own count of its memory is missing (read from the run's stamp).
+  const note = memStatsNote(run);
+  if (memory.length > 0 && note && !run.experiments.some((e) => e.variants.some((v) => Object.keys(v.memStats ?? {}).length > 0))) {
+    out.push(`  NCCL's count (MemStats): ${note}`);
+  }
   for (const s of run.skipped) out.push(`skipped ${s.experiment}${s.variant ? ` ${s.variant}` : ''}: ${s.reason}`);
   // A run that ended without measuring anything says so, rather than only "complete".
   if (rows.length === 1 && run.skipped.length > 0 && (run.errors ?? []).length === 0) {

@@ -13,8 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { StepStats } from '../protocol/events';
-import { isSimulatedRun, memoryPointLabel, type RunFile } from '../protocol/runFile';
+import type { StepStats, VariantSummary } from '../protocol/events';
+import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, type Comparison, type ComparisonData } from '../protocol/compare';
 import { shrinkAbortOutcomes } from './verdict';
 
@@ -70,6 +70,43 @@ function fmtMs(ms: number | undefined): string {
   return a === 0 ? '0' : Number(ms.toPrecision(3)).toString();
 }
 
+/** Bytes as MiB with one decimal ("388.0"); "–" when not a finite number. */
+function mib(bytes: unknown): string {
+  const x = Number(bytes);
+  return Number.isFinite(x) ? (x / 1048576).toFixed(1) : '–';
+}
+
+/** NCCL's parts in the order its Init timings line prints them; other parts follow as found. */
+const NCCL_PARTS = ['total', 'kernels', 'alloc', 'bootstrap', 'allgathers', 'topo', 'graphs', 'connections', 'rest'];
+
+/**
+ * A variant's ratios and NCCL's view of its creations ("NCCL's view (Init timings)": ms, each part
+ * the MAX over ranks, median over iterations, 10 ms resolution), or why the view is missing; ''
+ * when the variant has neither. Every value escaped.
+ */
+function ncclViewHtml(v: VariantSummary): string {
+  const e = escapeHtml;
+  const ratios = (Array.isArray(v.ratios) ? v.ratios : []).filter((r) => Number.isFinite(r?.value));
+  const view = v.ncclInit && typeof v.ncclInit === 'object' ? v.ncclInit : undefined;
+  if (!view && ratios.length === 0) return '';
+  const out: string[] = [`<h3>NCCL&#39;s view (Init timings) · ${e(v.variant)}</h3>`];
+  if (ratios.length > 0) out.push(`<p>Ratios of the medians: ${ratios.map((r) => `${e(r.label)} ${e(r.value >= 10 ? r.value.toFixed(1) : r.value.toFixed(2))}×`).join('; ')}</p>`);
+  const medians = view?.medians && typeof view.medians === 'object' ? view.medians : {};
+  const creations = Object.keys(medians);
+  if (creations.length > 0) {
+    const parts = NCCL_PARTS.filter((p) => creations.some((c) => medians[c]?.[p] !== undefined));
+    for (const c of creations) for (const p of Object.keys(medians[c] ?? {})) if (!parts.includes(p)) parts.push(p);
+    const cell = (x: unknown): string => (typeof x === 'number' && Number.isFinite(x) ? String(Math.round(x)) : '–');
+    out.push(`<table><thead><tr><th>part</th>${creations.map((c) => `<th>${e(c)} ms</th>`).join('')}</tr></thead><tbody>`);
+    for (const p of parts) out.push(`<tr><td>${e(p)}</td>${creations.map((c) => `<td>${cell(medians[c]?.[p])}</td>`).join('')}</tr>`);
+    out.push(`<tr><td>iterations read</td>${creations.map((c) => `<td>${e(view?.iterations?.[c] ?? 0)}</td>`).join('')}</tr></tbody></table>`);
+    out.push('<p>NCCL prints seconds with two decimals: a 10 ms resolution; each part the MAX over ranks, median over iterations.</p>');
+  }
+  if (view && Number(view.malformedLines) > 0) out.push(`<p>${e(view.malformedLines)} unreadable Init timings line(s) skipped.</p>`);
+  if (view?.note) out.push(`<p>NCCL&#39;s view ${creations.length > 0 ? 'is partial' : 'is missing'}: ${e(view.note)}</p>`);
+  return out.join('');
+}
+
 /** Errors as a `<ul>`: code, message, where, the library's text, and the hint ("why" for an expected hang, else "what to do"). */
 function errorList(list: RunFile['errors']): string {
   const e = escapeHtml;
@@ -82,7 +119,11 @@ function errorList(list: RunFile['errors']): string {
   return `<ul>${items.join('')}</ul>`;
 }
 
-/** The `<noscript>` body: header facts, the SIMULATED banner, every step's figures, skips, errors. */
+/**
+ * The `<noscript>` body: header facts, the SIMULATED banner, every step's figures, memory (the
+ * free-memory delta and NCCL's count, or why the run has none), NCCL's view of a cold start,
+ * skips, errors.
+ */
 function fallbackHtml(run: RunFile): string {
   const out: string[] = [];
   const e = escapeHtml;
@@ -103,13 +144,26 @@ function fallbackHtml(run: RunFile): string {
         );
       }
       for (const [point, bytes] of Object.entries(v.memoryBytes ?? {})) {
-        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(memoryPointLabel(point))}</td><td>memory</td><td colspan="5">${e((Number(bytes) / 1048576).toFixed(1))} MiB</td></tr>`);
+        out.push(`<tr><td>${e(v.variant)}</td><td>memory ${e(memoryPointLabel(point))}</td><td>memory</td><td colspan="5">${e(mib(bytes))} MiB</td></tr>`);
+        const m = v.memStats?.[point];
+        if (m) {
+          out.push(
+            `<tr><td>${e(v.variant)}</td><td>NCCL&#39;s count (MemStats) ${e(memoryPointLabel(point))}</td><td>memory</td><td colspan="5">${e(mib(m.totalBytes))} MiB (suspendable ${e(mib(m.suspendableBytes))} MiB, persistent ${e(mib(m.persistentBytes))} MiB)</td></tr>`,
+          );
+        }
       }
     }
     out.push('</tbody></table>');
+    for (const v of exp.variants ?? []) out.push(ncclViewHtml(v));
     // The case's expected hangs belong to its section: the hang is the case's result.
     const hangs = (run.errors ?? []).filter((er) => er.expected && String(er.where?.experiment) === String(exp.experiment));
     if (hangs.length > 0) out.push(`<h3>${hangs.length === 1 ? 'Expected hang: the hang is this case&#39;s result' : 'Expected hangs: each hang is this case&#39;s result'}</h3>${errorList(hangs)}`);
+  }
+  // Why NCCL's own count of its memory is missing, when the run has memory figures without it.
+  const note = memStatsNote(run);
+  const variants = (run.experiments ?? []).flatMap((x) => x.variants ?? []);
+  if (note && variants.some((v) => Object.keys(v.memoryBytes ?? {}).length > 0) && !variants.some((v) => Object.keys(v.memStats ?? {}).length > 0)) {
+    out.push(`<p>NCCL&#39;s count (MemStats): ${e(note)}</p>`);
   }
   const c5 = shrinkAbortOutcomes(run);
   if (c5) {

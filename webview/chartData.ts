@@ -16,7 +16,7 @@
  * own, so the legend names what each colour is. Series with the same label share a colour slot.
  * The chart's height follows the bars per group and the legend rows ({@link chartHeight}).
  */
-import type { StepPlan } from '../protocol/events';
+import type { MemStatsBytes, StepPlan } from '../protocol/events';
 import { memoryPointLabel } from '../protocol/runFile';
 import type { StepView, VariantView } from './stats';
 
@@ -162,24 +162,44 @@ function withColors(series: SegmentSeries[]): SegmentSeries[] {
  * The memory chart of one experiment: one bar per variant and memory point (MiB per GPU: the
  * free-memory delta, median over iterations of the per-GPU max), grouped, not stacked, in the
  * order the points were first seen (e.g. "after 1 group", "after 2 groups", … for split-share,
- * so the growth with the number of groups and the splitShare settings sit side by side).
+ * so the growth with the number of groups and the splitShare settings sit side by side). Where a
+ * variant has ncclCommMemStats at a point (`memStats`, NCCL ≥ 2.29.7), NCCL's own count of it
+ * (`totalBytes`) is a bar of its own right after that point's, in a series named "NCCL's count
+ * (MemStats) <point>": the two are never summed, and a point without the count has no such bar.
  * @returns a model with no series when no variant has a memory point.
  */
-export function memoryChartModel(variants: readonly VariantView[]): ChartModel {
+export function memoryChartModel(variants: readonly (VariantView & { memStats?: Record<string, MemStatsBytes> })[]): ChartModel {
   const points: string[] = [];
   for (const v of variants) for (const p of Object.keys(v.memoryBytes)) if (!points.includes(p)) points.push(p);
-  const series: SegmentSeries[] = points.map((point) => ({
-    key: `memory/${point}`,
-    label: `memory ${memoryPointLabel(point)}`,
-    kind: 'other',
-    stack: `memory:${point}`,
-    data: variants.map((v) => {
-      const b = v.memoryBytes[point];
-      return b !== undefined && Number.isFinite(b) ? b / 2 ** 20 : null;
-    }),
-  }));
+  for (const v of variants) for (const p of Object.keys(v.memStats ?? {})) if (!points.includes(p)) points.push(p);
+  const mib = (b: number | undefined): number | null => (b !== undefined && Number.isFinite(b) ? b / 2 ** 20 : null);
+  const series: SegmentSeries[] = points.flatMap((point) => {
+    const out: SegmentSeries[] = [];
+    if (variants.some((v) => v.memoryBytes[point] !== undefined)) {
+      out.push({
+        key: `memory/${point}`,
+        label: `memory ${memoryPointLabel(point)}`,
+        kind: 'other',
+        stack: `memory:${point}`,
+        data: variants.map((v) => mib(v.memoryBytes[point])),
+      });
+    }
+    if (variants.some((v) => v.memStats?.[point] !== undefined)) {
+      out.push({
+        key: `memstats/${point}`,
+        label: `${MEM_STATS_LABEL} ${memoryPointLabel(point)}`,
+        kind: 'other',
+        stack: `memstats:${point}`,
+        data: variants.map((v) => mib(v.memStats?.[point]?.totalBytes)),
+      });
+    }
+    return out;
+  });
   return { labels: variants.map((v) => v.variant), series: withColors(series), whiskers: [] };
 }
+
+/** The legend's words for NCCL's own count of its memory (ncclCommMemStats) beside the free-memory delta. */
+export const MEM_STATS_LABEL = "NCCL's count (MemStats)";
 
 /** The end of each drawn bar: its total (sum of its segments), for the value written beside it. */
 export interface BarEnd {

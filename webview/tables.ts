@@ -1,11 +1,110 @@
 /**
- * The per-experiment table: every step of every variant with median, p90, min, max (ms) and n,
- * then the memory points (MiB).
+ * The per-experiment tables: every step of every variant with median, p90, min, max (ms) and n;
+ * the memory points (MiB per GPU: the free-memory delta and, beside it, NCCL's own count from
+ * ncclCommMemStats, or why the run has none); and NCCL's view of a cold start (the variant's
+ * ratios and its Init timings). The row models are pure (tested without a DOM); the builders
+ * insert every value as text.
  */
+import type { MemStatsBytes, NcclInitSummary, RatioPlan } from '../protocol/events';
 import { memoryPointLabel } from '../protocol/runFile';
 import { h } from './dom';
 import { formatMiB, formatMs } from './format';
 import type { VariantView } from './stats';
+
+/** What the memory table and NCCL's view read of a variant's summary (absent while live). */
+export interface VariantExtras {
+  variant: string;
+  memoryBytes?: Record<string, number>;
+  memStats?: Record<string, MemStatsBytes>;
+  ratios?: (RatioPlan & { value: number })[];
+  ncclInit?: NcclInitSummary;
+}
+
+/** The memory table's header: the free-memory delta, then NCCL's count in its own columns. */
+export const MEMORY_HEAD = ['variant', 'point', 'free-memory delta (MiB per GPU)', "NCCL's count (MemStats): total MiB", 'suspendable MiB', 'persistent MiB'] as const;
+
+/**
+ * Rows of the memory table, one per variant and memory point: variant, point in words, the
+ * free-memory delta (MiB, median of the per-GPU max) and NCCL's count at the point (total,
+ * suspendable, persistent, MiB; "–" where the run did not read it there).
+ */
+export function memoryRows(variants: readonly VariantExtras[]): string[][] {
+  const rows: string[][] = [];
+  for (const v of variants) {
+    const points = [...new Set([...Object.keys(v.memoryBytes ?? {}), ...Object.keys(v.memStats ?? {})])];
+    for (const point of points) {
+      const m = v.memStats?.[point];
+      rows.push([v.variant, memoryPointLabel(point), formatMiB(v.memoryBytes?.[point]), formatMiB(m?.totalBytes), formatMiB(m?.suspendableBytes), formatMiB(m?.persistentBytes)]);
+    }
+  }
+  return rows;
+}
+
+/** NCCL's parts in the order its Init timings line prints them; other parts follow as found. */
+const NCCL_PARTS = ['total', 'kernels', 'alloc', 'bootstrap', 'allgathers', 'topo', 'graphs', 'connections', 'rest'];
+
+/** NCCL's view of one variant as a table model: the ratios, parts × creations (ms), notes. */
+export interface NcclViewModel {
+  /** "cold / warm (init to first collective): 21.25×", one per ratio of the summary. */
+  ratios: string[];
+  /** ['part', 'cold ms', 'warm ms']. */
+  head: string[];
+  /** One row per part (ms, whole: NCCL's 10 ms steps), then the iterations read per creation. */
+  rows: string[][];
+  /** The resolution, malformed lines skipped, and why the view is missing or partial. */
+  notes: string[];
+}
+
+/**
+ * NCCL's view (Init timings) and the ratios of a variant, or undefined when it has neither.
+ * Figures are the summary's medians (ms, each part the MAX over ranks per iteration).
+ */
+export function ncclViewModel(v: VariantExtras): NcclViewModel | undefined {
+  const ratios = (v.ratios ?? []).filter((r) => Number.isFinite(r.value)).map((r) => `${r.label}: ${r.value >= 10 ? r.value.toFixed(1) : r.value.toFixed(2)}×`);
+  const view = v.ncclInit;
+  if (!view && ratios.length === 0) return undefined;
+  const creations = Object.keys(view?.medians ?? {});
+  const parts = [...NCCL_PARTS.filter((p) => creations.some((c) => view!.medians[c]?.[p] !== undefined))];
+  for (const c of creations) for (const p of Object.keys(view!.medians[c] ?? {})) if (!parts.includes(p)) parts.push(p);
+  const rows = parts.map((p) => [p, ...creations.map((c) => {
+    const x = view!.medians[c]?.[p];
+    return x === undefined || !Number.isFinite(x) ? '–' : String(Math.round(x));
+  })]);
+  if (creations.length > 0) rows.push(['iterations read', ...creations.map((c) => String(view!.iterations?.[c] ?? 0))]);
+  const notes: string[] = [];
+  if (creations.length > 0) notes.push('NCCL prints seconds with two decimals: a 10 ms resolution; each part the MAX over ranks, median over iterations (parts of different ranks need not add up to the total).');
+  if (view && view.malformedLines > 0) notes.push(`${view.malformedLines} unreadable Init timings line${view.malformedLines === 1 ? '' : 's'} skipped.`);
+  if (view?.note) notes.push(`${creations.length > 0 ? "NCCL's view is partial" : "NCCL's view is missing"}: ${view.note}`);
+  else if (view && creations.length === 0) notes.push("NCCL's view is missing: no Init timings line was read.");
+  return { ratios, head: ['part', ...creations.map((c) => `${c} ms`)], rows, notes };
+}
+
+/** The memory table of one experiment (see {@link memoryRows}); `note` (memStatsNote) says why NCCL's count is missing. */
+export function memoryTable(variants: readonly VariantExtras[], note: string | undefined): HTMLElement {
+  const rows = memoryRows(variants);
+  const anyCount = variants.some((v) => Object.keys(v.memStats ?? {}).length > 0);
+  const head = anyCount ? MEMORY_HEAD : MEMORY_HEAD.slice(0, 3);
+  return h('div', { class: 'memory-table' },
+    h('table', { class: 'steps memory' },
+      h('thead', {}, h('tr', {}, ...head.map((x, i) => h('th', { class: i >= 2 ? 'num' : undefined }, x)))),
+      h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.slice(0, head.length).map((x, i) => h('td', { class: i >= 2 ? 'num' : undefined }, x))))),
+    ),
+    !anyCount && note ? h('p', { class: 'muted' }, `NCCL's count (MemStats): ${note}`) : false,
+  );
+}
+
+/** The small table "NCCL's view (Init timings)" of a variant beside its figures, with its ratios. */
+export function ncclViewTable(model: NcclViewModel, variant: string): HTMLElement {
+  return h('div', { class: 'nccl-view' },
+    h('h3', {}, `NCCL's view (Init timings) · ${variant}`),
+    model.ratios.length > 0 && h('p', {}, `Ratios of the medians: ${model.ratios.join('; ')}`),
+    model.rows.length > 0 && h('table', { class: 'steps' },
+      h('thead', {}, h('tr', {}, ...model.head.map((x, i) => h('th', { class: i > 0 ? 'num' : undefined }, x)))),
+      h('tbody', {}, ...model.rows.map((r) => h('tr', {}, ...r.map((x, i) => h('td', { class: i > 0 ? 'num' : undefined }, x))))),
+    ),
+    ...model.notes.map((n) => h('p', { class: 'muted' }, n)),
+  );
+}
 
 const KIND_LABEL: Record<string, string> = {
   call: 'call',
@@ -15,7 +114,7 @@ const KIND_LABEL: Record<string, string> = {
   teardown: 'teardown',
 };
 
-/** Builds the table element for `variants` (times in ms, memory bytes shown as MiB). */
+/** Builds the step table for `variants` (times in ms); memory is in {@link memoryTable}. */
 export function stepTable(variants: readonly VariantView[]): HTMLTableElement {
   const head = h(
     'thead',
@@ -40,16 +139,6 @@ export function stepTable(variants: readonly VariantView[]): HTMLTableElement {
         ),
       );
     });
-    for (const [point, bytes] of Object.entries(v.memoryBytes)) {
-      body.appendChild(
-        h('tr', { class: 'memory' },
-          h('td', {}, ''),
-          h('td', {}, `memory ${memoryPointLabel(point)}`),
-          h('td', {}, 'memory'),
-          h('td', { class: 'num', colspan: '5' }, `${formatMiB(bytes)} MiB per GPU (median of per-GPU max)`),
-        ),
-      );
-    }
   }
   return h('table', { class: 'steps' }, head, body);
 }

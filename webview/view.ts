@@ -7,14 +7,14 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import type { RunState } from '../protocol/webviewMessages';
-import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
+import { isSimulatedRun, memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 import { chartModel, memoryChartModel, type ChartModel } from './chartData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
 import { formatDate, formatGpus, formatMs, formatWhere } from './format';
 import { variantViews } from './stats';
 import { runErrors, wallText } from './runFacts';
-import { stepTable } from './tables';
+import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
 
 /** What the view may ask of its host; absent in the standalone report. */
 export interface ViewActions {
@@ -54,21 +54,30 @@ class ExperimentSection {
   private readonly chartBox = h('div', { class: 'chart' });
   private readonly memoryBox = h('div', { class: 'chart' });
   private readonly tableBox = h('div');
+  /** Memory per GPU: the free-memory delta and NCCL's count (MemStats) in columns of their own. */
+  private readonly memoryTableBox = h('div');
+  /** NCCL's view of a cold start (Init timings) and the variant's ratios, beside the figures. */
+  private readonly ncclBox = h('div');
   /** The field case's expected hangs (errors with `expected: true` of this experiment). */
   private readonly hangsBox = h('div', { class: 'expected-hangs' });
   private chart: ExperimentChart | undefined;
   private memoryChart: ExperimentChart | undefined;
   private tableKey = '';
+  private extrasKey = '';
   private hangsKey = '';
 
   constructor(readonly id: string) {
     const c = h('vscode-collapsible', { open: true, class: 'exp' });
     c.heading = id;
-    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.memoryBox, this.tableBox, this.hangsBox);
+    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.ncclBox, this.memoryBox, this.tableBox, this.memoryTableBox, this.hangsBox);
     this.root = c;
   }
 
-  update(exp: RunExperiment, hangs: RunFile['errors']): void {
+  /**
+   * @param memNote why the run has no ncclCommMemStats (memStatsNote), shown under the memory
+   * table when no variant has NCCL's count.
+   */
+  update(exp: RunExperiment, hangs: RunFile['errors'], memNote?: string): void {
     const done = Number(exp.done) || 0;
     const total = Number(exp.total) || 0;
     setText(this.badge, `${done}/${total}`);
@@ -89,7 +98,13 @@ class ExperimentSection {
         this.chart.update(model);
       }
     }
-    const memory = memoryChartModel(variants);
+    // The summary's extras (MemStats, ratios, NCCL's view) beside the displayed variants.
+    const summaries = Array.isArray(exp.variants) ? exp.variants : [];
+    const extras: VariantExtras[] = variants.map((v) => {
+      const s = summaries.find((x) => x && String(x.variant) === v.variant);
+      return { variant: v.variant, memoryBytes: v.memoryBytes, memStats: s?.memStats, ratios: s?.ratios, ncclInit: s?.ncclInit };
+    });
+    const memory = memoryChartModel(variants.map((v, i) => ({ ...v, memStats: extras[i]!.memStats })));
     if (memory.series.length > 0) {
       fitChart(this.memoryBox, memory);
       if (!this.memoryChart) {
@@ -104,6 +119,16 @@ class ExperimentSection {
     if (key !== this.tableKey) {
       this.tableKey = key;
       replaceChildren(this.tableBox, variants.length > 0 ? stepTable(variants) : h('p', { class: 'muted' }, 'no samples yet'));
+    }
+    const extrasKey = JSON.stringify([extras, memNote]);
+    if (extrasKey !== this.extrasKey) {
+      this.extrasKey = extrasKey;
+      const withMemory = extras.filter((x) => Object.keys(x.memoryBytes ?? {}).length + Object.keys(x.memStats ?? {}).length > 0);
+      replaceChildren(this.memoryTableBox, withMemory.length > 0 && memoryTable(withMemory, memNote));
+      replaceChildren(this.ncclBox, ...extras.map((x) => {
+        const model = ncclViewModel(x);
+        return model ? ncclViewTable(model, x.variant) : false;
+      }));
     }
     this.renderHangs(hangs);
   }
@@ -248,7 +273,7 @@ export class RunView {
         this.sections.set(id, section);
         this.experimentsBox.appendChild(section.root);
       }
-      section.update(exp, hangs.get(id) ?? []);
+      section.update(exp, hangs.get(id) ?? [], memStatsNote(run));
     }
     for (const [id, section] of this.sections) {
       if (!seen.has(id)) {

@@ -1,11 +1,13 @@
-// client/htmlReport.ts: self-contained, escaped, CSP with nonce, simulated banner.
+// client/htmlReport.ts: self-contained, escaped, CSP with nonce, simulated banner; and what the report and the CLI
+// summary show beside the figures (NCCL's count of its memory, NCCL's view of a cold start).
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { memoryPointLabel, type RunFile } from '../../protocol/runFile';
 import { escapeHtml, jsonForScript, renderReport, ReportBundleError } from '../../client/htmlReport';
+import { formatSummary } from '../../cli/summary';
 
 const HOSTILE = '</script><img src=x onerror=alert(1)>';
 
@@ -195,4 +197,45 @@ test('the report is light or dark after the reader\'s prefers-color-scheme', () 
   const html = renderReport(fixture(), { webviewJsPath: stubBundle() });
   assert.match(html, /<meta name="color-scheme" content="light dark">/);
   assert.match(html, /@media \(prefers-color-scheme: dark\)\{body\{color:#ccc;background:#1e1e1e\}/);
+});
+
+// ---- The 1×H200 runs: NCCL's count of its memory beside the free-memory delta, NCCL's view of a cold start,
+// in the report's no-script fallback and in the CLI summary (cli/summary.ts formatSummary).
+const oneH200 = (name: string): RunFile =>
+  JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x1-2026-12-01', name), 'utf8')) as RunFile;
+const noscriptOf = (run: RunFile): string => /<noscript>([\s\S]*)<\/noscript>/.exec(renderReport(run, { webviewJsPath: stubBundle() }))?.[1] ?? '';
+
+test('fallback (1×H200 2.30.7): NCCL\'s count (MemStats) beside the free-memory delta at every point that has it; NCCL\'s view of the cold start', () => {
+  const noscript = noscriptOf(oneH200('h200x1-nccl2.30.7-source.json'));
+  assert.match(noscript, /<td>memory after suspend<\/td><td>memory<\/td><td colspan="5">4\.0 MiB<\/td><\/tr><tr><td>default<\/td><td>NCCL&#39;s count \(MemStats\) after suspend<\/td><td>memory<\/td><td colspan="5">388\.0 MiB \(suspendable 384\.0 MiB, persistent 4\.0 MiB\)<\/td>/);
+  assert.match(noscript, /<h3>NCCL&#39;s view \(Init timings\) · default<\/h3><p>Ratios of the medians: cold \/ warm \(init to first collective\) 19\.5×; cold \/ warm init 19\.5×<\/p><table><thead><tr><th>part<\/th><th>cold ms<\/th><th>warm ms<\/th><\/tr><\/thead><tbody><tr><td>total<\/td><td>340<\/td><td>20<\/td><\/tr><tr><td>kernels<\/td><td>280<\/td><td>0<\/td><\/tr>/);
+  assert.match(noscript, /a 10 ms resolution/);
+  assert.doesNotMatch(noscript, /not in NCCL/, 'the library has MemStats');
+});
+
+test('fallback (1×H200 2.28.9): no MemStats, and the report says why', () => {
+  const noscript = noscriptOf(oneH200('h200x1-nccl2.28.9-wheel.json'));
+  assert.doesNotMatch(noscript, /NCCL&#39;s count \(MemStats\) after/);
+  assert.match(noscript, /<p>NCCL&#39;s count \(MemStats\): ncclCommMemStats is not in NCCL 2\.28\.9 \(the library does not export it; needs ≥ 2\.29\.7\): memory is the free-memory delta only<\/p>/);
+});
+
+test('CLI summary (1×H200): MemStats on the memory lines or why not; the cold start\'s ratios and NCCL\'s view as a table', () => {
+  const src = formatSummary(oneH200('h200x1-nccl2.30.7-source.json'));
+  assert.match(src, /\n {2}memory suspend default after suspend: 4\.0 MiB per GPU \(median of the per-GPU max\); NCCL's count \(MemStats\): 388\.0 MiB \(suspendable 384\.0 MiB, persistent 4\.0 MiB\)\n/);
+  assert.match(src, /\n {2}memory abort default after the call: 388\.0 MiB per GPU \(median of the per-GPU max\)\n/, 'no count where NCCL was not asked');
+  assert.match(src, /\n {2}cold-start default · ratios of the medians: cold \/ warm \(init to first collective\) 19\.5×; cold \/ warm init 19\.5×\n {2}cold-start default · NCCL's view \(Init timings, ms; 10 ms resolution; MAX over ranks, median over iterations\):\n {4}part +cold +warm\n {4}total +340 +20\n {4}kernels +280 +0\n/);
+  assert.match(src, /\n {4}iterations read +5 +5\n/);
+  assert.doesNotMatch(src, /not in NCCL/);
+  const wheel = formatSummary(oneH200('h200x1-nccl2.28.9-wheel.json'));
+  assert.match(wheel, /\n {2}NCCL's count \(MemStats\): ncclCommMemStats is not in NCCL 2\.28\.9 \(the library does not export it; needs ≥ 2\.29\.7\): memory is the free-memory delta only\n/);
+  assert.doesNotMatch(wheel, /; NCCL's count/);
+});
+
+test('CLI summary: NCCL\'s view missing says why; hostile text from the file stays escaped', () => {
+  const run = fixture();
+  run.experiments[0]!.variants[0]!.ncclInit = { medians: {}, iterations: {}, malformedLines: 0, note: 'NCCL 2.21.5 predates the Init timings line\x1b[31m' };
+  const text = formatSummary(run);
+  assert.match(text, /NCCL's view is missing: NCCL 2\.21\.5 predates the Init timings line\\x1b\[31m/);
+  const html = noscriptOf(run);
+  assert.match(html, /NCCL&#39;s view is missing: NCCL 2\.21\.5 predates the Init timings line/);
 });

@@ -13,7 +13,8 @@ import {
   ShowLogCommand,
   WEBVIEW_TO_HOST,
 } from '../../protocol/webviewMessages';
-import { chartModel, memoryChartModel } from '../../webview/chartData';
+import { chartModel, MEM_STATS_LABEL, memoryChartModel } from '../../webview/chartData';
+import { MEMORY_HEAD, memoryRows, ncclViewModel } from '../../webview/tables';
 import { formatDate, formatGpus, formatMiB, formatMs, formatWhere } from '../../webview/format';
 import { LatestPerFrame } from '../../webview/scheduler';
 import { computeStats, variantViews } from '../../webview/stats';
@@ -203,4 +204,52 @@ test('memory chart (C2): one bar per variant and point, MiB per GPU, points in f
   assert.equal(new Set(model.series.map((s) => s.stack)).size, 3, 'grouped, not stacked');
   assert.deepEqual(model.whiskers, []);
   assert.equal(memoryChartModel(views.map((v) => ({ ...v, memoryBytes: {} }))).series.length, 0, 'no memory, no chart');
+});
+
+// ---- The 1×H200 runs: ncclCommMemStats beside the free-memory delta, NCCL's view of a cold start.
+const oneH200 = (name: string): RunFile =>
+  JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x1-2026-12-01', name), 'utf8')) as RunFile;
+const extrasOf = (run: RunFile, experiment: string) => run.experiments.find((e) => e.experiment === experiment)!.variants;
+
+test('memory chart (1×H200 2.30.7, suspend): NCCL\'s count (MemStats) is a bar of its own beside each point\'s free-memory delta', () => {
+  const exp = oneH200('h200x1-nccl2.30.7-source.json').experiments.find((e) => e.experiment === 'suspend')!;
+  const views = variantViews(exp as unknown as RunExperiment).map((v) => ({ ...v, memStats: exp.variants.find((x) => x.variant === v.variant)?.memStats }));
+  const model = memoryChartModel(views);
+  assert.deepEqual(model.series.map((s) => s.label), [
+    'memory warm, before suspend', `${MEM_STATS_LABEL} warm, before suspend`,
+    'memory after suspend', `${MEM_STATS_LABEL} after suspend`,
+    'memory after resume', `${MEM_STATS_LABEL} after resume`,
+    'memory after the first collective', `${MEM_STATS_LABEL} after the first collective`,
+  ]);
+  const at = (label: string) => model.series.find((s) => s.label === label)!.data[0];
+  assert.equal(at('memory after suspend'), 4, 'the free-memory delta after suspend, MiB');
+  assert.equal(at(`${MEM_STATS_LABEL} after suspend`), 388, 'NCCL\'s count after suspend (total), MiB');
+  assert.equal(new Set(model.series.map((s) => s.stack)).size, model.series.length, 'never summed');
+  // 2.28.9 has no MemStats: the free-memory delta alone.
+  const wheel = oneH200('h200x1-nccl2.28.9-wheel.json').experiments.find((e) => e.experiment === 'init')!;
+  assert.ok(memoryChartModel(variantViews(wheel as unknown as RunExperiment)).series.every((s) => !s.label.startsWith(MEM_STATS_LABEL)));
+});
+
+test('memory table rows: the free-memory delta and NCCL\'s count in columns of their own, "–" where NCCL was not asked', () => {
+  const src = oneH200('h200x1-nccl2.30.7-source.json');
+  assert.deepEqual(MEMORY_HEAD, ['variant', 'point', 'free-memory delta (MiB per GPU)', "NCCL's count (MemStats): total MiB", 'suspendable MiB', 'persistent MiB']);
+  assert.deepEqual(memoryRows(extrasOf(src, 'suspend')), [
+    ['default', 'warm, before suspend', '388.0', '388.0', '384.0', '4.0'],
+    ['default', 'after suspend', '4.0', '388.0', '384.0', '4.0'],
+    ['default', 'after resume', '388.0', '388.0', '384.0', '4.0'],
+    ['default', 'after the first collective', '388.0', '388.0', '384.0', '4.0'],
+  ]);
+  assert.deepEqual(memoryRows(extrasOf(src, 'abort'))[0], ['default', 'after the call', '388.0', '–', '–', '–']);
+});
+
+test("NCCL's view (Init timings) of the 1×H200 cold start: ratios, parts per creation in ms, iterations, the 10 ms resolution; the note when missing", () => {
+  const model = ncclViewModel(extrasOf(oneH200('h200x1-nccl2.30.7-source.json'), 'cold-start')[0]!)!;
+  assert.deepEqual(model.ratios, ['cold / warm (init to first collective): 19.5×', 'cold / warm init: 19.5×']);
+  assert.deepEqual(model.head, ['part', 'cold ms', 'warm ms']);
+  assert.deepEqual(model.rows.slice(0, 2), [['total', '340', '20'], ['kernels', '280', '0']]);
+  assert.deepEqual(model.rows.at(-1), ['iterations read', '5', '5']);
+  assert.match(model.notes[0]!, /10 ms resolution/);
+  const missing = ncclViewModel({ variant: 'default', ncclInit: { medians: {}, iterations: {}, malformedLines: 0, note: 'NCCL 2.21.5 predates the Init timings line (2.23.4)' } })!;
+  assert.deepEqual([missing.rows, missing.notes], [[], ["NCCL's view is missing: NCCL 2.21.5 predates the Init timings line (2.23.4)"]]);
+  assert.equal(ncclViewModel({ variant: 'default' }), undefined, 'nothing to show');
 });
