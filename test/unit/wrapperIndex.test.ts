@@ -1,0 +1,269 @@
+// The wrapper index (extension/annotations/wrapperIndex.ts) on real Megatron-LM files and a small
+// made-up workspace (test/fixtures/callsites/wrappers/README.md): callers of functions that make a
+// lifecycle call become call sites across files, with their chain; cycles end; an edit re-parses
+// only the edited file and its callers' sites follow; the hover names the chain.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, test } from 'node:test';
+import { AnnotationModel, type WrapperCallers } from '../../extension/annotations/annotationModel';
+import { chainLine, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
+import { ProfileStore } from '../../extension/annotations/profiles';
+import type { CallSite, CallSiteFinder } from '../../extension/annotations/callSites';
+import { addImport, emptyImports, ModuleTable, qualifyCallee } from '../../extension/annotations/pythonModules';
+import { WrapperIndex, type WrapperCallSite } from '../../extension/annotations/wrapperIndex';
+import { CALLSITES, loadFinder } from '../support/annotationFixtures';
+
+const WRAPPERS = join(CALLSITES, 'wrappers');
+const MEGATRON = join(WRAPPERS, 'megatron');
+const SYNTHETIC = join(WRAPPERS, 'synthetic');
+
+function pythonFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...pythonFiles(p));
+    else if (name.endsWith('.py')) out.push(p);
+  }
+  return out;
+}
+
+/** An index of every Python file under `dir`, with a count of the finder's parses. */
+async function indexOf(dir: string): Promise<{ index: WrapperIndex; parses: () => number }> {
+  const finder = await loadFinder();
+  let parses = 0;
+  const counting = Object.create(finder) as CallSiteFinder;
+  counting.parse = (...args: Parameters<CallSiteFinder['parse']>) => {
+    parses++;
+    return finder.parse(...args);
+  };
+  const index = await WrapperIndex.create(counting);
+  for (const f of pythonFiles(dir)) index.setFile(f, 'python', readFileSync(f, 'utf8'));
+  return { index, parses: () => parses };
+}
+
+const isWrapperSite = (s: CallSite): s is WrapperCallSite => Array.isArray((s as Partial<WrapperCallSite>).chain);
+/** "line callee api chain" of every site through wrappers of `file` (lines 1-based). */
+function callers(index: WrapperIndex, file: string): string[] {
+  return index.callerSites(file).map((s) => `${s.range.start.line + 1} ${s.written} ${s.api} ${s.chain.join(' > ')}`);
+}
+/** The text of the call starting on 1-based `line`, up to its closing parenthesis. */
+function callText(text: string, line: number): string {
+  const from = text.split('\n').slice(line - 1).join('\n');
+  const open = from.indexOf('(');
+  let depth = 0;
+  for (let i = open; i < from.length; i++) {
+    if (from[i] === '(') depth++;
+    else if (from[i] === ')' && --depth === 0) return from.slice(0, i + 1);
+  }
+  return from;
+}
+
+/** 1-based lines of `text` matching `re`. */
+function linesMatching(text: string, re: RegExp): number[] {
+  return text.split('\n').flatMap((l, i) => (re.test(l) ? [i + 1] : []));
+}
+
+describe('imports and modules (pythonModules.ts)', () => {
+  test('import statements bind local names as Python does', () => {
+    const facts = emptyImports();
+    for (const s of [
+      'import torch.distributed as dist',
+      'import megatron.core.parallel_state',
+      'from .utils import (\n    init_custom_process_group,  # the helper\n    describe as d,\n)',
+      'from .. import comm',
+      'from torch.distributed.distributed_c10d import _new_process_group_helper',
+      'from x import *',
+    ])
+      addImport(s, facts);
+    assert.deepEqual(Object.fromEntries(facts.bindings), {
+      dist: { kind: 'module', ref: { level: 0, dotted: 'torch.distributed' } },
+      megatron: { kind: 'module', ref: { level: 0, dotted: 'megatron' } },
+      init_custom_process_group: { kind: 'member', ref: { level: 1, dotted: 'utils' }, name: 'init_custom_process_group' },
+      d: { kind: 'member', ref: { level: 1, dotted: 'utils' }, name: 'describe' },
+      comm: { kind: 'member', ref: { level: 2, dotted: '' }, name: 'comm' },
+      _new_process_group_helper: { kind: 'member', ref: { level: 0, dotted: 'torch.distributed.distributed_c10d' }, name: '_new_process_group_helper' },
+    });
+    assert.deepEqual(facts.stars, [{ level: 0, dotted: 'x' }]);
+    assert.equal(qualifyCallee('dist.new_group', facts), 'torch.distributed.new_group');
+    assert.equal(qualifyCallee('_new_process_group_helper', facts), 'torch.distributed.distributed_c10d._new_process_group_helper');
+    assert.equal(qualifyCallee('d', facts), 'd', 'relative imports are left as written');
+  });
+
+  test('an absolute import names the file ending in that module path, the nearest one when several do', () => {
+    const t = new ModuleTable();
+    for (const p of ['/w/a/pkg/mod.py', '/w/b/pkg/mod.py', '/w/a/pkg/__init__.py', '/w/a/app/main.py']) t.add(p);
+    assert.equal(t.resolve('/w/a/app/main.py', { level: 0, dotted: 'pkg.mod' }), '/w/a/pkg/mod.py');
+    assert.equal(t.resolve('/w/b/x.py', { level: 0, dotted: 'pkg.mod' }), '/w/b/pkg/mod.py');
+    assert.equal(t.resolve('/w/a/app/main.py', { level: 0, dotted: 'pkg' }), '/w/a/pkg/__init__.py');
+    assert.equal(t.resolve('/w/a/pkg/mod.py', { level: 1, dotted: '' }), '/w/a/pkg/__init__.py');
+    assert.equal(t.resolve('/w/a/app/main.py', { level: 2, dotted: 'pkg.mod' }), '/w/a/pkg/mod.py');
+    assert.equal(t.resolve('/w/a/app/main.py', { level: 0, dotted: 'missing' }), undefined);
+    t.remove('/w/a/pkg/mod.py');
+    assert.equal(t.resolve('/w/a/app/main.py', { level: 0, dotted: 'pkg.mod' }), '/w/b/pkg/mod.py');
+  });
+});
+
+describe('Megatron-LM: create_group and its callers (real files)', () => {
+  const stateFile = join(MEGATRON, 'megatron', 'core', 'parallel_state.py');
+  const initFile = join(MEGATRON, 'megatron', 'training', 'initialize.py');
+  const state = readFileSync(stateFile, 'utf8');
+
+  test('every NCCL create_group(...) call in parallel_state.py is a new_group site via create_group; gloo ones are not', async () => {
+    const { index } = await indexOf(MEGATRON);
+    // By the text: the calls of create_group, and those passing backend="gloo" within their call.
+    const calls = linesMatching(state, /(?<!def )\bcreate_group\(/);
+    const gloo = calls.filter((line) => /backend="gloo"/.test(callText(state, line)));
+    assert.equal(calls.length, 34);
+    assert.equal(gloo.length, 5);
+    const viaCreateGroup = index.callerSites(stateFile).filter((s) => s.written === 'create_group');
+    assert.deepEqual(
+      viaCreateGroup.map((s) => s.range.start.line + 1),
+      calls.filter((l) => !gloo.includes(l)),
+    );
+    for (const s of viaCreateGroup) {
+      assert.deepEqual(s.chain, ['create_group', 'torch.distributed.new_group']);
+      assert.equal(s.api, 'new_group');
+      assert.equal(s.role, 'create');
+      assert.equal(s.wrapper.line + 1, linesMatching(state, /^def create_group\(/)[0]);
+      assert.equal(s.wrapper.calls, 1);
+    }
+    // The definition's own call stays a call site.
+    const inner = index.directSites(stateFile).filter((s) => s.written === 'torch.distributed.new_group');
+    assert.deepEqual(inner.map((s) => s.range.start.line + 1), linesMatching(state, /torch\.distributed\.new_group\(/));
+    assert.ok(index.sites(stateFile).some((s) => !isWrapperSite(s) && s.written === 'torch.distributed.new_group'));
+  });
+
+  test('across files, two hops deep, through `mpu = parallel_state` in megatron/core/__init__.py', async () => {
+    const { index } = await indexOf(MEGATRON);
+    const text = readFileSync(initFile, 'utf8');
+    const line = linesMatching(text, /mpu\.initialize_model_parallel\(/)[0];
+    const site = index.callerSites(initFile).find((s) => s.written === 'mpu.initialize_model_parallel');
+    assert.ok(site, 'mpu.initialize_model_parallel(...) is a call site');
+    assert.equal(site.range.start.line + 1, line);
+    assert.deepEqual(site.chain, ['initialize_model_parallel', 'create_group', 'torch.distributed.new_group']);
+    assert.equal(relative(MEGATRON, site.wrapper.file), join('megatron', 'core', 'parallel_state.py'));
+    assert.ok(site.wrapper.calls > 20, `initialize_model_parallel makes many lifecycle calls (${site.wrapper.calls})`);
+    // `create_group(backend='mpi', …)`, imported by name, makes an MPI group: not an NCCL call site.
+    const mpi = linesMatching(text, /create_group\(backend='mpi'/)[0];
+    assert.ok(mpi);
+    assert.ok(!index.callerSites(initFile).some((s) => s.range.start.line + 1 === mpi));
+    // The hover names the chain and says the figures are of one call.
+    assert.equal(
+      chainLine(site),
+      'via `initialize_model_parallel` → `create_group` → `torch.distributed.new_group` (parallel\\_state\\.py:' +
+        `${site.wrapper.line + 1}) — \`initialize_model_parallel\` makes ${site.wrapper.calls} lifecycle calls in its body: these figures are of one`,
+    );
+  });
+});
+
+describe('a made-up workspace (relative imports, import … as, self. methods, cycles)', () => {
+  const utils = join(SYNTHETIC, 'rl', 'comm', 'utils.py');
+  const weights = join(SYNTHETIC, 'rl', 'comm', 'weights.py');
+  const loop = join(SYNTHETIC, 'rl', 'trainer', 'loop.py');
+  const cycle = join(SYNTHETIC, 'rl', 'cycle.py');
+
+  test('callers through `from .utils import`, `import rl.comm.utils as cu` and self. methods', async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    assert.deepEqual(callers(index, weights), [
+      '6 init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group',
+      '9 self.init_weights_update_group new_group WeightSync.init_weights_update_group > init_custom_process_group > torch.distributed.new_group',
+    ]);
+    // backend="gloo" (line 10) is not NCCL; `sync.setup(…)` goes through an instance: not followed.
+    assert.deepEqual(callers(index, loop), ['6 cu.init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group']);
+    assert.deepEqual(callers(index, utils), []);
+    assert.equal(index.directSites(utils).length, 1);
+  });
+
+  test('cycles end: mutual recursion gives one chain per function, no name twice', async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    assert.deepEqual(callers(index, cycle), [
+      '6 pong new_group pong > ping > torch.distributed.new_group',
+      '11 ping new_group ping > torch.distributed.new_group',
+      '23 pong new_group pong > ping > torch.distributed.new_group',
+    ]);
+    const chains = index.wrappers().filter((w) => w.file === cycle);
+    assert.deepEqual(chains.map((w) => `${w.key}: ${w.chains.map((c) => c.chain.join(' > ')).join('; ')}`).sort(), [
+      'caller: caller > pong > ping > torch.distributed.new_group',
+      'ping: ping > torch.distributed.new_group',
+      'pong: pong > ping > torch.distributed.new_group',
+    ]);
+    for (const w of index.wrappers()) for (const c of w.chains) assert.equal(new Set(c.chain).size, c.chain.length, c.chain.join(' > '));
+  });
+
+  test('an edit re-parses only that file: a wrapper removed takes its callers with it, restored brings them back', async () => {
+    const { index, parses } = await indexOf(SYNTHETIC);
+    const before = { weights: callers(index, weights), loop: callers(index, loop) };
+    assert.equal(before.weights.length, 2);
+    const original = readFileSync(utils, 'utf8');
+    const n = parses();
+    index.setFile(utils, 'python', original.replace('group = dist.new_group(ranks=ranks, backend=backend)', 'group = None'));
+    assert.equal(parses(), n + 1, 'one parse: the edited file');
+    assert.deepEqual(callers(index, weights), []);
+    assert.deepEqual(callers(index, loop), []);
+    assert.deepEqual(index.wrappers().filter((w) => w.file !== cycle), []);
+    index.setFile(utils, 'python', original);
+    assert.equal(parses(), n + 2);
+    assert.deepEqual({ weights: callers(index, weights), loop: callers(index, loop) }, before);
+    // Removing the file does the same.
+    index.removeFile(utils);
+    assert.deepEqual(callers(index, loop), []);
+  });
+
+  test('an open document: edits re-parse its kept tree incrementally, with the same sites as a fresh parse', async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    const text = readFileSync(weights, 'utf8');
+    index.setFile(weights, 'python', text, { keepTree: true });
+    // Rename the method the self. call names: that caller is no longer a site.
+    const at = text.indexOf('init_weights_update_group(self');
+    const pos = { line: text.slice(0, at).split('\n').length - 1, character: at - text.lastIndexOf('\n', at - 1) - 1 };
+    const edited = `${text.slice(0, at)}x${text.slice(at)}`;
+    index.editFile(weights, [{ rangeOffset: at, rangeLength: 0, range: { start: pos, end: pos }, text: 'x' }]);
+    index.setFile(weights, 'python', edited, { keepTree: true });
+    assert.deepEqual(callers(index, weights), ['6 init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group']);
+    index.dropTree(weights);
+  });
+});
+
+test('the hover line escapes and names the file of the first wrapper; a direct call has none', () => {
+  const base = { api: 'new_group', role: 'create', language: 'python', written: 'x', keywords: [], hasArguments: false } as unknown as CallSite;
+  assert.equal(chainLine(base), undefined);
+  const site = { ...base, chain: ['make`group', 'torch.distributed.new_group'], wrapper: { file: '/w/a_b/utils.py', line: 4, calls: 1 } } as CallSite;
+  assert.equal(chainLine(site), "via `make'group` → `torch.distributed.new_group` (utils\\.py:5)");
+});
+
+test('the editor model shows sites through wrappers, and refreshes other open documents after an edit', async () => {
+  const finder = await loadFinder();
+  const { index } = await indexOf(SYNTHETIC);
+  const utils = join(SYNTHETIC, 'rl', 'comm', 'utils.py');
+  const weights = join(SYNTHETIC, 'rl', 'comm', 'weights.py');
+  // What wrapperWatch.ts does, with file paths as URIs.
+  const adapter: WrapperCallers = {
+    update: (uri, language, text, scan) => {
+      index.setFile(uri, language, text, { scan, keepTree: true });
+      return index.callerSites(uri);
+    },
+    edit: (uri, changes) => index.editFile(uri, changes),
+    callers: (uri) => index.callerSites(uri),
+    closed: (uri) => index.dropTree(uri),
+  };
+  const model = new AnnotationModel(finder, new ProfileStore(() => undefined), () => ({ now: Date.now(), staleAfterDays: 30, expectedNcclVersion: '' }));
+  model.setWrapperCallers(adapter);
+  const utilsText = readFileSync(utils, 'utf8');
+  model.open(utils, 'python', utilsText, 1);
+  const state = model.open(weights, 'python', readFileSync(weights, 'utf8'), 1);
+  const via = state.scan.sites.filter(isWrapperSite);
+  assert.deepEqual(via.map((s) => s.range.start.line + 1), [6, 9]);
+  const found = model.at(weights, { line: 8, character: 12 });
+  assert.ok(found && isWrapperSite(found.site));
+  const md = hoverMarkdown(found.annotation, found.site, hoverLinks(found.annotation));
+  assert.match(md, /via `WeightSync\.init_weights_update_group` → `init_custom_process_group` → `torch\.distributed\.new_group` \(weights\\\.py:5\)/);
+  // No advice on a call through a wrapper: the finder's facts (keywords, collectives after, warm-up) are the inner call's.
+  assert.deepEqual(model.findings(weights), []);
+  // Removing the wrapper's own call in utils.py: weights.py, open beside it, loses its sites.
+  assert.deepEqual(model.refreshCallers(), []);
+  model.reparse(utils, utilsText.replace('group = dist.new_group(ranks=ranks, backend=backend)', 'group = None'), 2);
+  assert.deepEqual(model.refreshCallers(), [weights]);
+  assert.deepEqual(model.state(weights)?.scan.sites.filter(isWrapperSite), []);
+  model.dispose();
+});
