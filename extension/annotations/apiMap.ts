@@ -26,8 +26,12 @@ export const NCCL_APIS = [
   'ncclCommDestroy',
   'ncclCommAbort',
   'ncclCommRegister',
+  'ncclCommDeregister',
   'ncclCommWindowRegister',
+  'ncclCommWindowDeregister',
   'ncclCommSuspend',
+  'ncclCommResume',
+  'ncclCommMemStats',
 ] as const;
 
 /** PyTorch (c10d) entry points, by the canonical name the finder resolves aliases to. */
@@ -44,12 +48,45 @@ export const PYTHON_APIS = [
   'DeviceMesh',
 ] as const;
 
+/**
+ * Python entry points of frameworks and backends that create or tear down an NCCL communicator
+ * (a call of one of them is a call site; which one is decided by imports and receivers in
+ * pythonNames.ts): c10d backends built directly (`ProcessGroupNCCL`, its
+ * `eager_connect_single_device`, the private `_new_process_group_helper`), vLLM's
+ * `PyNcclCommunicator` (ctypes init plus a warm-up collective), Ray's collective groups,
+ * DeepSpeed's `init_distributed`, torchcomms' `new_comm`, torchft's `configure` (aborts the old
+ * communicator and makes a new one). nccl4py methods and ctypes wrappers are reported under the
+ * NCCL function they end in ({@link NCCL_APIS}).
+ */
+export const FRAMEWORK_APIS = [
+  'ProcessGroupNCCL',
+  'eager_connect_single_device',
+  '_new_process_group_helper',
+  'PyNcclCommunicator',
+  'init_collective_group',
+  'destroy_collective_group',
+  'init_distributed',
+  'new_comm',
+  'ProcessGroupNCCL.configure',
+] as const;
+
+/**
+ * A lazy group's first collective: the call that pays the communicator's init and connect when
+ * the creation left them to it (the group's `eager` is false). Not an API of its own: the
+ * collective as written is the site, answered by the lazy c10d variants' `first` step.
+ */
+export const FIRST_COLLECTIVE = 'first_collective' as const;
+
 export type NcclApi = (typeof NCCL_APIS)[number];
 export type PythonApi = (typeof PYTHON_APIS)[number];
-export type ApiName = NcclApi | PythonApi;
+export type FrameworkApi = (typeof FRAMEWORK_APIS)[number];
+export type ApiName = NcclApi | PythonApi | FrameworkApi | typeof FIRST_COLLECTIVE;
 
-/** What an API does to a communicator: decides which figure is the headline. */
-export type ApiRole = 'create' | 'teardown' | 'register' | 'suspend';
+/**
+ * What an API does to a communicator: decides which figure is the headline. `query` reads a
+ * communicator (ncclCommMemStats); `firstCollective` is a lazy group's first collective.
+ */
+export type ApiRole = 'create' | 'teardown' | 'register' | 'suspend' | 'query' | 'firstCollective';
 
 /** A step of a variant: by id first, else the first step of one of `kinds`. */
 export interface StepRef {
@@ -95,8 +132,11 @@ export interface Answer {
 
 export interface ApiEntry {
   api: ApiName;
+  /** The language the API is declared in (an NCCL function may be called from Python through ctypes or nccl4py). */
   language: 'python' | 'cpp';
   role: ApiRole;
+  /** The NCCL call it ends in (what a CallSite reports as `callsInto`). */
+  callsInto: NcclApi;
   /** The primary answer. */
   answer: Answer;
   /**
@@ -191,23 +231,25 @@ const GROW = { ...create('grow'), childRanks: worldSize };
 
 /** The mapping table: one entry per API. */
 export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
-  ncclCommInitRank: { api: 'ncclCommInitRank', language: 'cpp', role: 'create', answer: INIT },
-  ncclCommInitRankConfig: { api: 'ncclCommInitRankConfig', language: 'cpp', role: 'create', answer: INIT },
-  ncclCommInitAll: { api: 'ncclCommInitAll', language: 'cpp', role: 'create', answer: INIT },
-  ncclCommInitRankScalable: { api: 'ncclCommInitRankScalable', language: 'cpp', role: 'create', answer: INIT },
-  ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', answer: SPLIT },
-  ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', answer: SHRINK },
-  ncclCommGrow: { api: 'ncclCommGrow', language: 'cpp', role: 'create', answer: GROW },
+  ncclCommInitRank: { api: 'ncclCommInitRank', language: 'cpp', role: 'create', callsInto: 'ncclCommInitRank', answer: INIT },
+  ncclCommInitRankConfig: { api: 'ncclCommInitRankConfig', language: 'cpp', role: 'create', callsInto: 'ncclCommInitRankConfig', answer: INIT },
+  ncclCommInitAll: { api: 'ncclCommInitAll', language: 'cpp', role: 'create', callsInto: 'ncclCommInitAll', answer: INIT },
+  ncclCommInitRankScalable: { api: 'ncclCommInitRankScalable', language: 'cpp', role: 'create', callsInto: 'ncclCommInitRankScalable', answer: INIT },
+  ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', callsInto: 'ncclCommSplit', answer: SPLIT },
+  ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', callsInto: 'ncclCommShrink', answer: SHRINK },
+  ncclCommGrow: { api: 'ncclCommGrow', language: 'cpp', role: 'create', callsInto: 'ncclCommGrow', answer: GROW },
   ncclCommRevoke: {
     api: 'ncclCommRevoke',
     language: 'cpp',
     role: 'teardown',
+    callsInto: 'ncclCommRevoke',
     answer: { experiment: 'revoke', variants: [], call: { step: 'revoke', kinds: ['teardown', 'call'] }, total: DESTROY_TOTAL },
   },
   ncclCommFinalize: {
     api: 'ncclCommFinalize',
     language: 'cpp',
     role: 'teardown',
+    callsInto: 'ncclCommFinalize',
     answer: {
       experiment: 'destroy',
       variants: ['default'],
@@ -220,6 +262,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'ncclCommDestroy',
     language: 'cpp',
     role: 'teardown',
+    callsInto: 'ncclCommDestroy',
     answer: {
       experiment: 'destroy',
       variants: ['default'],
@@ -228,29 +271,33 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
       extra: [{ step: 'finalize' }],
     },
   },
-  ncclCommAbort: { api: 'ncclCommAbort', language: 'cpp', role: 'teardown', answer: ABORT },
+  ncclCommAbort: { api: 'ncclCommAbort', language: 'cpp', role: 'teardown', callsInto: 'ncclCommAbort', answer: ABORT },
   ncclCommRegister: {
     api: 'ncclCommRegister',
     language: 'cpp',
     role: 'register',
+    callsInto: 'ncclCommRegister',
     answer: { experiment: 'registration', variants: ['register'], call: { step: 'register', kinds: ['call'] }, first: FIRST, total: TOTAL },
   },
   ncclCommWindowRegister: {
     api: 'ncclCommWindowRegister',
     language: 'cpp',
     role: 'register',
+    callsInto: 'ncclCommWindowRegister',
     answer: { experiment: 'registration', variants: ['window'], call: { step: 'register', kinds: ['call'] }, first: FIRST, total: TOTAL },
   },
   ncclCommSuspend: {
     api: 'ncclCommSuspend',
     language: 'cpp',
     role: 'suspend',
+    callsInto: 'ncclCommSuspend',
     answer: { experiment: 'suspend', variants: [], call: { step: 'suspend', kinds: ['call'] }, first: FIRST, total: TOTAL },
   },
   init_process_group: {
     api: 'init_process_group',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
     answer: c10d(C10D_INIT, worldSize, ['init/eager', 'init/lazy']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
   },
@@ -258,6 +305,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'new_group',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
     answer: c10d(C10D_NEW_GROUP, worldSize, ['new_group/eager-default', 'new_group/lazy-default']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
   },
@@ -265,6 +313,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'new_subgroups',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
     answer: c10d(['new_subgroups']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each subgroup' },
   },
@@ -272,6 +321,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'split_group',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommSplit',
     // The driver splits into one group of every rank (split_ranks=[everyone]).
     answer: c10d(['split_group']),
     underlying: { ...SPLIT, note: 'the ncclCommSplit behind it' },
@@ -280,6 +330,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'shrink_group',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommShrink',
     answer: c10d(['shrink_group'], allButOne),
     underlying: { ...SHRINK, note: 'the ncclCommShrink behind it' },
   },
@@ -287,6 +338,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'destroy_process_group',
     language: 'python',
     role: 'teardown',
+    callsInto: 'ncclCommDestroy',
     // The `destroy` step of the init variants: destroy_process_group after a lazy / eager init.
     answer: {
       experiment: 'c10d',
@@ -306,6 +358,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: '_abort_process_group',
     language: 'python',
     role: 'teardown',
+    callsInto: 'ncclCommAbort',
     answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
     underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
   },
@@ -313,6 +366,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'ProcessGroup.abort',
     language: 'python',
     role: 'teardown',
+    callsInto: 'ncclCommAbort',
     answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
     underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
   },
@@ -320,6 +374,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'init_device_mesh',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
     answer: c10d(['init_device_mesh']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each mesh dimension' },
   },
@@ -327,8 +382,108 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     api: 'DeviceMesh',
     language: 'python',
     role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
     answer: c10d(['init_device_mesh']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each mesh dimension' },
+  },
+  ncclCommDeregister: {
+    api: 'ncclCommDeregister',
+    language: 'cpp',
+    role: 'teardown',
+    callsInto: 'ncclCommDeregister',
+    answer: { experiment: 'registration', variants: ['register'], call: { step: 'deregister', kinds: ['teardown'] } },
+  },
+  ncclCommWindowDeregister: {
+    api: 'ncclCommWindowDeregister',
+    language: 'cpp',
+    role: 'teardown',
+    callsInto: 'ncclCommWindowDeregister',
+    answer: { experiment: 'registration', variants: ['window'], call: { step: 'deregister', kinds: ['teardown'] } },
+  },
+  ncclCommResume: {
+    api: 'ncclCommResume',
+    language: 'cpp',
+    role: 'suspend',
+    callsInto: 'ncclCommResume',
+    answer: { experiment: 'suspend', variants: [], call: { step: 'resume', kinds: ['call'] }, first: FIRST, total: TOTAL },
+  },
+  ncclCommMemStats: {
+    api: 'ncclCommMemStats',
+    language: 'cpp',
+    role: 'query',
+    callsInto: 'ncclCommMemStats',
+    // No experiment times the call itself (runs read it at memory points): the annotation says
+    // it is not measured rather than borrowing another figure.
+    answer: { experiment: 'memStats', variants: [], call: CALL },
+  },
+  ProcessGroupNCCL: {
+    api: 'ProcessGroupNCCL',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    // A backend built directly makes its communicator as new_group's does: lazily, unless
+    // eager_connect_single_device follows.
+    answer: c10d(C10D_NEW_GROUP, worldSize, ['new_group/eager-default', 'new_group/lazy-default']),
+    underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
+  },
+  eager_connect_single_device: {
+    api: 'eager_connect_single_device',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    answer: c10d(['init/eager', 'new_group/eager-default']),
+    underlying: { ...INIT, note: 'the NCCL communicator init it makes now' },
+  },
+  _new_process_group_helper: {
+    api: '_new_process_group_helper',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    answer: c10d(C10D_NEW_GROUP, worldSize, ['new_group/eager-default', 'new_group/lazy-default']),
+    underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
+  },
+  PyNcclCommunicator: {
+    api: 'PyNcclCommunicator',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRank',
+    // ncclCommInitRank through ctypes, then a warm-up all-reduce in the constructor: the line
+    // pays init and connect, which is init's call + first collective.
+    answer: INIT,
+  },
+  init_collective_group: { api: 'init_collective_group', language: 'python', role: 'create', callsInto: 'ncclCommInitRank', answer: INIT },
+  destroy_collective_group: {
+    api: 'destroy_collective_group',
+    language: 'python',
+    role: 'teardown',
+    callsInto: 'ncclCommDestroy',
+    answer: { experiment: 'destroy', variants: ['default'], call: DESTROY_TOTAL, extra: [{ step: 'finalize' }, { step: 'destroy' }] },
+  },
+  init_distributed: {
+    api: 'init_distributed',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    answer: c10d(C10D_INIT, worldSize, ['init/eager', 'init/lazy']),
+    underlying: { ...INIT, note: 'the NCCL communicator init behind it' },
+  },
+  new_comm: { api: 'new_comm', language: 'python', role: 'create', callsInto: 'ncclCommInitRankConfig', answer: INIT },
+  'ProcessGroupNCCL.configure': {
+    api: 'ProcessGroupNCCL.configure',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    // Aborts the communicator it had (if any) and makes a new one.
+    answer: INIT,
+  },
+  first_collective: {
+    api: 'first_collective',
+    language: 'python',
+    role: 'firstCollective',
+    callsInto: 'ncclCommInitRankConfig',
+    // The lazy variants' `first` step: the first collective on a group created without eager init.
+    answer: { experiment: 'c10d', variants: ['init/lazy', 'new_group/lazy-default'], childRanks: worldSize, call: FIRST },
+    underlying: { ...INIT, call: FIRST, note: 'the first collective after an NCCL init' },
   },
 };
 

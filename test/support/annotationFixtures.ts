@@ -32,9 +32,11 @@ export async function scanText(language: SourceLanguage, text: string): Promise<
   }
 }
 
-/** The call-site fixture files. */
+/** The call-site fixture files (not the corpus/ folder of real files: callSiteCorpus.test.ts). */
 export function fixtureFiles(): string[] {
-  return readdirSync(CALLSITES).sort();
+  return readdirSync(CALLSITES)
+    .filter((n) => /\.(py|c|cc|cpp|h|hpp|cu|cuh)$/.test(n))
+    .sort();
 }
 
 /** The real runs of docs/results (not the independent reference files). */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { API_MAP, NCCL_APIS, PYTHON_APIS, mappedExperiments } from '../../extension/annotations/apiMap';
+import { API_MAP, FIRST_COLLECTIVE, FRAMEWORK_APIS, NCCL_APIS, PYTHON_APIS, mappedExperiments } from '../../extension/annotations/apiMap';
 import { ParsedDocument, treeEditOf, type TextChange } from '../../extension/annotations/callSites';
 import { CALLSITES, fixtureFiles, languageOf, loadFinder, scanText } from '../support/annotationFixtures';
 
@@ -42,7 +42,7 @@ test('finder: the corpus covers every API of the map', async () => {
   const seen = new Set<string>();
   for (const file of fixtureFiles())
     for (const s of (await scanText(languageOf(file), readFileSync(join(CALLSITES, file), 'utf8'))).sites) seen.add(s.api);
-  assert.deepEqual([...seen].sort(), [...NCCL_APIS, ...PYTHON_APIS].sort());
+  assert.deepEqual([...seen].sort(), [...NCCL_APIS, ...PYTHON_APIS, ...FRAMEWORK_APIS, FIRST_COLLECTIVE].sort());
 });
 
 const aliasCases: [string, string, string | undefined][] = [
@@ -138,7 +138,11 @@ test('finder: a name in a comment or string is never a call site (C, C++, Python
 });
 
 test('map: every API has an entry of its language; c10d wrappers fall back to the NCCL call beneath', () => {
-  for (const api of NCCL_APIS) assert.equal(API_MAP[api].language, 'cpp');
+  for (const api of NCCL_APIS) assert.deepEqual([API_MAP[api].language, API_MAP[api].callsInto], ['cpp', api]);
+  for (const api of [...PYTHON_APIS, ...FRAMEWORK_APIS, FIRST_COLLECTIVE]) {
+    assert.equal(API_MAP[api].language, 'python');
+    assert.ok((NCCL_APIS as readonly string[]).includes(API_MAP[api].callsInto), `${api} ends in an NCCL call`);
+  }
   for (const api of PYTHON_APIS) {
     assert.equal(API_MAP[api].language, 'python');
     assert.equal(API_MAP[api].answer.experiment, 'c10d');
@@ -178,6 +182,7 @@ test('map: every API has an entry of its language; c10d wrappers fall back to th
     'destroy',
     'grow',
     'init',
+    'memStats',
     'registration',
     'revoke',
     'shrink',

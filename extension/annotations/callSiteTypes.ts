@@ -1,0 +1,108 @@
+/**
+ * The call-site finder's types (callSites.ts is the facade; pythonSites.ts and cppSites.ts scan).
+ * Offsets and columns are UTF-16 code units (what web-tree-sitter reports for a JavaScript
+ * string, and what VS Code uses). No `vscode` import.
+ */
+import type { ApiName, ApiRole, NcclApi } from './apiMap';
+import type { FirstCollective } from './groupFlow';
+
+/** VS Code language ids the finder reads; `c` uses the C++ grammar. */
+export type SourceLanguage = 'python' | 'cpp' | 'c';
+
+export function isSourceLanguage(id: string): id is SourceLanguage {
+  return id === 'python' || id === 'cpp' || id === 'c';
+}
+
+export interface Position {
+  line: number;
+  character: number;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+/** Why a call runs more than once. */
+export interface Repetition {
+  kind: 'loop' | 'perStep';
+  /** e.g. "inside a for loop (line 12)", "in train_step, called in a loop at line 40". */
+  detail: string;
+}
+
+/** The statement a call sits in, for inserting code after it. */
+export interface StatementInfo {
+  range: Range;
+  /** The statement's leading whitespace (its column's indentation). */
+  indent: string;
+  /** True when only whitespace precedes the statement on its first line. */
+  ownsLine: boolean;
+}
+
+/** After a `g = new_group(...)`: does a collective on `g` come before its first other use? */
+export interface WarmUpInfo {
+  variable: string;
+  warm: boolean;
+  /**
+   * Not warm: the first collective on the group, followed across the file's functions through
+   * assignments, attributes and returns (groupFlow.ts); absent when it cannot be found. Never a
+   * return or other mention of the group.
+   */
+  firstCollective?: FirstCollective;
+}
+
+export interface CallSite {
+  api: ApiName;
+  role: ApiRole;
+  language: 'python' | 'cpp';
+  /** The callee as written: `dist.new_group`, `ng`, `ncclCommSplit`. */
+  written: string;
+  /** The whole call expression. */
+  range: Range;
+  /** The callee. */
+  nameRange: Range;
+  startIndex: number;
+  endIndex: number;
+  repeated?: Repetition;
+  /** Name of the innermost enclosing function, when inside one. */
+  enclosingFunction?: string;
+  /** Python keyword argument names. */
+  keywords: string[];
+  /** Where a keyword argument can be added: after the last argument, or after `(`. */
+  argumentInsert: Position;
+  hasArguments: boolean;
+  /** Python: the assignment target, e.g. `g` or `self.tp_group`. */
+  assignedTo?: string;
+  statement?: StatementInfo;
+  /** `init_process_group`: a collective call follows it in the file. */
+  collectivesAfter?: boolean;
+  /** `new_group` / `split_group` assigned to a variable. */
+  warmUp?: WarmUpInfo;
+  /** The NCCL call it ends in, e.g. `ncclCommSplit` for `split_group` or nccl4py's `comm.split` (apiMap.ts `callsInto`). */
+  callsInto?: NcclApi;
+  /**
+   * A creation: whether the communicator is made at this line (true), left to the group's first
+   * collective (false), or the code does not say (undefined: e.g. a `**kwargs` that may carry
+   * `device_id`, a group created where the file's default group is not). From the code only:
+   * `device_id=`, `eager_connect_single_device`, a warm-up collective, `split_group`, a direct
+   * NCCL init (C/C++, ctypes, nccl4py, PyNcclCommunicator).
+   */
+  eager?: boolean;
+  /** A `first_collective` site: the group it is the first collective of, and the line (0-based) of its creation. */
+  firstCollectiveOf?: { variable: string; line: number };
+}
+
+/** File-level facts the quick fixes need to write valid code. */
+export interface FileFacts {
+  /** The name bound to the `torch` module (`torch`, or an alias), when bound. */
+  torchName?: string;
+  /** How to reach torch.distributed: `dist`, `torch.distributed`, … when bound. */
+  distName?: string;
+  /** The line after the last top-level import (0 when none). */
+  importInsertLine: number;
+}
+
+export interface ScanResult {
+  language: 'python' | 'cpp';
+  sites: CallSite[];
+  facts: FileFacts;
+}

@@ -1,0 +1,180 @@
+/**
+ * The C/C++/CUDA scan: every call of an NCCL lifecycle function (apiMap.ts `NCCL_APIS`) — also
+ * through a function pointer named after it (`real_ncclCommSplit(...)`, `pfn_ncclCommInitRank(...)`)
+ * and inside macro invocations (`NCCLCHECK(...)`, `NCCLCHECKGOTO(..., res, fail)`) or code the
+ * grammar could not parse (CUDA's `<<<…>>>`), where an identifier followed by `(` is taken for a
+ * call — never in a comment, a string, a `#pragma` or a declaration. No `vscode` import.
+ */
+import type { Node, Query as TsQuery, Tree } from 'web-tree-sitter';
+import { API_MAP, NCCL_APIS, type ApiName } from './apiMap';
+import type { CallSite, Range, ScanResult } from './callSiteTypes';
+import { innermost, lastSegment, pos, rangeOf, repetition, type FunctionSpan, type Span } from './scanShared';
+
+export const CPP_QUERY = `
+(call_expression function: [(identifier) (field_expression) (qualified_identifier)] @fn arguments: (argument_list) @args)
+(for_statement body: (_) @loop) @for
+(for_range_loop body: (_) @loop) @for
+(while_statement body: (_) @loop) @while
+(do_statement body: (_) @loop) @do
+(function_definition declarator: (_) @fdecl body: (compound_statement) @fbody)
+`;
+
+const NCCL_SET: ReadonlySet<string> = new Set(NCCL_APIS);
+const C_COLLECTIVES: ReadonlySet<string> = new Set([
+  'ncclAllReduce',
+  'ncclBroadcast',
+  'ncclBcast',
+  'ncclReduce',
+  'ncclAllGather',
+  'ncclReduceScatter',
+  'ncclAlltoAll',
+  'ncclSend',
+  'ncclRecv',
+]);
+
+/** An NCCL lifecycle function's name, alone or after a pointer prefix ending in `_` (`real_`, `pfn_`). */
+const CALLEE = new RegExp(`^(?:[A-Za-z0-9]*_)?(${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})$`);
+/** The same names in the text, followed by `(`: candidates the query may have missed. */
+const IN_TEXT = new RegExp(`(?<![A-Za-z0-9_])(?:[A-Za-z0-9]*_)?(?:${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})(?=\\s*\\()`, 'g');
+
+/** The NCCL API a callee names, or undefined. */
+function apiOf(callee: string): ApiName | undefined {
+  const m = CALLEE.exec(lastSegment(callee));
+  return m?.[1] && NCCL_SET.has(m[1]) ? (m[1] as ApiName) : undefined;
+}
+
+function cppFunctionName(decl: Node): string {
+  let d: Node | null = decl;
+  for (let i = 0; d && i < 8; i++) {
+    if (d.type === 'function_declarator') return d.childForFieldName('declarator')?.text ?? d.text;
+    d = d.childForFieldName('declarator');
+  }
+  return decl.text.split('(')[0]?.trim() ?? decl.text;
+}
+
+const NOT_CODE = new Set(['comment', 'string_literal', 'raw_string_literal', 'char_literal', 'string_content', 'raw_string_content', 'system_lib_string', 'escape_sequence']);
+
+/**
+ * Is the identifier at [start, end) a call the query did not see (inside a macro's arguments or
+ * an ERROR node)? Not when the text there is a comment, a string or a preprocessor line, nor when
+ * it is the name a declaration or definition declares.
+ */
+function unparsedCall(tree: Tree, text: string, start: number, end: number): boolean {
+  const node = tree.rootNode.descendantForIndex(start, end);
+  if (!node || NOT_CODE.has(node.type)) return false;
+  // A preprocessor line's text is raw (`#define`, `#pragma`): what it expands to is counted where it is used.
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  if (/^[ \t]*#/.test(text.slice(lineStart, start))) return false;
+  let n: Node | null = node;
+  for (let i = 0; n && i < 6; i++) {
+    if (NOT_CODE.has(n.type) || n.type.startsWith('preproc_')) return false;
+    if (n.type === 'function_declarator') return false;
+    if (n.type === 'call_expression' || n.type === 'ERROR' || n.type === 'argument_list' || n.type === 'compound_statement') return true;
+    n = n.parent;
+  }
+  return true;
+}
+
+/** Finds the NCCL lifecycle call sites of a parsed C/C++/CUDA file. */
+export function scanCpp(query: TsQuery, tree: Tree, text: string): ScanResult {
+  const calls: { fn: Node; args: Node }[] = [];
+  const loops: (Span & { kind: string })[] = [];
+  const functions: FunctionSpan[] = [];
+  for (const m of query.matches(tree.rootNode)) {
+    const c = m.captures;
+    if (m.patternIndex === 0) {
+      const args = c.find((x) => x.name === 'args')?.node;
+      const fn = c.find((x) => x.name === 'fn')?.node;
+      if (args && fn) calls.push({ fn, args });
+    } else if (m.patternIndex >= 1 && m.patternIndex <= 4) {
+      const body = c.find((x) => x.name === 'loop')?.node;
+      const stmt = c.find((x) => x.name !== 'loop');
+      if (body && stmt)
+        loops.push({
+          start: body.startIndex,
+          end: body.endIndex,
+          line: stmt.node.startPosition.row,
+          kind: stmt.name === 'do' ? 'do-while' : stmt.name,
+        });
+    } else {
+      const decl = c.find((x) => x.name === 'fdecl')?.node;
+      const body = c.find((x) => x.name === 'fbody')?.node;
+      if (decl && body) functions.push({ name: cppFunctionName(decl), start: body.startIndex, end: body.endIndex, line: decl.startPosition.row });
+    }
+  }
+  const calledInLoop = new Map<string, number>();
+  const named = calls.map((c) => ({ ...c, name: lastSegment(c.fn.text) }));
+  if (loops.length > 0) {
+    for (const { fn, args, name } of named) {
+      if (!calledInLoop.has(name) && !apiOf(name) && !C_COLLECTIVES.has(name) && innermost(loops, fn.startIndex, args.endIndex))
+        calledInLoop.set(name, fn.startPosition.row);
+    }
+  }
+  const sites: CallSite[] = [];
+  const at = new Set<number>();
+  const add = (api: ApiName, written: string, start: number, end: number, range: Range, nameRange: Range, hasArguments: boolean): void => {
+    if (at.has(start)) return;
+    at.add(start);
+    const fnSpan = innermost(functions, start, end);
+    const repeated = repetition(start, end, loops, fnSpan, calledInLoop);
+    const entry = API_MAP[api];
+    sites.push({
+      api,
+      role: entry.role,
+      language: 'cpp',
+      written,
+      range,
+      nameRange,
+      startIndex: start,
+      endIndex: end,
+      ...(repeated ? { repeated } : {}),
+      ...(fnSpan ? { enclosingFunction: fnSpan.name } : {}),
+      keywords: [],
+      argumentInsert: { line: range.end.line, character: Math.max(0, range.end.character - 1) },
+      hasArguments,
+      callsInto: entry.callsInto,
+      ...(entry.role === 'create' ? { eager: true } : {}),
+    });
+  };
+  for (const { fn, args, name } of named) {
+    const api = apiOf(name);
+    if (!api) continue;
+    add(api, fn.text, fn.startIndex, args.endIndex, { start: pos(fn.startPosition), end: pos(args.endPosition) }, rangeOf(fn), args.namedChildCount > 0);
+  }
+  // Calls the grammar did not parse as calls: inside macro arguments or ERROR nodes.
+  IN_TEXT.lastIndex = 0;
+  for (let m = IN_TEXT.exec(text); m; m = IN_TEXT.exec(text)) {
+    const start = m.index;
+    const end = start + m[0].length;
+    if (at.has(start) || sites.some((x) => x.startIndex <= start && start < x.endIndex)) continue;
+    const api = apiOf(m[0]);
+    if (!api || !unparsedCall(tree, text, start, end)) continue;
+    const close = closingParen(text, text.indexOf('(', end));
+    const nameRange = { start: positionAt(text, start), end: positionAt(text, end) };
+    add(api, m[0], start, close, { start: nameRange.start, end: positionAt(text, close) }, nameRange, !/^\(\s*\)/.test(text.slice(text.indexOf('(', end))));
+  }
+  sites.sort((x, y) => x.startIndex - y.startIndex);
+  return { language: 'cpp', sites, facts: { importInsertLine: 0 } };
+}
+
+/** The index just after the `)` that closes the `(` at `open` (or the end of the line when unbalanced). */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length && i < open + 4000; i++) {
+    const c = text[i];
+    if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i + 1;
+  }
+  const eol = text.indexOf('\n', open);
+  return eol < 0 ? text.length : eol;
+}
+
+function positionAt(text: string, index: number): { line: number; character: number } {
+  let line = 0;
+  let last = -1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) {
+    line++;
+    last = i;
+  }
+  return { line, character: index - last - 1 };
+}
