@@ -49,6 +49,9 @@ table.steps th, table.steps td { padding: 2px 10px; border-bottom: 1px solid var
 table.steps .num { text-align: right; }
 table.steps tr.derived td { font-weight: 600; }
 table.steps tr.memory td { opacity: 0.85; font-style: italic; }
+table.nccl-parts { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
+table.nccl-parts th, table.nccl-parts td { padding: 2px 10px; border-bottom: 1px solid var(--vscode-editorWidget-border, #ddd); text-align: left; }
+table.nccl-parts .num { text-align: right; }
 .skipped li, .errors li { margin: 4px 0; }
 .errors .code { font-family: var(--vscode-editor-font-family, monospace); color: var(--vscode-errorForeground, #c00); }
 .errors .hint { opacity: 0.85; }

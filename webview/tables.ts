@@ -87,7 +87,8 @@ export function memoryTable(variants: readonly VariantExtras[], note: string | u
   return h('div', { class: 'memory-table' },
     h('table', { class: 'steps memory' },
       h('thead', {}, h('tr', {}, ...head.map((x, i) => h('th', { class: i >= 2 ? 'num' : undefined }, x)))),
-      h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.slice(0, head.length).map((x, i) => h('td', { class: i >= 2 ? 'num' : undefined }, x))))),
+      // Rows marked `memory`, as the memory rows of the step table were (not step rows).
+      h('tbody', {}, ...rows.map((r) => h('tr', { class: 'memory' }, ...r.slice(0, head.length).map((x, i) => h('td', { class: i >= 2 ? 'num' : undefined }, x))))),
     ),
     !anyCount && note ? h('p', { class: 'muted' }, `NCCL's count (MemStats): ${note}`) : false,
   );
@@ -98,7 +99,8 @@ export function ncclViewTable(model: NcclViewModel, variant: string): HTMLElemen
   return h('div', { class: 'nccl-view' },
     h('h3', {}, `NCCL's view (Init timings) · ${variant}`),
     model.ratios.length > 0 && h('p', {}, `Ratios of the medians: ${model.ratios.join('; ')}`),
-    model.rows.length > 0 && h('table', { class: 'steps' },
+    // Not a `table.steps`: its rows are NCCL's parts, not the run's steps.
+    model.rows.length > 0 && h('table', { class: 'nccl-parts' },
       h('thead', {}, h('tr', {}, ...model.head.map((x, i) => h('th', { class: i > 0 ? 'num' : undefined }, x)))),
       h('tbody', {}, ...model.rows.map((r) => h('tr', {}, ...r.map((x, i) => h('td', { class: i > 0 ? 'num' : undefined }, x))))),
     ),
