@@ -122,7 +122,8 @@ export async function scanRoots(paths: readonly string[], cwd: string): Promise<
 /** `path` for people: relative to `cwd` when inside it. */
 function shown(path: string, cwd: string): string {
   const rel = relative(cwd, path);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+  if (rel === '') return '.';
+  return !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
 
 function isWrapperSite(site: CallSite): site is WrapperCallSite {
@@ -162,7 +163,15 @@ function figureOf(site: CallSite, sites: readonly CallSite[], profile: Profile |
  */
 export async function scanFiles(
   roots: readonly string[],
-  options: { cwd: string; finder: CallSiteFinder; profile?: Profile; runFile?: string; warn: (line: string) => void },
+  options: {
+    cwd: string;
+    finder: CallSiteFinder;
+    profile?: Profile;
+    runFile?: string;
+    warn: (line: string) => void;
+    /** Reads a file (default: UTF-8 from disk). */
+    read?: (path: string) => Promise<string>;
+  },
 ): Promise<ScanReport> {
   const { cwd, finder, profile } = options;
   const walked = await walkSources(roots);
@@ -173,7 +182,7 @@ export async function scanFiles(
     const scanned: string[] = [];
     for (const f of walked.files) {
       try {
-        index.setFile(f.path, f.language, await readFile(f.path, 'utf8'));
+        index.setFile(f.path, f.language, await (options.read ?? ((p: string) => readFile(p, 'utf8')))(f.path));
         scanned.push(f.path);
       } catch (e) {
         const reason = errorText(e);
@@ -209,7 +218,7 @@ export async function scanFiles(
     }
     return {
       commcostScan: SCAN_JSON_VERSION,
-      roots: roots.map((r) => shown(r, cwd) || '.'),
+      roots: roots.map((r) => shown(r, cwd)),
       run: profile ? { file: options.runFile ?? profile.path, label: runLabel(profile), simulated: isSimulatedProfile(profile) } : null,
       filesScanned: scanned.length,
       sites,
