@@ -14,8 +14,8 @@ const bundles = [
   // The VS Code extension host side.
   // web-tree-sitter's CommonJS build: its ESM build needs import.meta.url, which a cjs bundle lacks.
   { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
-  // The headless CLI on the same engine.
-  { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs' },
+  // The headless CLI on the same engine (`commcost scan` parses with web-tree-sitter: its CommonJS build, as above).
+  { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
   // The agent deployed to GPU hosts: one file, Node >= 18, no dependencies.
   { entryPoints: ['remote-agent/main.ts'], outfile: 'dist/agent.js', platform: 'node', format: 'cjs', target: 'node18' },
   // The webview app (also inlined into the HTML report).
