@@ -37,9 +37,10 @@ export interface Call {
   hasArgs: boolean;
   /** Passes `backend="…"` naming no NCCL backend (`"gloo"`, `"mpi"`): taken as forwarded to the group it makes, so not an NCCL call. */
   notNccl?: true;
-  /** The index's memo: what the call resolved to, at which surface version (wrapperIndex.ts). */
+  /** The index's memo (wrapperIndex.ts): what the call resolved to, at which module-table version, and the other files it looked into. */
   resolved?: string | undefined;
   resolvedAt?: number;
+  deps?: string[];
 }
 
 export interface FileEntry {

@@ -91,8 +91,15 @@ export class WrapperIndex {
   private readonly callers = new Map<string, Set<string>>();
   /** Trees of open documents, for incremental re-parses. */
   private readonly trees = new Map<string, { tree: Tree; edited: boolean }>();
-  /** Bumped when what another file may resolve to changes (a file added or removed, a changed surface): resolutions are memoised per call until then. */
-  private surfaceVersion = 0;
+  /**
+   * Resolutions are memoised per call, with the files they looked into: a file whose surface
+   * changed (surfaceOf) makes stale the resolutions that looked into it; a Python file added or
+   * removed (another module table) makes all of them stale.
+   */
+  private moduleVersion = 0;
+  private readonly dependents = new Map<string, Set<Call>>();
+  /** The files the resolution under way looked into. */
+  private consulted: string[] | undefined;
   private table: { wrappers: Map<DefId, Wrapper>; names: Set<string>; counts: Map<DefId, number> } | undefined;
 
   private constructor(
@@ -128,7 +135,12 @@ export class WrapperIndex {
       const entry: FileEntry = language === 'python' ? pythonFacts(this.query, tree, text, path, sites) : otherFacts(path, language, sites);
       const old = this.files.get(path);
       this.forget(path);
-      if (!old || surfaceOf(old) !== surfaceOf(entry)) this.surfaceVersion++;
+      const sameSurface = old !== undefined && surfaceOf(old) === surfaceOf(entry);
+      if (!old && language === 'python') this.modulesChanged();
+      else if (!sameSurface) this.surfaceChanged(path);
+      // Most edits (typing in a function body) change nothing the wrappers are derived from: the
+      // derived table stays (its sites of this file keep their meaning; positions are read anew).
+      if (!(sameSurface && this.table && wrapperFacts(old, this.table.names) === wrapperFacts(entry, this.table.names))) this.table = undefined;
       this.files.set(path, entry);
       if (language === 'python') this.modules.add(path);
       for (const name of entry.calls.keys()) {
@@ -140,7 +152,6 @@ export class WrapperIndex {
       if (options.keepTree) this.trees.set(path, { tree, edited: false });
       else tree.delete();
     }
-    this.table = undefined;
   }
 
   /** Records VS Code content changes (in event order) on the kept tree of `path`, if any; then call {@link setFile}. */
@@ -161,18 +172,29 @@ export class WrapperIndex {
   removeFile(path: string): void {
     this.dropTree(path);
     if (this.forget(path)) {
-      this.surfaceVersion++;
+      this.modulesChanged();
       this.table = undefined;
     }
+  }
+
+  private modulesChanged(): void {
+    this.moduleVersion++;
+    this.dependents.clear();
+  }
+
+  private surfaceChanged(path: string): void {
+    for (const call of this.dependents.get(path) ?? []) call.resolvedAt = -1;
+    this.dependents.delete(path);
   }
 
   private forget(path: string): boolean {
     const old = this.files.get(path);
     if (!old) return false;
-    for (const name of old.calls.keys()) {
+    for (const [name, calls] of old.calls) {
       const set = this.callers.get(name);
       set?.delete(path);
       if (set?.size === 0) this.callers.delete(name);
+      for (const call of calls) for (const dep of call.deps ?? []) this.dependents.get(dep)?.delete(call);
     }
     this.files.delete(path);
     this.modules.remove(path);
@@ -232,11 +254,26 @@ export class WrapperIndex {
     return out.sort((a, b) => a.startIndex - b.startIndex);
   }
 
-  /** The def a call resolves to (see the file comment), or undefined; memoised until a surface changes. */
+  /** The def a call resolves to (see the file comment), or undefined; memoised until a file it looked into changes its surface. */
   private resolve(f: FileEntry, call: Call): DefId | undefined {
-    if (call.resolvedAt !== this.surfaceVersion) {
-      call.resolved = this.resolveNow(f, call);
-      call.resolvedAt = this.surfaceVersion;
+    if (call.resolvedAt !== this.moduleVersion) {
+      const consulted: string[] = [];
+      this.consulted = consulted;
+      try {
+        call.resolved = this.resolveNow(f, call);
+      } finally {
+        this.consulted = undefined;
+      }
+      call.resolvedAt = this.moduleVersion;
+      for (const dep of call.deps ?? []) this.dependents.get(dep)?.delete(call);
+      const deps = [...new Set(consulted)].filter((p) => p !== f.path);
+      if (deps.length > 0) call.deps = deps;
+      else delete call.deps;
+      for (const dep of deps) {
+        let set = this.dependents.get(dep);
+        if (!set) this.dependents.set(dep, (set = new Set()));
+        set.add(call);
+      }
     }
     return call.resolved;
   }
@@ -277,12 +314,14 @@ export class WrapperIndex {
     const sub = this.modules.resolve(from, { level: b.ref.level, dotted: b.ref.dotted === '' ? b.name : `${b.ref.dotted}.${b.name}` }, extra);
     if (sub || depth >= 4) return sub;
     const pkg = this.modules.resolve(from, b.ref);
+    if (pkg) this.consulted?.push(pkg);
     const inner = pkg ? this.files.get(pkg)?.imports.bindings.get(b.name) : undefined;
     return pkg && inner ? this.moduleOf(pkg, inner, extra, depth + 1) : undefined;
   }
 
   /** `name` in module file `path`: defined there, or imported there from another module (re-exports, a few levels). */
   private lookup(path: string, name: string, depth: number): DefId | undefined {
+    this.consulted?.push(path);
     const g = this.files.get(path);
     if (!g) return undefined;
     const d = defIn(g, name);
@@ -368,8 +407,22 @@ export class WrapperIndex {
     this.query.delete();
     this.files.clear();
     this.callers.clear();
+    this.dependents.clear();
     this.table = undefined;
   }
+}
+
+/**
+ * What the derived wrappers take from a file, given the names of the wrappers: its defs, the
+ * finder's sites per def (API, role, callee), its calls of those names per def. Equal before and
+ * after an edit: the table derived before still holds.
+ */
+function wrapperFacts(f: FileEntry, names: ReadonlySet<string>): string {
+  const parts = [f.defs.map((d) => d.key).join(',')];
+  f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}`));
+  for (const name of names)
+    for (const c of f.calls.get(name) ?? []) parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}`);
+  return parts.join('|');
 }
 
 function defIn(f: FileEntry, name: string): DefId | undefined {

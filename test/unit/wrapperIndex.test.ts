@@ -148,6 +148,13 @@ describe('Megatron-LM: create_group and its callers (real files)', () => {
     const mpi = linesMatching(text, /create_group\(backend='mpi'/)[0];
     assert.ok(mpi);
     assert.ok(!index.callerSites(initFile).some((s) => s.range.start.line + 1 === mpi));
+    // Without `mpu = parallel_state` in megatron/core/__init__.py, `mpu` names nothing here.
+    const pkg = join(MEGATRON, 'megatron', 'core', '__init__.py');
+    const pkgText = readFileSync(pkg, 'utf8');
+    index.setFile(pkg, 'python', pkgText.replace('mpu = parallel_state', 'mpu = None'));
+    assert.ok(!index.callerSites(initFile).some((s) => s.written === 'mpu.initialize_model_parallel'));
+    index.setFile(pkg, 'python', pkgText);
+    assert.ok(index.callerSites(initFile).some((s) => s.written === 'mpu.initialize_model_parallel'));
     // The hover names the chain and says the figures are of one call.
     assert.equal(
       chainLine(site),
@@ -208,6 +215,16 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
     // Removing the file does the same.
     index.removeFile(utils);
     assert.deepEqual(callers(index, loop), []);
+  });
+
+  test("renaming the wrapper (another file's import no longer resolves) takes its callers in other files; renaming back restores them", async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    const before = { weights: callers(index, weights), loop: callers(index, loop) };
+    const original = readFileSync(utils, 'utf8');
+    index.setFile(utils, 'python', original.replace('def init_custom_process_group(', 'def init_group('));
+    assert.deepEqual({ weights: callers(index, weights), loop: callers(index, loop) }, { weights: [], loop: [] });
+    index.setFile(utils, 'python', original);
+    assert.deepEqual({ weights: callers(index, weights), loop: callers(index, loop) }, before);
   });
 
   test('an open document: edits re-parse its kept tree incrementally, with the same sites as a fresh parse', async () => {
