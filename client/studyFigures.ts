@@ -129,6 +129,38 @@ export const STUDY_FIGURES = {
   ),
   warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold process first init + first collective vs warm'),
   drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages'),
+  // The study's derived results, quoted by issue 17 ("Plan a reshape"); used by client/plan/.
+  migrationPause: {
+    what: 'a live migration pause',
+    unit: 'ms',
+    min: 69,
+    max: 69,
+    written: '69 ms',
+    host: STUDY_A40,
+    source: 'migration pause, the reference line of the study\'s Figure 2 (issue 17, "Plan a reshape")',
+  },
+  pool8Bytes: {
+    what: 'a pool of every TP shape at 8 GPUs, per GPU (the study\'s estimate)',
+    unit: 'bytes',
+    min: 1e9,
+    max: 1e9,
+    written: '~1 GB',
+    host: STUDY_A40,
+    source: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (issue 17, "Plan a reshape")',
+  },
 } as const satisfies Record<string, StudyFigure>;
 
 export type StudyFigureKey = keyof typeof STUDY_FIGURES;
+
+/**
+ * The study's estimate of a pool of every TP shape at 8 GPUs, as a count: "~15 shapes" (TP8 +
+ * 2×TP4 + 4×TP2 + 8×TP1 = 15 communicators over the node) and "~1 GB" per GPU
+ * ({@link STUDY_FIGURES}.pool8Bytes). Estimated by the study from its 4-GPU pool, not measured.
+ */
+export const STUDY_POOL_ESTIMATE = {
+  gpus: 8,
+  communicators: 15,
+  writtenCount: '~15 shapes',
+  bytes: STUDY_FIGURES.pool8Bytes,
+  source: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (issue 17, "Plan a reshape")',
+} as const;

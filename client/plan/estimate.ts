@@ -1,0 +1,104 @@
+/**
+ * The pool at n GPUs, estimated from the memory per communicator the runs measured at each
+ * communicator size (the pool experiment's points `pool after TP<s>`: one shape's memory is the
+ * step between two points). Counting rule: a pool of every TP shape of n GPUs (n, n/2, …, 1) holds
+ * n/s communicators of size s per shape; each GPU is in exactly one communicator of each shape, so
+ * a GPU holds one communicator per shape and its memory is the sum over shapes of one
+ * communicator of that size. Sizes the runs did not measure are extrapolated linearly in
+ * log2(size) through the measured sizes (least squares), or held at the one measured size's figure
+ * when only one was measured; never below 0. A run at n GPUs replaces the estimate. Pure.
+ */
+import type { PlanRun } from './terms';
+import { poolVariants, tpShapes } from './strategies';
+
+/** The memory of one communicator of `size` ranks, per GPU, measured or extrapolated. */
+export interface SizeMemory {
+  size: number;
+  bytes: number;
+  measured: boolean;
+}
+
+/** A pool of every TP shape at `gpus` GPUs. */
+export interface PoolEstimate {
+  gpus: number;
+  /** Its TP shapes, largest first. */
+  shapes: number[];
+  /** Communicators over the node: Σ gpus/s over the shapes. */
+  communicators: number;
+  /** Communicators each GPU is in: one per shape. */
+  perGpu: number;
+  /** Memory per GPU (bytes); undefined when the runs measured no size. */
+  bytesPerGpu?: number;
+  /** True when a run at this many GPUs measured the pool: then it is no estimate. */
+  measured: boolean;
+  perSize: SizeMemory[];
+  /** What it rests on, in words (sizes measured, file, how extrapolated). */
+  basis: string;
+}
+
+/** The per-size memory the runs measured, from the plain pool's points, with the file it came from. */
+export function measuredSizes(runs: readonly PlanRun[], ranks: number): { sizes: SizeMemory[]; file?: string; variant: string; total?: number } {
+  const { plain } = poolVariants(runs, ranks);
+  const built = tpShapes(ranks);
+  for (const p of runs) {
+    const v = p.run.experiments.find((e) => e.experiment === 'pool')?.variants.find((x) => x.variant === plain);
+    const points = v?.memoryBytes;
+    if (!points) continue;
+    const sizes: SizeMemory[] = [];
+    let before = 0;
+    for (const s of built) {
+      const at = points[`pool after TP${s}`];
+      if (typeof at !== 'number' || !Number.isFinite(at)) break;
+      sizes.push({ size: s, bytes: Math.max(0, at - before), measured: true });
+      before = at;
+    }
+    if (sizes.length > 0) return { sizes, file: p.file, variant: plain, ...(sizes.length === built.length ? { total: before } : {}) };
+  }
+  return { sizes: [], variant: plain };
+}
+
+/** Least squares of bytes on log2(size): [intercept, slope]; slope 0 with one size. */
+function fit(sizes: readonly SizeMemory[]): [number, number] {
+  const xs = sizes.map((s) => Math.log2(s.size));
+  const ys = sizes.map((s) => s.bytes);
+  const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const my = ys.reduce((a, b) => a + b, 0) / ys.length;
+  const sxx = xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+  const slope = sxx > 0 ? xs.reduce((a, x, i) => a + (x - mx) * (ys[i]! - my), 0) / sxx : 0;
+  return [my - slope * mx, slope];
+}
+
+/**
+ * The pool of every TP shape at each of `gpuCounts` GPUs.
+ * @param ranks the runs' rank count (a pool at that count is measured when the runs have it)
+ */
+export function estimatePools(runs: readonly PlanRun[], ranks: number, gpuCounts: readonly number[]): PoolEstimate[] {
+  const m = measuredSizes(runs, ranks);
+  const [a, b] = m.sizes.length > 0 ? fit(m.sizes) : [0, 0];
+  const sizeList = m.sizes.map((s) => s.size).join(', ');
+  const how =
+    m.sizes.length === 0
+      ? 'no size measured: the runs have no pool experiment'
+      : m.sizes.length === 1
+        ? `size ${sizeList} measured (pool/${m.variant}, ${m.file}); other sizes held at its figure`
+        : `sizes ${sizeList} measured (pool/${m.variant}, ${m.file}); other sizes extrapolated linearly in log2(size)`;
+  return [...new Set(gpuCounts)].map((gpus): PoolEstimate => {
+    const shapes = tpShapes(gpus);
+    const perSize = shapes.map((s): SizeMemory => {
+      const known = m.sizes.find((x) => x.size === s);
+      return known ?? { size: s, bytes: Math.max(0, a + b * Math.log2(s)), measured: false };
+    });
+    const measured = gpus === ranks && m.total !== undefined;
+    const bytesPerGpu = measured ? m.total : m.sizes.length > 0 ? perSize.reduce((x, s) => x + s.bytes, 0) : undefined;
+    return {
+      gpus,
+      shapes,
+      communicators: shapes.reduce((x, s) => x + gpus / s, 0),
+      perGpu: shapes.length,
+      ...(bytesPerGpu !== undefined ? { bytesPerGpu } : {}),
+      measured,
+      perSize,
+      basis: measured ? `measured: pool/${m.variant}, last point (${m.file})` : `estimate: ${how}`,
+    };
+  });
+}

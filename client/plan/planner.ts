@@ -1,0 +1,163 @@
+/**
+ * `planReshape`: the study's method as arithmetic. A switch's one-time cost is split into what
+ * lies on the critical path, what can be prepaid before it (at startup) and what can be deferred
+ * after it (in the background); only the critical path is turned into a share of a step and of
+ * the switch interval, and the memory held into a share of the GPU and of the budget. Every
+ * figure is a sum of run terms (terms.ts) and says where it came from; a strategy with a missing
+ * critical-path term has no total. docs/METHOD.md, "Planning a reshape". Pure: used by the CLI
+ * (`commcost plan`), the webview's Plan section and the HTML report.
+ */
+import { STUDY_FIGURES, STUDY_POOL_ESTIMATE } from '../studyFigures';
+import { estimatePools, type PoolEstimate } from './estimate';
+import { strategyTerms, tpShapes, type StrategyId, type StrategyTerms } from './strategies';
+import { planHost, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
+import { PlanInputError, type Budget } from './units';
+
+/** What the user asks: all optional; a share whose input is absent is left out. */
+export interface PlanInputs {
+  /** TP shapes switched between, largest first (default: every TP shape of the runs' GPU count). */
+  shapes?: readonly number[];
+  /** Time between two switches, ms. */
+  switchEveryMs?: number;
+  /** One step (e.g. a decode step), ms. */
+  stepMs?: number;
+  /** Memory budget per GPU (e.g. the KV cache's): bytes, or a fraction of the GPU's memory. */
+  budget?: Budget;
+  /** One more GPU count to estimate the pool at (besides 4 and 8). */
+  gpus?: number;
+}
+
+/** Against another strategy: when the prepaid cost is paid back by a shorter critical path. */
+export interface BreakEven {
+  against: StrategyId;
+  /**
+   * ahead: shorter per switch and no more prepaid; behind: no shorter and no less prepaid; after:
+   * shorter per switch, ahead once `switches` switches have paid back the extra prepaid cost;
+   * until: longer per switch, ahead only for the first `switches` − 1 switches; same: equal.
+   */
+  kind: 'ahead' | 'behind' | 'after' | 'until' | 'same';
+  switches?: number;
+  /** `switches` × the switch interval, ms (when the interval is given). */
+  afterMs?: number;
+}
+
+/** One strategy with its sums and shares. A sum is undefined when one of its terms is missing. */
+export interface StrategyPlan extends StrategyTerms {
+  criticalMs?: number;
+  prepaidMs?: number;
+  deferredMs?: number;
+  memoryBytes?: number;
+  memoryShareOfGpu?: number;
+  memoryShareOfBudget?: number;
+  /** criticalMs / stepMs. */
+  stepShare?: number;
+  /** criticalMs / switchEveryMs. */
+  amortisedShare?: number;
+  /** criticalMs / the study's migration pause. */
+  pauseRatio?: number;
+  /** deferredMs > switchEveryMs: the background work of one switch is not done by the next. */
+  deferredOverruns?: boolean;
+  /** Every missing term, critical path first. */
+  missing: Term[];
+  breakEven: BreakEven[];
+}
+
+export interface Plan {
+  host: PlanHost;
+  shapes: number[];
+  switchEveryMs?: number;
+  stepMs?: number;
+  budgetBytes?: number;
+  /** How the budget was given: "60 GiB" or "0.4 of the GPU's memory". */
+  budgetGiven?: Budget;
+  strategies: StrategyPlan[];
+  /** The pool at 4 and 8 GPUs and the user's count, and the run's own. */
+  estimates: PoolEstimate[];
+  study: { migrationPauseMs: number; pool8Bytes: number; pool8Communicators: number; pool8Written: string; source: string };
+}
+
+function breakEven(a: StrategyPlan, b: StrategyPlan, intervalMs: number | undefined): BreakEven | undefined {
+  if (a.criticalMs === undefined || b.criticalMs === undefined || a.prepaidMs === undefined || b.prepaidMs === undefined) return undefined;
+  const saved = b.criticalMs - a.criticalMs;
+  const extra = a.prepaidMs - b.prepaidMs;
+  const at = (switches: number): BreakEven => ({ against: b.id, kind: saved > 0 ? 'after' : 'until', switches, ...(intervalMs !== undefined ? { afterMs: switches * intervalMs } : {}) });
+  if (saved === 0 && extra === 0) return { against: b.id, kind: 'same' };
+  if (saved > 0 && extra <= 0) return { against: b.id, kind: 'ahead' };
+  if (saved <= 0 && extra >= 0) return { against: b.id, kind: 'behind' };
+  // saved > 0, extra > 0: A is ahead from the switch whose savings pass its extra prepaid cost;
+  // saved < 0, extra < 0: A stays ahead until B's savings pass B's extra prepaid cost.
+  return at(Math.ceil(extra / saved));
+}
+
+/**
+ * Plans a reshape from one or more runs of one host.
+ * @param runs run files with their names (the names are each term's source); combined in order:
+ *   a term is read from the first run that has it
+ * @throws PlanInputError for runs that cannot be combined (planHost), a budget fraction without
+ *   the GPU's memory in the stamp, or a GPU count below 1
+ */
+export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): Plan {
+  const host = planHost(runs);
+  const shapes = inputs.shapes && inputs.shapes.length > 0 ? [...inputs.shapes].sort((x, y) => y - x) : tpShapes(host.ranks);
+  let budgetBytes: number | undefined;
+  if (inputs.budget && 'bytes' in inputs.budget) budgetBytes = inputs.budget.bytes;
+  else if (inputs.budget) {
+    if (host.gpuBytes === undefined) throw new PlanInputError('the budget is a fraction of GPU memory, but the run has no GPU memory in its stamp', '--kv-budget', 'give the budget as a size, e.g. 60GiB');
+    budgetBytes = inputs.budget.fraction * host.gpuBytes;
+  }
+  if (inputs.gpus !== undefined && !(Number.isSafeInteger(inputs.gpus) && inputs.gpus >= 1)) {
+    throw new PlanInputError(`--gpus ${inputs.gpus} is not a GPU count`, '--gpus', 'give a whole number ≥ 1, e.g. --gpus 16');
+  }
+  const pause = STUDY_FIGURES.migrationPause.min;
+  const { switchEveryMs, stepMs } = inputs;
+  const strategies = strategyTerms(runs, host.ranks, shapes).map((t): StrategyPlan => {
+    const criticalMs = sumTerms(t.critical);
+    const prepaidMs = sumTerms(t.prepaid);
+    const deferredMs = sumTerms(t.deferred);
+    const memoryBytes = sumTerms(t.memory);
+    const missing = [...t.critical, ...t.prepaid, ...t.deferred, ...t.memory].filter((x) => x.value === undefined);
+    const p: StrategyPlan = { ...t, missing, breakEven: [] };
+    if (criticalMs !== undefined) {
+      p.criticalMs = criticalMs;
+      p.pauseRatio = criticalMs / pause;
+      if (stepMs !== undefined) p.stepShare = criticalMs / stepMs;
+      if (switchEveryMs !== undefined) p.amortisedShare = criticalMs / switchEveryMs;
+    }
+    if (prepaidMs !== undefined) p.prepaidMs = prepaidMs;
+    if (deferredMs !== undefined) {
+      p.deferredMs = deferredMs;
+      if (switchEveryMs !== undefined) p.deferredOverruns = deferredMs > switchEveryMs;
+    }
+    if (memoryBytes !== undefined) {
+      p.memoryBytes = memoryBytes;
+      if (host.gpuBytes !== undefined) p.memoryShareOfGpu = memoryBytes / host.gpuBytes;
+      if (budgetBytes !== undefined) p.memoryShareOfBudget = memoryBytes / budgetBytes;
+    }
+    return p;
+  });
+  for (const a of strategies) {
+    for (const b of strategies) {
+      if (a === b) continue;
+      const be = breakEven(a, b, switchEveryMs);
+      if (be) a.breakEven.push(be);
+    }
+  }
+  const counts = [...new Set([host.ranks, 4, 8, ...(inputs.gpus !== undefined ? [inputs.gpus] : [])])].sort((x, y) => x - y);
+  return {
+    host,
+    shapes,
+    ...(switchEveryMs !== undefined ? { switchEveryMs } : {}),
+    ...(stepMs !== undefined ? { stepMs } : {}),
+    ...(budgetBytes !== undefined ? { budgetBytes } : {}),
+    ...(inputs.budget ? { budgetGiven: inputs.budget } : {}),
+    strategies,
+    estimates: estimatePools(runs, host.ranks, counts),
+    study: {
+      migrationPauseMs: pause,
+      pool8Bytes: STUDY_POOL_ESTIMATE.bytes.min,
+      pool8Communicators: STUDY_POOL_ESTIMATE.communicators,
+      pool8Written: `${STUDY_POOL_ESTIMATE.writtenCount}, ${STUDY_POOL_ESTIMATE.bytes.written} at ${STUDY_POOL_ESTIMATE.gpus} GPUs`,
+      source: STUDY_POOL_ESTIMATE.source,
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The switch strategies of a reshape and the run steps each adds up: what lies on the critical
+ * path of one switch, what is prepaid at startup, what is deferred to the background after the
+ * switch, and the memory per GPU it holds. Terms come from {@link stepTerm}/{@link memoryTerm}
+ * (docs/METHOD.md, "Planning a reshape", gives the arithmetic and every term's step). Pure.
+ */
+import { absentTerm, memoryTerm, stepTerm, variantNames, type PlanRun, type Term } from './terms';
+
+/** The strategies, in the order they are printed. */
+export type StrategyId = 'lazy' | 'warmup' | 'destroy-now' | 'pool' | 'pool-share' | 'split' | 'split-share' | 'shrink' | 'grow' | 'suspended';
+
+/** One strategy's terms, before any arithmetic. */
+export interface StrategyTerms {
+  id: StrategyId;
+  /** Its name in tables and sentences: "on-demand rebuild (lazy connect)". */
+  name: string;
+  /** What it does at a switch, in one sentence. */
+  how: string;
+  critical: Term[];
+  prepaid: Term[];
+  deferred: Term[];
+  /** Memory per GPU held while it runs (bytes); a term with `times: -1` is subtracted. */
+  memory: Term[];
+  /** What the figures stand for where they are not exactly the strategy (a TPn figure for every shape…). */
+  note?: string;
+}
+
+/** TP shapes of `n` GPUs as the pool experiment builds them: n, n/2, … while even, then 1 (6 → 6, 3, 1). */
+export function tpShapes(n: number): number[] {
+  const shapes = [n];
+  let s = n;
+  while (s > 1) {
+    s = s % 2 === 0 ? s / 2 : 1;
+    shapes.push(s);
+  }
+  return shapes;
+}
+
+/** The pool experiment's variant without sharing (`tp2+1`) and with (`tp2+1/splitShare=1`), from the runs or by the rule. */
+export function poolVariants(runs: readonly PlanRun[], ranks: number): { plain: string; share: string } {
+  const names = variantNames(runs, 'pool');
+  const plain = names.find((v) => !v.endsWith('/splitShare=1')) ?? `tp${tpShapes(ranks).join('+')}`;
+  return { plain, share: names.find((v) => v.endsWith('/splitShare=1')) ?? `${plain}/splitShare=1` };
+}
+
+/** The memory terms of a pool of `shapes`: the last point for the pool the run built, else one shape's step between two points each. */
+function poolMemory(runs: readonly PlanRun[], variant: string, ranks: number, shapes: readonly number[]): Term[] {
+  const built = tpShapes(ranks);
+  if (shapes.length === built.length && shapes.every((s, i) => s === built[i])) {
+    return [memoryTerm(runs, `a pool of ${shapes.map((s) => `TP${s}`).join(' + ')}`, 'pool', [variant], `pool after TP${built[built.length - 1]!}`)];
+  }
+  return shapes.flatMap((s): Term[] => {
+    const i = built.indexOf(s);
+    if (i < 0) return [absentTerm(`the TP${s} communicator of a pool`, 'bytes', 'pool', `TP${s} needs ${s} GPUs; the runs have ${ranks} (a pool run on ≥ ${s} GPUs measures it; see the estimate for n GPUs)`)];
+    const at = memoryTerm(runs, `the pool after TP${s}`, 'pool', [variant], `pool after TP${s}`);
+    if (i === 0) return [at];
+    return [at, { ...memoryTerm(runs, `the pool before TP${s}`, 'pool', [variant], `pool after TP${built[i - 1]!}`), times: -1 }];
+  });
+}
+
+/** Building each shape of a pool: the call and the first collective (warm-up) of every shape. */
+function poolBuild(runs: readonly PlanRun[], variant: string, ranks: number, shapes: readonly number[]): Term[] {
+  const built = tpShapes(ranks);
+  return shapes.flatMap((s): Term[] => {
+    if (!built.includes(s)) return [absentTerm(`building TP${s}`, 'ms', 'pool', `TP${s} needs ${s} GPUs; the runs have ${ranks}`)];
+    const call = s === ranks ? `ncclCommInitRankConfig TP${s}` : `ncclCommSplit into TP${s}`;
+    return [stepTerm(runs, call, 'pool', [variant], `call/tp${s}`), stepTerm(runs, `first collective TP${s}`, 'pool', [variant], `first/tp${s}`)];
+  });
+}
+
+/** A pool's switch term when there is nothing to switch to (one TP shape), else undefined. */
+function noSwitch(ranks: number, shapes: readonly number[], experiment: string, what: string): Term[] | undefined {
+  if (tpShapes(ranks).length < 2) return [absentTerm(what, 'ms', experiment, `${ranks} rank${ranks === 1 ? ' has' : 's have'} one TP shape: a pool has nothing to switch to`)];
+  if (shapes.length < 2) return [absentTerm(what, 'ms', experiment, `one shape (TP${shapes[0]}) was asked for: nothing to switch to`)];
+  return undefined;
+}
+
+/** The pool's switch, or why a pool of these shapes has none. */
+function poolSwitch(runs: readonly PlanRun[], variant: string, ranks: number, shapes: readonly number[]): Term {
+  const what = 'switch inside the pool (a collective + CUDA graph capture + instantiate)';
+  return noSwitch(ranks, shapes, 'pool', what)?.[0] ?? stepTerm(runs, what, 'pool', [variant], 'switch');
+}
+
+/**
+ * Every strategy's terms from the runs.
+ * @param ranks the runs' rank count (the largest TP shape, the communicator init and destroy measured)
+ * @param shapes the TP shapes switched between, largest first
+ */
+export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: readonly number[]): StrategyTerms[] {
+  const n = ranks;
+  const initCall = stepTerm(runs, `ncclCommInitRankConfig TP${n}`, 'init', ['default'], 'call');
+  const initFirst = stepTerm(runs, `first collective TP${n} (its lazy connect)`, 'init', ['default'], 'first');
+  const initMem = memoryTerm(runs, `a TP${n} communicator`, 'init', ['default'], 'afterFirst');
+  const destroy = stepTerm(runs, `ncclCommFinalize + ncclCommDestroy TP${n}`, 'destroy', ['default'], 'total');
+  const { plain, share } = poolVariants(runs, n);
+  const k = shapes.length;
+  const tpn = `TP${n}`;
+  const creationNote = `the rebuild is the init experiment's ${tpn} communicator, for every shape (smaller shapes were not timed by init)`;
+
+  const fromMax = (id: StrategyId, name: string, experiment: string, variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => ({
+    id,
+    name,
+    how,
+    critical: [stepTerm(runs, call, experiment, [variant], 'call'), stepTerm(runs, 'first collective on the child', experiment, [variant], 'first')],
+    prepaid: [initCall, initFirst],
+    deferred: [destroy],
+    memory: [initMem, memoryTerm(runs, `the ${experiment} child`, experiment, [variant], childPoint)],
+    note,
+  });
+
+  return [
+    {
+      id: 'lazy',
+      name: 'on-demand rebuild (lazy connect)',
+      how: 'at each switch create the new shape\'s communicator; its first collective connects inside the first step after the switch; the old one is destroyed in the background',
+      critical: [initCall, initFirst],
+      prepaid: [],
+      deferred: [destroy],
+      memory: [initMem],
+      note: creationNote,
+    },
+    {
+      id: 'warmup',
+      name: 'on-demand rebuild + warm-up',
+      how: 'as the on-demand rebuild, with one collective right after creation: the connect is paid in the switch, not in the first step',
+      critical: [initCall, initFirst],
+      prepaid: [],
+      deferred: [destroy],
+      memory: [initMem],
+      note: `the same terms as the lazy rebuild: the warm-up moves the first collective, it does not remove it; ${creationNote}`,
+    },
+    {
+      id: 'destroy-now',
+      name: 'on-demand rebuild, destroy now',
+      how: 'as the on-demand rebuild, with the old communicator destroyed before the new one is created, on the critical path',
+      critical: [destroy, initCall, initFirst],
+      prepaid: [],
+      deferred: [],
+      memory: [initMem],
+      note: creationNote,
+    },
+    {
+      id: 'pool',
+      name: 'prewarmed pool',
+      how: 'build and warm a communicator of every shape at startup; a switch is a handle swap, one collective and a CUDA graph capture',
+      critical: [poolSwitch(runs, plain, n, shapes)],
+      prepaid: poolBuild(runs, plain, n, shapes),
+      deferred: [],
+      memory: poolMemory(runs, plain, n, shapes),
+    },
+    {
+      id: 'pool-share',
+      name: 'prewarmed pool, splitShare=1',
+      how: 'the prewarmed pool with every child split from a parent created with splitShare 1 (children share the parent\'s resources)',
+      critical: [poolSwitch(runs, share, n, shapes)],
+      prepaid: poolBuild(runs, share, n, shapes),
+      deferred: [],
+      memory: poolMemory(runs, share, n, shapes),
+    },
+    fromMax('split', 'split from the maximum topology', 'split', 'halves/splitShare=0', 'ncclCommSplit into halves',
+      'afterFirst', `keep a warm ${tpn} communicator; at each switch split it (halves) and run the first collective on the child`,
+      `the child is the split experiment's halves (TP${Math.max(1, Math.floor(n / 2))})`),
+    fromMax('split-share', 'split from the maximum topology, splitShare=1', 'split', 'halves/splitShare=1', 'ncclCommSplit into halves (splitShare 1)',
+      'afterFirst', `as the split, from a ${tpn} parent created with splitShare 1`, `the child is the split experiment's halves (TP${Math.max(1, Math.floor(n / 2))})`),
+    fromMax('shrink', 'shrink from the maximum topology', 'shrink', 'default', 'ncclCommShrink',
+      'afterFirst', `keep a warm ${tpn} communicator; at each switch shrink it and run the first collective`, `the run's shrink drops one rank (${n} → ${n - 1})`),
+    fromMax('grow', 'grow to the maximum topology', 'grow', 'default', 'ncclCommGrow',
+      'afterFirst', 'keep a communicator of n−1 ranks; at each switch grow it by one rank and run the first collective', `the run's grow adds one rank (${n - 1} → ${n}); its parent is counted at the init experiment's ${tpn} figure`),
+    {
+      id: 'suspended',
+      name: 'pool kept suspended',
+      how: 'build a communicator of every shape at startup and suspend those not in use (ncclCommSuspend); a switch is a resume and the first collective',
+      critical: noSwitch(n, shapes, 'suspend', 'resume of a suspended communicator') ?? [
+        stepTerm(runs, 'ncclCommResume', 'suspend', ['default'], 'resume'),
+        stepTerm(runs, 'first collective after resume', 'suspend', ['default'], 'first'),
+      ],
+      prepaid: [...poolBuild(runs, plain, n, shapes), { ...stepTerm(runs, 'ncclCommSuspend', 'suspend', ['default'], 'suspend'), times: Math.max(0, k - 1) }],
+      deferred: [stepTerm(runs, 'ncclCommSuspend of the previous shape', 'suspend', ['default'], 'suspend')],
+      memory: [
+        memoryTerm(runs, `the communicator in use (${tpn}, warm)`, 'suspend', ['default'], 'warm'),
+        { ...memoryTerm(runs, `a suspended communicator (${tpn})`, 'suspend', ['default'], 'afterSuspend'), times: Math.max(0, k - 1) },
+      ],
+      note: `every communicator is counted at the suspend experiment's ${tpn} figures (${k} shape${k === 1 ? '' : 's'}: one in use, ${Math.max(0, k - 1)} suspended)`,
+    },
+  ];
+}

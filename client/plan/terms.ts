@@ -1,0 +1,181 @@
+/**
+ * The planner's terms: each figure a strategy adds up, read from one step (or memory point) of
+ * one run, with where it came from — file, experiment, variant, step, median — or said to be
+ * missing, with the experiment that would measure it. Never invented. Pure.
+ *
+ * Several runs of one host and NCCL may be combined (`--run a.json --run b.json`): a term is read
+ * from the first run, in the order given, that has its experiment's variant.
+ */
+import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
+import { PlanInputError } from './units';
+
+/** One run given to the planner and the file it was read from (shown as each term's source). */
+export interface PlanRun {
+  file: string;
+  run: RunFile;
+}
+
+/** Where a measured term came from: one step's median, or one memory point (median of the per-GPU MAX). */
+export interface TermSource {
+  file: string;
+  experiment: string;
+  variant: string;
+  /** The step id (ms terms) or the memory point (bytes terms). */
+  step: string;
+  stat: 'median';
+}
+
+/** A term of a strategy's sum. Exactly one of `value`/`missing` is set. */
+export interface Term {
+  /** What it is, in the field's words: "ncclCommInitRankConfig TP2", "first collective". */
+  what: string;
+  unit: 'ms' | 'bytes';
+  /** The run's figure (ms or bytes per GPU), before `times`. */
+  value?: number;
+  /** How many times the figure counts in the sum (a pool of k suspended communicators); default 1. */
+  times?: number;
+  source?: TermSource;
+  /** Why the runs have no figure, and which experiment would measure it. */
+  missing?: { experiment: string; why: string };
+}
+
+/** The facts of the combined runs the plan states: host, ranks, GPU memory, NCCL, simulated. */
+export interface PlanHost {
+  hostname: string;
+  /** "2× NVIDIA H200" from the stamp, or "2 ranks" without one. */
+  text: string;
+  ranks: number;
+  ncclVersion?: string;
+  /** The smallest GPU's memory among the ranks' GPUs (stamp gpus[].totalBytes), bytes. */
+  gpuBytes?: number;
+  /** True when any run is simulated: then no figure is a measurement. */
+  simulated: boolean;
+  files: string[];
+}
+
+/**
+ * Checks that the runs may be combined (one host, one NCCL version, one rank count) and states
+ * their facts.
+ * @throws PlanInputError for no run, or runs of different hosts, NCCL versions or rank counts
+ */
+export function planHost(runs: readonly PlanRun[]): PlanHost {
+  const first = runs[0];
+  if (!first) throw new PlanInputError('no run to plan from', '--run', 'give a run file: --run .commcost/runs/<run>.json');
+  const hostOf = (r: RunFile): string => r.stamp?.hostname ?? r.host;
+  for (const p of runs.slice(1)) {
+    const what =
+      hostOf(p.run) !== hostOf(first.run)
+        ? `host ${hostOf(p.run)} vs ${hostOf(first.run)}`
+        : p.run.stamp?.ncclVersion !== first.run.stamp?.ncclVersion
+          ? `NCCL ${p.run.stamp?.ncclVersion ?? '?'} vs ${first.run.stamp?.ncclVersion ?? '?'}`
+          : p.run.ranks !== first.run.ranks
+            ? `${p.run.ranks} vs ${first.run.ranks} ranks`
+            : undefined;
+    if (what) {
+      throw new PlanInputError(
+        `${p.file} cannot be combined with ${first.file}: ${what}`,
+        '--run',
+        'combine runs of one host, one NCCL version and one rank count; plan each setup on its own',
+      );
+    }
+  }
+  const r = first.run;
+  const gpus = (r.stamp?.gpus ?? []).slice(0, Math.max(1, r.ranks));
+  const names = [...new Set(gpus.map((g) => g.name))];
+  const sizes = gpus.map((g) => g.totalBytes).filter((b) => Number.isFinite(b) && b > 0);
+  return {
+    hostname: hostOf(r),
+    text: names.length === 1 ? `${r.ranks}× ${names[0]}` : `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`,
+    ranks: r.ranks,
+    ...(r.stamp?.ncclVersion ? { ncclVersion: r.stamp.ncclVersion } : {}),
+    ...(sizes.length > 0 ? { gpuBytes: Math.min(...sizes) } : {}),
+    simulated: runs.some((p) => isSimulatedRun(p.run)),
+    files: runs.map((p) => p.file),
+  };
+}
+
+/** Why no run has `experiment` (its skip reason where a run skipped it), for a missing term. */
+function missingWhy(runs: readonly PlanRun[], experiment: string, variant: string, what: string): Term['missing'] {
+  for (const p of runs) {
+    const skip = p.run.skipped.find((s) => s.experiment === experiment && (s.variant === undefined || s.variant === variant));
+    if (skip) return { experiment, why: `${experiment} was skipped in ${p.file}: ${skip.reason}` };
+  }
+  const has = runs.some((p) => p.run.experiments.some((e) => e.experiment === experiment));
+  const hasVariant = runs.some((p) => p.run.experiments.some((e) => e.experiment === experiment && e.variants.some((v) => v.variant === variant)));
+  return {
+    experiment,
+    why: hasVariant
+      ? `${experiment}/${variant} has no figure for it in these runs`
+      : has
+        ? `the runs have no variant ${experiment}/${variant} (a run of the ${experiment} experiment that has it measures it)`
+        : `the runs have no ${experiment} experiment (it measures it)`,
+  };
+}
+
+/** The first run's summary of `experiment`/`variant` (in the order given) and its file. */
+function findVariant(runs: readonly PlanRun[], experiment: string, variant: string) {
+  for (const p of runs) {
+    const v = p.run.experiments.find((e) => e.experiment === experiment)?.variants.find((x) => x.variant === variant);
+    if (v) return { file: p.file, v };
+  }
+  return undefined;
+}
+
+/**
+ * A ms term: the median of `experiment`/`variant`/`step` in the first run that has it, else missing.
+ * @param variants the variant names to try, in order of preference
+ */
+export function stepTerm(runs: readonly PlanRun[], what: string, experiment: string, variants: readonly string[], step: string): Term {
+  for (const variant of variants) {
+    const found = findVariant(runs, experiment, variant);
+    const s = found?.v.steps.find((x) => x.step === step);
+    if (found && s && Number.isFinite(s.stats.median)) {
+      return { what, unit: 'ms', value: s.stats.median, source: { file: found.file, experiment, variant, step, stat: 'median' } };
+    }
+  }
+  return { what, unit: 'ms', missing: missingWhy(runs, experiment, variants[0] ?? '', what) };
+}
+
+/** A bytes term: memory point `point` of `experiment`/`variant` (bytes per GPU) in the first run that has it, else missing. */
+export function memoryTerm(runs: readonly PlanRun[], what: string, experiment: string, variants: readonly string[], point: string): Term {
+  for (const variant of variants) {
+    const found = findVariant(runs, experiment, variant);
+    const b = found?.v.memoryBytes?.[point];
+    if (found && typeof b === 'number' && Number.isFinite(b)) {
+      return { what, unit: 'bytes', value: b, source: { file: found.file, experiment, variant, step: point, stat: 'median' } };
+    }
+  }
+  return { what, unit: 'bytes', missing: missingWhy(runs, experiment, variants[0] ?? '', what) };
+}
+
+/** A term that the runs cannot have at all (a shape larger than their GPU count): missing, with why. */
+export function absentTerm(what: string, unit: Term['unit'], experiment: string, why: string): Term {
+  return { what, unit, missing: { experiment, why } };
+}
+
+/** The variant names of an experiment in the first run that has it (pool variants are named by the run's shapes). */
+export function variantNames(runs: readonly PlanRun[], experiment: string): string[] {
+  for (const p of runs) {
+    const e = p.run.experiments.find((x) => x.experiment === experiment);
+    if (e && e.variants.length > 0) return e.variants.map((v) => v.variant);
+  }
+  return [];
+}
+
+/**
+ * The sum of terms (each value × times), or undefined when one is missing. An empty list sums to 0.
+ */
+export function sumTerms(terms: readonly Term[]): number | undefined {
+  let total = 0;
+  for (const t of terms) {
+    if (t.value === undefined) return undefined;
+    total += t.value * (t.times ?? 1);
+  }
+  return total;
+}
+
+/** "pool/tp2+1/switch (median, h200x2.json)" — where a term came from, or "missing: why". */
+export function termSourceText(t: Term): string {
+  if (t.source) return `${t.source.experiment}/${t.source.variant}/${t.source.step} (${t.source.stat}, ${t.source.file})`;
+  return `missing: ${t.missing?.why ?? 'no figure'}`;
+}
