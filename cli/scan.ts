@@ -105,9 +105,13 @@ export async function scanRoots(paths: readonly string[], cwd: string): Promise<
       s = await stat(abs);
     } catch (e) {
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new CommcostError('BAD_INPUT', `scan: ${missing ? 'no such file or folder' : 'cannot read'} ${JSON.stringify(p)} (${abs}${missing ? '' : `: ${errorText(e)}`})`, {
-        hint: 'give files or folders to scan, relative to the current folder or absolute (default: the current folder)',
-      });
+      throw new CommcostError(
+        'BAD_INPUT',
+        `scan: ${missing ? 'no such file or folder' : 'cannot read'} ${JSON.stringify(p)} (${abs}${missing ? '' : `: ${errorText(e)}`})`,
+        {
+          hint: 'give files or folders to scan, relative to the current folder or absolute (default: the current folder)',
+        },
+      );
     }
     if (!s.isDirectory() && !(s.isFile() && sourceLanguageOf(abs))) {
       throw new CommcostError('BAD_INPUT', `scan: ${JSON.stringify(p)} (${abs}) is neither a folder nor a Python, C, C++ or CUDA file`, {
@@ -131,7 +135,12 @@ function isWrapperSite(site: CallSite): site is WrapperCallSite {
 }
 
 /** The figure of `site` in `profile` by the editor's rule, or why there is none. */
-function figureOf(site: CallSite, sites: readonly CallSite[], profile: Profile | undefined, rules: StaleRules): Pick<ScanSite, 'figure' | 'notMeasured'> {
+function figureOf(
+  site: CallSite,
+  sites: readonly CallSite[],
+  profile: Profile | undefined,
+  rules: StaleRules,
+): Pick<ScanSite, 'figure' | 'notMeasured'> {
   if (!profile) return { figure: null, notMeasured: 'no run given (--run FILE)' };
   const a = resolveAnnotation(site.api, profile, [profile], rules, { eager: siteIsEager(site, sites), chosen: profile });
   const m = a.measured;
@@ -236,20 +245,38 @@ export function formatScanTable(report: ScanReport): string {
   const via = report.sites.filter((s) => s.chain.length > 0).length;
   const files = new Set(report.sites.map((s) => s.file)).size;
   const head = `${report.sites.length} lifecycle call site${report.sites.length === 1 ? '' : 's'} in ${files} of ${report.filesScanned} file${report.filesScanned === 1 ? '' : 's'} scanned${via > 0 ? ` (${via} through wrappers)` : ''}`;
-  const source = report.run ? `figures from ${report.run.label}${report.run.simulated ? ' (SIMULATED: not a measurement)' : ''}` : 'no run given: pass --run FILE for the figures';
+  const source = report.run
+    ? `figures from ${report.run.label}${report.run.simulated ? ' (SIMULATED: not a measurement)' : ''}`
+    : 'no run given: pass --run FILE for the figures';
   const lines = [terminalSafe(head), terminalSafe(source)];
   if (report.sites.length === 0) return `${lines.join('\n')}\n`;
-  const rows = report.sites.map((s) => [
-    `${s.file}:${s.line}`,
-    clip(s.callee, 40),
-    s.role,
-    `${s.api}${s.callsInto && s.callsInto !== s.api ? ` → ${s.callsInto}` : ''}`,
-    s.chain.length > 0 ? clip(`via ${s.chain[0]}${s.wrapper && s.wrapper.calls > 1 ? ` (${s.wrapper.calls} lifecycle calls)` : ''}${s.chain.slice(1).map((c) => ` → ${c}`).join('')}`, 90) : '',
-    s.figure ? `${s.figure.simulated ? 'SIMULATED ' : ''}${figureText(s.figure)}${s.figure.stale.length > 0 ? ' (stale)' : ''}` : `not measured: ${s.notMeasured ?? ''}`,
-  ].map((c) => terminalSafe(c)));
+  const rows = report.sites.map((s) =>
+    [
+      `${s.file}:${s.line}`,
+      clip(s.callee, 40),
+      s.role,
+      `${s.api}${s.callsInto && s.callsInto !== s.api ? ` → ${s.callsInto}` : ''}`,
+      s.chain.length > 0
+        ? clip(
+            `via ${s.chain[0]}${s.wrapper && s.wrapper.calls > 1 ? ` (${s.wrapper.calls} lifecycle calls)` : ''}${s.chain
+              .slice(1)
+              .map((c) => ` → ${c}`)
+              .join('')}`,
+            90,
+          )
+        : '',
+      s.figure
+        ? `${s.figure.simulated ? 'SIMULATED ' : ''}${figureText(s.figure)}${s.figure.stale.length > 0 ? ' (stale)' : ''}`
+        : `not measured: ${s.notMeasured ?? ''}`,
+    ].map((c) => terminalSafe(c)),
+  );
   const header = ['FILE:LINE', 'CALL', 'ROLE', 'API', 'THROUGH', 'FIGURE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   lines.push('', line(header), ...rows.map(line));
   return `${lines.join('\n')}\n`;
 }
@@ -273,7 +300,12 @@ export async function scanCommand(paths: readonly string[], flags: ScanFlags, io
   }
   const finder = await CallSiteFinder.load(io.grammars ?? defaultGrammars());
   try {
-    const report = await scanFiles(roots, { cwd: io.cwd, finder, ...(profile ? { profile, runFile: shown(profile.path, io.cwd) } : {}), warn: (l) => io.err(`commcost scan: ${terminalSafe(l)}\n`) });
+    const report = await scanFiles(roots, {
+      cwd: io.cwd,
+      finder,
+      ...(profile ? { profile, runFile: shown(profile.path, io.cwd) } : {}),
+      warn: (l) => io.err(`commcost scan: ${terminalSafe(l)}\n`),
+    });
     io.out(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatScanTable(report));
     return 0;
   } finally {

@@ -94,7 +94,10 @@ const MAX_MODULE_DEPTH = 10;
 /** The module path of a file, as parts: `a/b/c.py` → [a, b, c]; `a/b/__init__.py` → [a, b]. Undefined for a non-Python file. */
 function moduleParts(path: string): string[] | undefined {
   if (!path.endsWith('.py')) return undefined;
-  const parts = path.slice(0, -3).split(sep).filter((p) => p !== '');
+  const parts = path
+    .slice(0, -3)
+    .split(sep)
+    .filter((p) => p !== '');
   if (parts[parts.length - 1] === '__init__') parts.pop();
   return parts;
 }

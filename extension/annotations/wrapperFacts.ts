@@ -117,14 +117,25 @@ function owners(spans: readonly Span[], starts: readonly number[]): number[] {
 export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: string, sites: CallSite[]): FileEntry {
   const spans: Span[] = [];
   const imports = emptyImports();
-  const raw: { callee: string; fn: { s: number; sl: number; sc: number; el: number; ec: number }; a: { s: number; e: number; sl: number; sc: number; el: number; ec: number } }[] = [];
+  const raw: {
+    callee: string;
+    fn: { s: number; sl: number; sc: number; el: number; ec: number };
+    a: { s: number; e: number; sl: number; sc: number; el: number; ec: number };
+  }[] = [];
   for (const m of query.matches(tree.rootNode)) {
     const c = m.captures;
     if (m.patternIndex <= 1) {
       const name = c.find((x) => x.name === 'name')?.node;
       const body = c.find((x) => x.name === 'body')?.node;
       if (name && body)
-        spans.push({ start: name.startIndex, end: body.endIndex, kind: m.patternIndex === 0 ? 'function' : 'class', name: name.text, line: name.startPosition.row, owner: -1 });
+        spans.push({
+          start: name.startIndex,
+          end: body.endIndex,
+          kind: m.patternIndex === 0 ? 'function' : 'class',
+          name: name.text,
+          line: name.startPosition.row,
+          owner: -1,
+        });
     } else if (m.patternIndex === 2) {
       const fn = c[0]?.name === 'fn' ? c[0].node : c.find((x) => x.name === 'fn')?.node;
       const args = c.find((x) => x.name === 'args')?.node;
@@ -258,7 +269,9 @@ export function otherFacts(path: string, language: SourceLanguage, sites: CallSi
  */
 export function surfaceOf(f: FileEntry): string {
   const classes = [...f.classes].filter((c) => f.defByKey.has(`${c}.__init__`));
-  const bindings = [...f.imports.bindings].map(([k, b]) => `${k}=${b.kind}:${b.ref.level}:${b.ref.dotted}${b.kind === 'member' ? `:${b.name}` : ''}`);
+  const bindings = [...f.imports.bindings].map(
+    ([k, b]) => `${k}=${b.kind}:${b.ref.level}:${b.ref.dotted}${b.kind === 'member' ? `:${b.name}` : ''}`,
+  );
   const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
   return [[...f.functions].sort().join(','), classes.sort().join(','), bindings.sort().join(','), stars.join(',')].join('|');
 }

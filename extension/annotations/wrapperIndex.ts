@@ -140,7 +140,8 @@ export class WrapperIndex {
       else if (!sameSurface) this.surfaceChanged(path);
       // Most edits (typing in a function body) change nothing the wrappers are derived from: the
       // derived table stays (its sites of this file keep their meaning; positions are read anew).
-      if (!(sameSurface && this.table && wrapperFacts(old, this.table.names) === wrapperFacts(entry, this.table.names))) this.table = undefined;
+      if (!(sameSurface && this.table && wrapperFacts(old, this.table.names) === wrapperFacts(entry, this.table.names)))
+        this.table = undefined;
       this.files.set(path, entry);
       if (language === 'python') this.modules.add(path);
       for (const name of entry.calls.keys()) {
@@ -311,7 +312,11 @@ export class WrapperIndex {
    */
   private moduleOf(from: string, b: Binding, extra: readonly string[], depth: number): string | undefined {
     if (b.kind === 'module') return this.modules.resolve(from, b.ref, extra);
-    const sub = this.modules.resolve(from, { level: b.ref.level, dotted: b.ref.dotted === '' ? b.name : `${b.ref.dotted}.${b.name}` }, extra);
+    const sub = this.modules.resolve(
+      from,
+      { level: b.ref.level, dotted: b.ref.dotted === '' ? b.name : `${b.ref.dotted}.${b.name}` },
+      extra,
+    );
     if (sub || depth >= 4) return sub;
     const pkg = this.modules.resolve(from, b.ref);
     if (pkg) this.consulted?.push(pkg);
@@ -381,7 +386,11 @@ export class WrapperIndex {
       }
       frontier = next;
     }
-    this.table = { wrappers, names: new Set([...wrappers.values()].map((w) => this.files.get(w.path)!.defs[w.def]!.callName)), counts: new Map() };
+    this.table = {
+      wrappers,
+      names: new Set([...wrappers.values()].map((w) => this.files.get(w.path)!.defs[w.def]!.callName)),
+      counts: new Map(),
+    };
     return this.table;
   }
 
@@ -420,8 +429,7 @@ export class WrapperIndex {
 function wrapperFacts(f: FileEntry, names: ReadonlySet<string>): string {
   const parts = [f.defs.map((d) => d.key).join(',')];
   f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}`));
-  for (const name of names)
-    for (const c of f.calls.get(name) ?? []) parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}`);
+  for (const name of names) for (const c of f.calls.get(name) ?? []) parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}`);
   return parts.join('|');
 }
 

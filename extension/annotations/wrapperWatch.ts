@@ -45,7 +45,8 @@ export async function startWrapperIndex(
   const index = await WrapperIndex.create(finder);
   scope.add({ dispose: () => index.dispose() });
   const open = new Set<string>();
-  const report = (what: string, err: unknown): void => log.error(`annotations: wrapper index: ${what}: ${err instanceof Error ? err.message : String(err)}`);
+  const report = (what: string, err: unknown): void =>
+    log.error(`annotations: wrapper index: ${what}: ${err instanceof Error ? err.message : String(err)}`);
   const callers: WrapperCallers = {
     update: (uri, language, text, scan) => {
       const path = pathOf(uri);

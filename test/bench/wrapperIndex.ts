@@ -47,7 +47,9 @@ function module(p: number, m: number, packages: number, modules: number): string
     '',
     `def make_group_${m}(ranks, backend=None):`,
     `    """Builds the group of stage ${m}."""`,
-    m % 4 === 0 ? '    return dist.new_group(ranks=ranks, backend=backend)' : `    return make_group_${(m + 3) % modules}(ranks, backend=backend)`,
+    m % 4 === 0
+      ? '    return dist.new_group(ranks=ranks, backend=backend)'
+      : `    return make_group_${(m + 3) % modules}(ranks, backend=backend)`,
     '',
     '',
     `def warm_up_${m}(group):`,
@@ -132,9 +134,13 @@ export async function wrapperIndexBench(log: (line: string) => void): Promise<vo
     for (const f of python) callers += index.callerSites(f.path).length;
     const t3 = performance.now();
     log(`   repository: ${given ? given : 'generated'} — ${python.length} Python files, ${(bytes / 1e6).toFixed(1)} M characters`);
-    log(`   build: ${((t2 - t0) / 1000).toFixed(2)} s (walk + read + parse + scan + facts ${((t1 - t0) / 1000).toFixed(2)} s, wrappers derived ${(t2 - t1).toFixed(0)} ms) — target < 10 s`);
+    log(
+      `   build: ${((t2 - t0) / 1000).toFixed(2)} s (walk + read + parse + scan + facts ${((t1 - t0) / 1000).toFixed(2)} s, wrappers derived ${(t2 - t1).toFixed(0)} ms) — target < 10 s`,
+    );
     log(`     per file (read + parse + scan + facts): ${dist(perFile)}`);
-    log(`   ${wrappers.length} functions reach a lifecycle call; ${callers} call sites through them (listed in ${(t3 - t2).toFixed(0)} ms)`);
+    log(
+      `   ${wrappers.length} functions reach a lifecycle call; ${callers} call sites through them (listed in ${(t3 - t2).toFixed(0)} ms)`,
+    );
 
     // The largest file that defines a wrapper: the edits go there.
     const target = python
@@ -169,7 +175,14 @@ export async function wrapperIndexBench(log: (line: string) => void): Promise<vo
     const body: number[] = [];
     const model: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const r = edit(text.indexOf('"""', text.indexOf('def create_group(') >= 0 ? text.indexOf('def create_group(') : text.indexOf('def make_group_0(')) + 3, 0, 'x');
+      const r = edit(
+        text.indexOf(
+          '"""',
+          text.indexOf('def create_group(') >= 0 ? text.indexOf('def create_group(') : text.indexOf('def make_group_0('),
+        ) + 3,
+        0,
+        'x',
+      );
       body.push(r.index);
       model.push(r.model);
     }
@@ -187,7 +200,7 @@ export async function wrapperIndexBench(log: (line: string) => void): Promise<vo
       const at = text.indexOf('def helper_') >= 0 ? text.indexOf('def helper_') + 4 : text.indexOf('def ') + 4;
       rename.push(edit(at, 0, 'r').index);
     }
-    log('   update after an edit of one file (the index: incremental re-parse, facts, wrappers, the file\'s sites) — target < 50 ms');
+    log("   update after an edit of one file (the index: incremental re-parse, facts, wrappers, the file's sites) — target < 50 ms");
     log(`     inside a function body: ${dist(body)}`);
     log(`     a wrapper's lifecycle call removed / put back: ${dist(removeAdd)}`);
     log(`     a function renamed (the resolutions that looked into this file re-done): ${dist(rename)}`);

@@ -26,7 +26,11 @@ function tree(files: Record<string, string>): string {
 }
 
 /** Runs scanCommand with `cwd`, returning the exit code and what it wrote. */
-async function scan(paths: string[], flags: { run?: string; json?: boolean }, cwd: string): Promise<{ code: number; out: string; err: string }> {
+async function scan(
+  paths: string[],
+  flags: { run?: string; json?: boolean },
+  cwd: string,
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
   const code = await scanCommand(paths, flags, { out: (t) => (out += t), err: (t) => (err += t), cwd });
@@ -72,10 +76,16 @@ describe('what scan walks', () => {
     assert.equal(all.filesScanned, 3);
     // Scanning the sub-folder alone still obeys the root's .gitignore (sub/deep.py).
     const sub = JSON.parse((await scan(['sub'], { json: true }, root)).out) as ScanReport;
-    assert.deepEqual(sub.sites.map((s) => s.file), [join('sub', 'ok.py')]);
+    assert.deepEqual(
+      sub.sites.map((s) => s.file),
+      [join('sub', 'ok.py')],
+    );
     // A file named on the command line is scanned whatever the rules say.
     const named = JSON.parse((await scan(['build/b.py'], { json: true }, root)).out) as ScanReport;
-    assert.deepEqual(named.sites.map((s) => s.file), [join('build', 'b.py')]);
+    assert.deepEqual(
+      named.sites.map((s) => s.file),
+      [join('build', 'b.py')],
+    );
   });
 });
 
@@ -92,7 +102,24 @@ describe('the JSON document', () => {
     assert.equal(doc.run?.simulated, false);
     assert.equal(doc.filesScanned, 6);
     assert.deepEqual(doc.skipped, []);
-    const keys = ['file', 'line', 'column', 'endLine', 'endColumn', 'callee', 'api', 'role', 'language', 'callsInto', 'chain', 'wrapper', 'enclosingFunction', 'repeated', 'figure', 'notMeasured'];
+    const keys = [
+      'file',
+      'line',
+      'column',
+      'endLine',
+      'endColumn',
+      'callee',
+      'api',
+      'role',
+      'language',
+      'callsInto',
+      'chain',
+      'wrapper',
+      'enclosingFunction',
+      'repeated',
+      'figure',
+      'notMeasured',
+    ];
     for (const s of doc.sites) {
       assert.deepEqual(Object.keys(s), keys);
       assert.ok(Number.isInteger(s.line) && s.line >= 1 && Number.isInteger(s.column) && s.column >= 1);
@@ -103,7 +130,17 @@ describe('the JSON document', () => {
     const loop = doc.sites.find((s) => s.file === join('rl', 'trainer', 'loop.py'));
     assert.ok(loop);
     assert.deepEqual(
-      { line: loop.line, column: loop.column, callee: loop.callee, api: loop.api, role: loop.role, language: loop.language, chain: loop.chain, wrapper: loop.wrapper, enclosingFunction: loop.enclosingFunction },
+      {
+        line: loop.line,
+        column: loop.column,
+        callee: loop.callee,
+        api: loop.api,
+        role: loop.role,
+        language: loop.language,
+        chain: loop.chain,
+        wrapper: loop.wrapper,
+        enclosingFunction: loop.enclosingFunction,
+      },
       {
         line: 6,
         column: 12,
@@ -123,7 +160,10 @@ describe('the JSON document', () => {
     assert.equal(loop.notMeasured, null);
     assert.equal(f.experiment, 'c10d');
     assert.match(f.variant, /^new_group\//);
-    const step = run.experiments.find((e) => e.experiment === 'c10d')?.variants.find((v) => v.variant === f.variant)?.steps.find((st) => st.step === f.step);
+    const step = run.experiments
+      .find((e) => e.experiment === 'c10d')
+      ?.variants.find((v) => v.variant === f.variant)
+      ?.steps.find((st) => st.step === f.step);
     assert.ok(step);
     assert.deepEqual([f.medianMs, f.p90Ms, f.n, f.label], [step.stats.median, step.stats.p90, step.stats.n, step.label]);
     assert.equal(f.simulated, false);
@@ -145,7 +185,10 @@ test('the table: one line per site, the chain after "via", figures from the run'
   const { out } = await scan([SYNTHETIC], { run: C10D_RUN }, SYNTHETIC);
   const line = out.split('\n').find((l) => l.startsWith(`${join('rl', 'trainer', 'loop.py')}:6 `));
   assert.ok(line, out);
-  assert.match(line, /cu\.init_custom_process_group +create +new_group( → nccl\w+)? +via init_custom_process_group → torch\.distributed\.new_group +\d[\d.]* (ms|s) /);
+  assert.match(
+    line,
+    /cu\.init_custom_process_group +create +new_group( → nccl\w+)? +via init_custom_process_group → torch\.distributed\.new_group +\d[\d.]* (ms|s) /,
+  );
   assert.match(out, /^\d+ lifecycle call sites in \d+ of 6 files scanned \(\d+ through wrappers\)\nfigures from .* · NCCL 2\.28\.9 · /);
   // Text from files reaches the terminal escaped.
   const report: ScanReport = {
@@ -154,7 +197,26 @@ test('the table: one line per site, the chain after "via", figures from the run'
     run: null,
     filesScanned: 1,
     skipped: [],
-    sites: [{ file: 'a\x1b[2J.py', line: 1, column: 1, endLine: 1, endColumn: 2, callee: 'x', api: 'new_group', role: 'create', language: 'python', callsInto: null, chain: [], wrapper: null, enclosingFunction: null, repeated: null, figure: null, notMeasured: 'no run given (--run FILE)' }],
+    sites: [
+      {
+        file: 'a\x1b[2J.py',
+        line: 1,
+        column: 1,
+        endLine: 1,
+        endColumn: 2,
+        callee: 'x',
+        api: 'new_group',
+        role: 'create',
+        language: 'python',
+        callsInto: null,
+        chain: [],
+        wrapper: null,
+        enclosingFunction: null,
+        repeated: null,
+        figure: null,
+        notMeasured: 'no run given (--run FILE)',
+      },
+    ],
   };
   assert.ok(!formatScanTable(report).includes('\x1b'));
 });
@@ -162,7 +224,10 @@ test('the table: one line per site, the chain after "via", figures from the run'
 describe('bad input', () => {
   test('a path that does not exist: exit 2, naming it, where it was looked for, and what to do', async () => {
     const root = tree({ 'a.py': GROUP });
-    await assert.rejects(scanRoots(['nope'], root), (e: unknown) => e instanceof CommcostError && e.code === 'BAD_INPUT' && e.message.includes(join(root, 'nope')));
+    await assert.rejects(
+      scanRoots(['nope'], root),
+      (e: unknown) => e instanceof CommcostError && e.code === 'BAD_INPUT' && e.message.includes(join(root, 'nope')),
+    );
     const r = await cli(['scan', join(root, 'nope')]);
     assert.equal(r.code, 2);
     assert.match(r.err, /scan: no such file or folder ".*nope" \(.*nope\)\n {2}hint: give files or folders to scan/);
@@ -190,7 +255,10 @@ describe('bad input', () => {
         return readFileSync(p, 'utf8');
       },
     });
-    assert.deepEqual(report.sites.map((s) => s.file), ['b.py']);
+    assert.deepEqual(
+      report.sites.map((s) => s.file),
+      ['b.py'],
+    );
     assert.deepEqual(report.skipped, [{ file: 'a.py', reason: `EACCES: permission denied, open '${join(root, 'a.py')}'` }]);
     assert.deepEqual(warnings, [`cannot read a.py: EACCES: permission denied, open '${join(root, 'a.py')}' (skipped)`]);
     assert.equal(report.filesScanned, 1);

@@ -49,7 +49,10 @@ function callers(index: WrapperIndex, file: string): string[] {
 }
 /** The text of the call starting on 1-based `line`, up to its closing parenthesis. */
 function callText(text: string, line: number): string {
-  const from = text.split('\n').slice(line - 1).join('\n');
+  const from = text
+    .split('\n')
+    .slice(line - 1)
+    .join('\n');
   const open = from.indexOf('(');
   let depth = 0;
   for (let i = open; i < from.length; i++) {
@@ -82,7 +85,11 @@ describe('imports and modules (pythonModules.ts)', () => {
       init_custom_process_group: { kind: 'member', ref: { level: 1, dotted: 'utils' }, name: 'init_custom_process_group' },
       d: { kind: 'member', ref: { level: 1, dotted: 'utils' }, name: 'describe' },
       comm: { kind: 'member', ref: { level: 2, dotted: '' }, name: 'comm' },
-      _new_process_group_helper: { kind: 'member', ref: { level: 0, dotted: 'torch.distributed.distributed_c10d' }, name: '_new_process_group_helper' },
+      _new_process_group_helper: {
+        kind: 'member',
+        ref: { level: 0, dotted: 'torch.distributed.distributed_c10d' },
+        name: '_new_process_group_helper',
+      },
     });
     assert.deepEqual(facts.stars, [{ level: 0, dotted: 'x' }]);
     assert.equal(qualifyCallee('dist.new_group', facts), 'torch.distributed.new_group');
@@ -130,7 +137,10 @@ describe('Megatron-LM: create_group and its callers (real files)', () => {
     }
     // The definition's own call stays a call site.
     const inner = index.directSites(stateFile).filter((s) => s.written === 'torch.distributed.new_group');
-    assert.deepEqual(inner.map((s) => s.range.start.line + 1), linesMatching(state, /torch\.distributed\.new_group\(/));
+    assert.deepEqual(
+      inner.map((s) => s.range.start.line + 1),
+      linesMatching(state, /torch\.distributed\.new_group\(/),
+    );
     assert.ok(index.sites(stateFile).some((s) => !isWrapperSite(s) && s.written === 'torch.distributed.new_group'));
   });
 
@@ -177,7 +187,9 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
       '9 self.init_weights_update_group new_group WeightSync.init_weights_update_group > init_custom_process_group > torch.distributed.new_group',
     ]);
     // backend="gloo" (line 10) is not NCCL; `sync.setup(…)` goes through an instance: not followed.
-    assert.deepEqual(callers(index, loop), ['6 cu.init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group']);
+    assert.deepEqual(callers(index, loop), [
+      '6 cu.init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group',
+    ]);
     assert.deepEqual(callers(index, utils), []);
     assert.equal(index.directSites(utils).length, 1);
   });
@@ -208,7 +220,10 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
     assert.equal(parses(), n + 1, 'one parse: the edited file');
     assert.deepEqual(callers(index, weights), []);
     assert.deepEqual(callers(index, loop), []);
-    assert.deepEqual(index.wrappers().filter((w) => w.file !== cycle), []);
+    assert.deepEqual(
+      index.wrappers().filter((w) => w.file !== cycle),
+      [],
+    );
     index.setFile(utils, 'python', original);
     assert.equal(parses(), n + 2);
     assert.deepEqual({ weights: callers(index, weights), loop: callers(index, loop) }, before);
@@ -237,15 +252,28 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
     const edited = `${text.slice(0, at)}x${text.slice(at)}`;
     index.editFile(weights, [{ rangeOffset: at, rangeLength: 0, range: { start: pos, end: pos }, text: 'x' }]);
     index.setFile(weights, 'python', edited, { keepTree: true });
-    assert.deepEqual(callers(index, weights), ['6 init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group']);
+    assert.deepEqual(callers(index, weights), [
+      '6 init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group',
+    ]);
     index.dropTree(weights);
   });
 });
 
 test('the hover line escapes and names the file of the first wrapper; a direct call has none', () => {
-  const base = { api: 'new_group', role: 'create', language: 'python', written: 'x', keywords: [], hasArguments: false } as unknown as CallSite;
+  const base = {
+    api: 'new_group',
+    role: 'create',
+    language: 'python',
+    written: 'x',
+    keywords: [],
+    hasArguments: false,
+  } as unknown as CallSite;
   assert.equal(chainLine(base), undefined);
-  const site = { ...base, chain: ['make`group', 'torch.distributed.new_group'], wrapper: { file: '/w/a_b/utils.py', line: 4, calls: 1 } } as CallSite;
+  const site = {
+    ...base,
+    chain: ['make`group', 'torch.distributed.new_group'],
+    wrapper: { file: '/w/a_b/utils.py', line: 4, calls: 1 },
+  } as CallSite;
   assert.equal(chainLine(site), "via `make'group` → `torch.distributed.new_group` (utils\\.py:5)");
 });
 
@@ -264,17 +292,27 @@ test('the editor model shows sites through wrappers, and refreshes other open do
     callers: (uri) => index.callerSites(uri),
     closed: (uri) => index.dropTree(uri),
   };
-  const model = new AnnotationModel(finder, new ProfileStore(() => undefined), () => ({ now: Date.now(), staleAfterDays: 30, expectedNcclVersion: '' }));
+  const model = new AnnotationModel(finder, new ProfileStore(() => undefined), () => ({
+    now: Date.now(),
+    staleAfterDays: 30,
+    expectedNcclVersion: '',
+  }));
   model.setWrapperCallers(adapter);
   const utilsText = readFileSync(utils, 'utf8');
   model.open(utils, 'python', utilsText, 1);
   const state = model.open(weights, 'python', readFileSync(weights, 'utf8'), 1);
   const via = state.scan.sites.filter(isWrapperSite);
-  assert.deepEqual(via.map((s) => s.range.start.line + 1), [6, 9]);
+  assert.deepEqual(
+    via.map((s) => s.range.start.line + 1),
+    [6, 9],
+  );
   const found = model.at(weights, { line: 8, character: 12 });
   assert.ok(found && isWrapperSite(found.site));
   const md = hoverMarkdown(found.annotation, found.site, hoverLinks(found.annotation));
-  assert.match(md, /via `WeightSync\.init_weights_update_group` → `init_custom_process_group` → `torch\.distributed\.new_group` \(weights\\\.py:5\)/);
+  assert.match(
+    md,
+    /via `WeightSync\.init_weights_update_group` → `init_custom_process_group` → `torch\.distributed\.new_group` \(weights\\\.py:5\)/,
+  );
   // No advice on a call through a wrapper: the finder's facts (keywords, collectives after, warm-up) are the inner call's.
   assert.deepEqual(model.findings(weights), []);
   // Removing the wrapper's own call in utils.py: weights.py, open beside it, loses its sites.
