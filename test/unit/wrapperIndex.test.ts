@@ -174,6 +174,23 @@ describe('Megatron-LM: create_group and its callers (real files)', () => {
   });
 });
 
+test('OpenRLHF (real files): stateless_init_process_group across files, imported at module level and inside a method', async () => {
+  const dir = join(WRAPPERS, 'openrlhf', 'openrlhf');
+  const { index } = await indexOf(dir);
+  const chain = ['stateless_init_process_group', 'vllm.distributed.device_communicators.pynccl.PyNcclCommunicator'];
+  for (const rel of [join('trainer', 'ray', 'vllm_worker_wrap.py'), join('trainer', 'ray', 'ppo_actor.py')]) {
+    const file = join(dir, rel);
+    const lines = linesMatching(readFileSync(file, 'utf8'), /= stateless_init_process_group\(/);
+    assert.equal(lines.length, 1, rel);
+    const site = index.callerSites(file).find((s) => s.written === 'stateless_init_process_group');
+    assert.ok(site, `${rel}: the call is a site`);
+    assert.equal(site.range.start.line + 1, lines[0]);
+    assert.deepEqual(site.chain, chain);
+    assert.equal(site.api, 'PyNcclCommunicator');
+    assert.equal((site as CallSite & { callsInto?: string }).callsInto, 'ncclCommInitRank');
+  }
+});
+
 describe('a made-up workspace (relative imports, import … as, self. methods, cycles)', () => {
   const utils = join(SYNTHETIC, 'rl', 'comm', 'utils.py');
   const weights = join(SYNTHETIC, 'rl', 'comm', 'weights.py');
