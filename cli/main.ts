@@ -23,6 +23,7 @@ import { runMeasurement } from '../client/runSession';
 import { srunArgsFor, type SlurmOptions } from '../client/slurm';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
 import { scanCommand, type ScanFlags } from './scan';
+import { planCommand, type PlanFlags } from './plan';
 import { deriveVerdict } from '../client/verdict';
 
 /** Exit codes. */
@@ -622,6 +623,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (paths: string[], flags: ScanFlags) =>
       setExit(await scanCommand(paths, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
     );
+  program
+    .command('plan')
+    .description("plan a reshape from a run's figures: each switch strategy's critical path, prepaid and deferred costs, memory per GPU, shares of a step and of a budget, and the pool at n GPUs")
+    .option('--run <file>', 'a saved run (.json, or a launched run .jsonl); repeat it to combine runs of one host and NCCL (a term comes from the first that has it)', collect)
+    .option('--shapes <list>', 'TP shapes switched between, e.g. tp4,tp2,tp1 (default: every TP shape of the run\'s GPU count)')
+    .option('--switch-every <duration>', 'time between two switches, e.g. 2s')
+    .option('--step <duration>', 'one step, e.g. 30ms')
+    .option('--kv-budget <size>', 'memory budget per GPU, e.g. 60GiB, or a fraction of GPU memory, e.g. 0.4')
+    .option('--gpus <n>', 'also estimate the pool at n GPUs (4 and 8 always)')
+    .option('--json', 'print the plan as JSON (README, "commcost plan")')
+    .addHelpText('after', `\n${EXIT_HELP}\n`)
+    .action(async (flags: PlanFlags) => setExit(await planCommand(flags, (t) => process.stdout.write(t))));
   return program;
 }
 

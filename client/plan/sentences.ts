@@ -6,7 +6,7 @@
  */
 import type { Plan, StrategyPlan } from './planner';
 import type { PoolEstimate } from './estimate';
-import { bytesText, msText, percentText } from './units';
+import { bytesText, msText, percentText, stepShareText } from './units';
 
 /** "in this simulated run (SIMULATED: …)" or "on this host (2× NVIDIA H200, NCCL 2.28.9)". */
 export function planWhere(plan: Plan): string {
@@ -29,7 +29,7 @@ function memoryShare(plan: Plan, s: StrategyPlan): string {
 function timeShares(plan: Plan, s: StrategyPlan): string {
   const parts: string[] = [];
   if (s.stepShare !== undefined && plan.stepMs !== undefined) {
-    parts.push(s.stepShare >= 1 ? `${Number(s.stepShare.toPrecision(2))}× a ${msText(plan.stepMs)} step once` : `${percentText(s.stepShare)} of a ${msText(plan.stepMs)} step once`);
+    parts.push(`${stepShareText(s.stepShare)}${s.stepShare >= 1 ? '' : ' of'} a ${msText(plan.stepMs)} step once`);
   }
   if (s.amortisedShare !== undefined && plan.switchEveryMs !== undefined) parts.push(`${percentText(s.amortisedShare)} amortised over ${msText(plan.switchEveryMs)}`);
   return parts.length > 0 ? `: ${parts.join(', ')}` : '';

@@ -123,3 +123,8 @@ export function percentText(share: number): string {
   if (p === 0) return '0%';
   return `${Number(p.toPrecision(2))}%`;
 }
+
+/** A share of one step in words: "5.9×" from one step up, else a percent ("8%"). */
+export function stepShareText(share: number): string {
+  return share >= 1 ? `${Number(share.toPrecision(2))}×` : percentText(share);
+}

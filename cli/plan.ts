@@ -1,0 +1,149 @@
+/**
+ * `commcost plan --run FILE [--run FILE …] [--shapes tp4,tp2,tp1] [--switch-every 2s] [--step 30ms]
+ * [--kv-budget 60GiB|0.4] [--gpus n] [--json]`: the study's reshape method on the runs' figures
+ * (client/plan/planner.ts). Prints one row per strategy (critical path per switch, shares of the
+ * step and the interval, prepaid, deferred, memory per GPU and its shares, break-even against the
+ * on-demand rebuild), then every term with the run step it came from (or why it is missing), the
+ * sentences and the pool at n GPUs. Exit 2 on bad input.
+ */
+import { CommcostError, errorText } from '../client/errors';
+import { loadRun } from '../client/resultsStore';
+import { planReshape, type BreakEven, type Plan, type StrategyPlan } from '../client/plan/planner';
+import { planSentences } from '../client/plan/sentences';
+import { termSourceText, type PlanRun, type Term } from '../client/plan/terms';
+import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText, type Budget } from '../client/plan/units';
+import { terminalSafeLines } from './summary';
+
+/** The flags of `commcost plan` as commander gives them (strings, `run` repeatable). */
+export interface PlanFlags {
+  run?: string[];
+  shapes?: string;
+  switchEvery?: string;
+  step?: string;
+  kvBudget?: string;
+  gpus?: string;
+  json?: boolean;
+}
+
+/** A planner input error as the CLI's BAD_INPUT (exit 2), with where and what to do. */
+function badInput(e: PlanInputError): CommcostError {
+  return new CommcostError('BAD_INPUT', e.message, { hint: e.hint });
+}
+
+/** Parses the flags (durations, sizes, shapes, GPU count) into planner inputs. @throws CommcostError BAD_INPUT */
+export function planInputsFromFlags(f: PlanFlags): { shapes?: number[]; switchEveryMs?: number; stepMs?: number; budget?: Budget; gpus?: number } {
+  try {
+    let gpus: number | undefined;
+    if (f.gpus !== undefined) {
+      gpus = /^\s*\d+\s*$/.test(f.gpus) ? Number(f.gpus) : NaN;
+      if (!(gpus >= 1 && gpus <= 4096)) throw new PlanInputError(`--gpus ${JSON.stringify(f.gpus)} is not a GPU count`, '--gpus', 'give a whole number from 1 to 4096, e.g. --gpus 16');
+    }
+    return {
+      ...(f.shapes !== undefined ? { shapes: parseShapes(f.shapes, '--shapes') } : {}),
+      ...(f.switchEvery !== undefined ? { switchEveryMs: parseDuration(f.switchEvery, '--switch-every') } : {}),
+      ...(f.step !== undefined ? { stepMs: parseDuration(f.step, '--step') } : {}),
+      ...(f.kvBudget !== undefined ? { budget: parseBudget(f.kvBudget, '--kv-budget') } : {}),
+      ...(gpus !== undefined ? { gpus } : {}),
+    };
+  } catch (e) {
+    if (e instanceof PlanInputError) throw badInput(e);
+    throw e;
+  }
+}
+
+const cell = (v: number | undefined, text: (x: number) => string): string => (v === undefined ? 'missing' : text(v));
+
+/** "after 3 switches (6 s)", "ahead from the first switch", … against the on-demand rebuild. */
+export function breakEvenText(b: BreakEven | undefined): string {
+  if (!b) return '–';
+  switch (b.kind) {
+    case 'ahead':
+      return 'ahead from the first switch';
+    case 'behind':
+      return 'never ahead';
+    case 'same':
+      return 'the same';
+    case 'after':
+      return `ahead after ${b.switches} switch${b.switches === 1 ? '' : 'es'}${b.afterMs !== undefined ? ` (${msText(b.afterMs)})` : ''}`;
+    case 'until':
+      return `ahead for ${Math.max(0, (b.switches ?? 1) - 1)} switch${b.switches === 2 ? '' : 'es'}, then behind`;
+  }
+}
+
+function row(plan: Plan, s: StrategyPlan): string[] {
+  const shares = (v: number | undefined) => (v === undefined ? '–' : percentText(v));
+  return [
+    s.name,
+    cell(s.criticalMs, msText),
+    plan.stepMs !== undefined ? (s.stepShare === undefined ? '–' : stepShareText(s.stepShare)) : '–',
+    plan.switchEveryMs !== undefined ? shares(s.amortisedShare) : '–',
+    cell(s.prepaidMs, msText),
+    cell(s.deferredMs, msText),
+    cell(s.memoryBytes, bytesText),
+    shares(s.memoryShareOfGpu),
+    plan.budgetBytes !== undefined ? shares(s.memoryShareOfBudget) : '–',
+    s.id === 'lazy' ? '(reference)' : breakEvenText(s.breakEven.find((b) => b.against === 'lazy')),
+  ];
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function termLine(t: Term): string {
+  const times = t.times !== undefined && t.times !== 1 ? ` × ${t.times}` : '';
+  const value = t.value === undefined ? 'missing' : t.unit === 'ms' ? msText(t.value) : bytesText(t.value);
+  return `      ${value}${times}  ${t.what} — ${termSourceText(t)}`;
+}
+
+/** The plan as text: header, the table, every strategy's terms with their steps, the sentences, the pool at n GPUs. */
+export function formatPlan(plan: Plan): string {
+  const h = plan.host;
+  const lines: string[] = [];
+  if (h.simulated) lines.push("SIMULATED: figures come from commcost's simulated NCCL, not from a measurement", '');
+  lines.push(`plan for ${h.hostname}: ${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''} — runs ${h.files.join(', ')}`);
+  const inputs = [
+    `shapes ${plan.shapes.map((s) => `TP${s}`).join(', ')}`,
+    plan.switchEveryMs !== undefined ? `a switch every ${msText(plan.switchEveryMs)}` : 'no --switch-every (no amortised share)',
+    plan.stepMs !== undefined ? `a ${msText(plan.stepMs)} step` : 'no --step (no share of a step)',
+    plan.budgetBytes !== undefined
+      ? `budget ${bytesText(plan.budgetBytes)} per GPU${plan.budgetGiven && 'fraction' in plan.budgetGiven ? ` (${plan.budgetGiven.fraction} of the GPU's ${bytesText(h.gpuBytes ?? 0)})` : ''}`
+      : 'no --kv-budget (no share of a budget)',
+  ];
+  lines.push(inputs.join(' · '), '');
+  const header = ['strategy', 'critical path', 'of a step', 'amortised', 'prepaid', 'deferred', 'memory/GPU', 'of GPU', 'of budget', 'break-even vs on-demand'];
+  lines.push(table([header, ...plan.strategies.map((s) => row(plan, s))]));
+  lines.push('terms (median of each step; memory: median of the per-GPU MAX):');
+  for (const s of plan.strategies) {
+    lines.push(`  ${s.name} — ${s.how}${s.note ? ` (${s.note})` : ''}`);
+    for (const [part, terms] of [['critical path', s.critical], ['prepaid', s.prepaid], ['deferred', s.deferred], ['memory per GPU', s.memory]] as const) {
+      if (terms.length === 0) continue;
+      lines.push(`    ${part}:`, ...terms.map(termLine));
+    }
+  }
+  lines.push('', ...planSentences(plan).map((s) => `- ${s}`), '');
+  return lines.join('\n');
+}
+
+/**
+ * Runs `commcost plan`: loads the runs (loadRun validates each), plans, prints.
+ * @returns the exit code (0)
+ * @throws CommcostError BAD_INPUT (no --run, bad flags, runs that cannot be combined), BAD_RUN_FILE
+ */
+export async function planCommand(flags: PlanFlags, out: (text: string) => void): Promise<number> {
+  const files = flags.run ?? [];
+  if (files.length === 0) throw new CommcostError('BAD_INPUT', 'commcost plan needs a run', { hint: 'give one or more saved runs of one host: --run .commcost/runs/<run>.json' });
+  const inputs = planInputsFromFlags(flags);
+  const runs: PlanRun[] = [];
+  for (const file of files) runs.push({ file, run: await loadRun(file) });
+  let plan: Plan;
+  try {
+    plan = planReshape(runs, inputs);
+  } catch (e) {
+    if (e instanceof PlanInputError) throw badInput(e);
+    throw new CommcostError('INTERNAL', `planning failed: ${errorText(e)}`, { cause: e });
+  }
+  out(flags.json ? `${JSON.stringify({ commcostPlan: 1, ...plan, sentences: planSentences(plan) }, null, 2)}\n` : terminalSafeLines(formatPlan(plan)));
+  return 0;
+}
