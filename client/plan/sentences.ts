@@ -62,7 +62,7 @@ export function poolSentence(plan: Plan): string {
       ? ` switches in ${sw} (the rebuild it replaces is missing: ${missingText(lazy)})`
       : pool.criticalMs < lazy.criticalMs
         ? ` turns a ${msText(lazy.criticalMs)} rebuild into a ${sw} switch`
-        : `'s ${sw} switch is no shorter than the ${msText(lazy.criticalMs)} rebuild`;
+        : ` its ${sw} switch is no shorter than the ${msText(lazy.criticalMs)} rebuild`;
   const joiner = pool.memoryBytes !== undefined ? ' and' : ',';
   return `${where}, a pool of ${k} shape${k === 1 ? '' : 's'}${memory}${joiner}${versus}${timeShares(plan, pool)}`;
 }

@@ -1,0 +1,166 @@
+/**
+ * The planner's arithmetic against sums computed by hand on a 4-rank run of round figures
+ * (planRuns.ts), a missing term for every strategy, and the units parsers.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { planReshape, type Plan, type StrategyPlan } from '../../client/plan/planner';
+import type { StrategyId } from '../../client/plan/strategies';
+import { parseBudget, parseDuration, parseShapes, PlanInputError } from '../../client/plan/units';
+import { asPlanRuns, fourRankRun } from './planRuns';
+
+const MiB = 2 ** 20;
+const GiB = 2 ** 30;
+const GPU = 150_754_820_096;
+
+function strategy(plan: Plan, id: StrategyId): StrategyPlan {
+  const s = plan.strategies.find((x) => x.id === id);
+  assert.ok(s, id);
+  return s;
+}
+
+const plan = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 1000, stepMs: 20, budget: { bytes: 10 * GiB } });
+
+test('on-demand rebuild: init call + first on the path, destroy deferred; destroy now adds it to the path', () => {
+  const lazy = strategy(plan, 'lazy');
+  assert.equal(lazy.criticalMs, 100); // 40 + 60
+  assert.equal(lazy.stepShare, 5); // 100 / 20
+  assert.equal(lazy.amortisedShare, 0.1); // 100 / 1000
+  assert.equal(lazy.prepaidMs, 0);
+  assert.equal(lazy.deferredMs, 300);
+  assert.equal(lazy.deferredOverruns, false);
+  assert.equal(lazy.memoryBytes, 500 * MiB);
+  assert.equal(lazy.memoryShareOfBudget, 500 / 10240);
+  assert.equal(lazy.memoryShareOfGpu, (500 * MiB) / GPU);
+  assert.deepEqual(lazy.critical.map((t) => t.source && `${t.source.experiment}/${t.source.variant}/${t.source.step}@${t.source.file}`), ['init/default/call@run1.json', 'init/default/first@run1.json']);
+  assert.equal(strategy(plan, 'warmup').criticalMs, 100);
+  const now = strategy(plan, 'destroy-now');
+  assert.equal(now.criticalMs, 400); // 300 + 40 + 60
+  assert.equal(now.deferredMs, 0);
+});
+
+test('prewarmed pool: the switch on the path, every shape prepaid, the last pool point held; break-even by hand', () => {
+  const pool = strategy(plan, 'pool');
+  assert.equal(pool.criticalMs, 2);
+  assert.equal(pool.prepaidMs, 161); // 40+60 + 20+30 + 10+1
+  assert.equal(pool.memoryBytes, 1000 * MiB);
+  assert.equal(pool.stepShare, 0.1);
+  assert.equal(pool.amortisedShare, 0.002);
+  assert.equal(pool.pauseRatio, 2 / 69);
+  // 161 ms more prepaid, 98 ms saved per switch: ahead after ceil(161/98) = 2 switches, 2 s at one a second.
+  assert.deepEqual(pool.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 2, afterMs: 2000 });
+  // The other way round: the rebuild is ahead only until the pool has paid back.
+  assert.deepEqual(strategy(plan, 'lazy').breakEven.find((b) => b.against === 'pool'), { against: 'pool', kind: 'until', switches: 2, afterMs: 2000 });
+  assert.equal(strategy(plan, 'destroy-now').breakEven.find((b) => b.against === 'lazy')?.kind, 'behind');
+  assert.equal(strategy(plan, 'warmup').breakEven.find((b) => b.against === 'lazy')?.kind, 'same');
+});
+
+test('a subset of the shapes: one shape\'s memory is the step between two pool points', () => {
+  const p = planReshape(asPlanRuns(fourRankRun()), { shapes: [4, 1] });
+  const pool = strategy(p, 'pool');
+  assert.equal(pool.memoryBytes, (500 + (1000 - 800)) * MiB);
+  assert.equal(pool.prepaidMs, 111); // 40+60 + 10+1
+  const wide = strategy(planReshape(asPlanRuns(fourRankRun()), { shapes: [8, 4] }), 'pool');
+  assert.equal(wide.memoryBytes, undefined);
+  assert.match(wide.missing[0]!.missing!.why, /TP8 needs 8 GPUs; the runs have 4/);
+});
+
+test('split, shrink from the maximum topology and the suspended pool, by hand', () => {
+  const split = strategy(plan, 'split');
+  assert.equal(split.criticalMs, 40);
+  assert.equal(split.prepaidMs, 100); // the warm TP4 parent
+  assert.equal(split.memoryBytes, 800 * MiB); // parent 500 + child 300
+  assert.deepEqual(split.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 2, afterMs: 2000 });
+  assert.equal(strategy(plan, 'split-share').criticalMs, 15);
+  assert.equal(strategy(plan, 'split-share').memoryBytes, 600 * MiB);
+  assert.equal(strategy(plan, 'shrink').criticalMs, 50);
+  assert.equal(strategy(plan, 'shrink').memoryBytes, 700 * MiB);
+  const suspended = strategy(plan, 'suspended');
+  assert.equal(suspended.criticalMs, 8); // resume 5 + first 3
+  assert.equal(suspended.prepaidMs, 181); // pool 161 + 2 suspends of 10
+  assert.equal(suspended.deferredMs, 10);
+  assert.equal(suspended.memoryBytes, (500 + 2 * 4) * MiB);
+});
+
+test('a background cost longer than the switch interval is flagged', () => {
+  const p = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 200 });
+  assert.equal(strategy(p, 'lazy').deferredOverruns, true);
+  assert.equal(strategy(p, 'pool').deferredOverruns, false);
+});
+
+test('a missing term for every strategy: no total, the missing term names the experiment that measures it', () => {
+  const cases: [StrategyId, string][] = [
+    ['lazy', 'init'],
+    ['warmup', 'init'],
+    ['destroy-now', 'destroy'],
+    ['pool', 'pool'],
+    ['pool-share', 'pool'],
+    ['split', 'split'],
+    ['split-share', 'split'],
+    ['shrink', 'shrink'],
+    ['grow', 'grow'],
+    ['suspended', 'suspend'],
+  ];
+  for (const [id, exp] of cases) {
+    const p = planReshape(asPlanRuns(fourRankRun({}, [exp])), { switchEveryMs: 1000, stepMs: 20 });
+    const s = strategy(p, id);
+    assert.equal(s.criticalMs, undefined, `${id} without ${exp}`);
+    assert.equal(s.stepShare, undefined, id);
+    assert.equal(s.amortisedShare, undefined, id);
+    assert.ok(s.missing.length > 0, id);
+    assert.equal(s.missing[0]!.missing!.experiment, exp, id);
+    assert.equal(s.breakEven.length, 0, id);
+  }
+  // A skipped experiment gives its reason.
+  assert.match(strategy(plan, 'grow').missing[0]!.missing!.why, /grow was skipped in run1\.json: needs NCCL ≥ 2\.29\.2/);
+});
+
+test('runs are combined in order: a term comes from the first run that has it, and names that file', () => {
+  const a = fourRankRun({}, ['pool']);
+  const b = fourRankRun();
+  const p = planReshape(asPlanRuns(a, b), {});
+  assert.equal(strategy(p, 'pool').critical[0]!.source!.file, 'run2.json');
+  assert.equal(strategy(p, 'lazy').critical[0]!.source!.file, 'run1.json');
+  const other = fourRankRun({ ranks: 2 });
+  assert.throws(() => planReshape(asPlanRuns(a, other), {}), (e: unknown) => e instanceof PlanInputError && /run2\.json cannot be combined with run1\.json: 2 vs 4 ranks/.test(e.message));
+});
+
+test('a budget as a fraction of the GPU memory in the stamp', () => {
+  const p = planReshape(asPlanRuns(fourRankRun()), { budget: { fraction: 0.5 } });
+  assert.equal(p.budgetBytes, GPU / 2);
+  assert.equal(strategy(p, 'lazy').memoryShareOfBudget, (500 * MiB) / (GPU / 2));
+});
+
+test('the pool at n GPUs: measured at the run\'s count, else extrapolated linearly in log2(size), with its basis', () => {
+  const p = planReshape(asPlanRuns(fourRankRun()), { gpus: 16 });
+  assert.deepEqual(p.estimates.map((e) => e.gpus), [4, 8, 16]);
+  const [at4, at8] = p.estimates;
+  assert.equal(at4!.measured, true);
+  assert.equal(at4!.bytesPerGpu, 1000 * MiB);
+  assert.equal(at4!.communicators, 7);
+  // sizes 4, 2, 1 → 500, 300, 200 MiB: slope 150 MiB per doubling, 183.3 MiB at size 1; size 8: 633.3 MiB.
+  assert.equal(at8!.measured, false);
+  assert.equal(at8!.communicators, 15);
+  assert.equal(at8!.perGpu, 4);
+  assert.ok(Math.abs(at8!.bytesPerGpu! / MiB - (633 + 1 / 3 + 500 + 300 + 200)) < 1e-6);
+  assert.match(at8!.basis, /^estimate: sizes 4, 2, 1 measured \(pool\/tp4\+2\+1, run1\.json\); other sizes extrapolated linearly in log2\(size\)$/);
+  assert.equal(p.study.pool8Communicators, 15);
+  const none = planReshape(asPlanRuns(fourRankRun({}, ['pool'])), {});
+  assert.equal(none.estimates[0]!.bytesPerGpu, undefined);
+});
+
+test('units: durations, budgets and shapes, with clear errors', () => {
+  assert.equal(parseDuration('2s', '--switch-every'), 2000);
+  assert.equal(parseDuration('30ms', '--step'), 30);
+  assert.equal(parseDuration('500us', '--step'), 0.5);
+  assert.equal(parseDuration('1.5 min', '--step'), 90_000);
+  for (const bad of ['2', '-1s', 'fast', '0ms', '']) assert.throws(() => parseDuration(bad, '--step'), (e: unknown) => e instanceof PlanInputError && e.where === '--step' && e.hint.length > 0, bad);
+  assert.deepEqual(parseBudget('60GiB', '--kv-budget'), { bytes: 60 * GiB });
+  assert.deepEqual(parseBudget('500MB', '--kv-budget'), { bytes: 500e6 });
+  assert.deepEqual(parseBudget('0.4', '--kv-budget'), { fraction: 0.4 });
+  assert.throws(() => parseBudget('60', '--kv-budget'), /a number without a unit is a fraction of GPU memory/);
+  assert.throws(() => parseBudget('60XB', '--kv-budget'), /is not a size/);
+  assert.deepEqual(parseShapes('tp1,tp4,tp2', '--shapes'), [4, 2, 1]);
+  assert.throws(() => parseShapes('tp0', '--shapes'), /"tp0" is not a TP shape/);
+  assert.throws(() => parseShapes('tp2,tp2', '--shapes'), /tp2 is listed twice/);
+});

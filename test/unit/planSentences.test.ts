@@ -1,0 +1,103 @@
+/**
+ * The plan's sentences at 1, 2 and 4 ranks, on recorded runs (docs/results) and simulated ones:
+ * each chosen by the figures it states; a missing term said missing, with why. And `commcost
+ * plan` end to end on the committed 2×H200 runs (the table, the sources, bad input).
+ */
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { planReshape } from '../../client/plan/planner';
+import { planSentences, poolSentence, strategySentence } from '../../client/plan/sentences';
+import { planCommand } from '../../cli/plan';
+import { CommcostError } from '../../client/errors';
+import { asPlanRuns, fourRankRun, h200x1, h200x2 } from './planRuns';
+
+const GiB = 2 ** 30;
+const inputs = { switchEveryMs: 2000, stepMs: 30, budget: { bytes: 60 * GiB } };
+
+test('2 ranks, recorded: the study\'s sentence with the run\'s own figures', () => {
+  const plan = planReshape(h200x2(), inputs);
+  assert.equal(
+    poolSentence(plan),
+    'on this host (2× NVIDIA H200, NCCL 2.28.9), a pool of 2 shapes costs 872 MiB per GPU, 1.4% of a 60 GiB budget, and turns a 176 ms rebuild into a 0.023 ms switch: 0.078% of a 30 ms step once, 0.0012% amortised over 2 s',
+  );
+  const lines = planSentences(plan);
+  assert.ok(lines.includes('on-demand rebuild (lazy connect): 176 ms on the critical path per switch: 5.9× a 30 ms step once, 8.8% amortised over 2 s; 508 ms deferred to the background; holds 484 MiB per GPU, 0.79% of a 60 GiB budget'));
+  assert.ok(lines.includes('pool kept suspended: no total — missing ncclCommResume (suspend was skipped in h200x2-nccl2.28.9-wheel.catalogue.json: needs NCCL ≥ 2.29.7, host has 2.28.9)'));
+  assert.ok(lines.some((l) => l.startsWith('8 GPUs (estimate): a pool of every TP shape (TP8 + TP4 + TP2 + TP1) is 15 communicators, 4 per GPU, 2.08 GiB per GPU — estimate: sizes 2, 1 measured')));
+  assert.ok(lines.some((l) => l.startsWith('the study estimated ~15 shapes, ~1 GB at 8 GPUs') && l.endsWith('from these runs, 15 communicators and 2.08 GiB per GPU (estimate)')));
+  assert.ok(!lines.some((l) => l.includes('SIMULATED')));
+});
+
+test('1 rank, recorded: one TP shape, nothing to switch to; split and its kin missing with the skip reason', () => {
+  const plan = planReshape(h200x1(), inputs);
+  const head = poolSentence(plan);
+  assert.match(head, /^on this host \(1× NVIDIA H200, NCCL 2\.28\.9\), a prewarmed pool has no switch figure: .*1 rank has one TP shape: a pool has nothing to switch to.*; a switch is a rebuild of /);
+  assert.doesNotMatch(head, /turns/);
+  const split = plan.strategies.find((s) => s.id === 'split')!;
+  assert.match(strategySentence(plan, split), /^split from the maximum topology: no total — missing ncclCommSplit into halves \(split was skipped in h200x1-nccl2\.28\.9-wheel\.json: needs 2 GPUs, host has 1\)$/);
+  assert.ok(planSentences(plan).some((l) => l.startsWith('1 GPU (measured): a pool of every TP shape (TP1) is 1 communicator, 1 per GPU')));
+});
+
+test('4 ranks: the pool sentence, a pool that does not fit, a pool switch that is not shorter', () => {
+  const plan = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 1000, stepMs: 20, budget: { bytes: 10 * GiB } });
+  assert.match(poolSentence(plan), /^on this host \(4× NVIDIA H200, NCCL [^)]+\), a pool of 3 shapes costs 1000 MiB per GPU, 9\.8% of a 10 GiB budget, and turns a 100 ms rebuild into a 2 ms switch: 10% of a 20 ms step once, 0\.2% amortised over 1 s$/);
+  const small = planReshape(asPlanRuns(fourRankRun()), { budget: { bytes: 512 * 2 ** 20 } });
+  assert.match(poolSentence(small), /costs 1000 MiB per GPU, more than the 512 MiB budget \(195% of it\), and turns a 100 ms rebuild into a 2 ms switch$/);
+  const slow = fourRankRun();
+  const pool = slow.experiments.find((e) => e.experiment === 'pool')!.variants[0]!;
+  pool.steps.find((s) => s.step === 'switch')!.stats.median = 150;
+  assert.match(poolSentence(planReshape(asPlanRuns(slow), {})), /and its 150 ms switch is no shorter than the 100 ms rebuild$/);
+  const noGpuShare = planReshape(asPlanRuns(fourRankRun()), {});
+  assert.match(poolSentence(noGpuShare), /costs 1000 MiB per GPU, 0\.7% of the GPU's memory, and turns/);
+});
+
+test('simulated runs are said so first, at 1, 2 and 4 ranks', () => {
+  for (const ranks of [1, 2, 4]) {
+    const run = fourRankRun({ simulated: true, ranks });
+    const lines = planSentences(planReshape(asPlanRuns(run), inputs));
+    assert.match(lines[0]!, /^SIMULATED — in this simulated run \(/, `${ranks} ranks`);
+    assert.doesNotMatch(lines[0]!, /on this host/);
+  }
+});
+
+test('a background cost longer than the interval is said so', () => {
+  const plan = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 200 });
+  const lazy = plan.strategies.find((s) => s.id === 'lazy')!;
+  assert.match(strategySentence(plan, lazy), /300 ms deferred to the background — longer than the 200 ms between switches, so it is not done before the next/);
+  const calm = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 2000 });
+  assert.doesNotMatch(strategySentence(calm, calm.strategies.find((s) => s.id === 'lazy')!), /longer than/);
+});
+
+const results = path.join(__dirname, '..', '..', 'docs', 'results');
+
+test('commcost plan on the 2×H200 runs: a row per strategy, every term with its step and file', async () => {
+  let out = '';
+  const code = await planCommand(
+    { run: [path.join(results, 'h200x2-nccl2.28.9-wheel.catalogue.json'), path.join(results, 'h200x2-nccl2.28.9-wheel.json')], switchEvery: '2s', step: '30ms', kvBudget: '60GiB' },
+    (t) => (out += t),
+  );
+  assert.equal(code, 0);
+  assert.match(out, /^prewarmed pool +0\.023 ms +0\.078% +0\.0012% +200 ms +0 ms +872 MiB +0\.61% +1\.4% +ahead after 2 switches \(4 s\)$/m);
+  assert.match(out, /^on-demand rebuild \(lazy connect\) +176 ms +5\.9× +8\.8% +0 ms +508 ms +484 MiB/m);
+  assert.match(out, /0\.023 ms {2}switch inside the pool .* — pool\/tp2\+1\/switch \(median, .*h200x2-nccl2\.28\.9-wheel\.catalogue\.json\)/);
+  assert.match(out, /31\.9 ms {2}ncclCommInitRankConfig TP2 — init\/default\/call \(median, .*h200x2-nccl2\.28\.9-wheel\.json\)/);
+  assert.match(out, /^grow to the maximum topology +missing/m);
+  let json = '';
+  await planCommand({ run: [path.join(results, 'h200x2-nccl2.28.9-wheel.json')], json: true }, (t) => (json += t));
+  const doc = JSON.parse(json) as { commcostPlan: number; strategies: { id: string }[]; sentences: string[] };
+  assert.equal(doc.commcostPlan, 1);
+  assert.equal(doc.strategies.length, 10);
+});
+
+test('commcost plan: bad input says what, where and what to do', async () => {
+  const run = [path.join(results, 'h200x2-nccl2.28.9-wheel.json')];
+  const rejects = (flags: Parameters<typeof planCommand>[0], message: RegExp) =>
+    assert.rejects(planCommand(flags, () => undefined), (e: unknown) => e instanceof CommcostError && e.code === 'BAD_INPUT' && message.test(e.message) && (e.hint ?? '').length > 0);
+  await rejects({}, /commcost plan needs a run/);
+  await rejects({ run, step: '30' }, /--step "30" is not a duration/);
+  await rejects({ run, kvBudget: '2' }, /--kv-budget "2": a number without a unit/);
+  await rejects({ run, shapes: 'tpx' }, /--shapes: "tpx" is not a TP shape/);
+  await rejects({ run, gpus: 'eight' }, /--gpus "eight" is not a GPU count/);
+  await rejects({ run: [...run, path.join(results, 'h200x1-2026-12-01', 'h200x1-nccl2.30.7-source.json')] }, /cannot be combined with .*: NCCL 2\.30\.7 vs 2\.28\.9/);
+});
