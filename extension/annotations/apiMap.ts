@@ -232,9 +232,21 @@ const GROW = { ...create('grow'), childRanks: worldSize };
 /** The mapping table: one entry per API. */
 export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
   ncclCommInitRank: { api: 'ncclCommInitRank', language: 'cpp', role: 'create', callsInto: 'ncclCommInitRank', answer: INIT },
-  ncclCommInitRankConfig: { api: 'ncclCommInitRankConfig', language: 'cpp', role: 'create', callsInto: 'ncclCommInitRankConfig', answer: INIT },
+  ncclCommInitRankConfig: {
+    api: 'ncclCommInitRankConfig',
+    language: 'cpp',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    answer: INIT,
+  },
   ncclCommInitAll: { api: 'ncclCommInitAll', language: 'cpp', role: 'create', callsInto: 'ncclCommInitAll', answer: INIT },
-  ncclCommInitRankScalable: { api: 'ncclCommInitRankScalable', language: 'cpp', role: 'create', callsInto: 'ncclCommInitRankScalable', answer: INIT },
+  ncclCommInitRankScalable: {
+    api: 'ncclCommInitRankScalable',
+    language: 'cpp',
+    role: 'create',
+    callsInto: 'ncclCommInitRankScalable',
+    answer: INIT,
+  },
   ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', callsInto: 'ncclCommSplit', answer: SPLIT },
   ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', callsInto: 'ncclCommShrink', answer: SHRINK },
   ncclCommGrow: { api: 'ncclCommGrow', language: 'cpp', role: 'create', callsInto: 'ncclCommGrow', answer: GROW },

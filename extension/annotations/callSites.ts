@@ -1,9 +1,9 @@
 /**
  * The call-site finder: parses Python and C/C++/CUDA with tree-sitter (web-tree-sitter + the
- * shipped `.wasm` grammars) and finds the NCCL communicator lifecycle calls of {@link API_MAP} as
+ * shipped `.wasm` grammars) and finds the NCCL communicator lifecycle calls of apiMap.ts as
  * real code writes them, with ranges and what the diagnostics need (inside a loop or a per-step
  * function, keyword arguments, the variable a group is assigned to, whether a warm-up collective
- * follows, whether the creation is eager, the NCCL call it ends in). The scans are
+ * follows, whether the creation is eager, the NCCL call it ends in); the names are apiMap.ts's. The scans are
  * pythonSites.ts (names: pythonNames.ts; the default group's first collective: defaultGroup.ts;
  * a group's: groupFlow.ts) and cppSites.ts; the types are callSiteTypes.ts. This file is the
  * facade: the finder, incremental re-parsing, the grammars. No `vscode` import.
@@ -13,7 +13,6 @@
  */
 import { join } from 'node:path';
 import type { Language as TsLanguage, Parser as TsParser, Query as TsQuery, Tree } from 'web-tree-sitter';
-import type { API_MAP } from './apiMap';
 import type { Range, ScanResult, SourceLanguage } from './callSiteTypes';
 import { CPP_QUERY, scanCpp } from './cppSites';
 import { PY_FLOW_QUERY } from './groupFlow';
@@ -21,7 +20,17 @@ import { PY_CALL_QUERY, PY_IMPORT_QUERY, scanPython, type PythonQueries } from '
 import { probeIndexScale } from './rangedQuery';
 
 export { isSourceLanguage } from './callSiteTypes';
-export type { CallSite, FileFacts, Position, Range, Repetition, ScanResult, SourceLanguage, StatementInfo, WarmUpInfo } from './callSiteTypes';
+export type {
+  CallSite,
+  FileFacts,
+  Position,
+  Range,
+  Repetition,
+  ScanResult,
+  SourceLanguage,
+  StatementInfo,
+  WarmUpInfo,
+} from './callSiteTypes';
 
 /** Paths of the three `.wasm` files (runtime + grammars). */
 export interface GrammarFiles {
@@ -73,7 +82,12 @@ export class CallSiteFinder {
     };
     const pyParser = parser(py);
     const calls = new ts.Query(py, PY_CALL_QUERY);
-    const python: PythonQueries = { imports: new ts.Query(py, PY_IMPORT_QUERY), calls, flow: new ts.Query(py, PY_FLOW_QUERY), scale: probeIndexScale(pyParser, calls) };
+    const python: PythonQueries = {
+      imports: new ts.Query(py, PY_IMPORT_QUERY),
+      calls,
+      flow: new ts.Query(py, PY_FLOW_QUERY),
+      scale: probeIndexScale(pyParser, calls),
+    };
     return new CallSiteFinder({ python: pyParser, cpp: parser(cpp) }, { python, cpp: new ts.Query(cpp, CPP_QUERY) });
   }
 

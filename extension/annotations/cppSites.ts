@@ -35,7 +35,10 @@ const C_COLLECTIVES: ReadonlySet<string> = new Set([
 /** An NCCL lifecycle function's name, alone or after a pointer prefix ending in `_` (`real_`, `pfn_`). */
 const CALLEE = new RegExp(`^(?:[A-Za-z0-9]*_)?(${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})$`);
 /** The same names in the text, followed by `(`: candidates the query may have missed. */
-const IN_TEXT = new RegExp(`(?<![A-Za-z0-9_])(?:[A-Za-z0-9]*_)?(?:${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})(?=\\s*\\()`, 'g');
+const IN_TEXT = new RegExp(
+  `(?<![A-Za-z0-9_])(?:[A-Za-z0-9]*_)?(?:${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})(?=\\s*\\()`,
+  'g',
+);
 
 /** The NCCL API a callee names, or undefined. */
 function apiOf(callee: string): ApiName | undefined {
@@ -52,12 +55,22 @@ function cppFunctionName(decl: Node): string {
   return decl.text.split('(')[0]?.trim() ?? decl.text;
 }
 
-const NOT_CODE = new Set(['comment', 'string_literal', 'raw_string_literal', 'char_literal', 'string_content', 'raw_string_content', 'system_lib_string', 'escape_sequence']);
+const NOT_CODE = new Set([
+  'comment',
+  'string_literal',
+  'raw_string_literal',
+  'char_literal',
+  'string_content',
+  'raw_string_content',
+  'system_lib_string',
+  'escape_sequence',
+]);
 
 /**
- * Is the identifier at [start, end) a call the query did not see (inside a macro's arguments or
- * an ERROR node)? Not when the text there is a comment, a string or a preprocessor line, nor when
- * it is the name a declaration or definition declares.
+ * Is the identifier at [start, end) a call the query did not see (inside a macro's arguments, an
+ * ERROR node, or a macro invocation the grammar read as a declaration)? Not when the text there is
+ * a comment, a string or a preprocessor line, nor when it is the name a declaration or definition
+ * declares.
  */
 function unparsedCall(tree: Tree, text: string, start: number, end: number): boolean {
   const node = tree.rootNode.descendantForIndex(start, end);
@@ -66,10 +79,19 @@ function unparsedCall(tree: Tree, text: string, start: number, end: number): boo
   const lineStart = text.lastIndexOf('\n', start - 1) + 1;
   if (/^[ \t]*#/.test(text.slice(lineStart, start))) return false;
   let n: Node | null = node;
-  for (let i = 0; n && i < 6; i++) {
+  let from: Node = node;
+  for (let i = 0; n && i < 8; i++) {
     if (NOT_CODE.has(n.type) || n.type.startsWith('preproc_')) return false;
-    if (n.type === 'function_declarator') return false;
+    // The name a declaration declares is no call; a name inside its parameters is a macro
+    // invocation read as a declaration (`NCCLCHECK(ncclCommDestroy(c))` without its `;`).
+    if (n.type === 'function_declarator') {
+      const d = n.childForFieldName('declarator');
+      if (!(d && d.startIndex === from.startIndex && d.endIndex === from.endIndex)) return true;
+      // `MACRO(name(args))` read as the declaration `MACRO (name(args))`: a parenthesized declarator.
+      return n.parent?.type === 'parenthesized_declarator';
+    }
     if (n.type === 'call_expression' || n.type === 'ERROR' || n.type === 'argument_list' || n.type === 'compound_statement') return true;
+    from = n;
     n = n.parent;
   }
   return true;
@@ -99,7 +121,8 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string): ScanResult {
     } else {
       const decl = c.find((x) => x.name === 'fdecl')?.node;
       const body = c.find((x) => x.name === 'fbody')?.node;
-      if (decl && body) functions.push({ name: cppFunctionName(decl), start: body.startIndex, end: body.endIndex, line: decl.startPosition.row });
+      if (decl && body)
+        functions.push({ name: cppFunctionName(decl), start: body.startIndex, end: body.endIndex, line: decl.startPosition.row });
     }
   }
   const calledInLoop = new Map<string, number>();
@@ -139,7 +162,15 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string): ScanResult {
   for (const { fn, args, name } of named) {
     const api = apiOf(name);
     if (!api) continue;
-    add(api, fn.text, fn.startIndex, args.endIndex, { start: pos(fn.startPosition), end: pos(args.endPosition) }, rangeOf(fn), args.namedChildCount > 0);
+    add(
+      api,
+      fn.text,
+      fn.startIndex,
+      args.endIndex,
+      { start: pos(fn.startPosition), end: pos(args.endPosition) },
+      rangeOf(fn),
+      args.namedChildCount > 0,
+    );
   }
   // Calls the grammar did not parse as calls: inside macro arguments or ERROR nodes.
   IN_TEXT.lastIndex = 0;
@@ -151,7 +182,15 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string): ScanResult {
     if (!api || !unparsedCall(tree, text, start, end)) continue;
     const close = closingParen(text, text.indexOf('(', end));
     const nameRange = { start: positionAt(text, start), end: positionAt(text, end) };
-    add(api, m[0], start, close, { start: nameRange.start, end: positionAt(text, close) }, nameRange, !/^\(\s*\)/.test(text.slice(text.indexOf('(', end))));
+    add(
+      api,
+      m[0],
+      start,
+      close,
+      { start: nameRange.start, end: positionAt(text, close) },
+      nameRange,
+      !/^\(\s*\)/.test(text.slice(text.indexOf('(', end))),
+    );
   }
   sites.sort((x, y) => x.startIndex - y.startIndex);
   return { language: 'cpp', sites, facts: { importInsertLine: 0 } };

@@ -32,6 +32,21 @@ export interface DefaultGroupContext {
   collectiveAt: (fn: Node, args: Node) => DefaultCandidate | undefined;
 }
 
+const DEF = /^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(/gm;
+const definitions = new WeakMap<DefaultGroupContext, Map<string, number>>();
+
+/** Each function name defined in the file → the index of its first `def` (one pass over the text per scan). */
+function definitionsOf(ctx: DefaultGroupContext): Map<string, number> {
+  let d = definitions.get(ctx);
+  if (!d) {
+    d = new Map();
+    DEF.lastIndex = 0;
+    for (let m = DEF.exec(ctx.text); m; m = DEF.exec(ctx.text)) if (m[1] && !d.has(m[1])) d.set(m[1], m.index + m[0].indexOf('def'));
+    definitions.set(ctx, d);
+  }
+  return d;
+}
+
 /** Functions followed at most this deep, and at most this many bodies in all. */
 const MAX_DEPTH = 4;
 const MAX_BODIES = 24;
@@ -80,10 +95,8 @@ export function firstDefaultCollective(
   };
   /** The body of the file's function `name` (the first definition), via its `def`. */
   const bodyOf = (name: string): { start: number; end: number } | undefined => {
-    const re = new RegExp(`(^|\\n)[ \\t]*(async[ \\t]+)?def[ \\t]+${escapeRegExp(name)}[ \\t]*\\(`, 'g');
-    const m = re.exec(ctx.text);
-    if (!m) return undefined;
-    const at = m.index + m[0].indexOf('def');
+    const at = definitionsOf(ctx).get(name);
+    if (at === undefined) return undefined;
     let body: { start: number; end: number } | undefined;
     forEachMatch(ctx.query, ctx.tree, [{ start: at, end: at + 3 }], ctx.scale, (q: QueryMatch) => {
       if (body || q.patternIndex !== 4) return;
@@ -102,7 +115,7 @@ export function firstDefaultCollective(
       }
       const written = fn.text.replace(/\s+/g, '');
       const m = /^(?:(?:self|cls)\.)?([A-Za-z_][A-Za-z0-9_]*)$/.exec(written);
-      if (!m?.[1] || depth >= MAX_DEPTH || bodies >= MAX_BODIES || visited.has(m[1])) continue;
+      if (!m?.[1] || depth >= MAX_DEPTH || bodies >= MAX_BODIES || visited.has(m[1]) || !definitionsOf(ctx).has(m[1])) continue;
       visited.add(m[1]);
       const body = bodyOf(m[1]);
       if (!body) continue;
@@ -121,7 +134,10 @@ export function firstDefaultCollective(
 }
 
 /** The first call of function `fn` in the file outside its own body: its end, and the end of the function it is in (or of the file). */
-function firstCallOf(ctx: DefaultGroupContext, fn: { name: string; start: number; end: number }): { end: number; scopeEnd: number } | undefined {
+function firstCallOf(
+  ctx: DefaultGroupContext,
+  fn: { name: string; start: number; end: number },
+): { end: number; scopeEnd: number } | undefined {
   const re = new RegExp(`(?<![A-Za-z0-9_.])(?:(?:self|cls)\\s*\\.\\s*)?${escapeRegExp(fn.name)}\\s*\\(`, 'g');
   for (let m = re.exec(ctx.text); m; m = re.exec(ctx.text)) {
     const at = m.index;

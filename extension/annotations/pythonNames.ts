@@ -28,7 +28,8 @@ for (const prefix of [`${DIST}.device_mesh`, DIST]) {
 PY_QUALIFIED.set(`${DIST}.ProcessGroup.abort`, 'ProcessGroup.abort');
 PY_QUALIFIED.set(`${DIST}.distributed_c10d.ProcessGroup.abort`, 'ProcessGroup.abort');
 // c10d backends built directly.
-for (const m of [DIST, `${DIST}.distributed_c10d`, 'torch._C._distributed_c10d']) PY_QUALIFIED.set(`${m}.ProcessGroupNCCL`, 'ProcessGroupNCCL');
+for (const m of [DIST, `${DIST}.distributed_c10d`, 'torch._C._distributed_c10d'])
+  PY_QUALIFIED.set(`${m}.ProcessGroupNCCL`, 'ProcessGroupNCCL');
 PY_QUALIFIED.set(`${DIST}.distributed_c10d._new_process_group_helper`, '_new_process_group_helper');
 // Ray's collective groups (the NCCL backend is the default; the backend argument is checked).
 for (const m of ['ray.util.collective', 'ray.util.collective.collective']) {
@@ -72,7 +73,8 @@ const NCCL4PY_BINDINGS: Record<string, NcclApi> = {
   comm_window_deregister: 'ncclCommWindowDeregister',
   comm_mem_stats: 'ncclCommMemStats',
 };
-for (const m of ['nccl.bindings.nccl', 'nccl.bindings']) for (const [f, api] of Object.entries(NCCL4PY_BINDINGS)) PY_QUALIFIED.set(`${m}.${f}`, api);
+for (const m of ['nccl.bindings.nccl', 'nccl.bindings'])
+  for (const [f, api] of Object.entries(NCCL4PY_BINDINGS)) PY_QUALIFIED.set(`${m}.${f}`, api);
 
 /** Module paths of vLLM-style `PyNcclCommunicator` classes (vLLM, SGLang): any `….pynccl.PyNcclCommunicator`. */
 const PYNCCL = /(^|\.)pynccl\.PyNcclCommunicator$/;
@@ -100,7 +102,9 @@ const PY_COLLECTIVE_NAMES = [
   'irecv',
   'batch_isend_irecv',
 ];
-export const PY_COLLECTIVES: ReadonlySet<string> = new Set(PY_COLLECTIVE_NAMES.flatMap((n) => [`${DIST}.${n}`, `${DIST}.distributed_c10d.${n}`]));
+export const PY_COLLECTIVES: ReadonlySet<string> = new Set(
+  PY_COLLECTIVE_NAMES.flatMap((n) => [`${DIST}.${n}`, `${DIST}.distributed_c10d.${n}`]),
+);
 
 /**
  * The positional index of the `group` parameter of the torch.distributed collectives (a call
@@ -155,7 +159,9 @@ export const COMM_RECEIVER = /(^|[._])([a-z_]*comm[a-z_]*|[a-z_]*_tc|tc)$/i;
 export const GROUP_RECEIVER = /(^|[._])(pg|process_group|[a-z]*group)$/i;
 
 /** The last name of every method above. */
-export const METHOD_NAMES: readonly string[] = [...new Set([...Object.keys(NCCL4PY_METHODS), ...Object.keys(TORCHCOMMS_METHODS), 'configure', 'eager_connect_single_device', 'abort'])];
+export const METHOD_NAMES: readonly string[] = [
+  ...new Set([...Object.keys(NCCL4PY_METHODS), ...Object.keys(TORCHCOMMS_METHODS), 'configure', 'eager_connect_single_device', 'abort']),
+];
 
 /** The libraries whose imports make their method names worth looking for. */
 export interface Libraries {
@@ -210,7 +216,11 @@ export function isTorchftNccl(full: string): boolean {
 
 /** The last names of every qualified callee above (what the text is searched for). */
 export const QUALIFIED_LAST_NAMES: readonly string[] = [
-  ...new Set([...PY_QUALIFIED.keys(), ...PY_COLLECTIVES, 'x.PyNcclCommunicator', 'x.ProcessGroupBabyNCCL'].map((q) => q.slice(q.lastIndexOf('.') + 1))),
+  ...new Set(
+    [...PY_QUALIFIED.keys(), ...PY_COLLECTIVES, 'x.PyNcclCommunicator', 'x.ProcessGroupBabyNCCL'].map((q) =>
+      q.slice(q.lastIndexOf('.') + 1),
+    ),
+  ),
 ];
 
 /** Where each API's backend (or device type) argument is: its keyword and positional index. */

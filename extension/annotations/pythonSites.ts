@@ -12,7 +12,7 @@
  */
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, FIRST_COLLECTIVE, type ApiName } from './apiMap';
-import type { CallSite, FileFacts, Range, ScanResult, WarmUpInfo } from './callSiteTypes';
+import type { CallSite, Range, ScanResult } from './callSiteTypes';
 import { firstDefaultCollective, onDefaultGroup, type DefaultCandidate } from './defaultGroup';
 import { GroupFlow } from './groupFlow';
 import {
@@ -32,8 +32,21 @@ import {
   qualifyAll,
   type ArgumentText,
 } from './pythonNames';
+import { eagerOf, nextStatementIsCollective, registeredBackend, warmUpAfter } from './pythonEager';
+import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
-import { escapeRegExp, innermost, lastSegment, namesRegExp, pos, rangeOf, repetition, statementInfo, lineStartIndex, type FunctionSpan, type Span } from './scanShared';
+import {
+  innermost,
+  lastSegment,
+  namesRegExp,
+  pos,
+  rangeOf,
+  repetition,
+  statementInfo,
+  lineStartIndex,
+  type FunctionSpan,
+  type Span,
+} from './scanShared';
 
 export const PY_IMPORT_QUERY = `
 (import_statement) @import
@@ -65,90 +78,17 @@ export interface PythonQueries {
 interface PyCall {
   fn: Node;
   args: Node;
-}
-
-/** Local name → every fully qualified name it is imported as (in order); the last one also in `last`. */
-interface Bindings {
-  all: Map<string, string[]>;
-  last: Map<string, string>;
-  star: boolean;
-  lastTopLevelImportLine: number;
-}
-
-function pythonBindings(imports: readonly Node[]): Bindings {
-  const all = new Map<string, string[]>();
-  const last = new Map<string, string>();
-  const bind = (local: string, full: string): void => {
-    const list = all.get(local) ?? [];
-    if (!list.includes(full)) list.push(full);
-    all.set(local, list);
-    last.set(local, full);
-  };
-  let star = false;
-  let lastTopLevelImportLine = -1;
-  for (const imp of imports) {
-    if (imp.startPosition.column === 0) lastTopLevelImportLine = Math.max(lastTopLevelImportLine, imp.endPosition.row);
-    if (imp.type === 'import_statement') {
-      for (const n of imp.namedChildren) {
-        if (!n) continue;
-        if (n.type === 'dotted_name') {
-          const first = n.text.split('.')[0] ?? n.text;
-          bind(first, first);
-        } else if (n.type === 'aliased_import') {
-          const name = n.childForFieldName('name')?.text;
-          const alias = n.childForFieldName('alias')?.text;
-          if (name && alias) bind(alias, name.replace(/\s+/g, ''));
-        }
-      }
-    } else {
-      const moduleNode = imp.childForFieldName('module_name');
-      const module = moduleNode?.text.replace(/\s+/g, '');
-      if (!moduleNode || !module || module.startsWith('.')) continue;
-      for (const n of imp.namedChildren) {
-        if (!n || n.startIndex === moduleNode.startIndex) continue;
-        if (n.type === 'wildcard_import') {
-          if (module === DIST || module === `${DIST}.distributed_c10d` || module === `${DIST}.device_mesh`) star = true;
-        } else if (n.type === 'dotted_name') {
-          bind(n.text, `${module}.${n.text}`);
-        } else if (n.type === 'aliased_import') {
-          const name = n.childForFieldName('name')?.text;
-          const alias = n.childForFieldName('alias')?.text;
-          if (name && alias) bind(alias, `${module}.${name}`);
-        }
-      }
-    }
-  }
-  return { all, last, star, lastTopLevelImportLine };
-}
-
-function pythonFacts(bindings: ReadonlyMap<string, string>, lastImportLine: number): FileFacts {
-  let torchName: string | undefined;
-  let distName: string | undefined;
-  for (const [local, full] of bindings) {
-    if (full === 'torch' && !torchName) torchName = local;
-    if (full === DIST && !distName) distName = local;
-  }
-  if (!distName && torchName) distName = `${torchName}.distributed`;
-  return { ...(torchName ? { torchName } : {}), ...(distName ? { distName } : {}), importInsertLine: lastImportLine + 1 };
-}
-
-/** The arguments of a call as the backend rule and the eager facts read them. */
-function argumentsOf(args: Node): ArgumentText[] {
-  const out: ArgumentText[] = [];
-  if (args.type !== 'argument_list') return out;
-  for (const a of args.namedChildren) {
-    if (!a || a.type === 'comment') continue;
-    if (a.type === 'keyword_argument') {
-      const v = a.childForFieldName('value');
-      out.push({ keyword: a.childForFieldName('name')?.text ?? '', type: v?.type ?? '', text: v?.text ?? '' });
-    } else out.push({ type: a.type, text: a.type === 'dictionary_splat' || a.type === 'list_splat' ? `*${a.text}` : a.text });
-  }
-  return out;
+  /** The callee's text and node type (read once: each read crosses into WebAssembly). */
+  written: string;
+  type: string;
 }
 
 const squash = (s: string): string => s.replace(/\s+/g, '');
 const receiverOf = (written: string): string => squash(written).replace(/\.[A-Za-z_][A-Za-z0-9_]*$/, '');
 const SUBSCRIPT_NCCL = /\[\s*(?:"|')(ncclComm[A-Za-z]+)(?:"|')\s*\]$/;
+
+/** At most this many lazy `init_process_group` calls per file are followed to their first collective. */
+const MAX_DEFAULT_WALKS = 8;
 
 /** What a creating call makes, for the methods called on what it is assigned to. */
 type Maker = 'nccl4py' | 'torchcomms' | 'torchft' | 'ncclBackend' | 'otherBackend';
@@ -168,7 +108,13 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   imports.sort((x, y) => x.startIndex - y.startIndex);
   const b = pythonBindings(imports);
   const libs = librariesOf(b.all);
-  const fulls = (written: string): string[] => qualifyAll(written, b.all, b.star);
+  // Callees repeat (`dist.all_reduce` many times): each is resolved once.
+  const resolved = new Map<string, string[]>();
+  const fulls = (written: string): string[] => {
+    let r = resolved.get(written);
+    if (!r) resolved.set(written, (r = qualifyAll(written, b.all, b.star)));
+    return r;
+  };
 
   // 2. Calls that can be a site or a collective (their callee ends with a name of interest or an
   // alias), with the loops and functions around them and the assignments they are the value of.
@@ -177,7 +123,10 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   if (libs.torchcomms) names.push(...Object.keys(TORCHCOMMS_METHODS));
   if (libs.torchft) names.push('configure');
   for (const [local, all] of b.all)
-    if (all.some((f) => qualifiedApi(f) || PY_COLLECTIVES.has(f) || isTorchftNccl(f) || OTHER_BACKEND.test(f.slice(f.lastIndexOf('.') + 1)))) names.push(local);
+    if (
+      all.some((f) => qualifiedApi(f) || PY_COLLECTIVES.has(f) || isTorchftNccl(f) || OTHER_BACKEND.test(f.slice(f.lastIndexOf('.') + 1)))
+    )
+      names.push(local);
   const calls: (PyCall & { key: number })[] = [];
   const loops: (Span & { kind: string })[] = [];
   const functions: FunctionSpan[] = [];
@@ -195,7 +144,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
         const args = c.find((x) => x.name === 'args')?.node;
         if (fn && args && !seenCalls.has(args.startIndex)) {
           seenCalls.add(args.startIndex);
-          calls.push({ fn, args, key: args.startIndex });
+          calls.push({ fn, args, key: args.startIndex, written: fn.text, type: fn.type });
         }
         break;
       }
@@ -211,7 +160,12 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
         const stmt = c.find((x) => x.name !== 'loop')?.node;
         if (body && stmt && !seenLoops.has(body.startIndex)) {
           seenLoops.add(body.startIndex);
-          loops.push({ start: body.startIndex, end: body.endIndex, line: stmt.startPosition.row, kind: m.patternIndex === 2 ? 'for' : 'while' });
+          loops.push({
+            start: body.startIndex,
+            end: body.endIndex,
+            line: stmt.startPosition.row,
+            kind: m.patternIndex === 2 ? 'for' : 'while',
+          });
         }
         break;
       }
@@ -244,38 +198,49 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   };
   // In text order: a child (`half = comm.split(...)`) is a communicator of its parent's library.
   for (const call of calls) {
-    if (call.fn.type !== 'attribute' && call.fn.type !== 'identifier') continue;
-    const written = squash(call.fn.text);
-    const target = assignedName(call);
-    if (!target) continue;
+    if (call.type === 'subscript' || !assigned.has(call.fn.startIndex)) continue;
+    const written = squash(call.written);
     const fs = fulls(written);
     const method = lastSegment(written);
     const receiver = receiverOf(written);
     let maker: Maker | undefined;
-    if (call.fn.type === 'attribute' && ['split', 'shrink', 'grow'].includes(method) && isComm(receiver, call.fn.startIndex, 'nccl4py')) maker = 'nccl4py';
-    else if (call.fn.type === 'attribute' && method === 'split' && isComm(receiver, call.fn.startIndex, 'torchcomms')) maker = 'torchcomms';
+    if (call.type === 'attribute' && ['split', 'shrink', 'grow'].includes(method) && isComm(receiver, call.fn.startIndex, 'nccl4py'))
+      maker = 'nccl4py';
+    else if (call.type === 'attribute' && method === 'split' && isComm(receiver, call.fn.startIndex, 'torchcomms')) maker = 'torchcomms';
     else if (fs.some((f) => /^nccl\./.test(f) && /\.(init|init_all)$/.test(f))) maker = 'nccl4py';
     else if (fs.some((f) => qualifiedApi(f) === 'new_comm')) maker = 'torchcomms';
     else if (fs.some(isTorchftNccl)) maker = 'torchft';
     else if (fs.some((f) => qualifiedApi(f) === 'ProcessGroupNCCL')) maker = 'ncclBackend';
     else if (fs.some((f) => OTHER_BACKEND.test(f.slice(f.lastIndexOf('.') + 1)))) maker = 'otherBackend';
-    if (maker) makers.set(target, maker);
+    const target = maker && assignedName(call);
+    if (maker && target) makers.set(target, maker);
   }
 
   const collectives: (DefaultCandidate & { end: number; argsText: string })[] = [];
+  const collectivesOnLine = new Map<number, (DefaultCandidate & { end: number; argsText: string })[]>();
   const collectiveStarts = new Set<number>();
   const candidates: { call: PyCall; api: ApiName; written: string }[] = [];
   for (const call of calls) {
-    const written = call.fn.text;
-    if (call.fn.type === 'subscript') {
+    const written = call.written;
+    if (call.type === 'subscript') {
       const name = SUBSCRIPT_NCCL.exec(squash(written))?.[1];
       if (name && NCCL_NAMES.has(name)) candidates.push({ call, api: name as ApiName, written });
       continue;
     }
     const fs = fulls(written);
     if (fs.some((f) => PY_COLLECTIVES.has(f))) {
-      collectives.push({ start: call.fn.startIndex, end: call.args.endIndex, line: call.fn.startPosition.row, written, fn: call.fn, args: call.args, argsText: call.args.text });
+      collectives.push({
+        start: call.fn.startIndex,
+        end: call.args.endIndex,
+        line: call.fn.startPosition.row,
+        written,
+        fn: call.fn,
+        args: call.args,
+        argsText: call.args.text,
+      });
       collectiveStarts.add(call.fn.startIndex);
+      const line = call.fn.startPosition.row;
+      collectivesOnLine.set(line, [...(collectivesOnLine.get(line) ?? []), collectives[collectives.length - 1]!]);
       continue;
     }
     const api = fs.map(qualifiedApi).find((a) => a !== undefined);
@@ -284,7 +249,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
       continue;
     }
     const method = lastSegment(written);
-    const isMethod = call.fn.type === 'attribute';
+    const isMethod = call.type === 'attribute';
     const receiver = isMethod ? receiverOf(written) : '';
     const at = call.fn.startIndex;
     if (NCCL_NAMES.has(method)) {
@@ -314,11 +279,17 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   if (enclosing.size > 0) {
     const before = calls.length;
     // Calls around a name inside a range already queried came with that query.
-    forEachMatch(q.calls, tree, rangesOutside(mergeRanges(wordRanges(text, namesRegExp(enclosing), { tokens: true })), covered), q.scale, collect);
+    forEachMatch(
+      q.calls,
+      tree,
+      rangesOutside(mergeRanges(wordRanges(text, namesRegExp(enclosing), { tokens: true })), covered),
+      q.scale,
+      collect,
+    );
     if (calls.length > before) calls.sort((x, y) => x.key - y.key);
     if (loops.length > 0)
       for (const call of calls) {
-        const name = lastSegment(call.fn.text);
+        const name = lastSegment(call.written);
         if (enclosing.has(name) && !calledInLoop.has(name) && innermost(loops, call.fn.startIndex, call.args.endIndex))
           calledInLoop.set(name, call.fn.startPosition.row);
       }
@@ -328,9 +299,15 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   const groupVariables = new Set<string>();
   const sites: (CallSite & { args: ArgumentText[] })[] = [];
   for (const { call, api, written } of candidates) {
-    const args = argumentsOf(call.args);
+    const argsText = call.args.text;
+    // Only a keyword, a splat, a string or a `Backend.X` can make a difference (walking the arguments costs).
+    const args = /[=*"']|Backend/.test(argsText) ? argumentsOf(call.args) : [];
     if (!makesNccl(api, args) || registeredBackend(api, args, text)) continue;
-    if ((api === 'destroy_process_group' || api === 'ProcessGroup.abort') && /gloo/i.test(api === 'ProcessGroup.abort' ? written : (args[0]?.text ?? ''))) continue;
+    if (
+      (api === 'destroy_process_group' || api === 'ProcessGroup.abort') &&
+      /gloo/i.test(api === 'ProcessGroup.abort' ? written : argsText)
+    )
+      continue;
     const site = pythonSite(call, api, written, text, loops, functions, calledInLoop, assigned);
     if (site.assignedTo && API_MAP[api].role === 'create') groupVariables.add(site.assignedTo);
     sites.push({ ...site, args });
@@ -345,10 +322,11 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   let lines: string[] | undefined;
   let flow: GroupFlow | undefined;
   const inits = kept.filter((s) => s.api === 'init_process_group');
+  const lastCollective = collectives.reduce((m, c) => Math.max(m, c.start), -1);
   for (const s of inits) {
-    s.collectivesAfter = collectives.some((c) => c.start >= s.endIndex);
+    s.collectivesAfter = lastCollective >= s.endIndex;
     lines ??= text.split('\n');
-    const warm = nextStatementIsCollective(s, lines, collectives, (c) => onDefaultGroup(c));
+    const warm = nextStatementIsCollective(s, lines, collectivesOnLine, (c) => onDefaultGroup(c));
     s.eager = s.keywords.includes('device_id') || warm ? true : s.args.some((a) => a.text.startsWith('**')) ? undefined : false;
   }
   const fileEager = inits.some((s) => s.eager === true) ? true : inits.some((s) => s.eager === false) ? false : undefined;
@@ -362,33 +340,41 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   for (const s of kept) {
     if ((s.api === 'new_group' || s.api === 'split_group') && s.assignedTo && s.statement?.ownsLine) {
       lines ??= text.split('\n');
-      s.warmUp = warmUpAfter(s, s.assignedTo, lines, collectives);
+      s.warmUp = warmUpAfter(s, s.assignedTo, lines, collectivesOnLine);
     }
     if (s.eager === undefined) s.eager = eagerOf(s, fileEager, kept, text);
     if (s.warmUp && !s.warmUp.warm) {
-      flow ??= new GroupFlow(q.flow, tree, text, q.scale, functions, collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.args, argsText: c.argsText })));
+      flow ??= new GroupFlow(
+        q.flow,
+        tree,
+        text,
+        q.scale,
+        functions,
+        collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.args, argsText: c.argsText })),
+      );
       const first = flow.firstCollective(s.warmUp.variable, s.startIndex, s.endIndex);
       if (first) {
         s.warmUp.firstCollective = first;
-        const c = s.eager === false ? collectives.find((x) => x.line === first.line && x.written === first.call) : undefined;
+        const c = s.eager === false ? collectivesOnLine.get(first.line)?.find((x) => x.written === first.call) : undefined;
         if (c) addFirst(c, s.warmUp.variable, s);
       }
     }
   }
+  const ctx = {
+    query: q.calls,
+    tree,
+    text,
+    scale: q.scale,
+    collectiveAt: (fn: Node, args: Node): DefaultCandidate | undefined =>
+      collectiveStarts.has(fn.startIndex) || fulls(fn.text).some((f) => PY_COLLECTIVES.has(f))
+        ? { start: fn.startIndex, line: fn.startPosition.row, written: fn.text, fn, args }
+        : undefined,
+  };
+  let walks = 0;
   for (const s of inits) {
-    if (s.eager !== false) continue;
-    const home = innermost(functions, s.startIndex, s.endIndex);
-    const c = firstDefaultCollective(
-      {
-        query: q.calls,
-        tree,
-        text,
-        scale: q.scale,
-        collectiveAt: (fn, args) => (fulls(fn.text).some((f) => PY_COLLECTIVES.has(f)) ? { start: fn.startIndex, line: fn.startPosition.row, written: fn.text, fn, args } : undefined),
-      },
-      s.endIndex,
-      home,
-    );
+    // A file with more lazy inits than this is generated or pathological: the first ones are followed.
+    if (s.eager !== false || walks++ >= MAX_DEFAULT_WALKS) continue;
+    const c = firstDefaultCollective(ctx, s.endIndex, innermost(functions, s.startIndex, s.endIndex));
     if (c) addFirst({ ...c, end: c.args.endIndex }, 'the default group', s);
   }
   const out: CallSite[] = [...kept.map(({ args: _args, ...site }) => site), ...firsts].sort((x, y) => x.startIndex - y.startIndex);
@@ -400,56 +386,6 @@ function torchftReceiver(receiver: string, maker: Maker | undefined, fulls: (w: 
   if (maker === 'torchft') return true;
   const ctor = /^([A-Za-z_][\w.]*)\(.*\)$/s.exec(receiver)?.[1];
   return ctor !== undefined && fulls(ctor).some(isTorchftNccl);
-}
-
-/**
- * A group whose backend is one the file registers itself (`Backend.register_backend(name, creator)`
- * with the same variable): the file's own backend, not NCCL.
- */
-function registeredBackend(api: ApiName, args: readonly ArgumentText[], text: string): boolean {
-  if (api !== 'new_group' && api !== 'init_process_group') return false;
-  const backend = args.find((a) => a.keyword === 'backend');
-  if (!backend || backend.type !== 'identifier' || !text.includes('register_backend')) return false;
-  return new RegExp(`register_backend\\s*\\(\\s*${escapeRegExp(backend.text)}\\s*,`).test(text);
-}
-
-/** Whether a creation is eager by the code (see CallSite `eager`); undefined when the code does not say. */
-function eagerOf(s: CallSite & { args: ArgumentText[] }, fileEager: boolean | undefined, sites: readonly CallSite[], text: string): boolean | undefined {
-  const role = API_MAP[s.api].role;
-  if (role !== 'create') return undefined;
-  const kw = (k: string): boolean => s.args.some((a) => a.keyword === k);
-  const splat = s.args.some((a) => a.text.startsWith('**'));
-  switch (s.api) {
-    case 'split_group':
-    case 'shrink_group':
-    case 'eager_connect_single_device':
-    case 'PyNcclCommunicator':
-      return true;
-    case 'new_group':
-    case 'new_subgroups':
-    case 'init_device_mesh':
-    case 'DeviceMesh':
-    case '_new_process_group_helper':
-      if (kw('device_id') || s.warmUp?.warm) return true;
-      if (splat || s.api === '_new_process_group_helper') return undefined;
-      return fileEager;
-    case 'ProcessGroupNCCL': {
-      const v = s.assignedTo ? squash(s.assignedTo) : undefined;
-      if (!v) return false;
-      const connect = new RegExp(`${escapeRegExp(v)}\\s*\\.\\s*eager_connect_single_device\\s*\\(`);
-      const fn = s.enclosingFunction;
-      const same = sites.some((x) => x.api === 'eager_connect_single_device' && x.startIndex > s.endIndex && x.enclosingFunction === fn && connect.test(x.written + '('));
-      return same || connect.test(text.slice(s.endIndex, s.endIndex + 2000));
-    }
-    case 'init_collective_group':
-    case 'init_distributed':
-    case 'new_comm':
-    case 'ProcessGroupNCCL.configure':
-      return undefined;
-    default:
-      // NCCL's own creation functions (C, ctypes, nccl4py): the call makes the communicator.
-      return API_MAP[s.api].language === 'cpp' ? true : undefined;
-  }
 }
 
 function pythonSite(
@@ -538,41 +474,14 @@ function firstCollectiveSite(
 }
 
 /** The position of `index`, given a known position `known` at index `knownIndex` ≥ `index` on a nearby line. */
-function indexToPosition(text: string, index: number, known: { row: number; column: number }, knownIndex: number): { line: number; character: number } {
+function indexToPosition(
+  text: string,
+  index: number,
+  known: { row: number; column: number },
+  knownIndex: number,
+): { line: number; character: number } {
   if (index === knownIndex) return pos(known);
   let line = known.row;
   for (let i = index; i < knownIndex; i++) if (text.charCodeAt(i) === 10) line--;
   return { line, character: index - lineStartIndex(text, index) };
-}
-
-const indentOf = (line: string): number => /^[ \t]*/.exec(line)?.[0].length ?? 0;
-
-/** The 0-based line of the statement after `site`'s in its block, or undefined when the block ends. */
-function nextStatementLine(site: CallSite, lines: readonly string[]): number | undefined {
-  const indent = site.statement?.indent.length ?? 0;
-  for (let l = (site.statement?.range.end.line ?? site.range.end.line) + 1; l < lines.length; l++) {
-    const line = lines[l] ?? '';
-    const trimmed = line.trim();
-    if (trimmed === '' || trimmed.startsWith('#')) continue;
-    if (indentOf(line) < indent) return undefined;
-    if (indentOf(line) === indent) return l;
-  }
-  return undefined;
-}
-
-/** Is the next statement after `site` a collective that `accepts`? (A warm-up right after creation.) */
-function nextStatementIsCollective<C extends { line: number }>(site: CallSite, lines: readonly string[], collectives: readonly C[], accepts: (c: C) => boolean): boolean {
-  if (!site.statement?.ownsLine) return false;
-  const l = nextStatementLine(site, lines);
-  return l !== undefined && collectives.some((c) => c.line === l && accepts(c));
-}
-
-/**
- * After the statement that created `variable` (from the text: Python blocks are indentation):
- * warm when the next statement of the block is a collective naming the variable. Where a cold
- * group gets its first collective is found by groupFlow.ts.
- */
-function warmUpAfter(site: CallSite, variable: string, lines: readonly string[], collectives: readonly { line: number; argsText: string }[]): WarmUpInfo {
-  const mention = new RegExp(`(^|[^A-Za-z0-9_.])${escapeRegExp(variable)}(?![A-Za-z0-9_])`);
-  return { variable, warm: nextStatementIsCollective(site, lines, collectives, (c) => mention.test(c.argsText)) };
 }

@@ -251,3 +251,95 @@ test('treeEditOf: positions of a multi-line insertion', () => {
     newEndPosition: { row: 2, column: 3 },
   });
 });
+
+// Eager or lazy, from the code only (CallSite `eager`): [text, written, eager].
+const eagerCases: [string, string, boolean | undefined][] = [
+  ['import torch.distributed as dist\ndist.init_process_group("nccl", device_id=dev)\n', 'dist.init_process_group', true],
+  ['import torch.distributed as dist\ndist.init_process_group("nccl")\n', 'dist.init_process_group', false],
+  ['import torch.distributed as dist\ndist.init_process_group("nccl", **kwargs)\n', 'dist.init_process_group', undefined],
+  ['import torch.distributed as dist\ndist.init_process_group("nccl")\ndist.barrier()\n', 'dist.init_process_group', true],
+  ['import torch.distributed as dist\ndist.init_process_group("nccl")\ng = dist.new_group([0, 1])\n', 'dist.new_group', false],
+  ['import torch.distributed as dist\ndist.init_process_group("nccl", device_id=d)\ng = dist.new_group([0, 1])\n', 'dist.new_group', true],
+  ['import torch.distributed as dist\ng = dist.new_group([0, 1])\n', 'dist.new_group', undefined],
+  ['import torch.distributed as dist\ng = dist.new_group([0, 1])\ndist.all_reduce(t, group=g)\n', 'dist.new_group', true],
+  ['import torch.distributed as dist\ng = dist.split_group(None, [[0, 1]])\n', 'dist.split_group', true],
+  [
+    'from torch.distributed import ProcessGroupNCCL\ndef f(s, r, n):\n    b = ProcessGroupNCCL(s, r, n)\n    b.eager_connect_single_device(dev)\n',
+    'ProcessGroupNCCL',
+    true,
+  ],
+  [
+    'from torch.distributed import ProcessGroupNCCL\ndef f(s, r, n):\n    b = ProcessGroupNCCL(s, r, n)\n    return b\n',
+    'ProcessGroupNCCL',
+    false,
+  ],
+  [
+    'from vllm.distributed.device_communicators.pynccl import PyNcclCommunicator\nc = PyNcclCommunicator(g, device=d)\n',
+    'PyNcclCommunicator',
+    true,
+  ],
+  ['def f(lib, c):\n    lib.ncclCommInitRank(c, 2, uid, 0)\n', 'lib.ncclCommInitRank', true],
+  ['import ray.util.collective as col\ncol.init_collective_group(2, 0)\n', 'col.init_collective_group', undefined],
+];
+for (const [text, written, eager] of eagerCases) {
+  test(`finder: ${written} in ${JSON.stringify(text.split('\n').slice(1).join(' ').slice(0, 70))} is ${eager === undefined ? 'not said eager or lazy' : eager ? 'eager' : 'lazy'}`, async () => {
+    const site = (await scanText('python', text)).sites.find((s) => s.written === written);
+    assert.ok(site, `${written} is a call site`);
+    assert.equal(site.eager, eager);
+  });
+}
+
+test('finder: C/C++ creations are eager and every site says the NCCL call it ends in', async () => {
+  const cpp = await scanText('cpp', 'void f() { ncclCommInitRank(&c, 2, id, 0); ncclCommDestroy(c); }\n');
+  assert.deepEqual(
+    cpp.sites.map((s) => [s.api, s.callsInto, s.eager]),
+    [
+      ['ncclCommInitRank', 'ncclCommInitRank', true],
+      ['ncclCommDestroy', 'ncclCommDestroy', undefined],
+    ],
+  );
+  const py = await scanText('python', readFileSync(join(CALLSITES, 'frameworks.py'), 'utf8'));
+  const into = (w: string): string | undefined => py.sites.find((s) => s.written === w)?.callsInto;
+  assert.deepEqual(
+    [into('tc.split'), into('child.finalize'), into('PyNcclCommunicator'), into('pg.eager_connect_single_device'), into('ft.configure')],
+    ['ncclCommSplit', 'ncclCommDestroy', 'ncclCommInitRank', 'ncclCommInitRankConfig', 'ncclCommInitRankConfig'],
+  );
+});
+
+test("finder: a lazy group's first collective names its group and the creation line; an eager group has none", async () => {
+  const scan = await scanText('python', readFileSync(join(CALLSITES, 'lazy_first.py'), 'utf8'));
+  const firsts = scan.sites
+    .filter((s) => s.role === 'firstCollective')
+    .map((s) => [s.range.start.line + 1, s.written, s.firstCollectiveOf]);
+  assert.deepEqual(firsts, [
+    [8, 'dist.reduce_scatter_tensor', { variable: 'the default group', line: 16 }],
+    [20, 'dist.barrier', { variable: 'tp', line: 11 }],
+  ]);
+  const eager = await scanText(
+    'python',
+    'import torch.distributed as dist\ndef main():\n    dist.init_process_group("nccl", device_id=d)\n    dist.all_reduce(x)\n',
+  );
+  assert.equal(eager.sites.filter((s) => s.role === 'firstCollective').length, 0);
+});
+
+test('finder: CUDA the grammar cannot parse (kernel launches, macros read as declarations) still has its NCCL calls, and only those', async () => {
+  const text = [
+    '__global__ void k(float* x) { x[0] = 1; }',
+    'void run(ncclComm_t comm, float* x) {',
+    '  k<<<1, 32, 0, stream>>>(x);',
+    '  NCCLCHECK(ncclCommWindowRegister(comm, x, 4, &win, 0));',
+    '  /* ncclCommDestroy(comm) later */',
+    '  if (last) {',
+    '    NCCLCHECK(ncclCommFinalize(comm))  // a macro that brings its own `;`: read as a declaration',
+    '  }',
+    '  NCCLCHECK(ncclCommDestroy(comm));',
+    '}',
+    'ncclResult_t ncclCommAbort(ncclComm_t comm);',
+    '',
+  ].join('\n');
+  const scan = await scanText('cpp', text);
+  assert.deepEqual(
+    scan.sites.map((s) => `${s.range.start.line + 1} ${s.api}`),
+    ['4 ncclCommWindowRegister', '7 ncclCommFinalize', '9 ncclCommDestroy'],
+  );
+});

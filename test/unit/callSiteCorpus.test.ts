@@ -57,7 +57,10 @@ test('corpus: labels name only files of the manifest, each line once, wrapper ca
   }
   assert.ok(labels.wrapperCallers.every((w) => w.kind === 'wrapperCaller'));
   for (const kind of ['c10d', 'ctypes', 'nccl4py', 'backend', 'framework', 'firstCollective', 'c'])
-    assert.ok(labels.sites.some((s) => s.kind === kind), `no labelled site of kind ${kind}`);
+    assert.ok(
+      labels.sites.some((s) => s.kind === kind),
+      `no labelled site of kind ${kind}`,
+    );
 });
 
 test('corpus: recall and precision of the finder, overall and per kind, at least 95%', async (t) => {
@@ -82,20 +85,35 @@ test('corpus: recall and precision of the finder, overall and per kind, at least
     const right = foundOfKind.filter((f) => expected.get(key(f))?.api === f.api);
     const recall = sites.length ? hit.length / sites.length : 1;
     const precision = foundOfKind.length ? right.length / foundOfKind.length : 1;
-    lines.push(`${kind.padEnd(16)} recall ${(100 * recall).toFixed(1)}% (${hit.length}/${sites.length})  precision ${(100 * precision).toFixed(1)}% (${right.length}/${foundOfKind.length})`);
+    lines.push(
+      `${kind.padEnd(16)} recall ${(100 * recall).toFixed(1)}% (${hit.length}/${sites.length})  precision ${(100 * precision).toFixed(1)}% (${right.length}/${foundOfKind.length})`,
+    );
     return { recall, precision };
   };
   const all = report('all', labels.sites);
   const kinds = [...new Set(labels.sites.map((s) => s.kind))].sort();
-  const per = kinds.map((k) => [k, report(k, labels.sites.filter((s) => s.kind === k))] as const);
+  const per = kinds.map(
+    (k) =>
+      [
+        k,
+        report(
+          k,
+          labels.sites.filter((s) => s.kind === k),
+        ),
+      ] as const,
+  );
   const missed = labels.sites.filter((s) => !byKey.get(key(s))?.some((f) => f.api === s.api)).map((s) => `missed ${key(s)} ${s.api}`);
   const wrong = found.filter((f) => expected.get(key(f))?.api !== f.api).map((f) => `not a site ${key(f)} ${f.api}`);
   t.diagnostic([...lines, ...missed, ...wrong].join('\n'));
   assert.ok(all.recall >= RECALL && all.precision >= PRECISION, lines[0]);
-  for (const [k, r] of per) assert.ok(r.recall >= RECALL && r.precision >= PRECISION, `${k}: ${JSON.stringify(r)}\n${[...missed, ...wrong].join('\n')}`);
+  for (const [k, r] of per)
+    assert.ok(r.recall >= RECALL && r.precision >= PRECISION, `${k}: ${JSON.stringify(r)}\n${[...missed, ...wrong].join('\n')}`);
   // Every look-alike is left alone (they count in the precision above; here each is named).
   const flagged = labels.lookalikes.filter((l) => byKey.has(key(l))).map((l) => `${key(l)}: ${l.why}`);
-  assert.ok(flagged.length <= Math.floor(labels.lookalikes.length * (1 - PRECISION)), `look-alikes taken for call sites:\n${flagged.join('\n')}`);
+  assert.ok(
+    flagged.length <= Math.floor(labels.lookalikes.length * (1 - PRECISION)),
+    `look-alikes taken for call sites:\n${flagged.join('\n')}`,
+  );
 });
 
 /** The kind an unlabelled found site would have (for per-kind precision). */
@@ -104,7 +122,17 @@ function kindOfUnlabelled(f: Found): string {
   if (!f.file.endsWith('.py')) return 'c';
   if (/^nccl/.test(f.api)) return 'ctypes';
   if (['ProcessGroupNCCL', 'eager_connect_single_device', '_new_process_group_helper'].includes(f.api)) return 'backend';
-  if (['PyNcclCommunicator', 'init_collective_group', 'destroy_collective_group', 'init_distributed', 'new_comm', 'ProcessGroupNCCL.configure'].includes(f.api)) return 'framework';
+  if (
+    [
+      'PyNcclCommunicator',
+      'init_collective_group',
+      'destroy_collective_group',
+      'init_distributed',
+      'new_comm',
+      'ProcessGroupNCCL.configure',
+    ].includes(f.api)
+  )
+    return 'framework';
   return 'c10d';
 }
 
@@ -114,5 +142,12 @@ test('corpus: each materialized file is the one labelled (sha256 of the manifest
     return;
   }
   const { createHash } = await import('node:crypto');
-  for (const f of manifest.files) assert.equal(createHash('sha256').update(readFileSync(join(CORPUS, f.file))).digest('hex'), f.sha256, f.file);
+  for (const f of manifest.files)
+    assert.equal(
+      createHash('sha256')
+        .update(readFileSync(join(CORPUS, f.file)))
+        .digest('hex'),
+      f.sha256,
+      f.file,
+    );
 });
