@@ -24,6 +24,7 @@ import { srunArgsFor, type SlurmOptions } from '../client/slurm';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
 import { scanCommand, type ScanFlags } from './scan';
 import { planCommand, type PlanFlags } from './plan';
+import { traceCommand, type TraceFlags } from './trace';
 import { deriveVerdict } from '../client/verdict';
 
 /** Exit codes. */
@@ -635,6 +636,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--json', 'print the plan as JSON (README, "commcost plan")')
     .addHelpText('after', `\n${EXIT_HELP}\n`)
     .action(async (flags: PlanFlags) => setExit(await planCommand(flags, (t) => process.stdout.write(t))));
+  program
+    .command('trace')
+    .description("run your own job (torchrun, srun, mpirun, python, a C program) with every process traced: each call site's communicator creation, first collective and teardown (README, \"commcost trace\")")
+    .argument('<command...>', 'the command to run, after --')
+    .option('--out <file>', 'the trace file (default: .commcost/traces/<date>-<command>.json)')
+    .option('--simulate', "run against commcost's simulated NCCL (no GPU): figures labelled SIMULATED")
+    .option('--deadline <seconds>', 'stop the job after this long (the trace is kept, marked partial)')
+    .addHelpText('after', '\nExit code: the job\'s own; 1 when the trace could not be saved; 2 on bad input.\n')
+    .action(async (command: string[], flags: TraceFlags) =>
+      setExit(await traceCommand(command, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
+    );
   return program;
 }
 

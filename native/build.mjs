@@ -190,8 +190,10 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
       perArch.push(cross(`profiler plugin linux-${arch}`, tools.cc, crossProfiler, profilerInputs, profilerArgs(crossProfiler)));
     }
   }
+  // The Python hook of `commcost trace`, shipped beside the plugin.
+  const pyhook = copyIfStale(path.join(nativeDir, 'pyhook', 'sitecustomize.py'), path.join(out, 'pyhook', 'sitecustomize.py'));
   const staged = stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders);
-  const [addonPath, simPath, legacyPath, profilerPath] = await Promise.all([addon, sim, legacy, profiler, staged, ...perArch]);
+  const [addonPath, simPath, legacyPath, profilerPath] = await Promise.all([addon, sim, legacy, profiler, staged, pyhook, ...perArch]);
   return { addon: addonPath, sim: simPath, simLegacy: legacyPath, profiler: profilerPath };
 }
 

@@ -1,0 +1,334 @@
+/**
+ * Merges the per-process records of a traced job into a trace file (pure; no I/O).
+ *
+ * Inputs: the lines of each `<host>-<pid>.jsonl` (the profiler plugin, native/profiler/) and
+ * `<host>-<pid>.py.jsonl` (the Python hook, native/pyhook/). Joins, in each process:
+ *  - a communicator to the Python call whose time window holds the plugin's `init` (same thread
+ *    preferred; several candidates: the innermost, and the join is reported ambiguous); a call
+ *    that is a group's first collective hands the communicator to the call that created the group
+ *    (a lazy group), which is then the site;
+ *  - its first collective to the call whose window holds the plugin's first group span start;
+ *  - its teardown to the call whose window holds `finalize`.
+ * Without Python records the site is the plugin's native frame (symbolised by the caller through
+ * `symbolize`). Across processes, the k-th communicator of a site in each process is one
+ * occurrence; each phase is MAX over its ranks (the critical path), then median/p90 over occurrences.
+ */
+import type { TraceFile, TraceOccurrence, TracePhaseStats, TraceProcess, TraceSite } from '../../protocol/trace';
+import { TRACE_VERSION } from '../../protocol/trace';
+
+/** A native frame as the plugin records it. */
+export interface NativeFrame { obj: string; addr: string; base: string; sym: string; symOff: string }
+/** A resolved source location. */
+export interface SourceLocation { file: string; line: number | null; func: string | null }
+/** Resolves a native frame to file:line (addr2line on the host), or null. */
+export type Symbolizer = (frame: NativeFrame) => SourceLocation | null;
+
+/** One file's lines and its name (`<host>-<pid>.jsonl` or `.py.jsonl`). */
+export interface RecordFile { name: string; text: string }
+
+/** The job's facts that are not in the records. */
+export interface JobFacts {
+  command: string[];
+  startedAt: string;
+  endedAt: string;
+  exitCode: number | null;
+  signal: string | null;
+  /** Why the job did not end by itself ('deadline', 'cancelled'), if so. */
+  stopped?: string;
+  host: string;
+}
+
+interface PyCall {
+  api: string; t0: number; t1: number; tid: number | null; site: SourceLocation | null; chain: SourceLocation[];
+  group?: string; groupOf?: string; first?: boolean; ok: boolean;
+}
+interface Comm {
+  i: number; commId: string; nranks: number; rank: number; tInit: number; tidInit: number | null; freeInit: number | null;
+  connect?: { t0: number; t1: number; free: number | null; site: NativeFrame | null };
+  fin?: { t: number; free: number | null; site: NativeFrame | null };
+  site: NativeFrame | null;
+}
+interface Proc {
+  host: string; pid: number; rank: number | null; python: boolean; plugin: boolean; abi: number | null; nccl: number | null;
+  sim: boolean; comms: Map<number, Comm>; calls: PyCall[]; chainError: string;
+}
+
+const NS = 1e6;
+const CREATE_APIS = new Set(['init_process_group', 'new_group', 'split_group', 'shrink_group', 'new_subgroups', 'ProcessGroupNCCL', 'eager_connect_single_device']);
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+function location(v: unknown): SourceLocation | null {
+  if (!v || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const file = str(o.file);
+  return file === null ? null : { file, line: num(o.line), func: str(o.func) };
+}
+function frame(v: unknown): NativeFrame | null {
+  if (!v || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const obj = str(o.obj), addr = str(o.addr), base = str(o.base);
+  return obj && addr && base ? { obj, addr, base, sym: str(o.sym) ?? '', symOff: str(o.symOff) ?? '0x0' } : null;
+}
+
+/** Parses every file into processes; malformed lines are counted in `problems` and skipped. */
+function readProcesses(files: RecordFile[], problems: string[]): Map<string, Proc> {
+  const procs = new Map<string, Proc>();
+  for (const f of files) {
+    const m = /^(.*)-(\d+)(\.py)?\.jsonl$/.exec(f.name);
+    if (!m) { problems.push(`${f.name}: not a trace record file name (<host>-<pid>.jsonl), skipped`); continue; }
+    const key = `${m[1]}-${m[2]}`;
+    let p = procs.get(key);
+    if (!p) {
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '' };
+      procs.set(key, p);
+    }
+    let bad = 0;
+    const lines = f.text.split('\n');
+    lines.forEach((line, idx) => {
+      if (!line.trim()) return;
+      let r: Record<string, unknown>;
+      try {
+        const parsed: unknown = JSON.parse(line);
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+        r = parsed as Record<string, unknown>;
+      } catch {
+        // The last line of a file still being written (or of a killed process) may be cut short.
+        bad++;
+        if (bad <= 3) problems.push(`${f.name} line ${idx + 1}: malformed record skipped${idx === lines.length - 1 ? ' (cut short: the process ended while writing it)' : ''}`);
+        return;
+      }
+      if (!applyRecord(p!, r)) {
+        bad++;
+        if (bad <= 3) problems.push(`${f.name} line ${idx + 1}: record of unknown kind or missing fields skipped`);
+      }
+    });
+    if (bad > 3) problems.push(`${f.name}: ${bad} malformed records skipped in all`);
+  }
+  return procs;
+}
+
+function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
+  const k = r.k;
+  const i = num(r.i);
+  switch (k) {
+    case 'proc':
+      p.plugin = true; p.abi = num(r.abi); p.nccl = num(r.nccl); p.sim = r.sim === true; p.chainError = str(r.chainError) ?? '';
+      return true;
+    case 'pyproc':
+      p.python = true; p.rank = num(r.rank);
+      return true;
+    case 'init': {
+      const t = num(r.t), nranks = num(r.nranks), rank = num(r.rank);
+      if (i === null || t === null || nranks === null || rank === null) return false;
+      p.comms.set(i, { i, commId: str(r.c) ?? '', nranks, rank, tInit: t, tidInit: num(r.tid), freeInit: nonNegative(r.free), site: frame(r.site) });
+      return true;
+    }
+    case 'connect': {
+      const c = i === null ? undefined : p.comms.get(i);
+      const t0 = num(r.t0), t1 = num(r.t1);
+      if (!c || t0 === null || t1 === null) return false;
+      c.connect = { t0, t1, free: nonNegative(r.free), site: frame(r.site) };
+      return true;
+    }
+    case 'fin': {
+      const c = i === null ? undefined : p.comms.get(i);
+      const t = num(r.t);
+      if (!c || t === null) return false;
+      c.fin = { t, free: nonNegative(r.free), site: frame(r.site) };
+      return true;
+    }
+    case 'coll': case 'collStart': case 'gpu':
+      return i !== null && p.comms.has(i);
+    case 'call': {
+      const t0 = num(r.t0), t1 = num(r.t1), api = str(r.api);
+      if (t0 === null || t1 === null || api === null) return false;
+      const chain = Array.isArray(r.chain) ? r.chain.map(location).filter((x): x is SourceLocation => x !== null) : [];
+      p.calls.push({ api, t0, t1, tid: num(r.tid), site: location(r.site), chain, ok: r.ok !== false,
+        ...(str(r.group) ? { group: str(r.group)! } : {}), ...(str(r.groupOf) ? { groupOf: str(r.groupOf)! } : {}), ...(r.first === true ? { first: true } : {}) });
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function nonNegative(v: unknown): number | null {
+  const n = num(v);
+  return n !== null && n >= 0 ? n : null;
+}
+
+/** The Python call whose window holds `t` (thread `tid` preferred); `ambiguous` when several fit equally. */
+function callAt(calls: PyCall[], t: number, tid: number | null, filter: (c: PyCall) => boolean): { call: PyCall | null; ambiguous: boolean } {
+  let fits = calls.filter((c) => filter(c) && c.t0 <= t && t <= c.t1);
+  if (tid !== null && fits.some((c) => c.tid === tid)) fits = fits.filter((c) => c.tid === tid);
+  if (fits.length === 0) return { call: null, ambiguous: false };
+  fits.sort((a, b) => a.t1 - a.t0 - (b.t1 - b.t0));
+  return { call: fits[0]!, ambiguous: fits.length > 1 };
+}
+
+function where(l: SourceLocation | null): string | null {
+  return l ? `${l.file}${l.line !== null ? `:${l.line}` : ''}` : null;
+}
+
+/** Median and p90 (nearest rank) of `xs`, ms. */
+export function phaseStats(xs: Array<number | null>): TracePhaseStats | null {
+  const v = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const at = (q: number) => v[Math.min(v.length - 1, Math.max(0, Math.ceil(q * v.length) - 1))]!;
+  const mid = v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+  return { n: v.length, medianMs: mid, p90Ms: at(0.9), maxMs: v[v.length - 1]! };
+}
+
+interface Attributed {
+  proc: Proc; comm: Comm; siteKey: string; site: Omit<TraceSite, 'count' | 'creation' | 'firstCollective' | 'connect' | 'teardown' | 'memoryBytes' | 'cold' | 'occurrences' | 'notes'>;
+  creation: { t0: number; t1: number | null } | null; firstColl: { t0: number; t1: number } | null; teardown: { t0: number | null; t1: number } | null;
+  cold: boolean; notes: string[];
+}
+
+/**
+ * Merges the record files of one traced job. `symbolize` resolves native frames (may return null).
+ * Never throws on bad records: they are reported in `problems`.
+ */
+export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbolizer = () => null): TraceFile {
+  const problems: string[] = [];
+  const missing: string[] = [];
+  const procs = [...readProcesses(files, problems).values()].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9) || a.pid - b.pid);
+  const attributed: Attributed[] = [];
+  for (const p of procs) {
+    if (p.chainError) problems.push(`pid ${p.pid}: the chained profiler plugin was not loaded: ${p.chainError}`);
+    if (p.python && !p.plugin && p.calls.length > 0)
+      missing.push(`pid ${p.pid}${p.rank !== null ? ` (rank ${p.rank})` : ''}: no profiler plugin records — NCCL did not load the plugin (NCCL older than 2.27.3, NCCL_PROFILER_PLUGIN overridden, or no communicator was created)`);
+    const comms = [...p.comms.values()].sort((a, b) => a.tInit - b.tInit);
+    const coldI = comms[0]?.i;
+    for (const c of comms) {
+      const notes: string[] = [];
+      const made = callAt(p.calls, c.tInit, c.tidInit, () => true);
+      if (made.ambiguous) notes.push(`ambiguous join: communicator ${c.commId} of pid ${p.pid} falls in several Python calls' windows; the innermost was taken`);
+      let siteCall = made.call;
+      let lazy = false;
+      let firstColl: { t0: number; t1: number } | null = null;
+      if (siteCall && siteCall.first && siteCall.groupOf) {
+        // A lazy group: the communicator was created at its first collective; the site is the group's creation.
+        const groupOf = siteCall.groupOf;
+        const maker = [...p.calls].reverse().find((k) => k.t1 <= siteCall!.t0 && k.group === groupOf && CREATE_APIS.has(k.api));
+        firstColl = { t0: siteCall.t0, t1: siteCall.t1 };
+        if (maker) { lazy = true; siteCall = maker; }
+      }
+      const connectT = c.connect?.t0;
+      if (!firstColl && connectT !== undefined) {
+        const fc = callAt(p.calls, connectT, null, (k) => k.first === true);
+        if (fc.call) firstColl = { t0: fc.call.t0, t1: fc.call.t1 };
+        else if (!p.python && c.connect) firstColl = { t0: c.connect.t0, t1: c.connect.t1 };
+      }
+      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
+      let site: Attributed['site'];
+      if (siteCall) {
+        site = { key: `py:${where(siteCall.site) ?? '?'}:${siteCall.api}`, source: 'python', api: siteCall.api, file: siteCall.site?.file ?? null, line: siteCall.site?.line ?? null,
+          func: siteCall.site?.func ?? null, chain: siteCall.chain.map((l) => where(l)!).filter(Boolean), lazy,
+          firstCollectiveSite: null, teardownSite: where(td.call?.site ?? null) };
+        if (lazy) site.firstCollectiveSite = where(made.call!.site);
+      } else {
+        const loc = c.site ? symbolize(c.site) : null;
+        const name = loc ? where(loc)! : c.site ? `${c.site.obj}+${offsetOf(c.site)}` : '(unknown)';
+        if (p.python) notes.push(`communicator ${c.commId} of pid ${p.pid} was created outside every wrapped Python call (ctypes, a framework's own NCCL, or a C extension)`);
+        site = { key: c.site ? `native:${name}` : 'unattributed', source: c.site ? 'native' : 'unattributed', api: 'communicator creation', file: loc?.file ?? (c.site ? c.site.obj : null),
+          line: loc?.line ?? null, func: loc?.func ?? (c.site?.sym || null), chain: [], lazy: false,
+          firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null };
+      }
+      const creation = siteCall && !lazy ? { t0: siteCall.t0, t1: siteCall.t1 } : lazy && siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : { t0: c.tInit, t1: null };
+      const teardown = td.call ? { t0: td.call.t0, t1: td.call.t1 } : c.fin ? { t0: null, t1: c.fin.t } : null;
+      if (!c.fin) missing.push(`communicator ${c.commId} (rank ${c.rank} of ${c.nranks}, pid ${p.pid}) never reached finalize: not torn down before the process ended, or the process was killed`);
+      if (c.nranks > 1 && !c.connect) notes.push(`communicator ${c.commId} of pid ${p.pid} ran no collective (no connect recorded)`);
+      attributed.push({ proc: p, comm: c, siteKey: site.key, site, creation, firstColl, teardown, cold: c.i === coldI, notes });
+    }
+  }
+  const sites = buildSites(attributed, problems);
+  const simulated = procs.some((p) => p.sim);
+  const stopped = job.stopped ? [`the job was stopped (${job.stopped}) before it ended by itself`] : [];
+  if (job.exitCode !== 0 || job.signal) stopped.push(`the job exited with ${job.signal ? `signal ${job.signal}` : `code ${job.exitCode}`}`);
+  if (procs.every((p) => !p.plugin)) missing.push('no profiler plugin records at all: no communicator was created, or NCCL did not load the plugin');
+  const processes: TraceProcess[] = procs.map((p) => ({ host: p.host, pid: p.pid, rank: p.rank ?? [...p.comms.values()][0]?.rank ?? null, python: p.python, plugin: p.plugin, pluginAbi: p.abi, ncclVersion: p.nccl, communicators: p.comms.size }));
+  const versions = [...new Set(procs.map((p) => p.nccl).filter((v): v is number => v !== null))];
+  return {
+    kind: 'commcost-trace', version: TRACE_VERSION, command: job.command, startedAt: job.startedAt, endedAt: job.endedAt,
+    exitCode: job.exitCode, signal: job.signal, status: stopped.length + missing.length > 0 ? 'partial' : 'complete',
+    missing: [...stopped, ...missing], simulated, host: job.host, ncclVersion: versions.length === 1 ? versions[0]! : null,
+    processes, sites, problems,
+  };
+}
+
+function offsetOf(f: NativeFrame): string {
+  try {
+    return `0x${(BigInt(f.addr) - BigInt(f.base)).toString(16)}`;
+  } catch {
+    return f.addr;
+  }
+}
+
+function nativeWhere(f: NativeFrame, symbolize: Symbolizer): string {
+  const loc = symbolize(f);
+  return loc ? where(loc)! : `${f.obj}+${offsetOf(f)}`;
+}
+
+function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
+  const bySite = new Map<string, Attributed[]>();
+  for (const a of items) {
+    const list = bySite.get(a.siteKey) ?? [];
+    list.push(a);
+    bySite.set(a.siteKey, list);
+  }
+  const sites: TraceSite[] = [];
+  for (const [, list] of bySite) {
+    // The k-th communicator of this site in each process is occurrence k.
+    const perProc = new Map<Proc, Attributed[]>();
+    for (const a of list) perProc.set(a.proc, [...(perProc.get(a.proc) ?? []), a]);
+    const depth = Math.max(...[...perProc.values()].map((l) => l.length));
+    const occurrences: TraceOccurrence[] = [];
+    const notes = new Set<string>();
+    for (const a of list) for (const n of a.notes) notes.add(n);
+    for (let k = 0; k < depth; k++) {
+      const at = [...perProc.values()].map((l) => l.sort((x, y) => x.comm.tInit - y.comm.tInit)[k]).filter((x): x is Attributed => !!x);
+      const maxOf = (f: (a: Attributed) => number | null) => {
+        const v = at.map(f).filter((x): x is number => x !== null);
+        return v.length ? Math.max(...v) : null;
+      };
+      const ids = [...new Set(at.map((a) => a.comm.commId))];
+      for (const id of ids) {
+        const holders = at.filter((a) => a.comm.commId === id);
+        const n = holders[0]!.comm.nranks;
+        const elsewhere = items.filter((a) => a.comm.commId === id).length;
+        if (elsewhere < n) notes.add(`communicator ${id} has ${n} ranks but the trace holds ${elsewhere}: ranks missing from the trace`);
+      }
+      if (at.length < perProc.size) problems.push(`site ${list[0]!.site.key}: occurrence ${k + 1} is missing in ${perProc.size - at.length} process(es): joined by order, check the ranks`);
+      occurrences.push({
+        index: k, ranks: at.length, commRanks: [...new Set(at.map((a) => a.comm.nranks))], commIds: ids,
+        creationMs: maxOf((a) => (a.creation && a.creation.t1 !== null ? (a.creation.t1 - a.creation.t0) / NS : null)),
+        firstCollectiveMs: maxOf((a) => (a.firstColl ? (a.firstColl.t1 - a.firstColl.t0) / NS : null)),
+        connectMs: maxOf((a) => (a.comm.connect ? (a.comm.connect.t1 - a.comm.connect.t0) / NS : null)),
+        teardownMs: maxOf((a) => (a.teardown && a.teardown.t0 !== null ? (a.teardown.t1 - a.teardown.t0) / NS : null)),
+        memoryBytes: maxOf((a) => (a.comm.freeInit !== null && a.comm.connect?.free != null ? Math.max(0, a.comm.freeInit - a.comm.connect.free) : null)),
+        cold: at.some((a) => a.cold),
+        at: {
+          creation: at[0]!.creation ? at[0]!.creation.t0 / NS : null,
+          firstCollective: at[0]!.firstColl ? at[0]!.firstColl.t0 / NS : null,
+          teardown: at[0]!.teardown ? (at[0]!.teardown.t0 ?? at[0]!.teardown.t1) / NS : null,
+        },
+      });
+    }
+    const first = list[0]!;
+    if (first.site.source === 'native') notes.add('native site: creation is known only as the moment NCCL reached the plugin (the C interposer that times the call itself is not implemented)');
+    const mem = occurrences.map((o) => o.memoryBytes).filter((x): x is number => x !== null);
+    sites.push({
+      ...first.site, count: occurrences.length,
+      creation: phaseStats(occurrences.map((o) => o.creationMs)), firstCollective: phaseStats(occurrences.map((o) => o.firstCollectiveMs)),
+      connect: phaseStats(occurrences.map((o) => o.connectMs)), teardown: phaseStats(occurrences.map((o) => o.teardownMs)),
+      memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold), occurrences, notes: [...notes],
+    });
+  }
+  return sites.sort((a, b) => (a.occurrences[0]?.at.creation ?? 0) - (b.occurrences[0]?.at.creation ?? 0));
+}

@@ -1,0 +1,59 @@
+/**
+ * Validation of untrusted trace files (`.commcost/traces/*.json`): `validateTraceFile` returns the
+ * file typed, or throws CommcostError BAD_RUN_FILE naming the first field that is wrong and where.
+ */
+import { TRACE_VERSION, type TraceFile } from '../protocol/trace';
+import { CommcostError } from './errors';
+
+function fail(where: string, what: string): never {
+  throw new CommcostError('BAD_RUN_FILE', `not a commcost trace file: ${where} ${what}`, {
+    hint: 'give a file that `commcost trace` saved (in .commcost/traces/), unedited',
+  });
+}
+
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isNumOrNull = (v: unknown) => v === null || isNum(v);
+const isStrOrNull = (v: unknown) => v === null || typeof v === 'string';
+
+function checkStats(v: unknown, where: string): void {
+  if (v === null) return;
+  if (!v || typeof v !== 'object') fail(where, 'must be an object or null');
+  const s = v as Record<string, unknown>;
+  for (const k of ['n', 'medianMs', 'p90Ms', 'maxMs']) if (!isNum(s[k]) || (s[k] as number) < 0) fail(`${where}.${k}`, 'must be a number ≥ 0');
+}
+
+/**
+ * Checks a parsed trace file. `source` names it in errors.
+ * @throws CommcostError BAD_RUN_FILE for a wrong kind, a version other than TRACE_VERSION, or a malformed field
+ */
+export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) fail(source, 'is not a JSON object');
+  const t = data as Record<string, unknown>;
+  if (t.kind !== 'commcost-trace') fail(`${source}: kind`, 'must be "commcost-trace"');
+  if (t.version !== TRACE_VERSION) fail(`${source}: version`, `is ${JSON.stringify(t.version)}; this commcost reads version ${TRACE_VERSION}`);
+  if (!Array.isArray(t.command) || !t.command.every((c) => typeof c === 'string')) fail(`${source}: command`, 'must be a list of strings');
+  for (const k of ['startedAt', 'endedAt', 'host']) if (typeof t[k] !== 'string') fail(`${source}: ${k}`, 'must be a string');
+  if (!isNumOrNull(t.exitCode) || !isStrOrNull(t.signal)) fail(`${source}: exitCode/signal`, 'must be a number/string or null');
+  if (t.status !== 'complete' && t.status !== 'partial') fail(`${source}: status`, 'must be "complete" or "partial"');
+  if (typeof t.simulated !== 'boolean') fail(`${source}: simulated`, 'must be true or false');
+  for (const k of ['missing', 'problems']) if (!Array.isArray(t[k]) || !(t[k] as unknown[]).every((x) => typeof x === 'string')) fail(`${source}: ${k}`, 'must be a list of strings');
+  if (!Array.isArray(t.processes)) fail(`${source}: processes`, 'must be a list');
+  (t.processes as unknown[]).forEach((p, i) => {
+    const o = p as Record<string, unknown>;
+    if (!o || typeof o !== 'object' || !isNum(o.pid) || typeof o.host !== 'string' || !isNumOrNull(o.rank)) fail(`${source}: processes[${i}]`, 'needs host, pid and rank');
+  });
+  if (!Array.isArray(t.sites)) fail(`${source}: sites`, 'must be a list');
+  (t.sites as unknown[]).forEach((s, i) => {
+    const w = `${source}: sites[${i}]`;
+    if (!s || typeof s !== 'object') fail(w, 'must be an object');
+    const o = s as Record<string, unknown>;
+    if (typeof o.key !== 'string' || typeof o.api !== 'string') fail(w, 'needs key and api strings');
+    if (!['python', 'native', 'unattributed'].includes(o.source as string)) fail(`${w}.source`, 'must be python, native or unattributed');
+    if (!isStrOrNull(o.file) || !isNumOrNull(o.line) || !isStrOrNull(o.func)) fail(w, 'file/line/func must be string/number/string or null');
+    if (!isNum(o.count) || !Array.isArray(o.occurrences) || o.occurrences.length !== o.count) fail(`${w}.count`, 'must equal the number of occurrences');
+    if (!Array.isArray(o.notes) || !Array.isArray(o.chain)) fail(w, 'needs notes and chain lists');
+    for (const k of ['creation', 'firstCollective', 'connect', 'teardown']) checkStats(o[k], `${w}.${k}`);
+    if (!isNumOrNull(o.memoryBytes) || typeof o.cold !== 'boolean' || typeof o.lazy !== 'boolean') fail(w, 'memoryBytes/cold/lazy have the wrong type');
+  });
+  return data as TraceFile;
+}
