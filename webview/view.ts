@@ -15,6 +15,7 @@ import { formatDate, formatGpus, formatMs, formatWhere } from './format';
 import { variantViews } from './stats';
 import { runErrors, wallText } from './runFacts';
 import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
+import { PlanSection } from './planView';
 
 /** What the view may ask of its host; absent in the standalone report. */
 export interface ViewActions {
@@ -173,6 +174,8 @@ export class RunView {
   private readonly skippedBox = h('div', { class: 'skipped' });
   /** The verdict: conclusions derived from this run's figures (RunFile.verdict). */
   private readonly verdictBox = h('div', { class: 'verdict' });
+  /** The reshape planner on this run (planView.ts). */
+  private readonly plan = new PlanSection();
   private verdictKey = '';
   private readonly errorsBox = h('div', { class: 'errors' });
   private readonly sections = new Map<string, ExperimentSection>();
@@ -185,7 +188,7 @@ export class RunView {
   ) {
     this.cancelButton.addEventListener('click', () => this.actions?.cancel());
     this.statusRow.append(this.statusLabel, this.overall, this.cancelButton);
-    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.experimentsBox, this.skippedBox, this.errorsBox);
+    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.experimentsBox, this.skippedBox, this.errorsBox);
     // The legend wraps to more rows in a narrower panel: fit the charts again (once per frame).
     let pending = false;
     window.addEventListener('resize', () => {
@@ -206,6 +209,7 @@ export class RunView {
     this.renderMeta(run);
     this.renderStatus(run, state);
     this.renderVerdict(run);
+    this.plan.update(run);
     this.renderExperiments(run);
     this.renderLists(run, state);
   }

@@ -108,7 +108,7 @@ function missingWhy(runs: readonly PlanRun[], experiment: string, variant: strin
       ? `${experiment}/${variant} has no figure for it in these runs`
       : has
         ? `the runs have no variant ${experiment}/${variant} (a run of the ${experiment} experiment that has it measures it)`
-        : `the runs have no ${experiment} experiment (it measures it)`,
+        : `the runs have no ${experiment} experiment, which measures it`,
   };
 }
 

@@ -1,0 +1,34 @@
+/**
+ * The Plan section's chart model (pure): one bar per strategy with a critical path (ms, median
+ * sums of the run's steps), on a log axis, with the step time and the study's migration pause as
+ * reference lines; strategies without a total are listed as missing, never drawn as 0.
+ */
+import type { Plan } from '../client/plan/planner';
+
+export interface PlanChartModel {
+  bars: { label: string; ms: number }[];
+  /** Strategies with no critical-path total (a term missing). */
+  missing: string[];
+  /** Vertical reference lines: the step (dashed) and the study's migration pause (dotted). */
+  lines: { label: string; ms: number; style: 'dashed' | 'dotted' }[];
+  /** The log axis' ends: powers of ten around every bar and line. */
+  min: number;
+  max: number;
+}
+
+/** The chart of `plan`: bars by strategy order, reference lines, log axis bounds. */
+export function planChartModel(plan: Plan): PlanChartModel {
+  const bars = plan.strategies.filter((s) => s.criticalMs !== undefined && s.criticalMs > 0).map((s) => ({ label: s.name, ms: s.criticalMs! }));
+  const missing = plan.strategies.filter((s) => s.criticalMs === undefined).map((s) => s.name);
+  const lines: PlanChartModel['lines'] = [];
+  if (plan.stepMs !== undefined) lines.push({ label: `step ${plan.stepMs} ms`, ms: plan.stepMs, style: 'dashed' });
+  lines.push({ label: `the study's migration pause ${plan.study.migrationPauseMs} ms`, ms: plan.study.migrationPauseMs, style: 'dotted' });
+  const values = [...bars.map((b) => b.ms), ...lines.map((l) => l.ms)];
+  return {
+    bars,
+    missing,
+    lines,
+    min: 10 ** Math.floor(Math.log10(Math.min(...values))),
+    max: 10 ** Math.ceil(Math.log10(Math.max(...values)) + 1e-9),
+  };
+}

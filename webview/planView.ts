@@ -1,0 +1,158 @@
+/**
+ * The Plan section of the results view and the HTML report: the reshape planner
+ * (client/plan/planner.ts) on the shown run, with inputs (shapes, switch interval, step, memory
+ * budget) that recompute the table, the sentences and the chart as the user types. The chart is
+ * the critical path per strategy on a log axis with the step (dashed) and the study's migration
+ * pause (dotted) as reference lines. All text is inserted as text.
+ */
+import { BarController, BarElement, CategoryScale, Chart, LogarithmicScale, Tooltip, type Plugin } from 'chart.js';
+import type { RunFile } from '../protocol/runFile';
+import { planReshape, type Plan, type PlanInputs } from '../client/plan/planner';
+import { planSentences } from '../client/plan/sentences';
+import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../client/plan/units';
+import { chartColors } from './chartTheme';
+import { h, replaceChildren } from './dom';
+import { planChartModel, type PlanChartModel } from './planChartData';
+
+Chart.register(BarController, BarElement, CategoryScale, LogarithmicScale, Tooltip);
+
+const models = new WeakMap<Chart, PlanChartModel>();
+
+/** Draws the reference lines (step dashed, migration pause dotted) with their labels. */
+const referenceLines: Plugin<'bar'> = {
+  id: 'commcostPlanLines',
+  afterDatasetsDraw(chart) {
+    const model = models.get(chart as unknown as Chart);
+    const x = chart.scales.x;
+    if (!model || !x) return;
+    const c = chartColors((v) => getComputedStyle(document.body).getPropertyValue(v).trim());
+    const ctx = chart.ctx;
+    ctx.save();
+    ctx.strokeStyle = c.text;
+    ctx.fillStyle = c.text;
+    ctx.font = '11px system-ui, sans-serif';
+    model.lines.forEach((l, i) => {
+      const px = x.getPixelForValue(l.ms);
+      ctx.setLineDash(l.style === 'dashed' ? [6, 4] : [2, 3]);
+      ctx.beginPath();
+      ctx.moveTo(px, chart.chartArea.top);
+      ctx.lineTo(px, chart.chartArea.bottom);
+      ctx.stroke();
+      // A label near the right edge is written to the left of its line.
+      const left = px > chart.chartArea.right - ctx.measureText(l.label).width - 6;
+      ctx.textAlign = left ? 'right' : 'left';
+      ctx.fillText(l.label, left ? px - 3 : px + 3, chart.chartArea.top + 10 + i * 12);
+    });
+    ctx.restore();
+  },
+};
+
+/** Reads the inputs: a blank field is left out; a bad one is reported by its PlanInputError. */
+function readInputs(fields: { shapes: string; every: string; step: string; budget: string }): PlanInputs {
+  const blank = (t: string) => t.trim() === '';
+  return {
+    ...(blank(fields.shapes) ? {} : { shapes: parseShapes(fields.shapes, 'shapes') }),
+    ...(blank(fields.every) ? {} : { switchEveryMs: parseDuration(fields.every, 'switch every') }),
+    ...(blank(fields.step) ? {} : { stepMs: parseDuration(fields.step, 'step') }),
+    ...(blank(fields.budget) ? {} : { budget: parseBudget(fields.budget, 'budget') }),
+  };
+}
+
+function planTable(plan: Plan): HTMLElement {
+  const head = ['strategy', 'critical path', 'of a step', 'amortised', 'prepaid', 'deferred', 'memory / GPU', 'of budget'];
+  const cell = (v: number | undefined, f: (x: number) => string) => (v === undefined ? 'missing' : f(v));
+  return h('table', { class: 'plan-table' },
+    h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),
+    h('tbody', {}, ...plan.strategies.map((s) => h('tr', { title: s.how },
+      h('td', {}, s.name),
+      h('td', {}, cell(s.criticalMs, msText)),
+      h('td', {}, s.stepShare === undefined ? '–' : stepShareText(s.stepShare)),
+      h('td', {}, s.amortisedShare === undefined ? '–' : percentText(s.amortisedShare)),
+      h('td', {}, cell(s.prepaidMs, msText)),
+      h('td', {}, cell(s.deferredMs, msText)),
+      h('td', {}, cell(s.memoryBytes, bytesText)),
+      h('td', {}, s.memoryShareOfBudget === undefined ? '–' : percentText(s.memoryShareOfBudget)),
+    ))),
+  );
+}
+
+/** The Plan section. Construct once; {@link update} with each run snapshot. */
+export class PlanSection {
+  readonly root: HTMLElement;
+  private readonly inputs = {
+    shapes: h('input', { type: 'text', placeholder: 'every TP shape', 'aria-label': 'shapes' }) as HTMLInputElement,
+    every: h('input', { type: 'text', value: '2s', 'aria-label': 'switch every' }) as HTMLInputElement,
+    step: h('input', { type: 'text', value: '30ms', 'aria-label': 'step' }) as HTMLInputElement,
+    budget: h('input', { type: 'text', value: '60GiB', 'aria-label': 'budget per GPU' }) as HTMLInputElement,
+  };
+  private readonly problem = h('p', { class: 'plan-problem', role: 'alert' });
+  private readonly tableBox = h('div');
+  private readonly sentencesBox = h('ul', { class: 'plan-sentences' });
+  private readonly chartBox = h('div', { class: 'chart plan-chart' });
+  private readonly missingBox = h('p', { class: 'muted' });
+  private chart: Chart<'bar'> | undefined;
+  private run: RunFile | undefined;
+  private key = '';
+
+  constructor() {
+    const label = (text: string, input: HTMLElement) => h('label', {}, text, ' ', input);
+    this.root = h('section', { class: 'plan', id: 'plan' },
+      h('h2', {}, 'Plan a reshape'),
+      h('div', { class: 'plan-inputs' },
+        label('shapes', this.inputs.shapes), label('switch every', this.inputs.every), label('step', this.inputs.step), label('budget per GPU', this.inputs.budget)),
+      this.problem, this.chartBox, this.missingBox, this.tableBox, this.sentencesBox);
+    for (const input of Object.values(this.inputs)) input.addEventListener('input', () => this.recompute(true));
+  }
+
+  /** Plans `run` again when it changed (a complete snapshot). */
+  update(run: RunFile): void {
+    this.run = run;
+    this.recompute(false);
+  }
+
+  private recompute(force: boolean): void {
+    const run = this.run;
+    if (!run) return;
+    const fields = { shapes: this.inputs.shapes.value, every: this.inputs.every.value, step: this.inputs.step.value, budget: this.inputs.budget.value };
+    const key = JSON.stringify([fields, run.id, run.status, run.experiments.map((e) => [e.experiment, e.state, e.variants.length])]);
+    if (!force && key === this.key) return;
+    this.key = key;
+    let plan: Plan;
+    try {
+      plan = planReshape([{ file: run.id, run }], readInputs(fields));
+    } catch (e) {
+      this.problem.hidden = false;
+      replaceChildren(this.problem, e instanceof PlanInputError ? `${e.message} — ${e.hint}` : String(e));
+      return;
+    }
+    this.problem.hidden = true;
+    replaceChildren(this.tableBox, planTable(plan));
+    replaceChildren(this.sentencesBox, ...planSentences(plan).map((s) => h('li', {}, s)));
+    const model = planChartModel(plan);
+    replaceChildren(this.missingBox, model.missing.length > 0 ? `no total (a term is missing): ${model.missing.join(', ')}` : '');
+    this.draw(model);
+  }
+
+  private draw(model: PlanChartModel): void {
+    this.chartBox.style.height = `${90 + 30 * Math.max(1, model.bars.length)}px`;
+    const c = chartColors((v) => getComputedStyle(document.body).getPropertyValue(v).trim());
+    const data = {
+      labels: model.bars.map((b) => b.label),
+      datasets: [{ label: 'critical path per switch (ms)', data: model.bars.map((b) => b.ms), backgroundColor: c.slot(0) }],
+    };
+    const scales = {
+      x: { type: 'logarithmic' as const, min: model.min, max: model.max, title: { display: true, text: 'critical path per switch, ms (log)', color: c.text }, ticks: { color: c.text, callback: (v: string | number) => (Number.isInteger(Math.log10(Number(v))) ? String(Number(v)) : '') }, grid: { color: c.grid } },
+      y: { ticks: { color: c.text, autoSkip: false }, grid: { color: c.grid } },
+    };
+    if (!this.chart) {
+      const canvas = h('canvas', { role: 'img', 'aria-label': 'critical path per switch by strategy, log axis, with the step and the migration pause' }) as HTMLCanvasElement;
+      this.chartBox.appendChild(canvas);
+      this.chart = new Chart(canvas, { type: 'bar', data, options: { indexAxis: 'y', animation: false, maintainAspectRatio: false, scales, plugins: { legend: { display: false }, tooltip: { enabled: true } } }, plugins: [referenceLines] });
+    } else {
+      this.chart.data = data;
+      this.chart.options.scales = scales;
+    }
+    models.set(this.chart as unknown as Chart, model);
+    this.chart.update();
+  }
+}
