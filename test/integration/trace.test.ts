@@ -1,0 +1,85 @@
+// commcost trace end to end on the simulated NCCL: the C example and the torch example (on the
+// stub torch.distributed of test/fixtures/trace/fake_torch, NCCL through ctypes), each call site
+// with file:line, creation < first collective < teardown, every figure SIMULATED.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { traceCommand } from '../../cli/trace';
+import { validateTraceFile } from '../../client/traceSchema';
+import type { TraceFile } from '../../protocol/trace';
+
+const root = join(__dirname, '..', '..');
+const sim = join(root, 'dist', 'native', 'libnccl-sim.so');
+
+before(() => {
+  execFileSync('flock', ['/tmp/commcost-build.lock', 'node', 'native/build.mjs'], { cwd: root, stdio: 'ignore' });
+});
+
+async function traced(command: string[], env: Record<string, string>): Promise<{ code: number; trace: TraceFile; out: string }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'commcost-trace-it-'));
+  let out = '';
+  const saved = { ...process.env };
+  Object.assign(process.env, { COMMCOST_SIM_CONNECT_MS: '30', COMMCOST_SIM_INIT_MS: '10', ...env });
+  try {
+    const code = await traceCommand(command, { simulate: true }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+    const dir = join(cwd, '.commcost', 'traces');
+    const file = readdirSync(dir).find((n) => n.endsWith('.json'))!;
+    return { code, trace: validateTraceFile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), out };
+  } finally {
+    process.env = saved;
+  }
+}
+
+function inOrder(t: TraceFile, line: number): void {
+  const s = t.sites.find((x) => x.line === line);
+  assert.ok(s, `a site at line ${line}: ${t.sites.map((x) => `${x.file}:${x.line}`).join(', ')}`);
+  const at = s.occurrences[0]!.at;
+  assert.ok(at.creation !== null && at.firstCollective !== null && at.teardown !== null, JSON.stringify(at));
+  assert.ok(at.creation < at.firstCollective && at.firstCollective < at.teardown, `line ${line}: ${JSON.stringify(at)}`);
+}
+
+test('the C example: init, split and destroy appear at their lines, in order, SIMULATED', async () => {
+  const exe = join(mkdtempSync(join(tmpdir(), 'commcost-c-')), 'lifecycle');
+  execFileSync('cc', ['-std=c11', '-O0', '-g', join(root, 'examples', 'trace', 'nccl_lifecycle.c'), '-o', exe, sim, `-Wl,-rpath,${join(root, 'dist', 'native')}`]);
+  const { code, trace, out } = await traced([exe], { NRANKS: '2' });
+  assert.equal(code, 0);
+  assert.equal(trace.simulated, true);
+  assert.match(out, /^SIMULATED/);
+  assert.equal(trace.status, 'complete', trace.missing.join('; '));
+  assert.equal(trace.processes.length, 2);
+  for (const line of [72, 74]) inOrder(trace, line);
+  const init = trace.sites.find((s) => s.line === 72)!;
+  assert.match(init.file!, /nccl_lifecycle\.c$/);
+  assert.equal(init.cold, true);
+  assert.equal(init.occurrences[0]!.ranks, 2);
+  assert.ok(init.connect!.medianMs >= 25, `the lazy connect (30 ms simulated) is inside the first group span: ${init.connect!.medianMs}`);
+  assert.equal(trace.sites.find((s) => s.line === 74)!.cold, false);
+});
+
+test('the torch example on the stub torch.distributed: every call site at its line, lazy groups, in order', async () => {
+  const stubDir = mkdtempSync(join(tmpdir(), 'commcost-stub-'));
+  const { code, trace } = await traced(['python3', join(root, 'test', 'fixtures', 'trace', 'fake_torch', 'launch.py'), join(root, 'examples', 'trace', 'torch_tp_reshape.py')], {
+    PYTHONPATH: join(root, 'test', 'fixtures', 'trace', 'fake_torch'), COMMCOST_STUB_DIR: stubDir, COMMCOST_STUB_NCCL: sim, WORLD_SIZE: '2',
+  });
+  assert.equal(code, 0);
+  assert.equal(trace.simulated, true);
+  assert.deepEqual(trace.sites.map((s) => `${s.api}:${s.line}`), ['init_process_group:31', 'new_group:35', 'split_group:40', 'new_group:47']);
+  for (const line of [31, 35, 40, 47]) inOrder(trace, line);
+  assert.deepEqual(trace.sites.map((s) => s.lazy), [false, true, false, true]);
+  assert.deepEqual(trace.sites.map((s) => s.cold), [true, false, false, false]);
+  const lazy = trace.sites.find((s) => s.line === 35)!;
+  assert.match(lazy.firstCollectiveSite!, /torch_tp_reshape\.py:37$/);
+  assert.ok(lazy.firstCollective!.medianMs >= 25, 'the lazy group pays its creation and connect in its first collective');
+  assert.equal(trace.sites.every((s) => s.occurrences[0]!.ranks === 2), true);
+});
+
+test("the job's exit code and output are its own; a failed job leaves a partial trace saying why", async () => {
+  const { code, trace, out } = await traced(['python3', '-c', 'import sys; print("hello"); sys.exit(3)'], {});
+  assert.equal(code, 3);
+  assert.equal(trace.status, 'partial');
+  assert.ok(trace.missing.some((m) => /code 3/.test(m)), trace.missing.join('; '));
+  assert.match(out, /partial/);
+});
