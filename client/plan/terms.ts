@@ -95,7 +95,7 @@ export function planHost(runs: readonly PlanRun[]): PlanHost {
 }
 
 /** Why no run has `experiment` (its skip reason where a run skipped it), for a missing term. */
-function missingWhy(runs: readonly PlanRun[], experiment: string, variant: string, what: string): Term['missing'] {
+function missingWhy(runs: readonly PlanRun[], experiment: string, variant: string, _what: string): Term['missing'] {
   for (const p of runs) {
     const skip = p.run.skipped.find((s) => s.experiment === experiment && (s.variant === undefined || s.variant === variant));
     if (skip) return { experiment, why: `${experiment} was skipped in ${p.file}: ${skip.reason}` };
