@@ -83,6 +83,7 @@ export interface Page {
   evaluate<T>(expression: string): Promise<T>;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
   waitForTimeout(ms: number): Promise<void>;
+  setViewportSize(size: { width: number; height: number }): Promise<void>;
   on(event: 'console' | 'pageerror', fn: (arg: any) => void): void;
 }
 interface Browser {
