@@ -6,8 +6,9 @@
  *
  * The repository: $COMMCOST_BENCH_REPO when set (e.g. a Megatron-LM checkout), else a generated
  * tree of 1,000 Python files in a temp folder: 50 packages of 20 modules, made of the wrapper
- * fixtures (test/fixtures/callsites/wrappers: Megatron-LM's parallel_state.py, initialize.py and the
- * made-up `rl` package) and modules that import each other and call the wrappers two and three
+ * fixtures (test/fixtures/callsites/wrappers: Megatron-LM's parallel_state.py and initialize.py when
+ * materialized from its manifest.json, else the synthetic `mesh` package's parallel_state.py and
+ * launch.py, much smaller) and modules that import each other and call the wrappers two and three
  * hops deep.
  *
  * 1. build: walk + read + parse + scan + facts of every file, then the wrappers derived;
@@ -18,7 +19,7 @@
  *    resolutions that looked into this file are re-done);
  * 3. a file changed on disk (a full parse, no kept tree).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, type TextChange } from '../../extension/annotations/callSites';
@@ -92,17 +93,29 @@ function module(p: number, m: number, packages: number, modules: number): string
   return `${lines.join('\n')}\n`;
 }
 
+/** The two large files of the generated tree: Megatron-LM's when materialized, else the synthetic ones. */
+function largeFiles(log: (line: string) => void): { state: string; init: string } {
+  const real = ['megatron/megatron/core/parallel_state.py', 'megatron/megatron/training/initialize.py'];
+  const synthetic = ['synthetic/mesh/core/parallel_state.py', 'synthetic/mesh/training/launch.py'];
+  const materialized = real.every((rel) => existsSync(join(FIXTURES, rel)));
+  if (!materialized)
+    log(
+      '   (Megatron-LM files not materialized: the synthetic mesh package stands in, smaller files; ' +
+        'node test/fixtures/callsites/corpus/materialize.mjs --manifest test/fixtures/callsites/wrappers/manifest.json)',
+    );
+  const [state, init] = (materialized ? real : synthetic).map((rel) => readFileSync(join(FIXTURES, rel), 'utf8'));
+  return { state: state!, init: init! };
+}
+
 /** A generated repository of `packages` × `modules` files plus the wrapper fixtures in each tenth package. */
-function generate(packages: number, modules: number): string {
+function generate(packages: number, modules: number, log: (line: string) => void): string {
   const dir = mkdtempSync(join(tmpdir(), 'commcost-wrapbench-'));
-  const fixture = (rel: string): string => readFileSync(join(FIXTURES, rel), 'utf8');
-  const state = fixture('megatron/megatron/core/parallel_state.py');
-  const init = fixture('megatron/megatron/training/initialize.py');
+  const { state, init } = largeFiles(log);
   for (let p = 0; p < packages; p++) {
     mkdirSync(join(dir, `pkg${p}`), { recursive: true });
     writeFileSync(join(dir, `pkg${p}`, '__init__.py'), '');
     for (let m = 0; m < modules - 1; m++) writeFileSync(join(dir, `pkg${p}`, `mod${m}.py`), module(p, m, packages, modules));
-    // One large real file per package, every tenth package also Megatron's initialize.py in its place.
+    // One large file per package, every tenth package the entry point (initialize.py / launch.py) in its place.
     writeFileSync(join(dir, `pkg${p}`, `mod${modules - 1}.py`), p % 10 === 0 ? init : state);
   }
   return dir;
@@ -111,7 +124,7 @@ function generate(packages: number, modules: number): string {
 /** Runs the benchmark, printing with `log`. */
 export async function wrapperIndexBench(log: (line: string) => void): Promise<void> {
   const given = process.env.COMMCOST_BENCH_REPO;
-  const repo = given ?? generate(50, 20);
+  const repo = given ?? generate(50, 20, log);
   try {
     const finder = await CallSiteFinder.load(nodeModulesGrammars(root));
     const index = await WrapperIndex.create(finder);

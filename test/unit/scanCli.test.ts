@@ -2,7 +2,7 @@
 // .gitignore rules here and above), the JSON document's shape and figures from a run, the table,
 // bad paths (exit 2 with what, where and what to do) and unreadable files (reported, skipped).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -12,7 +12,10 @@ import { CommcostError } from '../../client/errors';
 import type { RunFile } from '../../protocol/runFile';
 import { CALLSITES, loadFinder, RESULTS } from '../support/annotationFixtures';
 
+// Packages written for commcost's tests (test/fixtures/callsites/wrappers/README.md), no third-party code.
 const SYNTHETIC = join(CALLSITES, 'wrappers', 'synthetic');
+/** The Python files under the synthetic fixtures, counted from the folder (what scan must read). */
+const SYNTHETIC_PY = readdirSync(SYNTHETIC, { recursive: true, encoding: 'utf8' }).filter((p) => p.endsWith('.py')).length;
 const C10D_RUN = join(RESULTS, 'h200x2-torch2.11-nccl2.28.9-c10d.json');
 const GROUP = 'import torch.distributed as dist\n\n\ndef make():\n    return dist.new_group()\n';
 
@@ -100,7 +103,8 @@ describe('the JSON document', () => {
     assert.equal(doc.run?.file, C10D_RUN);
     assert.match(doc.run?.label ?? '', / · NCCL 2\.28\.9 · \d{4}-\d\d-\d\d$/);
     assert.equal(doc.run?.simulated, false);
-    assert.equal(doc.filesScanned, 6);
+    assert.equal(doc.filesScanned, SYNTHETIC_PY);
+    assert.equal(SYNTHETIC_PY, 19, 'the synthetic packages rl, mesh and tuner');
     assert.deepEqual(doc.skipped, []);
     const keys = [
       'file',
@@ -168,6 +172,14 @@ describe('the JSON document', () => {
     assert.deepEqual([f.medianMs, f.p90Ms, f.n, f.label], [step.stats.median, step.stats.p90, step.stats.n, step.label]);
     assert.equal(f.simulated, false);
     assert.equal(f.run, doc.run?.label);
+    // Across files through the `mpu` alias, two and three hops deep; the MPI group is not listed.
+    assert.deepEqual(
+      doc.sites.filter((s) => s.file === join('mesh', 'training', 'launch.py')).map((s) => [s.callee, s.chain.join(' > ')]),
+      [
+        ['mpu.initialize_model_parallel', 'initialize_model_parallel > create_group > torch.distributed.new_group'],
+        ['setup_distributed', 'setup_distributed > initialize_model_parallel > create_group > torch.distributed.new_group'],
+      ],
+    );
     // The wrapper's own call is listed too, with no chain.
     const inner = doc.sites.find((s) => s.file === join('rl', 'comm', 'utils.py'));
     assert.deepEqual([inner?.callee, inner?.chain, inner?.wrapper], ['dist.new_group', [], null]);
@@ -189,7 +201,12 @@ test('the table: one line per site, the chain after "via", figures from the run'
     line,
     /cu\.init_custom_process_group +create +new_group( → nccl\w+)? +via init_custom_process_group → torch\.distributed\.new_group +\d[\d.]* (ms|s) /,
   );
-  assert.match(out, /^\d+ lifecycle call sites in \d+ of 6 files scanned \(\d+ through wrappers\)\nfigures from .* · NCCL 2\.28\.9 · /);
+  assert.match(
+    out,
+    new RegExp(
+      `^\\d+ lifecycle call sites in \\d+ of ${SYNTHETIC_PY} files scanned \\(\\d+ through wrappers\\)\\nfigures from .* · NCCL 2\\.28\\.9 · `,
+    ),
+  );
   // Text from files reaches the terminal escaped.
   const report: ScanReport = {
     commcostScan: 1,

@@ -1,9 +1,10 @@
-// The wrapper index (extension/annotations/wrapperIndex.ts) on real Megatron-LM files and a small
-// made-up workspace (test/fixtures/callsites/wrappers/README.md): callers of functions that make a
+// The wrapper index (extension/annotations/wrapperIndex.ts) on synthetic packages written for these
+// tests in the shapes of Megatron-LM, OpenRLHF and RL weight-sync helpers, and on the real files
+// when materialized (test/fixtures/callsites/wrappers/README.md): callers of functions that make a
 // lifecycle call become call sites across files, with their chain; cycles end; an edit re-parses
 // only the edited file and its callers' sites follow; the hover names the chain.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { AnnotationModel, type WrapperCallers } from '../../extension/annotations/annotationModel';
@@ -15,8 +16,16 @@ import { WrapperIndex, type WrapperCallSite } from '../../extension/annotations/
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
 
 const WRAPPERS = join(CALLSITES, 'wrappers');
-const MEGATRON = join(WRAPPERS, 'megatron');
 const SYNTHETIC = join(WRAPPERS, 'synthetic');
+// Third-party files (wrappers/manifest.json), not committed: present once materialized.
+const MEGATRON = join(WRAPPERS, 'megatron');
+const OPENRLHF = join(WRAPPERS, 'openrlhf');
+const thirdParty = JSON.parse(readFileSync(join(WRAPPERS, 'manifest.json'), 'utf8')) as { files: { file: string }[] };
+const notMaterialized = thirdParty.files.filter((f) => !existsSync(join(WRAPPERS, f.file))).map((f) => f.file);
+const REAL_SKIP =
+  notMaterialized.length > 0 &&
+  `third-party corpus not materialized (${notMaterialized.length} of ${thirdParty.files.length} files missing): ` +
+    'node test/fixtures/callsites/corpus/materialize.mjs --manifest test/fixtures/callsites/wrappers/manifest.json';
 
 function pythonFiles(dir: string): string[] {
   const out: string[] = [];
@@ -67,6 +76,22 @@ function linesMatching(text: string, re: RegExp): number[] {
   return text.split('\n').flatMap((l, i) => (re.test(l) ? [i + 1] : []));
 }
 
+/**
+ * How many calls of `names` the body of top-level function `fn` makes, by the text, leaving out
+ * those passing backend="gloo" (the lifecycle calls through wrappers the index counts for it).
+ */
+function ncclCallsIn(text: string, fn: string, names: string[]): number {
+  const lines = text.split('\n');
+  const from = lines.findIndex((l) => l.startsWith(`def ${fn}(`));
+  assert.ok(from >= 0, `def ${fn}`);
+  let to = lines.findIndex((l, i) => i > from && /^\S/.test(l));
+  if (to < 0) to = lines.length;
+  const call = new RegExp(`(?<![\\w.])(${names.join('|')})\\(`);
+  let n = 0;
+  for (let i = from + 1; i < to; i++) if (call.test(lines[i]!) && !/backend="gloo"/.test(callText(text, i + 1))) n++;
+  return n;
+}
+
 describe('imports and modules (pythonModules.ts)', () => {
   test('import statements bind local names as Python does', () => {
     const facts = emptyImports();
@@ -111,18 +136,19 @@ describe('imports and modules (pythonModules.ts)', () => {
   });
 });
 
-describe('Megatron-LM: create_group and its callers (real files)', () => {
-  const stateFile = join(MEGATRON, 'megatron', 'core', 'parallel_state.py');
-  const initFile = join(MEGATRON, 'megatron', 'training', 'initialize.py');
+describe('create_group and its callers (synthetic `mesh` package, the shape of Megatron-LM)', () => {
+  const stateFile = join(SYNTHETIC, 'mesh', 'core', 'parallel_state.py');
+  const launchFile = join(SYNTHETIC, 'mesh', 'training', 'launch.py');
   const state = readFileSync(stateFile, 'utf8');
 
   test('every NCCL create_group(...) call in parallel_state.py is a new_group site via create_group; gloo ones are not', async () => {
-    const { index } = await indexOf(MEGATRON);
-    // By the text: the calls of create_group, and those passing backend="gloo" within their call.
+    const { index } = await indexOf(SYNTHETIC);
+    // By the text: the calls of create_group, and those passing backend="gloo" within their call
+    // (one spread over several lines; backend="nccl" and backend=<a name> stay NCCL).
     const calls = linesMatching(state, /(?<!def )\bcreate_group\(/);
     const gloo = calls.filter((line) => /backend="gloo"/.test(callText(state, line)));
-    assert.equal(calls.length, 34);
-    assert.equal(gloo.length, 5);
+    assert.equal(calls.length, 16);
+    assert.equal(gloo.length, 4);
     const viaCreateGroup = index.callerSites(stateFile).filter((s) => s.written === 'create_group');
     assert.deepEqual(
       viaCreateGroup.map((s) => s.range.start.line + 1),
@@ -135,6 +161,22 @@ describe('Megatron-LM: create_group and its callers (real files)', () => {
       assert.equal(s.wrapper.line + 1, linesMatching(state, /^def create_group\(/)[0]);
       assert.equal(s.wrapper.calls, 1);
     }
+    // Functions of the file that call create_group are wrappers too: their callers in the file are
+    // sites two hops deep, and each counts the NCCL create_group calls of its body.
+    for (const name of ['_nested_groups', 'create_expert_groups']) {
+      const sites = index.callerSites(stateFile).filter((s) => s.written === name);
+      assert.deepEqual(
+        sites.map((s) => s.range.start.line + 1),
+        linesMatching(state, new RegExp(`^\\s+${name}\\(`)),
+        name,
+      );
+      for (const s of sites) {
+        assert.deepEqual(s.chain, [name, 'create_group', 'torch.distributed.new_group']);
+        assert.equal(s.wrapper.line + 1, linesMatching(state, new RegExp(`^def ${name}\\(`))[0]);
+        assert.equal(s.wrapper.calls, ncclCallsIn(state, name, ['create_group']), name);
+      }
+    }
+    assert.equal(index.callerSites(stateFile).length, calls.length - gloo.length + 2);
     // The definition's own call stays a call site.
     const inner = index.directSites(stateFile).filter((s) => s.written === 'torch.distributed.new_group');
     assert.deepEqual(
@@ -144,51 +186,142 @@ describe('Megatron-LM: create_group and its callers (real files)', () => {
     assert.ok(index.sites(stateFile).some((s) => !isWrapperSite(s) && s.written === 'torch.distributed.new_group'));
   });
 
-  test('across files, two hops deep, through `mpu = parallel_state` in megatron/core/__init__.py', async () => {
-    const { index } = await indexOf(MEGATRON);
-    const text = readFileSync(initFile, 'utf8');
+  test('across files, two hops deep, through `mpu = parallel_state` in mesh/core/__init__.py; backend="mpi" is not NCCL', async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    const text = readFileSync(launchFile, 'utf8');
     const line = linesMatching(text, /mpu\.initialize_model_parallel\(/)[0];
-    const site = index.callerSites(initFile).find((s) => s.written === 'mpu.initialize_model_parallel');
-    assert.ok(site, 'mpu.initialize_model_parallel(...) is a call site');
-    assert.equal(site.range.start.line + 1, line);
-    assert.deepEqual(site.chain, ['initialize_model_parallel', 'create_group', 'torch.distributed.new_group']);
-    assert.equal(relative(MEGATRON, site.wrapper.file), join('megatron', 'core', 'parallel_state.py'));
-    assert.ok(site.wrapper.calls > 20, `initialize_model_parallel makes many lifecycle calls (${site.wrapper.calls})`);
-    // `create_group(backend='mpi', …)`, imported by name, makes an MPI group: not an NCCL call site.
-    const mpi = linesMatching(text, /create_group\(backend='mpi'/)[0];
+    const outer = linesMatching(text, /^\s+setup_distributed\(/)[0];
+    assert.ok(line && outer);
+    assert.deepEqual(callers(index, launchFile), [
+      `${line} mpu.initialize_model_parallel new_group initialize_model_parallel > create_group > torch.distributed.new_group`,
+      `${outer} setup_distributed new_group setup_distributed > initialize_model_parallel > create_group > torch.distributed.new_group`,
+    ]);
+    const site = index.callerSites(launchFile).find((s) => s.written === 'mpu.initialize_model_parallel');
+    assert.ok(site);
+    assert.equal(relative(SYNTHETIC, site.wrapper.file), join('mesh', 'core', 'parallel_state.py'));
+    assert.equal(site.wrapper.line + 1, linesMatching(state, /^def initialize_model_parallel\(/)[0]);
+    // Its body's NCCL calls of create_group and of the file's other wrappers (gloo twins left out).
+    const body = ncclCallsIn(state, 'initialize_model_parallel', ['create_group', '_nested_groups', 'create_expert_groups']);
+    assert.equal(body, 9);
+    assert.equal(site.wrapper.calls, body);
+    // `create_group(backend="mpi", …)`, imported by name, makes an MPI group: not an NCCL call site,
+    // and the function around it is no wrapper.
+    const mpi = linesMatching(text, /create_group\(backend="mpi"/)[0];
     assert.ok(mpi);
-    assert.ok(!index.callerSites(initFile).some((s) => s.range.start.line + 1 === mpi));
-    // Without `mpu = parallel_state` in megatron/core/__init__.py, `mpu` names nothing here.
-    const pkg = join(MEGATRON, 'megatron', 'core', '__init__.py');
+    assert.ok(!index.callerSites(launchFile).some((s) => s.range.start.line + 1 === mpi));
+    assert.ok(!index.wrappers().some((w) => w.key === '_bootstrap_overlap'));
+    // Without `mpu = parallel_state` in mesh/core/__init__.py, `mpu` names nothing here.
+    const pkg = join(SYNTHETIC, 'mesh', 'core', '__init__.py');
     const pkgText = readFileSync(pkg, 'utf8');
     index.setFile(pkg, 'python', pkgText.replace('mpu = parallel_state', 'mpu = None'));
-    assert.ok(!index.callerSites(initFile).some((s) => s.written === 'mpu.initialize_model_parallel'));
+    assert.deepEqual(callers(index, launchFile), []);
     index.setFile(pkg, 'python', pkgText);
-    assert.ok(index.callerSites(initFile).some((s) => s.written === 'mpu.initialize_model_parallel'));
+    assert.equal(callers(index, launchFile).length, 2);
     // The hover names the chain and says the figures are of one call.
     assert.equal(
       chainLine(site),
       'via `initialize_model_parallel` → `create_group` → `torch.distributed.new_group` (parallel\\_state\\.py:' +
-        `${site.wrapper.line + 1}) — \`initialize_model_parallel\` makes ${site.wrapper.calls} lifecycle calls in its body: these figures are of one`,
+        `${site.wrapper.line + 1}) — \`initialize_model_parallel\` makes ${body} lifecycle calls in its body: these figures are of one`,
     );
   });
 });
 
-test('OpenRLHF (real files): stateless_init_process_group across files, imported at module level and inside a method', async () => {
-  const dir = join(WRAPPERS, 'openrlhf', 'openrlhf');
-  const { index } = await indexOf(dir);
-  const chain = ['stateless_init_process_group', 'vllm.distributed.device_communicators.pynccl.PyNcclCommunicator'];
-  for (const rel of [join('trainer', 'ray', 'vllm_worker_wrap.py'), join('trainer', 'ray', 'ppo_actor.py')]) {
-    const file = join(dir, rel);
-    const lines = linesMatching(readFileSync(file, 'utf8'), /= stateless_init_process_group\(/);
-    assert.equal(lines.length, 1, rel);
-    const site = index.callerSites(file).find((s) => s.written === 'stateless_init_process_group');
-    assert.ok(site, `${rel}: the call is a site`);
-    assert.equal(site.range.start.line + 1, lines[0]);
-    assert.deepEqual(site.chain, chain);
-    assert.equal(site.api, 'PyNcclCommunicator');
-    assert.equal((site as CallSite & { callsInto?: string }).callsInto, 'ncclCommInitRank');
-  }
+describe('stateless_init_process_group (synthetic `tuner` package, the shape of OpenRLHF)', () => {
+  const dir = join(SYNTHETIC, 'tuner');
+  const helper = join(dir, 'utils', 'comm.py');
+  const worker = join(dir, 'engine', 'worker_ext.py');
+  const trainer = join(dir, 'trainer', 'policy.py');
+  const chain = 'stateless_init_process_group > vllm.distributed.device_communicators.pynccl.PyNcclCommunicator';
+
+  test('a call after an import inside the method, and one after a module-level import reached through self.', async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    const at = (file: string, re: RegExp): number => {
+      const lines = linesMatching(readFileSync(file, 'utf8'), re);
+      assert.equal(lines.length, 1, `${file}: ${re}`);
+      return lines[0]!;
+    };
+    assert.deepEqual(callers(index, worker), [
+      `${at(worker, /= stateless_init_process_group\(/)} stateless_init_process_group PyNcclCommunicator ${chain}`,
+    ]);
+    assert.deepEqual(callers(index, trainer), [
+      `${at(trainer, /self\._open_weight_sync\(/)} self._open_weight_sync PyNcclCommunicator PolicyTrainer._open_weight_sync > ${chain}`,
+      `${at(trainer, /= stateless_init_process_group\(/)} stateless_init_process_group PyNcclCommunicator ${chain}`,
+    ]);
+    for (const s of [...index.callerSites(worker), ...index.callerSites(trainer)]) {
+      assert.equal(s.role, 'create');
+      assert.equal((s as CallSite & { callsInto?: string }).callsInto, 'ncclCommInitRank');
+    }
+    const direct = index.callerSites(worker)[0]!;
+    assert.deepEqual(
+      [direct.wrapper.file, direct.wrapper.line + 1, direct.wrapper.calls],
+      [helper, at(helper, /^def stateless_init_process_group\(/), 1],
+    );
+    // The store rendezvous (StatelessProcessGroup.create) makes no communicator: one call in the helper.
+    assert.deepEqual(
+      index.directSites(helper).map((s) => s.written),
+      ['PyNcclCommunicator'],
+    );
+  });
+
+  test('the import inside the method is what names the helper there: without it the call is no site', async () => {
+    const { index } = await indexOf(SYNTHETIC);
+    const text = readFileSync(worker, 'utf8');
+    const without = text.replace('from tuner.utils.comm import stateless_init_process_group', 'pass');
+    assert.notEqual(without, text);
+    index.setFile(worker, 'python', without);
+    assert.deepEqual(callers(index, worker), []);
+    index.setFile(worker, 'python', text);
+    assert.equal(callers(index, worker).length, 1);
+  });
+});
+
+describe('real Megatron-LM and OpenRLHF files (materialized from wrappers/manifest.json)', () => {
+  test(
+    "Megatron-LM: create_group's NCCL callers in parallel_state.py, and mpu.initialize_model_parallel two hops across files",
+    { skip: REAL_SKIP },
+    async () => {
+      const { index } = await indexOf(MEGATRON);
+      const stateFile = join(MEGATRON, 'megatron', 'core', 'parallel_state.py');
+      const initFile = join(MEGATRON, 'megatron', 'training', 'initialize.py');
+      const state = readFileSync(stateFile, 'utf8');
+      const calls = linesMatching(state, /(?<!def )\bcreate_group\(/);
+      const gloo = calls.filter((line) => /backend="gloo"/.test(callText(state, line)));
+      assert.deepEqual([calls.length, gloo.length], [34, 5]);
+      const viaCreateGroup = index.callerSites(stateFile).filter((s) => s.written === 'create_group');
+      assert.deepEqual(
+        viaCreateGroup.map((s) => s.range.start.line + 1),
+        calls.filter((l) => !gloo.includes(l)),
+      );
+      for (const s of viaCreateGroup) assert.deepEqual([s.chain, s.wrapper.calls], [['create_group', 'torch.distributed.new_group'], 1]);
+      const text = readFileSync(initFile, 'utf8');
+      const site = index.callerSites(initFile).find((s) => s.written === 'mpu.initialize_model_parallel');
+      assert.ok(site, 'mpu.initialize_model_parallel(...) is a call site');
+      assert.equal(site.range.start.line + 1, linesMatching(text, /mpu\.initialize_model_parallel\(/)[0]);
+      assert.deepEqual(site.chain, ['initialize_model_parallel', 'create_group', 'torch.distributed.new_group']);
+      assert.equal(relative(MEGATRON, site.wrapper.file), join('megatron', 'core', 'parallel_state.py'));
+      assert.ok(site.wrapper.calls > 20, `initialize_model_parallel makes many lifecycle calls (${site.wrapper.calls})`);
+      const mpi = linesMatching(text, /create_group\(backend='mpi'/)[0];
+      assert.ok(mpi);
+      assert.ok(!index.callerSites(initFile).some((s) => s.range.start.line + 1 === mpi));
+    },
+  );
+
+  test('OpenRLHF: stateless_init_process_group imported inside a method and at module level', { skip: REAL_SKIP }, async () => {
+    const dir = join(OPENRLHF, 'openrlhf');
+    const { index } = await indexOf(dir);
+    const chain = ['stateless_init_process_group', 'vllm.distributed.device_communicators.pynccl.PyNcclCommunicator'];
+    for (const rel of [join('trainer', 'ray', 'vllm_worker_wrap.py'), join('trainer', 'ray', 'ppo_actor.py')]) {
+      const file = join(dir, rel);
+      const lines = linesMatching(readFileSync(file, 'utf8'), /= stateless_init_process_group\(/);
+      assert.equal(lines.length, 1, rel);
+      const site = index.callerSites(file).find((s) => s.written === 'stateless_init_process_group');
+      assert.ok(site, `${rel}: the call is a site`);
+      assert.equal(site.range.start.line + 1, lines[0]);
+      assert.deepEqual(site.chain, chain);
+      assert.equal(site.api, 'PyNcclCommunicator');
+      assert.equal((site as CallSite & { callsInto?: string }).callsInto, 'ncclCommInitRank');
+    }
+  });
 });
 
 describe('a made-up workspace (relative imports, import … as, self. methods, cycles)', () => {
@@ -238,7 +371,7 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
     assert.deepEqual(callers(index, weights), []);
     assert.deepEqual(callers(index, loop), []);
     assert.deepEqual(
-      index.wrappers().filter((w) => w.file !== cycle),
+      index.wrappers().filter((w) => w.file.startsWith(join(SYNTHETIC, 'rl')) && w.file !== cycle),
       [],
     );
     index.setFile(utils, 'python', original);
