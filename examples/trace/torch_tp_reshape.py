@@ -1,12 +1,14 @@
 """A torch job to trace with `commcost trace`: tensor parallelism reshaped TP 2 -> 1 -> 2.
 
   world communicator   init_process_group(device_id=...)  (eager: created in the call)
-  TP 2                 new_group(ranks 0..1)              (lazy: created at its first collective)
+  TP 2                 new_group(ranks 0..1)              (on an eager default group: created in
+                                                          the call, connected at its first collective)
   TP 1                 split_group (every rank alone)     (a split of the world communicator)
-  TP 2 again           new_group(ranks 0..1)              (lazy again)
+  TP 2 again           new_group(ranks 0..1)              (the same again)
   teardown             destroy_process_group(group), then destroy_process_group()
 
-World size from the launcher (torchrun: RANK, WORLD_SIZE, LOCAL_RANK); with one rank the TP 2
+Traced on 2x H200 (docs/results/h200x2-2026-12-01/): each new_group paid ~35 ms in the call and
+~144 ms in its first collective. World size from the launcher (torchrun: RANK, WORLD_SIZE, LOCAL_RANK); with one rank the TP 2
 groups have one rank (one GPU cannot host two NCCL ranks).
 
   torchrun --nproc-per-node=1 examples/trace/torch_tp_reshape.py      # under trace:
