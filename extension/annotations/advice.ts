@@ -3,7 +3,7 @@
  * "Advice follows measurement"): no figure, no advice. No `vscode` import: findings carry plain
  * ranges and text edits that diagnostics.ts / quickFixes.ts turn into VS Code objects.
  */
-import { formatMs, plain } from './annotationText';
+import { formatMs, plain, runLabel } from './annotationText';
 import type { CallSite, FileFacts, Position, Range, ScanResult } from './callSites';
 import type { Annotation, Figure } from './figures';
 import type { ApiName } from './apiMap';
@@ -98,7 +98,7 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
   return {
     code: 'commcost.lazyInit',
     range: site.nameRange,
-    message: `init_process_group without device_id builds the NCCL communicator lazily inside the first collective; on ${hostOf(a)} the run shows ${shows}${simulatedNote(a)}`,
+    message: `init_process_group without device_id builds the NCCL communicator lazily inside the first collective; the run ${runLabel(m.source, a.peers ?? []).replace(/^SIMULATED · /, '')} shows ${shows}${simulatedNote(a)}`,
     fix: {
       title: `Pass device_id for eager init (moves ~${formatMs(moved)} out of the first collective on ${hostOf(a)}; uses the current CUDA device)`,
       edits: [

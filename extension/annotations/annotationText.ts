@@ -67,11 +67,42 @@ export const FIRST_NEGLIGIBLE_SHARE = 0.02;
 
 /**
  * The short label of a run, said by the status bar and every annotation: "localhost · NCCL
- * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run.
+ * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run. When another run of
+ * `peers` (the store's profiles) would read the same, the label adds the UTC time it started
+ * ("… · 2026-11-30 00:22 UTC"), and when that still does not tell them apart, its experiments
+ * ("… · 00:22 UTC · init-abort, split-subset"): two different runs never read alike.
  */
-export function runLabel(p: Profile): string {
+export function runLabel(p: Profile, peers: readonly Profile[] = []): string {
+  const base = baseLabel(p);
+  const twins = peers.filter((q) => q !== p && q.key !== p.key && baseLabel(q) === base);
+  if (twins.length === 0) return base;
+  const timed = `${base} ${timeOf(p)}`;
+  if (!twins.some((q) => timeOf(q) === timeOf(p))) return timed;
+  return `${timed} · ${plain(p.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 60)}`;
+}
+
+function baseLabel(p: Profile): string {
   const sim = isSimulatedProfile(p) ? 'SIMULATED · ' : '';
   return `${sim}${plain(p.run.host, 40)} · NCCL ${plain(p.run.stamp?.ncclVersion ?? '?', 20)} · ${new Date(p.time).toISOString().slice(0, 10)}`;
+}
+
+/** "00:22 UTC": when the run started (its profile time), to the minute. */
+function timeOf(p: Profile): string {
+  return `${new Date(p.time).toISOString().slice(11, 16)} UTC`;
+}
+
+/** The label of run `p` in `a`'s annotation, told apart from the other runs and from `also` ({@link runLabel}). */
+function sourceLabel(a: Annotation, p: Profile, ...also: Profile[]): string {
+  return runLabel(p, [...(a.peers ?? []), ...also]);
+}
+
+/**
+ * Whether memory per GPU belongs to what `a` headlines: a creation (create), a registration or a
+ * suspend/resume — never a teardown, whose variant's memory is that of the communicator it was
+ * made with (or, for an abort, of the re-init), nor a query.
+ */
+export function showsMemory(a: Annotation): boolean {
+  return a.entry.role === 'create' || a.entry.role === 'register' || a.entry.role === 'suspend';
 }
 
 /** "one-rank communicator: nothing to connect" for a one-rank child, else undefined. */
@@ -159,12 +190,12 @@ export function codeLensTitle(a: Annotation): string {
     parts.push(`${formatMs(m.main.total.stats.median)} ${plain(m.main.total.label, 40)}`);
   const reinit = a.entry.role === 'teardown' ? m.main.extra.find((f) => f.step === 'total') : undefined;
   if (reinit) parts.push(`${formatMs(reinit.stats.median)} re-init to first collective`);
-  const mem = a.entry.role === 'create' ? memoryPerGpu(m) : undefined;
+  const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
   if (mem !== undefined) parts.push(`${formatBytes(mem)}/GPU`);
   if (m.main.childRanks === 1) parts.push('one-rank communicator');
   const via = m.via ? ` (${m.experiment} beneath)` : '';
   const stale = a.stale.length ? ' · stale' : '';
-  return `${sim}⏱ ${parts.join(' · ')}${via} — ${runLabel(m.source).replace(/^SIMULATED · /, '')}${stale}`;
+  return `${sim}⏱ ${parts.join(' · ')}${via} — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}${stale}`;
 }
 
 /**
@@ -175,10 +206,10 @@ export function codeLensTitle(a: Annotation): string {
 export function decorationLabel(a: Annotation): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
-  const mem = a.entry.role === 'create' ? memoryPerGpu(m) : undefined;
+  const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
   const one = m.main.childRanks === 1 ? ' · one-rank' : '';
   const text = `${formatMs(m.headline.stats.median)}${mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
-  const from = a.active && m.source !== a.active ? ` — ${runLabel(m.source).replace(/^SIMULATED · /, '')}` : '';
+  const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
   return `${a.simulated ? 'SIMULATED ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }
 
@@ -214,14 +245,22 @@ export function hoverLinks(a: Annotation): HoverLinks {
   return { measure: commandUri('commcost.remeasure', [a.active?.key ?? '', a.missing?.experiment ?? a.entry.answer.experiment]) };
 }
 
+/**
+ * Padding before each figure of the hover's table (HTML entities: the Markdown renderer trims
+ * spaces, non-breaking ones included, from table cells), so that "46.7 ms" and "49.1 ms" of
+ * adjacent right-aligned columns read apart.
+ */
+export const CELL_GAP = '&nbsp;'.repeat(4);
+
 function row(name: string, f: Figure | undefined): string | undefined {
   if (!f) return undefined;
-  return `| ${name} (${escapeMarkdown(f.label, 60)}) | ${formatMs(f.stats.median)} | ${formatMs(f.stats.p90)} |`;
+  return `| ${name} (${escapeMarkdown(f.label, 60)}) | ${CELL_GAP}${formatMs(f.stats.median)} | ${CELL_GAP}${formatMs(f.stats.p90)} |`;
 }
 
-function variantLine(v: VariantFigures): string {
+/** One other variant: its headline figure, and its memory per GPU when `withMemory` (see {@link showsMemory}). */
+function variantLine(v: VariantFigures, withMemory: boolean): string {
   const h = v.total ?? v.call;
-  const mem = v.memoryAfterFirst ?? v.memoryAfterCall;
+  const mem = withMemory ? (v.memoryAfterFirst ?? v.memoryAfterCall) : undefined;
   const one = oneRank(v);
   return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${formatBytes(mem)}/GPU` : ''}${one ? ` (${one})` : ''}`;
 }
@@ -291,7 +330,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
   const note = headlineNote(a, m);
   if (note) out.push('', note);
-  out.push('', '| step | median | p90 |', '|---|---:|---:|');
+  out.push('', `| step | ${CELL_GAP}median | ${CELL_GAP}p90 |`, '|---|---:|---:|');
   for (const r of [
     row('call', m.main.call),
     row('first collective', m.main.first),
@@ -299,7 +338,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     ...m.main.extra.map((f) => row('also', f)),
   ])
     if (r) out.push(r);
-  const mem = memoryPerGpu(m);
+  const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
   if (mem !== undefined) {
     const share = m.gpuTotalBytes ? ` (${((100 * mem) / m.gpuTotalBytes).toFixed(2)}% of the GPU)` : '';
     const afterCall =
@@ -314,7 +353,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   const r = reading(a);
   if (r) out.push('', `${r.charAt(0).toUpperCase()}${r.slice(1)}.`);
   if (site.repeated) out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
-  if (m.others.length) out.push('', `Other variants: ${m.others.map(variantLine).join(' · ')}`);
+  if (m.others.length) out.push('', `Other variants: ${m.others.map((v) => variantLine(v, showsMemory(a))).join(' · ')}`);
   const gpus = stamp?.gpus.length ? `${stamp.gpus.length}× ${escapeMarkdown(stamp.gpus[0]?.name ?? 'GPU', 60)}` : `${run.ranks} ranks`;
   const n = (m.main.total ?? m.headline).stats.n;
   const date = new Date(m.source.time).toISOString().slice(0, 10);
@@ -325,7 +364,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (a.why && a.active)
     out.push(
       '',
-      `*From ${escapeMarkdown(runLabel(m.source), 120)}, not the active run (${escapeMarkdown(runLabel(a.active), 120)}): ${escapeMarkdown(a.why, 200)}.*`,
+      `*From ${escapeMarkdown(sourceLabel(a, m.source, a.active), 160)}, not the active run (${escapeMarkdown(sourceLabel(a, a.active, m.source), 160)}): ${escapeMarkdown(a.why, 200)}.*`,
     );
   if (a.stale.length) out.push('', `**Stale:** ${a.stale.map((s) => escapeMarkdown(s, 200)).join('; ')}`);
   const actions = [
@@ -346,11 +385,12 @@ export interface StatusText {
  * The status bar's words: the active run's label ({@link runLabel}), stale when so, and a tooltip
  * that names the calls answered by another run and why, and the runs left out here.
  * @param active the active profile
- * @param chosen whether the user chose it (else it is the newest measured run)
+ * @param chosen whether the user chose it (else it is the newest measured run with figures for annotated calls: profiles.ts `active`)
  * @param stale why the active run is stale ([] = fresh)
  * @param elsewhere calls of the open documents answered by another run (annotationModel.ts)
  * @param left runs not used here: simulated (until one is chosen), global runs of another window,
  *   measured (while a simulated run is chosen)
+ * @param peers every loaded run, so that labels that would read alike are told apart ({@link runLabel})
  */
 export function statusText(
   active: Profile | undefined,
@@ -358,7 +398,9 @@ export function statusText(
   stale: readonly string[],
   elsewhere: readonly { api: string; source: Profile; why: string }[],
   left: { simulated: number; foreign: number; measured?: number },
+  peers: readonly Profile[] = [],
 ): StatusText {
+  const label = (p: Profile): string => runLabel(p, [...peers, ...(active ? [active] : []), ...elsewhere.map((e) => e.source)]);
   const measured = left.measured ?? 0;
   const leftLines = [
     measured > 0 ? `${measured} measured run${measured === 1 ? '' : 's'} not used while a simulated run is chosen` : '',
@@ -381,11 +423,11 @@ export function statusText(
     };
   }
   return {
-    text: `$(pulse) ${runLabel(active)}${stale.length ? ' (stale)' : ''}`,
+    text: `$(pulse) ${label(active)}${stale.length ? ' (stale)' : ''}`,
     tooltip: [
-      `commcost annotations come from ${runLabel(active)} (${chosen ? 'the run you chose' : 'the newest measured run'})`,
+      `commcost annotations come from ${label(active)} (${chosen ? 'the run you chose' : 'the newest measured run with figures for annotated calls'})`,
       ...stale.map((s) => `stale: ${plain(s, 200)}`),
-      ...elsewhere.map((e) => `${plain(e.api, 60)} answered by ${runLabel(e.source)} — ${plain(e.why, 200)}`),
+      ...elsewhere.map((e) => `${plain(e.api, 60)} answered by ${label(e.source)} — ${plain(e.why, 200)}`),
       ...leftLines,
       'Click to switch runs',
     ].join('\n'),

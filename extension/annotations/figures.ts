@@ -72,6 +72,8 @@ export interface Annotation {
   stale: string[];
   /** True when the figures came from the simulated NCCL: never a measurement. */
   simulated: boolean;
+  /** Every loaded run (resolveAnnotation's `profiles`): run labels are told apart from these (annotationText.ts `runLabel`). */
+  peers?: readonly Profile[];
 }
 
 function findStep(v: VariantSummary, ref: StepRef | undefined): Figure | undefined {
@@ -218,7 +220,7 @@ export function resolveAnnotation(
   context: SiteContext = {},
 ): Annotation {
   const entry = API_MAP[api];
-  const base = { api, entry, ...(active ? { active } : {}) };
+  const base = { api, entry, ...(active ? { active } : {}), peers: profiles };
   if (!active) {
     const reason =
       profiles.length === 0

@@ -16,6 +16,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { loadRun } from '../../client/resultsStore';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
+import { mappedExperiments } from './apiMap';
 
 /** Larger run files are not read (a real run is well under 1 MiB). */
 export const MAX_RUN_FILE_BYTES = 16 * 1024 * 1024;
@@ -100,6 +101,13 @@ export function runTime(run: RunFile, fallback: number): number {
   return Number.isFinite(fromId) ? fromId : fallback;
 }
 
+const MAPPED = new Set(mappedExperiments());
+
+/** Whether `p` has figures for an experiment that answers call sites (not only field cases). */
+function answersCallSites(p: Profile): boolean {
+  return p.run.experiments.some((e) => MAPPED.has(e.experiment) && e.variants.length > 0);
+}
+
 /**
  * The runs of the workspace and global storage, which may answer in this window, and which is
  * active. Reload after a folder changes; problems are passed to `report` once per file and message.
@@ -137,11 +145,14 @@ export class ProfileStore {
   }
 
   /**
-   * The active profile: the one chosen, else the newest measured run of the workspace, else the
-   * newest measured global run of this window. Never a simulated or foreign run unless chosen.
+   * The active profile: the one chosen, else the newest measured run (workspace, then global runs
+   * of this window) with figures for an experiment that answers call sites (apiMap.ts
+   * `mappedExperiments`: init, split, c10d, …), else — only runs of field cases (connect-mode,
+   * init-abort, …) — the newest measured run. Never a simulated or foreign run unless chosen.
    */
   get active(): Profile | undefined {
-    return this.chosen ?? this.answering[0];
+    const runs = this.answering;
+    return this.chosen ?? runs.find(answersCallSites) ?? runs[0];
   }
 
   /** Chooses the active profile by key (the user's choice); false when unknown. */

@@ -26,7 +26,7 @@ export class ProfileStatusBar implements vscode.Disposable {
       simulated: left.filter((x) => !x.foreign && isSimulatedProfile(x)).length,
       foreign: left.filter((x) => x.foreign).length,
       measured: left.filter((x) => !x.foreign && !isSimulatedProfile(x)).length,
-    });
+    }, store.profiles);
     this.item.text = t.text;
     this.item.tooltip = t.tooltip;
     this.item.show();

@@ -28,6 +28,8 @@ async function findingsOf(text: string, store: ProfileStore, language: 'python' 
   return findings(scan, (api: ApiName) => resolveAnnotation(api, store.active, store.profiles, rules), text);
 }
 
+const label = (r: RunFile) => `${r.host} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 10)}`;
+
 async function wheelStore(run: RunFile = wheel): Promise<ProfileStore> {
   return (await storeOf(runFolder([run]))).store;
 }
@@ -166,6 +168,7 @@ for (const [name, text] of eagerCases) {
         `the communicator init \\(${formatMs(call.median).replace('.', '\\.')}\\) moves out of the first collective; its lazy connect \\(${formatMs(first.median).replace('.', '\\.')}\\) stays`,
       ),
     );
+    assert.ok(f.message.includes(`; the run ${label(wheel)} shows the communicator init`), f.message);
     const fixed = applyEdits(text, f.fix.edits);
     const scan = await scanText('python', fixed);
     assert.equal(scan.hasError, false, fixed);

@@ -71,7 +71,7 @@ test("ncclCommInitRank on the 2.28.9 run: the figures, CodeLens, label and readi
   const md = hoverMarkdown(a, site, hoverLinksFor(a));
   const text = unescape(md);
   for (const figure of [call.median, call.p90, first.median, first.p90, total.median, total.p90])
-    assert.ok(text.includes(`| ${formatMs(figure)}`), `hover shows ${formatMs(figure)}`);
+    assert.ok(text.includes(`;${formatMs(figure)} |`), `hover shows ${formatMs(figure)}`);
   assert.ok(text.includes(`${wheel.stamp?.gpus.length}× ${wheel.stamp?.gpus[0]?.name}`));
   assert.ok(text.includes(`NCCL ${wheel.stamp?.ncclVersion}`));
   assert.ok(text.includes(`n = ${total.n}`));

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { AnnotationModel } from '../../extension/annotations/annotationModel';
 import {
+  CELL_GAP,
   codeLensTitle,
   decorationLabel,
   formatMs,
@@ -48,7 +49,7 @@ test('the ncclCommSplit hover on the 2×H200 run headlines whole/splitShare=0 (p
   const total = stats(wheel, 'split', 'whole/splitShare=0', 'total');
   const first = stats(wheel, 'split', 'whole/splitShare=0', 'first');
   assert.match(md.split('\n')[0] ?? '', /^\*\*commcost\*\* · `ncclCommSplit` → `split` · whole\/splitShare=0$/);
-  assert.ok(md.includes(`| total (split to first collective) | ${formatMs(total.median)} |`), md);
+  assert.ok(md.includes(`| total (split to first collective) | ${CELL_GAP}${formatMs(total.median)} |`), md);
   assert.ok(
     md.includes(`${Math.round((100 * first.median) / total.median)}% of this split is the lazy connect in the first collective`),
     md,
@@ -287,4 +288,88 @@ test('the model picks the lazy or eager c10d variant from the call site, and lis
   } finally {
     model.dispose();
   }
+});
+
+const cases = JSON.parse(readFileSync(join(RESULTS, 'h200x2-nccl2.28.9-wheel.cases.json'), 'utf8')) as RunFile; // 2026-11-30 00:09, NCCL 2.28.9
+
+test('memory per GPU only where it belongs to the headline: never on a teardown hover, its other variants or an abort', async () => {
+  const { store } = await storeOf(runFolder([wheel, c10d]));
+  const py = await scanText('python', 'import torch.distributed as dist\ndist.destroy_process_group()\n');
+  const cpp = await scanText('cpp', 'void f(){ ncclCommAbort(c); ncclCommDestroy(c); }');
+  for (const [api, site] of [
+    ['destroy_process_group', py.sites.find((x) => x.api === 'destroy_process_group')],
+    ['ncclCommAbort', cpp.sites.find((x) => x.api === 'ncclCommAbort')],
+    ['ncclCommDestroy', cpp.sites.find((x) => x.api === 'ncclCommDestroy')],
+  ] as const) {
+    assert.ok(site, api);
+    const a = resolveAnnotation(api, store.active, store.profiles, RULES);
+    assert.ok(a.measured, api);
+    const md = unescape(hoverMarkdown(a, site, hoverLinks(a)));
+    assert.doesNotMatch(md, /Memory per GPU|\/GPU/, `${api}: ${md}`);
+    assert.doesNotMatch(codeLensTitle(a), /\/GPU/);
+  }
+  // destroy_process_group lists init/eager as another variant, without its creation memory.
+  const d = resolveAnnotation('destroy_process_group', store.active, store.profiles, RULES);
+  const dmd = unescape(hoverMarkdown(d, py.sites.find((x) => x.api === 'destroy_process_group')!, hoverLinks(d)));
+  assert.match(dmd, /Other variants: init\/eager: [^,\n]*\(p90 [^)]*\)(\n|$)/, dmd);
+  // A creation still shows its memory.
+  const init = resolveAnnotation('init_process_group', store.active, store.profiles, RULES);
+  const ipg = (await scanText('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n')).sites[0];
+  assert.ok(ipg);
+  assert.match(unescape(hoverMarkdown(init, ipg, hoverLinks(init))), /Memory per GPU: \d/);
+});
+
+test('two runs that would read alike are told apart by their start time (UTC), in hovers, labels and the status bar', async () => {
+  const { store } = await storeOf(runFolder([wheel, c10d, cases]));
+  const pc = store.profiles.find((p) => p.run.id === c10d.id);
+  const pk = store.profiles.find((p) => p.run.id === cases.id);
+  const pw = store.profiles.find((p) => p.run.id === wheel.id);
+  assert.ok(pc && pk && pw);
+  const lc = runLabel(pc, store.profiles);
+  const lk = runLabel(pk, store.profiles);
+  assert.equal(lc, `${label(c10d)} ${c10d.stamp?.startedAt.slice(11, 16)} UTC`);
+  assert.equal(lk, `${label(cases)} ${cases.stamp?.startedAt.slice(11, 16)} UTC`);
+  assert.notEqual(lc, lk);
+  assert.equal(runLabel(pw, store.profiles), label(wheel), 'no twin: no time');
+  // Same minute: the experiments tell them apart.
+  const twin = { ...pk, key: 'twin', time: pc.time };
+  assert.match(runLabel(twin, [pc, twin]), / UTC · split-share, connect-mode/);
+  assert.match(runLabel(pc, [pc, twin]), / UTC · c10d$/);
+  // The hover's "From …, not the active run (…)" and the status bar name two different runs.
+  const moved = { ...wheel, id: '20261130-013000-localhost', stamp: wheel.stamp && { ...wheel.stamp, startedAt: '2026-11-30T01:30:00.000Z' } };
+  const { store: s2 } = await storeOf(runFolder([moved, c10d]));
+  assert.equal(s2.active?.run.id, moved.id);
+  const init = resolveAnnotation('init_process_group', s2.active, s2.profiles, RULES);
+  assert.equal(init.measured?.source.run.id, c10d.id);
+  const ipg = (await scanText('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n')).sites[0];
+  assert.ok(ipg);
+  const md = unescape(hoverMarkdown(init, ipg, hoverLinks(init)));
+  assert.ok(md.includes(`*From ${label(c10d)} ${c10d.stamp?.startedAt.slice(11, 16)} UTC, not the active run (${label(moved)} 01:30 UTC):`), md);
+  assert.ok(codeLensTitle(init).endsWith(`— ${label(c10d)} ${c10d.stamp?.startedAt.slice(11, 16)} UTC`), codeLensTitle(init));
+  const t = statusText(s2.active, false, [], [], { simulated: 0, foreign: 0 }, s2.profiles);
+  assert.equal(t.text, `$(pulse) ${label(moved)} 01:30 UTC`);
+});
+
+test('the active run is the newest measured run that answers call sites, not a newer run of field cases only', async () => {
+  const { store } = await storeOf(runFolder([wheel, cases]));
+  assert.ok(cases.stamp && wheel.stamp && cases.stamp.startedAt > wheel.stamp.startedAt, 'the field-case run is the newer');
+  assert.equal(store.active?.run.id, wheel.id);
+  const t = statusText(store.active, false, [], [], { simulated: 0, foreign: 0 }, store.profiles);
+  assert.equal(t.text, `$(pulse) ${label(wheel)}`);
+  assert.match(t.tooltip, /\(the newest measured run with figures for annotated calls\)/);
+  // Only field-case runs: the newest of them is active (something is named).
+  const { store: only } = await storeOf(runFolder([cases]));
+  assert.equal(only.active?.run.id, cases.id);
+});
+
+test('the hover table spaces the median and p90 columns apart', async () => {
+  const { store } = await storeOf(runFolder([wheel]));
+  const a = resolveAnnotation('ncclCommInitRank', store.active, store.profiles, RULES);
+  const site = (await scanText('cpp', 'void f(){ ncclCommInitRank(&c, 2, id, 0); }')).sites[0];
+  assert.ok(site);
+  const lines = hoverMarkdown(a, site, hoverLinks(a)).split('\n');
+  assert.ok(lines.includes('| step | &nbsp;&nbsp;&nbsp;&nbsp;median | &nbsp;&nbsp;&nbsp;&nbsp;p90 |'), lines.join('\n'));
+  const rows = lines.filter((l) => /^\| (call|first collective|total) /.test(l));
+  assert.equal(rows.length, 3);
+  for (const r of rows) assert.match(r, /\| (&nbsp;){4}[\d.]+ m?s \| (&nbsp;){4}[\d.]+ m?s \|$/, r);
 });
