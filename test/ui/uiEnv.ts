@@ -81,7 +81,11 @@ export interface Page {
   };
   frames(): Frame[];
   evaluate<T>(expression: string): Promise<T>;
-  screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  screenshot(options: {
+    path: string;
+    fullPage?: boolean;
+    clip?: { x: number; y: number; width: number; height: number };
+  }): Promise<unknown>;
   waitForTimeout(ms: number): Promise<void>;
   setViewportSize(size: { width: number; height: number }): Promise<void>;
   on(event: 'console' | 'pageerror', fn: (arg: any) => void): void;

@@ -932,4 +932,209 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       }
     });
   });
+
+  test('(i) real call shapes: a create_group caller across modules, PyNcclCommunicator, the first all_reduce on a lazy group', async () => {
+    await scenario('i', async () => {
+      const c10dRun = committedRun('h200x2-torch2.11-nccl2.28.9-c10d.json');
+      const nccl = committedRun('h200x2-nccl2.28.9-wheel.json');
+      const staleAfterDays = staleAfterDaysFor([c10dRun, nccl]);
+      // Python written for this test: the shapes of Megatron-LM's create_group, vLLM's PyNcclCommunicator, a lazy group.
+      const files: Record<string, string> = {
+        // Hovers below their line, so the screenshots show the code, its CodeLens and label above the hover.
+        '.vscode/settings.json': JSON.stringify(
+          { 'workbench.colorTheme': 'Default Light Modern', 'commcost.staleAfterDays': staleAfterDays, 'editor.hover.above': false },
+          null,
+          2,
+        ),
+        '.commcost/runs/h200x2-nccl2.28.9-wheel.json': committedRunText('h200x2-nccl2.28.9-wheel.json'),
+        '.commcost/runs/h200x2-torch2.11-nccl2.28.9-c10d.json': committedRunText('h200x2-torch2.11-nccl2.28.9-c10d.json'),
+        'mypkg/__init__.py': '',
+        'mypkg/groups.py': [
+          '"""Process-group helpers of a model-parallel training package."""',
+          'import torch.distributed',
+          '',
+          '',
+          'def create_group(ranks=None, timeout=None, group_desc=None):',
+          '    """Creates an NCCL process group over `ranks`, named `group_desc` in logs."""',
+          '    return torch.distributed.new_group(ranks, timeout=timeout, group_desc=group_desc)',
+          '',
+        ].join('\n'),
+        'mypkg/parallel.py': [
+          '"""Builds the tensor-parallel group of a model."""',
+          'from mypkg.groups import create_group',
+          '',
+          '',
+          'def initialize_model_parallel(world_size, tensor_parallel_size):',
+          '    blocks = [list(range(s, s + tensor_parallel_size)) for s in range(0, world_size, tensor_parallel_size)]',
+          '    tp_group = create_group(blocks[0], group_desc="TENSOR_MODEL_PARALLEL_GROUP")',
+          '    return tp_group',
+          '',
+        ].join('\n'),
+        'worker.py': [
+          '"""An inference worker\'s communicator for tensor parallelism."""',
+          'import torch',
+          'from vllm.distributed.device_communicators.pynccl import PyNcclCommunicator',
+          '',
+          '',
+          'def init_worker_communicator(cpu_group, local_rank):',
+          '    device = torch.device(f"cuda:{local_rank}")',
+          '    communicator = PyNcclCommunicator(cpu_group, device=device)',
+          '    return communicator',
+          '',
+        ].join('\n'),
+        'lazy_train.py': [
+          '"""A training step on a tensor-parallel group created lazily."""',
+          'import torch',
+          'import torch.distributed as dist',
+          '',
+          'tp = None',
+          '',
+          '',
+          'def setup():',
+          '    global tp',
+          '    dist.init_process_group("nccl")',
+          '    tp = dist.new_group([0, 1])',
+          '',
+          '',
+          'def train_step(x):',
+          '    dist.all_reduce(x, group=tp)',
+          '    return x * 2',
+          '',
+        ].join('\n'),
+      };
+      const ws = s.workspace('call-shapes', files);
+      // Tall enough that the hovers (at most a quarter of the editor's height) show whole, as in (h).
+      await s.page.setViewportSize({ width: 1600, height: 2200 });
+      try {
+        await s.openFolder(ws);
+        const ms = annotationMs;
+        const c10dLabel = runLabelOf(c10dRun);
+        const ncclLabel = runLabelOf(nccl);
+        const lensTexts = () =>
+          s.page.evaluate<string[]>(
+            `[...document.querySelectorAll('.editor-group-container.active .codelens-decoration')].map((e) => ({ y: e.getBoundingClientRect().top, t: e.innerText.trim() })).filter((x) => x.t).sort((a, b) => a.y - b.y).map((x) => x.t)`,
+          );
+        const lensesWithFigures = async (file: string, n: number) => {
+          await waitUntil(
+            async () => (await lensTexts()).filter((t) => /\d ms/.test(t)).length === n,
+            `${n} CodeLenses with figures in ${file}`,
+            30_000,
+          );
+          const lenses = await lensTexts();
+          for (const t of lenses) assert.doesNotMatch(t, /stale|simulated/i, `a CodeLens of ${file}: ${t}`);
+          return lenses;
+        };
+        /** Screen point of `word` on the editor line that contains `line` (the import lines name the same words). */
+        const pointOn = (line: string, word: string) =>
+          waitUntil(
+            () =>
+              s.page.evaluate<{ x: number; y: number } | null>(`(() => {
+                const rows = document.querySelectorAll('.editor-group-container.active .monaco-editor .view-lines .view-line');
+                for (const row of rows) {
+                  if (!row.textContent.replace(/\\u00a0/g, ' ').includes(${JSON.stringify(line)})) continue;
+                  const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+                  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                    const i = n.textContent.indexOf(${JSON.stringify(word)});
+                    if (i < 0) continue;
+                    const r = document.createRange();
+                    r.setStart(n, i);
+                    r.setEnd(n, i + ${word.length});
+                    const b = r.getBoundingClientRect();
+                    return { x: b.left + b.width / 2, y: b.top + b.height / 2 };
+                  }
+                }
+                return null;
+              })()`),
+            `"${word}" on the line "${line}"`,
+            10_000,
+          );
+        /** Hovers `word` on the line containing `line`; waits for the commcost hover of `api`, checks it fits its box, screenshots the window; returns its text. */
+        const hoverShot = async (line: string, word: string, api: string, shot: string) => {
+          await s.page.mouse.move(5, 500);
+          await s.page
+            .locator('.monaco-hover')
+            .first()
+            .waitFor({ state: 'hidden', timeout: 5_000 })
+            .catch(() => undefined);
+          const p = await pointOn(line, word);
+          await s.page.mouse.move(p.x - 2, p.y);
+          await s.page.mouse.move(p.x, p.y);
+          const contains = `commcost · ${api} →`;
+          const hover = s.page.locator('.monaco-hover', { hasText: contains }).first();
+          await hover.waitFor({ state: 'visible', timeout: 15_000 });
+          type Box = { scrollHeight: number; clientHeight: number };
+          const fit = await hover.evaluate<{ content: number; box: number }>((el: { querySelector(q: string): Box | null }) => ({
+            content: el.querySelector('.monaco-hover-content')?.scrollHeight ?? 0,
+            box: el.querySelector('.monaco-scrollable-element')?.clientHeight ?? 0,
+          }));
+          assert.ok(fit.content > 0 && fit.content <= fit.box + 1, `the ${api} hover fits its box: ${JSON.stringify(fit)}`);
+          // The window from its top to just below the hover: the code, its CodeLens and label, the hover.
+          const box = await hover.boundingBox();
+          assert.ok(box, `the ${api} hover has a box`);
+          await s.page.screenshot({
+            path: join(OUT_DIR, `${shot}.png`),
+            clip: { x: 0, y: 0, width: 1600, height: Math.ceil(Math.max(box.y + box.height, p.y) + 40) },
+          });
+          const text = await hover.innerText();
+          assert.doesNotMatch(text, /stale|simulated/i, `the ${api} hover:\n${text}`);
+          return text;
+        };
+
+        // --- (a) A create_group caller in another module: a new_group call site through the wrapper, c10d new_group figures.
+        await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'mypkg' }).first().click();
+        await openFile('parallel.py', 'tp_group = create_group');
+        const newGroup = (step: string) => stepStats(c10dRun, 'c10d', 'new_group/lazy-default', step);
+        const [callerLens] = await lensesWithFigures('mypkg/parallel.py', 1);
+        assert.ok(
+          callerLens?.includes(`⏱ ${ms(newGroup('total').median)} to first collective`),
+          `the create_group caller's CodeLens: ${callerLens}`,
+        );
+        assert.ok(callerLens?.endsWith(`— ${c10dLabel}`), `the c10d run answers the create_group caller: ${callerLens}`);
+        const caller = await hoverShot('tp_group = create_group', 'create_group', 'new_group', 'i-create_group-caller');
+        assert.match(caller, /commcost · new_group → c10d · new_group\/lazy-default/, caller);
+        // The chain names the wrapper's definition (1-based line of its `def`).
+        const defLine = (files['mypkg/groups.py'] ?? '').split('\n').findIndex((l) => l.startsWith('def create_group(')) + 1;
+        assert.ok(
+          caller.includes(`via create_group → torch.distributed.new_group (groups.py:${defLine})`),
+          `the chain through create_group:\n${caller}`,
+        );
+        for (const f of [newGroup('total').median, newGroup('total').p90])
+          assert.ok(caller.includes(ms(f)), `the create_group caller's hover shows ${ms(f)}:\n${caller}`);
+        assert.ok(caller.includes(`NCCL ${c10dRun.stamp?.ncclVersion} · ${c10dLabel.slice(-10)}`), caller);
+
+        // --- (b) PyNcclCommunicator: ctypes init plus a warm-up collective, so init's call and first collective (the NCCL run's init).
+        await openFile('worker.py', 'PyNcclCommunicator(cpu_group');
+        const init = (step: string) => stepStats(nccl, 'init', 'default', step);
+        const [pyncclLens] = await lensesWithFigures('worker.py', 1);
+        assert.ok(
+          pyncclLens?.includes(`⏱ ${ms(init('total').median)} to first collective`),
+          `the PyNcclCommunicator CodeLens: ${pyncclLens}`,
+        );
+        assert.ok(pyncclLens?.endsWith(`— ${ncclLabel}`), `the NCCL run answers PyNcclCommunicator: ${pyncclLens}`);
+        const pynccl = await hoverShot('communicator = PyNcclCommunicator', 'PyNcclCommunicator', 'PyNcclCommunicator', 'i-pynccl');
+        assert.match(pynccl, /commcost · PyNcclCommunicator → init · default/, pynccl);
+        for (const f of [init('call').median, init('first').median, init('total').median, init('total').p90])
+          assert.ok(pynccl.includes(ms(f)), `the PyNcclCommunicator hover shows ${ms(f)} (init call, first collective, total):\n${pynccl}`);
+        assert.ok(pynccl.includes(`NCCL ${nccl.stamp?.ncclVersion} · ${ncclLabel.slice(-10)}`), pynccl);
+
+        // --- (c) A lazy group: init without device_id, tp = new_group in setup(), its first all_reduce in train_step().
+        await openFile('lazy_train.py', 'train_step');
+        const lazyFirst = newGroup('first');
+        const lazyLenses = await lensesWithFigures('lazy_train.py', 3);
+        const firstLens = lazyLenses[2] ?? '';
+        assert.ok(firstLens.startsWith(`⏱ ${ms(lazyFirst.median)} `), `the first all_reduce on tp pays the deferred cost: ${firstLens}`);
+        assert.ok(firstLens.endsWith(`— ${c10dLabel}`), `the c10d run answers the first collective: ${firstLens}`);
+        const first = await hoverShot('dist.all_reduce(x, group=tp)', 'all_reduce', 'first_collective', 'i-lazy-first-collective');
+        assert.match(first, /commcost · first_collective → c10d · /, first);
+        for (const f of [lazyFirst.median, lazyFirst.p90])
+          assert.ok(
+            first.includes(ms(f)),
+            `the first all_reduce hover shows ${ms(f)} (new_group/lazy-default, first collective):\n${first}`,
+          );
+        assert.ok(first.includes(`NCCL ${c10dRun.stamp?.ncclVersion} · ${c10dLabel.slice(-10)}`), first);
+      } finally {
+        await s.page.setViewportSize({ width: 1600, height: 1000 });
+      }
+    });
+  });
 });
