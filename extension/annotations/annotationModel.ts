@@ -122,21 +122,28 @@ export class AnnotationModel {
     return changed;
   }
 
-  /** The annotation of `api` (lazy-init figures where the run has both ways; cached). */
-  annotate(api: ApiName, eager = false): Annotation {
-    const key = `${api}${eager ? ' eager' : ''}`;
+  /**
+   * The annotation of `api` (lazy-init figures where the run has both ways; cached).
+   * @param creator a first collective's creating API (figures.ts `SiteContext.creator`)
+   */
+  annotate(api: ApiName, eager = false, creator?: ApiName): Annotation {
+    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}`;
     let a = this.cache.get(key);
     if (!a) {
       const chosen = this.store.chosen;
-      a = resolveAnnotation(api, this.store.active, this.store.profiles, this.rules(), { eager, ...(chosen ? { chosen } : {}) });
+      a = resolveAnnotation(api, this.store.active, this.store.profiles, this.rules(), {
+        eager,
+        ...(chosen ? { chosen } : {}),
+        ...(creator ? { creator } : {}),
+      });
       this.cache.set(key, a);
     }
     return a;
   }
 
-  /** The annotation of a call site of document `uri` (its eager facts: {@link siteIsEager}). */
+  /** The annotation of a call site of document `uri` (its eager facts: {@link siteIsEager}; a first collective's creator). */
   annotateSite(uri: string, site: CallSite): Annotation {
-    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]));
+    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api);
   }
 
   /**

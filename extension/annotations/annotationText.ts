@@ -265,8 +265,15 @@ function variantLine(v: VariantFigures, withMemory: boolean): string {
   return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${formatBytes(mem)}/GPU` : ''}${one ? ` (${one})` : ''}`;
 }
 
-/** Which variant the headline is and why, when the run has more than one way for this call. */
-function headlineNote(a: Annotation, m: Measured): string | undefined {
+/**
+ * Which variant the headline is and why, when the run has more than one way for this call. When
+ * the code does not show whether the creation is eager (`site.eager` undefined: e.g. a call
+ * through a wrapper in a file without init_process_group, or `**kwargs`), it says the lazy
+ * headline is an assumption, not what the file's init passes.
+ */
+function headlineNote(a: Annotation, m: Measured, site?: CallSite): string | undefined {
+  if (m.assumes === 'lazy' && site && site.eager === undefined)
+    return 'The headline assumes a lazy init because the code does not show which; the eager variant is listed below.';
   if (m.assumes) {
     const site = a.api === 'init_process_group' ? 'this call' : "this file's init_process_group";
     return m.assumes === 'eager'
@@ -277,6 +284,22 @@ function headlineNote(a: Annotation, m: Measured): string | undefined {
   if (n !== undefined && n > 1 && m.others.some((v) => v.childRanks === 1))
     return `The headline is the ${n}-rank child; a one-rank child has nothing to connect.`;
   return undefined;
+}
+
+/**
+ * A lazy group's first collective: which group, where and by what it was created, and that this
+ * call pays its init + connect once ("First collective on `tp` (created at line 5 by
+ * new_group): pays the group's init + connect, 191 ms (p90 204 ms) — once, on this first call.").
+ * Undefined for other sites.
+ * @param figure the first-collective figure of the answering run (ms), when measured
+ */
+export function firstCollectiveLine(site: CallSite, figure: Figure | undefined): string | undefined {
+  const of = site.firstCollectiveOf;
+  if (!of) return undefined;
+  const group = of.variable === 'the default group' ? 'the default group' : codeSpan(of.variable);
+  const by = of.api ? ` by ${escapeMarkdown(of.api, 60)}` : '';
+  const cost = figure ? `, ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)})` : '';
+  return `First collective on ${group} (created at line ${of.line + 1}${by}): pays the group's init + connect${cost} — once, on this first call; later collectives on it do not.`;
 }
 
 /** Text from source code as a Markdown code span: one line, no backtick. */
@@ -314,6 +337,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     out.push(`**commcost** · ${api} → experiment \`${a.missing?.experiment ?? a.entry.answer.experiment}\``, '');
     const through = chainLine(site);
     if (through) out.push(through, '');
+    const pays = firstCollectiveLine(site, undefined);
+    if (pays) out.push(pays, '');
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 200)}.`);
     if (a.active)
       out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, NCCL ${escapeMarkdown(a.active.run.stamp?.ncclVersion ?? '?')}`);
@@ -328,8 +353,10 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (through) out.push('', through);
   if (m.via)
     out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
-  const note = headlineNote(a, m);
+  const note = headlineNote(a, m, site);
   if (note) out.push('', note);
+  const pays = firstCollectiveLine(site, m.headline);
+  if (pays) out.push('', pays);
   out.push('', `| step | ${CELL_GAP}median | ${CELL_GAP}p90 |`, '|---|---:|---:|');
   for (const r of [
     row('call', m.main.call),
@@ -352,7 +379,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   }
   const r = reading(a);
   if (r) out.push('', `${r.charAt(0).toUpperCase()}${r.slice(1)}.`);
-  if (site.repeated) out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
+  if (site.repeated && !site.firstCollectiveOf)
+    out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
   if (m.others.length) out.push('', `Other variants: ${m.others.map((v) => variantLine(v, showsMemory(a))).join(' · ')}`);
   const gpus = stamp?.gpus.length ? `${stamp.gpus.length}× ${escapeMarkdown(stamp.gpus[0]?.name ?? 'GPU', 60)}` : `${run.ranks} ranks`;
   const n = (m.main.total ?? m.headline).stats.n;

@@ -115,6 +115,13 @@ export interface Answer {
    */
   whenEager?: readonly string[];
   /**
+   * For a lazy group's first collective: the order of preference by the API that created the
+   * group (CallSite `firstCollectiveOf.api`), so that the figures are those of that creation's
+   * lazy variant (new_group → `new_group/lazy-default`, the default group → `init/lazy`). It
+   * comes before `whenEager`; a creator not listed (or unknown) uses `variants`.
+   */
+  byCreator?: Readonly<Partial<Record<string, readonly string[]>>>;
+  /**
    * For creation: how many ranks the communicator that `variant` produces has in a run of this
    * shape (the largest child when several are made), or undefined when the run does not say. A
    * one-rank child has nothing to connect: it never headlines while a larger child answers.
@@ -228,6 +235,26 @@ const c10d = (variants: readonly string[], childRanks: Answer['childRanks'] = wo
 const SPLIT = { ...create('split', SPLIT_VARIANTS), childRanks: splitChildRanks };
 const SHRINK = { ...create('shrink'), childRanks: allButOne };
 const GROW = { ...create('grow'), childRanks: worldSize };
+
+/**
+ * The c10d variant whose `first` step is the first collective on a group made by each creating
+ * API (remote-agent/experiments/c10d.ts variant names): the default group of
+ * `init_process_group` (and DeepSpeed's `init_distributed`, which calls it) → `init/lazy`;
+ * `new_group` and the backends built as it builds them → `new_group/lazy-default`; the others →
+ * their own variant's first collective.
+ */
+const FIRST_COLLECTIVE_BY_CREATOR: Readonly<Partial<Record<ApiName, readonly string[]>>> = {
+  init_process_group: ['init/lazy'],
+  init_distributed: ['init/lazy'],
+  new_group: ['new_group/lazy-default'],
+  ProcessGroupNCCL: ['new_group/lazy-default'],
+  _new_process_group_helper: ['new_group/lazy-default'],
+  new_subgroups: ['new_subgroups'],
+  split_group: ['split_group'],
+  shrink_group: ['shrink_group'],
+  init_device_mesh: ['init_device_mesh'],
+  DeviceMesh: ['init_device_mesh'],
+};
 
 /** The mapping table: one entry per API. */
 export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
@@ -493,8 +520,15 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     language: 'python',
     role: 'firstCollective',
     callsInto: 'ncclCommInitRankConfig',
-    // The lazy variants' `first` step: the first collective on a group created without eager init.
-    answer: { experiment: 'c10d', variants: ['init/lazy', 'new_group/lazy-default'], childRanks: worldSize, call: FIRST },
+    // The lazy variants' `first` step: the first collective on a group created without eager init,
+    // of the variant of the API that created the group (byCreator); unknown creator: both lazy ones.
+    answer: {
+      experiment: 'c10d',
+      variants: ['init/lazy', 'new_group/lazy-default'],
+      byCreator: FIRST_COLLECTIVE_BY_CREATOR,
+      childRanks: worldSize,
+      call: FIRST,
+    },
     underlying: { ...INIT, call: FIRST, note: 'the first collective after an NCCL init' },
   },
 };

@@ -87,8 +87,11 @@ export interface CallSite {
    * NCCL init (C/C++, ctypes, nccl4py, PyNcclCommunicator).
    */
   eager?: boolean;
-  /** A `first_collective` site: the group it is the first collective of, and the line (0-based) of its creation. */
-  firstCollectiveOf?: { variable: string; line: number };
+  /**
+   * A `first_collective` site: the group it is the first collective of, the line (0-based) of its
+   * creation, and the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`).
+   */
+  firstCollectiveOf?: { variable: string; line: number; api?: ApiName };
 }
 
 /** File-level facts the quick fixes need to write valid code. */

@@ -88,6 +88,11 @@ export interface SiteContext {
   eager?: boolean;
   /** The run the user chose explicitly (store.chosen): it answers before fresher runs. */
   chosen?: Profile;
+  /**
+   * A lazy group's first collective: the API that created the group (CallSite
+   * `firstCollectiveOf.api`); picks that creation's variant (apiMap.ts `byCreator`).
+   */
+  creator?: ApiName;
 }
 
 /**
@@ -136,7 +141,8 @@ function childClass(f: VariantFigures): number {
 
 /**
  * The variants of `exp` that answer, headline first: in the answer's order of preference
- * (`whenEager` when the site is eager), then — stable — children of several ranks before those of
+ * (`byCreator[creator]` for a first collective whose group's creation is known, else `whenEager`
+ * when the site is eager), then — stable — children of several ranks before those of
  * unknown size before one-rank children. Empty when none is present.
  */
 export function orderVariants(
@@ -144,8 +150,10 @@ export function orderVariants(
   answer: Answer,
   shape: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] },
   eager = false,
+  creator?: ApiName,
 ): VariantFigures[] {
-  const order = eager && answer.whenEager ? answer.whenEager : answer.variants;
+  const byCreator = creator ? answer.byCreator?.[creator] : undefined;
+  const order = byCreator ?? (eager && answer.whenEager ? answer.whenEager : answer.variants);
   const picked: VariantSummary[] = [];
   if (order.length === 0) picked.push(...exp.variants);
   else
@@ -161,10 +169,17 @@ function headlineOf(entry: ApiEntry, f: VariantFigures): Figure | undefined {
   return entry.role === 'create' || entry.role === 'register' || entry.role === 'suspend' ? (f.total ?? f.call) : (f.call ?? f.total);
 }
 
-function measuredIn(profile: Profile, entry: ApiEntry, answer: Answer, via: string | undefined, eager: boolean): Measured | undefined {
+function measuredIn(
+  profile: Profile,
+  entry: ApiEntry,
+  answer: Answer,
+  via: string | undefined,
+  eager: boolean,
+  creator?: ApiName,
+): Measured | undefined {
   const exp = profile.run.experiments.find((e) => e.experiment === answer.experiment);
   if (!exp) return undefined;
-  const [main, ...others] = orderVariants(exp, answer, profile.run, eager);
+  const [main, ...others] = orderVariants(exp, answer, profile.run, eager, creator);
   if (!main) return undefined;
   const headline = headlineOf(entry, main);
   if (!headline) return undefined;
@@ -239,7 +254,7 @@ export function resolveAnnotation(
   const found: Candidate[] = [];
   for (const p of pool)
     answers.forEach(([answer, via], direct) => {
-      const measured = measuredIn(p, entry, answer, via, eager);
+      const measured = measuredIn(p, entry, answer, via, eager, context.creator);
       if (measured) found.push({ p, measured, direct, stale: staleReasons(p, active, profiles, rules) });
     });
   const rank = (c: Candidate): number[] => [c.direct, c.p === chosen ? 0 : 1, c.stale.length ? 1 : 0, c.p === active ? 0 : 1, -c.p.time];
@@ -264,7 +279,7 @@ export function resolveAnnotation(
     return { ...base, measured: best.measured, ...(why ? { why } : {}), stale: best.stale, simulated: isSimulatedProfile(best.p) };
   }
   const skipped = active.run.skipped.find((s) => s.experiment === entry.answer.experiment);
-  const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager)));
+  const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager, context.creator)));
   const kind = !other
     ? ''
     : other.foreign

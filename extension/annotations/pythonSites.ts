@@ -335,7 +335,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: CallSite): void => {
     if (firstAt.has(c.start)) return;
     firstAt.add(c.start);
-    firsts.push(firstCollectiveSite(c, variable, creation, loops, functions, calledInLoop));
+    firsts.push(firstCollectiveSite(c, variable, creation, functions));
   };
   for (const s of kept) {
     if ((s.api === 'new_group' || s.api === 'split_group') && s.assignedTo && s.statement?.ownsLine) {
@@ -446,14 +446,13 @@ function firstCollectiveSite(
   c: DefaultCandidate & { end: number },
   variable: string,
   creation: CallSite,
-  loops: readonly (Span & { kind: string })[],
   functions: readonly FunctionSpan[],
-  calledInLoop: ReadonlyMap<string, number>,
 ): CallSite {
   const nameRange: Range = rangeOf(c.fn);
   const range: Range = { start: nameRange.start, end: pos(c.args.endPosition) };
   const fnSpan = innermost(functions, c.start, c.end);
-  const repeated = repetition(c.start, c.end, loops, fnSpan, calledInLoop);
+  // Never `repeated`: the group's init and connect are paid by its first call only, even when
+  // the collective sits in a loop or a per-step function.
   return {
     api: FIRST_COLLECTIVE,
     role: API_MAP[FIRST_COLLECTIVE].role,
@@ -463,13 +462,12 @@ function firstCollectiveSite(
     nameRange,
     startIndex: c.start,
     endIndex: c.end,
-    ...(repeated ? { repeated } : {}),
     ...(fnSpan ? { enclosingFunction: fnSpan.name } : {}),
     keywords: [],
     argumentInsert: { line: c.args.startPosition.row, character: c.args.startPosition.column + 1 },
     hasArguments: c.args.namedChildCount > 0,
     callsInto: API_MAP[FIRST_COLLECTIVE].callsInto,
-    firstCollectiveOf: { variable, line: creation.range.start.line },
+    firstCollectiveOf: { variable, line: creation.range.start.line, api: creation.api },
   };
 }
 

@@ -105,7 +105,8 @@ export function registerAnnotations(env: AnnotationEnv): void {
     updateStatus();
   };
 
-  // The active run: the one the user chose (status bar), else the newest measured run. A run a
+  // The active run: the one the user chose (status bar), else the newest measured run with
+  // figures for annotated calls (profiles.ts `active`: not a newer run of field cases only). A run a
   // measurement saves becomes active only when it is measured: a simulated one never does by itself.
   const reloadProfiles = async (newPath?: string): Promise<void> => {
     await store.reload(folders(), windowWorkspace());
