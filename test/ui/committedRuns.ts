@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StepStats } from '../../protocol/events';
-import type { RunFile } from '../../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
+import { mappedExperiments } from '../../extension/annotations/apiMap';
+import { runLabel } from '../../extension/annotations/annotationText';
+import { runTime, type Profile } from '../../extension/annotations/profiles';
 import { REPO } from './uiEnv';
 
 const DAY = 86_400_000;
@@ -46,12 +49,36 @@ export function startedAt(run: RunFile): number {
   return t;
 }
 
+/** A run as the extension's profile store holds it (key: the run's id; time: profiles.ts `runTime`). */
+function profileOf(run: RunFile): Profile {
+  return { key: run.id, path: run.id, source: 'workspace', run, time: runTime(run, 0) };
+}
+
 /**
- * The label the extension gives a run (annotationText.ts `runLabel`): "localhost · NCCL 2.28.9 ·
- * 2026-11-30", the date the UTC day the run started.
+ * The label the extension gives a run among the loaded runs `peers` (annotationText.ts
+ * `runLabel`, called here): "localhost · NCCL 2.28.9 · 2026-11-30", the date the UTC day the run
+ * started, plus its UTC start time ("… 00:22 UTC") when another of `peers` would read alike.
+ * @param peers every run loaded in the window (the simulated one included); [] = none to tell apart
  */
-export function runLabelOf(run: RunFile): string {
-  return `${run.host} · NCCL ${run.stamp?.ncclVersion ?? '?'} · ${new Date(startedAt(run)).toISOString().slice(0, 10)}`;
+export function runLabelOf(run: RunFile, peers: readonly RunFile[] = []): string {
+  const p = profileOf(run);
+  return runLabel(
+    p,
+    peers.map((r) => (r.id === run.id ? p : profileOf(r))),
+  );
+}
+
+/**
+ * The run the extension makes active when none is chosen (profiles.ts `active`, its rule
+ * reproduced with apiMap.ts `mappedExperiments`): the newest measured run with figures for an
+ * experiment that answers call sites, else the newest measured run. Fails when none is measured.
+ */
+export function activeRunOf(runs: readonly RunFile[]): RunFile {
+  const measured = runs.filter((r) => !isSimulatedRun(r)).sort((a, b) => startedAt(b) - startedAt(a));
+  const mapped = new Set(mappedExperiments());
+  const active = measured.find((r) => r.experiments.some((e) => mapped.has(e.experiment) && e.variants.length > 0)) ?? measured[0];
+  assert.ok(active, 'a measured run among the loaded runs');
+  return active;
 }
 
 /**

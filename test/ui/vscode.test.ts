@@ -18,6 +18,7 @@ import { OUT_DIR, REPO, UiSession, uiMissingReason, waitUntil, type Frame } from
 import {
   committedRun,
   committedRunText,
+  activeRunOf,
   H200X2_RUN_FILES,
   runLabelOf,
   simulatedRunText,
@@ -703,8 +704,10 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       const runs = H200X2_RUN_FILES.map((f) => committedRun(f));
       const c10dRun = committedRun('h200x2-torch2.11-nccl2.28.9-c10d.json');
       const nccl = committedRun('h200x2-nccl2.28.9-wheel.json');
-      // The newest real run names the status bar; the simulated run, newer still, must not.
+      // The active run (profiles.ts `active`) names the status bar: the newest measured run with
+      // figures for annotated calls — not a newer run of field cases only, nor the simulated run, newer still.
       const newest = runs.reduce((a, b) => (startedAt(b) > startedAt(a) ? b : a));
+      const active = activeRunOf(runs);
       const simulatedText = simulatedRunText();
       const simulated = JSON.parse(simulatedText) as RunFile;
       assert.equal(simulated.simulated, true);
@@ -807,7 +810,9 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
 
         // --- Python: the c10d run measured init_process_group, new_group, split_group and destroy_process_group themselves.
         await openFile('train.py', 'split_group');
-        const c10dLabel = runLabelOf(c10dRun);
+        // Labels as the extension writes them among every loaded run (the UTC time where two read alike).
+        const label = (r: RunFile) => runLabelOf(r, [...runs, simulated]);
+        const c10dLabel = label(c10dRun);
         const lazyInit = (step: string) => stepStats(c10dRun, 'c10d', 'init/lazy', step);
         const splitGroup = (step: string) => stepStats(c10dRun, 'c10d', 'split_group', step);
         const newGroup = stepStats(c10dRun, 'c10d', 'new_group/lazy-default', 'total');
@@ -857,7 +862,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
 
         // --- C++: the fresh NCCL 2.28.9 run answers, not the 2.28.3 one; ncclCommSplit headlines the 2-rank child.
         await openFile('comm.cc', 'ncclCommSplit');
-        const ncclLabel = runLabelOf(nccl);
+        const ncclLabel = label(nccl);
         const ccLenses = await annotations('comm.cc', 4);
         for (const t of ccLenses) assert.ok(t.endsWith(`— ${ncclLabel}`), `the NCCL ${nccl.stamp?.ncclVersion} run answers: ${t}`);
         const whole = (step: string) => stepStats(nccl, 'split', 'whole/splitShare=0', step);
@@ -895,16 +900,22 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
           assert.ok(text.includes(ncclFooter), `${api} hover cites the fresh NCCL run (${ncclFooter}):\n${text}`);
         }
 
-        // --- The status bar names the newest real run (not the simulated one) and says the simulated run is left out.
+        // --- The status bar names the active run: the c10d run, newest with figures for call sites (the newer
+        // c4c6 run has field cases only), not the simulated one; it says the simulated run is left out.
         const bar = s.page.locator('.part.statusbar .statusbar-item', { hasText: ' · NCCL ' }).first();
         await bar.waitFor({ state: 'visible', timeout: 10_000 });
-        assert.equal((await bar.innerText()).trim(), runLabelOf(newest));
+        assert.equal(active.id, c10dRun.id, 'the c10d run is the newest with figures for call sites');
+        assert.notEqual(newest.id, active.id, 'a newer run of field cases only is loaded and not active');
+        assert.equal((await bar.innerText()).trim(), label(active));
         await s.page.mouse.move(5, 500);
         await bar.hover();
         const tip = s.page.locator('.monaco-hover, .workbench-hover', { hasText: 'annotations come from' }).first();
         await tip.waitFor({ state: 'visible', timeout: 10_000 });
         const tipText = await tip.innerText();
-        assert.ok(tipText.includes(`commcost annotations come from ${runLabelOf(newest)} (the newest measured run)`), tipText);
+        assert.ok(
+          tipText.includes(`commcost annotations come from ${label(active)} (the newest measured run with figures for annotated calls)`),
+          tipText,
+        );
         assert.match(tipText, /1 simulated run not used: choose one to see its figures/);
         await tip.screenshot({ path: join(OUT_DIR, 'h1-statusbar-tooltip.png') });
 
@@ -1008,8 +1019,8 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       try {
         await s.openFolder(ws);
         const ms = annotationMs;
-        const c10dLabel = runLabelOf(c10dRun);
-        const ncclLabel = runLabelOf(nccl);
+        const c10dLabel = runLabelOf(c10dRun, [c10dRun, nccl]);
+        const ncclLabel = runLabelOf(nccl, [c10dRun, nccl]);
         const lensTexts = () =>
           s.page.evaluate<string[]>(
             `[...document.querySelectorAll('.editor-group-container.active .codelens-decoration')].map((e) => ({ y: e.getBoundingClientRect().top, t: e.innerText.trim() })).filter((x) => x.t).sort((a, b) => a.y - b.y).map((x) => x.t)`,
@@ -1125,7 +1136,17 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         assert.ok(firstLens.startsWith(`⏱ ${ms(lazyFirst.median)} `), `the first all_reduce on tp pays the deferred cost: ${firstLens}`);
         assert.ok(firstLens.endsWith(`— ${c10dLabel}`), `the c10d run answers the first collective: ${firstLens}`);
         const first = await hoverShot('dist.all_reduce(x, group=tp)', 'all_reduce', 'first_collective', 'i-lazy-first-collective');
-        assert.match(first, /commcost · first_collective → c10d · /, first);
+        assert.match(first, /commcost · first_collective → c10d · new_group\/lazy-default/, first);
+        // The variant's row: the first collective's median and p90 in one table row.
+        assert.ok(
+          new RegExp(`call \\([^)]*\\)\\s+${ms(lazyFirst.median).replace('.', '\\.')}\\s+${ms(lazyFirst.p90).replace('.', '\\.')}`).test(first),
+          `the new_group/lazy-default first-collective row (${ms(lazyFirst.median)}, ${ms(lazyFirst.p90)}):\n${first}`,
+        );
+        assert.ok(
+          first.includes(`First collective on tp (created at line 11 by new_group): pays the group's init + connect, ${ms(lazyFirst.median)}`),
+          `the hover names the group and what it pays:\n${first}`,
+        );
+        assert.doesNotMatch(first, /paid each time/, first);
         for (const f of [lazyFirst.median, lazyFirst.p90])
           assert.ok(
             first.includes(ms(f)),
