@@ -152,7 +152,20 @@ export function chartHeight(model: ChartModel, widthPx?: number): number {
 
 /** Every chart on the page, re-themed together. */
 const liveCharts = new Set<ExperimentChart>();
+/** Other charts' redraws on a theme change (e.g. the Plan section's chart, planView.ts). */
+const themeListeners = new Set<() => void>();
 let watching = false;
+
+/**
+ * Calls `redraw` after every theme change (a live VS Code theme switch, or the system's light/dark
+ * in the standalone report), once the theme's colours can be read again.
+ * @returns a function that stops the calls
+ */
+export function onThemeChange(redraw: () => void): () => void {
+  watchTheme();
+  themeListeners.add(redraw);
+  return () => themeListeners.delete(redraw);
+}
 
 /** Starts watching the theme once (body class, html style, prefers-color-scheme). */
 function watchTheme(): void {
@@ -161,6 +174,7 @@ function watchTheme(): void {
   const retheme = (): void => {
     colors = undefined;
     for (const chart of liveCharts) chart.retheme();
+    for (const redraw of themeListeners) redraw();
   };
   const observer = new MutationObserver(retheme);
   observer.observe(document.body, { attributes: true, attributeFilter: ['class'] });

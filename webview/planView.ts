@@ -10,6 +10,7 @@ import type { RunFile } from '../protocol/runFile';
 import { planReshape, type Plan, type PlanInputs } from '../client/plan/planner';
 import { planSentences } from '../client/plan/sentences';
 import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../client/plan/units';
+import { onThemeChange } from './charts';
 import { chartColors } from './chartTheme';
 import { h, replaceChildren } from './dom';
 import { planChartModel, type PlanChartModel } from './planChartData';
@@ -91,6 +92,8 @@ export class PlanSection {
   private readonly chartBox = h('div', { class: 'chart plan-chart' });
   private readonly missingBox = h('p', { class: 'muted' });
   private chart: Chart<'bar'> | undefined;
+  private lastModel: PlanChartModel | undefined;
+  private stopTheme: (() => void) | undefined;
   private run: RunFile | undefined;
   private key = '';
 
@@ -134,6 +137,11 @@ export class PlanSection {
   }
 
   private draw(model: PlanChartModel): void {
+    // Colours are read from the theme at each draw: redraw with the last model on a theme change.
+    this.lastModel = model;
+    this.stopTheme ??= onThemeChange(() => {
+      if (this.lastModel) this.draw(this.lastModel);
+    });
     this.chartBox.style.height = `${90 + 30 * Math.max(1, model.bars.length)}px`;
     const c = chartColors((v) => getComputedStyle(document.body).getPropertyValue(v).trim());
     const data = {

@@ -537,12 +537,19 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         ['init', 'split'],
       );
 
-      // Charts: per experiment one of the steps and one of memory (init and split both have memory points), drawn (plenty of non-transparent pixels).
+      // Charts: per experiment one of the steps and one of memory (init and split both have memory points), and the
+      // Plan section's chart of the reshape strategies (webview/planView.ts), drawn (plenty of non-transparent pixels).
       await s.page.waitForTimeout(800); // chart.js animation
       const canvases = await canvasInk(frame);
       assert.deepEqual(
         canvases.map((c) => c.label).sort(),
-        ['init: median per step, whisker to p90', 'init: memory per GPU per variant and point (MiB)', 'split: median per step, whisker to p90', 'split: memory per GPU per variant and point (MiB)'],
+        [
+          'critical path per switch by strategy, log axis, with the step and the migration pause',
+          'init: median per step, whisker to p90',
+          'init: memory per GPU per variant and point (MiB)',
+          'split: median per step, whisker to p90',
+          'split: memory per GPU per variant and point (MiB)',
+        ],
         JSON.stringify(canvases),
       );
       for (const c of canvases) assert.ok(c.width > 100 && c.height > 50 && c.ink > 2000, `canvas drawn: ${JSON.stringify(c)}`);
