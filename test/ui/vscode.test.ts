@@ -29,6 +29,9 @@ import {
 } from './committedRuns';
 
 const missing = uiMissingReason();
+
+/** The UTC day a run started, as a hover's footer writes it ("2026-11-30"). */
+const dayOf = (run: RunFile): string => new Date(startedAt(run)).toISOString().slice(0, 10);
 if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
   test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
 }
@@ -860,7 +863,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         assert.match(newGroupHover, /new_group → c10d · new_group\/lazy-default/);
         assert.ok(newGroupHover.includes(ms(newGroup.median)), newGroupHover);
 
-        const c10dFooter = `NCCL ${c10dRun.stamp?.ncclVersion} · ${c10dLabel.slice(-10)}`;
+        const c10dFooter = `NCCL ${c10dRun.stamp?.ncclVersion} · ${dayOf(c10dRun)}`;
         for (const [api, text] of Object.entries({ ...hovers, new_group: newGroupHover })) {
           noStaleNoSim(`the ${api} hover`, text);
           assert.doesNotMatch(text, /beneath|No c10d figures/, `${api} hover falls back to the NCCL call beneath:\n${text}`);
@@ -900,7 +903,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
           hovers[api] = text;
           assert.match(text, new RegExp(`${api} → `), text);
         }
-        const ncclFooter = `NCCL ${nccl.stamp?.ncclVersion} · ${ncclLabel.slice(-10)}`;
+        const ncclFooter = `NCCL ${nccl.stamp?.ncclVersion} · ${dayOf(nccl)}`;
         for (const api of ['ncclCommInitRank', 'ncclCommSplit', 'ncclCommDestroy', 'ncclCommAbort']) {
           const text = hovers[api] ?? '';
           noStaleNoSim(`the ${api} hover`, text);
@@ -1118,7 +1121,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         );
         for (const f of [newGroup('total').median, newGroup('total').p90])
           assert.ok(caller.includes(ms(f)), `the create_group caller's hover shows ${ms(f)}:\n${caller}`);
-        assert.ok(caller.includes(`NCCL ${c10dRun.stamp?.ncclVersion} · ${c10dLabel.slice(-10)}`), caller);
+        assert.ok(caller.includes(`NCCL ${c10dRun.stamp?.ncclVersion} · ${dayOf(c10dRun)}`), caller);
 
         // --- (b) PyNcclCommunicator: ctypes init plus a warm-up collective, so init's call and first collective (the NCCL run's init).
         await openFile('worker.py', 'PyNcclCommunicator(cpu_group');
@@ -1133,7 +1136,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         assert.match(pynccl, /commcost · PyNcclCommunicator → init · default/, pynccl);
         for (const f of [init('call').median, init('first').median, init('total').median, init('total').p90])
           assert.ok(pynccl.includes(ms(f)), `the PyNcclCommunicator hover shows ${ms(f)} (init call, first collective, total):\n${pynccl}`);
-        assert.ok(pynccl.includes(`NCCL ${nccl.stamp?.ncclVersion} · ${ncclLabel.slice(-10)}`), pynccl);
+        assert.ok(pynccl.includes(`NCCL ${nccl.stamp?.ncclVersion} · ${dayOf(nccl)}`), pynccl);
 
         // --- (c) A lazy group: init without device_id, tp = new_group in setup(), its first all_reduce in train_step().
         await openFile('lazy_train.py', 'train_step');
@@ -1159,7 +1162,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
             first.includes(ms(f)),
             `the first all_reduce hover shows ${ms(f)} (new_group/lazy-default, first collective):\n${first}`,
           );
-        assert.ok(first.includes(`NCCL ${c10dRun.stamp?.ncclVersion} · ${c10dLabel.slice(-10)}`), first);
+        assert.ok(first.includes(`NCCL ${c10dRun.stamp?.ncclVersion} · ${dayOf(c10dRun)}`), first);
       } finally {
         await s.page.setViewportSize({ width: 1600, height: 1000 });
       }
