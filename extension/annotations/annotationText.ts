@@ -268,11 +268,11 @@ function variantLine(v: VariantFigures, withMemory: boolean): string {
 /**
  * Which variant the headline is and why, when the run has more than one way for this call. When
  * the code does not show whether the creation is eager (`site.eager` undefined: e.g. a call
- * through a wrapper in a file without init_process_group, or `**kwargs`), it says the lazy
- * headline is an assumption, not what the file's init passes.
+ * through a wrapper in a file without init_process_group, or `**kwargs`; creations only: a
+ * teardown has no `eager`), it says the lazy headline is an assumption, not what the file's init passes.
  */
 function headlineNote(a: Annotation, m: Measured, site?: CallSite): string | undefined {
-  if (m.assumes === 'lazy' && site && site.eager === undefined)
+  if (m.assumes === 'lazy' && site?.role === 'create' && site.eager === undefined)
     return 'The headline assumes a lazy init because the code does not show which; the eager variant is listed below.';
   if (m.assumes) {
     const site = a.api === 'init_process_group' ? 'this call' : "this file's init_process_group";

@@ -112,6 +112,12 @@ test('a creation whose eagerness the code does not show says the lazy headline i
     const md = unescape(hoverMarkdown(a, site, hoverLinks(a)));
     assert.match(md, /The headline assumes a lazy init because the code does not show which; the eager variant is listed below\./);
     assert.doesNotMatch(md, /this file's init_process_group/);
+    // A teardown has no eager fact of its own: the file's lazy init_process_group is what it says.
+    const withInit = 'import torch.distributed as dist\ndist.init_process_group("nccl")\ndist.destroy_process_group()\n';
+    const destroy = model.open('file:///destroy.py', 'python', withInit, 1).scan.sites.find((s) => s.api === 'destroy_process_group');
+    assert.ok(destroy);
+    const ad = model.annotateSite('file:///destroy.py', destroy);
+    assert.match(unescape(hoverMarkdown(ad, destroy, hoverLinks(ad))), /The headline assumes a lazy init: this file's init_process_group passes no device_id/);
   } finally {
     model.dispose();
   }
