@@ -783,10 +783,19 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
           );
         /** Waits for `n` CodeLenses and `n` after-line labels in the active editor; returns both. */
         const annotations = async (file: string, n: number) => {
-          await waitUntil(async () => (await lensTexts()).filter((t) => /\d ms/.test(t)).length === n, `${n} CodeLenses with figures in ${file}`, 30_000);
-          await waitUntil(async () => (await afterLabels()).length === n, `${n} after-line labels in ${file}`, 15_000);
-          const lenses = await lensTexts();
-          const labels = await afterLabels();
+          // Lenses and labels read in one pass that satisfies the wait: the editor may redraw them in
+          // between (e.g. when the wrapper index finishes), so a later second read could catch it mid-way.
+          let lenses: string[] = [];
+          let labels: string[] = [];
+          await waitUntil(
+            async () => {
+              lenses = await lensTexts();
+              labels = await afterLabels();
+              return lenses.length === n && lenses.every((t) => /\d ms/.test(t)) && labels.length === n;
+            },
+            `${n} CodeLenses with figures and ${n} after-line labels in ${file}`,
+            30_000,
+          );
           for (const t of [...lenses, ...labels]) noStaleNoSim(`an annotation of ${file}`, t);
           // Each line's label leads with the figure its CodeLens headlines.
           lenses.forEach((t, i) => {
