@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import type { ApiName } from '../../extension/annotations/apiMap';
 import { resolveAnnotation, type Annotation } from '../../extension/annotations/figures';
 import { ProfileStore, type RunFolder, type StaleRules } from '../../extension/annotations/profiles';
@@ -68,8 +69,9 @@ interface Case {
   };
 }
 
-const OTHER_WINDOW = 'file:///home/u/other-project';
-const THIS_WINDOW = 'file:///home/u/project';
+// Workspace folder URIs of two windows (made under the temp folder: no path of any one machine).
+const OTHER_WINDOW = pathToFileURL(join(tmpdir(), 'commcost-other-project')).href;
+const THIS_WINDOW = pathToFileURL(join(tmpdir(), 'commcost-project')).href;
 const oldWheel = at(wheel, '2026-10-01T10:00:00.000Z');
 const c10dOld = at(c10d, '2026-11-28T10:00:00.000Z');
 const sim = simulated(wheel, '2026-11-30T12:00:00.000Z');
