@@ -9,79 +9,24 @@
  * passed on as COMMCOST_TRACE_CHAIN_PLUGIN, which the plugin loads and forwards to),
  * PYTHONPATH = the hook's folder first, COMMCOST_TRACE_DIR = the records folder. With --simulate,
  * LD_LIBRARY_PATH starts with a folder where libnccl.so.2 and libcuda.so.1 are the simulated NCCL.
- * Local only (SSH hosts: not yet). The job's stdout/stderr pass through untouched; the exit code
+ * The engine is client/trace/run.ts (shared with the extension's "Trace Python File"); this file
+ * parses the flags and prints. Local only (SSH hosts: not yet). The job's stdout/stderr pass through untouched; the exit code
  * of `commcost trace` is the job's (1 when the trace could not be written, 2 on bad input).
  */
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
 import { CommcostError } from '../client/errors';
-import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation } from '../client/trace/merge';
+import { formatView } from '../client/trace/ncclView';
+import { runTrace } from '../client/trace/run';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
 import { isSimulatedTrace } from '../protocol/trace';
 import { terminalSafe } from './summary';
+
+export { addr2lineSymbolizer, traceArtifacts, traceEnv } from '../client/trace/run';
 
 /** The flags of `commcost trace`. */
 export interface TraceFlags {
   out?: string;
   simulate?: boolean;
   deadline?: string;
-}
-
-/** Where the built native artifacts and the Python hook are (the bundle's dist/, or the source tree's). */
-export function traceArtifacts(base = __dirname): { plugin: string; hookDir: string; sim: string } {
-  const nativeDirs = [join(base, 'native'), join(base, '..', 'dist', 'native')];
-  const pick = (rel: string[]) => {
-    for (const d of nativeDirs) for (const r of rel) if (existsSync(join(d, r))) return join(d, r);
-    return null;
-  };
-  const plugin = pick([join(`linux-${process.arch}`, 'libcommcost-profiler.so'), 'libcommcost-profiler.so']);
-  const sim = pick([join(`linux-${process.arch}`, 'libnccl-sim.so'), 'libnccl-sim.so']);
-  const hooks = [join(base, 'native', 'pyhook'), join(base, '..', 'native', 'pyhook'), join(base, '..', 'dist', 'native', 'pyhook')];
-  const hookDir = hooks.find((d) => existsSync(join(d, 'sitecustomize.py'))) ?? null;
-  if (!plugin || !hookDir || !sim)
-    throw new CommcostError('BAD_INPUT', `commcost trace: ${!plugin ? 'the profiler plugin libcommcost-profiler.so' : !sim ? 'the simulated NCCL' : 'the Python hook sitecustomize.py'} was not found next to ${base}`, {
-      hint: 'build it: node native/build.mjs (or reinstall commcost)',
-    });
-  return { plugin, hookDir, sim };
-}
-
-/** The job's environment: only variables are added or prepended; nothing else changes. */
-export function traceEnv(base: NodeJS.ProcessEnv, recordsDir: string, art: { plugin: string; hookDir: string }, simLibDir?: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base, COMMCOST_TRACE_DIR: recordsDir, NCCL_PROFILER_PLUGIN: art.plugin };
-  const user = base.NCCL_PROFILER_PLUGIN;
-  if (user && user !== art.plugin) env.COMMCOST_TRACE_CHAIN_PLUGIN = user;
-  env.PYTHONPATH = base.PYTHONPATH ? `${art.hookDir}:${base.PYTHONPATH}` : art.hookDir;
-  if (simLibDir) env.LD_LIBRARY_PATH = base.LD_LIBRARY_PATH ? `${simLibDir}:${base.LD_LIBRARY_PATH}` : simLibDir;
-  return env;
-}
-
-/** addr2line over a native frame (PIE and shared objects: address − load base), cached; null when it cannot say. */
-export function addr2lineSymbolizer(): (f: NativeFrame) => SourceLocation | null {
-  const cache = new Map<string, SourceLocation | null>();
-  return (f) => {
-    let addr: bigint;
-    try {
-      const a = BigInt(f.addr), b = BigInt(f.base);
-      const elfType = readFileSync(f.obj).readUInt16LE(16); // e_type: 2 EXEC (absolute), 3 DYN (relative)
-      addr = elfType === 2 ? a : a - b;
-    } catch {
-      return null;
-    }
-    const key = `${f.obj}@${addr}`;
-    if (cache.has(key)) return cache.get(key)!;
-    let loc: SourceLocation | null = null;
-    try {
-      const out = execFileSync('addr2line', ['-f', '-C', '-e', f.obj, `0x${addr.toString(16)}`], { encoding: 'utf8', timeout: 5000 }).split('\n');
-      const m = /^(.*):(\d+)/.exec(out[1] ?? '');
-      if (m && m[1] !== '??') loc = { file: m[1]!, line: Number(m[2]), func: out[0] && out[0] !== '??' ? out[0] : null };
-    } catch {
-      loc = null;
-    }
-    cache.set(key, loc);
-    return loc;
-  };
 }
 
 function ms(s: TracePhaseStats | null): string {
@@ -104,10 +49,30 @@ export function formatTrace(t: TraceFile): string {
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  lines.push(...ncclViewLines(t));
   for (const s of t.sites) for (const n of s.notes) lines.push(`note: ${terminalSafe(n)}`);
   for (const m of t.missing) lines.push(`missing: ${terminalSafe(m)}`);
   for (const p of t.problems) lines.push(`problem: ${terminalSafe(p)}`);
   return lines.join('\n') + '\n';
+}
+
+/**
+ * "NCCL's view": per site, NCCL's own Init timings breakdown (median over occurrences of the MAX
+ * over ranks, ms), or why there is none.
+ */
+export function ncclViewLines(t: TraceFile): string[] {
+  const out: string[] = [];
+  const withView = t.sites.filter((s) => s.nccl);
+  if (withView.length > 0) {
+    out.push("NCCL's view (its own Init timings log: MAX over ranks, median over occurrences; NCCL prints 10 ms steps):");
+    for (const s of withView) {
+      const where = s.file ? `${s.file.length > 48 ? '…' + s.file.slice(-47) : s.file}${s.line !== null ? `:${s.line}` : ''}` : '(unattributed)';
+      const v = s.nccl!;
+      out.push(`  ${terminalSafe(where)}  ${terminalSafe(v.fn ?? s.api)}: ${terminalSafe(formatView(v))}${v.join === 'order' ? ' (joined by order: NCCL prints no commId for a split child)' : ''}`);
+    }
+  } else if (t.ncclLog?.note) out.push(`NCCL's view: none — ${terminalSafe(t.ncclLog.note)}`);
+  else if (t.ncclLog && t.ncclLog.creations === 0) out.push("NCCL's view: none — NCCL's log held no creation (NCCL older than 2.23.4 prints no Init timings)");
+  return out;
 }
 
 /** Parses --deadline (seconds, > 0). @throws CommcostError BAD_INPUT */
@@ -119,68 +84,30 @@ function deadlineMs(text: string | undefined): number | null {
 }
 
 /**
- * Runs `command` traced, merges, prints the table to `out` and saves the trace.
+ * Runs `command` traced (client/trace/run.ts), prints the table to `out` and saves the trace.
+ * SIGINT/SIGTERM to this process are passed on to the job (the trace is then partial).
  * @returns the job's exit code (1 when it died by a signal or the trace could not be saved)
  * @throws CommcostError BAD_INPUT for an empty command, a bad flag or missing artifacts
  */
 export async function traceCommand(command: string[], flags: TraceFlags, io: { out: (t: string) => void; err: (t: string) => void; cwd: string; base?: string }): Promise<number> {
-  if (command.length === 0) throw new CommcostError('BAD_INPUT', 'commcost trace needs a command after --', { hint: 'e.g. commcost trace -- torchrun --nproc-per-node=1 train.py' });
   const deadline = deadlineMs(flags.deadline);
-  const art = traceArtifacts(io.base);
-  const tracesDir = join(io.cwd, '.commcost', 'traces');
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = flags.out ? resolve(io.cwd, flags.out) : join(tracesDir, `${stamp}-${basename(command[0]!).replace(/[^\w.-]/g, '_')}.json`);
-  if (!existsSync(dirname(outFile))) {
-    if (flags.out) throw new CommcostError('BAD_INPUT', `--out ${flags.out}: its folder does not exist`, { hint: 'create the folder or pick another file' });
-    mkdirSync(dirname(outFile), { recursive: true });
-  }
-  const recordsDir = mkdtempSync(join(tmpdir(), 'commcost-trace-'));
-  let simLibDir: string | undefined;
-  if (flags.simulate) {
-    simLibDir = join(recordsDir, 'simlib');
-    mkdirSync(simLibDir);
-    for (const n of ['libnccl.so.2', 'libnccl.so', 'libcuda.so.1', 'libcuda.so']) symlinkSync(art.sim, join(simLibDir, n));
-  }
-  const dataDir = join(recordsDir, 'records');
-  mkdirSync(dataDir);
-  const env = traceEnv(process.env, dataDir, art, simLibDir);
-  const startedAt = new Date().toISOString();
-  let stopped: string | undefined;
-  const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((done) => {
-    const child = spawn(command[0]!, command.slice(1), { env, stdio: 'inherit', cwd: io.cwd });
-    const forward = (sig: NodeJS.Signals) => () => { stopped = 'cancelled'; child.kill(sig); };
-    const onInt = forward('SIGINT'), onTerm = forward('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-    let killer: NodeJS.Timeout | undefined;
-    const timer = deadline === null ? undefined : setTimeout(() => {
-      stopped = `deadline of ${deadline / 1000} s`;
-      child.kill('SIGTERM');
-      killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    }, deadline);
-    const finish = (r: { code: number | null; signal: string | null }) => {
-      if (timer) clearTimeout(timer);
-      if (killer) clearTimeout(killer);
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      done(r);
-    };
-    child.on('error', (e) => { io.err(`commcost trace: could not start ${terminalSafe(command[0])}: ${terminalSafe(e.message)}\n`); finish({ code: 127, signal: null }); });
-    child.on('exit', (c, s) => finish({ code: c, signal: s }));
-  });
-  const files: RecordFile[] = readdirSync(dataDir).filter((n) => n.endsWith('.jsonl')).map((n) => ({ name: n, text: readFileSync(join(dataDir, n), 'utf8') }));
-  const trace = mergeTrace(files, { command, startedAt, endedAt: new Date().toISOString(), exitCode: code, signal, ...(stopped ? { stopped } : {}), host: hostname() }, addr2lineSymbolizer());
-  io.out(formatTrace(trace));
+  const abort = new AbortController();
+  const onInt = () => abort.abort('SIGINT'), onTerm = () => abort.abort('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  let r: Awaited<ReturnType<typeof runTrace>>;
   try {
-    writeFileSync(outFile + '.tmp', JSON.stringify(trace, null, 1) + '\n');
-    const { renameSync } = await import('node:fs');
-    renameSync(outFile + '.tmp', outFile);
-    io.err(`commcost trace: saved ${outFile}\n`);
-  } catch (e) {
-    io.err(`commcost trace: could not save the trace to ${outFile}: ${terminalSafe((e as Error).message)}\n`);
-    return 1;
+    r = await runTrace({ command, cwd: io.cwd, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit', signal: abort.signal });
   } finally {
-    rmSync(recordsDir, { recursive: true, force: true });
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   }
-  return code ?? 1;
+  if (r.startError) io.err(`commcost trace: ${terminalSafe(r.startError)}\n`);
+  io.out(formatTrace(r.trace));
+  if (r.saveError !== undefined) {
+    io.err(`commcost trace: could not save the trace to ${r.outFile}: ${terminalSafe(r.saveError)}\n`);
+    return 1;
+  }
+  io.err(`commcost trace: saved ${r.outFile}\n`);
+  return r.exitCode ?? 1;
 }
