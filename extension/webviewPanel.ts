@@ -16,6 +16,8 @@ import {
   ReadyCommand,
   RunStateNotification,
   ShowLogCommand,
+  ShowPlanNotification,
+  type PlanRequest,
   type RunState,
 } from '../protocol/webviewMessages';
 
@@ -30,6 +32,8 @@ export class ResultsPanel implements vscode.Disposable {
   private static current: ResultsPanel | undefined;
 
   private state: RunState | undefined;
+  /** A "show plan" request not yet sent: it follows the state it applies to. */
+  private planRequest: PlanRequest | undefined;
   private inFlight = false;
   private pending = false;
   private ready = false;
@@ -83,6 +87,18 @@ export class ResultsPanel implements vscode.Disposable {
     this.flush();
   }
 
+  /**
+   * Shows the Plan section with `request`'s inputs (shapes, interval, step, budget; where they
+   * came from), after the current state: sent once the webview is ready and the state has gone
+   * out, so the section plans the run it is meant for. A newer request replaces one not yet sent.
+   */
+  showPlan(request: PlanRequest): void {
+    this.planRequest = request;
+    this.panel.reveal(undefined, false);
+    if (!this.ready || this.disposed) return; // sent after the state on `webview/ready`
+    this.flush();
+  }
+
   private flush(): void {
     if (this.inFlight) {
       this.pending = true;
@@ -90,7 +106,12 @@ export class ResultsPanel implements vscode.Disposable {
     }
     const state = this.state;
     if (!state) return;
+    if (!this.pending && this.sentState === state && this.planRequest) {
+      this.sendPlan();
+      return;
+    }
     this.inFlight = true;
+    this.sentState = state;
     this.pending = false;
     const msg = createMessage(RunStateNotification, state, 'host', ++this.counter);
     if (this.disposed) return;
@@ -103,12 +124,24 @@ export class ResultsPanel implements vscode.Disposable {
   private afterPost(): void {
     this.inFlight = false;
     if (this.pending) this.flush();
+    else if (this.planRequest) this.sendPlan();
   }
+
+  /** The state it applies to has gone out: send the plan request (then forget it). */
+  private sendPlan(): void {
+    const request = this.planRequest;
+    if (!request || this.disposed) return;
+    this.planRequest = undefined;
+    void this.panel.webview.postMessage(createMessage(ShowPlanNotification, request, 'host', ++this.counter));
+  }
+
+  private sentState: RunState | undefined;
 
   private onMessage(msg: unknown): void {
     if (ReadyCommand.is(msg)) {
       this.ready = true;
       this.pending = false;
+      this.sentState = undefined; // a (re)loaded webview has no state yet
       this.flush();
     } else if (CancelRunCommand.is(msg)) {
       this.actions.cancel();

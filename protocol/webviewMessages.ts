@@ -98,10 +98,39 @@ export const RunStateNotification = messageType<RunState>(
   (p) => isRecord(p) && isRecord(p.run) && typeof p.live === 'boolean',
 );
 
+/**
+ * What the Plan section is opened with (all optional; an absent field keeps the section's value).
+ * `shapes`: TP shapes, largest first (e.g. [4, 2, 1]); `switchEvery`, `step`, `budget`: as the
+ * user would type them ("2s", "30ms", "60GiB"); `origin`: where they came from, shown above the
+ * inputs ("from build_pool in train.py: TP4, TP2, TP1 from `for tp in (4, 2, 1)` (line 7)").
+ */
+export interface PlanRequest {
+  shapes?: number[];
+  switchEvery?: string;
+  step?: string;
+  budget?: string;
+  origin?: string;
+}
+
+/**
+ * Host → webview, notification: show the Plan section with these inputs (sent by the
+ * extension's "plan this reshape" CodeLens, extension/annotations/planLensProvider.ts, after the
+ * run's `state/run/update`). The webview sets the inputs, recomputes the plan, scrolls the section
+ * into view and focuses its first input.
+ */
+export const ShowPlanNotification = messageType<PlanRequest>(
+  'plan/show',
+  'host→webview',
+  (p) =>
+    isRecord(p) &&
+    (p.shapes === undefined || (Array.isArray(p.shapes) && p.shapes.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 1))) &&
+    ['switchEvery', 'step', 'budget', 'origin'].every((k) => p[k] === undefined || typeof p[k] === 'string'),
+);
+
 /** Every webview → host message type. */
 export const WEBVIEW_TO_HOST = [ReadyCommand, CancelRunCommand, ShowLogCommand] as const;
 /** Every host → webview message type. */
-export const HOST_TO_WEBVIEW = [RunStateNotification] as const;
+export const HOST_TO_WEBVIEW = [RunStateNotification, ShowPlanNotification] as const;
 
 /** Parameters of a message type. */
 export type ParamsOf<T> = T extends IpcMessageType<infer P> ? P : never;

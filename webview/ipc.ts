@@ -9,7 +9,9 @@ import {
   ReadyCommand,
   RunStateNotification,
   ShowLogCommand,
+  ShowPlanNotification,
   type IpcMessageType,
+  type PlanRequest,
   type RunState,
 } from '../protocol/webviewMessages';
 import type { RunFile } from '../protocol/runFile';
@@ -28,16 +30,17 @@ export const RUN_ELEMENT_ID = 'commcost-run';
 
 /**
  * Connects to the extension host when running inside VS Code: every `state/run/update` goes to
- * `onState`, and `webview/ready` is sent once listening. Returns the actions the view may offer,
- * or undefined outside VS Code.
+ * `onState`, every `plan/show` to `onPlan`, and `webview/ready` is sent once listening. Returns
+ * the actions the view may offer, or undefined outside VS Code.
  */
-export function connectToHost(onState: (state: RunState) => void): ViewActions | undefined {
+export function connectToHost(onState: (state: RunState) => void, onPlan?: (request: PlanRequest) => void): ViewActions | undefined {
   if (typeof acquireVsCodeApi !== 'function') return undefined;
   const vscode = acquireVsCodeApi();
   let counter = 0;
   const send = <P>(type: IpcMessageType<P>, params: P): void => vscode.postMessage(createMessage(type, params, 'webview', ++counter));
   window.addEventListener('message', (e: MessageEvent<unknown>) => {
     if (RunStateNotification.is(e.data)) onState(e.data.params);
+    else if (ShowPlanNotification.is(e.data)) onPlan?.(e.data.params);
   });
   send(ReadyCommand, {});
   return {

@@ -4,7 +4,7 @@
  * or the embedded comparison of several runs (compareView.ts).
  * Snapshots are batched: at most one render per animation frame, always of the latest snapshot.
  */
-import type { RunState } from '../protocol/webviewMessages';
+import type { PlanRequest, RunState } from '../protocol/webviewMessages';
 import { h } from './dom';
 import { CompareView } from './compareView';
 import { connectToHost, readEmbeddedComparison, readEmbeddedRun } from './ipc';
@@ -30,19 +30,34 @@ function start(): void {
   }
 
   let view: RunView | undefined;
+  // A "show plan" request applies to the state sent before it: after that state's render.
+  let plan: PlanRequest | undefined;
+  let statePending = false;
   // Assigned once below; the render callback only runs after that (frames are scheduled).
   // eslint-disable-next-line prefer-const
   let actions: ReturnType<typeof connectToHost>;
   const frames = new LatestPerFrame<RunState>((state) => {
+    statePending = false;
     view ??= new RunView(container, actions);
     try {
       view.render(state);
+      if (plan) view.showPlan(plan);
+      plan = undefined;
     } catch (err) {
       console.error('commcost: render failed', err);
     }
   }, (cb) => requestAnimationFrame(cb));
 
-  actions = connectToHost((state) => frames.push(state));
+  actions = connectToHost(
+    (state) => {
+      statePending = true;
+      frames.push(state);
+    },
+    (request) => {
+      if (view && !statePending) view.showPlan(request);
+      else plan = request;
+    },
+  );
   if (!actions) {
     const embedded = readEmbeddedRun(document);
     if (embedded) frames.push(embedded);

@@ -7,6 +7,7 @@
  */
 import { BarController, BarElement, CategoryScale, Chart, LogarithmicScale, Tooltip, type Plugin } from 'chart.js';
 import type { RunFile } from '../protocol/runFile';
+import type { PlanRequest } from '../protocol/webviewMessages';
 import { planReshape, type Plan, type PlanInputs } from '../client/plan/planner';
 import { planSentences } from '../client/plan/sentences';
 import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../client/plan/units';
@@ -87,6 +88,8 @@ export class PlanSection {
     budget: h('input', { type: 'text', value: '60GiB', 'aria-label': 'budget per GPU' }) as HTMLInputElement,
   };
   private readonly problem = h('p', { class: 'plan-problem', role: 'alert' });
+  /** Where the inputs came from when the CodeLens opened the section ("from build_pool in …"). */
+  private readonly origin = h('p', { class: 'plan-origin muted' });
   private readonly tableBox = h('div');
   private readonly sentencesBox = h('ul', { class: 'plan-sentences' });
   private readonly chartBox = h('div', { class: 'chart plan-chart' });
@@ -103,8 +106,25 @@ export class PlanSection {
       h('h2', {}, 'Plan a reshape'),
       h('div', { class: 'plan-inputs' },
         label('shapes', this.inputs.shapes), label('switch every', this.inputs.every), label('step', this.inputs.step), label('budget per GPU', this.inputs.budget)),
-      this.problem, this.chartBox, this.missingBox, this.tableBox, this.sentencesBox);
+      this.origin, this.problem, this.chartBox, this.missingBox, this.tableBox, this.sentencesBox);
+    this.origin.hidden = true;
     for (const input of Object.values(this.inputs)) input.addEventListener('input', () => this.recompute(true));
+  }
+
+  /**
+   * Sets the inputs a request gives (shapes as `tp4,tp2,tp1`; the others as typed), says where
+   * they came from, recomputes, scrolls the section into view and focuses the shapes input.
+   */
+  show(request: PlanRequest): void {
+    if (request.shapes) this.inputs.shapes.value = request.shapes.map((x) => `tp${x}`).join(',');
+    if (request.switchEvery !== undefined) this.inputs.every.value = request.switchEvery;
+    if (request.step !== undefined) this.inputs.step.value = request.step;
+    if (request.budget !== undefined) this.inputs.budget.value = request.budget;
+    this.origin.hidden = !request.origin;
+    replaceChildren(this.origin, request.origin ?? '');
+    this.recompute(true);
+    this.root.scrollIntoView({ block: 'start' });
+    this.inputs.shapes.focus({ preventScroll: true });
   }
 
   /** Plans `run` again when it changed (a complete snapshot). */

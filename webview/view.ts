@@ -6,7 +6,7 @@ import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import type { RunState } from '../protocol/webviewMessages';
+import type { PlanRequest, RunState } from '../protocol/webviewMessages';
 import { isSimulatedRun, memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 import { chartModel, memoryChartModel, type ChartModel } from './chartData';
 import { chartHeight, ExperimentChart } from './charts';
@@ -199,6 +199,11 @@ export class RunView {
         for (const section of this.sections.values()) section.refit();
       });
     });
+  }
+
+  /** Opens the Plan section with `request`'s inputs (the "plan this reshape" CodeLens). */
+  showPlan(request: PlanRequest): void {
+    this.plan.show(request);
   }
 
   /** Brings the DOM to `state` (a complete snapshot). */

@@ -21,6 +21,7 @@ import { AnnotationCodeLensProvider } from './codeLens';
 import { CostDecorations } from './decorations';
 import { updateDiagnostics } from './diagnostics';
 import { AnnotationHoverProvider } from './hoverProvider';
+import { registerPlanLens } from './planLensProvider';
 import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, type RunFolder, type StaleRules } from './profiles';
 import { AnnotationQuickFixes } from './quickFixes';
 import { pickProfile, ProfileStatusBar } from './statusBar';
@@ -190,6 +191,8 @@ export function registerAnnotations(env: AnnotationEnv): void {
   scope.add(
     vscode.languages.registerCodeLensProvider(SELECTOR, new AnnotationCodeLensProvider(getModel, () => settings.codeLens, changed.event)),
   );
+  // "plan this reshape" over a function that creates groups in a loop or tears down and creates them.
+  registerPlanLens(env, getModel, store, changed.event);
   scope.add(
     vscode.languages.registerCodeActionsProvider(SELECTOR, new AnnotationQuickFixes(getModel, () => settings.diagnostics), {
       providedCodeActionKinds: [vscode.CodeActionKind.QuickFix],
