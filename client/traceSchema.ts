@@ -1,8 +1,10 @@
 /**
  * Validation of untrusted trace files (`.commcost/traces/*.json`): `validateTraceFile` returns the
  * file typed, or throws CommcostError BAD_RUN_FILE naming the first field that is wrong and where.
+ * Version 1 files (before NCCL's view and the per-rank spans) are read as version 2 files with
+ * neither: `nccl` null, `perRank` empty, `ncclLog` null.
  */
-import { TRACE_VERSION, type TraceFile } from '../protocol/trace';
+import { TRACE_VERSION, TRACE_VERSIONS_READ, type TraceFile } from '../protocol/trace';
 import { CommcostError } from './errors';
 
 function fail(where: string, what: string): never {
@@ -15,6 +17,28 @@ const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFin
 const isNumOrNull = (v: unknown) => v === null || isNum(v);
 const isStrOrNull = (v: unknown) => v === null || typeof v === 'string';
 
+function checkView(v: unknown, where: string): void {
+  if (v === null || v === undefined) return;
+  if (typeof v !== 'object') fail(where, 'must be an object or null');
+  const o = v as Record<string, unknown>;
+  if (!isStrOrNull(o.fn) || !isNum(o.n) || (o.join !== 'commId' && o.join !== 'order')) fail(where, 'needs fn, n and join (commId or order)');
+  if (!o.parts || typeof o.parts !== 'object' || Array.isArray(o.parts)) fail(`${where}.parts`, 'must be an object');
+  for (const [k, x] of Object.entries(o.parts as Record<string, unknown>)) if (!isNum(x)) fail(`${where}.parts.${k}`, 'must be a number (ms)');
+}
+
+const isSpan = (v: unknown) => v === null || (Array.isArray(v) && v.length === 2 && isNum(v[0]) && isNum(v[1]));
+
+function checkRanks(v: unknown, where: string): void {
+  if (v === undefined) return;
+  if (!Array.isArray(v)) fail(where, 'must be a list');
+  v.forEach((r: unknown, i) => {
+    const o = r as Record<string, unknown>;
+    if (!o || typeof o !== 'object' || !isNum(o.pid) || typeof o.host !== 'string' || !isNumOrNull(o.rank) || !isNum(o.init) || !isNumOrNull(o.fin))
+      fail(`${where}[${i}]`, 'needs pid, host, rank, init and fin');
+    for (const k of ['creation', 'firstCollective', 'connect', 'teardown']) if (!isSpan(o[k])) fail(`${where}[${i}].${k}`, 'must be [start ms, end ms] or null');
+  });
+}
+
 function checkStats(v: unknown, where: string): void {
   if (v === null) return;
   if (!v || typeof v !== 'object') fail(where, 'must be an object or null');
@@ -24,13 +48,14 @@ function checkStats(v: unknown, where: string): void {
 
 /**
  * Checks a parsed trace file. `source` names it in errors.
- * @throws CommcostError BAD_RUN_FILE for a wrong kind, a version other than TRACE_VERSION, or a malformed field
+ * @returns the file as the current version (a version 1 file upgraded: no NCCL view, no per-rank spans)
+ * @throws CommcostError BAD_RUN_FILE for a wrong kind, a version not in TRACE_VERSIONS_READ, or a malformed field
  */
 export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
   if (!data || typeof data !== 'object' || Array.isArray(data)) fail(source, 'is not a JSON object');
   const t = data as Record<string, unknown>;
   if (t.kind !== 'commcost-trace') fail(`${source}: kind`, 'must be "commcost-trace"');
-  if (t.version !== TRACE_VERSION) fail(`${source}: version`, `is ${JSON.stringify(t.version)}; this commcost reads version ${TRACE_VERSION}`);
+  if (!TRACE_VERSIONS_READ.includes(t.version as number)) fail(`${source}: version`, `is ${JSON.stringify(t.version)}; this commcost reads versions ${TRACE_VERSIONS_READ.join(' and ')}`);
   if (!Array.isArray(t.command) || !t.command.every((c) => typeof c === 'string')) fail(`${source}: command`, 'must be a list of strings');
   for (const k of ['startedAt', 'endedAt', 'host']) if (typeof t[k] !== 'string') fail(`${source}: ${k}`, 'must be a string');
   if (!isNumOrNull(t.exitCode) || !isStrOrNull(t.signal)) fail(`${source}: exitCode/signal`, 'must be a number/string or null');
@@ -54,6 +79,24 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
     if (!Array.isArray(o.notes) || !Array.isArray(o.chain)) fail(w, 'needs notes and chain lists');
     for (const k of ['creation', 'firstCollective', 'connect', 'teardown']) checkStats(o[k], `${w}.${k}`);
     if (!isNumOrNull(o.memoryBytes) || typeof o.cold !== 'boolean' || typeof o.lazy !== 'boolean') fail(w, 'memoryBytes/cold/lazy have the wrong type');
+    checkView(o.nccl, `${w}.nccl`);
+    (o.occurrences as unknown[]).forEach((oc, j) => {
+      if (!oc || typeof oc !== 'object') fail(`${w}.occurrences[${j}]`, 'must be an object');
+      const x = oc as Record<string, unknown>;
+      checkView(x.nccl, `${w}.occurrences[${j}].nccl`);
+      checkRanks(x.perRank, `${w}.occurrences[${j}].perRank`);
+    });
   });
-  return data as TraceFile;
+  const n = t.ncclLog as Record<string, unknown> | null | undefined;
+  if (n !== undefined && n !== null && (typeof n !== 'object' || !isNum(n.processes) || !isNum(n.creations) || !isNum(n.joined))) fail(`${source}: ncclLog`, 'needs processes, creations and joined');
+  return upgrade(data as TraceFile);
+}
+
+/** A version 1 file read as the current version: the fields it did not have are null or empty. */
+function upgrade(t: TraceFile): TraceFile {
+  if (t.version === TRACE_VERSION) return t;
+  return {
+    ...t, version: TRACE_VERSION, ncclLog: t.ncclLog ?? null,
+    sites: t.sites.map((s) => ({ ...s, nccl: s.nccl ?? null, occurrences: s.occurrences.map((o) => ({ ...o, nccl: o.nccl ?? null, perRank: o.perRank ?? [] })) })),
+  };
 }

@@ -5,8 +5,52 @@
  * in bytes. Imports nothing.
  */
 
-/** The trace file format version; a reader refuses other versions. */
-export const TRACE_VERSION = 1;
+/**
+ * The trace file format version written. 2 added NCCL's view (`nccl` on occurrences and sites,
+ * `ncclLog` on the file) and each occurrence's per-rank spans (`perRank`, the timeline); a reader
+ * still accepts version 1 files, read as having neither (client/traceSchema.ts).
+ */
+export const TRACE_VERSION = 2;
+/** Every version a reader accepts. */
+export const TRACE_VERSIONS_READ: readonly number[] = [1, 2];
+
+/**
+ * NCCL's own breakdown of a creation, from its `Init timings` log line (NCCL ≥ 2.23.4, NCCL_DEBUG=INFO
+ * with the INIT subsystem), beside commcost's figures as "NCCL's view". `parts` are ms (NCCL prints
+ * seconds with two decimals, so 10 ms steps): `total`, `kernels`, `alloc`, `bootstrap`, `allgathers`,
+ * `topo`, `graphs`, `connections`, `rest` as the line had them. On an occurrence: MAX over the ranks
+ * whose line was read; on a site: the median over its occurrences that have one.
+ */
+export interface TraceNcclView {
+  /** The creating function NCCL named ("ncclCommInitRankConfig", "ncclCommSplit"), when it did. */
+  fn: string | null;
+  parts: Record<string, number>;
+  /** Ranks (occurrence) or occurrences (site) whose line was read. */
+  n: number;
+  /** How the log line was joined to the plugin's communicator: by NCCL's commId, or by order in the process (split children print none). */
+  join: 'commId' | 'order';
+}
+
+/** One rank's spans in an occurrence, monotonic ms (the host's CLOCK_MONOTONIC): the timeline. */
+export interface TraceRankSpans {
+  /** The process's rank (the hook's), else its rank in this communicator. */
+  rank: number | null;
+  pid: number;
+  host: string;
+  /** The rank in this communicator, as NCCL gave it to the plugin. */
+  commRank: number;
+  /** The call that created it (Python window, native interposer window), or [plugin init, plugin init] when only the plugin saw it. */
+  creation: [number, number] | null;
+  /** When NCCL reached the plugin's init (after bootstrap and topology). */
+  init: number;
+  firstCollective: [number, number] | null;
+  /** The plugin's first group span (the lazy connect); may run outside the call's window (background). */
+  connect: [number, number] | null;
+  teardown: [number, number] | null;
+  /** When NCCL reached the plugin's finalize; null when it never did. */
+  fin: number | null;
+  cold: boolean;
+}
 
 /** Median, p90 and max over a site's occurrences of one phase (each occurrence: MAX over its ranks), ms. */
 export interface TracePhaseStats {
@@ -36,6 +80,10 @@ export interface TraceOccurrence {
   cold: boolean;
   /** Monotonic ms of each phase's start on the first rank (order checks, the timeline). */
   at: { creation: number | null; firstCollective: number | null; teardown: number | null };
+  /** NCCL's view of this creation (v2); null when no log line was joined. */
+  nccl: TraceNcclView | null;
+  /** Each rank's spans (v2; empty in version 1 files). */
+  perRank: TraceRankSpans[];
 }
 
 /** A call site: where the user's code created communicators (Python line, or a native frame). */
@@ -60,6 +108,8 @@ export interface TraceSite {
   teardown: TracePhaseStats | null;
   memoryBytes: number | null;
   cold: boolean;
+  /** NCCL's view, median per part over the occurrences that have one (v2); null when none. */
+  nccl: TraceNcclView | null;
   occurrences: TraceOccurrence[];
   notes: string[];
 }
@@ -93,6 +143,12 @@ export interface TraceFile {
   host: string;
   ncclVersion: number | null;
   processes: TraceProcess[];
+  /**
+   * What NCCL's debug logs gave (v2): processes whose log was read, creations read, creations
+   * joined to a communicator, and why there is no view when the log was not asked for (`note`);
+   * null when no log file was found.
+   */
+  ncclLog: { processes: number; creations: number; joined: number; note?: string } | null;
   sites: TraceSite[];
   /** Malformed records skipped, ambiguous joins, chained-plugin problems. */
   problems: string[];

@@ -12,84 +12,16 @@
  * part is left out, an unknown part is kept under its own name); a line that names `Init timings`
  * but has no readable rank, nranks and total is skipped and counted as malformed. Never throws.
  *
- * Pure (no I/O): the rank reads the log file and hands its text here; the coordinator combines the
+ * Pure (no I/O): the rank reads the log file and hands its text to parseInitTimings
+ * (protocol/ncclInitLog.ts, re-exported here); the coordinator combines the
  * ranks' views with {@link combineRanksViews} (MAX per part, as every step) and summarises them with
  * {@link summarizeViews}.
  */
 import type { NcclInitParts, NcclInitSummary } from '../protocol/events';
 import { summarize } from './stats';
 
-/** One readable `Init timings` line. */
-export interface InitTimingsLine {
-  /** The creating function NCCL names ("ncclCommInitRankConfig", "ncclCommSplit"); absent in the older format. */
-  fn?: string;
-  rank: number;
-  nranks: number;
-  /** `total` and every part the line printed, ms (NCCL's seconds × 1000). */
-  parts: Record<string, number>;
-}
-
-/** What a log's text held. */
-export interface InitTimingsLog {
-  /** Readable lines, in the log's order. */
-  lines: InitTimingsLine[];
-  /** Lines naming `Init timings` that could not be read (skipped). */
-  malformed: number;
-}
-
-const NUM = '(-?\\d+(?:\\.\\d+)?(?:[eE][-+]?\\d+)?)';
-const HEAD = new RegExp(`Init timings(?:\\s*-\\s*([A-Za-z_][\\w]*))?\\s*:\\s*rank\\s+(\\d+)\\s+nranks\\s+(\\d+)\\s+total\\s+${NUM}`);
-const PART = new RegExp(`^\\s*([A-Za-z_][\\w ]*?)\\s+${NUM}\\s*$`);
-
-/**
- * Reads every `Init timings` line of an NCCL debug log (any text: other lines are ignored).
- * @param text the log's content (one NCCL_DEBUG_FILE, or several joined by newlines).
- * @returns the readable lines in order, and how many such lines could not be read.
- */
-export function parseInitTimings(text: string): InitTimingsLog {
-  const lines: InitTimingsLine[] = [];
-  let malformed = 0;
-  for (const raw of text.split('\n')) {
-    if (!raw.includes('Init timings')) continue;
-    const head = HEAD.exec(raw);
-    const total = head ? Number(head[4]) : NaN;
-    if (!head || !Number.isFinite(total)) {
-      malformed++;
-      continue;
-    }
-    const parts: Record<string, number> = { total: total * 1000 };
-    // The parenthesised parts after the total; a line cut short keeps the parts it still has.
-    const rest = raw.slice(head.index + head[0].length);
-    const open = rest.indexOf('(');
-    if (open >= 0) {
-      const close = rest.indexOf(')', open);
-      for (const item of rest.slice(open + 1, close < 0 ? undefined : close).split(',')) {
-        const m = PART.exec(item);
-        if (!m) continue;
-        const name = m[1]!.trim().toLowerCase().replace(/\s+/g, '_');
-        const v = Number(m[2]);
-        if (Number.isFinite(v) && name !== 'total' && !Object.hasOwn(parts, name)) parts[name] = v * 1000;
-      }
-    }
-    lines.push({ ...(head[1] ? { fn: head[1] } : {}), rank: Number(head[2]), nranks: Number(head[3]), parts });
-  }
-  return { lines, malformed };
-}
-
-/**
- * The lines of this rank's own creations in a process that made `labels.length` communicators of
- * `nranks` ranks one after the other: the n-th line for (rank, nranks) is the n-th creation.
- * @returns label → that creation's parts (ms); a creation without its line is left out.
- */
-export function viewsOfCreations(log: InitTimingsLog, rank: number, nranks: number, labels: readonly string[]): NcclInitParts {
-  const mine = log.lines.filter((l) => l.rank === rank && l.nranks === nranks);
-  const views: NcclInitParts = {};
-  labels.forEach((label, i) => {
-    const line = mine[i];
-    if (line) views[label] = { ...line.parts };
-  });
-  return views;
-}
+// The pure reading of the log lives in protocol/ (shared with `commcost trace`); re-exported here.
+export { parseInitTimings, viewsOfCreations, type InitTimingsLine, type InitTimingsLog } from '../protocol/ncclInitLog';
 
 /**
  * Combines one iteration's per-rank views: a creation is kept only when every rank has it, and

@@ -12,9 +12,12 @@
  * Without Python records the site is the plugin's native frame (symbolised by the caller through
  * `symbolize`). Across processes, the k-th communicator of a site in each process is one
  * occurrence; each phase is MAX over its ranks (the critical path), then median/p90 over occurrences.
+ * NCCL's own `Init timings` (the `<host>-<pid>.nccl.log` files, NCCL_DEBUG_FILE) are joined to
+ * the communicators by client/trace/ncclView.ts and shown beside the figures as NCCL's view.
  */
-import type { TraceFile, TraceOccurrence, TracePhaseStats, TraceProcess, TraceSite } from '../../protocol/trace';
+import type { TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
+import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
 /** A native frame as the plugin records it. */
 export interface NativeFrame { obj: string; addr: string; base: string; sym: string; symOff: string }
@@ -23,7 +26,7 @@ export interface SourceLocation { file: string; line: number | null; func: strin
 /** Resolves a native frame to file:line (addr2line on the host), or null. */
 export type Symbolizer = (frame: NativeFrame) => SourceLocation | null;
 
-/** One file's lines and its name (`<host>-<pid>.jsonl` or `.py.jsonl`). */
+/** One file's lines and its name (`<host>-<pid>.jsonl`, `.py.jsonl`, or NCCL's log `.nccl.log`). */
 export interface RecordFile { name: string; text: string }
 
 /** The job's facts that are not in the records. */
@@ -36,6 +39,8 @@ export interface JobFacts {
   /** Why the job did not end by itself ('deadline', 'cancelled'), if so. */
   stopped?: string;
   host: string;
+  /** Why NCCL's log was not asked for (the user's own NCCL_DEBUG, --no-nccl-log), if so (client/trace/jobEnv.ts). */
+  ncclLogSkipped?: string;
 }
 
 interface PyCall {
@@ -47,6 +52,8 @@ interface Comm {
   connect?: { t0: number; t1: number; free: number | null; site: NativeFrame | null };
   fin?: { t: number; free: number | null; site: NativeFrame | null };
   site: NativeFrame | null;
+  /** NCCL's view of its creation (its log's Init timings line), when joined. */
+  view?: TraceNcclView;
 }
 interface Proc {
   host: string; pid: number; rank: number | null; python: boolean; plugin: boolean; abi: number | null; nccl: number | null;
@@ -185,7 +192,7 @@ export function phaseStats(xs: Array<number | null>): TracePhaseStats | null {
 }
 
 interface Attributed {
-  proc: Proc; comm: Comm; siteKey: string; site: Omit<TraceSite, 'count' | 'creation' | 'firstCollective' | 'connect' | 'teardown' | 'memoryBytes' | 'cold' | 'occurrences' | 'notes'>;
+  proc: Proc; comm: Comm; siteKey: string; site: Omit<TraceSite, 'count' | 'creation' | 'firstCollective' | 'connect' | 'teardown' | 'memoryBytes' | 'cold' | 'nccl' | 'occurrences' | 'notes'>;
   creation: { t0: number; t1: number | null } | null; firstColl: { t0: number; t1: number } | null; teardown: { t0: number | null; t1: number } | null;
   cold: boolean; notes: string[];
 }
@@ -197,7 +204,9 @@ interface Attributed {
 export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbolizer = () => null): TraceFile {
   const problems: string[] = [];
   const missing: string[] = [];
-  const procs = [...readProcesses(files, problems).values()].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9) || a.pid - b.pid);
+  const logs = files.filter((f) => f.name.endsWith(NCCL_LOG_SUFFIX));
+  const procs = [...readProcesses(files.filter((f) => !f.name.endsWith(NCCL_LOG_SUFFIX)), problems).values()].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9) || a.pid - b.pid);
+  const ncclLog = job.ncclLogSkipped ? { processes: 0, creations: 0, joined: 0, note: job.ncclLogSkipped } : joinLogs(procs, logs, problems);
   const attributed: Attributed[] = [];
   for (const p of procs) {
     if (p.chainError) problems.push(`pid ${p.pid}: the chained profiler plugin was not loaded: ${p.chainError}`);
@@ -258,8 +267,30 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
     kind: 'commcost-trace', version: TRACE_VERSION, command: job.command, startedAt: job.startedAt, endedAt: job.endedAt,
     exitCode: job.exitCode, signal: job.signal, status: stopped.length + missing.length > 0 ? 'partial' : 'complete',
     missing: [...stopped, ...missing], simulated, host: job.host, ncclVersion: versions.length === 1 ? versions[0]! : null,
-    processes, sites, problems,
+    processes, ncclLog, sites, problems,
   };
+}
+
+/** Joins each process's NCCL log to its communicators (sets `Comm.view`); null when there was no log. */
+function joinLogs(procs: Proc[], logs: RecordFile[], problems: string[]): TraceFile['ncclLog'] {
+  if (logs.length === 0) return null;
+  let creations = 0, joined = 0, read = 0;
+  for (const f of splitLogsByProcess(logs)) {
+    const p = procs.find((x) => x.pid === f.pid && sameHost(f.host, x.host));
+    if (!p) {
+      if (f.text.includes('Init COMPLETE')) problems.push(`NCCL's log of pid ${f.pid} on ${f.host}: a process the plugin never saw; its Init timings are not joined`);
+      continue;
+    }
+    read++;
+    const r = joinProcessViews([...p.comms.values()].map((c) => ({ i: c.i, commId: c.commId, rank: c.rank, nranks: c.nranks, tInit: c.tInit })), f.text, `pid ${p.pid}`);
+    creations += r.creations;
+    problems.push(...r.problems);
+    for (const [i, v] of r.byComm) {
+      p.comms.get(i)!.view = v;
+      joined++;
+    }
+  }
+  return { processes: read, creations, joined };
 }
 
 function offsetOf(f: NativeFrame): string {
@@ -273,6 +304,20 @@ function offsetOf(f: NativeFrame): string {
 function nativeWhere(f: NativeFrame, symbolize: Symbolizer): string {
   const loc = symbolize(f);
   return loc ? where(loc)! : `${f.obj}+${offsetOf(f)}`;
+}
+
+/** One rank's spans of an occurrence, monotonic ms. */
+function rankSpans(a: Attributed): TraceRankSpans {
+  const c = a.comm;
+  const span = (t0: number | null, t1: number | null): [number, number] | null => (t0 !== null && t1 !== null ? [t0 / NS, t1 / NS] : null);
+  return {
+    rank: a.proc.rank ?? c.rank, pid: a.proc.pid, host: a.proc.host, commRank: c.rank,
+    creation: a.creation ? span(a.creation.t0, a.creation.t1 ?? a.creation.t0) : null, init: c.tInit / NS,
+    firstCollective: a.firstColl ? span(a.firstColl.t0, a.firstColl.t1) : null,
+    connect: c.connect ? span(c.connect.t0, c.connect.t1) : null,
+    teardown: a.teardown ? span(a.teardown.t0 ?? a.teardown.t1, a.teardown.t1) : null,
+    fin: c.fin ? c.fin.t / NS : null, cold: a.cold,
+  };
 }
 
 function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
@@ -313,6 +358,8 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
         teardownMs: maxOf((a) => (a.teardown && a.teardown.t0 !== null ? (a.teardown.t1 - a.teardown.t0) / NS : null)),
         memoryBytes: maxOf((a) => (a.comm.freeInit !== null && a.comm.connect?.free != null ? Math.max(0, a.comm.freeInit - a.comm.connect.free) : null)),
         cold: at.some((a) => a.cold),
+        nccl: combineViews(at.map((a) => a.comm.view ?? null), 'max'),
+        perRank: at.map(rankSpans),
         at: {
           creation: at[0]!.creation ? at[0]!.creation.t0 / NS : null,
           firstCollective: at[0]!.firstColl ? at[0]!.firstColl.t0 / NS : null,
@@ -327,7 +374,8 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
       ...first.site, count: occurrences.length,
       creation: phaseStats(occurrences.map((o) => o.creationMs)), firstCollective: phaseStats(occurrences.map((o) => o.firstCollectiveMs)),
       connect: phaseStats(occurrences.map((o) => o.connectMs)), teardown: phaseStats(occurrences.map((o) => o.teardownMs)),
-      memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold), occurrences, notes: [...notes],
+      memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold),
+      nccl: combineViews(occurrences.map((o) => o.nccl), 'median'), occurrences, notes: [...notes],
     });
   }
   return sites.sort((a, b) => (a.occurrences[0]?.at.creation ?? 0) - (b.occurrences[0]?.at.creation ?? 0));

@@ -1604,6 +1604,7 @@ typedef struct { int32_t color, key; } SplitPayload;
 
 EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, void* config) {
   const char* fn = "ncclCommSplit";
+  double tSplit = nowMs();
   if (!validComm(comm) || !newcomm) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
   *newcomm = NULL;
   if (color < -1) { setLastError("%s: invalid color %d", fn, color); return ncclInvalidArgument; }
@@ -1631,6 +1632,11 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   ncclComm_t c = newComm(comm->addr, comm->port, childTag, n, newRank, blocking);
   if (!c) return ncclSystemError;
   c->splitShare = comm->splitShare;
+  /* NCCL's log of a split child: no commId, the parent, its child count, color and key. */
+  logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 parent %p childCount %d color %d key %d- Init START", fn,
+          (void*)c, c->rank, c->nranks, (void*)comm, (int)seq, color, key);
+  double tBoot = nowMs();
+  lastKernelsMs = 0;
   if (comm->splitShare) {
     /* Shared resources: no memory of its own; the parent's connections serve it. */
     pthread_mutex_lock(&comm->lock);
@@ -1640,6 +1646,14 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     sleepComm(jittered(settings()->splitMs), c);
   } else if ((r = chargeCreation(c, settings()->splitMs, fn)) != ncclSuccess) {
     return r;
+  }
+  logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 parent %p childCount %d color %d key %d - Init COMPLETE",
+          fn, (void*)c, c->rank, c->nranks, (void*)comm, (int)seq, color, key);
+  if (settings()->version >= 22304) {
+    double total = (nowMs() - tSplit) / 1e3, kernels = lastKernelsMs / 1e3, bootstrap = (tBoot - tSplit) / 1e3;
+    logInfo("Init timings - %s: rank %d nranks %d total %.2f (kernels %.2f, alloc 0.00, bootstrap %.2f, allgathers 0.00, "
+            "topo 0.00, graphs 0.00, connections 0.00, rest %.2f)",
+            fn, c->rank, c->nranks, total, kernels, bootstrap, total - kernels - bootstrap);
   }
   *newcomm = c;
   return blocking ? ncclSuccess : ncclInProgress;
