@@ -16,6 +16,7 @@ import {
   relationClause,
   shareClause,
   shareRegime,
+  studyNotCompared,
   studySentence,
   type Clause,
   type Here,
@@ -41,10 +42,18 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
       : regime === 'majority'
         ? `most of it, ${ms(first)} (${pct(first / parts)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
         : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / parts)}) and the first collective ${ms(first)} (${pct(first / parts)})`;
-  const study = studySentence(here, [
-    shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
-    figureClause(total, S.initToFirst, 'init to first collective'),
-  ]);
+  // One rank has no peer to connect to, while the study's communicators had several: its
+  // first-collective share and its init-to-first-collective total are named, not judged.
+  const study =
+    run.ranks < 2 && S.initToFirst.host.ranks >= 2
+      ? studyNotCompared(
+          [S.initCall, S.initToFirst],
+          `a communicator of 1 rank has no peer to connect to, the study's had ${S.initToFirst.host.ranks} ranks`,
+        )
+      : studySentence(here, [
+          shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
+          figureClause(total, S.initToFirst, 'init to first collective'),
+        ]);
   return { id: 'first-collective-share', text: `${where}, ${of}: ${how}. ${study}` };
 }
 
