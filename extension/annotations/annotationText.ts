@@ -275,10 +275,13 @@ function headlineNote(a: Annotation, m: Measured, site?: CallSite): string | und
   if (m.assumes === 'lazy' && site?.role === 'create' && site.eager === undefined)
     return 'The headline assumes a lazy init because the code does not show which; the eager variant is listed below.';
   if (m.assumes) {
-    const site = a.api === 'init_process_group' ? 'this call' : "this file's init_process_group";
+    // Eager only when an init_process_group of this file passes device_id (annotationModel.ts
+    // siteIsEager); lazy also when the file has no init_process_group at all, so the lazy words
+    // name no call that may not exist.
+    const self = a.api === 'init_process_group';
     return m.assumes === 'eager'
-      ? `The headline assumes an eager init: ${site} passes device_id; the lazy variant is listed below.`
-      : `The headline assumes a lazy init: ${site} passes no device_id; the eager variant is listed below.`;
+      ? `The headline assumes an eager init: ${self ? 'this call' : "this file's init_process_group"} passes device_id; the lazy variant is listed below.`
+      : `The headline assumes a lazy init: ${self ? 'this call passes no device_id' : 'no init_process_group in this file passes device_id'}; the eager variant is listed below.`;
   }
   const n = m.main.childRanks;
   if (n !== undefined && n > 1 && m.others.some((v) => v.childRanks === 1))

@@ -865,7 +865,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         const destroyHover = await shotHover('light', 'destroy_process_group');
         hovers.destroy_process_group = destroyHover;
         assert.match(destroyHover, /destroy_process_group → c10d · init\/lazy/);
-        assert.match(destroyHover, /headline assumes a lazy init: this file's init_process_group passes no device_id/, destroyHover);
+        assert.match(destroyHover, /headline assumes a lazy init: no init_process_group in this file passes device_id/, destroyHover);
         for (const f of [lazyInit('destroy').median, lazyInit('destroy').p90])
           assert.ok(destroyHover.includes(ms(f)), `destroy_process_group hover shows ${ms(f)}:\n${destroyHover}`);
 

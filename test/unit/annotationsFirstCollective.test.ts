@@ -117,7 +117,15 @@ test('a creation whose eagerness the code does not show says the lazy headline i
     const destroy = model.open('file:///destroy.py', 'python', withInit, 1).scan.sites.find((s) => s.api === 'destroy_process_group');
     assert.ok(destroy);
     const ad = model.annotateSite('file:///destroy.py', destroy);
-    assert.match(unescape(hoverMarkdown(ad, destroy, hoverLinks(ad))), /The headline assumes a lazy init: this file's init_process_group passes no device_id/);
+    assert.match(unescape(hoverMarkdown(ad, destroy, hoverLinks(ad))), /The headline assumes a lazy init: no init_process_group in this file passes device_id/);
+    // A teardown in a file with no init_process_group names no init that the file does not have.
+    const alone = model.open('file:///teardown.py', 'python', 'import torch.distributed as dist\ndef stop():\n    dist.destroy_process_group()\n', 1);
+    const lone = alone.scan.sites.find((s) => s.api === 'destroy_process_group');
+    assert.ok(lone);
+    const al = model.annotateSite('file:///teardown.py', lone);
+    const loneMd = unescape(hoverMarkdown(al, lone, hoverLinks(al)));
+    assert.match(loneMd, /no init_process_group in this file passes device_id/);
+    assert.doesNotMatch(loneMd, /this file's init_process_group/);
   } finally {
     model.dispose();
   }
