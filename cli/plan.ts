@@ -1,12 +1,16 @@
 /**
- * `commcost plan --run FILE [--run FILE …] [--shapes tp4,tp2,tp1] [--switch-every 2s] [--step 30ms]
- * [--kv-budget 60GiB|0.4] [--gpus n] [--json]`: the study's reshape method on the runs' figures
- * (client/plan/planner.ts). Prints one row per strategy (critical path per switch, shares of the
+ * `commcost plan --run FILE [--run FILE …] [--trace FILE] [--shapes tp4,tp2,tp1] [--switch-every 2s]
+ * [--step 30ms] [--kv-budget 60GiB|0.4] [--gpus n] [--json]`: the study's reshape method on the
+ * runs' figures (client/plan/planner.ts), with a trace's observed figures preferred where it has
+ * them (client/plan/traceTerms.ts). Prints one row per strategy (critical path per switch, shares of the
  * step and the interval, prepaid, deferred, memory per GPU and its shares, break-even against the
  * on-demand rebuild), then every term with the run step it came from (or why it is missing), the
  * sentences and the pool at n GPUs. Exit 2 on bad input.
  */
+import { readFile } from 'node:fs/promises';
 import { CommcostError, errorText } from '../client/errors';
+import { validateTraceFile } from '../client/traceSchema';
+import type { TraceFile } from '../protocol/trace';
 import { loadRun } from '../client/resultsStore';
 import { planReshape, type BreakEven, type Plan, type StrategyPlan } from '../client/plan/planner';
 import { planSentences } from '../client/plan/sentences';
@@ -22,6 +26,7 @@ export interface PlanFlags {
   step?: string;
   kvBudget?: string;
   gpus?: string;
+  trace?: string;
   json?: boolean;
 }
 
@@ -102,7 +107,7 @@ export function formatPlan(plan: Plan): string {
   const h = plan.host;
   const lines: string[] = [];
   if (h.simulated) lines.push("SIMULATED: figures come from commcost's simulated NCCL, not from a measurement", '');
-  lines.push(`plan for ${h.hostname}: ${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''} — runs ${h.files.join(', ')}`);
+  lines.push(`plan for ${h.hostname}: ${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''} — ${h.files.length > 0 ? `runs ${h.files.join(', ')}` : 'no run: only the trace\'s figures (every other term is missing)'}`);
   const inputs = [
     `shapes ${plan.shapes.map((s) => `TP${s}`).join(', ')}`,
     plan.switchEveryMs !== undefined ? `a switch every ${msText(plan.switchEveryMs)}` : 'no --switch-every (no amortised share)',
@@ -112,6 +117,18 @@ export function formatPlan(plan: Plan): string {
       : 'no --kv-budget (no share of a budget)',
   ];
   lines.push(inputs.join(' · '), '');
+  const t = plan.trace;
+  if (t) {
+    lines.push(`trace ${t.file} (${t.host}${t.ncclVersion ? `, NCCL ${t.ncclVersion}` : ''}${t.simulated ? ', SIMULATED' : ''}):`);
+    if (t.hostNote) lines.push(`  note: ${t.hostNote}`);
+    if (plan.stepMs === undefined) lines.push('  a trace has no step time: give the step with --step (e.g. --step 30ms) for the share of a step');
+    if (t.replaced.length === 0) lines.push('  no figure of the trace matches a term of the plan (same API and communicator size)');
+    for (const r of t.replaced) {
+      const n = r.strategies.length;
+      lines.push(`  observed, preferred over the run's figure: ${r.what} ← ${r.site} (${r.phase}), in ${n === 1 ? r.strategies[0] : `${n} strategies`}`);
+    }
+    lines.push(...t.unused.map((u) => `  not used: ${u}`), '');
+  }
   const header = ['strategy', 'critical path', 'of a step', 'amortised', 'prepaid', 'deferred', 'memory/GPU', 'of GPU', 'of budget', 'break-even vs on-demand'];
   lines.push(table([header, ...plan.strategies.map((s) => row(plan, s))]));
   lines.push('terms (median of each step; memory: median of the per-GPU MAX):');
@@ -127,19 +144,42 @@ export function formatPlan(plan: Plan): string {
 }
 
 /**
+ * Reads and validates a trace file of `commcost trace`.
+ * @throws CommcostError BAD_INPUT when it cannot be read or is not JSON, BAD_RUN_FILE when it is not a trace (validateTraceFile)
+ */
+export async function loadTrace(file: string): Promise<TraceFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new CommcostError('BAD_INPUT', `cannot read the trace ${file}: ${errorText(e)}`, { hint: 'give a trace saved by commcost trace (.commcost/traces/<name>.json)' });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new CommcostError('BAD_INPUT', `the trace ${file} is not JSON: ${errorText(e)}`, { hint: 'give a trace saved by commcost trace (.commcost/traces/<name>.json)' });
+  }
+  return validateTraceFile(data, file);
+}
+
+/**
  * Runs `commcost plan`: loads the runs (loadRun validates each), plans, prints.
  * @returns the exit code (0)
- * @throws CommcostError BAD_INPUT (no --run, bad flags, runs that cannot be combined), BAD_RUN_FILE
+ * @throws CommcostError BAD_INPUT (no --run and no --trace, bad flags, runs that cannot be combined, an unreadable trace), BAD_RUN_FILE
  */
 export async function planCommand(flags: PlanFlags, out: (text: string) => void): Promise<number> {
   const files = flags.run ?? [];
-  if (files.length === 0) throw new CommcostError('BAD_INPUT', 'commcost plan needs a run', { hint: 'give one or more saved runs of one host: --run .commcost/runs/<run>.json' });
+  if (files.length === 0 && flags.trace === undefined) {
+    throw new CommcostError('BAD_INPUT', 'commcost plan needs a run or a trace', { hint: 'give one or more saved runs of one host: --run .commcost/runs/<run>.json, and/or a trace: --trace .commcost/traces/<name>.json' });
+  }
   const inputs = planInputsFromFlags(flags);
   const runs: PlanRun[] = [];
   for (const file of files) runs.push({ file, run: await loadRun(file) });
+  const trace = flags.trace !== undefined ? { file: flags.trace, trace: await loadTrace(flags.trace) } : undefined;
   let plan: Plan;
   try {
-    plan = planReshape(runs, inputs);
+    plan = planReshape(runs, { ...inputs, ...(trace ? { trace } : {}) });
   } catch (e) {
     if (e instanceof PlanInputError) throw badInput(e);
     throw new CommcostError('INTERNAL', `planning failed: ${errorText(e)}`, { cause: e });

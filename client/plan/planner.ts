@@ -11,6 +11,8 @@ import { STUDY_FIGURES, STUDY_POOL_ESTIMATE } from '../studyFigures';
 import { estimatePools, type PoolEstimate } from './estimate';
 import { strategyTerms, tpShapes, type StrategyId, type StrategyTerms } from './strategies';
 import { planHost, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
+import { applyTrace, traceObservations, type PlanTrace } from './traceTerms';
+import type { TraceFile } from '../../protocol/trace';
 import { PlanInputError, type Budget } from './units';
 
 /** What the user asks: all optional; a share whose input is absent is left out. */
@@ -25,6 +27,11 @@ export interface PlanInputs {
   budget?: Budget;
   /** One more GPU count to estimate the pool at (besides 4 and 8). */
   gpus?: number;
+  /**
+   * A trace of the user's job (`commcost trace`) and its file name: its observed creation and
+   * first-collective figures replace the run terms of the same API and size (traceTerms.ts).
+   */
+  trace?: { file: string; trace: TraceFile };
 }
 
 /** Against another strategy: when the prepaid cost is paid back by a shorter critical path. */
@@ -73,6 +80,8 @@ export interface Plan {
   strategies: StrategyPlan[];
   /** The pool at 4 and 8 GPUs and the user's count, and the run's own. */
   estimates: PoolEstimate[];
+  /** The trace given, what it replaced and what it left out; `hostNote` when its host is not the runs'. */
+  trace?: PlanTrace & { hostNote?: string };
   study: { migrationPauseMs: number; pool8Bytes: number; pool8Communicators: number; pool8Written: string; source: string };
 }
 
@@ -89,15 +98,40 @@ function breakEven(a: StrategyPlan, b: StrategyPlan, intervalMs: number | undefi
   return at(Math.ceil(extra / saved));
 }
 
+/** The plan's host when only a trace is given: its host, NCCL and the largest communicator it made. */
+function traceHost(t: PlanTrace): PlanHost {
+  const ranks = Math.max(0, ...t.observations.map((o) => o.key.size));
+  if (ranks < 1) {
+    throw new PlanInputError(`${t.file} has no traced creation the planner can use`, '--trace', 'give a run as well (--run), or trace a job that creates communicators');
+  }
+  return {
+    hostname: t.host,
+    text: `${ranks} rank${ranks === 1 ? '' : 's'} (the trace's largest communicator)`,
+    ranks,
+    ...(t.ncclVersion ? { ncclVersion: t.ncclVersion } : {}),
+    simulated: t.simulated,
+    files: [],
+  };
+}
+
 /**
  * Plans a reshape from one or more runs of one host.
  * @param runs run files with their names (the names are each term's source); combined in order:
  *   a term is read from the first run that has it
- * @throws PlanInputError for runs that cannot be combined (planHost), a budget fraction without
- *   the GPU's memory in the stamp, or a GPU count below 1
+ * @param inputs shapes, interval, step, budget, GPU count, and a trace whose observed figures are
+ *   preferred over the runs' of the same API and size (with no run, the host is the trace's)
+ * @throws PlanInputError for runs that cannot be combined (planHost), no run and no usable trace,
+ *   a budget fraction without the GPU's memory in the stamp, or a GPU count below 1
  */
 export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): Plan {
-  const host = planHost(runs);
+  const traced = inputs.trace ? traceObservations(inputs.trace.file, inputs.trace.trace) : undefined;
+  const host = runs.length === 0 && traced ? traceHost(traced) : planHost(runs);
+  if (traced && runs.length > 0) {
+    host.simulated ||= traced.simulated;
+    if (traced.host !== host.hostname || (traced.ncclVersion && host.ncclVersion && traced.ncclVersion !== host.ncclVersion)) {
+      (traced as PlanTrace & { hostNote?: string }).hostNote = `the trace was taken on ${traced.host}${traced.ncclVersion ? ` with NCCL ${traced.ncclVersion}` : ''}, the runs on ${host.hostname}${host.ncclVersion ? ` with NCCL ${host.ncclVersion}` : ''}: its figures are that host's`;
+    }
+  }
   const shapes = inputs.shapes && inputs.shapes.length > 0 ? [...inputs.shapes].sort((x, y) => y - x) : tpShapes(host.ranks);
   let budgetBytes: number | undefined;
   if (inputs.budget && 'bytes' in inputs.budget) budgetBytes = inputs.budget.bytes;
@@ -110,7 +144,8 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
   }
   const pause = STUDY_FIGURES.migrationPause.min;
   const { switchEveryMs, stepMs } = inputs;
-  const strategies = strategyTerms(runs, host.ranks, shapes).map((t): StrategyPlan => {
+  const terms = strategyTerms(runs, host.ranks, shapes);
+  const strategies = (traced ? applyTrace(terms, traced) : terms).map((t): StrategyPlan => {
     const criticalMs = sumTerms(t.critical);
     const prepaidMs = sumTerms(t.prepaid);
     const deferredMs = sumTerms(t.deferred);
@@ -152,6 +187,7 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     ...(inputs.budget ? { budgetGiven: inputs.budget } : {}),
     strategies,
     estimates: estimatePools(runs, host.ranks, counts),
+    ...(traced ? { trace: traced } : {}),
     study: {
       migrationPauseMs: pause,
       pool8Bytes: STUDY_POOL_ESTIMATE.bytes.min,

@@ -4,7 +4,10 @@
  * switch, and the memory per GPU it holds. Terms come from {@link stepTerm}/{@link memoryTerm}
  * (docs/METHOD.md, "Planning a reshape", gives the arithmetic and every term's step). Pure.
  */
-import { absentTerm, memoryTerm, stepTerm, variantNames, type PlanRun, type Term } from './terms';
+import { absentTerm, memoryTerm, stepTerm, variantNames, type PlanRun, type Term, type TermKey } from './terms';
+
+/** `t` marked as the lifecycle figure `key` (a trace's figure of the same API and size may replace it). */
+const keyed = (t: Term, api: TermKey['api'], size: number, phase: TermKey['phase']): Term => ({ ...t, key: { api, size, phase } });
 
 /** The strategies, in the order they are printed. */
 export type StrategyId = 'lazy' | 'warmup' | 'destroy-now' | 'pool' | 'pool-share' | 'split' | 'split-share' | 'shrink' | 'grow' | 'suspended';
@@ -64,7 +67,11 @@ function poolBuild(runs: readonly PlanRun[], variant: string, ranks: number, sha
   return shapes.flatMap((s): Term[] => {
     if (!built.includes(s)) return [absentTerm(`building TP${s}`, 'ms', 'pool', `TP${s} needs ${s} GPUs; the runs have ${ranks}`)];
     const call = s === ranks ? `ncclCommInitRankConfig TP${s}` : `ncclCommSplit into TP${s}`;
-    return [stepTerm(runs, call, 'pool', [variant], `call/tp${s}`), stepTerm(runs, `first collective TP${s}`, 'pool', [variant], `first/tp${s}`)];
+    const api = s === ranks ? 'init' : 'split';
+    return [
+      keyed(stepTerm(runs, call, 'pool', [variant], `call/tp${s}`), api, s, 'creation'),
+      keyed(stepTerm(runs, `first collective TP${s}`, 'pool', [variant], `first/tp${s}`), api, s, 'first'),
+    ];
   });
 }
 
@@ -88,8 +95,8 @@ function poolSwitch(runs: readonly PlanRun[], variant: string, ranks: number, sh
  */
 export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: readonly number[]): StrategyTerms[] {
   const n = ranks;
-  const initCall = stepTerm(runs, `ncclCommInitRankConfig TP${n}`, 'init', ['default'], 'call');
-  const initFirst = stepTerm(runs, `first collective TP${n} (its lazy connect)`, 'init', ['default'], 'first');
+  const initCall = keyed(stepTerm(runs, `ncclCommInitRankConfig TP${n}`, 'init', ['default'], 'call'), 'init', n, 'creation');
+  const initFirst = keyed(stepTerm(runs, `first collective TP${n} (its lazy connect)`, 'init', ['default'], 'first'), 'init', n, 'first');
   const initMem = memoryTerm(runs, `a TP${n} communicator`, 'init', ['default'], 'afterFirst');
   const destroy = stepTerm(runs, `ncclCommFinalize + ncclCommDestroy TP${n}`, 'destroy', ['default'], 'total');
   const { plain, share } = poolVariants(runs, n);
@@ -97,11 +104,16 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
   const tpn = `TP${n}`;
   const creationNote = `the rebuild is the init experiment's ${tpn} communicator, for every shape (smaller shapes were not timed by init)`;
 
-  const fromMax = (id: StrategyId, name: string, experiment: string, variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => ({
+  // The communicator each reshape from the maximum topology makes: split halves, shrink by one, grow to n.
+  const childSize: Record<string, number> = { split: Math.max(1, Math.floor(n / 2)), shrink: Math.max(1, n - 1), grow: n };
+  const fromMax = (id: StrategyId, name: string, experiment: 'split' | 'shrink' | 'grow', variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => ({
     id,
     name,
     how,
-    critical: [stepTerm(runs, call, experiment, [variant], 'call'), stepTerm(runs, 'first collective on the child', experiment, [variant], 'first')],
+    critical: [
+      keyed(stepTerm(runs, call, experiment, [variant], 'call'), experiment, childSize[experiment]!, 'creation'),
+      keyed(stepTerm(runs, 'first collective on the child', experiment, [variant], 'first'), experiment, childSize[experiment]!, 'first'),
+    ],
     prepaid: [initCall, initFirst],
     deferred: [destroy],
     memory: [initMem, memoryTerm(runs, `the ${experiment} child`, experiment, [variant], childPoint)],

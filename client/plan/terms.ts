@@ -25,6 +25,28 @@ export interface TermSource {
   stat: 'median';
 }
 
+/**
+ * Which lifecycle figure a term is, so that a trace's observed figure of the same API and
+ * communicator size may replace it (traceTerms.ts): the creating call or its first collective.
+ */
+export interface TermKey {
+  api: 'init' | 'split' | 'shrink' | 'grow';
+  /** The ranks of the communicator made. */
+  size: number;
+  phase: 'creation' | 'first';
+}
+
+/** A term observed in a trace (`commcost trace`): the median over a traced site's occurrences. */
+export interface ObservedSource {
+  /** The trace file. */
+  file: string;
+  /** The traced site: "new_group at torch_tp_reshape.py:35". */
+  site: string;
+  phase: 'creation' | 'first collective';
+  /** Occurrences the median is over. */
+  n: number;
+}
+
 /** A term of a strategy's sum. Exactly one of `value`/`missing` is set. */
 export interface Term {
   /** What it is, in the field's words: "ncclCommInitRankConfig TP2", "first collective". */
@@ -35,6 +57,10 @@ export interface Term {
   /** How many times the figure counts in the sum (a pool of k suspended communicators); default 1. */
   times?: number;
   source?: TermSource;
+  /** Set instead of `source` when the figure was observed in a trace (traceTerms.ts). */
+  observed?: ObservedSource;
+  /** The lifecycle figure it is, where a trace may observe it. */
+  key?: TermKey;
   /** Why the runs have no figure, and which experiment would measure it. */
   missing?: { experiment: string; why: string };
 }
@@ -176,6 +202,7 @@ export function sumTerms(terms: readonly Term[]): number | undefined {
 
 /** "pool/tp2+1/switch (median, h200x2.json)" — where a term came from, or "missing: why". */
 export function termSourceText(t: Term): string {
+  if (t.observed) return `observed in trace ${t.observed.file}: ${t.observed.site} (${t.observed.phase}, median of ${t.observed.n} occurrence${t.observed.n === 1 ? '' : 's'})`;
   if (t.source) return `${t.source.experiment}/${t.source.variant}/${t.source.step} (${t.source.stat}, ${t.source.file})`;
   return `missing: ${t.missing?.why ?? 'no figure'}`;
 }
