@@ -24,6 +24,13 @@ export function activate(extension: vscode.ExtensionContext): void {
       }),
     );
     context.subscriptions.add(vscode.commands.registerCommand('commcost.showLog', () => log.show()));
+    // "Trace Python File": the active file under `commcost trace`, on this machine (the engine loads on first use).
+    context.subscriptions.add(
+      vscode.commands.registerCommand('commcost.traceFile', async () => {
+        const { traceFileCommand } = await import('./traceCommand');
+        return traceFileCommand({ extension, log });
+      }),
+    );
     // Hover, CodeLens, labels and diagnostics over NCCL/c10d calls; tree-sitter loads on the first Python/C/C++ document.
     registerAnnotations({ ctx: context, extension, log });
     context.subscriptions.add({

@@ -6,17 +6,22 @@
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
 import { codeLensTitle } from './annotationText';
+import type { TraceObservation } from './traces';
+import { observedLensTitle } from './tracesText';
 
 export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
   /**
    * @param model the model, once loaded
    * @param enabled whether the setting allows CodeLens
    * @param changed fired when annotations change
+   * @param traced what the answering trace observed per line (tracesWatch.ts): such a line gets
+   *   the observed lens first ("⏱ observed … — job · ranks · host · NCCL · date"), opening the trace
    */
   constructor(
     private readonly model: () => AnnotationModel | undefined,
     private readonly enabled: () => boolean,
     readonly onDidChangeCodeLenses: vscode.Event<void>,
+    private readonly traced?: (document: vscode.TextDocument) => Map<number, TraceObservation>,
   ) {}
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
@@ -24,24 +29,35 @@ export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
     if (!model || !this.enabled()) return [];
     const state = model.state(document.uri.toString());
     if (!state) return [];
-    return state.scan.sites.map((site) => {
+    const observed = this.traced?.(document) ?? new Map<number, TraceObservation>();
+    const lensed = new Set<number>();
+    return state.scan.sites.flatMap((site) => {
       const a = model.annotateSite(document.uri.toString(), site);
       const range = new vscode.Range(site.range.start.line, site.range.start.character, site.range.start.line, site.range.start.character);
-      const title = codeLensTitle(a);
+      const o = observed.get(site.range.start.line);
+      // Beside an observed figure, the experiment's reads as such ("experiment 176 ms to first collective — run").
+      const title = o ? codeLensTitle(a).replace('⏱ ', 'experiment ') : codeLensTitle(a);
+      const lenses: vscode.CodeLens[] = [];
+      if (o && !lensed.has(site.range.start.line)) {
+        lensed.add(site.range.start.line);
+        lenses.push(
+          new vscode.CodeLens(range, { title: observedLensTitle(o), command: 'commcost.openTrace', arguments: [o.trace.key], tooltip: 'Open the trace these figures come from' }),
+        );
+      }
       if (a.measured)
-        return new vscode.CodeLens(range, {
+        return lenses.concat(new vscode.CodeLens(range, {
           title,
           command: 'commcost.openRun',
           arguments: [a.measured.source.key],
           tooltip: 'Open the run these figures come from',
-        });
+        }));
       const experiment = a.missing?.experiment ?? a.entry.answer.experiment;
-      return new vscode.CodeLens(range, {
+      return lenses.concat(new vscode.CodeLens(range, {
         title,
         command: 'commcost.measure',
         arguments: [{ experiments: [experiment], ...(a.active ? { host: a.active.run.host } : {}) }],
         tooltip: `Measure the ${experiment} experiment`,
-      });
+      }));
     });
   }
 }

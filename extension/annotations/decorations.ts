@@ -6,6 +6,8 @@
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
 import { costClass, decorationLabel, type CostClass } from './annotationText';
+import type { TraceObservation } from './traces';
+import { observedLabel, observedMs } from './tracesText';
 
 type Kind = CostClass | 'stale';
 
@@ -29,24 +31,43 @@ export class CostDecorations implements vscode.Disposable {
     this.types = { small: make('small'), medium: make('medium'), large: make('large'), stale: make('stale') };
   }
 
-  /** Redraws the labels of `editor` from the model (clears them when disabled or unknown). */
+  /**
+   * Redraws the labels of `editor` from the model (clears them when disabled or unknown).
+   * @param observed what the answering trace observed per line (tracesWatch.ts): such a line's
+   *   label gives the observed figure first, then the experiment's ("observed 35.5 ms call · 144 ms
+   *   first collective · experiment 176 ms"), coloured by the observed figure
+   */
   update(
     editor: vscode.TextEditor,
     model: AnnotationModel | undefined,
     enabled: boolean,
     thresholds: { mediumMs: number; largeMs: number },
+    observed: Map<number, TraceObservation> = new Map(),
   ): void {
     const byKind: Record<Kind, vscode.DecorationOptions[]> = { small: [], medium: [], large: [], stale: [] };
     const state = enabled && model ? model.state(editor.document.uri.toString()) : undefined;
     if (state && model) {
       // One label per line: several calls on a line are joined, coloured by the costliest.
       const lines = new Map<number, { labels: string[]; kind: Kind }>();
+      const traced = new Set<number>();
       for (const site of state.scan.sites) {
         const a = model.annotateSite(editor.document.uri.toString(), site);
+        const line = site.range.start.line;
+        const o = observed.get(line);
+        if (o && !traced.has(line)) {
+          traced.add(line);
+          const entry = lines.get(line) ?? { labels: [], kind: 'small' as Kind };
+          entry.kind = costClass(observedMs(o), thresholds.mediumMs, thresholds.largeMs);
+          entry.labels.unshift(observedLabel(o));
+          lines.set(line, entry);
+        }
         const label = decorationLabel(a);
         if (!label || !a.measured) continue;
+        if (o) {
+          lines.get(line)!.labels.push(`experiment ${label}`);
+          continue;
+        }
         const kind: Kind = a.stale.length ? 'stale' : costClass(a.measured.headline.stats.median, thresholds.mediumMs, thresholds.largeMs);
-        const line = site.range.start.line;
         const entry = lines.get(line) ?? { labels: [], kind };
         entry.labels.push(label);
         if (RANK[kind] > RANK[entry.kind]) entry.kind = kind;

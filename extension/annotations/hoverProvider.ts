@@ -6,16 +6,31 @@
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
 import { HOVER_COMMANDS, hoverLinks, hoverMarkdown } from './annotationText';
+import type { TraceObservation } from './traces';
+import { observedMarkdown, openTraceUri, TRACE_COMMANDS } from './tracesText';
 
 export class AnnotationHoverProvider implements vscode.HoverProvider {
-  constructor(private readonly model: () => AnnotationModel | undefined) {}
+  /**
+   * @param model the model, once loaded
+   * @param traced what the answering trace observed per line (tracesWatch.ts): such a line's
+   *   hover gives the observed figures first, then the experiment's for comparison
+   */
+  constructor(
+    private readonly model: () => AnnotationModel | undefined,
+    private readonly traced?: (document: vscode.TextDocument) => Map<number, TraceObservation>,
+  ) {}
 
   provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
     const found = this.model()?.at(document.uri.toString(), { line: position.line, character: position.character });
     if (!found) return undefined;
     const { site, annotation } = found;
-    const md = new vscode.MarkdownString(hoverMarkdown(annotation, site, hoverLinks(annotation)));
-    md.isTrusted = { enabledCommands: [...HOVER_COMMANDS] };
+    const synthetic = hoverMarkdown(annotation, site, hoverLinks(annotation));
+    const observed = this.traced?.(document).get(site.range.start.line);
+    const text = observed
+      ? `${observedMarkdown(observed, openTraceUri(observed.trace.key))}\n\n---\n\n**Synthetic experiment, for comparison**\n\n${synthetic}`
+      : synthetic;
+    const md = new vscode.MarkdownString(text);
+    md.isTrusted = { enabledCommands: [...HOVER_COMMANDS, ...TRACE_COMMANDS] };
     md.supportHtml = false;
     const r = site.nameRange;
     return new vscode.Hover(md, new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character));

@@ -24,7 +24,8 @@ import { AnnotationHoverProvider } from './hoverProvider';
 import { registerPlanLens } from './planLensProvider';
 import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, type RunFolder, type StaleRules } from './profiles';
 import { AnnotationQuickFixes } from './quickFixes';
-import { pickProfile, ProfileStatusBar } from './statusBar';
+import { CLEAR_TRACE, pickProfile, ProfileStatusBar } from './statusBar';
+import { TraceAnnotations } from './tracesWatch';
 import { startWrapperIndex } from './wrapperWatch';
 
 const REPARSE_DELAY_MS = 150;
@@ -62,6 +63,9 @@ export function registerAnnotations(env: AnnotationEnv): void {
   let loading: Promise<AnnotationModel | undefined> | undefined;
   let profilesLoaded = false;
   scope.add({ dispose: () => model?.dispose() });
+  // Traces of the user's job (.commcost/traces): traced lines give the observed figures first.
+  const traces = scope.add(new TraceAnnotations(extension, log, () => model));
+  const observed = (d: vscode.TextDocument) => traces.observed(d);
 
   const folders = (): RunFolder[] => {
     const origins = extension.globalState.get<unknown>(GLOBAL_ORIGINS_KEY);
@@ -84,12 +88,12 @@ export function registerAnnotations(env: AnnotationEnv): void {
       (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString()),
     );
   const updateStatus = (): void => {
-    if (profilesLoaded) statusBar.update(store, rules(), model?.answeredElsewhere() ?? []);
+    if (profilesLoaded) statusBar.update(store, rules(), model?.answeredElsewhere() ?? [], traces.store);
   };
 
   const refreshDocument = (document: vscode.TextDocument): void => {
     for (const editor of vscode.window.visibleTextEditors) {
-      if (editor.document === document) decorations.update(editor, model, settings.decorations, settings);
+      if (editor.document === document) decorations.update(editor, model, settings.decorations, settings, observed(document));
     }
     updateDiagnostics(diagnostics, document, model, settings.diagnostics);
     updateStatus();
@@ -131,6 +135,7 @@ export function registerAnnotations(env: AnnotationEnv): void {
       const [finder] = await Promise.all([
         CallSiteFinder.load(shippedGrammars(join(extension.extensionPath, 'dist', 'grammars'))),
         reloadProfiles(),
+        traces.ensureLoaded(),
       ]);
       model = scope.isDisposed ? undefined : new AnnotationModel(finder, store, rules);
       if (!model) finder.dispose();
@@ -187,9 +192,9 @@ export function registerAnnotations(env: AnnotationEnv): void {
 
   // Providers.
   const getModel = (): AnnotationModel | undefined => model;
-  scope.add(vscode.languages.registerHoverProvider(SELECTOR, new AnnotationHoverProvider(getModel)));
+  scope.add(vscode.languages.registerHoverProvider(SELECTOR, new AnnotationHoverProvider(getModel, observed)));
   scope.add(
-    vscode.languages.registerCodeLensProvider(SELECTOR, new AnnotationCodeLensProvider(getModel, () => settings.codeLens, changed.event)),
+    vscode.languages.registerCodeLensProvider(SELECTOR, new AnnotationCodeLensProvider(getModel, () => settings.codeLens, changed.event, observed)),
   );
   // "plan this reshape" over a function that creates groups in a loop or tears down and creates them.
   registerPlanLens(env, getModel, store, changed.event);
@@ -215,12 +220,13 @@ export function registerAnnotations(env: AnnotationEnv): void {
       clearTimeout(timers.get(uri));
       timers.delete(uri);
       model?.close(uri);
+      traces.forget(uri);
       diagnostics.delete(d.uri);
     }),
   );
   scope.add(
     vscode.window.onDidChangeVisibleTextEditors((editors) =>
-      editors.forEach((e) => model?.has(e.document.uri.toString()) && decorations.update(e, model, settings.decorations, settings)),
+      editors.forEach((e) => model?.has(e.document.uri.toString()) && decorations.update(e, model, settings.decorations, settings, observed(e.document))),
     ),
   );
   for (const d of vscode.workspace.textDocuments) void openDocument(d);
@@ -257,13 +263,18 @@ export function registerAnnotations(env: AnnotationEnv): void {
   for (const f of vscode.workspace.workspaceFolders ?? []) watch(new vscode.RelativePattern(f, '.commcost/runs/*.json'));
   watch(new vscode.RelativePattern(extension.globalStorageUri, 'runs/*.json'));
   scope.add(vscode.workspace.onDidChangeWorkspaceFolders(() => reloadSoon()));
+  scope.add(traces.onDidChange(() => refreshAll()));
 
   // Commands behind the status bar, the CodeLens and the hover links. Arguments are checked:
   // command URIs can be written by anyone who can put Markdown in front of the user.
   scope.add(
     vscode.commands.registerCommand('commcost.selectProfile', async () => {
       if (!profilesLoaded) await reloadProfiles();
-      const key = await pickProfile(store);
+      await traces.ensureLoaded();
+      const key = await pickProfile(store, traces.store);
+      // A trace: it answers traced lines first (the runs' choice is left as it is).
+      const t = key === CLEAR_TRACE ? undefined : key ? traces.store.byKey(key) : undefined;
+      if (key === CLEAR_TRACE || t) return traces.choose(t?.path);
       const p = key ? store.byKey(key) : undefined;
       if (!p) return;
       store.setActiveKey(p.key);
