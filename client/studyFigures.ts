@@ -139,6 +139,16 @@ export const STUDY_FIGURES = {
     host: STUDY_A40,
     source: 'migration pause, the reference line of the study\'s Figure 2 (issue 17, "Plan a reshape")',
   },
+  abortFloor: {
+    what: 'the floor abort and revoke sit on',
+    unit: 'ms',
+    min: 500,
+    max: 500,
+    written: '~0.5 s',
+    host: STUDY_A40,
+    source:
+      'DESIGN.md: "abort and revoke sit on a ~0.5 s floor" (the study\'s summary of abort 485–534 ms and revoke 499–502 ms); the 500 ms floor of the study\'s Figure 3 (issue 17, "Plan a reshape")',
+  },
   pool8Bytes: {
     what: 'a pool of every TP shape at 8 GPUs, per GPU (the study\'s estimate)',
     unit: 'bytes',

@@ -16,6 +16,7 @@ import { chartHeight, ExperimentChart, runColor } from './charts';
 import { append, h } from './dom';
 import { formatDate, formatGpus, formatMiB, formatMs } from './format';
 import { SIMULATED_TEXT } from './view';
+import { StudyCharts } from './studyCharts';
 
 function legend(c: Comparison, runs: ComparisonData['runs']): HTMLElement {
   const head = h('tr', {}, h('th', {}, ''), h('th', {}, 'run'), h('th', {}, 'GPUs'), h('th', {}, 'NCCL library'), h('th', {}, 'date'), h('th', { class: 'num' }, 'ranks'), h('th', {}, 'n per step'), h('th', {}, 'status'));
@@ -76,6 +77,8 @@ function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
 /** Renders a comparison into `container` (once: a report's data does not change). */
 export class CompareView {
   private readonly charts: ExperimentChart[] = [];
+  /** The study's Figure 2 and 3 over every run, one colour per host and NCCL version (studyCharts.ts). */
+  private readonly study = new StudyCharts();
 
   constructor(private readonly container: HTMLElement) {}
 
@@ -99,13 +102,16 @@ export class CompareView {
       legend(c, data.runs),
       h('p', { class: 'muted' }, `Bars: median per step, whisker to p90, one colour per run. Ratios: a run's median / the median of ${base ? `${base.key} (${base.label})` : 'the first run'}.`),
       h('p', { class: 'muted rule' }, `Colours: red higher, green lower. ${differenceRuleText()}`),
+      this.study.root,
       ...sections.map((s) => s.section),
     ]);
+    this.study.update(c.runs.map((r, i) => ({ label: `${r.key}: ${r.label}`, file: String(data.runs[i]?.id ?? r.key), run: data.runs[i]! })));
     for (const s of sections) this.charts.push(new ExperimentChart(s.canvas, s.model));
   }
 
   dispose(): void {
     for (const chart of this.charts) chart.destroy();
+    this.study.dispose();
     this.container.replaceChildren();
   }
 }

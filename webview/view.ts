@@ -16,6 +16,7 @@ import { variantViews } from './stats';
 import { runErrors, wallText } from './runFacts';
 import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
 import { PlanSection } from './planView';
+import { StudyCharts } from './studyCharts';
 
 /** What the view may ask of its host; absent in the standalone report. */
 export interface ViewActions {
@@ -176,6 +177,8 @@ export class RunView {
   private readonly verdictBox = h('div', { class: 'verdict' });
   /** The reshape planner on this run (planView.ts). */
   private readonly plan = new PlanSection();
+  /** The study's Figure 2 and Figure 3 drawn from this run (studyCharts.ts). */
+  private readonly study = new StudyCharts();
   private verdictKey = '';
   private readonly errorsBox = h('div', { class: 'errors' });
   private readonly sections = new Map<string, ExperimentSection>();
@@ -188,7 +191,7 @@ export class RunView {
   ) {
     this.cancelButton.addEventListener('click', () => this.actions?.cancel());
     this.statusRow.append(this.statusLabel, this.overall, this.cancelButton);
-    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.experimentsBox, this.skippedBox, this.errorsBox);
+    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.study.root, this.experimentsBox, this.skippedBox, this.errorsBox);
     // The legend wraps to more rows in a narrower panel: fit the charts again (once per frame).
     let pending = false;
     window.addEventListener('resize', () => {
@@ -215,6 +218,7 @@ export class RunView {
     this.renderStatus(run, state);
     this.renderVerdict(run);
     this.plan.update(run);
+    this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
     this.renderExperiments(run);
     this.renderLists(run, state);
   }

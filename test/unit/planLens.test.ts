@@ -71,3 +71,14 @@ test("the lens's title uses the code's shapes, else the run's, and its tooltip s
   assert.match(none.tooltip, /No shape is written as a literal in the code/);
   assert.match(planLensText(unknown!, undefined).title, /no run to plan from/);
 });
+
+test("the 'plan/show' message's guard takes TP shapes of whole numbers ≥ 1 and string inputs only", async () => {
+  const { createMessage, ShowPlanNotification, RunStateNotification } = await import('../../protocol/webviewMessages');
+  const ok = createMessage(ShowPlanNotification, { shapes: [4, 2, 1], origin: 'from build_pool in train.py' }, 'host', 1);
+  assert.equal(ShowPlanNotification.is(ok), true);
+  assert.equal(RunStateNotification.is(ok), false);
+  assert.equal(ShowPlanNotification.is(createMessage(ShowPlanNotification, {}, 'host', 2)), true);
+  for (const params of [{ shapes: [0] }, { shapes: [2.5] }, { shapes: ['tp2'] }, { step: 30 }, { origin: {} }]) {
+    assert.equal(ShowPlanNotification.is({ id: 'host:3', method: 'plan/show', params }), false, JSON.stringify(params));
+  }
+});

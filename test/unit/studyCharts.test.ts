@@ -1,0 +1,90 @@
+// The study's Figure 2 and Figure 3 drawn from a run's own steps: stacked medians with their
+// first collective, a p90 whisker per segment, the migration pause and the in-pool swap as lines,
+// the 500 ms floor with its source; a step the run lacks is absent and said, never invented;
+// several runs get one colour per host and NCCL version.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { STUDY_FIGURES } from '../../client/studyFigures';
+import { figure2Model, figure3Model, studyLegend, type StudyRun } from '../../webview/studyChartsData';
+import { fourRankRun } from './planRuns';
+import { experiment, load, variant } from './verdictRuns';
+
+const four = (): StudyRun => ({
+  label: 'A',
+  file: 'four.json',
+  run: fourRankRun({}, []),
+});
+const withAbort = (): StudyRun => {
+  const r = four();
+  r.run.experiments.push(experiment('abort', [variant('default', { abort: 500, reinit: 40, first: 60, total: 100 })]));
+  return r;
+};
+
+test('Figure 2: each category stacks its call and first collective (medians), a p90 whisker per segment; a missing step is absent with why', () => {
+  const m = figure2Model([withAbort()]);
+  assert.deepEqual(m.categories, ['init', 'split', 'shrink', 'grow', 'abort then re-init']);
+  const seg = (i: number) => m.bars[i]!.map((b) => b.segments.map((s) => [s.source, s.ms]));
+  assert.deepEqual(seg(0), [[['init/default/call', 40], ['init/default/first', 60]]]);
+  assert.equal(m.bars[0]![0]!.totalMs, 100);
+  // At 4 ranks the halves have 2 ranks each: the halves split is drawn.
+  assert.deepEqual(seg(1), [[['split/halves/splitShare=0/call', 25], ['split/halves/splitShare=0/first', 15]]]);
+  assert.deepEqual(seg(2), [[['shrink/default/call', 30], ['shrink/default/first', 20]]]);
+  // grow was skipped by the run: not drawn, and said so with the run's reason.
+  assert.deepEqual(m.bars[3], []);
+  assert.deepEqual(seg(4), [[['abort/default/abort', 500], ['abort/default/reinit', 40], ['abort/default/first', 60]]]);
+  assert.equal(m.bars[4]![0]!.totalMs, 600);
+  assert.equal(m.bars[0]![0]!.segments[1]!.p90, 60 * 1.02);
+  assert.deepEqual(m.absent, ['grow: grow was skipped in four.json: needs NCCL ≥ 2.29.2, host has 2.28.9']);
+  // Lines: the study's 69 ms pause (dashed, with its source) and this run's in-pool swap (dotted, pool/tp4+2+1/switch = 2 ms).
+  assert.deepEqual(m.lines.map((l) => [l.ms, l.style]), [[STUDY_FIGURES.migrationPause.min, 'dashed'], [2, 'dotted']]);
+  assert.equal(STUDY_FIGURES.migrationPause.min, 69);
+  assert.match(m.lines[0]!.source, /migration pause/);
+  assert.match(m.lines[1]!.source, /^pool\/tp4\+2\+1\/switch \(four\.json\)$/);
+  // Log axis: powers of ten around 2 ms … 600 ms.
+  assert.deepEqual([m.min, m.max], [1, 1000]);
+});
+
+test('Figure 2 without an abort or a pool says both are absent', () => {
+  const m = figure2Model([{ label: 'A', file: 'x.json', run: fourRankRun({}, ['pool']) }]);
+  assert.deepEqual(m.bars[4], []);
+  assert.match(m.absent.join('\n'), /abort then re-init: the runs have no abort experiment, which measures it/);
+  assert.match(m.absent.join('\n'), /the in-pool swap line: the runs have no pool experiment/);
+  assert.deepEqual(m.lines.map((l) => l.style), ['dashed']);
+});
+
+test('Figure 3: abort against finalize + destroy per configuration, with the 500 ms floor from the study figures', () => {
+  const m = figure3Model([withAbort()]);
+  assert.equal(m.groups.length, 1);
+  assert.equal(m.groups[0]!.abort!.ms, 500);
+  assert.equal(m.groups[0]!.finalizeDestroy!.ms, 300);
+  assert.equal(m.floor.ms, 500);
+  assert.equal(STUDY_FIGURES.abortFloor.min, 500);
+  assert.match(m.floor.source, /abort and revoke sit on a ~0\.5 s floor/);
+  assert.match(m.groups[0]!.config, /NVIDIA H200 · NCCL 2\.28\.9 · 4 ranks$/);
+  const none = figure3Model([four()]);
+  assert.match(none.absent.join('\n'), /ncclCommAbort: the runs have no abort experiment/);
+  assert.equal(none.groups[0]!.abort, undefined);
+});
+
+test('the committed 2×H200 runs: one colour per host and NCCL version, every figure from the runs', () => {
+  const a = { label: 'A', file: 'h200x2-nccl2.30.7-source.json', run: load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json') };
+  const b = { label: 'B', file: 'h200x2-nccl2.28.9-wheel.json', run: load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json') };
+  const again = { ...a, label: 'C' };
+  const legend = studyLegend([a, b, again]);
+  assert.deepEqual(legend.colorOf, [0, 1, 0]);
+  assert.equal(legend.keys.length, 2);
+  assert.match(legend.keys[0]!, /NCCL 2\.30\.7/);
+  const m = figure2Model([a, b]);
+  const init = a.run.experiments.find((e) => e.experiment === 'init')!.variants[0]!.steps;
+  assert.equal(m.bars[0]![0]!.segments[0]!.ms, init.find((s) => s.step === 'call')!.stats.median);
+  assert.equal(m.bars[0]![0]!.segments[1]!.p90, init.find((s) => s.step === 'first')!.stats.p90);
+  // At 2 ranks the halves are one-rank children: the split drawn is the whole split (a child of 2
+  // ranks, with its lazy connect); the shrink's one-rank child is said to have nothing to connect.
+  assert.equal(m.bars[1]![0]!.segments[0]!.source, 'split/whole/splitShare=0/call');
+  assert.equal(m.bars[1]![0]!.child, 2);
+  assert.match(m.drawn.join('\n'), /shrink \(A\): shrink\/default, a child of 1 rank \(nothing to connect/);
+  const f3 = figure3Model([a, b]);
+  const abort = a.run.experiments.find((e) => e.experiment === 'abort')!.variants[0]!.steps.find((s) => s.step === 'abort')!;
+  assert.equal(f3.groups[0]!.abort!.ms, abort.stats.median);
+  assert.equal(f3.groups.length, 2);
+});

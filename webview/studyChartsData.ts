@@ -1,0 +1,244 @@
+/**
+ * The study's figures drawn the study's way, from a run's own step figures (pure models; drawn
+ * by studyCharts.ts in the panel, the HTML report and the comparison report):
+ *
+ * - **Figure 2 style**: the critical path of init, split, shrink, grow and abort-then-reinit, each
+ *   stacked with its first collective (segments: the run's step medians, ms), a p90 whisker on each
+ *   segment (that step's p90), on a log axis, with the study's migration pause (dashed) and the
+ *   run's in-pool swap (dotted: the pool experiment's `switch`) as reference lines.
+ * - **Figure 3 style**: ncclCommAbort against ncclCommFinalize + ncclCommDestroy per configuration
+ *   (one group per run: host · NCCL · ranks), with the study's 500 ms floor.
+ *
+ * A bar whose step a run lacks is not drawn and is said under the chart with why (never
+ * invented); so is a reference line the run lacks. Several runs: one colour per host and NCCL
+ * version (runs of the same host and version share it).
+ */
+import { STUDY_FIGURES } from '../client/studyFigures';
+import { poolVariants } from '../client/plan/strategies';
+import { stepTerm, type PlanRun } from '../client/plan/terms';
+import type { RunFile } from '../protocol/runFile';
+
+/** A run shown in the study charts: its label in the legend, and the file name its steps are cited by. */
+export interface StudyRun {
+  label: string;
+  file: string;
+  run: RunFile;
+}
+
+/** One stacked segment: a step's median and p90 (ms) and where it came from. */
+export interface StudySegment {
+  /** "ncclCommInitRankConfig", "first collective". */
+  label: string;
+  ms: number;
+  p90: number;
+  /** "init/default/call". */
+  source: string;
+}
+
+/** One bar of a category for one run. */
+export interface StudyBar {
+  run: number;
+  /** The ranks of the communicator the bar's call made. */
+  child: number;
+  segments: StudySegment[];
+  /** The sum of the segments' medians, ms. */
+  totalMs: number;
+}
+
+export interface StudyLine {
+  label: string;
+  ms: number;
+  style: 'dashed' | 'dotted';
+  source: string;
+}
+
+/** Colours: one per distinct host and NCCL version, by order of first appearance. */
+export interface StudyLegend {
+  /** Per run, its colour slot. */
+  colorOf: number[];
+  /** Per colour slot, its words ("vm · NCCL 2.30.7"). */
+  keys: string[];
+}
+
+export interface Figure2Model {
+  /** "init", "split", "shrink", "grow", "abort then re-init". */
+  categories: string[];
+  /** bars[category][k]: the drawn bars of that category, one per run that has all of its steps. */
+  bars: StudyBar[][];
+  lines: StudyLine[];
+  /** What is not drawn and why ("grow (vm · NCCL 2.28.9): grow was skipped in …: needs NCCL ≥ 2.29.2"). */
+  absent: string[];
+  /** Which variant each split/shrink/grow bar is and the size of its child ("split: split/whole/splitShare=0, a child of 2 ranks"). */
+  drawn: string[];
+  legend: StudyLegend;
+  /** Log axis ends: powers of ten around every segment end, whisker and line. */
+  min: number;
+  max: number;
+}
+
+interface CategoryDef {
+  name: string;
+  experiment: string;
+  /**
+   * The variants to draw, in order of preference for a run of `ranks` ranks: the one whose child
+   * has several ranks first (a one-rank child has nothing to connect: DESIGN.md, "Readings follow
+   * measurement"), with the size of the communicator it makes.
+   */
+  variants: (ranks: number) => { variant: string; child: number }[];
+  steps: { step: string; label: string }[];
+}
+
+const FIRST = { step: 'first', label: 'first collective' };
+
+/** The Figure 2 categories and the run steps each stacks (docs/METHOD.md, "Planning a reshape"). */
+export const FIGURE2_CATEGORIES: readonly CategoryDef[] = [
+  { name: 'init', experiment: 'init', variants: (n) => [{ variant: 'default', child: n }], steps: [{ step: 'call', label: 'ncclCommInitRankConfig' }, FIRST] },
+  {
+    name: 'split',
+    experiment: 'split',
+    variants: (n) => {
+      const halves = { variant: 'halves/splitShare=0', child: Math.max(1, Math.floor(n / 2)) };
+      const whole = { variant: 'whole/splitShare=0', child: n };
+      return halves.child >= 2 ? [halves, whole] : [whole, halves];
+    },
+    steps: [{ step: 'call', label: 'ncclCommSplit' }, FIRST],
+  },
+  { name: 'shrink', experiment: 'shrink', variants: (n) => [{ variant: 'default', child: Math.max(1, n - 1) }], steps: [{ step: 'call', label: 'ncclCommShrink' }, FIRST] },
+  { name: 'grow', experiment: 'grow', variants: (n) => [{ variant: 'default', child: n }], steps: [{ step: 'call', label: 'ncclCommGrow' }, FIRST] },
+  {
+    name: 'abort then re-init',
+    experiment: 'abort',
+    variants: (n) => [{ variant: 'default', child: n }],
+    steps: [{ step: 'abort', label: 'ncclCommAbort' }, { step: 'reinit', label: 're-init' }, FIRST],
+  },
+];
+
+/** A step's median and p90 in `run`, or undefined. */
+function stepStats(run: RunFile, experiment: string, variant: string, step: string): { median: number; p90: number } | undefined {
+  const s = run.experiments.find((e) => e.experiment === experiment)?.variants.find((v) => v.variant === variant)?.steps.find((x) => x.step === step);
+  if (!s || !Number.isFinite(s.stats.median) || !Number.isFinite(s.stats.p90)) return undefined;
+  return { median: s.stats.median, p90: s.stats.p90 };
+}
+
+/** Why `run` has no `experiment/variant/step` (the planner's words: skipped, no variant, no experiment). */
+function why(r: StudyRun, experiment: string, variant: string, step: string): string {
+  const runs: PlanRun[] = [{ file: r.file, run: r.run }];
+  return stepTerm(runs, step, experiment, [variant], step).missing?.why ?? `${experiment}/${variant} has no ${step}`;
+}
+
+/** One colour per distinct host and NCCL version (stamp hostname, else the run's host). */
+export function studyLegend(runs: readonly StudyRun[]): StudyLegend {
+  const keys: string[] = [];
+  const colorOf = runs.map((r) => {
+    const key = `${r.run.stamp?.hostname ?? r.run.host}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}`;
+    if (!keys.includes(key)) keys.push(key);
+    return keys.indexOf(key);
+  });
+  return { colorOf, keys };
+}
+
+/** Powers of ten around `values` (> 0); [0.01, 1000] when there is none. */
+function logBounds(values: readonly number[]): { min: number; max: number } {
+  const v = values.filter((x) => x > 0 && Number.isFinite(x));
+  if (v.length === 0) return { min: 0.01, max: 1000 };
+  return { min: 10 ** Math.floor(Math.log10(Math.min(...v))), max: 10 ** Math.ceil(Math.log10(Math.max(...v)) + 1e-9) };
+}
+
+const who = (runs: readonly StudyRun[], r: StudyRun) => (runs.length > 1 ? ` (${r.label})` : '');
+
+/**
+ * The Figure 2 model of `runs` (one bar per run per category; see the file comment).
+ * Reference lines: the study's migration pause (studyFigures.ts, with its source) and, per run
+ * that measured it, its in-pool swap (pool/<variant>/switch median).
+ */
+export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
+  const absent: string[] = [];
+  const drawn: string[] = [];
+  const bars = FIGURE2_CATEGORIES.map((c) =>
+    runs.flatMap((r, ri): StudyBar[] => {
+      const choices = c.variants(r.run.ranks);
+      const chosen = choices.find((v) => c.steps.every((s) => stepStats(r.run, c.experiment, v.variant, s.step))) ;
+      if (!chosen) {
+        const v = choices[0]!.variant;
+        const lacking = c.steps.find((s) => !stepStats(r.run, c.experiment, v, s.step))!;
+        absent.push(`${c.name}${who(runs, r)}: ${why(r, c.experiment, v, lacking.step)}`);
+        return [];
+      }
+      const segments = c.steps.map((s): StudySegment => {
+        const st = stepStats(r.run, c.experiment, chosen.variant, s.step)!;
+        return { label: s.label, ms: st.median, p90: st.p90, source: `${c.experiment}/${chosen.variant}/${s.step}` };
+      });
+      if (c.experiment !== 'init' && c.experiment !== 'abort') {
+        drawn.push(`${c.name}${who(runs, r)}: ${c.experiment}/${chosen.variant}, a child of ${chosen.child} rank${chosen.child === 1 ? ' (nothing to connect: its first collective is not a lazy connect)' : 's'}`);
+      }
+      return [{ run: ri, child: chosen.child, segments, totalMs: segments.reduce((a, s) => a + s.ms, 0) }];
+    }),
+  );
+  const pause = STUDY_FIGURES.migrationPause;
+  const lines: StudyLine[] = [{ label: `the study's migration pause ${pause.written}`, ms: pause.min, style: 'dashed', source: pause.source }];
+  runs.forEach((r) => {
+    const variant = poolVariants([{ file: r.file, run: r.run }], r.run.ranks).plain;
+    const st = stepStats(r.run, 'pool', variant, 'switch');
+    if (st && st.median > 0) lines.push({ label: `in-pool swap${who(runs, r)} ${Number(st.median.toPrecision(2))} ms`, ms: st.median, style: 'dotted', source: `pool/${variant}/switch (${r.file})` });
+    else absent.push(`the in-pool swap line${who(runs, r)}: ${why(r, 'pool', variant, 'switch')}`);
+  });
+  const ends = bars.flat().flatMap((b) => {
+    let at = 0;
+    return b.segments.flatMap((s) => {
+      const out = [s.ms, at + s.p90];
+      at += s.ms;
+      return [...out, at];
+    });
+  });
+  return { categories: FIGURE2_CATEGORIES.map((c) => c.name), bars, lines, absent, drawn, legend: studyLegend(runs), ...logBounds([...ends, ...lines.map((l) => l.ms)]) };
+}
+
+/** One configuration of Figure 3: a run's abort and finalize + destroy (ms), either absent with why. */
+export interface Figure3Group {
+  run: number;
+  /** "vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks". */
+  config: string;
+  abort?: StudySegment;
+  finalizeDestroy?: StudySegment;
+}
+
+export interface Figure3Model {
+  groups: Figure3Group[];
+  floor: StudyLine;
+  absent: string[];
+  legend: StudyLegend;
+  min: number;
+  max: number;
+}
+
+/** A run's configuration in words: host · GPUs · NCCL · ranks. */
+export function configText(r: RunFile): string {
+  const gpus = r.stamp?.gpus ?? [];
+  const names = [...new Set(gpus.map((g) => g.name))];
+  return [r.stamp?.hostname ?? r.host, names.length === 1 ? `${Math.min(gpus.length, r.ranks)}× ${names[0]}` : undefined, r.stamp?.ncclVersion ? `NCCL ${r.stamp.ncclVersion}` : undefined, `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`]
+    .filter((x): x is string => x !== undefined)
+    .join(' · ');
+}
+
+/**
+ * The Figure 3 model: per run, ncclCommAbort (abort/default/abort) against ncclCommFinalize +
+ * ncclCommDestroy (destroy/default/total), with the study's 500 ms floor (studyFigures.ts
+ * `abortFloor`, with its source) as a dashed line. A run with neither is said absent.
+ */
+export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
+  const absent: string[] = [];
+  const groups = runs.flatMap((r, ri): Figure3Group[] => {
+    const g: Figure3Group = { run: ri, config: configText(r.run) };
+    const abort = stepStats(r.run, 'abort', 'default', 'abort');
+    const destroy = stepStats(r.run, 'destroy', 'default', 'total');
+    if (abort) g.abort = { label: 'ncclCommAbort', ms: abort.median, p90: abort.p90, source: 'abort/default/abort' };
+    else absent.push(`ncclCommAbort${who(runs, r)}: ${why(r, 'abort', 'default', 'abort')}`);
+    if (destroy) g.finalizeDestroy = { label: 'ncclCommFinalize + ncclCommDestroy', ms: destroy.median, p90: destroy.p90, source: 'destroy/default/total' };
+    else absent.push(`ncclCommFinalize + ncclCommDestroy${who(runs, r)}: ${why(r, 'destroy', 'default', 'total')}`);
+    return g.abort || g.finalizeDestroy ? [g] : [];
+  });
+  const f = STUDY_FIGURES.abortFloor;
+  const floor: StudyLine = { label: `the study's floor ${f.written}`, ms: f.min, style: 'dashed', source: f.source };
+  const values = groups.flatMap((g) => [g.abort, g.finalizeDestroy].flatMap((s) => (s ? [s.ms, s.p90] : [])));
+  return { groups, floor, absent, legend: studyLegend(runs), ...logBounds([...values, floor.ms]) };
+}
