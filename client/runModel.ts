@@ -1,7 +1,10 @@
 /**
- * The run as a value: a pure reducer that folds the agent's events into a {@link RunFile}.
- * Every function returns a new object and never mutates its input, so each snapshot can be handed
- * to a webview or saved as is.
+ * The run as a value: a reducer that folds the agent's events into a {@link RunFile}.
+ * Every function returns a new top-level object (and new objects along the path it changes), with
+ * one exception that keeps the fold linear in samples: a recorded sample is appended in place to
+ * its step's array (`samples`, `releaseSkewUs`), which the previous snapshot shares. The arrays
+ * only grow, so an older snapshot may hold samples folded after it; whoever needs a frozen copy
+ * takes one when it draws or posts (postMessage and JSON copy anyway).
  */
 import type { AgentEvent, ErrorEvent, ExperimentId, RunOptions } from '../protocol/events';
 import { RUN_FILE_SCHEMA, type RunExperiment, type RunFile } from '../protocol/runFile';
@@ -73,7 +76,8 @@ function withExperiment(run: RunFile, id: ExperimentId, change: (e: RunExperimen
  * - run/plan: stamp, options, ranks, simulated, one pending experiment per planned experiment
  *   with total = variants × (warmup + iterations).
  * - run/progress: the experiment becomes running.
- * - run/sample: done + 1 (warmups count); recorded samples appended per variant and step (ms).
+ * - run/sample: done + 1 (warmups count); recorded samples appended per variant and step (ms),
+ *   in place; the release skew of each step's generation (µs) likewise in `releaseSkewUs`.
  * - experiment/summary: variants stored, state finished, done = total.
  * - experiment/skipped: recorded; a whole skipped experiment is finished with total 0; a skipped
  *   variant (never planned) changes no total.
@@ -104,9 +108,16 @@ export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
         const done = e.done + 1;
         const next: RunExperiment = { ...e, done, total: Math.max(e.total, done), state: e.state === 'pending' ? 'running' : e.state };
         if (ev.warmup) return next;
-        const variant = { ...(e.samples[ev.variant] ?? {}) };
-        for (const [step, ms] of Object.entries(ev.steps)) variant[step] = [...(variant[step] ?? []), ms];
-        return { ...next, samples: { ...e.samples, [ev.variant]: variant } };
+        // Appended in place (no copy of the arrays: linear in samples, see the header).
+        const variant = (e.samples[ev.variant] ??= {});
+        for (const [step, ms] of Object.entries(ev.steps)) (variant[step] ??= []).push(ms);
+        if (ev.stepSkewUs && Object.keys(ev.stepSkewUs).length > 0) {
+          const skews = ((e.releaseSkewUs ??= {})[ev.variant] ??= {});
+          for (const [step, us] of Object.entries(ev.stepSkewUs)) (skews[step] ??= []).push(us);
+          next.releaseSkewUs = e.releaseSkewUs;
+        }
+        next.samples = e.samples;
+        return next;
       });
     case 'experiment/summary': {
       const next = withExperiment(run, ev.experiment, (e) => ({ ...e, variants: ev.variants, state: 'finished', done: Math.max(e.done, e.total), total: Math.max(e.done, e.total) }));

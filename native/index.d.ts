@@ -418,6 +418,16 @@ export function commUserRank(comm: number): number;
  */
 export function barrierConnect(host: string, port: number, rank: number, token: string): void;
 
+/**
+ * Maps the one-host release file `path` (COMMCOST_BARRIER_SHM: created by the coordinator, mode
+ * 0600, header {u32 0x53424343, u32 worldSize}; native/src/shmBarrier.h) after barrierConnect:
+ * from then on every barrier wait sends its arrival as a notice on the barrier socket and waits
+ * for the release in shared memory (spin, then FUTEX_WAIT). Sync.
+ * @returns the spin budget before sleeping, µs
+ * @throws NativeError code BARRIER (cannot open or map it; not this user's 0600 file; other world size) or ARG
+ */
+export function barrierAttachShm(path: string, worldSize: number): number;
+
 /** Waits at barrier `gen` (no library call): `ms` = 0, `releaseNs` set. Rejects with BARRIER on a closed socket or gen mismatch. */
 export function barrierWait(gen: number): Promise<Timed>;
 

@@ -388,6 +388,12 @@ export interface SampleEvent {
   /** Barrier release skew of this iteration's first timed step: max − min release time across ranks, µs. */
   releaseSkewUs?: number;
   /**
+   * Barrier release skew per timed step (each step is one barrier generation): max − min over
+   * the ranks of the CLOCK_MONOTONIC time at which each rank's native worker thread saw the
+   * release, µs. Absent for a step that only one rank timed.
+   */
+  stepSkewUs?: Record<string, number>;
+  /**
    * NCCL's own account of its GPU memory (ncclCommMemStats, NCCL ≥ 2.29.7) at the memory points
    * where it was read, keyed like `memoryBytes`: each field the MAX over the ranks that reported
    * the point. Absent where the library lacks ncclCommMemStats (see `memStatsNote`, runFile.ts).

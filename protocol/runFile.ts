@@ -58,6 +58,12 @@ export interface RunExperiment {
   total: number;
   /** Raw per-iteration samples as received (recorded ones only), variant → step → ms[]. */
   samples: Record<string, Record<string, number[]>>;
+  /**
+   * Barrier release skew of each recorded sample's generations, variant → step → µs[] (aligned
+   * with `samples` where every sample had one; the sample event's `stepSkewUs`). Absent in files
+   * written before it was saved.
+   */
+  releaseSkewUs?: Record<string, Record<string, number[]>>;
   /** finished: summary received; running; stopped: the run ended before its summary. */
   state: 'pending' | 'running' | 'finished' | 'stopped';
 }

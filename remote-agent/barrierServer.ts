@@ -9,15 +9,27 @@
  * A connection whose first frame is not a hello with the session's secret, or that arrives for
  * another rank than its hello named, is closed (and logged) without touching the barrier: a peer
  * on the network that lacks the secret can neither arrive for a rank nor take its releases.
+ *   rank → coordinator, "arrival notice": u32 magic 0x41424343 ('CCBA'), u32 rank, u64 generation:
+ *     sent instead of "arrive" by a rank that waits for the one-host release in shared memory
+ *     (ShmRelease below); recorded like an arrival, never answered
  * Generations count up from 1 on every rank identically (SPMD). When all `worldSize` ranks
- * have arrived for a generation, the release is written to every rank back to back; each rank
- * reads it on the worker thread that then takes t0 and makes the call.
+ * have arrived for a generation, the release is written to every rank that asked for it on TCP,
+ * all writes issued in one synchronous pass (no await between them) starting from a rank that
+ * rotates with the generation, so that no rank is always first; each rank reads it on the worker
+ * thread that then takes t0 and makes the call. Ranks that sent notices release each other
+ * through shared memory (native/src/shmBarrier.h): the server is not on their release path.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 
 export const BARRIER_MAGIC = 0x52424343;
 export const BARRIER_HELLO_MAGIC = 0x48424343;
+export const BARRIER_NOTICE_MAGIC = 0x41424343;
+export const SHM_BARRIER_MAGIC = 0x53424343;
+/** Size of the one-host release file (native/src/shmBarrier.h's layout). */
+export const SHM_BARRIER_BYTES = 4096;
 /** Length of the secret a hello carries (the session secret: 16 random bytes as hex). */
 export const BARRIER_TOKEN_BYTES = 32;
 const ARRIVE_BYTES = 16;
@@ -44,7 +56,10 @@ export interface BarrierServerOptions {
 /** A barrier server for one rank session. Dispose with `close()`. */
 export class BarrierServer {
   private readonly server: net.Server;
-  private readonly sockets = new Map<number, net.Socket>();
+  /** Per generation being gathered: the sockets that wait for a TCP release. */
+  private readonly tcpWaiters = new Map<number, net.Socket[]>();
+  /** Per generation being gathered: how many arrivals were notices (one-host release). */
+  private readonly notices = new Map<number, number>();
   /** Every open connection, with or without a hello: all are closed with the server. */
   private readonly connections = new Set<net.Socket>();
   private readonly arrived = new Map<number, Set<number>>();
@@ -123,15 +138,15 @@ export class BarrierServer {
         const rank = buf.readUInt32LE(4);
         const gen = Number(buf.readBigUInt64LE(8));
         buf = buf.subarray(ARRIVE_BYTES);
-        if (magic !== BARRIER_MAGIC || rank !== helloRank) return refuse(`bad frame (magic ${magic.toString(16)}, rank ${rank}, hello for rank ${helloRank})`);
-        this.sockets.set(rank, socket);
-        this.arrive(rank, gen);
+        if ((magic !== BARRIER_MAGIC && magic !== BARRIER_NOTICE_MAGIC) || rank !== helloRank) return refuse(`bad frame (magic ${magic.toString(16)}, rank ${rank}, hello for rank ${helloRank})`);
+        this.arrive(rank, gen, magic === BARRIER_MAGIC ? socket : undefined);
       }
     });
     socket.on('error', () => socket.destroy());
   }
 
-  private arrive(rank: number, gen: number): void {
+  /** Records rank `rank` at generation `gen`; `socket` = where to write its release (TCP), none for a notice. */
+  private arrive(rank: number, gen: number, socket: net.Socket | undefined): void {
     if (gen <= (this.lastGen.get(rank) ?? 0)) {
       this.opts.onProtocolError?.(`barrier: rank ${rank} arrived at generation ${gen} after ${this.lastGen.get(rank)}`);
       return;
@@ -140,11 +155,73 @@ export class BarrierServer {
     let set = this.arrived.get(gen);
     if (!set) this.arrived.set(gen, (set = new Set()));
     set.add(rank);
+    if (socket) {
+      let waiters = this.tcpWaiters.get(gen);
+      if (!waiters) this.tcpWaiters.set(gen, (waiters = []));
+      waiters.push(socket);
+    } else this.notices.set(gen, (this.notices.get(gen) ?? 0) + 1);
     if (set.size < this.opts.worldSize) return;
+    const waiters = this.tcpWaiters.get(gen) ?? [];
+    const notices = this.notices.get(gen) ?? 0;
     this.arrived.delete(gen);
+    this.tcpWaiters.delete(gen);
+    this.notices.delete(gen);
     this.releasedUpTo = Math.max(this.releasedUpTo, gen);
+    if (notices > 0 && waiters.length > 0) {
+      // The shared-memory ranks count only among themselves: they would wait forever.
+      this.opts.onProtocolError?.(`barrier: generation ${gen} mixes ${notices} one-host (shared memory) arrivals with ${waiters.length} TCP ones`);
+    }
+    if (waiters.length === 0) return;
     const release = Buffer.alloc(8);
     release.writeBigUInt64LE(BigInt(gen));
-    for (const s of this.sockets.values()) s.write(release);
+    // One synchronous pass of writes (each goes out at once: NODELAY, empty queue), from a rank
+    // that rotates with the generation.
+    const first = gen % waiters.length;
+    for (let i = 0; i < waiters.length; i++) waiters[(first + i) % waiters.length]!.write(release);
+  }
+}
+
+/**
+ * The one-host release file of a rank session (layout: native/src/shmBarrier.h): created in
+ * /dev/shm with mode 0600 under a random name, handed to the session's ranks in
+ * COMMCOST_BARRIER_SHM, and unlinked as soon as every rank has mapped it (`unlink()`), so that
+ * nothing can open it afterwards. Only for sessions whose ranks all run on this host.
+ */
+export class ShmRelease {
+  private linked = true;
+
+  private constructor(readonly path: string) {}
+
+  /**
+   * Creates the file for `worldSize` ranks in `dir` (default /dev/shm).
+   * @returns undefined when `dir` is missing or not writable (the ranks then use TCP releases)
+   */
+  static create(worldSize: number, dir = '/dev/shm'): ShmRelease | undefined {
+    const file = path.join(dir, `commcost-barrier-${randomBytes(16).toString('hex')}`);
+    let fd: number;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0), 0o600);
+    } catch {
+      return undefined;
+    }
+    try {
+      const header = Buffer.alloc(SHM_BARRIER_BYTES);
+      header.writeUInt32LE(SHM_BARRIER_MAGIC, 0);
+      header.writeUInt32LE(worldSize, 4);
+      fs.writeSync(fd, header, 0, header.length, 0);
+    } catch {
+      fs.closeSync(fd);
+      fs.rmSync(file, { force: true });
+      return undefined;
+    }
+    fs.closeSync(fd);
+    return new ShmRelease(file);
+  }
+
+  /** Removes the file's name (ranks keep their mappings). Idempotent. */
+  unlink(): void {
+    if (!this.linked) return;
+    this.linked = false;
+    fs.rmSync(this.path, { force: true });
   }
 }

@@ -31,7 +31,7 @@ import {
 } from '../protocol/events';
 import { environmentStamp, hostPython, RANK_METHOD_ENV } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
-import { BarrierServer } from './barrierServer';
+import { BarrierServer, ShmRelease } from './barrierServer';
 import { LineChannel } from './lineChannel';
 import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
@@ -524,6 +524,8 @@ class RankSession {
   private readonly libraryMs = new Map<number, number>();
   private readonly control = net.createServer();
   private readonly barrier: BarrierServer;
+  /** The one-host release (every rank on this host): unlinked once every rank is ready. */
+  private readonly shmRelease: ShmRelease | undefined;
   private readonly children: RankHandle[] = [];
   private readonly channels = new Map<number, LineChannel<CoordinatorToRank, RankToCoordinator>>();
   private readonly ids = new Map<number, string>();
@@ -562,6 +564,8 @@ class RankSession {
     // Ranks on other nodes reach the control and barrier servers over the network.
     // Its connections must prove the same secret in their first frame (the barrier's hello).
     this.barrier = new BarrierServer({ worldSize: ranks, token: this.secret, host: cluster ? '0.0.0.0' : '127.0.0.1', onProtocolError: (m) => log(m) });
+    // Every rank on this host: the barrier releases through shared memory (TCP across hosts).
+    this.shmRelease = cluster || process.env.COMMCOST_BARRIER_TCP === '1' ? undefined : ShmRelease.create(ranks);
     this.deadlineMs = options.deadlineSeconds * 1000;
   }
 
@@ -608,6 +612,7 @@ class RankSession {
       ...this.env,
       COMMCOST_COORDINATOR: `${this.coordinatorHostFor(rank)}:${controlPort}`,
       COMMCOST_SESSION_TOKEN: this.secret,
+      ...(this.shmRelease ? { COMMCOST_BARRIER_SHM: this.shmRelease.path } : {}),
       // One OS thread for every library call, one malloc arena (measured: see RANK_METHOD_ENV).
       ...RANK_METHOD_ENV,
     };
@@ -679,6 +684,8 @@ class RankSession {
     switch (msg.t) {
       case 'ready':
         this.ready.set(rank, { cudaInitMs: msg.cudaInitMs, firstUniqueIdMs: msg.firstUniqueIdMs });
+        // Every rank has mapped the release file (before its ready): nothing else may open it.
+        if (this.ready.size === this.ranks) this.shmRelease?.unlink();
         if (this.ready.size === this.ranks && this.reportStartup) {
           const byRank = [...this.ready.entries()].sort((a, b) => a[0] - b[0]);
           this.emit({ type: 'run/startup', cudaInitMs: byRank.map(([, r]) => r.cudaInitMs), firstUniqueIdMs: this.ready.get(0)?.firstUniqueIdMs ?? 0 });
@@ -742,6 +749,7 @@ class RankSession {
     const steps: Record<string, number> = {};
     const perRank: Record<string, (number | null)[]> = {};
     let skewUs = 0;
+    const stepSkewUs: Record<string, number> = {};
     for (const plan of record.plan.steps) {
       if (plan.sumOf) continue;
       // The MAX over the ranks that took part (a shrink's excluded rank does not).
@@ -751,7 +759,10 @@ class RankSession {
       perRank[plan.step] = row;
       steps[plan.step] = combineRanks(values);
       const releases = byRank.map((r) => r.releaseNs[plan.step]).filter((v): v is number => v !== undefined);
-      if (releases.length > 1) skewUs = Math.max(skewUs, (Math.max(...releases) - Math.min(...releases)) / 1000);
+      if (releases.length > 1) {
+        stepSkewUs[plan.step] = (Math.max(...releases) - Math.min(...releases)) / 1000;
+        skewUs = Math.max(skewUs, stepSkewUs[plan.step]!);
+      }
     }
     for (const plan of record.plan.steps) {
       if (!plan.sumOf) continue;
@@ -780,6 +791,7 @@ class RankSession {
       perRank,
       memoryBytes,
       releaseSkewUs: skewUs,
+      stepSkewUs,
       ...(ncclInit && Object.keys(ncclInit).length > 0 ? { ncclInit } : {}),
       ...extras,
     };
@@ -867,6 +879,7 @@ class RankSession {
     clearTimeout(waited);
     if (!settled) this.log(`ranks ${this.children.map((c, r) => (c.exited ? -1 : r)).filter((r) => r >= 0).join(', ')} did not report their exit: their node is unreachable`);
     clearTimeout(timer);
+    this.shmRelease?.unlink();
     this.barrier.close();
     this.control.close();
   }

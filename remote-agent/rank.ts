@@ -292,6 +292,8 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       const cuda = await runner.native.initDevice(id.localRank, bufferBytes);
       runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank, env.COMMCOST_SESSION_TOKEN ?? '');
       runner.barrierAddress = `${msg.barrierHost}:${msg.barrierPort}`;
+      // Every rank on one host: the release comes through shared memory (remote-agent/barrierServer.ts).
+      if (env.COMMCOST_BARRIER_SHM) runner.native.barrierAttachShm(env.COMMCOST_BARRIER_SHM, id.worldSize);
       // Process one-time NCCL start (bootstrap, plugins): measured once, never mixed in.
       let firstUniqueIdMs: number | undefined;
       if (id.rank === 0) firstUniqueIdMs = (await runner.native.getUniqueId()).ms;

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "nativeError.h"
+#include "shmBarrier.h"
 
 namespace commcost {
 namespace {
@@ -98,8 +99,9 @@ void barrierConnect(const std::string& host, int port, uint32_t rank, const std:
 uint64_t barrierWait(uint64_t gen) {
   std::lock_guard<std::mutex> lock(barrierMutex);
   if (barrierFd < 0) COMMCOST_FAIL("BARRIER", "barrierWait", "no barrier connection: call barrierConnect first");
+  const bool shm = shmBarrierAttached();
   unsigned char out[16];
-  putLe(out, kBarrierMagic, 4);
+  putLe(out, shm ? kBarrierNoticeMagic : kBarrierMagic, 4);
   putLe(out + 4, barrierRank, 4);
   putLe(out + 8, gen, 8);
   size_t sent = 0;
@@ -112,6 +114,7 @@ uint64_t barrierWait(uint64_t gen) {
     }
     sent += static_cast<size_t>(w);
   }
+  if (shm) return shmBarrierWait(gen);
   unsigned char in[8];
   size_t got = 0;
   while (got < sizeof in) {

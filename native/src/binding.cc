@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "barrier.h"
+#include "shmBarrier.h"
 #include "commOps.h"
 #include "inFlight.h"
 #include "libraries.h"
@@ -424,6 +425,15 @@ Napi::Value BarrierConnect(const Napi::CallbackInfo& info) {
     if (info.Length() < 4 || !info[3].IsString()) argError("barrierConnect", "token must be a string (the session's secret)");
     barrierConnect(info[0].As<Napi::String>().Utf8Value(), port, static_cast<uint32_t>(rank), info[3].As<Napi::String>().Utf8Value());
     return info.Env().Undefined();
+  });
+}
+
+Napi::Value BarrierAttachShm(const Napi::CallbackInfo& info) {
+  return sync(info, [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsString()) argError("barrierAttachShm", "path must be a string");
+    int world = intArg(info, 1, "barrierAttachShm", "worldSize", 1, 2147483647.0);
+    shmBarrierAttach(info[0].As<Napi::String>().Utf8Value(), static_cast<uint32_t>(world));
+    return Napi::Number::New(info.Env(), static_cast<double>(shmBarrierSpinNs()) / 1000.0);
   });
 }
 
@@ -854,6 +864,7 @@ static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("commUserRank", Napi::Function::New(env, CommUserRank, "commUserRank"));
   exports.Set("barrierConnect", Napi::Function::New(env, BarrierConnect, "barrierConnect"));
   exports.Set("barrierWait", Napi::Function::New(env, BarrierWait, "barrierWait"));
+  exports.Set("barrierAttachShm", Napi::Function::New(env, BarrierAttachShm, "barrierAttachShm"));
   exports.Set("nop", Napi::Function::New(env, Nop, "nop"));
   exports.Set("monotonicNs", Napi::Function::New(env, MonotonicNs, "monotonicNs"));
   exports.Set("memAlloc", Napi::Function::New(env, MemAlloc, "memAlloc"));

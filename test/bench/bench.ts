@@ -1,9 +1,10 @@
 /**
- * Benchmarks (npm run bench): figures printed as distributions, never asserted.
+ * Benchmarks (npm run bench): figures printed as distributions, never asserted; at the end one
+ * table of every target with its distribution and verdict, also written as JSON
+ * (test-output/bench.json, targets.ts) for comparison between commits.
  *
- * 1. Barrier release skew across N rank processes on this host: for each generation, the
- *    spread (max − min) of the CLOCK_MONOTONIC time at which each rank's native worker thread
- *    saw the release. Target p50 < 50 µs, p99 < 200 µs.
+ * 1. Barrier release skew across N rank processes on this host (barrier.ts): the one-host
+ *    release, the TCP release, a C TCP barrier and the loopback round trip, at 2, 4, 8, 16 ranks.
  * 2. Harness overhead per timed call: (a) what the harness adds to a reported figure = the
  *    `ms` of an empty native op (two clock reads around nothing, compared with a direct C call
  *    that the figure would otherwise time); (b) the full JS → worker thread → Promise round
@@ -11,53 +12,25 @@
  *    (a) < 20 µs.
  * 3. The wrapper index (wrapperIndex.ts in this folder): build of a ~1,000-file repository and its
  *    update after an edit of one file.
+ * 4. The run model's fold at 10k–100k iterations per step (fold.ts): linear in samples.
+ *
+ * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
+ *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
+ *   node dist/bench.js
+ * Parts that need the repository's node_modules or fixtures are skipped with the reason.
  */
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { BarrierServer } from '../../remote-agent/barrierServer';
-import { quantileSorted } from '../../remote-agent/stats';
+import { barrierBench } from './barrier';
+import { foldBench } from './fold';
+import { distribution, distText, TargetTable } from './targets';
 import { wrapperIndexBench } from './wrapperIndex';
 
 // Paths from the repository root (npm run bench runs there; so does a bundled copy on a GPU host).
 const root = process.cwd();
 const addon = process.env.COMMCOST_NATIVE ?? path.join(root, 'dist', 'native', 'commcost.node');
 process.env.COMMCOST_NATIVE = addon;
-
-function dist(values: number[]): string {
-  const s = [...values].sort((a, b) => a - b);
-  const f = (q: number): string => quantileSorted(s, q).toFixed(1);
-  return `p50 ${f(0.5)}  p90 ${f(0.9)}  p99 ${f(0.99)}  max ${s[s.length - 1]!.toFixed(1)}  (n=${s.length})`;
-}
-
-async function barrierSkew(ranks: number, count: number): Promise<number[]> {
-  const token = randomBytes(16).toString('hex');
-  const server = new BarrierServer({ worldSize: ranks, token });
-  const port = await server.listen();
-  const outputs = await Promise.all(
-    [...Array(ranks).keys()].map(
-      (rank) =>
-        new Promise<number[]>((resolve, reject) => {
-          const child = spawn(process.execPath, [path.join(root, 'test', 'bench', 'barrierRank.cjs'), String(port), String(rank), String(count)], {
-            env: { ...process.env, COMMCOST_NATIVE: addon, COMMCOST_BARRIER_TOKEN: token },
-            stdio: ['ignore', 'pipe', 'inherit'],
-          });
-          let out = '';
-          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-          child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`rank ${rank} exited ${code}`))));
-        }),
-    ),
-  );
-  server.close();
-  const skews: number[] = [];
-  // Skip the first 50 generations (connection warm-up).
-  for (let g = 50; g < count; g++) {
-    const t = outputs.map((o) => o[g]!);
-    skews.push((Math.max(...t) - Math.min(...t)) / 1000);
-  }
-  return skews;
-}
 
 async function overhead(count: number): Promise<{ inside: number[]; roundTrip: number[] }> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -77,22 +50,41 @@ async function overhead(count: number): Promise<{ inside: number[]; roundTrip: n
 }
 
 async function main(): Promise<void> {
-  const os = await import('node:os');
+  const table = new TargetTable();
+  const log = (line: string): void => console.log(line);
   console.log(`commcost benchmarks on ${os.hostname()} (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? '?'}), Node ${process.version}`);
-  console.log('\n1. Barrier release skew across rank processes, µs (target p50 < 50, p99 < 200)');
-  for (const ranks of [2, 4, 8]) {
-    const skews = await barrierSkew(ranks, 2050);
-    console.log(`   ${ranks} ranks: ${dist(skews)}`);
+  console.log('\n1. Barrier release skew across rank processes, µs (target: one host, 2–8 ranks, p50 < 10, p99 < 50)');
+  if (existsSync(addon)) await barrierBench(root, addon, table, log);
+  else {
+    log(`   skipped: no addon at ${addon} (build it, or set COMMCOST_NATIVE)`);
+    table.add({ id: 'barrier.shm', what: 'barrier skew, one host', unit: 'µs', target: 'p50 < 10, p99 < 50', verdict: 'skipped', note: `no addon at ${addon}` });
   }
   console.log('\n2. Harness overhead per timed call, µs (target < 20 for what a figure includes)');
-  const { inside, roundTrip } = await overhead(5100);
-  console.log(`   added to a reported figure (empty timed op, native clock pair): ${dist(inside)}`);
-  console.log(`   JS → worker thread → Promise round trip (between steps, outside figures): ${dist(roundTrip)}`);
+  if (existsSync(addon)) {
+    const { inside, roundTrip } = await overhead(5100);
+    const di = distribution(inside);
+    const dr = distribution(roundTrip);
+    console.log(`   added to a reported figure (empty timed op, native clock pair): ${distText(di)}`);
+    console.log(`   JS → worker thread → Promise round trip (between steps, outside figures): ${distText(dr)}`);
+    table.add({ id: 'harness.inside', what: 'harness inside a figure', unit: 'µs', dist: di, target: 'p99 < 20', verdict: di.p99 < 20 ? 'met' : 'not met' });
+    table.add({ id: 'harness.roundTrip', what: 'JS→worker→Promise round trip', unit: 'µs', dist: dr, target: 'outside figures', verdict: 'reference' });
+  } else console.log('   skipped: no addon');
   console.log('\n3. Wrapper index of a ~1,000-file repository (target: built < 10 s, up to date < 50 ms after an edit)');
   // Needs the repository's fixtures and grammars: not on a GPU host running a bundled copy.
   if (existsSync(path.join(root, 'test', 'fixtures', 'callsites', 'wrappers')) && existsSync(path.join(root, 'node_modules', 'web-tree-sitter'))) {
-    await wrapperIndexBench((line) => console.log(line));
-  } else console.log('   skipped: run it in the repository (test/fixtures and node_modules are not here)');
+    await wrapperIndexBench(log);
+  } else {
+    console.log('   skipped: run it in the repository (test/fixtures and node_modules are not here)');
+    table.add({ id: 'wrapperIndex', what: 'wrapper index', unit: 'ms', target: 'built < 10 s, update < 50 ms', verdict: 'skipped', note: 'test/fixtures and node_modules are not here' });
+  }
+  console.log('\n4. Run model fold, ms per 10k events (target: linear to 100,000 iterations per step)');
+  foldBench(table, log);
+  console.log('\nTargets');
+  for (const line of table.lines()) console.log(`  ${line}`);
+  console.log(`\nwritten: ${table.save()}`);
 }
 
-void main();
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

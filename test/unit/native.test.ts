@@ -2,9 +2,12 @@
 // Build first: node native/build.mjs. Timing tolerances are wide (±50%): the simulated costs are
 // sleeps, and these tests must not flake on a loaded 2-core machine.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { BarrierServer as ProductBarrier, ShmRelease } from '../../remote-agent/barrierServer';
 
 import { addonPath, initAll, loadSim, MiB, near, Rank, rejection, simPath } from './fixtures/nativeHarness';
 
@@ -286,6 +289,59 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
       assert.equal(closed.code, 'BARRIER');
       assert.match(closed.message, /closed/);
     } finally {
+      server.close();
+    }
+  });
+
+  test('one-host release: ranks release each other through shared memory, the server hears notices only', async () => {
+    const token = 'fedcba9876543210'.repeat(2);
+    const errors: string[] = [];
+    const server = new ProductBarrier({ worldSize: 2, token, onProtocolError: (m) => errors.push(m) });
+    const port = await server.listen();
+    const shm = ShmRelease.create(2, tmpdir())!;
+    try {
+      const rs = spawn(2, { COMMCOST_BARRIER_SPIN_US: '50' });
+      await loadSim(rs);
+      await Promise.all(rs.map((r, i) => r.call('barrierConnect', '127.0.0.1', port, i, token)));
+      // Not this session's file: another world size, a file others can read.
+      const world = await rejection(rs[0]!.call('barrierAttachShm', shm.path, 3));
+      assert.equal(world.code, 'BARRIER');
+      assert.match(world.message, /does not match this session/);
+      const open = join(tmpdir(), `commcost-open-${process.pid}`);
+      writeFileSync(open, Buffer.alloc(4096));
+      chmodSync(open, 0o644);
+      const loose = await rejection(rs[0]!.call('barrierAttachShm', open, 2));
+      assert.match(loose.message, /mode 0600/);
+      for (const r of rs) assert.equal(await r.call('barrierAttachShm', shm.path, 2), 50);
+      // Mapped by both: the name can go.
+      shm.unlink();
+      assert.equal(existsSync(shm.path), false);
+      // Rank 1 arrives 300 ms late: rank 0 sleeps on the futex, and wakes at the release.
+      const p0 = rs[0]!.call('nop', 1);
+      await new Promise((r) => setTimeout(r, 300));
+      const [n0, n1] = await Promise.all([p0, rs[1]!.call('nop', 1)]);
+      assert.ok(Math.abs(n0.releaseNs - n1.releaseNs) < 20e6, `skew ${Math.abs(n0.releaseNs - n1.releaseNs)} ns`);
+      // Many generations back to back, each seen by both at once (within 20 ms on a busy machine).
+      for (let gen = 2; gen < 200; gen++) {
+        const [a, b] = await Promise.all(rs.map((r) => r.call('barrierWait', gen)));
+        assert.ok(Math.abs(a.releaseNs - b.releaseNs) < 20e6);
+      }
+      // The arrivals reached the server as notices: hang messages still name the missing rank.
+      for (let i = 0; i < 50 && server.lastArrival(1) !== 199; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(server.lastArrival(0), 199);
+      assert.equal(server.lastArrival(1), 199);
+      const one = rs[0]!.call('barrierWait', 200);
+      for (let i = 0; i < 50 && server.lastArrival(0) !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(server.missing(200), [1]);
+      await rs[1]!.call('barrierWait', 200);
+      await one;
+      // A generation already released: BARRIER, at once.
+      const stale = await rejection(rs[0]!.call('barrierWait', 150));
+      assert.equal(stale.code, 'BARRIER');
+      assert.match(stale.message, /mismatch/);
+      assert.deepEqual(errors.filter((e) => !/arrived at generation 150/.test(e)), []);
+    } finally {
+      shm.unlink();
       server.close();
     }
   });

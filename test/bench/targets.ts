@@ -1,0 +1,89 @@
+/**
+ * The targets table of `npm run bench`: every benchmark adds rows (a measured distribution, the
+ * target it is held to and the verdict), printed as one table at the end and written as JSON
+ * (test-output/bench.json by default, `COMMCOST_BENCH_JSON` to change) for comparison between
+ * commits. Figures are distributions over runs or generations, never asserted.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { quantileSorted } from '../../remote-agent/stats';
+
+/** p50/p90/p99/max of a sample set, in its unit; `n` = how many values. */
+export interface Distribution {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
+/** One row of the table. */
+export interface TargetRow {
+  /** Stable id to compare commits, e.g. "barrier.shm.8". */
+  id: string;
+  /** What was measured, in words. */
+  what: string;
+  unit: string;
+  dist?: Distribution;
+  /** The target in words, e.g. "p50 < 10, p99 < 50". */
+  target: string;
+  verdict: 'met' | 'not met' | 'reference' | 'skipped';
+  /** Why a target is not met, what a reference row anchors, or why a row was skipped. */
+  note?: string;
+}
+
+/** The distribution of `values` (any order). @throws RangeError on an empty set */
+export function distribution(values: number[]): Distribution {
+  if (values.length === 0) throw new RangeError('distribution of no values');
+  const s = [...values].sort((a, b) => a - b);
+  return { p50: quantileSorted(s, 0.5), p90: quantileSorted(s, 0.9), p99: quantileSorted(s, 0.99), max: s[s.length - 1]!, n: s.length };
+}
+
+/** "p50 1.2  p90 …  (n=…)" with `digits` decimals. */
+export function distText(d: Distribution, digits = 1): string {
+  return `p50 ${d.p50.toFixed(digits)}  p90 ${d.p90.toFixed(digits)}  p99 ${d.p99.toFixed(digits)}  max ${d.max.toFixed(digits)}  (n=${d.n})`;
+}
+
+/** Collects rows; `print()` writes the table, `save()` the JSON. */
+export class TargetTable {
+  readonly rows: TargetRow[] = [];
+
+  add(row: TargetRow): TargetRow {
+    this.rows.push(row);
+    return row;
+  }
+
+  /** The table as text lines (one row per target, then its note indented). */
+  lines(): string[] {
+    const out: string[] = [];
+    const width = Math.max(...this.rows.map((r) => r.what.length), 10);
+    for (const r of this.rows) {
+      const dist = r.dist ? `${distText(r.dist, r.unit === 'µs' ? 1 : 2)} ${r.unit}` : '—';
+      out.push(`${r.what.padEnd(width)}  ${dist.padEnd(62)}  target ${r.target.padEnd(22)}  ${r.verdict}`);
+      if (r.note) out.push(`${''.padEnd(width)}    ${r.note}`);
+    }
+    return out;
+  }
+
+  /**
+   * Writes the rows with the commit, host and date as JSON to `file`.
+   * @returns the file written
+   */
+  save(file = process.env.COMMCOST_BENCH_JSON ?? path.join(process.cwd(), 'test-output', 'bench.json')): string {
+    let commit: string | undefined;
+    try {
+      commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      commit = undefined; // a bundled copy on a GPU host has no repository
+    }
+    mkdirSync(path.dirname(file), { recursive: true });
+    const cpus = os.cpus();
+    writeFileSync(
+      file,
+      JSON.stringify({ commit, host: os.hostname(), cpus: cpus.length, cpuModel: cpus[0]?.model, node: process.version, date: new Date().toISOString(), targets: this.rows }, null, 2) + '\n',
+    );
+    return file;
+  }
+}
