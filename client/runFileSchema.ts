@@ -161,6 +161,7 @@ export const runFileJsonSchema = {
           done: int,
           total: int,
           samples: { type: 'object', additionalProperties: { type: 'object', additionalProperties: numArray } },
+          releaseSkewUs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: numArray } },
           state: { enum: ['pending', 'running', 'finished', 'stopped'] },
         },
       },
