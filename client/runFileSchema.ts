@@ -2,7 +2,7 @@
  * JSON schema of a run file and its validator. Run files found in a workspace are untrusted:
  * read them through {@link validateRunFile}, never by casting.
  */
-import Ajv, { type ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { EXPERIMENT_IDS } from '../protocol/events';
 import { RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
 import { CommcostError } from './errors';
@@ -188,8 +188,19 @@ export const runFileJsonSchema = {
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: true, strict: true });
-const validate = ajv.compile<RunFile>(runFileJsonSchema);
+/**
+ * The compiled validator, made on the first validation: compiling costs ~150 ms, and this module
+ * is loaded at extension activation through the annotations (ARCHITECTURE.md: activation stays cheap).
+ * @throws Error only if ajv itself cannot be loaded
+ */
+let compiled: ValidateFunction<RunFile> | undefined;
+function validator(): ValidateFunction<RunFile> {
+  if (compiled) return compiled;
+  // Required here, not imported: ajv's own module load (~10 ms) is paid on the first run file read too.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { default: Ajv } = require('ajv') as typeof import('ajv');
+  return (compiled = new Ajv({ allErrors: true, strict: true }).compile<RunFile>(runFileJsonSchema));
+}
 
 function describe(e: ErrorObject): string {
   const path = e.instancePath === '' ? '(root)' : e.instancePath;
@@ -234,6 +245,7 @@ export function validateRunFile(json: unknown, source = 'run file'): RunFile {
       hint: 'the file was edited by hand or made to attack the reader: do not use it; measure again',
     });
   }
+  const validate = validator();
   if (validate(json)) return json;
   // Not a run file at all (another tool's JSON, e.g. the GPU proof's *.reference.json): say so,
   // without the "measure again" hint that fits a damaged or older run file.

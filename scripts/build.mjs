@@ -9,17 +9,30 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
 
+/** Libraries the extension loads from dist/vendor/<name>.js (built below) instead of inlining them. */
+const VENDOR = ['ssh2', 'ajv'];
+/** esbuild plugin: `ssh2` and `ajv` resolve to the vendor bundles, external to the one being built. */
+function vendorPlugin() {
+  const filter = new RegExp(`^(${VENDOR.join('|')})$`);
+  return { name: 'vendor', setup: (b) => b.onResolve({ filter }, (a) => ({ path: `./vendor/${a.path}.js`, external: true })) };
+}
+
 /** @type {esbuild.BuildOptions[]} */
 const bundles = [
+  ...VENDOR.map((name) => ({ entryPoints: [name], outfile: `dist/vendor/${name}.js`, platform: 'node', format: 'cjs' })),
   // The VS Code extension host side.
   // web-tree-sitter's CommonJS build: its ESM build needs import.meta.url, which a cjs bundle lacks.
-  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
+  // ssh2 and ajv are bundles of their own beside it (dist/vendor/), required only by the Measure
+  // command and the first run file read: activation reads and compiles half as much code.
+  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' }, plugins: [vendorPlugin()] },
   // The headless CLI on the same engine (`commcost scan` parses with web-tree-sitter: its CommonJS build, as above).
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
   // The agent deployed to GPU hosts: one file, Node >= 18, no dependencies.
   { entryPoints: ['remote-agent/main.ts'], outfile: 'dist/agent.js', platform: 'node', format: 'cjs', target: 'node18' },
   // The webview app (also inlined into the HTML report).
   { entryPoints: ['webview/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022' },
+  // The trace report of `commcost trace --html` (timeline SVG and tables; no chart library), inlined by client/trace/htmlTrace.ts.
+  { entryPoints: ['webview/traceMain.ts'], outfile: 'dist/traceReport.js', platform: 'browser', format: 'iife', target: 'es2022' },
 ];
 
 const common = {
@@ -33,7 +46,7 @@ const common = {
   external: ['cpu-features', '*.node'],
 };
 
-const present = bundles.filter((b) => existsSync(join(root, b.entryPoints[0])));
+const present = bundles.filter((b) => VENDOR.includes(b.entryPoints[0]) || existsSync(join(root, b.entryPoints[0])));
 if (watch) {
   for (const b of present) {
     const ctx = await esbuild.context({ ...common, ...b, external: [...common.external, ...(b.external ?? [])] });
@@ -44,6 +57,14 @@ if (watch) {
   await Promise.all(
     present.map((b) => esbuild.build({ ...common, ...b, external: [...common.external, ...(b.external ?? [])] })),
   );
+  // ssh2's native crypto (a NAN addon for the Node that installed it) where the bundles' own
+  // require('./crypto/build/Release/sshcrypto.node') finds it: the CLI run by that Node loads it;
+  // elsewhere (VS Code's Node, another ABI) ssh2's try/catch falls back to its JavaScript crypto.
+  const sshcrypto = join(root, 'node_modules/ssh2/lib/protocol/crypto/build/Release/sshcrypto.node');
+  if (existsSync(sshcrypto)) {
+    mkdirSync(join(root, 'dist/crypto/build/Release'), { recursive: true });
+    copyFileSync(sshcrypto, join(root, 'dist/crypto/build/Release/sshcrypto.node'));
+  }
   // The tree-sitter runtime and grammars the annotations load (extension/annotations/callSites.ts).
   mkdirSync(join(root, 'dist/grammars'), { recursive: true });
   for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-python/tree-sitter-python.wasm', 'tree-sitter-cpp/tree-sitter-cpp.wasm']) {
