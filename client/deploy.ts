@@ -4,7 +4,9 @@
  * Payload: `dist/agent.js` and everything in `dist/native/` (the addon, the simulated NCCL), laid
  * out remotely as `~/.cache/commcost/<hash>/{agent.js,native/…,manifest.json}` where `<hash>` is
  * the first 16 hex of a sha256 over every file's name and content. Files are checked with
- * `sha256sum` before and after upload; only missing or different ones are sent (SFTP fastPut).
+ * `sha256sum` before and after upload; only missing or different ones are sent (SFTP fastPut),
+ * up to {@link UPLOAD_CONCURRENCY} files at a time on the one SFTP session (its requests are
+ * pipelined), each logged with its time.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -97,6 +99,9 @@ export interface DeployResult {
   uploaded: string[];
 }
 
+/** Files uploaded at once on the SFTP session (each fastPut pipelines its own writes too). */
+export const UPLOAD_CONCURRENCY = 8;
+
 function fastPut(sftp: Awaited<ReturnType<SshSession['sftp']>>, local: string, remote: string): Promise<void> {
   return new Promise((resolve, reject) => sftp.fastPut(local, remote, (err) => (err ? reject(err) : resolve())));
 }
@@ -139,14 +144,25 @@ export async function deployAgent(session: SshSession, payload: AgentPayload, lo
     throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mk.stderr.trim()}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
   }
   const sftp = await session.sftp();
-  for (const f of missing) {
-    log(`uploading ${f.rel} (${f.size} bytes) to ${host}:${remoteDir}`);
-    try {
-      await fastPut(sftp, f.abs, posix.join(remoteDir, f.rel));
-    } catch (e) {
-      throw new CommcostError('DEPLOY_FAILED', `upload of ${f.rel} to ${host}:${remoteDir} failed: ${errorText(e)}`, { where, hint: 'check free space and permissions of ~/.cache on the host', cause: e });
+  log(`uploading ${missing.length} file(s) to ${host}:${remoteDir}, ${UPLOAD_CONCURRENCY} at a time`);
+  const queue = [...missing];
+  const upload = async (): Promise<void> => {
+    for (let f = queue.shift(); f; f = queue.shift()) {
+      const t0 = performance.now();
+      try {
+        await fastPut(sftp, f.abs, posix.join(remoteDir, f.rel));
+      } catch (e) {
+        queue.length = 0; // the other workers stop after their current file
+        throw new CommcostError('DEPLOY_FAILED', `upload of ${f.rel} to ${host}:${remoteDir} failed: ${errorText(e)}`, { where, hint: 'check free space and permissions of ~/.cache on the host', cause: e });
+      }
+      // The time of one upload (open, writes, close: a few round trips) is what a stalled
+      // connection shows first (test/integration/sshUpload.test.ts reads this line).
+      log(`uploaded ${f.rel} (${f.size} bytes) in ${(performance.now() - t0).toFixed(1)} ms`);
     }
-  }
+  };
+  const workers = await Promise.allSettled(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, missing.length) }, upload));
+  const failed = workers.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+  if (failed) throw failed.reason;
   const manifest = { hash: payload.hash, files: payload.files.map(({ rel, sha256, size }) => ({ rel, sha256, size })) };
   try {
     await writeRemote(sftp, posix.join(remoteDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');

@@ -338,5 +338,10 @@ function tryConnectHop(
     };
     if (sock) config.sock = sock;
     client.connect(config);
+    // TCP_NODELAY on this hop's socket (a jump host's too; a hop through a forwarded channel has
+    // none of its own and rides on the first hop's). Without it every small SFTP request waits
+    // for the peer's delayed ACK (Nagle): ~135 ms per upload instead of ~1 ms on loopback
+    // (test/integration/sshUpload.test.ts). Node applies it when the socket connects.
+    client.setNoDelay(true);
   });
 }

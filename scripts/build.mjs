@@ -42,7 +42,9 @@ const common = {
   minify: production,
   logLevel: 'warning',
   target: 'node18',
-  // ssh2's optional native speed-ups are loaded in try/catch; the pure-JS paths are used.
+  // ssh2's optional native speed-ups are loaded in try/catch; the pure-JS paths are used (its
+  // sshcrypto.node is a NAN addon for one Node ABI, not VS Code's). Small SFTP messages stay fast
+  // through TCP_NODELAY (client/sshSession.ts; test/integration/sshUpload.test.ts runs this bundle).
   external: ['cpu-features', '*.node'],
 };
 
@@ -57,14 +59,6 @@ if (watch) {
   await Promise.all(
     present.map((b) => esbuild.build({ ...common, ...b, external: [...common.external, ...(b.external ?? [])] })),
   );
-  // ssh2's native crypto (a NAN addon for the Node that installed it) where the bundles' own
-  // require('./crypto/build/Release/sshcrypto.node') finds it: the CLI run by that Node loads it;
-  // elsewhere (VS Code's Node, another ABI) ssh2's try/catch falls back to its JavaScript crypto.
-  const sshcrypto = join(root, 'node_modules/ssh2/lib/protocol/crypto/build/Release/sshcrypto.node');
-  if (existsSync(sshcrypto)) {
-    mkdirSync(join(root, 'dist/crypto/build/Release'), { recursive: true });
-    copyFileSync(sshcrypto, join(root, 'dist/crypto/build/Release/sshcrypto.node'));
-  }
   // The tree-sitter runtime and grammars the annotations load (extension/annotations/callSites.ts).
   mkdirSync(join(root, 'dist/grammars'), { recursive: true });
   for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-python/tree-sitter-python.wasm', 'tree-sitter-cpp/tree-sitter-cpp.wasm']) {

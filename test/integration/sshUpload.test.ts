@@ -1,0 +1,66 @@
+/**
+ * Deploy uploads through the *bundled* CLI (bin/commcost.js → dist/cli.js, ssh2 as the release
+ * build loads it) to the loopback OpenSSH server: each upload of a 1 KB file must take a few ms,
+ * not the ~135 ms of a connection that waits for delayed ACKs (Nagle without TCP_NODELAY, issue
+ * 19). A functional check of the stall, not a speed benchmark: the bar (median < 40 ms) is ~10×
+ * what a healthy loopback upload takes and ~3× under a stalled one.
+ *
+ * The agent folder is a private one (a stub agent.js that exits, and 24 files of 1 KB in native/),
+ * so its content hash is new and every file is uploaded; the deployed folder is removed after.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { repoRoot } from '../support/agentHarness';
+import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
+
+const FILES = 24;
+const BAR_MS = 40;
+const bin = path.join(repoRoot, 'bin', 'commcost.js');
+const skip = sshdMissingReason() ?? (fs.existsSync(path.join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`');
+
+describe('deploy uploads over SSH (bundled CLI, loopback sshd)', { skip }, () => {
+  let server: SshServer;
+  const dirs: string[] = [];
+  before(async () => {
+    server = await startSshServer();
+  });
+  after(async () => {
+    await server?.stop();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  test(`a 1 KB upload takes a few ms (median of ${FILES} under ${BAR_MS} ms)`, async () => {
+    const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-upload-'));
+    dirs.push(agentDir);
+    // A stub agent (exits at once: the run fails after the deploy, which is all this test needs).
+    fs.writeFileSync(path.join(agentDir, 'agent.js'), `// upload test ${randomBytes(8).toString('hex')}\nprocess.exit(3);\n`);
+    fs.mkdirSync(path.join(agentDir, 'native'));
+    for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(agentDir, 'native', `pad-${i}.bin`), randomBytes(1024));
+    const saveDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-upload-runs-'));
+    dirs.push(saveDir);
+    const args = ['measure', '--host', server.alias, '--ssh-config', server.sshConfigPath, '--known-hosts', server.knownHostsPath, '--agent-dir', agentDir, '--simulate', '--verbose', '--save-dir', saveDir];
+    const stderr = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [bin, ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SSH_AUTH_SOCK: '' } });
+      let text = '';
+      child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('close', () => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+    });
+    // The deployed folder (under this user's ~/.cache/commcost: sshd runs here) goes too.
+    const remote = /uploading \d+ file\(s\) to [^:]+:(\/\S+), /.exec(stderr)?.[1];
+    if (remote && remote.startsWith(path.join(os.homedir(), '.cache', 'commcost') + path.sep)) dirs.push(remote);
+    const times = [...stderr.matchAll(/uploaded native\/pad-\d+\.bin \(1024 bytes\) in ([\d.]+) ms/g)].map((m) => Number(m[1]));
+    assert.equal(times.length, FILES, `expected ${FILES} timed uploads in the CLI's log:\n${stderr.slice(-3000)}`);
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)]!;
+    assert.ok(median < BAR_MS, `median upload of 1 KB took ${median.toFixed(1)} ms (all: ${times.map((t) => t.toFixed(0)).join(', ')}): the SSH connection stalls on small messages (TCP_NODELAY?)`);
+  });
+});
