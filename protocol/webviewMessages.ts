@@ -6,11 +6,17 @@
  * `scope/verb` where the noun is the scope). Each message type is a typed descriptor with an
  * `is()` guard, so both sides dispatch without casting.
  *
- * The host only ever sends complete snapshots (`state/run/update`), never deltas: the webview can
- * drop any snapshot and render the latest one, which is how it keeps up with 1,000 events/s.
+ * The host sends a complete snapshot (`state/run/update`) after every `webview/ready` and when
+ * another run is shown; while a run streams it sends deltas (`state/run/delta`, ./runDelta.ts:
+ * the run without its sample arrays plus the values appended since the previous post), so a post
+ * costs what is new, not every sample so far. The webview applies every delta as it arrives
+ * (appends) and renders the latest state at most once per frame, which is how it keeps up with
+ * 1,000 events/s.
  *
- * This file imports only from `./events` and `./runFile`: it is shared by extension/ and webview/.
+ * This file imports only from `./events`, `./runFile` and `./runDelta`: it is shared by extension/
+ * and webview/.
  */
+import type { RunDelta } from './runDelta';
 import type { RunFile } from './runFile';
 
 /** The envelope of every message. `id` is unique per sender and only used for tracing. */
@@ -99,6 +105,24 @@ export const RunStateNotification = messageType<RunState>(
 );
 
 /**
+ * A live run's next state as a delta (protocol/runDelta.ts): the run without its sample arrays
+ * plus the values appended to each since the previous post. Applies to the run the webview holds
+ * when its id is `runId` (the host posts a complete {@link RunStateNotification} first, and again
+ * after every `webview/ready`); ignored otherwise.
+ */
+export interface RunDeltaState extends Omit<RunState, 'run'> {
+  runId: string;
+  delta: RunDelta;
+}
+
+/** Host → webview, notification: the next state of the run shown, as a delta (while it streams). */
+export const RunDeltaNotification = messageType<RunDeltaState>(
+  'state/run/delta',
+  'host→webview',
+  (p) => isRecord(p) && typeof p.runId === 'string' && typeof p.live === 'boolean' && isRecord(p.delta) && isRecord(p.delta.run) && Array.isArray(p.delta.append),
+);
+
+/**
  * What the Plan section is opened with (all optional; an absent field keeps the section's value).
  * `shapes`: TP shapes, largest first (e.g. [4, 2, 1]); `switchEvery`, `step`, `budget`: as the
  * user would type them ("2s", "30ms", "60GiB"); `origin`: where they came from, shown above the
@@ -130,7 +154,7 @@ export const ShowPlanNotification = messageType<PlanRequest>(
 /** Every webview → host message type. */
 export const WEBVIEW_TO_HOST = [ReadyCommand, CancelRunCommand, ShowLogCommand] as const;
 /** Every host → webview message type. */
-export const HOST_TO_WEBVIEW = [RunStateNotification, ShowPlanNotification] as const;
+export const HOST_TO_WEBVIEW = [RunStateNotification, RunDeltaNotification, ShowPlanNotification] as const;
 
 /** Parameters of a message type. */
 export type ParamsOf<T> = T extends IpcMessageType<infer P> ? P : never;
