@@ -16,6 +16,7 @@ import { runController, type RunOutcome, type RunRequest } from './runController
 import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
 import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from './annotations/profiles';
 import { ResultsPanel } from './webviewPanel';
+import * as info from './experimentInfo';
 
 const RECENT_KEY = 'commcost.recentHosts';
 const ENTER_HOST = 'Enter a host…';
@@ -130,16 +131,81 @@ async function pickHost(settings: CommcostSettings, env: MeasureEnv, preferred?:
   return typed ? { entry: parseHostEntry(typed), simulate: false } : undefined;
 }
 
-async function pickExperiments(preselected: readonly ExperimentId[]): Promise<ExperimentId[] | undefined> {
-  const items = EXPERIMENT_IDS.map((id) => ({ label: id, picked: preselected.includes(id) }));
+/** What the experiment picker knows of the chosen host: its saved runs (newest first) and the run mode. */
+interface PickerContext {
+  runs: RunFile[];
+  simulate: boolean;
+  iterations: number;
+  warmup: number;
+  /** The host's name as the picker says it. */
+  hostLabel: string;
+}
+
+/**
+ * The experiment picker: each experiment with its description, what it needs (read from the
+ * experiment modules), and its expected duration at the settings' iterations (from a saved run of
+ * the host, else "unknown until measured"). Those the host's last run shows it cannot run are
+ * listed under their own separator with why; picking one anyway is allowed (the agent then skips it
+ * with the reason).
+ */
+async function pickExperiments(preselected: readonly ExperimentId[], pc: PickerContext): Promise<ExperimentId[] | undefined> {
+  const newest = pc.runs[0];
+  const facts = newest ? info.hostFactsOf(newest) : undefined;
+  type Item = vscode.QuickPickItem & { id?: ExperimentId };
+  const available: Item[] = [];
+  const unavailable: Item[] = [];
+  for (const id of EXPERIMENT_IDS) {
+    const needs = info.needsText(info.experimentNeeds(id));
+    const why = info.unavailableReason(id, facts, pc.simulate);
+    const item: Item = {
+      label: id,
+      description: info.EXPERIMENT_DESCRIPTIONS[id],
+      detail: [why ? `$(circle-slash) ${why}` : '', `needs ${needs || 'any GPU host'}`, info.expectedDuration(id, pc.iterations, pc.warmup, pc.runs)].filter((x) => x).join(' · '),
+      picked: preselected.includes(id) && !why,
+      id,
+    };
+    (why ? unavailable : available).push(item);
+  }
+  const known = facts ? `${pc.hostLabel}'s last run: ${facts.ranks} GPU${facts.ranks === 1 ? '' : 's'}${facts.ncclVersion ? `, NCCL ${facts.ncclVersion}` : ''}` : `nothing measured on ${pc.hostLabel} yet: what it can run is known once it is measured`;
+  const items: Item[] = [
+    ...available,
+    ...(unavailable.length > 0 ? [{ label: `not on ${pc.hostLabel} (from its last run)`, kind: vscode.QuickPickItemKind.Separator } as Item, ...unavailable] : []),
+  ];
   const picked = await vscode.window.showQuickPick(items, {
     title: 'commcost: experiments',
+    placeHolder: `${known} · durations at ${pc.iterations} iterations + ${pc.warmup} warmup`,
     canPickMany: true,
+    matchOnDescription: true,
     ignoreFocusOut: true,
   });
   if (!picked || picked.length === 0) return undefined;
-  return picked.map((p) => p.label);
+  return picked.flatMap((p) => (p.id ? [p.id] : []));
 }
+
+/**
+ * The saved runs of `host` (workspace folders first, then global storage), newest first, measured
+ * or simulated as `simulate` says. Unreadable files are left out (the Runs view reports them).
+ */
+async function savedRunsOf(extension: vscode.ExtensionContext, host: string, simulate: boolean): Promise<RunFile[]> {
+  const { listRuns } = await import('../client/resultsStore');
+  const dirs = [
+    ...(vscode.workspace.workspaceFolders ?? []).map((f) => vscode.Uri.joinPath(f.uri, '.commcost', 'runs').fsPath),
+    vscode.Uri.joinPath(extension.globalStorageUri, 'runs').fsPath,
+  ];
+  const runs: RunFile[] = [];
+  for (const dir of dirs) {
+    try {
+      for (const l of await listRuns(dir)) if (l.run && l.run.host === host && l.run.simulated === simulate) runs.push(l.run);
+    } catch {
+      /* an unreadable folder: nothing known from it */
+    }
+  }
+  return runs.sort((a, b) => (b.stamp?.startedAt ?? b.id).localeCompare(a.stamp?.startedAt ?? a.id));
+}
+
+/** Action on a missing-GPU error: measure again on this computer's simulated NCCL. */
+export const RUN_SIMULATED = 'Run Simulated';
+
 
 async function askIterations(dflt: number): Promise<number | undefined> {
   const text = await vscode.window.showInputBox({
@@ -205,14 +271,21 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
     return undefined;
   }
   const label = where.label ?? where.target;
-  const experiments = await pickExperiments(wanted.experiments.length > 0 ? wanted.experiments : settings.experiments);
+  const simulateAll = host.simulate || vscode.workspace.getConfiguration('commcost').get<boolean>('simulate') === true;
+  const experiments = await pickExperiments(wanted.experiments.length > 0 ? wanted.experiments : settings.experiments, {
+    runs: await savedRunsOf(env.extension, host.entry.entry, simulateAll),
+    simulate: simulateAll,
+    iterations: settings.iterations,
+    warmup: settings.warmup,
+    hostLabel: label,
+  });
   if (!experiments) return undefined;
   const iterations = await askIterations(settings.iterations);
   if (iterations === undefined) return undefined;
 
   // commcost.simulate: every host runs the simulated NCCL (trying the tool, or the UI tests over
   // SSH on a machine without a GPU); the picker's "localhost (simulated NCCL)" does it for one run.
-  const simulate = host.simulate || vscode.workspace.getConfiguration('commcost').get<boolean>('simulate') === true;
+  const simulate = simulateAll;
   const options: RunOptions = {
     ...DEFAULT_RUN_OPTIONS,
     experiments,
@@ -237,6 +310,11 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
       ]);
       const title = `commcost: ${label}${simulate ? ' (simulated)' : ''}`;
       const panel = ResultsPanel.show(env.extension.extensionUri, title, { cancel: () => scope.cancel(), showLog: () => env.log.show() });
+      // What the messages below need to know of the run: a missing GPU (→ "Run Simulated"), the skipped experiments.
+      let lastState: Parameters<typeof panel.update>[0] | undefined;
+      const watchedPanel = { update: (state: Parameters<typeof panel.update>[0]) => ((lastState = state), panel.update(state)) };
+      const noGpu = (): boolean =>
+        !simulate && (lastState?.failure?.code === 'NO_GPU' || lastState?.run.errors?.some((e) => e.code === 'NO_GPU') === true);
       return vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title, cancellable: true },
         (progress, token) => {
@@ -254,7 +332,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
                 progress.report(increment ? { message, increment } : { message });
               },
             },
-            panel,
+            panel: watchedPanel,
             log: env.log,
             signal: scope.signal,
             confirmHostKey: async (hostName, fingerprint) => {
@@ -266,8 +344,15 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
               );
               return answer === trust;
             },
-            showInfo: (message, ...actions) => Promise.resolve(vscode.window.showInformationMessage(message, ...actions)),
-            showError: (message, ...actions) => Promise.resolve(vscode.window.showErrorMessage(message, ...actions)),
+            showInfo: (message, ...actions) =>
+              Promise.resolve(vscode.window.showInformationMessage(`${message}${lastState ? info.skippedNote(lastState.run) : ''}`, ...actions)),
+            showError: async (message, ...actions) => {
+              if (!noGpu()) return vscode.window.showErrorMessage(message, ...actions);
+              // No GPU here: offer the same experiments on the simulated NCCL (figures marked SIMULATED).
+              const a = await vscode.window.showErrorMessage(`${message} — no GPU: "Run Simulated" measures on commcost's simulated NCCL (not a measurement)`, ...actions, RUN_SIMULATED);
+              if (a === RUN_SIMULATED) void vscode.commands.executeCommand('commcost.measure', { simulate: true, experiments });
+              return a === RUN_SIMULATED ? undefined : a;
+            },
             openResults: (run) => openResults(env, run, label),
             showLog: () => env.log.show(),
           });

@@ -8,6 +8,38 @@ import { hostChoices, normalizeHostEntry, pushRecent, readSettings, SettingsErro
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
+interface Section {
+  id: string;
+  title: string;
+  order: number;
+  properties: Record<string, Record<string, unknown>>;
+}
+/** package.json's settings sections (contributes.configuration is an array of them). */
+function sections(): Section[] {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { configuration: Section[] } };
+  return pkg.contributes.configuration;
+}
+/** Every contributed setting, whatever its section. */
+function contributedSettings<T>(): Record<string, T> {
+  return Object.assign({}, ...sections().map((s) => s.properties)) as Record<string, T>;
+}
+
+test('settings are grouped: Measurement, Hosts, Annotations, Advanced, in that order; each setting ordered and described in Markdown', () => {
+  const s = sections();
+  assert.deepEqual(s.map((x) => [x.title, x.order]), [['Measurement', 1], ['Hosts', 2], ['Annotations', 3], ['Advanced', 4]]);
+  for (const section of s) {
+    const props = Object.entries(section.properties);
+    assert.deepEqual(props.map(([, p]) => p.order), props.map((_, i) => i + 1), `${section.title}: order 1…n as listed`);
+    for (const [k, p] of props) {
+      assert.ok(typeof p.markdownDescription === 'string' && p.markdownDescription.length > 20, `${k} has a markdownDescription`);
+      assert.equal(p.description, undefined, `${k}: one description, in Markdown`);
+      // A setting named in a description is a link in the Settings editor, and names a real setting.
+      for (const m of (p.markdownDescription as string).matchAll(/`#(commcost\.[\w.]+)#`/g)) assert.ok(contributedSettings()[m[1]!], `${k} links ${m[1]}`);
+    }
+  }
+  assert.ok(contributedSettings()['commcost.annotations.codeLens'] && contributedSettings()['commcost.annotations.decorations'], 'CodeLens and after-line label each have their own switch');
+});
+
 test('defaults when nothing is set', () => {
   assert.deepEqual(readSettings(from({})), {
     hosts: ['localhost'],
@@ -78,13 +110,10 @@ test('commcost.python: a path passes trimmed, blank is automatic (""), longer th
 });
 
 test('package.json contributes commcost.python: a string, empty by default (automatic), as long as the agent takes', () => {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-    contributes: { configuration: { properties: Record<string, { type: string; default?: unknown; maxLength?: number; description?: string }> } };
-  };
-  const p = pkg.contributes.configuration.properties['commcost.python'];
+  const p = contributedSettings<{ type: string; default?: unknown; maxLength?: number; markdownDescription?: string }>()['commcost.python'];
   assert.ok(p, 'commcost.python is contributed');
   assert.deepEqual([p.type, p.default, p.maxLength], ['string', '', OPTION_LIMITS.pythonChars.max]);
-  assert.match(p.description ?? '', /c10d.*COMMCOST_PYTHON.*python3/s);
+  assert.match(p.markdownDescription ?? '', /c10d.*COMMCOST_PYTHON.*python3/s);
   assert.equal(readSettings(from({ python: p.default })).python, '', 'the default reads as automatic');
 });
 
@@ -115,10 +144,7 @@ test('commcost.slurm: values pass through trimmed, empty strings and lists dropp
 });
 
 test('package.json contributes commcost.slurm with every property described, and commcost.coordinatorAddress', () => {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-    contributes: { configuration: { properties: Record<string, { type: string; description?: string; default?: unknown; properties?: Record<string, { type: string; description?: string; minimum?: number; maximum?: number }> }> } };
-  };
-  const props = pkg.contributes.configuration.properties;
+  const props = contributedSettings<{ type: string; markdownDescription?: string; default?: unknown; properties?: Record<string, { type: string; description?: string; minimum?: number; maximum?: number }> }>();
   const slurm = props['commcost.slurm'];
   assert.ok(slurm?.properties, 'commcost.slurm is an object setting');
   assert.equal(slurm.type, 'object');
@@ -128,8 +154,8 @@ test('package.json contributes commcost.slurm with every property described, and
   assert.deepEqual(readSettings(from({ slurm: slurm.default })).slurm, { nodes: 1, gpusPerNode: 1 }, 'the default reads as the defaults');
   assert.equal(props['commcost.coordinatorAddress']?.type, 'string');
   assert.equal(props['commcost.coordinatorAddress']?.default, '');
-  assert.match(props['commcost.hosts']?.description ?? '', /gpu-a \+ gpu-b/);
-  assert.match(props['commcost.hosts']?.description ?? '', /slurm:login1/);
+  assert.match(props['commcost.hosts']?.markdownDescription ?? '', /gpu-a \+ gpu-b/);
+  assert.match(props['commcost.hosts']?.markdownDescription ?? '', /slurm:login1/);
 });
 
 const iterationCases: [string, boolean][] = [['1', true], ['1000', true], ['100000', true], [' 10 ', true], ['0', false], ['100001', false], ['1.5', false], ['', false], ['ten', false], ['-3', false]];
@@ -166,10 +192,7 @@ test('recent hosts: most recent first, bounded', () => {
 });
 
 test('package.json settings carry the same minimum/maximum as OPTION_LIMITS', () => {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-    contributes: { configuration: { properties: Record<string, { minimum?: number; maximum?: number }> } };
-  };
-  const props = pkg.contributes.configuration.properties;
+  const props = contributedSettings<{ minimum?: number; maximum?: number }>();
   for (const key of ['iterations', 'warmup', 'deadlineSeconds'] as const) {
     const p = props[`commcost.${key}`];
     assert.ok(p, `commcost.${key} is contributed`);

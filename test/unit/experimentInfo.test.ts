@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { validateRunFile } from '../../client/runFileSchema';
+import {
+  EXPERIMENT_DESCRIPTIONS,
+  expectedDuration,
+  experimentNeeds,
+  formatDuration,
+  hostFactsOf,
+  needsText,
+  skippedNote,
+  unavailableReason,
+} from '../../extension/experimentInfo';
+import { EXPERIMENT_IDS } from '../../protocol/events';
+
+const root = join(__dirname, '..', '..');
+const runOf = (name: string) =>
+  validateRunFile(JSON.parse(readFileSync(join(root, 'docs', 'results', 'h200x2-2026-12-01', name), 'utf8')), name);
+
+test('every experiment has a description; package.json offers every id with the same description', () => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const sections = Array.isArray(pkg.contributes.configuration) ? pkg.contributes.configuration : [pkg.contributes.configuration];
+  const prop = sections.map((s: { properties: Record<string, any> }) => s.properties['commcost.experiments']).find((p: unknown) => p);
+  assert.deepEqual(prop.items.enum, [...EXPERIMENT_IDS]);
+  for (const id of EXPERIMENT_IDS) assert.ok(EXPERIMENT_DESCRIPTIONS[id].length > 20, id);
+  assert.deepEqual(prop.items.enumDescriptions, EXPERIMENT_IDS.map((id) => EXPERIMENT_DESCRIPTIONS[id]));
+});
+
+test('needs are read from the experiment modules: grow NCCL ≥ 2.29.2 and 2 GPUs, revoke ≥ 2.28.7, suspend ≥ 2.29.7, destroy none', () => {
+  assert.deepEqual(experimentNeeds('grow'), { minNccl: '2.29.2', minGpus: 2 });
+  assert.equal(experimentNeeds('revoke').minNccl, '2.28.7');
+  assert.equal(experimentNeeds('suspend').minNccl, '2.29.7');
+  assert.equal(experimentNeeds('split').minGpus, 2);
+  assert.equal(experimentNeeds('init').minGpus, undefined);
+  assert.equal(needsText(experimentNeeds('destroy')), '');
+  assert.equal(needsText(experimentNeeds('grow')), 'NCCL ≥ 2.29.2 · ≥ 2 GPUs');
+  assert.match(needsText(experimentNeeds('c10d')), /torch/);
+});
+
+test('unavailable on a host whose last run had NCCL 2.28.9 on 2 GPUs: grow and suspend, with why; not on the simulated NCCL; nothing known: none', () => {
+  const facts = hostFactsOf(runOf('h200x2-nccl2.28.9-wheel.json'));
+  assert.deepEqual(facts, { ranks: 2, ncclVersion: '2.28.9', simulated: false });
+  const out = EXPERIMENT_IDS.filter((id) => unavailableReason(id, facts, false));
+  assert.deepEqual(out, ['grow', 'suspend']);
+  assert.equal(unavailableReason('grow', facts, false), "needs NCCL ≥ 2.29.2, the host's last run loaded 2.28.9");
+  assert.equal(unavailableReason('split', { ranks: 1, simulated: false }, false), "needs 2 GPUs, the host's last run had 1");
+  assert.equal(unavailableReason('grow', facts, true), undefined, 'the simulated NCCL has every API');
+  assert.match(unavailableReason('c10d', undefined, true) ?? '', /not with the simulated NCCL/);
+  assert.equal(unavailableReason('grow', undefined, false), undefined);
+});
+
+test('expected duration: from the step medians of a saved run × iterations (a lower bound), else unknown — never invented', () => {
+  const run = runOf('h200x2-nccl2.30.7-source.json');
+  const e = run.experiments.find((x) => x.experiment === 'grow')!;
+  let perIteration = 0;
+  for (const v of e.variants) for (const s of v.steps) if (!s.sumOf) perIteration += s.stats.median;
+  const text = expectedDuration('grow', 10, 1, [run]);
+  assert.ok(text.startsWith(`≥ ${formatDuration(perIteration * 11)} timed at 10 iterations`), text);
+  assert.match(text, /from the run of 2026-12-01/);
+  assert.equal(expectedDuration('grow', 10, 1, [runOf('h200x2-nccl2.28.9-wheel.json')]), 'duration unknown until measured');
+  assert.equal(expectedDuration('init', 10, 1, []), 'duration unknown until measured');
+  assert.equal(formatDuration(860), '0.9 s');
+  assert.equal(formatDuration(75_000), '75 s');
+  assert.equal(formatDuration(600_000), '10.0 min');
+});
+
+test('the completion message says what was skipped and why (ncclCommGrow on NCCL 2.28.9), and when nothing was measured', () => {
+  const run = runOf('h200x2-nccl2.28.9-wheel.json');
+  assert.equal(skippedNote(run), ' — skipped: grow (needs NCCL ≥ 2.29.2, host has 2.28.9); suspend (needs NCCL ≥ 2.29.7, host has 2.28.9)');
+  const onlyGrow = { skipped: [{ experiment: 'grow' as const, reason: 'needs NCCL ≥ 2.29.2, host has 2.28.9' }], experiments: [] };
+  assert.equal(skippedNote(onlyGrow), ' — nothing measured: every experiment was skipped: grow (needs NCCL ≥ 2.29.2, host has 2.28.9)');
+  assert.equal(skippedNote(runOf('h200x2-nccl2.30.7-source.json')), '');
+});
