@@ -6,7 +6,7 @@
  * text from one goes through `escapeMarkdown` (Markdown) or `plain` (plain text).
  */
 import { isSimulatedTrace, type TraceFile, type TracePhaseStats, type TraceSite } from '../../protocol/trace';
-import { escapeMarkdown, formatBytes, formatMs, plain } from './annotationText';
+import { CELL_GAP, escapeMarkdown, formatBytes, formatMs, plain } from './annotationText';
 import type { LoadedTrace, TraceObservation } from './traces';
 
 /** The commands trace links may run (added to the hover's `isTrusted.enabledCommands`). */
@@ -148,9 +148,9 @@ export function observedMs(o: TraceObservation): number {
   return (o.role === 'create' ? (s.creation?.medianMs ?? 0) : 0) + (s.firstCollective?.medianMs ?? 0);
 }
 
-function statsRow(name: string, s: TracePhaseStats | null, note = ''): string {
-  if (!s) return `| ${name} | not measured${note} | | |`;
-  return `| ${name} | ${formatMs(s.medianMs)} | ${formatMs(s.p90Ms)} | ${s.n} |`;
+function statsRow(name: string, s: TracePhaseStats | null): string {
+  if (!s) return `| ${name} | ${CELL_GAP}not measured | | |`;
+  return `| ${name} | ${CELL_GAP}${formatMs(s.medianMs)} | ${CELL_GAP}${formatMs(s.p90Ms)} | ${CELL_GAP}${s.n} |`;
 }
 
 /**
@@ -165,7 +165,7 @@ export function observedMarkdown(o: TraceObservation, openTrace?: string): strin
   out.push(`**commcost** · ${what} · observed in your job`, '');
   const sentence = observedSentence(o).replace(/^SIMULATED · /, '');
   out.push(`${escapeMarkdown(sentence.charAt(0).toUpperCase() + sentence.slice(1), 600)}.`, '');
-  out.push('| phase | median | p90 | n |', '|---|---:|---:|---:|');
+  out.push(`| phase | ${CELL_GAP}median | ${CELL_GAP}p90 | ${CELL_GAP}n |`, '|---|---:|---:|---:|');
   if (o.role === 'teardown') {
     for (const s of o.sites) out.push(statsRow(`teardown of ${escapeMarkdown(s.api, 40)} (line ${lineOf(s, o)})`, s.teardown));
   } else {

@@ -196,7 +196,7 @@ test('words: a null phase is "not measured" with the trace\'s note; 1-rank commu
   assert.match(observedSentence(o), /first collective not measured/);
   assert.match(observedLabel(o), /first collective not measured/);
   const md = observedMarkdown(o);
-  assert.match(md, /\| first collective \| not measured \|/);
+  assert.match(md, /\| first collective \| (&nbsp;)*not measured \|/);
   assert.match(md, /not measured\\: communicator 10bd of pid 16401 ran no collective \\\(no connect recorded\\\)/);
   // Without a note the hover still says why it may be missing, never a number.
   split.notes = [];

@@ -1,0 +1,186 @@
+// A trace of the user's job in a real VS Code (code-server + headless Chromium, harness ./uiEnv.ts):
+// a workspace holding the committed 2×H200 trace of examples/trace/torch_tp_reshape.py (traced in
+// /work/main on host "vm", before a docstring edit moved its lines by two), the example as it is
+// now, and the committed runs. Each traced line's CodeLens, after-line label and hover give the
+// observed figures of the trace first, the experiment's beside them; the status bar tooltip names
+// the trace. Screenshots under test-output/ui/. Skipped with the reason when Chromium or
+// code-server is missing, unless COMMCOST_REQUIRE_UI=1.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { formatMs } from '../../extension/annotations/annotationText';
+import type { TraceFile, TraceSite } from '../../protocol/trace';
+import { committedRun, committedRunText, staleAfterDaysFor, stepStats } from './committedRuns';
+import { OUT_DIR, REPO, UiSession, uiMissingReason, waitUntil } from './uiEnv';
+
+const missing = uiMissingReason();
+if (missing && process.env.COMMCOST_REQUIRE_UI === '1') test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
+const skip = missing ? `skipped: ${missing}` : false;
+if (missing) process.stderr.write(`UI trace test ${skip}\n`);
+
+const TRACE_FILE = 'trace-torch-tp-reshape-nccl2.28.9.json';
+const TRACE_TEXT = readFileSync(join(REPO, 'docs', 'results', 'h200x2-2026-12-01', TRACE_FILE), 'utf8');
+const TRACE = JSON.parse(TRACE_TEXT) as TraceFile;
+const EXAMPLE = readFileSync(join(REPO, 'examples', 'trace', 'torch_tp_reshape.py'), 'utf8');
+const C10D = 'h200x2-torch2.11-nccl2.28.9-c10d.json';
+const WHEEL = 'h200x2-nccl2.28.9-wheel.json';
+
+/** The trace's site of `api` (the `nth` in the file's order). */
+function site(api: string, nth = 0): TraceSite {
+  const s = TRACE.sites.filter((x) => x.api === api)[nth];
+  assert.ok(s, `${api} #${nth} in the trace`);
+  return s;
+}
+/** 1-based line of the example holding `needle`. */
+const exampleLine = (needle: string): number => EXAMPLE.split('\n').findIndex((l) => l.includes(needle)) + 1;
+
+describe('commcost trace in a real VS Code: a traced line says what the job paid', { skip, timeout: 300_000 }, () => {
+  let s: UiSession;
+  before(
+    async () => {
+      s = await UiSession.start();
+    },
+    { timeout: 60_000 },
+  );
+  after(async () => {
+    await s?.stop();
+  });
+
+  test('the committed 2×H200 trace answers the example: observed figures first in CodeLens, label and hover, the experiment beside them; the status bar names the trace', async () => {
+    try {
+      const staleAfterDays = staleAfterDaysFor([committedRun(C10D), committedRun(WHEEL)]);
+      const ws = s.workspace('traced-job', {
+        '.vscode/settings.json': JSON.stringify(
+          { 'workbench.colorTheme': 'Default Light Modern', 'commcost.staleAfterDays': staleAfterDays, 'editor.hover.above': false },
+          null,
+          2,
+        ),
+        [`.commcost/traces/${TRACE_FILE}`]: TRACE_TEXT,
+        [`.commcost/runs/${C10D}`]: committedRunText(C10D),
+        [`.commcost/runs/${WHEEL}`]: committedRunText(WHEEL),
+        'examples/trace/torch_tp_reshape.py': EXAMPLE,
+      });
+      // Tall enough that the hover (at most a quarter of the editor's height) shows whole.
+      await s.page.setViewportSize({ width: 1600, height: 2200 });
+      await s.openFolder(ws);
+      // The explorer compacts examples/trace into one row.
+      await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'examples' }).first().click();
+      await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'torch_tp_reshape.py' }).first().click();
+      await s.page.locator('.monaco-editor .view-lines', { hasText: 'dist.split_group' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+
+      const init = site('init_process_group');
+      const tp2 = site('new_group', 0);
+      const split = site('split_group');
+      const ms = formatMs;
+      const shift = exampleLine('dist.init_process_group(') - init.line!;
+      assert.ok(shift > 0, 'the example moved since the trace (the case the matching must handle)');
+
+      // --- CodeLens: six traced lines (3 creations + split + 2 teardowns), observed first, the experiment beside.
+      const lensTexts = () =>
+        s.page.evaluate<string[]>(
+          `[...document.querySelectorAll('.editor-group-container.active .codelens-decoration')].map((e) => ({ y: e.getBoundingClientRect().top, t: e.innerText.trim() })).filter((x) => x.t).sort((a, b) => a.y - b.y).map((x) => x.t)`,
+        );
+      let lenses: string[] = [];
+      await waitUntil(
+        async () => {
+          lenses = await lensTexts();
+          return lenses.filter((t) => t.includes('⏱ observed')).length === 6 && lenses.every((t) => !t.includes('observed') || t.includes('experiment'));
+        },
+        'six observed CodeLenses, each beside the experiment',
+        40_000,
+      );
+      const where = 'torch_tp_reshape.py · 2 ranks · vm · NCCL 2.28.9 · 2026-12-01 10:10 UTC';
+      const tp2Lens = lenses.find((t) => t.includes(`⏱ observed ${ms(tp2.creation!.medianMs)} call · ${ms(tp2.firstCollective!.medianMs)} first collective — ${where}`));
+      assert.ok(tp2Lens, `the TP 2 new_group lens:\n${lenses.join('\n')}`);
+      // The experiment beside it: c10d new_group (eager: the file's init passes device_id) from the c10d run.
+      assert.match(tp2Lens, /experiment [\d.]+ m?s to first collective/);
+      assert.ok(
+        lenses.some((t) => t.includes(`⏱ observed ${ms(init.creation!.medianMs)} call · ${ms(init.firstCollective!.medianMs)} first collective (cold)`)),
+        `the cold init_process_group lens:\n${lenses.join('\n')}`,
+      );
+      assert.ok(lenses.some((t) => t.includes(`⏱ observed ${ms(split.creation!.medianMs)} call · first collective not measured`)), lenses.join('\n'));
+      for (const t of lenses) assert.doesNotMatch(t, /SIMULATED|stale/i, t);
+
+      // --- After-line labels: observed first, then the experiment's figure.
+      const labels = await s.page.evaluate<string[]>(
+        `[...new Map([...document.querySelectorAll('.editor-group-container.active .view-lines span')].map((e) => [e.getBoundingClientRect().top, getComputedStyle(e, '::after').content]).filter(([, c]) => c && c.includes('⏱'))).values()].map((c) => JSON.parse(c))`,
+      );
+      assert.ok(
+        labels.some((l) => l.startsWith(`⏱ observed ${ms(tp2.creation!.medianMs)} call · ${ms(tp2.firstCollective!.medianMs)} first collective · experiment `)),
+        labels.join('\n'),
+      );
+
+      // --- The hover of the TP 2 new_group line.
+      const pointOn = (line: string, word: string) =>
+        waitUntil(
+          () =>
+            s.page.evaluate<{ x: number; y: number } | null>(`(() => {
+              for (const row of document.querySelectorAll('.editor-group-container.active .monaco-editor .view-lines .view-line')) {
+                if (!row.textContent.replace(/\\u00a0/g, ' ').includes(${JSON.stringify(line)})) continue;
+                const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+                for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                  const i = n.textContent.indexOf(${JSON.stringify(word)});
+                  if (i < 0) continue;
+                  const r = document.createRange();
+                  r.setStart(n, i);
+                  r.setEnd(n, i + ${word.length});
+                  const b = r.getBoundingClientRect();
+                  return { x: b.left + b.width / 2, y: b.top + b.height / 2 };
+                }
+              }
+              return null;
+            })()`),
+          `"${word}" on the line "${line}"`,
+          10_000,
+        );
+      const hoverShot = async (line: string, word: string, shot: string): Promise<string> => {
+        await s.page.mouse.move(5, 500);
+        await s.page.locator('.monaco-hover').first().waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+        const p = await pointOn(line, word);
+        await s.page.mouse.move(p.x - 2, p.y);
+        await s.page.mouse.move(p.x, p.y);
+        const hover = s.page.locator('.monaco-hover', { hasText: 'observed in your job' }).first();
+        await hover.waitFor({ state: 'visible', timeout: 15_000 });
+        const box = await hover.boundingBox();
+        assert.ok(box, 'the hover has a box');
+        await s.page.screenshot({ path: join(OUT_DIR, `${shot}.png`), clip: { x: 0, y: 0, width: 1600, height: Math.ceil(Math.max(box.y + box.height, p.y) + 40) } });
+        return hover.innerText();
+      };
+      const hover = await hoverShot('tp2 = dist.new_group(', 'new_group', 'trace-hover-new_group');
+      assert.ok(
+        hover.includes(
+          `Observed in torch_tp_reshape.py, 2 ranks: created in ${ms(tp2.creation!.medianMs)}, first collective on this group paid ${ms(tp2.firstCollective!.medianMs)} (connect ${ms(tp2.connect!.medianMs)}), teardown ${ms(tp2.teardown!.medianMs)} (n=1)`,
+        ),
+        hover,
+      );
+      assert.ok(hover.includes(`Traced at line ${tp2.line}: the file has changed since the trace (lines moved by +${shift})`), hover);
+      assert.match(hover, /python3 -m torch\.distributed\.run --nproc-per-node=2 examples\/trace\/torch_tp_reshape\.py · vm · 2 traced processes · NCCL 2\.28\.9 · 2026-12-01 10:10 UTC/);
+      assert.ok(hover.includes(`Trace: ${TRACE_FILE}`), hover);
+      // The experiment beside it, for comparison: the c10d run's eager new_group figures.
+      assert.ok(hover.indexOf('Synthetic experiment, for comparison') > hover.indexOf('Observed in'), hover);
+      assert.match(hover, /commcost · new_group → c10d · new_group\/eager/);
+      const eager = stepStats(committedRun(C10D), 'c10d', hover.match(/new_group\/eager[\w-]*/)![0], 'total');
+      assert.ok(hover.includes(ms(eager.median)), `the experiment's total ${ms(eager.median)} in:\n${hover}`);
+      assert.doesNotMatch(hover, /SIMULATED/);
+
+      const initHover = await hoverShot('dist.init_process_group(', 'init_process_group', 'trace-hover-init_process_group');
+      assert.ok(initHover.includes(`created in ${ms(init.creation!.medianMs)} (cold)`), initHover);
+      assert.match(initHover, /cold: the first communicator of its process, with the one-time CUDA and NCCL start/);
+
+      // --- The status bar tooltip names the trace in use.
+      await s.page.mouse.move(5, 500);
+      const bar = s.page.locator('.part.statusbar .statusbar-item', { hasText: ' · NCCL ' }).first();
+      await bar.waitFor({ state: 'visible', timeout: 10_000 });
+      await bar.hover();
+      const tip = s.page.locator('.monaco-hover, .workbench-hover', { hasText: 'Traced lines' }).first();
+      await tip.waitFor({ state: 'visible', timeout: 10_000 });
+      const tipText = await tip.innerText();
+      assert.ok(tipText.includes('Traced lines: observed figures from the newest trace that observed each line — torch_tp_reshape.py · vm · NCCL 2.28.9 · 2026-12-01 10:10 UTC'), tipText);
+      await tip.screenshot({ path: join(OUT_DIR, 'trace-statusbar-tooltip.png') });
+    } catch (e) {
+      await s.shot('trace-failure').catch(() => undefined);
+      throw e;
+    }
+  });
+});
