@@ -37,11 +37,6 @@ export interface ReshapeRoutine {
 
 const SIZE_NAME = /^(?:tp|tp_?size|size|world_?size|degree|tp_?degree|shape|n_?ranks|group_?size)$/i;
 
-const lineOf = (text: string, i: number): number => {
-  let n = 0;
-  for (let k = text.indexOf('\n'); k >= 0 && k < i; k = text.indexOf('\n', k + 1)) n++;
-  return n;
-};
 const indentOf = (line: string): number => /^\s*/.exec(line)![0].length;
 
 /** Literal integer tuple/list `(4, 2, 1)` / `[4, 2, 1]` → [4, 2, 1]; undefined when not all integers. */

@@ -540,8 +540,9 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         ['init', 'split'],
       );
 
-      // Charts: per experiment one of the steps and one of memory (init and split both have memory points), and the
-      // Plan section's chart of the reshape strategies (webview/planView.ts), drawn (plenty of non-transparent pixels).
+      // Charts: per experiment one of the steps and one of memory (init and split both have memory points), the
+      // Plan section's chart of the reshape strategies (webview/planView.ts) and the study's Figure 2 from the run
+      // (webview/studyCharts.ts; no Figure 3: the run has no abort or destroy), drawn (plenty of non-transparent pixels).
       await s.page.waitForTimeout(800); // chart.js animation
       const canvases = await canvasInk(frame);
       assert.deepEqual(
@@ -552,6 +553,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
           'init: memory per GPU per variant and point (MiB)',
           'split: median per step, whisker to p90',
           'split: memory per GPU per variant and point (MiB)',
+          "the study's Figure 2 from this run: critical path of init, split, shrink, grow and abort then re-init, each with its first collective, log axis",
         ],
         JSON.stringify(canvases),
       );

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { findReshapeRoutines, literalInts, planLensText, ranksSize } from '../../extension/annotations/planLens';
+import { createMessage, RunStateNotification, ShowPlanNotification } from '../../protocol/webviewMessages';
 import { ROOT, scanText } from '../support/annotationFixtures';
 
 const fixture = (name: string) => readFileSync(join(ROOT, 'test', 'fixtures', 'plan', name), 'utf8');
@@ -72,8 +73,7 @@ test("the lens's title uses the code's shapes, else the run's, and its tooltip s
   assert.match(planLensText(unknown!, undefined).title, /no run to plan from/);
 });
 
-test("the 'plan/show' message's guard takes TP shapes of whole numbers ≥ 1 and string inputs only", async () => {
-  const { createMessage, ShowPlanNotification, RunStateNotification } = await import('../../protocol/webviewMessages');
+test("the 'plan/show' message's guard takes TP shapes of whole numbers ≥ 1 and string inputs only", () => {
   const ok = createMessage(ShowPlanNotification, { shapes: [4, 2, 1], origin: 'from build_pool in train.py' }, 'host', 1);
   assert.equal(ShowPlanNotification.is(ok), true);
   assert.equal(RunStateNotification.is(ok), false);
