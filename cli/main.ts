@@ -6,13 +6,13 @@
  * Exit codes: see {@link EXIT_HELP} (0 complete, 1 partial/failed/not delivered, 2 bad input or no
  * GPU, 130 quit by a third Ctrl-C). Progress goes to stderr, the summary to stdout.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
+import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, PROTOCOL_VERSION, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
 import { isSimulatedRun, type RunExperiment, type RunFile } from '../protocol/runFile';
 import { killLocalAgents } from '../client/agentProcess';
 import { CommcostError, errorText } from '../client/errors';
@@ -557,10 +557,26 @@ async function report(files: string[], html: string | undefined): Promise<number
   return EXIT_OK;
 }
 
+/**
+ * `commcost --version`: "commcost 0.1.0 (agent protocol 1)", the version from the package.json one
+ * folder above this file (dist/cli.js in the package, cli/main.ts in the repository).
+ */
+export function versionLine(): string {
+  let version = 'unknown';
+  try {
+    const v = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version?: unknown }).version;
+    if (typeof v === 'string') version = v;
+  } catch {
+    /* a copy without its package.json: the protocol version still says what it speaks */
+  }
+  return `commcost ${version} (agent protocol ${PROTOCOL_VERSION})`;
+}
+
 /** Builds the commander program; `run(argv)` parses and returns the exit code. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('commcost')
     .description('measure what NCCL communicators cost on your GPUs')
+    .version(versionLine(), '-V, --version', 'print the version of commcost and of its agent protocol')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const L = OPTION_LIMITS;
