@@ -1,13 +1,21 @@
 // One build script for every part: esbuild bundles (type checking is separate: `npm run typecheck`)
 // and the native addon + simulated NCCL. Flags: --watch, --production.
 import * as esbuild from 'esbuild';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
+
+/** The host name of the bundled sample runs (extension/samples.ts SAMPLE_HOST says the same). */
+const SAMPLE_HOST = 'SAMPLE from 2×H200';
+/** docs/results runs bundled as samples → their name in dist/samples/. */
+const SAMPLE_RUNS = [
+  ['docs/results/h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json', 'sample-2xH200-nccl2.28.9.json'],
+  ['docs/results/h200x2-2026-12-01/h200x2-nccl2.30.7-source.json', 'sample-2xH200-nccl2.30.7.json'],
+];
 
 /** Libraries the extension loads from dist/vendor/<name>.js (built below) instead of inlining them. */
 const VENDOR = ['ssh2', 'ajv'];
@@ -64,6 +72,16 @@ if (watch) {
   for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-python/tree-sitter-python.wasm', 'tree-sitter-cpp/tree-sitter-cpp.wasm']) {
     copyFileSync(join(root, 'node_modules', wasm), join(root, 'dist/grammars', wasm.split('/')[1]));
   }
+  // The sample runs offered to a workspace without runs (extension/samples.ts): real 2×H200 runs from
+  // docs/results, their host renamed so that every label (status bar, hovers, Runs view) says SAMPLE.
+  mkdirSync(join(root, 'dist/samples'), { recursive: true });
+  for (const [from, to] of SAMPLE_RUNS) {
+    const run = JSON.parse(readFileSync(join(root, from), 'utf8'));
+    writeFileSync(join(root, 'dist/samples', to), JSON.stringify({ ...run, host: SAMPLE_HOST }));
+  }
+  // The images of the packaged README (README.vsix.md: the extension details page shows them from the package).
+  mkdirSync(join(root, 'dist/readme'), { recursive: true });
+  for (const image of ['hover-codelens-python.png', 'compare-h200.png']) copyFileSync(join(root, 'docs/images', image), join(root, 'dist/readme', image));
   const native = join(root, 'native/build.mjs');
   if (existsSync(native)) {
     const { buildNative } = await import(native);
