@@ -10,6 +10,7 @@ import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, differenceRuleText, differenceWords, formatRatio } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
+import { releaseSkewLines, wallSplitLines } from './wallSplit';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
 export const SIMULATED_BANNER = 'SIMULATED NCCL — these figures are not measurements';
@@ -175,6 +176,7 @@ export function formatSummary(untrusted: RunFile): string {
   if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
   out.push(headerLine(run));
   out.push(`run ${run.id}: ${run.status}${run.wallMs !== undefined ? ` in ${(run.wallMs / 1000).toFixed(1)} s` : ''}`);
+  out.push(...wallSplitLines(run), ...releaseSkewLines(run));
   const rows: string[][] = [['experiment variant · step', 'median ms', 'p90 ms', 'min ms', 'max ms', 'n']];
   const memory: string[] = [];
   const views: string[] = [];

@@ -184,6 +184,12 @@ export const runFileJsonSchema = {
     },
     wallMs: num,
     measuredMs: num,
+    libraryMs: num,
+    wallSplit: {
+      type: 'object',
+      required: ['timedMs', 'setupMs', 'processStartMs', 'processExitMs', 'harnessMs'],
+      properties: { timedMs: num, setupMs: num, processStartMs: num, processExitMs: num, harnessMs: num },
+    },
     endedAt: str,
   },
 } as const;

@@ -81,7 +81,7 @@ function withExperiment(run: RunFile, id: ExperimentId, change: (e: RunExperimen
  * - experiment/summary: variants stored, state finished, done = total.
  * - experiment/skipped: recorded; a whole skipped experiment is finished with total 0; a skipped
  *   variant (never planned) changes no total.
- * - run/error: appended. run/done: status, wallMs, measuredMs, endedAt; unfinished experiments stopped.
+ * - run/error: appended. run/done: status, wallMs, libraryMs, wallSplit, endedAt; unfinished experiments stopped.
  */
 export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
   switch (ev.type) {
@@ -139,7 +139,7 @@ export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
       const experiments = run.experiments.map((e) =>
         e.state === 'finished' || ev.status === 'complete' ? e : { ...e, state: 'stopped' as const },
       );
-      return { ...run, experiments, status: ev.status, wallMs: ev.wallMs, measuredMs: ev.measuredMs, endedAt: ev.endedAt };
+      return { ...run, experiments, status: ev.status, wallMs: ev.wallMs, libraryMs: ev.libraryMs, ...(ev.wallSplit ? { wallSplit: ev.wallSplit } : {}), endedAt: ev.endedAt };
     }
   }
 }

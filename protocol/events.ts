@@ -516,6 +516,23 @@ export interface ErrorEvent {
   expected?: boolean;
 }
 
+/**
+ * A run's wall time by what it was spent on, ms; the parts add up to the wall time. Rank sessions
+ * are summed; within one, each figure is the MAX over its ranks.
+ */
+export interface WallSplit {
+  /** Inside timed library calls (each step's span; warmups included). */
+  timedMs: number;
+  /** Inside untimed library calls the method needs (setup and cleanup around the timed calls). */
+  setupMs: number;
+  /** From the first rank process's spawn until every rank was ready (Node, addon, NCCL load, CUDA context, barrier). */
+  processStartMs: number;
+  /** From a session's end until its rank processes exited. */
+  processExitMs: number;
+  /** The rest: planning, the control channel and barrier between calls, JavaScript on the ranks, and what commcost does not count (torch's calls in c10d). */
+  harnessMs: number;
+}
+
 /** Agent → host, last line. */
 export interface DoneEvent {
   type: 'run/done';
@@ -523,11 +540,13 @@ export interface DoneEvent {
   status: 'complete' | 'partial' | 'failed';
   wallMs: number;
   /**
-   * Time spent inside NCCL/CUDA calls (timed steps and their untimed setup and cleanup, warmups
-   * included; per rank session the MAX over ranks), ms: wallMs / measuredMs is the harness's
-   * efficiency ratio (target ≤ 1.25).
+   * Time spent inside the NCCL/CUDA calls commcost's addon made (timed steps and their untimed
+   * setup and cleanup, warmups included; per rank session the MAX over ranks), ms. Called
+   * `measuredMs` before (run files keep it under that name too, see RunFile).
    */
-  measuredMs: number;
+  libraryMs: number;
+  /** The run's wall time split by what it was spent on (docs/METHOD.md, "Harness efficiency"). */
+  wallSplit?: WallSplit;
   endedAt: string;
 }
 
@@ -678,7 +697,7 @@ function eventShapeProblem(v: Record<string, unknown>): string | undefined {
     case 'run/error':
       return need(isStr(v.code) && isStr(v.message) && isRecord(v.where) && typeof v.fatal === 'boolean', 'needs "code", "message", "where" and "fatal"');
     case 'run/done':
-      return need(['complete', 'partial', 'failed'].includes(v.status as string) && isNum(v.wallMs) && isNum(v.measuredMs) && isStr(v.endedAt), 'needs "status" (complete, partial or failed), numeric "wallMs" and "measuredMs", and "endedAt"');
+      return need(['complete', 'partial', 'failed'].includes(v.status as string) && isNum(v.wallMs) && isNum(v.libraryMs) && isStr(v.endedAt), 'needs "status" (complete, partial or failed), numeric "wallMs" and "libraryMs", and "endedAt"');
   }
 }
 

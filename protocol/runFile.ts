@@ -15,6 +15,7 @@ import type {
   SkippedEvent,
   StartupEvent,
   VariantSummary,
+  WallSplit,
 } from './events';
 
 export const RUN_FILE_SCHEMA = 'commcost.run/1';
@@ -43,9 +44,14 @@ export interface RunFile {
    * after every experiment summary. Derived data: recomputed whenever a run is rendered.
    */
   verdict?: { id: string; text: string }[];
-  /** Wall time of the whole run and the sum of its timed steps, ms. */
+  /** Wall time of the whole run, ms. */
   wallMs?: number;
+  /** Time inside the NCCL/CUDA calls commcost's addon made, timed and untimed (run/done's libraryMs), ms. */
+  libraryMs?: number;
+  /** Files written before libraryMs: the same figure under its old name (read it when libraryMs is absent). */
   measuredMs?: number;
+  /** The wall time by what it was spent on (run/done's wallSplit), ms. */
+  wallSplit?: WallSplit;
   endedAt?: string;
 }
 

@@ -153,7 +153,11 @@ interface ClusterPlacement {
 export class Coordinator {
   private cancelled = false;
   private session: RankSession | undefined;
-  private measuredMs = 0;
+  /** Sums over rank sessions of the run/done figures, ms (WallSplit). */
+  private libraryMs = 0;
+  private timedMs = 0;
+  private processStartMs = 0;
+  private processExitMs = 0;
   private nodeServer: NodeServer | undefined;
 
   constructor(
@@ -186,7 +190,16 @@ export class Coordinator {
     }
     if (this.cancelled && status === 'complete') status = 'partial';
     this.nodeServer?.close(status);
-    this.emit({ type: 'run/done', status, wallMs: Date.now() - started, measuredMs: this.measuredMs, endedAt: new Date().toISOString() });
+    const wallMs = Date.now() - started;
+    const setupMs = Math.max(0, this.libraryMs - this.timedMs);
+    const wallSplit = {
+      timedMs: this.timedMs,
+      setupMs,
+      processStartMs: this.processStartMs,
+      processExitMs: this.processExitMs,
+      harnessMs: Math.max(0, wallMs - this.timedMs - setupMs - this.processStartMs - this.processExitMs),
+    };
+    this.emit({ type: 'run/done', status, wallMs, libraryMs: this.libraryMs, wallSplit, endedAt: new Date().toISOString() });
   }
 
   private async runInner(input: Partial<RunOptions>): Promise<'complete' | 'partial' | 'failed'> {
@@ -414,7 +427,10 @@ export class Coordinator {
     this.session = session;
     try {
       const result = await session.run();
-      this.measuredMs += session.measuredMs;
+      this.libraryMs += session.libraryMsMax;
+      this.timedMs += session.timedMsMax;
+      this.processStartMs += session.processStartMs;
+      this.processExitMs += session.processExitMs;
       if (!result.failure) return undefined;
       const f = result.failure;
       const plan = work.find((w) => w.experiment === f.where.experiment)?.variants.find((v) => v.variant === f.where.variant);
@@ -522,6 +538,15 @@ export function sessionUnits(planned: PlannedExperiment[], iterationsPerVariant 
 class RankSession {
   /** Per rank: total duration of its library calls so far (timed and untimed), ms. */
   private readonly libraryMs = new Map<number, number>();
+  /** Per rank: total duration of its timed calls so far, ms. */
+  private readonly timedMs = new Map<number, number>();
+  /** performance.now() at the first spawn, when every rank was ready, when the session ended. */
+  private spawnedAt = 0;
+  private readyAt: number | undefined;
+  /** From the first spawn until every rank was ready (until the end if they never were), ms. */
+  processStartMs = 0;
+  /** From the session's end until its rank processes exited, ms. */
+  processExitMs = 0;
   private readonly control = net.createServer();
   private readonly barrier: BarrierServer;
   /** The one-host release (every rank on this host): unlinked once every rank is ready. */
@@ -576,16 +601,25 @@ class RankSession {
     await new Promise<void>((resolve) => this.control.listen(0, this.cluster ? '0.0.0.0' : '127.0.0.1', () => resolve()));
     const controlPort = (this.control.address() as net.AddressInfo).port;
     this.readyDeadline = Date.now() + this.deadlineMs;
+    this.spawnedAt = performance.now();
     for (let r = 0; r < this.ranks; r++) this.spawnRank(r, controlPort);
     this.watchdog = setInterval(() => this.checkDeadlines(), 100);
     const result = await outcome;
+    const endedAt = performance.now();
+    this.processStartMs = (this.readyAt ?? endedAt) - this.spawnedAt;
     await this.shutdown(result.failure !== undefined);
+    this.processExitMs = performance.now() - endedAt;
     return result;
   }
 
-  /** Time spent inside library calls in this session: the MAX over ranks of each rank's total, ms. */
-  get measuredMs(): number {
+  /** Time spent inside library calls in this session (timed and untimed): the MAX over ranks of each rank's total, ms. */
+  get libraryMsMax(): number {
     return Math.max(0, ...this.libraryMs.values());
+  }
+
+  /** Time spent inside timed calls in this session: the MAX over ranks of each rank's total, ms. */
+  get timedMsMax(): number {
+    return Math.max(0, ...this.timedMs.values());
   }
 
   /** Ends the session with a failure (hang, error, cancel). Idempotent. */
@@ -685,7 +719,10 @@ class RankSession {
       case 'ready':
         this.ready.set(rank, { cudaInitMs: msg.cudaInitMs, firstUniqueIdMs: msg.firstUniqueIdMs });
         // Every rank has mapped the release file (before its ready): nothing else may open it.
-        if (this.ready.size === this.ranks) this.shmRelease?.unlink();
+        if (this.ready.size === this.ranks) {
+          this.shmRelease?.unlink();
+          this.readyAt ??= performance.now();
+        }
         if (this.ready.size === this.ranks && this.reportStartup) {
           const byRank = [...this.ready.entries()].sort((a, b) => a[0] - b[0]);
           this.emit({ type: 'run/startup', cudaInitMs: byRank.map(([, r]) => r.cudaInitMs), firstUniqueIdMs: this.ready.get(0)?.firstUniqueIdMs ?? 0 });
@@ -723,6 +760,7 @@ class RankSession {
         break;
       case 'finished':
         this.libraryMs.set(rank, msg.libraryMs);
+        if (msg.timedMs !== undefined) this.timedMs.set(rank, msg.timedMs);
         this.finished.add(rank);
         if (this.finished.size === this.ranks && !this.ended) {
           this.ended = true;
@@ -742,7 +780,10 @@ class RankSession {
       return;
     }
     this.pending.delete(key);
-    for (const r of got) this.libraryMs.set(r.rank, r.libraryMs);
+    for (const r of got) {
+      this.libraryMs.set(r.rank, r.libraryMs);
+      if (r.timedMs !== undefined) this.timedMs.set(r.rank, r.timedMs);
+    }
     const record = this.records.get(`${report.experiment}|${report.variant}`);
     if (!record) return;
     const byRank = [...got].sort((a, b) => a.rank - b.rank);

@@ -54,6 +54,8 @@ class RankRunner implements RankContext {
   private memBaseline = 0;
   /** Every library call's duration so far, timed and untimed (harness-efficiency denominator), ms. */
   libraryMs = 0;
+  /** Total of the timed calls' durations (warmups included), ms: the part of libraryMs inside timed spans. */
+  timedMs = 0;
   private where: { experiment: string; variant: string; iteration: number } = { experiment: '', variant: '', iteration: -1 };
   /** Iterations this process has started, of any experiment (processStart.iterationsBefore). */
   private iterationsStarted = 0;
@@ -100,6 +102,7 @@ class RankRunner implements RankContext {
     this.channel.send({ t: 'begin', op: label, step, ...this.where });
     const result = await fn(gen);
     this.libraryMs += result.ms;
+    this.timedMs += result.ms;
     this.channel.send({ t: 'end', op: label });
     if (this.current) {
       this.current.steps[step] = result.ms;
@@ -212,6 +215,7 @@ class RankRunner implements RankContext {
           this.memBaseline = this.native.memInfo().freeBytes;
           await module.iteration(this, variant, state);
           this.current.libraryMs = this.libraryMs;
+          this.current.timedMs = this.timedMs;
           this.channel.send(this.current);
           this.current = undefined;
         }
@@ -304,7 +308,7 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       };
       channel.send({ t: 'ready', rank: id.rank, cudaInitMs: cuda.ms, firstUniqueIdMs });
       await runner.run(msg.work);
-      channel.send({ t: 'finished', libraryMs: runner.libraryMs });
+      channel.send({ t: 'finished', libraryMs: runner.libraryMs, timedMs: runner.timedMs });
     } catch (e) {
       channel.send(runner ? runner.errorMessage(e) : { t: 'error', code: 'LOAD_FAILED', message: String(e) });
     }

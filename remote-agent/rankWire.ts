@@ -38,6 +38,8 @@ export interface IterationReport {
   counts?: Record<string, number>;
   /** Running total of every library call's duration on this rank (timed and untimed), ms. */
   libraryMs: number;
+  /** Running total of the timed calls' durations on this rank (warmups included), ms. */
+  timedMs?: number;
   /** NCCL's view of this iteration's creations on this rank and its unreadable lines (RankContext.recordNcclInit). */
   ncclInit?: { views: NcclInitParts; malformedLines: number };
 }
@@ -52,7 +54,7 @@ export type RankToCoordinator =
   | { t: 'id/request'; key: number }
   | IterationReport
   | { t: 'error'; code: ErrorCode; message: string; detail?: string; experiment?: string; variant?: string; iteration?: number; op?: string }
-  | { t: 'finished'; libraryMs: number };
+  | { t: 'finished'; libraryMs: number; timedMs?: number };
 
 /**
  * Messages between the coordinator and the node hosts of a multi-node run (one JSON-lines TCP

@@ -40,7 +40,7 @@ export function relayThroughSrun(options: Partial<RunOptions>, spec: SlurmSpec, 
   const emit = (ev: AgentEvent): void => write(toLine(ev));
   const fail = (code: 'BAD_COMMAND' | 'INTERNAL', message: string, hint: string): void => {
     emit({ type: 'run/error', code, message, where: { host }, hint, fatal: true });
-    emit({ type: 'run/done', status: measured ? 'partial' : 'failed', wallMs: Date.now() - started, measuredMs: 0, endedAt: new Date().toISOString() });
+    emit({ type: 'run/done', status: measured ? 'partial' : 'failed', wallMs: Date.now() - started, libraryMs: 0, endedAt: new Date().toISOString() });
   };
   let normalized;
   try {

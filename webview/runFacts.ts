@@ -10,14 +10,14 @@ type RunError = RunFile['errors'][number];
 
 /**
  * The header's wall-time line: the run's wall time (ms), with the time spent inside the NCCL and
- * CUDA calls commcost's addon made (`measuredMs`, the MAX over ranks per rank session) when there
+ * CUDA calls commcost's addon made (`libraryMs`, or `measuredMs` in older files; the MAX over ranks per rank session) when there
  * is any. The c10d experiment's calls are made by torch in its Python driver, not by the addon: a
  * run with c10d says they are not counted, and a run whose figure is 0 (c10d alone) shows the wall
  * time only. "" when the run has no wall time yet.
  */
-export function wallText(run: Pick<RunFile, 'wallMs' | 'measuredMs' | 'experiments'>): string {
+export function wallText(run: Pick<RunFile, 'wallMs' | 'libraryMs' | 'measuredMs' | 'experiments'>): string {
   if (run.wallMs === undefined || !Number.isFinite(run.wallMs)) return '';
-  const measured = run.measuredMs;
+  const measured = run.libraryMs ?? run.measuredMs;
   if (measured === undefined || !Number.isFinite(measured) || measured <= 0) return `${formatMs(run.wallMs)} ms`;
   const c10d = (Array.isArray(run.experiments) ? run.experiments : []).some((e) => e.experiment === 'c10d');
   return `${formatMs(run.wallMs)} ms (${formatMs(measured)} ms of it inside the NCCL and CUDA calls commcost made${c10d ? "; the c10d experiment's calls, made by torch, are not counted" : ''})`;

@@ -67,7 +67,12 @@ describe('agent on the simulated NCCL', { skip }, () => {
       // The simulated abort's floor: COMMCOST_SIM_ABORT_MS=12 scaled by the library's ±5% jitter (COMMCOST_SIM_JITTER).
       const abortMs = step(summaries[3]!, 'default', 'abort').stats.median;
       assert.ok(abortMs >= 12 * 0.95, `abort floor of the simulated library: ${abortMs} ms`);
-      assert.ok(done.measuredMs > 0 && done.wallMs >= done.measuredMs);
+      assert.ok(done.libraryMs > 0 && done.wallMs >= done.libraryMs);
+      // The split adds up to the wall time, and each part is there.
+      const wall = done.wallSplit!;
+      assert.ok(wall.timedMs > 0 && wall.processStartMs > 0 && wall.harnessMs >= 0, JSON.stringify(wall));
+      const sum = wall.timedMs + wall.setupMs + wall.processStartMs + wall.processExitMs + wall.harnessMs;
+      assert.ok(Math.abs(sum - done.wallMs) < 1, `split ${sum} vs wall ${done.wallMs}`);
       assert.deepEqual(await waitGone(run.dir), []);
     });
   }

@@ -103,7 +103,7 @@ describe('protocol lines from the agent', () => {
     ['plan with experiments as an object', line({ type: 'run/plan', options: { experiments: {}, iterations: 1, warmup: 0, deadlineSeconds: 1 } }), /malformed run\/plan: "options" must hold known "experiments"/],
     ['summary with NaN-as-string stats', line({ type: 'experiment/summary', experiment: 'init', variants: [{ variant: 'd', steps: [{ step: 'call', label: 'x', kind: 'call', stats: { median: 'NaN', p90: 1, min: 1, max: 1, mean: 1, n: 1 }, samples: [] }] }] }), /malformed experiment\/summary/],
     ['error without where', line({ type: 'run/error', code: 'TIMEOUT', message: 'x', fatal: true }), /malformed run\/error: needs "code", "message", "where" and "fatal"/],
-    ['done with an unknown status', line({ type: 'run/done', status: 'exploded', wallMs: 1, measuredMs: 1, endedAt: 'x' }), /malformed run\/done: needs "status" \(complete, partial or failed\)/],
+    ['done with an unknown status', line({ type: 'run/done', status: 'exploded', wallMs: 1, libraryMs: 1, endedAt: 'x' }), /malformed run\/done: needs "status" \(complete, partial or failed\)/],
     ['a 1 MB line of garbage', 'x'.repeat(1 << 20), /not JSON: x{200}$/],
   ];
   for (const [name, text, re] of cases) check(`protocol: ${name}`, () => parseAgentEvent(text), re);
@@ -146,7 +146,7 @@ process.stdout.write(fs.readFileSync(__dirname + '/out'), () => {
     ['garbage before the hello', () => session('Illegal instruction\n'), /broke the protocol: agent sent a line that is not JSON: Illegal instruction/],
     ['an agent that dies at once, with its last words', () => session('', { stderr: 'Error: Cannot find module commcost.node\n', code: 1 }), /agent on localhost exited with code 1 before the run ended: Error: Cannot find module commcost.node/],
     ['a 1 MB line without a newline, then exit', () => session(HELLO + 'y'.repeat(1 << 20), { code: 0 }), /broke the protocol: agent sent a line that is not JSON: y{200}/],
-    ['run/done with an unknown status', () => session(HELLO + JSON.stringify({ type: 'run/done', status: 'exploded', wallMs: 1, measuredMs: 1, endedAt: 'x' }) + '\n'), /malformed run\/done/],
+    ['run/done with an unknown status', () => session(HELLO + JSON.stringify({ type: 'run/done', status: 'exploded', wallMs: 1, libraryMs: 1, endedAt: 'x' }) + '\n'), /malformed run\/done/],
     ['a plan of an unknown experiment', () => session(HELLO + JSON.stringify({ type: 'run/plan', stamp: {}, options: { experiments: ['bogus'], iterations: 1, warmup: 0, deadlineSeconds: 1 }, ranks: 1, simulated: true, experiments: [] }) + '\n'), /malformed run\/plan/],
   ];
   for (const [name, fn, re] of cases) check(`stream: ${name}`, fn, re);

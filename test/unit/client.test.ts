@@ -299,7 +299,7 @@ describe('run model', () => {
     assert.doesNotThrow(() => validateRunFile(run));
 
     const errored = applyEvent(run, { type: 'run/error', code: 'TIMEOUT', message: 'timed out at step call on rank 1', where: { rank: 1, experiment: 'split' }, fatal: true });
-    const done = applyEvent(errored, { type: 'run/done', status: 'partial', wallMs: 1000, measuredMs: 500, endedAt: '2026-01-02T03:05:00Z' });
+    const done = applyEvent(errored, { type: 'run/done', status: 'partial', wallMs: 1000, libraryMs: 500, endedAt: '2026-01-02T03:05:00Z' });
     assert.deepEqual([done.status, done.wallMs, done.errors.length, done.experiments[1]!.state], ['partial', 1000, 1, 'stopped']);
     assert.equal(done.experiments[0]!.state, 'finished');
   });

@@ -1,0 +1,40 @@
+/** The summary's accounting lines (cli/wallSplit.ts): the wall split with its ratios, old files, the release skew. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { releaseSkewLines, wallSplitLines } from '../../cli/wallSplit';
+import type { RunFile } from '../../protocol/runFile';
+
+describe('wall split and release skew lines', () => {
+  const check = (run: Partial<RunFile>, expected: RegExp[] | []): void => {
+    const lines = wallSplitLines(run as RunFile);
+    assert.equal(lines.length, expected.length, lines.join('\n'));
+    expected.forEach((re, i) => assert.match(lines[i]!, re));
+  };
+
+  test('a split run: each part with its share, the two target ratios', () => {
+    check({ wallMs: 10_000, wallSplit: { timedMs: 4000, setupMs: 1000, processStartMs: 2000, processExitMs: 500, harnessMs: 2500 } }, [
+      /^wall 10\.0 s = timed calls 4\.00 s \(40%\) \+ setup the method needs 1\.00 s \(10%\) \+ rank process starts 2\.00 s \(20%\) \+ exits 0\.50 s \(5%\) \+ harness 2\.50 s \(25%\)$/,
+      /wall \/ \(timed \+ setup\) = 2\.00 \(target ≤ 1\.25\); process starts 20% of the wall \(target < 10%\)/,
+    ]);
+  });
+
+  test('older files: libraryMs, else measuredMs; nothing without a wall or a figure', () => {
+    check({ wallMs: 3000, libraryMs: 1500 }, [/^wall 3\.00 s, of it 1\.50 s inside the NCCL and CUDA calls/]);
+    check({ wallMs: 3000, measuredMs: 1200 }, [/of it 1\.20 s inside/]);
+    check({ wallMs: 3000 }, []);
+    check({ libraryMs: 3 }, []);
+    // A hostile split (not numbers) falls back instead of printing NaN.
+    check({ wallMs: 3000, measuredMs: 1200, wallSplit: { timedMs: 'x' } as never }, [/of it 1\.20 s inside/]);
+  });
+
+  test('release skew over every generation of the run', () => {
+    const experiments = [
+      { experiment: 'init', releaseSkewUs: { default: { call: [1, 2, 3], first: [4] } } },
+      { experiment: 'split', releaseSkewUs: { a: { call: [100] } } },
+      { experiment: 'abort' },
+    ] as unknown as RunFile['experiments'];
+    const [line] = releaseSkewLines({ experiments });
+    assert.match(line!, /^barrier release skew over 5 generations: p50 3\.0 µs, p99 100\.0 µs, max 100\.0 µs/);
+    assert.deepEqual(releaseSkewLines({ experiments: [] }), []);
+  });
+});
