@@ -17,6 +17,9 @@ const SAMPLE_RUNS = [
   ['docs/results/h200x2-2026-12-01/h200x2-nccl2.30.7-source.json', 'sample-2xH200-nccl2.30.7.json'],
 ];
 
+/** First statement of dist/extension.js: when the extension host began to evaluate it (extension.ts logs activation from it). */
+const LOAD_MARK = 'globalThis.__commcostLoadStart = performance.now();';
+
 /** Libraries the extension loads from dist/vendor/<name>.js (built below) instead of inlining them. */
 const VENDOR = ['ssh2', 'ajv'];
 /** esbuild plugin: `ssh2` and `ajv` resolve to the vendor bundles, external to the one being built. */
@@ -32,7 +35,7 @@ const bundles = [
   // web-tree-sitter's CommonJS build: its ESM build needs import.meta.url, which a cjs bundle lacks.
   // ssh2 and ajv are bundles of their own beside it (dist/vendor/), required only by the Measure
   // command and the first run file read: activation reads and compiles half as much code.
-  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' }, plugins: [vendorPlugin()] },
+  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' }, plugins: [vendorPlugin()], banner: { js: LOAD_MARK } },
   // The headless CLI on the same engine (`commcost scan` parses with web-tree-sitter: its CommonJS build, as above).
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
   // The agent deployed to GPU hosts: one file, Node >= 18, no dependencies.

@@ -222,7 +222,7 @@ describe('.vsix packaging', { skip: skipPackage }, () => {
       execFileSync(process.execPath, [path.join(root, 'scripts', 'build.mjs'), '--production'], { cwd: root, stdio: 'pipe' });
       execFileSync(
         path.join(root, 'node_modules', '.bin', 'vsce'),
-        ['package', '--no-dependencies', '--no-rewrite-relative-links', '-o', out],
+        ['package', '--no-dependencies', '--no-rewrite-relative-links', '--readme-path', 'README.vsix.md', '-o', out],
         { cwd: root, stdio: 'pipe' },
       );
       const seconds = (Date.now() - t0) / 1000;
@@ -241,6 +241,18 @@ describe('.vsix packaging', { skip: skipPackage }, () => {
       for (const n of ['napi.h', 'napi-inl.h', 'LICENSE.md']) has(`dist/native/include/node-addon-api/${n}`);
       for (const n of ['node_api.h', 'js_native_api.h', 'js_native_api_types.h', 'node_api_types.h'])
         has(`dist/native/include/node-api-headers/${n}`);
+      // The marketplace page: the icon, the user-facing README with every image it shows in the package, the changelog.
+      const pkgJson = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { icon: string; scripts: { package: string } };
+      assert.match(pkgJson.scripts.package, /--readme-path README\.vsix\.md/, 'npm run package packs the same README as this test');
+      has(pkgJson.icon);
+      has('readme.md');
+      has('changelog.md');
+      const readme = fs.readFileSync(path.join(root, 'README.vsix.md'), 'utf8');
+      const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+      assert.ok(images.length > 0, 'the README shows images');
+      for (const image of images) if (!/^https:\/\//.test(image)) has(image);
+      for (const n of ['sample-2xH200-nccl2.28.9.json', 'sample-2xH200-nccl2.30.7.json']) has(`dist/samples/${n}`);
+      for (const n of ['ssh2.js', 'ajv.js']) has(`dist/vendor/${n}`);
       const unwanted = names.filter(
         (n) =>
           /(^|\/)node_modules\//.test(n) ||
