@@ -7,6 +7,8 @@
 //       (the other one cross-compiled: apt-get install g++-aarch64-linux-gnu / g++-x86-64-linux-gnu)
 //   dist/native/libcommcost-profiler.so   the NCCL profiler plugin of `commcost trace` (C11), also
 //       per architecture under linux-<arch>/ like the addon
+//   dist/native/libcommcost-interposer.so   the LD_PRELOAD interposer of `commcost trace --interpose`
+//       over NCCL's lifecycle calls (C11), also per architecture under linux-<arch>/
 //   dist/native/src/, dist/native/include/   the addon's sources, headers and build.json, shipped
 //       so that the agent can build the addon on a host with no matching prebuilt
 // Usage: node native/build.mjs [--force] [--prebuilt] [--out <dir>]   or   import { buildNative } from './build.mjs'
@@ -113,7 +115,7 @@ async function stageSources(out, addonSources, addonHeaders, addonApi, apiHeader
  * Builds the addon and the simulated NCCL into `outDir` (relative to the repository root unless
  * absolute). Skips an artifact whose output is newer than all of its sources unless `force`.
  * Compilers: $CXX / $CC, else `c++` / `cc`. Throws with the compiler's stderr on failure.
- * @returns {Promise<{addon: string, sim: string, simLegacy: string, profiler: string}>} absolute paths of the artifacts
+ * @returns {Promise<{addon: string, sim: string, simLegacy: string, profiler: string, interposer: string}>} absolute paths of the artifacts
  */
 export async function buildNative({ outDir = 'dist/native', force = false, prebuilt = false } = {}) {
   const out = path.resolve(repoRoot, outDir);
@@ -166,6 +168,12 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
   const profilerArgs = (output) => [...SIM_FLAGS, '-fvisibility=hidden', '-include', compat, profilerSource, '-o', output, '-ldl', ...GLIBC_NEEDED];
   const profilerOut = path.join(out, 'libcommcost-profiler.so');
   const profiler = compile('profiler plugin', profilerOut, profilerInputs, process.env.CC || 'cc', profilerArgs(profilerOut), force);
+  // The LD_PRELOAD interposer of `commcost trace --interpose` (native/interposer/): one C11 file, no NCCL link.
+  const interposerSource = path.join(nativeDir, 'interposer', 'commcostInterposer.c');
+  const interposerInputs = [interposerSource, compat, thisFile];
+  const interposerArgs = (output) => [...SIM_FLAGS, '-fvisibility=hidden', '-include', compat, interposerSource, '-o', output, '-ldl', ...GLIBC_NEEDED];
+  const interposerOut = path.join(out, 'libcommcost-interposer.so');
+  const interposer = compile('interposer', interposerOut, interposerInputs, process.env.CC || 'cc', interposerArgs(interposerOut), force);
   // linux-<arch>/: what the agent loads first. The host's architecture is a copy of the build
   // above; with `prebuilt`, every other architecture of PREBUILT_ARCHES is cross-compiled.
   const archDir = (arch) => path.join(out, `linux-${arch}`);
@@ -173,6 +181,7 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
     addon.then((a) => copyIfStale(a, path.join(archDir(process.arch), 'commcost.node'))),
     sim.then((s) => copyIfStale(s, path.join(archDir(process.arch), 'libnccl-sim.so'))),
     profiler.then((p) => copyIfStale(p, path.join(archDir(process.arch), 'libcommcost-profiler.so'))),
+    interposer.then((p) => copyIfStale(p, path.join(archDir(process.arch), 'libcommcost-interposer.so'))),
   ];
   if (prebuilt) {
     for (const [arch, tools] of Object.entries(PREBUILT_ARCHES)) {
@@ -188,13 +197,15 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
       perArch.push(cross(`simulated NCCL linux-${arch}`, tools.cc, crossSim, [simSource, compat, thisFile], simArgs(crossSim)));
       const crossProfiler = path.join(archDir(arch), 'libcommcost-profiler.so');
       perArch.push(cross(`profiler plugin linux-${arch}`, tools.cc, crossProfiler, profilerInputs, profilerArgs(crossProfiler)));
+      const crossInterposer = path.join(archDir(arch), 'libcommcost-interposer.so');
+      perArch.push(cross(`interposer linux-${arch}`, tools.cc, crossInterposer, interposerInputs, interposerArgs(crossInterposer)));
     }
   }
   // The Python hook of `commcost trace`, shipped beside the plugin.
   const pyhook = copyIfStale(path.join(nativeDir, 'pyhook', 'sitecustomize.py'), path.join(out, 'pyhook', 'sitecustomize.py'));
   const staged = stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders);
-  const [addonPath, simPath, legacyPath, profilerPath] = await Promise.all([addon, sim, legacy, profiler, staged, pyhook, ...perArch]);
-  return { addon: addonPath, sim: simPath, simLegacy: legacyPath, profiler: profilerPath };
+  const [addonPath, simPath, legacyPath, profilerPath, interposerPath] = await Promise.all([addon, sim, legacy, profiler, interposer, staged, pyhook, ...perArch]);
+  return { addon: addonPath, sim: simPath, simLegacy: legacyPath, profiler: profilerPath, interposer: interposerPath };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -3,7 +3,21 @@
  * (pure; the engine, client/trace/run.ts `traceEnv`, merges them into the job's environment).
  * Only variables are added or prepended; a variable the user set is never replaced or lost.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CommcostError } from '../errors';
 import { NCCL_LOG_SUFFIX } from './ncclView';
+
+/**
+ * The C interposer library (libcommcost-interposer.so) next to the running bundle: `<base>/native`
+ * or `<base>/../dist/native`, the per-architecture copy first.
+ * @throws CommcostError BAD_INPUT when it is not there (with how to build it)
+ */
+export function interposerPath(base: string): string {
+  for (const d of [join(base, 'native'), join(base, '..', 'dist', 'native')])
+    for (const f of [join(d, `linux-${process.arch}`, 'libcommcost-interposer.so'), join(d, 'libcommcost-interposer.so')]) if (existsSync(f)) return f;
+  throw new CommcostError('BAD_INPUT', `commcost trace --interpose: the interposer libcommcost-interposer.so was not found next to ${base}`, { hint: 'build it: node native/build.mjs (or reinstall commcost)' });
+}
 
 /** Whether and how NCCL's log is asked for: the variables to add, or why it is not. */
 export interface NcclLogEnv {

@@ -17,6 +17,7 @@
  */
 import type { TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
+import { nativeCallAt, nativeCallOf, type NativeCall } from './nativeCalls';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
 /** A native frame as the plugin records it. */
@@ -58,6 +59,8 @@ interface Comm {
 interface Proc {
   host: string; pid: number; rank: number | null; python: boolean; plugin: boolean; abi: number | null; nccl: number | null;
   sim: boolean; comms: Map<number, Comm>; calls: PyCall[]; chainError: string;
+  /** The C interposer's calls (nativeCalls.ts). */
+  ncalls: NativeCall[];
 }
 
 const NS = 1e6;
@@ -86,12 +89,12 @@ function frame(v: unknown): NativeFrame | null {
 function readProcesses(files: RecordFile[], problems: string[]): Map<string, Proc> {
   const procs = new Map<string, Proc>();
   for (const f of files) {
-    const m = /^(.*)-(\d+)(\.py)?\.jsonl$/.exec(f.name);
+    const m = /^(.*)-(\d+)(\.py|\.native)?\.jsonl$/.exec(f.name);
     if (!m) { problems.push(`${f.name}: not a trace record file name (<host>-<pid>.jsonl), skipped`); continue; }
     const key = `${m[1]}-${m[2]}`;
     let p = procs.get(key);
     if (!p) {
-      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '' };
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [] };
       procs.set(key, p);
     }
     let bad = 0;
@@ -148,6 +151,11 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
       if (!c || t === null) return false;
       c.fin = { t, free: nonNegative(r.free), site: frame(r.site) };
       return true;
+    }
+    case 'ncall': {
+      const call = nativeCallOf(r, frame);
+      if (call) p.ncalls.push(call);
+      return call !== null;
     }
     case 'coll': case 'collStart': case 'gpu':
       return i !== null && p.comms.has(i);
@@ -235,22 +243,33 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
         else if (!p.python && c.connect) firstColl = { t0: c.connect.t0, t1: c.connect.t1 };
       }
       const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
+      // The C interposer's calls: the creating call when no Python call holds init, the teardown call when no Python one holds finalize.
+      const nMade = siteCall ? null : nativeCallAt(p.ncalls, c.tInit, c.tidInit, 'create');
+      const nTd = td.call || !c.fin ? null : nativeCallAt(p.ncalls, c.fin.t, null, 'teardown');
       let site: Attributed['site'];
       if (siteCall) {
         site = { key: `py:${where(siteCall.site) ?? '?'}:${siteCall.api}`, source: 'python', api: siteCall.api, file: siteCall.site?.file ?? null, line: siteCall.site?.line ?? null,
           func: siteCall.site?.func ?? null, chain: siteCall.chain.map((l) => where(l)!).filter(Boolean), lazy,
           firstCollectiveSite: null, teardownSite: where(td.call?.site ?? null) };
         if (lazy) site.firstCollectiveSite = where(made.call!.site);
+      } else if (nMade) {
+        const frameOf = nMade.site ?? c.site;
+        const loc = frameOf ? symbolize(frameOf) : null;
+        const name = loc ? where(loc)! : frameOf ? `${frameOf.obj}+${offsetOf(frameOf)}` : '(unknown)';
+        site = { key: `native:${name}:${nMade.api}`, source: 'native', api: nMade.api, file: loc?.file ?? frameOf?.obj ?? null, line: loc?.line ?? null,
+          func: loc?.func ?? (frameOf?.sym || null), chain: [], lazy: false,
+          firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: nTd?.site ? nativeWhere(nTd.site, symbolize) : c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null };
       } else {
         const loc = c.site ? symbolize(c.site) : null;
+        if (c.site) notes.push('native site: creation is known only as the moment NCCL reached the plugin (trace with --interpose to time the creating call itself)');
         const name = loc ? where(loc)! : c.site ? `${c.site.obj}+${offsetOf(c.site)}` : '(unknown)';
         if (p.python) notes.push(`communicator ${c.commId} of pid ${p.pid} was created outside every wrapped Python call (ctypes, a framework's own NCCL, or a C extension)`);
         site = { key: c.site ? `native:${name}` : 'unattributed', source: c.site ? 'native' : 'unattributed', api: 'communicator creation', file: loc?.file ?? (c.site ? c.site.obj : null),
           line: loc?.line ?? null, func: loc?.func ?? (c.site?.sym || null), chain: [], lazy: false,
           firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null };
       }
-      const creation = siteCall && !lazy ? { t0: siteCall.t0, t1: siteCall.t1 } : lazy && siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : { t0: c.tInit, t1: null };
-      const teardown = td.call ? { t0: td.call.t0, t1: td.call.t1 } : c.fin ? { t0: null, t1: c.fin.t } : null;
+      const creation = siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : nMade ? { t0: nMade.t0, t1: nMade.t1 } : { t0: c.tInit, t1: null };
+      const teardown = td.call ? { t0: td.call.t0, t1: td.call.t1 } : nTd ? { t0: nTd.t0, t1: nTd.t1 } : c.fin ? { t0: null, t1: c.fin.t } : null;
       if (!c.fin) missing.push(`communicator ${c.commId} (rank ${c.rank} of ${c.nranks}, pid ${p.pid}) never reached finalize: not torn down before the process ended, or the process was killed`);
       if (c.nranks > 1 && !c.connect) notes.push(`communicator ${c.commId} of pid ${p.pid} ran no collective (no connect recorded)`);
       attributed.push({ proc: p, comm: c, siteKey: site.key, site, creation, firstColl, teardown, cold: c.i === coldI, notes });
@@ -368,7 +387,6 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
       });
     }
     const first = list[0]!;
-    if (first.site.source === 'native') notes.add('native site: creation is known only as the moment NCCL reached the plugin (the C interposer that times the call itself is not implemented)');
     const mem = occurrences.map((o) => o.memoryBytes).filter((x): x is number => x !== null);
     sites.push({
       ...first.site, count: occurrences.length,

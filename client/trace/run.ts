@@ -18,7 +18,7 @@ import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TraceFile } from '../../protocol/trace';
 import { CommcostError } from '../errors';
-import { ncclLogEnv } from './jobEnv';
+import { interposerEnv, interposerPath, ncclLogEnv } from './jobEnv';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation } from './merge';
 import { NCCL_LOG_SUFFIX } from './ncclView';
 
@@ -109,6 +109,8 @@ export interface TraceRunOptions {
   processGroup?: boolean;
   /** Ask NCCL for its Init timings log (NCCL's view; client/trace/jobEnv.ts `ncclLogEnv`); default true. */
   ncclLog?: boolean;
+  /** Preload the C interposer over NCCL's lifecycle calls (native/interposer/; jobEnv.ts `interposerEnv`); default false. */
+  interpose?: boolean;
 }
 
 /** What {@link runTrace} did. */
@@ -158,6 +160,7 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
     const env = traceEnv(o.env ?? process.env, dataDir, art, simLibDir);
     const ncclLog = ncclLogEnv(o.env ?? process.env, dataDir, o.ncclLog !== false);
     Object.assign(env, ncclLog.add);
+    if (o.interpose) Object.assign(env, interposerEnv(o.env ?? process.env, interposerPath(o.base ?? __dirname)));
     const startedAt = new Date().toISOString();
     let stopped: string | undefined;
     let startError: string | undefined;

@@ -1,0 +1,53 @@
+/**
+ * The C interposer's records (native/interposer/, `<host>-<pid>.native.jsonl`; pure, no I/O):
+ * one `ncall` line per NCCL lifecycle call the program made directly (ncclCommInitRank, …Config,
+ * …All, …Scalable, ncclCommSplit, Shrink, Grow, Finalize, Destroy, Abort, Revoke), with the call's
+ * own window (CLOCK_MONOTONIC ns), its thread, its result and the caller's return address.
+ * merge.ts joins them to the plugin's communicators by time window and thread, as the Python
+ * hook's calls: the call whose window holds the plugin's `init` created the communicator; the
+ * teardown call whose window holds `finalize` tore it down.
+ */
+import type { NativeFrame } from './merge';
+
+/** One interposed call. */
+export interface NativeCall {
+  api: string;
+  /** CLOCK_MONOTONIC ns around the forwarded call. */
+  t0: number;
+  t1: number;
+  tid: number | null;
+  /** ncclResult_t; -1 when the library had no such function. */
+  r: number;
+  /** The communicator made or acted on, and the parent of a split/shrink/grow (pointer text). */
+  comm: string;
+  parent: string;
+  site: NativeFrame | null;
+}
+
+/** The calls that create a communicator. */
+export const NATIVE_CREATE = new Set(['ncclCommInitRank', 'ncclCommInitRankConfig', 'ncclCommInitAll', 'ncclCommInitRankScalable', 'ncclCommSplit', 'ncclCommShrink', 'ncclCommGrow']);
+/** The calls that tear one down (NCCL reaches the profiler's finalize inside destroy or abort). */
+export const NATIVE_TEARDOWN = new Set(['ncclCommDestroy', 'ncclCommAbort', 'ncclCommFinalize']);
+
+/**
+ * One `ncall` record, or null when a field is missing or of the wrong type.
+ * @param frame reads the `site` member (merge.ts's reader of native frames)
+ */
+export function nativeCallOf(r: Record<string, unknown>, frame: (v: unknown) => NativeFrame | null): NativeCall | null {
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const t0 = num(r.t0), t1 = num(r.t1), rc = num(r.r);
+  if (typeof r.api !== 'string' || t0 === null || t1 === null || rc === null || t1 < t0) return null;
+  return { api: r.api, t0, t1, tid: num(r.tid), r: rc, comm: typeof r.comm === 'string' ? r.comm : '', parent: typeof r.parent === 'string' ? r.parent : '', site: frame(r.site) };
+}
+
+/**
+ * The interposed call of `kind` whose window holds `t` (thread `tid` preferred when given;
+ * the innermost when several fit); null when none does.
+ */
+export function nativeCallAt(calls: NativeCall[], t: number, tid: number | null, kind: 'create' | 'teardown'): NativeCall | null {
+  const set = kind === 'create' ? NATIVE_CREATE : NATIVE_TEARDOWN;
+  let fits = calls.filter((c) => set.has(c.api) && c.t0 <= t && t <= c.t1);
+  if (tid !== null && fits.some((c) => c.tid === tid)) fits = fits.filter((c) => c.tid === tid);
+  fits.sort((a, b) => a.t1 - a.t0 - (b.t1 - b.t0));
+  return fits[0] ?? null;
+}
