@@ -603,6 +603,8 @@ class RankSession {
     this.readyDeadline = Date.now() + this.deadlineMs;
     this.spawnedAt = performance.now();
     for (let r = 0; r < this.ranks; r++) this.spawnRank(r, controlPort);
+    // spawn() forks this process synchronously: its cost is part of processStartMs.
+    this.log(`spawned ${this.ranks} rank process${this.ranks === 1 ? '' : 'es'} in ${(performance.now() - this.spawnedAt).toFixed(1)} ms`);
     this.watchdog = setInterval(() => this.checkDeadlines(), 100);
     const result = await outcome;
     const endedAt = performance.now();
