@@ -7,7 +7,6 @@
  * GPU, 130 quit by a third Ctrl-C). Progress goes to stderr, the summary to stdout.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
@@ -19,6 +18,7 @@ import { CommcostError, errorText } from '../client/errors';
 import { isLocalTarget, parseTargetSpec } from '../client/hosts';
 import { renderComparisonReport, renderReport, webviewBundleCandidates } from '../client/htmlReport';
 import { checkOutputFile, ensureWritableDir, loadRun, saveRun } from '../client/resultsStore';
+import { writeFileSafely } from '../client/safeWrite';
 import { runMeasurement } from '../client/runSession';
 import { srunArgsFor, type SlurmOptions } from '../client/slurm';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
@@ -493,7 +493,7 @@ async function measure(f: MeasureFlags): Promise<number> {
     if (!saved.asked) delivered = false;
     if (f.json) {
       try {
-        await writeFile(f.json, JSON.stringify(run, null, 2) + '\n');
+        await writeFileSafely(f.json, JSON.stringify(run, null, 2) + '\n', `--json ${f.json}`);
         err(`wrote ${terminalSafe(f.json)}\n`);
       } catch (e) {
         delivered = false;
@@ -512,7 +512,7 @@ async function measure(f: MeasureFlags): Promise<number> {
   if (runs.length > 1) process.stdout.write('\n' + formatComparison(runs));
   if (f.html && runs.length > 0) {
     try {
-      await writeFile(f.html, runs.length > 1 ? renderComparisonReport(runs) : renderReport(runs[0]!));
+      await writeFileSafely(f.html, runs.length > 1 ? renderComparisonReport(runs) : renderReport(runs[0]!), `--html ${f.html}`);
       err(`wrote ${terminalSafe(f.html)}\n`);
     } catch (e) {
       delivered = false;
@@ -531,8 +531,9 @@ async function compareReport(files: string[], html: string | undefined): Promise
   await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
   process.stdout.write(formatComparison(runs));
   try {
-    await writeFile(out, renderComparisonReport(runs));
+    await writeFileSafely(out, renderComparisonReport(runs), `the report ${out}`);
   } catch (e) {
+    if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_INPUT', `cannot write the report ${out}: ${errorText(e)}`, { cause: e });
   }
   process.stderr.write(`wrote ${terminalSafe(out)}\n`);
@@ -549,8 +550,9 @@ async function report(files: string[], html: string | undefined): Promise<number
   const run = { ...loaded, verdict: deriveVerdict(loaded) };
   process.stdout.write(formatSummary(run));
   try {
-    await writeFile(out, renderReport(run));
+    await writeFileSafely(out, renderReport(run), `the report ${out}`);
   } catch (e) {
+    if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_INPUT', `cannot write the report ${out}: ${errorText(e)}`, { cause: e });
   }
   process.stderr.write(`wrote ${terminalSafe(out)}\n`);
@@ -658,8 +660,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description("run your own job (torchrun, srun, mpirun, python, a C program) with every process traced: each call site's communicator creation, first collective and teardown (README, \"commcost trace\")")
     .argument('<command...>', 'the command to run, after --')
     .option('--out <file>', 'the trace file (default: .commcost/traces/<date>-<command>.json)')
+    .option('--html <file>', 'also write an HTML report: a timeline per rank and the per-site table')
     .option('--simulate', "run against commcost's simulated NCCL (no GPU): figures labelled SIMULATED")
     .option('--deadline <seconds>', 'stop the job after this long (the trace is kept, marked partial)')
+    .option('--interpose', "preload commcost's C interposer (LD_PRELOAD, yours kept): times each NCCL init/split/destroy call a C/C++ program makes and names its caller's file:line")
+    .option('--no-nccl-log', "do not ask NCCL for its Init timings log (NCCL's view); never asked when you set NCCL_DEBUG or NCCL_DEBUG_FILE yourself")
     .addHelpText('after', '\nExit code: the job\'s own; 1 when the trace could not be saved; 2 on bad input.\n')
     .action(async (command: string[], flags: TraceFlags) =>
       setExit(await traceCommand(command, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),

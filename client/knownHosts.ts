@@ -8,6 +8,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { oneLine } from './safeWrite';
 
 /** Result of {@link checkHostKey}. `line` is 1-based. */
 export type HostKeyCheck =
@@ -23,6 +24,17 @@ export function defaultKnownHostsPath(): string {
 /** The name a host is stored under: `host` for port 22, else `[host]:port`. */
 export function knownHostsName(host: string, port: number): string {
   return port === 22 ? host : `[${host}]:${port}`;
+}
+
+/**
+ * The command that removes the host's entries from `knownHostsPath`, shell-quoted as the user
+ * types it: `ssh-keygen -R '[host]:2222' -f …` for a port other than 22 (a bare host name
+ * would leave that entry in place).
+ */
+export function removeHostKeyCommand(host: string, port: number, knownHostsPath: string): string {
+  const q = (w: string): string => (/^[A-Za-z0-9_./:@%+=-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+  const name = oneLine(knownHostsName(host, port));
+  return `ssh-keygen -R ${q(name)}${knownHostsPath === defaultKnownHostsPath() ? '' : ` -f ${q(knownHostsPath)}`}`;
 }
 
 /** Key type inside an SSH wire-format public key blob (`ssh-ed25519`, `rsa-sha2-…` keys say `ssh-rsa`). */
@@ -66,8 +78,10 @@ export function hostFieldMatches(field: string, name: string): boolean {
 
 /**
  * Checks a server's host key (wire-format blob, as ssh2 hands it to `hostVerifier`).
- * match: an entry for the host has this key; mismatch: an entry for the host has another key of
- * the same type (file and 1-based line given); unknown: neither (also when the file is missing).
+ * match: an entry for the host has this key; mismatch: an entry for the host has another key
+ * (file and 1-based line given; an entry of the same type is preferred, else one of another type:
+ * OpenSSH too says the key changed when the server offers a type it has no entry for but it knows
+ * the host by another); unknown: no entry for the host (also when the file is missing).
  * @throws on read errors other than ENOENT
  */
 export async function checkHostKey(
@@ -86,7 +100,7 @@ export async function checkHostKey(
   const name = knownHostsName(host, port);
   const type = keyTypeOf(key);
   const blob = key.toString('base64');
-  let mismatch: HostKeyCheck | undefined;
+  let mismatch: Extract<HostKeyCheck, { outcome: 'mismatch' }> | undefined;
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = (lines[i] ?? '').trim();
@@ -94,8 +108,10 @@ export async function checkHostKey(
     const [hosts, lineType, lineBlob] = line.split(/\s+/);
     if (!hosts || !lineType || !lineBlob || !hostFieldMatches(hosts, name)) continue;
     if (lineBlob === blob) return { outcome: 'match', file: knownHostsPath, line: i + 1 };
-    if (lineType === type && !mismatch) {
+    if (lineType === type && (!mismatch || mismatch.keyType !== type)) {
       mismatch = { outcome: 'mismatch', file: knownHostsPath, line: i + 1, keyType: type };
+    } else if (!mismatch) {
+      mismatch = { outcome: 'mismatch', file: knownHostsPath, line: i + 1, keyType: lineType };
     }
   }
   return mismatch ?? { outcome: 'unknown' };
@@ -103,7 +119,9 @@ export async function checkHostKey(
 
 /**
  * Appends `name type base64` for the host (plain, not hashed), creating the file and its folder
- * (mode 0700/0600) when missing.
+ * (mode 0700/0600) when missing. The host name and key type lose any control character (a
+ * newline in a host name from an untrusted run file would start a line of its own).
+ * @throws Error when the host name is empty once cleaned, or holds a space
  */
 export async function appendHostKey(knownHostsPath: string, host: string, port: number, key: Buffer): Promise<void> {
   await mkdir(dirname(knownHostsPath), { recursive: true, mode: 0o700 });
@@ -114,6 +132,8 @@ export async function appendHostKey(knownHostsPath: string, host: string, port: 
   } catch {
     // Missing file: created below.
   }
-  const line = `${knownHostsName(host, port)} ${keyTypeOf(key)} ${key.toString('base64')}\n`;
+  const name = oneLine(knownHostsName(host, port));
+  if (name === '' || /\s/.test(name)) throw new Error(`not recording the host key of ${JSON.stringify(host)}: not a host name`);
+  const line = `${name} ${oneLine(keyTypeOf(key)).replace(/\s/g, '')} ${key.toString('base64')}\n`;
   await appendFile(knownHostsPath, prefix + line, { mode: 0o600 });
 }

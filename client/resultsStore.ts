@@ -4,13 +4,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { RunFile } from '../protocol/runFile';
 import { parseAgentEvent } from '../protocol/events';
 import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
+import { outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
 const KERNEL_FS = ['/proc', '/sys'];
@@ -107,7 +108,7 @@ export async function ensureWritableDir(dir: string, label: string, opts: { crea
 
 /**
  * Checks that `file` can be written before anything is measured: an existing file must be a
- * writable file (not a folder); else its folder must exist and be writable (it is not created).
+ * writable regular file (not a folder, a symbolic link, a FIFO or a device); else its folder must exist and be writable (it is not created).
  * @param label how the file is named in messages, e.g. `--json out/run.json`
  * @throws CommcostError BAD_INPUT saying what is wrong
  */
@@ -116,6 +117,9 @@ export async function checkOutputFile(file: string, label: string, opts: { deadl
   const kernel = isUnderKernelFs(abs);
   if (kernel) throw new CommcostError('BAD_INPUT', `${label} is under ${kernel}, a kernel file system`, { hint: 'choose another file' });
   const check = async (): Promise<void> => {
+    // A link (e.g. committed in a cloned repository) or a FIFO is refused before anything is measured.
+    const linkProblem = await outputTargetProblem(abs, label);
+    if (linkProblem) throw linkProblem;
     const st = await statOrUndefined(abs);
     if (st) {
       if (st.isDirectory()) throw new CommcostError('BAD_INPUT', `${label}: ${abs} is a folder`, { hint: 'give a file name' });
@@ -141,8 +145,8 @@ export async function checkOutputFile(file: string, label: string, opts: { deadl
 
 /**
  * Writes the run as `<dir>/<run.id>.json` (pretty JSON): creates `dir` (see
- * {@link ensureWritableDir}), writes a temp file in it, then renames, so a reader never sees a
- * half-written file.
+ * {@link ensureWritableDir}), writes a temp file in it, fsyncs, then renames, so a reader never
+ * sees a half-written file; never through a link ({@link writeFileSafely}).
  * @returns the path written
  * @throws CommcostError BAD_INPUT when the id is not a safe file name, or the write fails
  */
@@ -151,15 +155,9 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
     throw new CommcostError('BAD_INPUT', `run id ${JSON.stringify(run.id)} is not a safe file name`);
   }
   const path = join(dir, `${run.id}.json`);
-  const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   await ensureWritableDir(dir, 'cannot save the run');
-  try {
-    await writeFile(tmp, JSON.stringify(run, null, 2) + '\n', { flag: 'wx' });
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true }).catch(() => undefined);
-    throw new CommcostError('BAD_INPUT', `cannot save the run to ${path}: ${errorText(e)}`, { hint: 'check that the folder is writable', cause: e });
-  }
+  // Temp file (O_EXCL|O_NOFOLLOW) + fsync + rename; a link at `path` is refused (safeWrite.ts).
+  await writeFileSafely(path, JSON.stringify(run, null, 2) + '\n', `cannot save the run to ${path}`);
   return path;
 }
 
@@ -172,8 +170,10 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
 export async function loadRun(path: string): Promise<RunFile> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
+    text = await readRegularFile(path, path, { code: 'BAD_RUN_FILE' });
   } catch (e) {
+    if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
   }
   if (/\.jsonl$/i.test(path)) {

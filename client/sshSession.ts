@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import { Client, type AnyAuthMethod, type ClientChannel, type ConnectConfig, type SFTPWrapper, utils } from 'ssh2';
 import { CommcostError, errorText } from './errors';
 import { sshTryCommand, type SshTarget } from './hosts';
-import { appendHostKey, checkHostKey, defaultKnownHostsPath, fingerprint, type HostKeyCheck } from './knownHosts';
+import { appendHostKey, checkHostKey, defaultKnownHostsPath, fingerprint, keyTypeOf, removeHostKeyCommand, type HostKeyCheck } from './knownHosts';
 import { shellCommand } from './shellQuote';
 
 export { shellCommand, shellQuote } from './shellQuote';
@@ -263,8 +263,8 @@ function tryConnectHop(
           keyFailure = {
             error: new CommcostError(
               'HOST_KEY_MISMATCH',
-              `host key of ${hop.name} (${hop.hostname}:${hop.port}) does not match ${check.file} line ${check.line}: the server sent ${check.keyType} ${fp}`,
-              { where, hint: `if the host was reinstalled, remove line ${check.line} of ${check.file} (ssh-keygen -R ${hop.hostname}) after checking the new key with its administrator; otherwise someone may be intercepting the connection` },
+              `host key of ${hop.name} (${hop.hostname}:${hop.port}) does not match ${check.file} line ${check.line} (${check.keyType}): the server sent ${keyTypeOf(key)} ${fp}`,
+              { where, hint: `if the host was reinstalled, remove line ${check.line} of ${check.file} (${removeHostKeyCommand(hop.hostname, hop.port, check.file)}) after checking the new key with its administrator; otherwise someone may be intercepting the connection` },
             ),
           };
           return verify(false);

@@ -173,7 +173,8 @@ describe('known_hosts', () => {
     await check(`*.lab ${pub(keyFile)}\n`, 'gpu1.lab', 22, 'match');
     await check(`*.lab,!gpu1.lab ${pub(keyFile)}\n`, 'gpu1.lab', 22, 'unknown');
     await check(`@revoked gpu1 ${pub(other)}\n@cert-authority gpu1 ${pub(other)}\n`, 'gpu1', 22, 'unknown');
-    await check(`gpu1 ssh-rsa AAAAB3NzaC1yc2E=\n`, 'gpu1', 22, 'unknown');
+    // A key of another type for a known host is a changed key, as OpenSSH says (issue #21).
+    await check(`gpu1 ssh-rsa AAAAB3NzaC1yc2E=\n`, 'gpu1', 22, 'mismatch', 1);
     assert.equal((await checkHostKey(join(dir, 'missing'), 'gpu1', 22, blob)).outcome, 'unknown');
   });
   test('append then match; fingerprint like ssh-keygen', async () => {

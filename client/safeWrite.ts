@@ -1,0 +1,134 @@
+/**
+ * The one way commcost writes a file of its own output (a report, `--json`, `--html`, a saved
+ * run): never through a symbolic link, never in place.
+ *
+ * A cloned repository is untrusted: it may commit `runs/x.html` as a link to
+ * `~/.ssh/authorized_keys`. Writing follows no link: the target is checked with `lstat`
+ * (a link or anything but a regular file is refused), the bytes go to a fresh temp file in the
+ * same folder opened with O_CREAT|O_EXCL|O_NOFOLLOW, are fsynced, and the temp file is renamed
+ * over the target (rename replaces a link itself, never what it points to). A reader never sees
+ * a half-written file, and a full disk leaves the previous file whole.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { CommcostError, errorText } from './errors';
+
+/** What kind of thing `lstat` found, in words. */
+function kindOf(st: { isSymbolicLink(): boolean; isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isDirectory()) return 'a folder';
+  if (st.isFIFO()) return 'a named pipe (FIFO)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/**
+ * Why `path` may not be written as an output, or undefined when it may (missing, or a regular
+ * file). Follows no link.
+ * @param label how the file is named in messages, e.g. `--html out.html`
+ */
+export async function outputTargetProblem(path: string, label: string): Promise<CommcostError | undefined> {
+  const abs = resolve(path);
+  let st;
+  try {
+    st = await lstat(abs);
+  } catch (e) {
+    // Missing, or a path through a file: the folder checks that follow say what is wrong.
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    return new CommcostError('BAD_INPUT', `${label}: cannot inspect ${abs}: ${errorText(e)}`, { hint: 'choose another file', cause: e });
+  }
+  if (st.isFile()) return undefined;
+  const what = kindOf(st);
+  const hint = st.isSymbolicLink()
+    ? 'commcost never writes through a link (a cloned repository may hold one pointing outside it): remove the link, or give another file name'
+    : 'give the name of a regular file, or a new one';
+  return new CommcostError('BAD_INPUT', `${label}: ${abs} is ${what}`, { hint });
+}
+
+/**
+ * Writes `data` to `path` atomically without following links: temp file in the same folder
+ * (O_EXCL|O_NOFOLLOW, mode 0644 less the umask), fsync, rename over `path`.
+ * @param label how the file is named in messages, e.g. `--json run.json`, `the report x.html`
+ * @throws CommcostError BAD_INPUT when `path` is a link or not a regular file (nothing written),
+ *   or the write fails (the temp file removed, any previous `path` left whole)
+ */
+export async function writeFileSafely(path: string, data: string | Uint8Array, label: string = path): Promise<void> {
+  const abs = resolve(path);
+  const problem = await outputTargetProblem(abs, label);
+  if (problem) throw problem;
+  const tmp = join(dirname(abs), `.${basename(abs).slice(0, 100)}.${randomBytes(6).toString('hex')}.tmp`);
+  const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+  let handle;
+  try {
+    handle = await open(tmp, flags, 0o644);
+  } catch (e) {
+    throw new CommcostError('BAD_INPUT', `${label}: cannot write in ${dirname(abs)}: ${errorText(e)}`, { hint: 'choose a folder you can write to', cause: e });
+  }
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(tmp, abs);
+  } catch (e) {
+    await handle?.close().catch(() => undefined);
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new CommcostError('BAD_INPUT', `${label}: cannot write ${abs}: ${errorText(e)}`, { hint: 'check the free space and that the folder is writable; any previous file there is unchanged', cause: e });
+  }
+}
+
+/**
+ * One line of text safe to append to a file outside the run's own (known_hosts): control
+ * characters (newlines included) removed, so a value from an untrusted run file or server can
+ * never start a line of its own.
+ */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '');
+}
+
+/** The largest input file commcost reads (a run file, a run's `.jsonl`), bytes. */
+export const MAX_INPUT_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads a regular file of at most `maxBytes` as UTF-8. The file is opened non-blocking and
+ * checked with fstat on the open descriptor before any byte is read, so a FIFO named `*.json`,
+ * `/dev/zero` or a folder never blocks or fills memory.
+ * @param label how the file is named in messages
+ * @throws CommcostError `code` (default BAD_INPUT) saying what the file is and what to give instead
+ */
+export async function readRegularFile(path: string, label: string, opts: { maxBytes?: number; code?: string } = {}): Promise<string> {
+  const maxBytes = opts.maxBytes ?? MAX_INPUT_FILE_BYTES;
+  const code = opts.code ?? 'BAD_INPUT';
+  let handle;
+  try {
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (e) {
+    throw new CommcostError(code, `cannot read ${label}: ${errorText(e)}`, { cause: e, hint: 'check the path' });
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw new CommcostError(code, `${label} is ${kindOf(st)}, not a file commcost can read`, { hint: 'give a regular file' });
+    if (st.size > maxBytes) throw new CommcostError(code, `${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`, { hint: 'give the file commcost wrote' });
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
+    let got = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, got, buf.length - got, null);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (got > maxBytes || got === buf.length) {
+        if (got > maxBytes) throw new CommcostError(code, `${label} grew past the ${maxBytes}-byte limit while being read`, { hint: 'give a file that is not being written' });
+        break;
+      }
+    }
+    return buf.subarray(0, got).toString('utf8');
+  } catch (e) {
+    if (e instanceof CommcostError) throw e;
+    throw new CommcostError(code, `cannot read ${label}: ${errorText(e)}`, { cause: e });
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
