@@ -13,6 +13,10 @@
  * 3. The wrapper index (wrapperIndex.ts in this folder): build of a ~1,000-file repository and its
  *    update after an edit of one file.
  * 4. The run model's fold at 10k–100k iterations per step (fold.ts): linear in samples.
+ * 5. Overhead of `commcost trace` (traceOverhead.ts): a loop of small collectives traced against
+ *    the same loop untraced, on the simulated NCCL (SIMULATED); with the real library alone:
+ *    `node --import tsx test/bench/traceOverhead.ts --nccl PATH`. Target < 1% or < 2 µs per
+ *    collective, whichever is larger.
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
@@ -25,6 +29,7 @@ import * as path from 'node:path';
 import { barrierBench } from './barrier';
 import { foldBench } from './fold';
 import { distribution, distText, TargetTable } from './targets';
+import { traceOverheadBench } from './traceOverhead';
 import { wrapperIndexBench } from './wrapperIndex';
 
 // Paths from the repository root (npm run bench runs there; so does a bundled copy on a GPU host).
@@ -79,6 +84,16 @@ async function main(): Promise<void> {
   }
   console.log('\n4. Run model fold, ms per 10k events (target: linear to 100,000 iterations per step)');
   foldBench(table, log);
+  console.log('\n5. Overhead of commcost trace on a loop of small collectives, µs per collective (target: < 1% or < 2 µs, whichever is larger)');
+  // The simulated NCCL's collective is a TCP rendezvous (0.1–0.5 ms): a few thousand calls suffice; the real figure: --nccl on a GPU host.
+  try {
+    const r = traceOverheadBench(log, { root, calls: 2000, rounds: 7 });
+    table.add({ id: 'trace.overhead.sim', what: 'commcost trace overhead per collective (traced − untraced, pairs of rounds), SIMULATED', unit: 'µs', dist: distribution(r.pairs.map((ns) => ns / 1000)),
+      target: `median ≤ ${(r.targetNs / 1000).toFixed(2)}`, verdict: r.meets ? 'met' : 'not met', note: 'simulated NCCL (a TCP rendezvous per collective): the GPU figure comes from traceOverhead.ts --nccl' });
+  } catch (e) {
+    console.log(`   skipped: ${(e as Error).message}`);
+    table.add({ id: 'trace.overhead.sim', what: 'commcost trace overhead per collective', unit: 'µs', target: '< 1% or < 2 µs', verdict: 'skipped', note: (e as Error).message });
+  }
   console.log('\nTargets');
   for (const line of table.lines()) console.log(`  ${line}`);
   console.log(`\nwritten: ${table.save()}`);

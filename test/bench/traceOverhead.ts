@@ -1,53 +1,178 @@
-// Overhead of `commcost trace` on a loop of small collectives, simulated NCCL (one rank):
-// the same loop with and without the profiler plugin, host time per ncclAllReduce call.
-// Run: node --import tsx test/bench/traceOverhead.ts [calls=20000] [rounds=7]
-// Target (issue 16): < 1% of the loop's time or < 2 µs per collective, whichever is larger.
+/**
+ * Overhead of `commcost trace` on a loop of small collectives (issue 16, deliverable 8): the same
+ * loop of ncclAllReduce calls (256 floats, one rank, stream 0) with and without the tracing
+ * environment — commcost's profiler plugin (NCCL_PROFILER_PLUGIN), the records folder
+ * (COMMCOST_TRACE_DIR) and NCCL's INIT log, exactly as `commcost trace` sets them — host wall time
+ * from before the first call to after the stream is synchronised, ns per collective. Rounds
+ * alternate untraced/traced so that drift hits both; the figures are distributions, never asserted.
+ *
+ * Target: the traced loop costs < 1% more, or < 2 µs more per collective, whichever is larger.
+ *
+ * Part of `npm run bench` (on the simulated NCCL, labelled SIMULATED). Alone, on a GPU host with
+ * the real library:
+ *   node --import tsx test/bench/traceOverhead.ts --nccl /path/libnccl.so.2 [--cuda libcuda.so.1] [--calls 20000] [--rounds 9]
+ * (needs cc and the built plugin in dist/native; the loop program dlopens NCCL and the CUDA driver
+ * by path, so nothing is linked to the simulated NCCL).
+ */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
-const root = join(__dirname, '..', '..');
-const calls = Number(process.argv[2] ?? 20000);
-const rounds = Number(process.argv[3] ?? 7);
-const dir = mkdtempSync(join(tmpdir(), 'commcost-bench-'));
-const src = join(dir, 'loop.c');
-writeFileSync(src, `#define _GNU_SOURCE
+const LOOP_C = `#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 typedef struct { char internal[128]; } ncclUniqueId;
-typedef struct ncclComm* ncclComm_t;
-extern int ncclGetUniqueId(ncclUniqueId*); extern int ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int);
-extern int ncclAllReduce(const void*, void*, size_t, int, int, ncclComm_t, void*); extern int ncclCommDestroy(ncclComm_t);
-extern int cuStreamSynchronize(void*); extern int cuMemAlloc_v2(unsigned long long*, size_t); extern int cuInit(unsigned);
+typedef void* ncclComm_t;
+static int (*ncclGetUniqueId)(ncclUniqueId*);
+static int (*ncclCommInitRank)(ncclComm_t*, int, ncclUniqueId, int);
+static int (*ncclAllReduce)(const void*, void*, size_t, int, int, ncclComm_t, void*);
+static int (*ncclCommDestroy)(ncclComm_t);
+static int (*cuInit)(unsigned);
+static int (*cuDeviceGet)(int*, int);
+static int (*cuDevicePrimaryCtxRetain)(void**, int);
+static int (*cuCtxSetCurrent)(void*);
+static int (*cuMemAlloc_v2)(unsigned long long*, size_t);
+static int (*cuStreamSynchronize)(void*);
+#define LOAD(h, f) do { *(void**)&f = dlsym(h, #f); if (!f) { fprintf(stderr, "missing %s\\n", #f); return 1; } } while (0)
+#define OK(x) do { int r_ = (x); if (r_) { fprintf(stderr, "%s failed: %d\\n", #x, r_); return 1; } } while (0)
 int main(int argc, char** argv) {
-  int n = atoi(argv[1]); ncclUniqueId id; ncclComm_t c; unsigned long long buf; struct timespec a, b;
-  cuInit(0); cuMemAlloc_v2(&buf, 4096); ncclGetUniqueId(&id); ncclCommInitRank(&c, 1, id, 0);
-  ncclAllReduce((void*)buf, (void*)buf, 256, 7, 0, c, 0); cuStreamSynchronize(0);
+  if (argc != 4) { fprintf(stderr, "usage: loop <libnccl> <libcuda> <calls>\\n"); return 2; }
+  void* cu = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
+  void* nc = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+  if (!cu || !nc) { fprintf(stderr, "dlopen: %s\\n", dlerror()); return 1; }
+  LOAD(cu, cuInit); LOAD(cu, cuDeviceGet); LOAD(cu, cuDevicePrimaryCtxRetain); LOAD(cu, cuCtxSetCurrent); LOAD(cu, cuMemAlloc_v2); LOAD(cu, cuStreamSynchronize);
+  LOAD(nc, ncclGetUniqueId); LOAD(nc, ncclCommInitRank); LOAD(nc, ncclAllReduce); LOAD(nc, ncclCommDestroy);
+  int n = atoi(argv[3]), dev; void* ctx; unsigned long long buf; ncclUniqueId id; ncclComm_t c; struct timespec a, b;
+  OK(cuInit(0)); OK(cuDeviceGet(&dev, 0)); OK(cuDevicePrimaryCtxRetain(&ctx, dev)); OK(cuCtxSetCurrent(ctx)); OK(cuMemAlloc_v2(&buf, 4096));
+  OK(ncclGetUniqueId(&id)); OK(ncclCommInitRank(&c, 1, id, 0));
+  for (int i = 0; i < 100; i++) OK(ncclAllReduce((void*)buf, (void*)buf, 256, 7, 0, c, 0)); /* warm-up: the connect and first launches */
+  OK(cuStreamSynchronize(0));
   clock_gettime(CLOCK_MONOTONIC, &a);
-  for (int i = 0; i < n; i++) ncclAllReduce((void*)buf, (void*)buf, 256, 7, 0, c, 0);
-  cuStreamSynchronize(0);
+  for (int i = 0; i < n; i++) OK(ncclAllReduce((void*)buf, (void*)buf, 256, 7, 0, c, 0));
+  OK(cuStreamSynchronize(0));
   clock_gettime(CLOCK_MONOTONIC, &b);
   printf("%.1f\\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
-  ncclCommDestroy(c); return 0;
+  OK(ncclCommDestroy(c));
+  return 0;
 }
-`);
-const exe = join(dir, 'loop');
-const sim = join(root, 'dist', 'native', 'libnccl-sim.so');
-execFileSync('cc', ['-O2', src, '-o', exe, sim, `-Wl,-rpath,${join(root, 'dist', 'native')}`]);
-const plugin = join(root, 'dist', 'native', 'libcommcost-profiler.so');
-const once = (traced: boolean) => {
-  const env = { ...process.env, COMMCOST_SIM_JITTER: '0', COMMCOST_SIM_BW_GBPS: '0' } as NodeJS.ProcessEnv;
-  if (traced) Object.assign(env, { NCCL_PROFILER_PLUGIN: plugin, COMMCOST_TRACE_DIR: dir });
-  return Number(execFileSync(exe, [String(calls)], { env, encoding: 'utf8' }).trim());
-};
-const plain: number[] = [], traced: number[] = [];
-for (let r = 0; r < rounds; r++) { plain.push(once(false)); traced.push(once(true)); } // alternate: drift hits both
-const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fmt = (xs: number[]) => [...xs].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ');
-console.log(`SIMULATED NCCL, ${calls} small allreduces per round, ${rounds} rounds; ns per call (sorted)`);
-console.log(`untraced: ${fmt(plain)}  median ${med(plain).toFixed(0)}`);
-console.log(`traced:   ${fmt(traced)}  median ${med(traced).toFixed(0)}`);
-const d = med(traced) - med(plain);
-console.log(`overhead: ${(d / 1000).toFixed(2)} µs per collective, ratio ${(med(traced) / med(plain)).toFixed(3)} (target: < 2 µs or < 1%)`);
+`;
+
+/** What to measure. */
+export interface OverheadOptions {
+  /** libnccl.so.2 to load; default: commcost's simulated NCCL (dist/native/libnccl-sim.so). */
+  nccl?: string;
+  /** The CUDA driver; default: the simulated NCCL for it, libcuda.so.1 with a real NCCL. */
+  cuda?: string;
+  calls?: number;
+  rounds?: number;
+  /** The repository (dist/native holds the plugin). */
+  root?: string;
+}
+
+/** One figure set, ns per collective. */
+export interface OverheadResult {
+  simulated: boolean;
+  untraced: number[];
+  traced: number[];
+  /** traced − untraced of each alternating pair, ns. */
+  pairs: number[];
+  /** median(traced) − median(untraced), ns per collective. */
+  overheadNs: number;
+  /** The target for this loop, ns per collective: max(1% of untraced, 2000 ns). */
+  targetNs: number;
+  meets: boolean;
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
+/**
+ * Builds the loop, runs `rounds` alternating untraced/traced rounds of `calls` collectives and
+ * prints the distributions with the target and the verdict through `log`.
+ * @throws Error when cc, the plugin or the library is missing, or the loop fails (its stderr)
+ */
+export function traceOverheadBench(log: (line: string) => void, o: OverheadOptions = {}): OverheadResult {
+  const root = o.root ?? process.cwd();
+  const native = join(root, 'dist', 'native');
+  const sim = join(native, 'libnccl-sim.so');
+  const simulated = o.nccl === undefined;
+  const nccl = resolve(o.nccl ?? sim);
+  const cuda = o.cuda ?? (simulated ? sim : 'libcuda.so.1');
+  const plugin = join(native, 'libcommcost-profiler.so');
+  for (const [what, f] of [['the profiler plugin', plugin], ['NCCL', nccl]] as const)
+    if (!existsSync(f)) throw new Error(`${what} ${f} is missing: build it (node scripts/build.mjs) or give --nccl PATH`);
+  const calls = o.calls ?? 20000, rounds = o.rounds ?? 7;
+  const dir = mkdtempSync(join(tmpdir(), 'commcost-bench-'));
+  try {
+    writeFileSync(join(dir, 'loop.c'), LOOP_C);
+    execFileSync('cc', ['-std=c11', '-O2', join(dir, 'loop.c'), '-o', join(dir, 'loop'), '-ldl']);
+    const once = (traced: boolean): number => {
+      const env: NodeJS.ProcessEnv = { ...process.env, COMMCOST_SIM_JITTER: '0', COMMCOST_SIM_BW_GBPS: '0' };
+      for (const k of ['NCCL_PROFILER_PLUGIN', 'COMMCOST_TRACE_DIR', 'NCCL_DEBUG', 'NCCL_DEBUG_SUBSYS', 'NCCL_DEBUG_FILE']) delete env[k];
+      if (traced) {
+        const rec = mkdtempSync(join(dir, 'rec-'));
+        // What `commcost trace` gives a job (client/trace/run.ts traceEnv, jobEnv.ts ncclLogEnv).
+        Object.assign(env, { NCCL_PROFILER_PLUGIN: plugin, COMMCOST_TRACE_DIR: rec, NCCL_DEBUG: 'INFO', NCCL_DEBUG_SUBSYS: 'INIT', NCCL_DEBUG_FILE: `${rec}/%h-%p.nccl.log` });
+      }
+      try {
+        return Number(execFileSync(join(dir, 'loop'), [nccl, cuda, String(calls)], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+      } catch (e) {
+        throw new Error(`the ${traced ? 'traced' : 'untraced'} loop failed: ${String((e as { stderr?: unknown }).stderr ?? (e as Error).message).trim()}`);
+      }
+    };
+    once(false); // first load of the library and the driver: not counted
+    const untraced: number[] = [], traced: number[] = [], pairs: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const u = once(false), t = once(true);
+      untraced.push(u); traced.push(t); pairs.push(t - u);
+    }
+    const med = (xs: number[]) => quantile(xs, 0.5);
+    const overheadNs = med(traced) - med(untraced);
+    const targetNs = Math.max(0.01 * med(untraced), 2000);
+    const meets = overheadNs <= targetNs;
+    const us = (ns: number) => (ns / 1000).toFixed(2);
+    const dist = (xs: number[]) => `p10 ${us(quantile(xs, 0.1))}  p50 ${us(quantile(xs, 0.5))}  p90 ${us(quantile(xs, 0.9))}  (n=${xs.length})`;
+    log(`   ${simulated ? 'SIMULATED NCCL' : `NCCL ${nccl}`}: ${calls} allreduces of 256 floats per round, one rank, ${rounds} rounds alternating; µs per collective`);
+    log(`   untraced: ${dist(untraced)}`);
+    log(`   traced:   ${dist(traced)}`);
+    log(`   traced − untraced, per pair of rounds: ${dist(pairs)}`);
+    log(`   overhead: ${us(overheadNs)} µs per collective, ${((overheadNs / med(untraced)) * 100).toFixed(2)}% of the loop; target ≤ ${us(targetNs)} µs (1% or 2 µs, whichever is larger): ${meets ? 'MEETS the target' : 'MISSES the target'}${simulated ? ' (SIMULATED: the library is commcost\'s simulation; measure on a GPU with --nccl)' : ''}`);
+    return { simulated, untraced, traced, pairs, overheadNs, targetNs, meets };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function argValue(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const v = args[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`${name} needs a value`);
+  return v;
+}
+
+if (require.main === module) {
+  try {
+    const args = process.argv.slice(2);
+    const num = (name: string) => {
+      const v = argValue(args, name);
+      if (v === undefined) return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`${name} ${v}: give a whole number ≥ 1`);
+      return n;
+    };
+    const nccl = argValue(args, '--nccl'), cuda = argValue(args, '--cuda'), calls = num('--calls'), rounds = num('--rounds');
+    console.log('Overhead of commcost trace on a loop of small collectives');
+    traceOverheadBench((l) => console.log(l), {
+      root: resolve(__dirname, '..', '..'), ...(nccl ? { nccl } : {}), ...(cuda ? { cuda } : {}), ...(calls ? { calls } : {}), ...(rounds ? { rounds } : {}),
+    });
+  } catch (e) {
+    console.error(`traceOverhead: ${(e as Error).message}`);
+    process.exit(1);
+  }
+}
