@@ -1,5 +1,5 @@
 /**
- * `commcost trace [--out FILE] [--simulate] [--deadline SECONDS] -- <command…>`: runs the user's
+ * `commcost trace [--out FILE] [--html FILE] [--simulate] [--interpose] [--deadline SECONDS] [--no-nccl-log] -- <command…>`: runs the user's
  * own command (any launcher: torchrun, srun, mpirun, python, a C program) with every process
  * instrumented through environment variables only, then merges the per-process records
  * (client/trace/merge.ts), prints a table per call site and saves a trace file
@@ -14,6 +14,9 @@
  * of `commcost trace` is the job's (1 when the trace could not be written, 2 on bad input).
  */
 import { CommcostError } from '../client/errors';
+import { resolve } from 'node:path';
+import { outputTargetProblem, writeFileSafely } from '../client/safeWrite';
+import { renderTraceReport } from '../client/trace/htmlTrace';
 import { formatView } from '../client/trace/ncclView';
 import { runTrace } from '../client/trace/run';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
@@ -27,6 +30,12 @@ export interface TraceFlags {
   out?: string;
   simulate?: boolean;
   deadline?: string;
+  /** false: --no-nccl-log (NCCL's Init timings log is not asked for). */
+  ncclLog?: boolean;
+  /** --html FILE: also write the HTML report (timeline per rank, per-site table). */
+  html?: string;
+  /** --interpose: preload the C interposer (times each NCCL lifecycle call and names its caller). */
+  interpose?: boolean;
 }
 
 function ms(s: TracePhaseStats | null): string {
@@ -91,13 +100,19 @@ function deadlineMs(text: string | undefined): number | null {
  */
 export async function traceCommand(command: string[], flags: TraceFlags, io: { out: (t: string) => void; err: (t: string) => void; cwd: string; base?: string }): Promise<number> {
   const deadline = deadlineMs(flags.deadline);
+  const html = flags.html !== undefined ? resolve(io.cwd, flags.html) : undefined;
+  if (html !== undefined) {
+    // Refused before the job runs: a link or a folder at --html is bad input, not a late failure.
+    const problem = await outputTargetProblem(html, `--html ${flags.html}`);
+    if (problem) throw problem;
+  }
   const abort = new AbortController();
   const onInt = () => abort.abort('SIGINT'), onTerm = () => abort.abort('SIGTERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   let r: Awaited<ReturnType<typeof runTrace>>;
   try {
-    r = await runTrace({ command, cwd: io.cwd, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit', signal: abort.signal });
+    r = await runTrace({ command, cwd: io.cwd, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit', signal: abort.signal, ncclLog: flags.ncclLog !== false, interpose: !!flags.interpose });
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
@@ -109,5 +124,14 @@ export async function traceCommand(command: string[], flags: TraceFlags, io: { o
     return 1;
   }
   io.err(`commcost trace: saved ${r.outFile}\n`);
+  if (html !== undefined) {
+    try {
+      await writeFileSafely(html, renderTraceReport(r.trace, { base: io.base ?? __dirname }), `--html ${flags.html}`);
+      io.err(`commcost trace: wrote ${terminalSafe(html)}\n`);
+    } catch (e) {
+      io.err(`commcost trace: could not write the HTML report ${terminalSafe(html)}: ${terminalSafe((e as Error).message)}\n`);
+      return 1;
+    }
+  }
   return r.exitCode ?? 1;
 }
