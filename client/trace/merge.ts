@@ -222,6 +222,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       missing.push(`pid ${p.pid}${p.rank !== null ? ` (rank ${p.rank})` : ''}: no profiler plugin records — NCCL did not load the plugin (NCCL older than 2.27.3, NCCL_PROFILER_PLUGIN overridden, or no communicator was created)`);
     const comms = [...p.comms.values()].sort((a, b) => a.tInit - b.tInit);
     const coldI = comms[0]?.i;
+    const nTaken = new Set<NativeCall>();
     for (const c of comms) {
       const notes: string[] = [];
       const made = callAt(p.calls, c.tInit, c.tidInit, () => true);
@@ -244,7 +245,8 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       }
       const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
       // The C interposer's calls: the creating call when no Python call holds init, the teardown call when no Python one holds finalize.
-      const nMade = siteCall ? null : nativeCallAt(p.ncalls, c.tInit, c.tidInit, 'create');
+      const nMade = siteCall ? null : nativeCallAt(p.ncalls, c.tInit, c.tidInit, 'create', nTaken);
+      if (nMade) nTaken.add(nMade);
       const nTd = td.call || !c.fin ? null : nativeCallAt(p.ncalls, c.fin.t, null, 'teardown');
       let site: Attributed['site'];
       if (siteCall) {

@@ -40,14 +40,22 @@ export function nativeCallOf(r: Record<string, unknown>, frame: (v: unknown) => 
   return { api: r.api, t0, t1, tid: num(r.tid), r: rc, comm: typeof r.comm === 'string' ? r.comm : '', parent: typeof r.parent === 'string' ? r.parent : '', site: frame(r.site) };
 }
 
+/** ncclInProgress: a non-blocking creation returned before the communicator was made. */
+export const NCCL_IN_PROGRESS = 7;
+
 /**
  * The interposed call of `kind` whose window holds `t` (thread `tid` preferred when given;
- * the innermost when several fit); null when none does.
+ * the innermost when several fit). For a creation none holds, the latest non-blocking creation
+ * (returned ncclInProgress) that started before `t` and is not in `taken` (NCCL finishes it on its
+ * own thread, after the call returned). Null when none fits.
+ * @param taken calls already joined to another communicator (a non-blocking call makes one)
  */
-export function nativeCallAt(calls: NativeCall[], t: number, tid: number | null, kind: 'create' | 'teardown'): NativeCall | null {
+export function nativeCallAt(calls: NativeCall[], t: number, tid: number | null, kind: 'create' | 'teardown', taken: ReadonlySet<NativeCall> = new Set()): NativeCall | null {
   const set = kind === 'create' ? NATIVE_CREATE : NATIVE_TEARDOWN;
   let fits = calls.filter((c) => set.has(c.api) && c.t0 <= t && t <= c.t1);
   if (tid !== null && fits.some((c) => c.tid === tid)) fits = fits.filter((c) => c.tid === tid);
   fits.sort((a, b) => a.t1 - a.t0 - (b.t1 - b.t0));
-  return fits[0] ?? null;
+  if (fits[0] || kind !== 'create') return fits[0] ?? null;
+  const pending = calls.filter((c) => set.has(c.api) && c.r === NCCL_IN_PROGRESS && c.t0 <= t && !taken.has(c)).sort((a, b) => b.t0 - a.t0);
+  return pending[0] ?? null;
 }
