@@ -95,7 +95,9 @@ export function timelineModel(trace: TraceFile): TimelineModel {
         };
         const creationIsCall = r.creation !== null && r.creation[1] > r.creation[0];
         add('creation', r.creation);
-        if (creationIsCall && (r.init < r.creation![0] || r.init > r.creation![1])) add('init', [r.init, r.init], true);
+        // NCCL reached init outside the creating call and outside the first collective (where a lazy group's init runs): a non-blocking creation.
+        const within = (t: number, w: [number, number] | null) => w !== null && t >= w[0] && t <= w[1];
+        if (creationIsCall && !within(r.init, r.creation) && !within(r.init, r.firstCollective)) add('init', [r.init, r.init], true);
         add('firstCollective', r.firstCollective);
         if (r.connect) add('connect', r.connect, !(r.firstCollective && inside(r.connect, r.firstCollective)));
         add('teardown', r.teardown);

@@ -97,3 +97,20 @@ test('renderTraceReport: the built bundle is found next to the source tree when 
   const html = renderTraceReport(mergeTrace(rank(0, 100), job), { base: join(__dirname, '..', '..', 'cli') });
   assert.match(html, /commcost-trace/);
 });
+
+test('timelineModel: NCCL reaching init after a non-blocking creation returned is a background marker; an init inside its creating call is not', () => {
+  const f = { obj: '/u/app', addr: '0x10', base: '0x0', sym: '', symOff: '0x0' };
+  const files: RecordFile[] = [
+    { name: 'h-7.jsonl', text: [
+      line({ k: 'proc', pid: 7, abi: 6, nccl: 23007, sim: false }),
+      line({ k: 'init', i: 1, c: 'aa', nranks: 1, rank: 0, t: 30 * MS, tid: 99, free: 1000, site: f }),
+      line({ k: 'fin', i: 1, t: 95 * MS, free: 1000 }),
+    ].join('\n') },
+    { name: 'h-7.native.jsonl', text: line({ k: 'ncall', api: 'ncclCommInitRankConfig', t0: 0, t1: 1 * MS, tid: 7, r: 7, comm: '0x1', parent: '(nil)', site: f }) },
+  ];
+  const bars = timelineModel(mergeTrace(files, { ...job, command: ['./app'] })).rows[0]!.lanes[0]!.bars;
+  const init = bars.find((b) => b.phase === 'init');
+  assert.ok(init && init.background && init.start === 30, JSON.stringify(bars));
+  const lazy = mergeTrace([...rank(0, 100)], job);
+  assert.ok(timelineModel(lazy).rows[0]!.lanes.every((l) => l.bars.every((b) => b.phase !== 'init')));
+});
