@@ -53,7 +53,7 @@ export function renderTimeline(trace: TraceFile): HTMLElement {
     box.append(h('p', { class: 'note' }, m.note ?? 'nothing to draw'));
     return box;
   }
-  const left = 250, width = 820, laneH = 22, gap = 8, top = 4, axisH = 26;
+  const left = 300, width = 780, laneH = 22, gap = 8, top = 4, axisH = 26;
   const x = (ms: number) => left + (ms / m.spanMs) * width;
   const lanes = m.rows.reduce((n, r) => n + r.lanes.length, 0);
   const height = top + lanes * laneH + m.rows.length * gap;
@@ -62,7 +62,7 @@ export function renderTimeline(trace: TraceFile): HTMLElement {
   for (const row of m.rows) {
     root.append(svg('text', { x: 4, y: y + laneH / 2 + 4, class: 'row-label rank' }, row.label));
     for (const lane of row.lanes) {
-      root.append(svg('text', { x: 130, y: y + laneH / 2 + 4, class: 'row-label' }, lane.label.length > 22 ? lane.label.slice(0, 21) + '…' : lane.label));
+      root.append(svg('text', { x: 135, y: y + laneH / 2 + 4, class: 'row-label' }, lane.label.length > 25 ? lane.label.slice(0, 24) + '…' : lane.label));
       for (const b of lane.bars) {
         const thin = b.phase === 'connect' || b.phase === 'init';
         const bx = x(b.start), bw = Math.max(2, x(b.end) - bx);
