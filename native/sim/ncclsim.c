@@ -1523,6 +1523,23 @@ static void logInfo(const char* fmt, ...) {
   pthread_mutex_unlock(&logLock);
 }
 
+/* NCCL's INIT lines of a child (split, shrink: parent, childCount, color, key; no commId) or of a
+ * grown communicator (its commId), START when `t1` < 0, else COMPLETE and Init timings
+ * (bootstrap = tBoot - t0, kernels = this thread's last kernel load), as NCCL 2.30 prints them. */
+static void logChild(const char* fn, ncclComm_t c, ncclComm_t parent, int childCount, int color, int key, double t0, double tBoot, int complete) {
+  if (!parent)
+    logInfo("[Rank %d] %s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 commId 0x%llx - Init %s", c->rank, fn, (void*)c, c->rank,
+            c->nranks, (unsigned long long)c->tag, complete ? "COMPLETE" : "START");
+  else
+    logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 parent %p childCount %d color %d key %d%s", fn, (void*)c, c->rank,
+            c->nranks, (void*)parent, childCount, color, key, complete ? " - Init COMPLETE" : "- Init START");
+  if (!complete || settings()->version < 22304) return;
+  double total = (nowMs() - t0) / 1e3, kernels = lastKernelsMs / 1e3, bootstrap = (tBoot - t0) / 1e3;
+  logInfo("Init timings - %s: rank %d nranks %d total %.2f (kernels %.2f, alloc 0.00, bootstrap %.2f, allgathers 0.00, "
+          "topo 0.00, graphs 0.00, connections 0.00, rest %.2f)",
+          fn, c->rank, c->nranks, total, kernels, bootstrap, total - kernels - bootstrap);
+}
+
 /* Rendezvous + creation cost of an init; sets c->asyncError on the way out. */
 static ncclResult_t runInit(ncclComm_t c, const char* fn) {
   double t0 = nowMs();
@@ -1633,8 +1650,7 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   if (!c) return ncclSystemError;
   c->splitShare = comm->splitShare;
   /* NCCL's log of a split child: no commId, the parent, its child count, color and key. */
-  logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 parent %p childCount %d color %d key %d- Init START", fn,
-          (void*)c, c->rank, c->nranks, (void*)comm, (int)seq, color, key);
+  logChild(fn, c, comm, (int)seq, color, key, tSplit, 0, 0);
   double tBoot = nowMs();
   lastKernelsMs = 0;
   if (comm->splitShare) {
@@ -1647,14 +1663,7 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   } else if ((r = chargeCreation(c, settings()->splitMs, fn)) != ncclSuccess) {
     return r;
   }
-  logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 parent %p childCount %d color %d key %d - Init COMPLETE",
-          fn, (void*)c, c->rank, c->nranks, (void*)comm, (int)seq, color, key);
-  if (settings()->version >= 22304) {
-    double total = (nowMs() - tSplit) / 1e3, kernels = lastKernelsMs / 1e3, bootstrap = (tBoot - tSplit) / 1e3;
-    logInfo("Init timings - %s: rank %d nranks %d total %.2f (kernels %.2f, alloc 0.00, bootstrap %.2f, allgathers 0.00, "
-            "topo 0.00, graphs 0.00, connections 0.00, rest %.2f)",
-            fn, c->rank, c->nranks, total, kernels, bootstrap, total - kernels - bootstrap);
-  }
+  logChild(fn, c, comm, (int)seq, color, key, tSplit, tBoot, 1);
   *newcomm = c;
   return blocking ? ncclSuccess : ncclInProgress;
 }
@@ -1724,11 +1733,16 @@ EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int e
   /* The survivors rendezvous among themselves on a tag derived from the parent's. */
   uint64_t seq = ++comm->seq;
   uint64_t tag = mix64(comm->tag ^ 0x5348524b00000000ULL ^ mix64(seq));
+  double tShrink = nowMs();
   r = rendezvous(comm->addr, comm->port, tag, 0, n, newRank, NULL, 0, NULL, comm, fn);
   if (r != ncclSuccess) return r;
+  double tBoot = nowMs();
   ncclComm_t c = newComm(comm->addr, comm->port, tag, n, newRank, blocking);
   if (!c) return ncclSystemError;
+  logChild(fn, c, comm, (int)seq, 0, newRank, tShrink, 0, 0);
+  lastKernelsMs = 0;
   if ((r = chargeCreation(c, settings()->shrinkMs + extra, fn)) != ncclSuccess) return r;
+  logChild(fn, c, comm, (int)seq, 0, newRank, tShrink, tBoot, 1);
   if (shrinkFlags == 1) {
     pthread_mutex_lock(&comm->lock);
     comm->shrunkWithAbort = 1;
@@ -1790,11 +1804,17 @@ EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId
     addr = l.addr; port = l.port; tag = l.tag; myRank = rank;
   }
   if ((r = hooks(fn, myRank, comm)) != ncclSuccess) return r;
+  double tGrow = nowMs();
   r = rendezvous(addr, port, tag, 0, nRanks, myRank, NULL, 0, NULL, comm, fn);
   if (r != ncclSuccess) return r;
+  double tBoot = nowMs();
   ncclComm_t c = newComm(addr, port, tag, nRanks, myRank, blocking);
   if (!c) return ncclSystemError;
+  /* NCCL prints a grown communicator's commId (the hash it gives the profiler plugin). */
+  logChild(fn, c, NULL, 0, 0, 0, tGrow, 0, 0);
+  lastKernelsMs = 0;
   if ((r = chargeCreation(c, settings()->growMs, fn)) != ncclSuccess) return r;
+  logChild(fn, c, NULL, 0, 0, 0, tGrow, tBoot, 1);
   *newcomm = c;
   return blocking ? ncclSuccess : ncclInProgress;
 }
