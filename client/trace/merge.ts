@@ -300,6 +300,7 @@ function joinLogs(procs: Proc[], logs: RecordFile[], problems: string[]): TraceF
     const p = procs.find((x) => x.pid === f.pid && sameHost(f.host, x.host));
     if (!p) {
       if (f.text.includes('Init COMPLETE')) problems.push(`NCCL's log of pid ${f.pid} on ${f.host}: a process the plugin never saw; its Init timings are not joined`);
+      problems.push(...joinProcessViews([], f.text, `pid ${f.pid}`).problems.filter((x) => / NCCL warn/.test(x)));
       continue;
     }
     read++;

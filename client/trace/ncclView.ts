@@ -103,6 +103,10 @@ export function joinProcessViews(comms: ViewComm[], text: string, who: string): 
   if (unjoined > 0) problems.push(`${who}: ${unjoined} creation(s) in NCCL's log matched no communicator the profiler plugin saw (NCCL older than 2.27.3 loads no plugin, or the plugin was not loaded)`);
   const noLine = log.creations.filter((c) => c.complete && c.parts === null).length;
   if (noLine > 0 && withParts.length === 0) problems.push(`${who}: NCCL's log has Init COMPLETE lines but no "Init timings" line (NCCL older than 2.23.4)`);
+  // NCCL's warnings: with NCCL_DEBUG unset the job would not have printed them; the trace shows the first ones.
+  const warns = text.split('\n').filter((l) => / NCCL WARN /.test(l));
+  for (const w of warns.slice(0, 3)) problems.push(`${who}: NCCL warned: ${w.slice(w.indexOf('NCCL WARN ') + 10, w.indexOf('NCCL WARN ') + 310)}`);
+  if (warns.length > 3) problems.push(`${who}: ${warns.length} NCCL warnings in all (the first 3 above)`);
   return { byComm, creations: log.creations.length, problems };
 }
 

@@ -99,6 +99,18 @@ test('joinProcessViews: by commId for an init, by order (same rank and nranks) f
   assert.match(lone.problems.join(' '), /1 creation\(s\) in NCCL's log matched no communicator/);
 });
 
+test('joinProcessViews: NCCL\'s warnings in its log become problems (the first 3, then a count)', () => {
+  const warn = (i: number) => `gpu7:100:105 [0] NCCL INFO x\ngpu7:100:105 [0] NCCL WARN Cuda failure ${i} 'out of memory'`;
+  const r = joinProcessViews([], [1, 2, 3, 4].map(warn).join('\n'), 'pid 100');
+  assert.deepEqual(r.problems.filter((p) => /warned/.test(p)), [1, 2, 3].map((i) => `pid 100: NCCL warned: Cuda failure ${i} 'out of memory'`));
+  assert.ok(r.problems.includes('pid 100: 4 NCCL warnings in all (the first 3 above)'));
+});
+
+test('mergeTrace: a warning in the log of a process the plugin never saw (it failed before init) is still reported', () => {
+  const t = mergeTrace([plugin(100, 0), { name: 'gpu7-300.nccl.log', text: 'gpu7:300:300 [0] NCCL WARN Bootstrap : no socket interface found\n' }], job);
+  assert.ok(t.problems.includes('pid 300: NCCL warned: Bootstrap : no socket interface found'), t.problems.join('; '));
+});
+
 test('combineViews: MAX per part over ranks, median per part over occurrences; order taints the join', () => {
   const a = { fn: 'f', parts: { total: 10, kernels: 5 }, n: 1, join: 'commId' as const };
   const b = { fn: 'f', parts: { total: 30, kernels: 1 }, n: 1, join: 'order' as const };
