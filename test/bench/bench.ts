@@ -95,7 +95,8 @@ async function main(): Promise<void> {
   try {
     const r = traceOverheadBench(log, { root, calls: 2000, rounds: 7 });
     table.add({ id: 'trace.overhead.sim', what: 'commcost trace overhead per collective (traced − untraced, pairs of rounds), SIMULATED', unit: 'µs', dist: distribution(r.pairs.map((ns) => ns / 1000)),
-      target: `median ≤ ${(r.targetNs / 1000).toFixed(2)}`, verdict: r.meets ? 'met' : 'not met', note: 'simulated NCCL (a TCP rendezvous per collective): the GPU figure comes from traceOverhead.ts --nccl' });
+      target: `median ≤ ${(r.targetNs / 1000).toFixed(2)}`, verdict: r.verdict === 'meets' ? 'met' : r.verdict === 'misses' ? 'not met' : 'reference',
+      note: `simulated NCCL (a TCP rendezvous per collective)${r.verdict === 'below-noise' ? ", within the loop's own spread" : ''}: the GPU figure comes from traceOverhead.ts --nccl` });
   } catch (e) {
     console.log(`   skipped: ${(e as Error).message}`);
     table.add({ id: 'trace.overhead.sim', what: 'commcost trace overhead per collective', unit: 'µs', target: '< 1% or < 2 µs', verdict: 'skipped', note: (e as Error).message });
