@@ -138,7 +138,7 @@ function figure3Data(m: Figure3Model, c: ChartColors): Drawn {
       borderWidth: 1,
     };
   });
-  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: [m.floor] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort solid, finalize + destroy pale', rows: m.groups.length * 2 };
+  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: [m.floor] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2 };
 }
 
 /** One log-axis horizontal bar chart that redraws in place. */
