@@ -9,9 +9,9 @@
  * (`--simulate`): every figure of that trace is then SIMULATED, and the trace is chosen so that
  * the annotations show it (marked SIMULATED), as the user asked for it.
  */
-import { execFile } from 'node:child_process';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
+import { hasGpu, runTrace } from '../client/trace/run';
 import { isSimulatedTrace, type TraceFile } from '../protocol/trace';
 import type { OutputLog } from './outputLog';
 
@@ -19,13 +19,6 @@ import type { OutputLog } from './outputLog';
 export interface TraceCommandEnv {
   extension: vscode.ExtensionContext;
   log: OutputLog;
-}
-
-/** Whether this machine has an NVIDIA GPU the driver lists (`nvidia-smi -L`, 5 s at most). */
-export function hasGpu(): Promise<boolean> {
-  return new Promise((done) => {
-    execFile('nvidia-smi', ['-L'], { timeout: 5000 }, (err, stdout) => done(!err && /^GPU \d+/m.test(String(stdout))));
-  });
 }
 
 /** The Python that runs the file: the `commcost.python` setting when set, else python3. */
@@ -109,7 +102,6 @@ async function traceFile(env: TraceCommandEnv): Promise<void> {
   const folder = vscode.workspace.getWorkspaceFolder(doc.uri)?.uri.fsPath ?? dirname(file);
   const command = [pythonOf(), file];
   log.info(`trace: ${simulate ? '(simulated NCCL) ' : ''}${command.join(' ')} in ${folder}`);
-  const { runTrace } = await import('../client/trace/run');
   const out = lineWriter((l) => log.info(`[job] ${l}`));
   const err = lineWriter((l) => log.info(`[job stderr] ${l}`));
   let result: Awaited<ReturnType<typeof runTrace>>;

@@ -12,7 +12,7 @@
  * per-process records (merge.ts) and saves the trace file (protocol/trace.ts) in
  * `<cwd>/.commcost/traces/` (or `out`). Local only (SSH hosts: not yet).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -230,4 +230,11 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
 export function traceName(command: readonly string[]): string {
   const script = [...command].reverse().find((a) => /\.py$/.test(a));
   return basename(script ?? command[0] ?? 'job').replace(/[^\w.-]/g, '_');
+}
+
+/** Whether this machine has an NVIDIA GPU the driver lists (`nvidia-smi -L` prints a "GPU n:" line; 5 s at most). Never throws. */
+export function hasGpu(): Promise<boolean> {
+  return new Promise((done) => {
+    execFile('nvidia-smi', ['-L'], { timeout: 5000 }, (err, stdout) => done(!err && /^GPU \d+/m.test(String(stdout))));
+  });
 }

@@ -6,8 +6,10 @@
 // the trace. Screenshots under test-output/ui/. Skipped with the reason when Chromium or
 // code-server is missing, unless COMMCOST_REQUIRE_UI=1.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hasGpu } from '../../client/trace/run';
 import { after, before, describe, test } from 'node:test';
 import { formatMs } from '../../extension/annotations/annotationText';
 import type { TraceFile, TraceSite } from '../../protocol/trace';
@@ -39,6 +41,11 @@ describe('commcost trace in a real VS Code: a traced line says what the job paid
   let s: UiSession;
   before(
     async () => {
+      // The stub torch.distributed (NCCL through ctypes, test/fixtures/trace/fake_torch) for the
+      // "Trace Python File" scenario: the extension host inherits this environment.
+      process.env.PYTHONPATH = join(REPO, 'test', 'fixtures', 'trace', 'fake_torch');
+      process.env.COMMCOST_STUB_DIR = mkdtempSync(join(tmpdir(), 'commcost-stub-'));
+      process.env.COMMCOST_STUB_NCCL = join(REPO, 'dist', 'native', 'libnccl-sim.so');
       s = await UiSession.start();
     },
     { timeout: 60_000 },
@@ -180,6 +187,49 @@ describe('commcost trace in a real VS Code: a traced line says what the job paid
       await tip.screenshot({ path: join(OUT_DIR, 'trace-statusbar-tooltip.png') });
     } catch (e) {
       await s.shot('trace-failure').catch(() => undefined);
+      throw e;
+    }
+  });
+
+  test('"commcost: Trace Python File" on a machine without a GPU: the simulated NCCL offered, progress, "Show Trace", the annotations SIMULATED from the new trace', async () => {
+    if (await hasGpu()) return void process.stderr.write('skipped: this machine has a GPU (the scenario is the simulated path)\n');
+    try {
+      const ws = s.workspace('trace-command', {
+        '.vscode/settings.json': JSON.stringify({ 'workbench.colorTheme': 'Default Light Modern', 'editor.hover.above': false }, null, 2),
+        'torch_tp_reshape.py': EXAMPLE,
+      });
+      await s.openFolder(ws);
+      await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'torch_tp_reshape.py' }).first().click();
+      await s.page.locator('.monaco-editor .view-lines', { hasText: 'dist.split_group' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+      await s.command('commcost: Trace Python File');
+      // No GPU here: the simulated NCCL is offered.
+      const offer = s.toast(/no NVIDIA GPU found/);
+      await offer.waitFor({ state: 'visible', timeout: 20_000 });
+      await offer.locator('a.monaco-button, .monaco-button', { hasText: 'Run on the Simulated NCCL' }).first().click();
+      const done = s.toast(/SIMULATED · torch_tp_reshape\.py: \d+ call sites traced/);
+      await done.waitFor({ state: 'visible', timeout: 60_000 });
+      const saved = readdirSync(join(ws, '.commcost', 'traces')).filter((n) => n.endsWith('.json'));
+      assert.equal(saved.length, 1, saved.join(', '));
+      const trace = JSON.parse(readFileSync(join(ws, '.commcost', 'traces', saved[0]!), 'utf8')) as TraceFile;
+      assert.equal(trace.simulated, true);
+      const init = trace.sites.find((x) => x.api === 'init_process_group');
+      assert.ok(init?.creation, JSON.stringify(trace.sites.map((x) => x.api)));
+      // The annotations update from the new trace: SIMULATED, with its figures.
+      const lens = s.page.locator('.editor-group-container.active .codelens-decoration', { hasText: 'SIMULATED · ⏱ observed' }).first();
+      await lens.waitFor({ state: 'visible', timeout: 30_000 });
+      const lensTexts = await s.page.evaluate<string[]>(
+        `[...document.querySelectorAll('.editor-group-container.active .codelens-decoration')].map((e) => e.innerText.trim()).filter((t) => t.includes('observed'))`,
+      );
+      assert.ok(
+        lensTexts.some((t) => t.startsWith(`SIMULATED · ⏱ observed ${formatMs(init.creation!.medianMs)} call`)),
+        `the init_process_group lens from the new trace:\n${lensTexts.join('\n')}`,
+      );
+      await s.page.screenshot({ path: join(OUT_DIR, 'trace-command-done.png') });
+      // "Show Trace" opens the saved file.
+      await done.locator('.monaco-button', { hasText: 'Show Trace' }).first().click();
+      await s.page.locator('.tabs-container .tab', { hasText: saved[0]! }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    } catch (e) {
+      await s.shot('trace-command-failure').catch(() => undefined);
       throw e;
     }
   });
