@@ -104,7 +104,7 @@ export class CallSiteFinder {
   /** Finds the call sites of `tree` (parsed from `text` in `language`). */
   scan(language: SourceLanguage, tree: Tree, text: string): ScanResult {
     const grammar = grammarOf(language);
-    return grammar === 'python' ? scanPython(this.queries.python, tree, text) : scanCpp(this.queries.cpp, tree, text);
+    return grammar === 'python' ? scanPython(this.queries.python, tree, text) : scanCpp(this.queries.cpp, tree, text, this.queries.python.scale);
   }
 
   dispose(): void {

@@ -5,9 +5,10 @@
  * grammar could not parse (CUDA's `<<<…>>>`), where an identifier followed by `(` is taken for a
  * call — never in a comment, a string, a `#pragma` or a declaration. No `vscode` import.
  */
-import type { Node, Query as TsQuery, Tree } from 'web-tree-sitter';
+import type { Node, QueryMatch, Query as TsQuery, Tree } from 'web-tree-sitter';
 import { API_MAP, NCCL_APIS, type ApiName } from './apiMap';
 import type { CallSite, Range, ScanResult } from './callSiteTypes';
+import { forEachMatch, mergeRanges, rangesOutside, wordRanges, type TextRange } from './rangedQuery';
 import { innermost, lastSegment, pos, rangeOf, repetition, type FunctionSpan, type Span } from './scanShared';
 
 export const CPP_QUERY = `
@@ -39,6 +40,58 @@ const IN_TEXT = new RegExp(
   `(?<![A-Za-z0-9_])(?:[A-Za-z0-9]*_)?(?:${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})(?=\\s*\\()`,
   'g',
 );
+
+/** Every NCCL lifecycle name in the text, with or without a pointer prefix: where the query has to look. */
+const NAMES_IN_TEXT = new RegExp(`(?:${[...NCCL_APIS].sort((a, b) => b.length - a.length).join('|')})`, 'g');
+
+/** Around each name: the line it is on is enough for the call's node to intersect the range. */
+function around(text: string, r: TextRange): TextRange {
+  const start = text.lastIndexOf('\n', r.start - 1) + 1;
+  const eol = text.indexOf('\n', r.end);
+  return { start, end: eol < 0 ? text.length : eol };
+}
+
+/**
+ * The query's matches that concern NCCL calls: first around the NCCL names in the text (the calls,
+ * and as ancestors intersecting those ranges their loops and functions), then around the names of
+ * the functions holding them (calls of those functions in a loop make their sites repeated). The
+ * rest of the file is not walked (rangedQuery.ts). `scale` 0: the whole tree once. Each match once.
+ */
+function relevantMatches(query: TsQuery, tree: Tree, text: string, scale: number): QueryMatch[] {
+  const out: QueryMatch[] = [];
+  const seen = new Set<string>();
+  const visit = (m: QueryMatch): void => {
+    const first = m.captures[0]?.node;
+    const key = `${m.patternIndex}:${first?.startIndex}:${first?.endIndex}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(m);
+  };
+  const names = wordRanges(text, NAMES_IN_TEXT);
+  if (names.length === 0) return out;
+  if (scale === 0) {
+    forEachMatch(query, tree, names, 0, visit);
+    return out;
+  }
+  const first = mergeRanges(names.map((r) => around(text, r)));
+  const covered = forEachMatch(query, tree, first, scale, visit);
+  // The functions that hold an NCCL name: their callers, wherever they are, may call them in a loop.
+  const holders = new Set<string>();
+  for (const m of out) {
+    if (m.patternIndex !== 5) continue;
+    const decl = m.captures.find((x) => x.name === 'fdecl')?.node;
+    const body = m.captures.find((x) => x.name === 'fbody')?.node;
+    if (decl && body && names.some((r) => body.startIndex <= r.start && r.end <= body.endIndex)) {
+      const simple = cppFunctionName(decl).split(/::|\./).pop();
+      if (simple && /^[A-Za-z_]\w*$/.test(simple)) holders.add(simple);
+    }
+  }
+  if (holders.size > 0 && covered.length === first.length) {
+    const callers = wordRanges(text, new RegExp(`\\b(?:${[...holders].join('|')})\\b`, 'g')).map((r) => around(text, r));
+    forEachMatch(query, tree, rangesOutside(mergeRanges(callers), covered), scale, visit);
+  }
+  return out;
+}
 
 /** The NCCL API a callee names, or undefined. */
 function apiOf(callee: string): ApiName | undefined {
@@ -97,12 +150,16 @@ function unparsedCall(tree: Tree, text: string, start: number, end: number): boo
   return true;
 }
 
-/** Finds the NCCL lifecycle call sites of a parsed C/C++/CUDA file. */
-export function scanCpp(query: TsQuery, tree: Tree, text: string): ScanResult {
+/**
+ * Finds the NCCL lifecycle call sites of a parsed C/C++/CUDA file.
+ * @param scale rangedQuery.ts `probeIndexScale` of this web-tree-sitter: the query then runs only
+ *   around NCCL names ({@link relevantMatches}); 0 (default) queries the whole tree
+ */
+export function scanCpp(query: TsQuery, tree: Tree, text: string, scale = 0): ScanResult {
   const calls: { fn: Node; args: Node }[] = [];
   const loops: (Span & { kind: string })[] = [];
   const functions: FunctionSpan[] = [];
-  for (const m of query.matches(tree.rootNode)) {
+  for (const m of relevantMatches(query, tree, text, scale)) {
     const c = m.captures;
     if (m.patternIndex === 0) {
       const args = c.find((x) => x.name === 'args')?.node;
