@@ -148,6 +148,23 @@ export function observedMs(o: TraceObservation): number {
   return (o.role === 'create' ? (s.creation?.medianMs ?? 0) : 0) + (s.firstCollective?.medianMs ?? 0);
 }
 
+/**
+ * NCCL's own breakdown of the creation (its `Init timings` log line, trace v2 `nccl`), beside
+ * commcost's figures: "NCCL's view (Init timings of ncclCommInitRankConfig, 10 ms steps): total
+ * 370 ms — kernels 350 ms, bootstrap 10 ms". Undefined when the trace has none. Markdown, escaped.
+ */
+export function ncclViewLine(site: TraceSite): string | undefined {
+  const v = site.nccl;
+  if (!v) return undefined;
+  const entries = Object.entries(v.parts).filter(([, ms]) => Number.isFinite(ms));
+  const total = entries.find(([k]) => k === 'total');
+  const rest = entries.filter(([k]) => k !== 'total').map(([k, ms]) => `${escapeMarkdown(k, 30)} ${formatMs(ms)}`);
+  if (!total && rest.length === 0) return undefined;
+  const fn = v.fn ? ` of ${escapeMarkdown(v.fn, 60)}` : '';
+  const how = v.join === 'order' ? '; joined by order: NCCL prints no commId for a split child' : '';
+  return `NCCL's view (its Init timings${fn}, 10 ms steps${how}): ${total ? `total ${formatMs(total[1])}` : ''}${total && rest.length ? ' — ' : ''}${rest.join(', ')}`;
+}
+
 function statsRow(name: string, s: TracePhaseStats | null): string {
   if (!s) return `| ${name} | ${CELL_GAP}not measured | | |`;
   return `| ${name} | ${CELL_GAP}${formatMs(s.medianMs)} | ${CELL_GAP}${formatMs(s.p90Ms)} | ${CELL_GAP}${s.n} |`;
@@ -175,6 +192,8 @@ export function observedMarkdown(o: TraceObservation, openTrace?: string): strin
     out.push(statsRow('↳ connect (first group)', s.connect));
     out.push(statsRow('teardown', s.teardown));
   }
+  const view = o.role === 'teardown' ? undefined : ncclViewLine(o.sites[0]!);
+  if (view) out.push('', view);
   const notes: string[] = [];
   const sites = o.sites;
   for (const s of sites) {

@@ -179,6 +179,12 @@ test('words: n ranks and cold (the first communicator), warm, the trace named wi
   assert.match(md, /memory per GPU\\: \d+ MiB/);
   assert.ok(md.includes('[Open trace](command:commcost.openTrace?%5B%22t0%22%5D)'), md);
   assert.match(md, /Traced at line \d+: the file has changed since the trace \(lines moved by \+\d+\)/);
+  assert.doesNotMatch(md, /NCCL's view/, 'a v1 trace has no NCCL view: none shown');
+  // A v2 trace with NCCL's Init timings for the creation: shown beside commcost's figures.
+  const v2 = raw();
+  v2.sites.find((x) => x.api === 'init_process_group')!.nccl = { fn: 'ncclCommInitRankConfig', parts: { total: 370, kernels: 350, bootstrap: 10 }, n: 2, join: 'commId' };
+  const withView = observeDocument('/ws/examples/trace/torch_tp_reshape.py', ['/ws'], exampleSites, [loaded(v2)]).get(lineOf(EXAMPLE, 'dist.init_process_group('))!;
+  assert.ok(observedMarkdown(withView).includes("NCCL's view (its Init timings of ncclCommInitRankConfig, 10 ms steps): total 370 ms — kernels 350 ms, bootstrap 10.0 ms"), observedMarkdown(withView));
   const warm = lines.get(lineOf(EXAMPLE, 'tp2 = dist.new_group('))!;
   assert.doesNotMatch(observedSentence(warm), /cold/);
   assert.doesNotMatch(observedMarkdown(warm), /first communicator of its process/);
