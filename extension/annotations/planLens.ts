@@ -9,7 +9,7 @@
  *
  * The shapes are read from literals only, and each says where it came from:
  * - the size of a creation's literal ranks (`ranks=[0, 1]`, `list(range(0, 4, 2))`,
- *   `range(s, s + 2)`);
+ *   `range(s, s + 2)`, `split_ranks=[[0, 1], [2, 3]]`);
  * - a loop over literal sizes around a creation that uses the loop variable as a size
  *   (`for tp in (4, 2, 1): … range(start, start + tp)`), or whose name says it is one (`tp`,
  *   `tp_size`, `size`, `world_size`, `degree`);
@@ -156,6 +156,12 @@ function siteShapes(site: CallSite, lines: readonly string[], fnIndent: number):
   const arg = ranksArgument(call);
   const size = arg !== undefined ? ranksSize(arg) : undefined;
   const at = `line ${site.range.start.line + 1}`;
+  // split_group(split_ranks=[[0, 1], [2, 3]]): the size of the first literal group.
+  const split = /\bsplit_ranks\s*=\s*(\[\s*\[\s*((?:\d+\s*,\s*)*\d+)\s*,?\s*\](?:\s*,\s*\[[^\]]*\])*\s*,?\s*\])/.exec(call);
+  if (split) {
+    const k = split[2]!.split(',').length;
+    return { shapes: [k], how: `TP${k} from the split ranks \`${split[1]!.trim()}\` (${at})` };
+  }
   if (typeof size === 'number' && size >= 1) return { shapes: [size], how: `TP${size} from the ranks \`${arg!.trim()}\` (${at})` };
   const loops: { line?: number; variable: string; iterable: string }[] = [...loopsAround(lines, site.range.start.line, fnIndent)];
   const comp = comprehensionAfter(site, lines);

@@ -49,7 +49,11 @@ test('a loop over literal TP sizes and a comprehension are reshape loops; their 
 
 test('a function that tears down and creates a group is a reshape routine; the shape before comes from the same target', async () => {
   const found = await routines(fixture('reshape_routine.py'));
-  assert.deepEqual(brief(found), [['reshape_to_one', 11, 'routine', [4, 2]]]);
+  assert.deepEqual(brief(found), [
+    ['reshape_to_one', 11, 'routine', [4, 2]],
+    ['keep_halves', 22, 'routine', [2]],
+  ]);
+  assert.deepEqual(found[1]!.inferred, ['TP2 from the split ranks `[[0, 1], [2, 3]]` (line 24)']);
   assert.match(found[0]!.inferred[0]!, /TP4 from the ranks `\[0, 1, 2, 3\]` \(line 9\), the shape `self.tp_group` had before/);
   assert.match(found[0]!.inferred[1]!, /TP2 from the ranks `list\(range\(0, 4, 2\)\)` \(line 13\)/);
 });
