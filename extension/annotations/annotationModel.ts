@@ -4,6 +4,7 @@
  * settings change). The VS Code providers read from here; hovers are answered from this cache.
  * No `vscode` import.
  */
+import { createHash } from 'node:crypto';
 import { findings, type Finding } from './advice';
 import type { ApiName } from './apiMap';
 import {
@@ -77,8 +78,20 @@ function contains(site: CallSite, p: Position): boolean {
   return inside(r.start, r.end) || inside(s.start, s.end);
 }
 
+/** Scans kept by content (language + SHA-1 of the text), most recent last: a file opened again unchanged is not parsed. */
+export const SCAN_CACHE_SIZE = 64;
+
+/** The key of a text's scan in the cache: its language and the SHA-1 of its content. */
+export function scanKey(language: SourceLanguage, text: string): string {
+  return `${language}:${createHash('sha1').update(text).digest('hex')}`;
+}
+
 export class AnnotationModel {
-  private readonly docs = new Map<string, { parsed: ParsedDocument; state?: DocumentAnnotations }>();
+  /** `direct`: the finder's scan of the last parse (without the sites through wrappers). */
+  private readonly docs = new Map<string, { parsed: ParsedDocument; direct?: ScanResult; state?: DocumentAnnotations }>();
+  private readonly scans = new Map<string, ScanResult>();
+  /** How many opens were answered from {@link scans} (for the log and the tests). */
+  cachedOpens = 0;
   private readonly cache = new Map<string, Annotation>();
   private wrappers: WrapperCallers | undefined;
 
@@ -112,7 +125,7 @@ export class AnnotationModel {
     const changed: string[] = [];
     if (!this.wrappers) return changed;
     for (const [uri, d] of this.docs) {
-      const direct = d.parsed.scan;
+      const direct = d.direct;
       if (!d.state || !direct) continue;
       const extra = this.wrappers.callers(uri);
       if (callersKey(d.state.scan.sites.slice(direct.sites.length)) === callersKey(extra)) continue;
@@ -169,18 +182,40 @@ export class AnnotationModel {
     for (const d of this.docs.values()) if (d.state) delete d.state.findings;
   }
 
-  /** Parses `text` in full (a newly opened document, or after a language change). */
+  /**
+   * Parses `text` in full (a newly opened document, or after a language change) — or, when a text
+   * with the same content hash was scanned in this session ({@link SCAN_CACHE_SIZE} kept), takes
+   * that scan and leaves the parse to the first edit (a full one then, there being no tree to edit).
+   */
   open(uri: string, language: SourceLanguage, text: string, version: number): DocumentAnnotations {
     const old = this.docs.get(uri);
     if (old && old.parsed.language !== language) this.close(uri);
+    const key = scanKey(language, text);
+    const cached = this.scans.get(key);
+    if (cached) {
+      // A kept tree may be of another text: drop it, so that no edit is applied to the wrong tree.
+      this.docs.get(uri)?.parsed.dispose();
+      this.docs.set(uri, { parsed: new ParsedDocument(this.finder, language) });
+      this.cachedOpens++;
+    }
     let d = this.docs.get(uri);
     if (!d) {
       d = { parsed: new ParsedDocument(this.finder, language) };
       this.docs.set(uri, d);
     }
-    const scan = this.withCallers(uri, language, text, d.parsed.reparse(text));
+    const direct = cached ?? d.parsed.reparse(text);
+    this.keepScan(key, direct);
+    d.direct = direct;
+    const scan = this.withCallers(uri, language, text, direct);
     d.state = { version, scan, text };
     return d.state;
+  }
+
+  /** Remembers `scan` under `key`, the least recently used beyond {@link SCAN_CACHE_SIZE} forgotten. */
+  private keepScan(key: string, scan: ScanResult): void {
+    this.scans.delete(key);
+    this.scans.set(key, scan);
+    while (this.scans.size > SCAN_CACHE_SIZE) this.scans.delete(this.scans.keys().next().value!);
   }
 
   /** Records content changes on the kept tree; call {@link reparse} (debounced) afterwards. */
@@ -194,7 +229,10 @@ export class AnnotationModel {
   reparse(uri: string, text: string, version: number): DocumentAnnotations | undefined {
     const d = this.docs.get(uri);
     if (!d) return undefined;
-    const scan = this.withCallers(uri, d.parsed.language, text, d.parsed.reparse(text));
+    const direct = d.parsed.reparse(text);
+    this.keepScan(scanKey(d.parsed.language, text), direct);
+    d.direct = direct;
+    const scan = this.withCallers(uri, d.parsed.language, text, direct);
     d.state = { version, scan, text };
     return d.state;
   }

@@ -22,7 +22,7 @@ before(async () => {
   const files = nodeModulesGrammars(root);
   const ts = await import('web-tree-sitter');
   await ts.Parser.init({ locateFile: () => files.runtime });
-  const [py, cpp]: Language[] = await Promise.all([ts.Language.load(files.python), ts.Language.load(files.cpp)]);
+  const [py, cpp] = (await Promise.all([ts.Language.load(files.python), ts.Language.load(files.cpp)])) as [Language, Language];
   const pyParser = new ts.Parser();
   pyParser.setLanguage(py);
   scale = probeIndexScale(pyParser, new ts.Query(py, PY_CALL_QUERY));
