@@ -136,6 +136,14 @@ const MUTATIONS = [
     tests: [{ file: NATIVE, name: 'init, first and steady allreduce' }],
   },
   {
+    id: 'shm-barrier-releases-early',
+    what: 'the one-host barrier releases at the first arrival instead of the last',
+    file: 'native/src/shmBarrier.cc',
+    find: 'if (m->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == m->worldSize) {',
+    replace: 'if (m->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 >= 1) {',
+    tests: [{ file: NATIVE, name: 'one-host release' }],
+  },
+  {
     id: 'revoke-call-is-the-span',
     what: 'revokeCall records the whole span until quiet instead of the call alone',
     file: 'remote-agent/experiments/revoke.ts',

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { parseAgentEvent, parseHostCommand, PROTOCOL_VERSION, ProtocolError } from '../../protocol/events';
 import { COMMCOST_VERSION } from '../../protocol/version';
-import { BARRIER_MAGIC, BarrierServer, barrierHello } from '../../remote-agent/barrierServer';
+import { BARRIER_MAGIC, BARRIER_NOTICE_MAGIC, BarrierServer, barrierHello } from '../../remote-agent/barrierServer';
 import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator';
 import { versionCode, versionString, needsNccl, formatBytes } from '../../remote-agent/experiments/experiment';
 import { LineChannel, onLines } from '../../remote-agent/lineChannel';
@@ -248,6 +248,65 @@ describe('barrier server', () => {
     arrive(sockets[2]!, 2, 1);
     assert.deepEqual(await Promise.all(waits), [1, 1, 1]);
     assert.equal(server.released, 1);
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+
+  test('arrival notices (one-host release) are counted but never answered; a generation that mixes them with TCP arrivals is reported', async () => {
+    const problems: string[] = [];
+    const server = new BarrierServer({ worldSize: 2, token: TOKEN, onProtocolError: (m) => problems.push(m) });
+    const port = await server.listen();
+    const sockets = await Promise.all([0, 1].map((rank) => connect(port, rank)));
+    const got: Buffer[] = [];
+    for (const s of sockets) s.on('data', (d: Buffer) => got.push(d));
+    arrive(sockets[0]!, 0, 1, BARRIER_NOTICE_MAGIC);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(server.missing(1), [1]);
+    arrive(sockets[1]!, 1, 1, BARRIER_NOTICE_MAGIC);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(server.released, 1);
+    assert.deepEqual(got, [], 'the ranks release each other through shared memory: nothing written back');
+    // Generation 2: rank 0 waits on TCP, rank 1 in shared memory: rank 1 would never be released.
+    const wait0 = released(sockets[0]!);
+    arrive(sockets[0]!, 0, 2);
+    arrive(sockets[1]!, 1, 2, BARRIER_NOTICE_MAGIC);
+    assert.equal(await wait0, 2);
+    assert.deepEqual(problems, ['barrier: generation 2 mixes 1 one-host (shared memory) arrivals with 1 TCP ones']);
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+
+  test('TCP releases start from a rank that rotates with the generation', async () => {
+    const server = new BarrierServer({ worldSize: 4, token: TOKEN });
+    const port = await server.listen();
+    const sockets = await Promise.all([0, 1, 2, 3].map((rank) => connect(port, rank)));
+    // Each socket's release is written in one pass; the write order shows in which socket's
+    // 'data' fires first only loosely, so read the order off the sockets' write calls instead.
+    const order: number[][] = [];
+    const serverSockets: net.Socket[] = [];
+    const origWrite = net.Socket.prototype.write;
+    net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+      if (!sockets.includes(this)) serverSockets.push(this);
+      return (origWrite as (...a: unknown[]) => boolean).apply(this, args);
+    } as typeof origWrite;
+    try {
+      for (let gen = 1; gen <= 4; gen++) {
+        serverSockets.length = 0;
+        const waits = sockets.map(released);
+        // In rank order: each arrival seen by the server before the next is sent.
+        for (let rank = 0; rank < 4; rank++) {
+          arrive(sockets[rank]!, rank, gen);
+          while (rank < 3 && server.lastArrival(rank) !== gen) await new Promise((r) => setTimeout(r, 2));
+        }
+        await Promise.all(waits);
+        order.push(serverSockets.map((s) => s.remotePort!).map((p) => sockets.findIndex((c) => c.localPort === p)));
+      }
+    } finally {
+      net.Socket.prototype.write = origWrite;
+    }
+    // Arrival order is rank order, so the rotation alone decides who goes first.
+    assert.deepEqual(order.map((o) => o[0]), [1, 2, 3, 0]);
+    for (const o of order) assert.deepEqual([...o].sort(), [0, 1, 2, 3]);
     for (const s of sockets) s.destroy();
     server.close();
   });
