@@ -191,22 +191,29 @@ describe('commcost trace in a real VS Code: a traced line says what the job paid
     }
   });
 
-  test('"commcost: Trace Python File" on a machine without a GPU: the simulated NCCL offered, progress, "Show Trace", the annotations SIMULATED from the new trace', async () => {
+  test('"commcost: Trace Python File" on a machine without a GPU: a launch configuration picked, the simulated NCCL offered, "Show Trace", the annotations SIMULATED from the new trace', async () => {
     if (await hasGpu()) return void process.stderr.write('skipped: this machine has a GPU (the scenario is the simulated path)\n');
     try {
       const ws = s.workspace('trace-command', {
         '.vscode/settings.json': JSON.stringify({ 'workbench.colorTheme': 'Default Light Modern', 'editor.hover.above': false }, null, 2),
+        // A launch configuration: the command offers it beside the active file.
+        '.vscode/launch.json': JSON.stringify(
+          { version: '0.2.0', configurations: [{ name: 'reshape, one rank', type: 'debugpy', request: 'launch', program: '${workspaceFolder}/torch_tp_reshape.py', env: { WORLD_SIZE: '1' } }] },
+          null,
+          2,
+        ),
         'torch_tp_reshape.py': EXAMPLE,
       });
       await s.openFolder(ws);
       await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'torch_tp_reshape.py' }).first().click();
       await s.page.locator('.monaco-editor .view-lines', { hasText: 'dist.split_group' }).first().waitFor({ state: 'visible', timeout: 15_000 });
       await s.command('commcost: Trace Python File');
+      await s.pick('commcost: trace which job', 'reshape, one rank', 'one rank');
       // No GPU here: the simulated NCCL is offered.
       const offer = s.toast(/no NVIDIA GPU found/);
       await offer.waitFor({ state: 'visible', timeout: 20_000 });
       await offer.locator('a.monaco-button, .monaco-button', { hasText: 'Run on the Simulated NCCL' }).first().click();
-      const done = s.toast(/SIMULATED · torch_tp_reshape\.py: \d+ call sites traced/);
+      const done = s.toast(/SIMULATED · reshape, one rank: \d+ call sites traced/);
       await done.waitFor({ state: 'visible', timeout: 60_000 });
       const saved = readdirSync(join(ws, '.commcost', 'traces')).filter((n) => n.endsWith('.json'));
       assert.equal(saved.length, 1, saved.join(', '));
