@@ -28,10 +28,12 @@ const ENTER_HOST = 'Enter a host…';
 export interface MeasureArgs {
   experiments?: string[];
   host?: string;
+  /** true: on this computer with the simulated NCCL, no host picker ("Run simulated" buttons). */
+  simulate?: boolean;
 }
 
 /** The valid part of a `commcost.measure` argument. */
-export function measureArgs(arg: unknown): { experiments: ExperimentId[]; unknown: string[]; host?: string } {
+export function measureArgs(arg: unknown): { experiments: ExperimentId[]; unknown: string[]; host?: string; simulate?: true } {
   const a = typeof arg === 'object' && arg !== null ? (arg as Record<string, unknown>) : {};
   const asked = Array.isArray(a.experiments) ? a.experiments.filter((e): e is string => typeof e === 'string') : [];
   const known: readonly string[] = EXPERIMENT_IDS;
@@ -40,6 +42,7 @@ export function measureArgs(arg: unknown): { experiments: ExperimentId[]; unknow
     experiments: asked.filter((e): e is ExperimentId => known.includes(e)),
     unknown: asked.filter((e) => !known.includes(e)),
     ...(host ? { host } : {}),
+    ...(a.simulate === true ? { simulate: true as const } : {}),
   };
 }
 
@@ -237,9 +240,9 @@ async function recordGlobalOrigin(extension: vscode.ExtensionContext, path: stri
   await extension.globalState.update(GLOBAL_ORIGINS_KEY, withOrigin(extension.globalState.get<unknown>(GLOBAL_ORIGINS_KEY), path, workspace));
 }
 
-function openResults(env: MeasureEnv, run: RunFile, label: string): void {
-  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${label}`, { cancel: () => undefined, showLog: () => env.log.show() });
-  panel.update({ run, live: false });
+function openResults(env: MeasureEnv, run: RunFile, label: string, path: string): void {
+  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${label}`, { cancel: () => undefined, showLog: () => env.log.show() }, { path });
+  panel.update({ run, live: false, savedPath: path });
 }
 
 /**
@@ -247,6 +250,10 @@ function openResults(env: MeasureEnv, run: RunFile, label: string): void {
  * @param arg optional {@link MeasureArgs}: preselects experiments and puts the host first
  */
 export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<RunOutcome | undefined> {
+  if (!vscode.workspace.isTrusted) {
+    // Restricted Mode: measuring runs programs the workspace's settings choose (extension.ts refuses with the message first).
+    return undefined;
+  }
   const wanted = measureArgs(arg);
   if (wanted.unknown.length > 0 && wanted.experiments.length === 0) {
     void vscode.window.showInformationMessage(`commcost: this version cannot measure ${wanted.unknown.join(', ')} yet`);
@@ -260,7 +267,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
   }
   const settings = settingsOrError(env.log);
   if (!settings) return undefined;
-  const host = await pickHost(settings, env, wanted.host);
+  const host = wanted.simulate ? { entry: parseHostEntry('localhost'), simulate: true } : await pickHost(settings, env, wanted.host);
   if (!host) return undefined;
   // A group's coordinator address and a Slurm entry's srun arguments, checked before more questions.
   let where: EntryRequest;
@@ -353,7 +360,9 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
               if (a === RUN_SIMULATED) void vscode.commands.executeCommand('commcost.measure', { simulate: true, experiments });
               return a === RUN_SIMULATED ? undefined : a;
             },
-            openResults: (run) => openResults(env, run, label),
+            openResults: (run, path) => openResults(env, run, label, path),
+            openReport: (run, path) => void import('./commandsActions').then((a) => a.exportRunReport(env, run, path)),
+            revealFile: (path) => void import('./commandsActions').then((a) => a.revealRunFile(path)),
             showLog: () => env.log.show(),
           });
         },

@@ -3,8 +3,9 @@
  * the results store and every UI surface come in as parameters, so tests drive it with fakes.
  *
  * Flow: an initial "running" snapshot → the engine streams snapshots (each goes to the panel and
- * becomes a progress line) → the final run is saved → an information message offering "Open
- * Results", or an error message offering "Show Log" when the run failed or nothing was measured.
+ * becomes a progress line) → the final run is saved → an information message saying where it was
+ * saved and offering "Open Run", "Open Report (HTML)" and "Reveal File", or an error message
+ * offering "Show Log" when the run failed or nothing was measured.
  */
 import type { AgentEvent, ErrorWhere, RunOptions } from '../protocol/events';
 import { isSimulatedRun, RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
@@ -51,7 +52,9 @@ export function hostsLine(req: RunRequest): string {
 }
 
 /** The action labels offered on the final message. */
-export const OPEN_RESULTS = 'Open Results';
+export const OPEN_RESULTS = 'Open Run';
+export const OPEN_REPORT = 'Open Report (HTML)';
+export const REVEAL_FILE = 'Reveal File';
 export const SHOW_LOG = 'Show Log';
 
 /** Everything the controller needs; the extension passes VS Code-backed implementations. */
@@ -79,6 +82,10 @@ export interface RunDeps {
   openResults(run: RunFile, path: string): void;
   /** "Show Log": opens the output channel. */
   showLog(): void;
+  /** "Open Report (HTML)" on the completion message: writes the saved run's HTML report and opens it. Absent: not offered. */
+  openReport?(run: RunFile, path: string): void;
+  /** "Reveal File" on the completion message: shows the saved run file (explorer or the OS's file manager). Absent: not offered. */
+  revealFile?(path: string): void;
   /**
    * Called once the run is saved, before the final message (the extension records which
    * workspace a run saved to global storage came from). A rejection is logged, never fatal.
@@ -230,6 +237,7 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
   }
 
   const savedPath = path;
+  deps.panel.update({ run, live: false, savedPath });
   if (deps.onSaved) {
     try {
       await deps.onSaved(savedPath, run);
@@ -248,8 +256,11 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
   }
   const what = run.status === 'partial' ? 'stopped early; partial results saved' : 'complete';
   const sim = isSimulatedRun(run) ? ' (SIMULATED NCCL: not a measurement)' : '';
-  void deps.showInfo(`commcost: run on ${req.label ?? run.host} ${what}${sim}`, OPEN_RESULTS).then(
-    (a) => a === OPEN_RESULTS && deps.openResults(run, savedPath),
-  );
+  const actions = [OPEN_RESULTS, ...(deps.openReport ? [OPEN_REPORT] : []), ...(deps.revealFile ? [REVEAL_FILE] : [])];
+  void deps.showInfo(`commcost: run on ${req.label ?? run.host} ${what}${sim} — saved to ${savedPath}`, ...actions).then((a) => {
+    if (a === OPEN_RESULTS) deps.openResults(run, savedPath);
+    else if (a === OPEN_REPORT) deps.openReport?.(run, savedPath);
+    else if (a === REVEAL_FILE) deps.revealFile?.(savedPath);
+  });
   return { kind: 'finished', run, path: savedPath };
 }

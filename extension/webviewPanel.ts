@@ -1,25 +1,37 @@
 /**
- * The results webview panel (one at a time, reused across runs).
+ * The results webview panels: one per run shown (a new run opens its own panel unless the
+ * setting `commcost.reusePanel` asks to reuse the last one; a saved run already shown is only
+ * revealed), and the comparison panels (several runs, webview/compareView.ts). Each page carries
+ * what it shows as run file paths (`data-commcost-state`, panelSerializerState.ts), which the
+ * webview keeps as its state so that extension/panelSerializer.ts restores it after a reload.
  *
  * Security (vscode-extension-samples): CSP `default-src 'none'` with a per-load script nonce,
  * `localResourceRoots` narrowed to `dist/`, the script URL through `asWebviewUri`.
  * Protocol (GitLens): the webview sends `webview/ready` after every load and the panel answers
- * with the complete current state; then every state goes out as `state/run/update`. Posting is
+ * with the complete current state; then the same run's next states go out as deltas
+ * (`state/run/delta`, protocol/runDelta.ts: what was appended since the last post), another run's
+ * as `state/run/update`. Posting is
  * back-pressured: while one post is in flight only the newest state is kept, so a fast run never
  * queues stale snapshots (the webview itself renders at most once per frame).
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { COMPARE_ELEMENT_ID } from '../protocol/compare';
+import type { RunFile } from '../protocol/runFile';
+import { jsonForScript } from '../client/htmlReport';
+import { runDelta, sentCountsOf, type SentCounts } from '../protocol/runDelta';
 import {
   CancelRunCommand,
   createMessage,
   ReadyCommand,
+  RunDeltaNotification,
   RunStateNotification,
   ShowLogCommand,
   ShowPlanNotification,
   type PlanRequest,
   type RunState,
 } from '../protocol/webviewMessages';
+import { COMPARE_VIEW_TYPE, restoreAttribute, RESULTS_VIEW_TYPE, type PanelRestoreState } from './panelSerializerState';
 
 /** What the panel's buttons do; replaced per run. */
 export interface PanelActions {
@@ -27,9 +39,57 @@ export interface PanelActions {
   showLog(): void;
 }
 
-/** The results panel; {@link ResultsPanel.show} creates or reveals it. */
+/** How {@link ResultsPanel.show} picks its panel. */
+export interface ShowOptions {
+  /** Reuse the panel shown last (default: the setting `commcost.reusePanel`, false). */
+  reuse?: boolean;
+  /** The saved run file the panel will show (absolute path): a panel already showing it is revealed. */
+  path?: string;
+}
+
+/** The panels' webview options: scripts on, local resources only from `dist/`. */
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+  return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')] };
+}
+
+/**
+ * The page of a panel: CSP `default-src 'none'` with a per-load script nonce, the webview bundle
+ * through `asWebviewUri`, `state` (run file paths) in `data-commcost-state`, `embedded` (already
+ * safe for a `<script type="application/json">`: htmlReport.ts `jsonForScript`) before the bundle.
+ */
+function shellHtml(webview: vscode.Webview, extensionUri: vscode.Uri, state?: PanelRestoreState, embedded?: { id: string; json: string }): string {
+  const nonce = randomBytes(16).toString('base64');
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${webview.cspSource} 'unsafe-inline'`,
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+  ].join('; ');
+  const data = embedded ? `<script type="application/json" id="${embedded.id}">${embedded.json}</script>\n` : '';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>commcost</title>
+</head>
+<body${state ? ` data-commcost-state="${restoreAttribute(state)}"` : ''}>
+<div id="app"></div>
+${data}<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+}
+
+/** The results panels; {@link ResultsPanel.show} creates or reveals one. */
 export class ResultsPanel implements vscode.Disposable {
+  private static readonly panels = new Set<ResultsPanel>();
+  /** The panel shown last (the one `commcost.reusePanel` reuses). */
   private static current: ResultsPanel | undefined;
+  /** The saved run file shown (absolute path), once known. */
+  private path: string | undefined;
 
   private state: RunState | undefined;
   /** A "show plan" request not yet sent: it follows the state it applies to. */
@@ -44,7 +104,10 @@ export class ResultsPanel implements vscode.Disposable {
     private readonly panel: vscode.WebviewPanel,
     private readonly extensionUri: vscode.Uri,
     private actions: PanelActions,
+    path?: string,
   ) {
+    this.path = path;
+    panel.webview.options = webviewOptions(extensionUri);
     panel.webview.html = this.html();
     this.disposables.push(
       panel.webview.onDidReceiveMessage((msg: unknown) => this.onMessage(msg)),
@@ -57,31 +120,56 @@ export class ResultsPanel implements vscode.Disposable {
    * Cancel and Show Log buttons. The caller's scope should own the returned panel only if it
    * wants it closed with the scope; the extension scope owns it by default.
    */
-  static show(extensionUri: vscode.Uri, title: string, actions: PanelActions): ResultsPanel {
-    const existing = ResultsPanel.current;
+  static show(extensionUri: vscode.Uri, title: string, actions: PanelActions, opts: ShowOptions = {}): ResultsPanel {
+    const same = opts.path ? [...ResultsPanel.panels].find((p) => p.path === opts.path) : undefined;
+    const reuse = opts.reuse ?? vscode.workspace.getConfiguration('commcost').get<boolean>('reusePanel') === true;
+    const existing = same ?? (reuse ? ResultsPanel.current : undefined);
     if (existing) {
       existing.actions = actions;
       existing.panel.title = title;
       existing.panel.reveal(undefined, true);
+      ResultsPanel.current = existing;
       return existing;
     }
     const panel = vscode.window.createWebviewPanel(
-      'commcost.results',
+      RESULTS_VIEW_TYPE,
       title,
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')] },
+      webviewOptions(extensionUri),
     );
-    ResultsPanel.current = new ResultsPanel(panel, extensionUri, actions);
-    return ResultsPanel.current;
+    return ResultsPanel.adopt(panel, extensionUri, actions, opts.path);
   }
 
-  /** The open panel, if any. */
+  /**
+   * Takes over `panel` (a new one, or one VS Code restores after a reload:
+   * extension/panelSerializer.ts): sets its options and page and listens to it.
+   * @param path the saved run file it shows, when known
+   */
+  static adopt(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, actions: PanelActions, path?: string): ResultsPanel {
+    const p = new ResultsPanel(panel, extensionUri, actions, path);
+    ResultsPanel.panels.add(p);
+    ResultsPanel.current = p;
+    return p;
+  }
+
+  /** The panel shown last, if any is open. */
   static get open(): ResultsPanel | undefined {
     return ResultsPanel.current;
   }
 
+  /** How many results panels are open. */
+  static get count(): number {
+    return ResultsPanel.panels.size;
+  }
+
+  /** Closes every results panel. */
+  static disposeAll(): void {
+    for (const p of [...ResultsPanel.panels]) p.dispose();
+  }
+
   /** Sets the complete state and sends it (coalesced while a post is in flight). */
   update(state: RunState): void {
+    if (state.savedPath) this.path = state.savedPath;
     this.state = state;
     if (!this.ready || this.disposed) return; // sent on `webview/ready`
     this.flush();
@@ -113,11 +201,23 @@ export class ResultsPanel implements vscode.Disposable {
     this.inFlight = true;
     this.sentState = state;
     this.pending = false;
-    const msg = createMessage(RunStateNotification, state, 'host', ++this.counter);
+    // The same run as the last post: only what changed (protocol/runDelta.ts); else all of it.
+    const delta = this.sent?.runId === state.run.id ? runDelta(state.run, this.sent.counts) : undefined;
+    let msg;
+    if (delta) {
+      const { run: _run, ...rest } = state;
+      msg = createMessage(RunDeltaNotification, { ...rest, runId: state.run.id, delta }, 'host', ++this.counter);
+    } else {
+      msg = createMessage(RunStateNotification, state, 'host', ++this.counter);
+      this.sent = { runId: state.run.id, counts: sentCountsOf(state.run) };
+    }
     if (this.disposed) return;
     this.panel.webview.postMessage(msg).then(
       () => this.afterPost(),
-      () => this.afterPost(),
+      () => {
+        this.sent = undefined; // lost: the next post is a complete snapshot
+        this.afterPost();
+      },
     );
   }
 
@@ -136,12 +236,15 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private sentState: RunState | undefined;
+  /** What the webview holds: the run's id and its sample counts (deltas go from there). */
+  private sent: { runId: string; counts: SentCounts } | undefined;
 
   private onMessage(msg: unknown): void {
     if (ReadyCommand.is(msg)) {
       this.ready = true;
       this.pending = false;
       this.sentState = undefined; // a (re)loaded webview has no state yet
+      this.sent = undefined;
       this.flush();
     } else if (CancelRunCommand.is(msg)) {
       this.actions.cancel();
@@ -151,29 +254,7 @@ export class ResultsPanel implements vscode.Disposable {
   }
 
   private html(): string {
-    const webview = this.panel.webview;
-    const nonce = randomBytes(16).toString('base64');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
-    const csp = [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src ${webview.cspSource} 'unsafe-inline'`,
-      `img-src ${webview.cspSource} data:`,
-      `font-src ${webview.cspSource}`,
-    ].join('; ');
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>commcost</title>
-</head>
-<body>
-<div id="app"></div>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+    return shellHtml(this.panel.webview, this.extensionUri, this.path ? { kind: 'run', path: this.path } : undefined);
   }
 
   private disposed = false;
@@ -182,8 +263,61 @@ export class ResultsPanel implements vscode.Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    if (ResultsPanel.current === this) ResultsPanel.current = undefined;
+    ResultsPanel.panels.delete(this);
+    if (ResultsPanel.current === this) ResultsPanel.current = [...ResultsPanel.panels].pop();
     while (this.disposables.length > 0) this.disposables.pop()?.dispose();
+    this.panel.dispose();
+  }
+}
+
+/**
+ * A comparison of saved runs in a panel of its own: the webview's comparison view (grouped bars
+ * per step, each run's median and ratio to run A; webview/compareView.ts) over the runs embedded
+ * in the page, as in the HTML comparison report. Static: no messages after the page loads.
+ */
+export class ComparePanel implements vscode.Disposable {
+  private static readonly panels = new Set<ComparePanel>();
+  private disposed = false;
+  private readonly listener: vscode.Disposable;
+
+  private constructor(private readonly panel: vscode.WebviewPanel) {
+    this.listener = panel.onDidDispose(() => this.dispose());
+  }
+
+  /**
+   * Opens a comparison panel of `runs` (run A first: the baseline of every ratio), read from
+   * `paths` (absolute, in the same order; kept for the restore after a reload).
+   */
+  static show(extensionUri: vscode.Uri, title: string, runs: readonly RunFile[], paths: readonly string[]): ComparePanel {
+    const panel = vscode.window.createWebviewPanel(COMPARE_VIEW_TYPE, title, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, webviewOptions(extensionUri));
+    return ComparePanel.adopt(panel, extensionUri, runs, paths);
+  }
+
+  /** Fills `panel` (new or restored) with the comparison of `runs` read from `paths`. */
+  static adopt(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, runs: readonly RunFile[], paths: readonly string[]): ComparePanel {
+    panel.webview.options = webviewOptions(extensionUri);
+    panel.webview.html = shellHtml(panel.webview, extensionUri, { kind: 'compare', paths: [...paths] }, { id: COMPARE_ELEMENT_ID, json: jsonForScript({ runs }) });
+    const p = new ComparePanel(panel);
+    ComparePanel.panels.add(p);
+    return p;
+  }
+
+  /** How many comparison panels are open. */
+  static get count(): number {
+    return ComparePanel.panels.size;
+  }
+
+  /** Closes every comparison panel. */
+  static disposeAll(): void {
+    for (const p of [...ComparePanel.panels]) p.dispose();
+  }
+
+  /** Closes the panel. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    ComparePanel.panels.delete(this);
+    this.listener.dispose();
     this.panel.dispose();
   }
 }

@@ -95,6 +95,12 @@ export interface RunState {
   live: boolean;
   /** Set when the engine failed before anything was measured. */
   failure?: HostFailure;
+  /**
+   * The run file this state shows, once saved (absolute path). The webview keeps it as its VS
+   * Code state, so the panel can be restored with the same run after a window reload
+   * (extension/panelSerializer.ts reads the file again).
+   */
+  savedPath?: string;
 }
 
 /** Host → webview, notification: the complete state (after `webview/ready` and after every run snapshot). */

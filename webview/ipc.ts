@@ -7,6 +7,7 @@ import {
   CancelRunCommand,
   createMessage,
   ReadyCommand,
+  RunDeltaNotification,
   RunStateNotification,
   ShowLogCommand,
   ShowPlanNotification,
@@ -14,6 +15,7 @@ import {
   type PlanRequest,
   type RunState,
 } from '../protocol/webviewMessages';
+import { applyRunDelta } from '../protocol/runDelta';
 import type { RunFile } from '../protocol/runFile';
 import { COMPARE_ELEMENT_ID, type ComparisonData } from '../protocol/compare';
 import type { ViewActions } from './view';
@@ -28,19 +30,59 @@ declare function acquireVsCodeApi(): VsCodeApi;
 /** The id of the script element that carries the run in the HTML report. */
 export const RUN_ELEMENT_ID = 'commcost-run';
 
+/** VS Code's API, acquired once (acquiring twice throws); undefined outside VS Code (the HTML report). */
+let api: VsCodeApi | undefined | null = null;
+function vsCodeApi(): VsCodeApi | undefined {
+  if (api === null) api = typeof acquireVsCodeApi === 'function' ? acquireVsCodeApi() : undefined;
+  return api;
+}
+
+/**
+ * Keeps what the panel shows (`{kind: 'run', path}` or `{kind: 'compare', paths}`, run file
+ * paths only) as the webview's VS Code state: the panel serializer gets it after a window reload
+ * (extension/panelSerializer.ts). Does nothing outside VS Code.
+ */
+export function keepPanelState(state: unknown): void {
+  if (state !== undefined) vsCodeApi()?.setState(state);
+}
+
+/** The panel state the host wrote into the page (`data-commcost-state` on `<body>`, JSON); undefined when absent or not JSON. */
+export function pagePanelState(doc: Document): unknown {
+  const text = doc.body?.dataset.commcostState;
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Connects to the extension host when running inside VS Code: every `state/run/update` goes to
- * `onState`, every `plan/show` to `onPlan`, and `webview/ready` is sent once listening. Returns
- * the actions the view may offer, or undefined outside VS Code.
+ * `onState`, and so does every `state/run/delta` once applied to the run held (appended in place:
+ * protocol/runDelta.ts; a delta for another run is dropped), every `plan/show` to `onPlan`, and
+ * `webview/ready` is sent once listening. Returns the actions the view may offer, or undefined
+ * outside VS Code.
  */
 export function connectToHost(onState: (state: RunState) => void, onPlan?: (request: PlanRequest) => void): ViewActions | undefined {
-  if (typeof acquireVsCodeApi !== 'function') return undefined;
-  const vscode = acquireVsCodeApi();
+  const vscode = vsCodeApi();
+  if (!vscode) return undefined;
   let counter = 0;
   const send = <P>(type: IpcMessageType<P>, params: P): void => vscode.postMessage(createMessage(type, params, 'webview', ++counter));
+  /** The last state given to `onState` (the base of the next delta). */
+  let held: RunState | undefined;
   window.addEventListener('message', (e: MessageEvent<unknown>) => {
-    if (RunStateNotification.is(e.data)) onState(e.data.params);
-    else if (ShowPlanNotification.is(e.data)) onPlan?.(e.data.params);
+    if (RunStateNotification.is(e.data)) {
+      if (typeof e.data.params.savedPath === 'string') keepPanelState({ kind: 'run', path: e.data.params.savedPath });
+      held = e.data.params;
+      onState(held);
+    } else if (RunDeltaNotification.is(e.data)) {
+      const { runId, delta, ...rest } = e.data.params;
+      if (!held || held.run.id !== runId) return;
+      if (typeof rest.savedPath === 'string') keepPanelState({ kind: 'run', path: rest.savedPath });
+      held = { ...rest, run: applyRunDelta(held.run, delta) };
+      onState(held);
+    } else if (ShowPlanNotification.is(e.data)) onPlan?.(e.data.params);
   });
   send(ReadyCommand, {});
   return {

@@ -7,7 +7,7 @@
 import type { PlanRequest, RunState } from '../protocol/webviewMessages';
 import { h } from './dom';
 import { CompareView } from './compareView';
-import { connectToHost, readEmbeddedComparison, readEmbeddedRun } from './ipc';
+import { connectToHost, keepPanelState, pagePanelState, readEmbeddedComparison, readEmbeddedRun } from './ipc';
 import { LatestPerFrame } from './scheduler';
 import { STYLES } from './styles';
 import { RunView } from './view';
@@ -17,6 +17,8 @@ function start(): void {
   style.textContent = STYLES;
   document.head.appendChild(style);
   const container = document.getElementById('app') ?? document.body.appendChild(h('div', { id: 'app' }));
+  // In a VS Code panel: what it shows (run file paths), kept for its restore after a window reload.
+  keepPanelState(pagePanelState(document));
 
   // A comparison report (several runs): rendered once, no host to talk to.
   const comparison = readEmbeddedComparison(document);

@@ -41,12 +41,34 @@ export interface AnnotationEnv {
   log: OutputLog;
 }
 
-/** Registers every annotation surface; all of it is disposed with `env.ctx`. */
-export function registerAnnotations(env: AnnotationEnv): void {
+/**
+ * The saved runs as the annotations hold them, for the Runs view and the palette commands
+ * (extension/runsView.ts, extension/commands.ts): one store, one active run, one change event.
+ */
+export interface RunsApi {
+  /** The loaded runs (workspace first, then global storage) and the active one. */
+  readonly store: ProfileStore;
+  /** The staleness rules now (settings and the clock). */
+  rules(): StaleRules;
+  /** Loads the runs once if nothing has loaded them yet (the annotations load them with tree-sitter). */
+  ensureLoaded(): Promise<void>;
+  /** Reads the run folders again. */
+  reload(): Promise<void>;
+  /** Makes the run with `key` the active one (the user's choice, kept per workspace); false when unknown. */
+  setActive(key: string): Promise<boolean>;
+  /** The folders runs are read from, as the store reads them. */
+  folders(): RunFolder[];
+  /** Fires after the runs were reloaded, the active run changed or the settings changed. */
+  readonly onDidChange: vscode.Event<void>;
+}
+
+/** Registers every annotation surface; all of it is disposed with `env.ctx`. Returns the saved runs' API. */
+export function registerAnnotations(env: AnnotationEnv): RunsApi {
   const scope = env.ctx.subscriptions;
   const { extension, log } = env;
   const store = new ProfileStore((line) => log.error(line));
   const changed = scope.add(new vscode.EventEmitter<void>());
+  const runsChanged = scope.add(new vscode.EventEmitter<void>());
   const decorations = scope.add(new CostDecorations());
   const diagnostics = scope.add(vscode.languages.createDiagnosticCollection('commcost'));
   const statusBar = scope.add(new ProfileStatusBar());
@@ -108,6 +130,7 @@ export function registerAnnotations(env: AnnotationEnv): void {
     changed.fire();
     for (const d of vscode.workspace.textDocuments) if (model?.has(d.uri.toString())) refreshDocument(d);
     updateStatus();
+    runsChanged.fire();
   };
 
   // The active run: the one the user chose (status bar), else the newest measured run with
@@ -282,18 +305,7 @@ export function registerAnnotations(env: AnnotationEnv): void {
       refreshAll();
     }),
   );
-  scope.add(
-    vscode.commands.registerCommand('commcost.openRun', async (key: unknown) => {
-      const p = typeof key === 'string' ? store.byKey(key) : undefined;
-      if (!p) return;
-      const { ResultsPanel } = await import('../webviewPanel');
-      const panel = ResultsPanel.show(extension.extensionUri, `commcost: ${p.run.host}${p.run.simulated ? ' (simulated)' : ''}`, {
-        cancel: () => undefined,
-        showLog: () => log.show(),
-      });
-      panel.update({ run: p.run, live: false });
-    }),
-  );
+  // commcost.openRun (links carry a profile key) is registered with the palette commands (extension/commands.ts).
   const experiments = new Set(mappedExperiments());
   scope.add(
     vscode.commands.registerCommand('commcost.remeasure', async (key: unknown, experiment: unknown) => {
@@ -306,6 +318,25 @@ export function registerAnnotations(env: AnnotationEnv): void {
       await vscode.commands.executeCommand('commcost.measure', { experiments: [experiment], ...(p ? { host: p.run.host } : {}) });
     }),
   );
+
+  return {
+    store,
+    rules,
+    ensureLoaded: async () => {
+      if (!profilesLoaded) await reloadProfiles();
+    },
+    reload: () => reloadProfiles(),
+    setActive: async (key) => {
+      const p = store.byKey(key);
+      if (!p) return false;
+      store.setActiveKey(p.key);
+      await extension.workspaceState.update(CHOSEN_PROFILE_KEY, p.path);
+      refreshAll();
+      return true;
+    },
+    folders,
+    onDidChange: runsChanged.event,
+  };
 }
 
 function readSettingsReported(log: OutputLog): AnnotationSettings {

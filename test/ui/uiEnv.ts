@@ -164,7 +164,7 @@ export async function waitUntil<T>(fn: () => Promise<T> | T, what: string, timeo
 /**
  * Installs the extension under test into `extensionsDir`: the `.vsix` named by COMMCOST_UI_VSIX
  * (`npm run package`) through code-server's --install-extension, else a copy of the freshly built
- * folder (package.json, dist/, README.md, LICENSE) as `<publisher>.<name>-<version>/`.
+ * folder (package.json, dist/, media/, README.md, LICENSE) as `<publisher>.<name>-<version>/`.
  */
 function installExtension(extensionsDir: string, userDataDir: string, env: NodeJS.ProcessEnv): void {
   const vsix = process.env.COMMCOST_UI_VSIX;
@@ -185,16 +185,24 @@ function installExtension(extensionsDir: string, userDataDir: string, env: NodeJ
   copyExtension(extensionsDir);
 }
 
-/** Copies the built extension (package.json, dist/, README.md, LICENSE) as VS Code installs it. */
+/** Copies the built extension (package.json, dist/, media/, README.md, LICENSE) as VS Code installs it. */
 function copyExtension(extensionsDir: string): string {
   const dest = join(extensionsDir, `${EXTENSION_ID}-${pkg.version}`);
   mkdirSync(dest, { recursive: true });
-  for (const f of ['package.json', 'README.md', 'LICENSE']) if (existsSync(join(REPO, f))) cpSync(join(REPO, f), join(dest, f));
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'media']) if (existsSync(join(REPO, f))) cpSync(join(REPO, f), join(dest, f), { recursive: true });
   cpSync(join(REPO, 'dist'), join(dest, 'dist'), {
     recursive: true,
     filter: (src) => !/\.map$/.test(src) && !/[/\\](cli|bench)\.js$/.test(src),
   });
   return dest;
+}
+
+/** How a session's VS Code is set up (defaults: workspace trust off, as the other scenarios need). */
+export interface UiOptions {
+  /** Workspace trust on: a folder opens in Restricted Mode until trusted (no startup prompt). */
+  workspaceTrust?: boolean;
+  /** User keybindings (keybindings.json entries), e.g. a key for a command the palette hides. */
+  keybindings?: { key: string; command: string; args?: unknown }[];
 }
 
 /** One code-server + Chromium + sshd for a test file. */
@@ -212,7 +220,7 @@ export class UiSession {
   ) {}
 
   /** Starts everything; on a failure, stops what was started and rethrows. */
-  static async start(): Promise<UiSession> {
+  static async start(opts: UiOptions = {}): Promise<UiSession> {
     mkdirSync(OUT_DIR, { recursive: true });
     const root = await mkdtemp(join(tmpdir(), 'commcost-ui-'));
     const cleanups: (() => Promise<void> | void)[] = [() => rmSync(root, { recursive: true, force: true })];
@@ -237,7 +245,9 @@ export class UiSession {
             'workbench.startupEditor': 'none',
             'workbench.tips.enabled': false,
             'workbench.welcomePage.walkthroughs.openOnInstall': false,
-            'security.workspace.trust.enabled': false,
+            ...(opts.workspaceTrust
+              ? { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.banner': 'always' }
+              : { 'security.workspace.trust.enabled': false }),
             'telemetry.telemetryLevel': 'off',
             'update.mode': 'none',
             'extensions.autoUpdate': false,
@@ -252,6 +262,7 @@ export class UiSession {
           2,
         ),
       );
+      if (opts.keybindings) writeFileSync(join(userDataDir, 'User', 'keybindings.json'), JSON.stringify(opts.keybindings, null, 2));
       const port = await freePort();
       let log = '';
       const xdg = join(root, 'xdg');
@@ -282,7 +293,7 @@ export class UiSession {
           extensionsDir,
           '--disable-telemetry',
           '--disable-update-check',
-          '--disable-workspace-trust',
+          ...(opts.workspaceTrust ? [] : ['--disable-workspace-trust']),
           '--disable-getting-started-override',
           '--ignore-last-opened',
         ],

@@ -118,8 +118,9 @@ test('every snapshot reaches the panel as a complete live state, then the final 
   const r = fakes(engine.fn);
   const outcome = await runController({ target: 'gpu1', options }, r.deps);
   assert.equal(outcome.kind, 'finished');
-  // initial placeholder + 8 snapshots + final
-  assert.equal(r.panel.length, 10);
+  // initial placeholder + 8 snapshots + final + the final one with the saved file's path
+  assert.equal(r.panel.length, 11);
+  assert.equal(r.panel.at(-1)!.savedPath, '/ws/.commcost/runs/20250101T000000-gpu1.json');
   assert.equal(r.panel[0]!.live, true);
   assert.equal(r.panel[0]!.run.status, 'running');
   assert.deepEqual(r.panel.slice(1, 9).map((s) => s.run.experiments[0]!.done), [1, 2, 3, 4, 4, 4, 4, 4]);
