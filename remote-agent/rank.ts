@@ -297,7 +297,10 @@ export async function runRank(env: NodeJS.ProcessEnv = process.env): Promise<voi
       runner.native.barrierConnect(msg.barrierHost, msg.barrierPort, id.rank, env.COMMCOST_SESSION_TOKEN ?? '');
       runner.barrierAddress = `${msg.barrierHost}:${msg.barrierPort}`;
       // Every rank on one host: the release comes through shared memory (remote-agent/barrierServer.ts).
-      if (env.COMMCOST_BARRIER_SHM) runner.native.barrierAttachShm(env.COMMCOST_BARRIER_SHM, id.worldSize);
+      if (env.COMMCOST_BARRIER_SHM) {
+        const spinUs = runner.native.barrierAttachShm(env.COMMCOST_BARRIER_SHM, id.worldSize);
+        if (id.rank === 0) process.stderr.write(`barrier: one-host release through shared memory (spin up to ${spinUs} µs, then FUTEX_WAIT)\n`);
+      }
       // Process one-time NCCL start (bootstrap, plugins): measured once, never mixed in.
       let firstUniqueIdMs: number | undefined;
       if (id.rank === 0) firstUniqueIdMs = (await runner.native.getUniqueId()).ms;

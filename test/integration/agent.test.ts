@@ -51,7 +51,11 @@ describe('agent on the simulated NCCL', { skip }, () => {
         if (sample.steps.call !== undefined && sample.steps.first !== undefined && sample.steps.total !== undefined) {
           assert.ok(Math.abs(sample.steps.total - (sample.steps.call + sample.steps.first)) < 1e-9);
         }
+        // Each timed step is one barrier generation with its release skew (all ranks on this host).
+        for (const s of Object.keys(sample.perRank)) assert.ok((sample.stepSkewUs?.[s] ?? -1) >= 0, `release skew of ${s}: ${JSON.stringify(sample.stepSkewUs)}`);
       }
+      // Every rank on one host: the release went through shared memory.
+      assert.match(run.stderr.join(''), /barrier: one-host release through shared memory/);
       const init = summaries[0]!;
       assert.equal(step(init, 'default', 'call').stats.n, 3);
       // The lazy connect lands in the first collective, not in init (simulated costs 15 / 25 ms).
