@@ -17,7 +17,7 @@
  */
 import type { TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
-import { nativeCallAt, nativeCallOf, type NativeCall } from './nativeCalls';
+import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
 /** A native frame as the plugin records it. */
@@ -59,8 +59,9 @@ interface Comm {
 interface Proc {
   host: string; pid: number; rank: number | null; python: boolean; plugin: boolean; abi: number | null; nccl: number | null;
   sim: boolean; comms: Map<number, Comm>; calls: PyCall[]; chainError: string;
-  /** The C interposer's calls (nativeCalls.ts). */
+  /** The C interposer's calls (nativeCalls.ts), and the calls it started forwarding. */
   ncalls: NativeCall[];
+  nstarts: NativeStart[];
 }
 
 const NS = 1e6;
@@ -94,7 +95,7 @@ function readProcesses(files: RecordFile[], problems: string[]): Map<string, Pro
     const key = `${m[1]}-${m[2]}`;
     let p = procs.get(key);
     if (!p) {
-      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [] };
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [] };
       procs.set(key, p);
     }
     let bad = 0;
@@ -156,6 +157,11 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
       const call = nativeCallOf(r, frame);
       if (call) p.ncalls.push(call);
       return call !== null;
+    }
+    case 'ncallStart': {
+      const start = nativeStartOf(r, frame);
+      if (start) p.nstarts.push(start);
+      return start !== null;
     }
     case 'coll': case 'collStart': case 'gpu':
       return i !== null && p.comms.has(i);
@@ -220,6 +226,8 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
     if (p.chainError) problems.push(`pid ${p.pid}: the chained profiler plugin was not loaded: ${p.chainError}`);
     if (p.python && !p.plugin && p.calls.length > 0)
       missing.push(`pid ${p.pid}${p.rank !== null ? ` (rank ${p.rank})` : ''}: no profiler plugin records — NCCL did not load the plugin (NCCL older than 2.27.3, NCCL_PROFILER_PLUGIN overridden, or no communicator was created)`);
+    for (const u of unreturned(p.nstarts, p.ncalls))
+      missing.push(`pid ${p.pid}: ${u.api} at ${u.site ? nativeWhere(u.site, symbolize) : 'an unknown caller'} started and never returned — the process hung in it or was killed in it`);
     const comms = [...p.comms.values()].sort((a, b) => a.tInit - b.tInit);
     const coldI = comms[0]?.i;
     const nTaken = new Set<NativeCall>();

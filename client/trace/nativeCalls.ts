@@ -59,3 +59,31 @@ export function nativeCallAt(calls: NativeCall[], t: number, tid: number | null,
   const pending = calls.filter((c) => set.has(c.api) && c.r === NCCL_IN_PROGRESS && c.t0 <= t && !taken.has(c)).sort((a, b) => b.t0 - a.t0);
   return pending[0] ?? null;
 }
+
+/** A `ncallStart` line: the interposer was about to forward `api` (written before the call). */
+export interface NativeStart { api: string; t: number; tid: number | null; site: NativeFrame | null }
+
+/** One `ncallStart` record, or null when a field is missing. */
+export function nativeStartOf(r: Record<string, unknown>, frame: (v: unknown) => NativeFrame | null): NativeStart | null {
+  const t = typeof r.t0 === 'number' && Number.isFinite(r.t0) ? r.t0 : null;
+  if (typeof r.api !== 'string' || t === null) return null;
+  return { api: r.api, t, tid: typeof r.tid === 'number' ? r.tid : null, site: frame(r.site) };
+}
+
+/**
+ * The calls that started and never returned: per thread and function, the starts beyond the
+ * number of finished calls (the latest ones) — where the process hung or was killed.
+ */
+export function unreturned(starts: NativeStart[], calls: NativeCall[]): NativeStart[] {
+  const out: NativeStart[] = [];
+  const key = (api: string, tid: number | null) => `${api}|${tid}`;
+  const ended = new Map<string, number>();
+  for (const c of calls) ended.set(key(c.api, c.tid), (ended.get(key(c.api, c.tid)) ?? 0) + 1);
+  const byKey = new Map<string, NativeStart[]>();
+  for (const s of starts) byKey.set(key(s.api, s.tid), [...(byKey.get(key(s.api, s.tid)) ?? []), s]);
+  for (const [k, list] of byKey) {
+    const open = list.length - (ended.get(k) ?? 0);
+    if (open > 0) out.push(...list.sort((a, b) => a.t - b.t).slice(-open));
+  }
+  return out.sort((a, b) => a.t - b.t);
+}

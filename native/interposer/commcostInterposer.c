@@ -18,6 +18,9 @@
  * function+offset. comm: the communicator made (creations) or acted on (teardown, revoke);
  * parent: the communicator split, shrunk or grown.
  *
+ * Before forwarding, a `ncallStart` line (api, t0, tid, site) is written too: a call that never
+ * returns (a hang in bootstrap, a process killed inside it) is still seen, and the trace says so.
+ *
  * Only the outermost lifecycle call of a thread is recorded (NCCL's own calls to its exported
  * functions from inside one are forwarded, not recorded).
  *
@@ -106,8 +109,8 @@ static const char* jsonText(const char* s, char* out, size_t cap) {
   return out;
 }
 
-/* One record, one write(2). */
-static void record(const char* api, uint64_t t0, uint64_t t1, int r, void* ret, const void* comm, const void* parent) {
+/* One record, one write(2): the call's end (`ncall`), or with `start` its beginning (`ncallStart`). */
+static void record(int start, const char* api, uint64_t t0, uint64_t t1, int r, void* ret, const void* comm, const void* parent) {
   int fd = output();
   if (fd < 0) return;
   char site[900] = "";
@@ -120,8 +123,10 @@ static void record(const char* api, uint64_t t0, uint64_t t1, int r, void* ret, 
              jsonText(info.dli_sname, sym, sizeof sym), (unsigned long long)(info.dli_saddr ? a - (uintptr_t)info.dli_saddr : 0));
   }
   char buf[1400];
-  int n = snprintf(buf, sizeof buf, "{\"k\":\"ncall\",\"api\":\"%s\",\"t0\":%llu,\"t1\":%llu,\"tid\":%ld,\"r\":%d,\"comm\":\"%p\",\"parent\":\"%p\"%s}\n",
-                   api, (unsigned long long)t0, (unsigned long long)t1, (long)syscall(SYS_gettid), r, comm, parent, site);
+  int n = start ? snprintf(buf, sizeof buf, "{\"k\":\"ncallStart\",\"api\":\"%s\",\"t0\":%llu,\"tid\":%ld%s}\n", api, (unsigned long long)t0,
+                           (long)syscall(SYS_gettid), site)
+                : snprintf(buf, sizeof buf, "{\"k\":\"ncall\",\"api\":\"%s\",\"t0\":%llu,\"t1\":%llu,\"tid\":%ld,\"r\":%d,\"comm\":\"%p\",\"parent\":\"%p\"%s}\n",
+                           api, (unsigned long long)t0, (unsigned long long)t1, (long)syscall(SYS_gettid), r, comm, parent, site);
   if (n <= 0) return;
   if (n >= (int)sizeof buf) { n = (int)sizeof buf - 1; buf[n - 1] = '\n'; }
   ssize_t w;
@@ -145,17 +150,18 @@ static void record(const char* api, uint64_t t0, uint64_t t1, int r, void* ret, 
   do {                                                                              \
     __typeof__(real_##name()) fn = real_##name();                                   \
     if (!fn) {                                                                      \
-      if (depth == 0) record(#name, nowNs(), nowNs(), -1, ret, NULL, parentIn);     \
+      if (depth == 0) record(0, #name, nowNs(), nowNs(), -1, ret, NULL, parentIn);  \
       return NCCL_INVALID_USAGE;                                                    \
     }                                                                               \
     if (depth > 0) return call;                                                     \
     depth++;                                                                        \
+    record(1, #name, nowNs(), 0, 0, ret, NULL, NULL); /* before t0: not timed */    \
     uint64_t t0 = nowNs();                                                          \
     ncclResult_t r = call;                                                          \
     uint64_t t1 = nowNs();                                                          \
     depth--;                                                                        \
     int saved = errno;                                                              \
-    record(#name, t0, t1, r, ret, commOut, parentIn);                               \
+    record(0, #name, t0, t1, r, ret, commOut, parentIn);                            \
     errno = saved;                                                                  \
     return r;                                                                       \
   } while (0)

@@ -127,3 +127,30 @@ int main(void) {
   assert.deepEqual(lines.map((l) => [l.api, l.r]), [['ncclCommDestroy', -1]]);
   assert.equal(execFileSync(join(dir, 'p'), { env: { ...process.env, LD_PRELOAD: lib }, encoding: 'utf8' }), 'found 5\n', 'without COMMCOST_TRACE_DIR nothing is written, the call is the same');
 });
+
+test('--interpose: a job that hangs inside ncclCommInitRank leaves a partial trace naming the call and its line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'commcost-hang-'));
+  writeFileSync(join(dir, 'hang.c'), `typedef struct { char internal[128]; } ncclUniqueId;
+typedef struct ncclComm* ncclComm_t;
+extern int ncclGetUniqueId(ncclUniqueId*);
+extern int ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int);
+extern int cuInit(unsigned);
+int main(void) {
+  ncclUniqueId id; ncclComm_t c;
+  cuInit(0); ncclGetUniqueId(&id);
+  return ncclCommInitRank(&c, 2, id, 0); /* rank 1 never comes: hangs here */
+}
+`);
+  const hang = join(dir, 'hang');
+  execFileSync('cc', ['-std=c11', '-O0', '-g', join(dir, 'hang.c'), '-o', hang, sim, `-Wl,-rpath,${join(root, 'dist', 'native')}`]);
+  const cwd = mkdtempSync(join(tmpdir(), 'commcost-trace-hang-'));
+  let out = '';
+  const code = await traceCommand([hang], { simulate: true, interpose: true, deadline: '2' }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+  assert.notEqual(code, 0);
+  const tdir = join(cwd, '.commcost', 'traces');
+  const trace = validateTraceFile(JSON.parse(readFileSync(join(tdir, readdirSync(tdir)[0]!), 'utf8')));
+  assert.equal(trace.status, 'partial');
+  assert.ok(trace.missing.some((m) => /deadline/.test(m)), trace.missing.join('; '));
+  assert.ok(trace.missing.some((m) => /ncclCommInitRank at .*hang\.c:9 started and never returned/.test(m)), trace.missing.join('; '));
+  assert.match(out, /never returned/);
+});

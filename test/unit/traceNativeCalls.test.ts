@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { interposerEnv } from '../../client/trace/jobEnv';
 import { mergeTrace, type NativeFrame, type RecordFile } from '../../client/trace/merge';
-import { nativeCallAt, nativeCallOf, type NativeCall } from '../../client/trace/nativeCalls';
+import { nativeCallAt, nativeCallOf, unreturned, type NativeCall } from '../../client/trace/nativeCalls';
 
 const MS = 1e6;
 const job = { command: ['./app'], startedAt: 'a', endedAt: 'b', exitCode: 0, signal: null, host: 'h' };
@@ -70,4 +70,13 @@ test('interposerEnv: ours first, the user\'s LD_PRELOAD kept as it was; a path L
   assert.deepEqual(interposerEnv({}, '/opt/c/lib.so'), { LD_PRELOAD: '/opt/c/lib.so' });
   assert.deepEqual(interposerEnv({ LD_PRELOAD: 'libjemalloc.so libx.so' }, '/opt/c/lib.so'), { LD_PRELOAD: '/opt/c/lib.so:libjemalloc.so libx.so' });
   assert.throws(() => interposerEnv({}, '/opt/my dir/lib.so'), /space or a colon/);
+});
+
+test('unreturned: per thread and function, the starts beyond the finished calls, the latest ones', () => {
+  const start = (api: string, t: number, tid: number) => ({ api, t, tid, site: null });
+  const starts = [start('ncclCommInitRank', 0, 1), start('ncclCommSplit', 20, 1), start('ncclCommInitRank', 5, 2), start('ncclCommDestroy', 30, 1)];
+  const done = [call('ncclCommInitRank', 1, 10, 1), call('ncclCommSplit', 21, 25, 1), call('ncclCommInitRank', 6, 9, 2)];
+  assert.deepEqual(unreturned(starts, done), [start('ncclCommDestroy', 30, 1)]);
+  assert.deepEqual(unreturned(starts.slice(0, 1), []), starts.slice(0, 1));
+  assert.deepEqual(unreturned([], done), []);
 });
