@@ -42,6 +42,8 @@ export interface JobFacts {
   host: string;
   /** Why NCCL's log was not asked for (the user's own NCCL_DEBUG, --no-nccl-log), if so (client/trace/jobEnv.ts). */
   ncclLogSkipped?: string;
+  /** NCCL's log was asked for (then a job whose NCCL wrote none is told so). */
+  ncclLogAsked?: boolean;
 }
 
 interface PyCall {
@@ -220,7 +222,11 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
   const missing: string[] = [];
   const logs = files.filter((f) => f.name.endsWith(NCCL_LOG_SUFFIX));
   const procs = [...readProcesses(files.filter((f) => !f.name.endsWith(NCCL_LOG_SUFFIX)), problems).values()].sort((a, b) => (a.rank ?? 1e9) - (b.rank ?? 1e9) || a.pid - b.pid);
-  const ncclLog = job.ncclLogSkipped ? { processes: 0, creations: 0, joined: 0, note: job.ncclLogSkipped } : joinLogs(procs, logs, problems);
+  const ncclLog = job.ncclLogSkipped
+    ? { processes: 0, creations: 0, joined: 0, note: job.ncclLogSkipped }
+    : logs.length === 0 && job.ncclLogAsked && procs.some((p) => p.plugin)
+      ? { processes: 0, creations: 0, joined: 0, note: 'NCCL wrote no log file although NCCL_DEBUG_FILE was set (the records folder not writable from the job, or the variables not passed on by the launcher)' }
+      : joinLogs(procs, logs, problems);
   const attributed: Attributed[] = [];
   for (const p of procs) {
     if (p.chainError) problems.push(`pid ${p.pid}: the chained profiler plugin was not loaded: ${p.chainError}`);

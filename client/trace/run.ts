@@ -212,7 +212,7 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
     const files: RecordFile[] = readdirSync(dataDir)
       .filter((n) => n.endsWith('.jsonl') || n.endsWith(NCCL_LOG_SUFFIX))
       .map((n) => ({ name: n, text: readFileSync(join(dataDir, n), 'utf8') }));
-    const trace = mergeTrace(files, { command, startedAt, endedAt: new Date().toISOString(), exitCode: code, signal, ...(stopped ? { stopped } : {}), host: hostname(), ...(ncclLog.skipped ? { ncclLogSkipped: ncclLog.skipped } : {}) }, addr2lineSymbolizer());
+    const trace = mergeTrace(files, { command, startedAt, endedAt: new Date().toISOString(), exitCode: code, signal, ...(stopped ? { stopped } : {}), host: hostname(), ...(ncclLog.skipped ? { ncclLogSkipped: ncclLog.skipped } : { ncclLogAsked: true }) }, addr2lineSymbolizer());
     const result: TraceRunResult = { trace, outFile, exitCode: code, exitSignal: signal, ...(stopped ? { stopped } : {}), ...(startError ? { startError } : {}) };
     try {
       writeFileSync(outFile + '.tmp', JSON.stringify(trace, null, 1) + '\n');

@@ -150,6 +150,7 @@ test('mergeTrace: without log files there is no view; a skipped log says why', (
   const t = mergeTrace([plugin(100, 0)], job);
   assert.equal(t.ncclLog, null);
   assert.ok(t.sites.every((s) => s.nccl === null));
+  assert.match(mergeTrace([plugin(100, 0)], { ...job, ncclLogAsked: true }).ncclLog!.note!, /NCCL wrote no log file/);
   const skipped = mergeTrace([plugin(100, 0)], { ...job, ncclLogSkipped: 'NCCL_DEBUG=WARN was set by you' });
   assert.match(ncclViewLines(skipped).join('\n'), /NCCL's view: none — NCCL_DEBUG=WARN was set by you/);
 });
