@@ -116,6 +116,21 @@ function headlineWords(a: Annotation, m: Measured): string {
   return plain(h.label, 40);
 }
 
+/**
+ * A creation whose group's first collective is a site of its own further on (groupFlow.ts found
+ * it: `site.warmUp.firstCollective`): that line pays the first collective, so this line's lens
+ * and label give the call alone and point there, rather than the total to first collective, which
+ * would show one cost at two lines. Undefined when the headline is not the total, or the run has
+ * no call or first-collective figure for it.
+ * @returns the call's figure (ms), the first collective's (ms) and its 1-based line
+ */
+export function firstCollectiveElsewhere(a: Annotation, site?: CallSite): { call: Figure; first: Figure; line: number } | undefined {
+  const m = a.measured;
+  const at = site?.role === 'create' && site.warmUp && !site.warmUp.warm ? site.warmUp.firstCollective : undefined;
+  if (!m || !at || m.headline !== m.main.total || !m.main.call || !m.main.first) return undefined;
+  return { call: m.main.call, first: m.main.first, line: at.line + 1 };
+}
+
 /** What the reading calls the thing created: "init", "split", "init_process_group", …. */
 function noun(a: Annotation, m: Measured): string {
   if (m.experiment === 'c10d') return a.api;
@@ -168,9 +183,11 @@ export function reading(a: Annotation): string | undefined {
 
 /**
  * The CodeLens title, e.g. "⏱ 176 ms to first collective · 484 MiB/GPU — localhost · NCCL 2.28.9 ·
- * 2026-11-29": the headline figure and the run it comes from ({@link runLabel}).
+ * 2026-11-29": the headline figure and the run it comes from ({@link runLabel}). With `site`, a
+ * creation whose first collective is a site further on gives its call and points there
+ * ({@link firstCollectiveElsewhere}): "⏱ 0.43 ms call · its first collective (line 8) pays 191 ms …".
  */
-export function codeLensTitle(a: Annotation): string {
+export function codeLensTitle(a: Annotation, site?: CallSite): string {
   const sim = a.simulated ? 'SIMULATED · ' : '';
   const m = a.measured;
   if (!m) {
@@ -185,7 +202,10 @@ export function codeLensTitle(a: Annotation): string {
           : 'not measured in the runs used here · ';
     return `${sim}⏱ ${why}Measure this on ${host ?? '…'}`;
   }
-  const parts = [`${formatMs(m.headline.stats.median)} ${headlineWords(a, m)}`];
+  const elsewhere = firstCollectiveElsewhere(a, site);
+  const parts = elsewhere
+    ? [`${formatMs(elsewhere.call.stats.median)} call`, `its first collective (line ${elsewhere.line}) pays ${formatMs(elsewhere.first.stats.median)}`]
+    : [`${formatMs(m.headline.stats.median)} ${headlineWords(a, m)}`];
   if (a.entry.role === 'teardown' && m.main.total && m.main.total !== m.headline)
     parts.push(`${formatMs(m.main.total.stats.median)} ${plain(m.main.total.label, 40)}`);
   const reinit = a.entry.role === 'teardown' ? m.main.extra.find((f) => f.step === 'total') : undefined;
@@ -201,14 +221,19 @@ export function codeLensTitle(a: Annotation): string {
 /**
  * The after-line label (Import Cost style), e.g. "176 ms · 484 MiB/GPU"; when the figures come
  * from another run than the active one (the status bar's), that run's label follows:
- * "176 ms · 484 MiB/GPU — localhost · NCCL 2.28.9 · 2026-11-29".
+ * "176 ms · 484 MiB/GPU — localhost · NCCL 2.28.9 · 2026-11-29". With `site`, as
+ * {@link codeLensTitle}: "0.43 ms (+191 ms at line 8) · 484 MiB/GPU".
  */
-export function decorationLabel(a: Annotation): string | undefined {
+export function decorationLabel(a: Annotation, site?: CallSite): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
   const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
   const one = m.main.childRanks === 1 ? ' · one-rank' : '';
-  const text = `${formatMs(m.headline.stats.median)}${mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
+  const elsewhere = firstCollectiveElsewhere(a, site);
+  const head = elsewhere
+    ? `${formatMs(elsewhere.call.stats.median)} (+${formatMs(elsewhere.first.stats.median)} at line ${elsewhere.line})`
+    : formatMs(m.headline.stats.median);
+  const text = `${head}${mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
   const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
   return `${a.simulated ? 'SIMULATED ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
-import { costClass, decorationLabel, type CostClass } from './annotationText';
+import { costClass, decorationLabel, firstCollectiveElsewhere, type CostClass } from './annotationText';
 import type { TraceObservation } from './traces';
 import { observedLabel, observedMs } from './tracesText';
 
@@ -61,13 +61,15 @@ export class CostDecorations implements vscode.Disposable {
           entry.labels.unshift(observedLabel(o));
           lines.set(line, entry);
         }
-        const label = decorationLabel(a);
+        const label = decorationLabel(a, site);
         if (!label || !a.measured) continue;
         if (o) {
           lines.get(line)!.labels.push(`experiment ${label}`);
           continue;
         }
-        const kind: Kind = a.stale.length ? 'stale' : costClass(a.measured.headline.stats.median, thresholds.mediumMs, thresholds.largeMs);
+        // Coloured by what this line pays: the call alone when its first collective is a line of its own.
+        const paid = (firstCollectiveElsewhere(a, site)?.call ?? a.measured.headline).stats.median;
+        const kind: Kind = a.stale.length ? 'stale' : costClass(paid, thresholds.mediumMs, thresholds.largeMs);
         const entry = lines.get(line) ?? { labels: [], kind };
         entry.labels.push(label);
         if (RANK[kind] > RANK[entry.kind]) entry.kind = kind;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AnnotationModel } from '../../extension/annotations/annotationModel';
-import { formatMs, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
+import { codeLensTitle, decorationLabel, formatMs, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
 import type { RunFile } from '../../protocol/runFile';
@@ -126,6 +126,31 @@ test('a creation whose eagerness the code does not show says the lazy headline i
     const loneMd = unescape(hoverMarkdown(al, lone, hoverLinks(al)));
     assert.match(loneMd, /no init_process_group in this file passes device_id/);
     assert.doesNotMatch(loneMd, /this file's init_process_group/);
+  } finally {
+    model.dispose();
+  }
+});
+
+test("a lazy creation whose first collective is a line of its own gives its call and points there: one cost is not shown at two lines", async () => {
+  const { store } = await storeOf(runFolder([c10d]));
+  const model = new AnnotationModel(await loadFinder(), store, () => RULES);
+  try {
+    const stats = (step: string) =>
+      c10d.experiments.find((e) => e.experiment === 'c10d')!.variants.find((v) => v.variant === 'new_group/lazy-default')!.steps.find((s) => s.step === step)!.stats;
+    const sites = model.open('file:///train.py', 'python', TRAIN, 1).scan.sites;
+    const create = sites.find((s) => s.api === 'new_group');
+    assert.ok(create?.warmUp?.firstCollective, 'the finder follows tp to train_step');
+    const a = model.annotateSite('file:///train.py', create);
+    const lens = codeLensTitle(a, create);
+    assert.match(lens, new RegExp(`^⏱ ${formatMs(stats('call').median).replace('.', '\\.')} call · its first collective \\(line 8\\) pays ${formatMs(stats('first').median)} ·`), lens);
+    assert.doesNotMatch(lens, /to first collective/);
+    assert.equal(decorationLabel(a, create)?.startsWith(`${formatMs(stats('call').median)} (+${formatMs(stats('first').median)} at line 8)`), true, decorationLabel(a, create));
+    // Without the site (or with a warm-up right after the creation), the total to first collective stays the headline.
+    assert.match(codeLensTitle(a), new RegExp(`^⏱ ${formatMs(stats('total').median)} to first collective`));
+    const warm = 'import torch.distributed as dist\ndist.init_process_group("nccl")\ntp = dist.new_group([0, 1])\ndist.all_reduce(x, group=tp)\n';
+    const w = model.open('file:///warm.py', 'python', warm, 1).scan.sites.find((s) => s.api === 'new_group');
+    assert.ok(w);
+    assert.match(codeLensTitle(model.annotateSite('file:///warm.py', w), w), /to first collective/);
   } finally {
     model.dispose();
   }
