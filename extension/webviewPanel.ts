@@ -205,8 +205,9 @@ export class ResultsPanel implements vscode.Disposable {
     const delta = this.sent?.runId === state.run.id ? runDelta(state.run, this.sent.counts) : undefined;
     let msg;
     if (delta) {
-      const { run: _run, ...rest } = state;
-      msg = createMessage(RunDeltaNotification, { ...rest, runId: state.run.id, delta }, 'host', ++this.counter);
+      const rest: Partial<RunState> = { ...state };
+      delete rest.run;
+      msg = createMessage(RunDeltaNotification, { ...(rest as Omit<RunState, 'run'>), runId: state.run.id, delta }, 'host', ++this.counter);
     } else {
       msg = createMessage(RunStateNotification, state, 'host', ++this.counter);
       this.sent = { runId: state.run.id, counts: sentCountsOf(state.run) };

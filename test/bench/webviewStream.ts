@@ -18,7 +18,7 @@ import { runDelta, sentCountsOf, type SentCounts } from '../../protocol/runDelta
 import type { RunFile } from '../../protocol/runFile';
 import { createMessage, RunDeltaNotification, RunStateNotification } from '../../protocol/webviewMessages';
 import { CHROMIUM, CODE_SERVER_DIR } from '../ui/uiEnv';
-import type { TargetTable } from './targets';
+import { TargetTable as TargetTableClass, type TargetTable } from './targets';
 
 interface PageLike {
   setContent(html: string): Promise<void>;
@@ -87,8 +87,7 @@ async function stream(page: PageLike, root: string, mode: 'delta' | 'snapshot', 
     if (mode === 'delta') {
       const delta = runDelta(run, sent);
       if (delta) {
-        const { run: _run, ...rest } = { run, live: true };
-        await post(createMessage(RunDeltaNotification, { ...rest, runId: run.id, delta }, 'host', ++counter));
+        await post(createMessage(RunDeltaNotification, { live: true, runId: run.id, delta }, 'host', ++counter));
       } else {
         sent = sentCountsOf(run);
         await post(createMessage(RunStateNotification, { run, live: true }, 'host', ++counter));
@@ -114,7 +113,6 @@ export async function webviewStreamBench(root: string, table: TargetTable, log: 
     table.add({ id: 'webview.stream', what: 'webview at 1,000 events/s', unit: 'fps', target: '≥ 55 fps, no task > 50 ms', verdict: 'skipped', note: why });
     return;
   }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const pw = createRequire(path.join(CODE_SERVER_DIR, 'package.json'))('playwright-core') as { chromium: { launch(o: object): Promise<{ newPage(): Promise<PageLike>; close(): Promise<void> }> } };
   const browser = await pw.chromium.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   try {
@@ -140,8 +138,7 @@ export async function webviewStreamBench(root: string, table: TargetTable, log: 
 }
 
 if (require.main === module) {
-  const { TargetTable } = require('./targets') as typeof import('./targets');
-  const t = new TargetTable();
+  const t = new TargetTableClass();
   void webviewStreamBench(process.cwd(), t, (l) => console.log(l), Number(process.argv[2] ?? 5), Number(process.argv[3] ?? 50_000)).then(() => {
     for (const l of t.lines()) console.log(l);
   });
