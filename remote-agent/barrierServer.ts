@@ -22,6 +22,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import { ListenerGuard } from './listenerGuard';
 import * as path from 'node:path';
 
 export const BARRIER_MAGIC = 0x52424343;
@@ -68,6 +69,7 @@ export class BarrierServer {
   private releasedUpTo = 0;
 
   private readonly token: Buffer;
+  private readonly guard: ListenerGuard;
 
   /** @throws RangeError when the token is not BARRIER_TOKEN_BYTES characters */
   constructor(private readonly opts: BarrierServerOptions) {
@@ -75,6 +77,7 @@ export class BarrierServer {
     if (opts.token.length !== BARRIER_TOKEN_BYTES || this.token.length !== BARRIER_TOKEN_BYTES) {
       throw new RangeError(`barrier token must be ${BARRIER_TOKEN_BYTES} characters, got ${opts.token.length}`);
     }
+    this.guard = new ListenerGuard('barrier', opts.worldSize, (m) => opts.onProtocolError?.(m));
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
@@ -111,6 +114,9 @@ export class BarrierServer {
   }
 
   private accept(socket: net.Socket): void {
+    // Unauthenticated connections are capped in number and in time (listenerGuard.ts); before
+    // its hello a connection holds at most one hello frame.
+    if (!this.guard.admit(socket)) return;
     socket.setNoDelay(true);
     this.connections.add(socket);
     socket.on('close', () => this.connections.delete(socket));
@@ -131,6 +137,7 @@ export class BarrierServer {
         if (!timingSafeEqual(buf.subarray(8, HELLO_BYTES), this.token)) return refuse(`hello for rank ${rank} without this session's secret`);
         if (rank >= this.opts.worldSize) return refuse(`hello for rank ${rank}, world size ${this.opts.worldSize}`);
         helloRank = rank;
+        this.guard.authenticated(socket);
         buf = buf.subarray(HELLO_BYTES);
       }
       while (buf.length >= ARRIVE_BYTES) {

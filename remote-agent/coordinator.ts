@@ -7,7 +7,7 @@
  * every rank process is owned by a RankSession and killed when the session ends, whatever way
  * it ends; a failure in one experiment loses nothing measured before it.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -32,7 +32,9 @@ import {
 import { environmentStamp, hostPython, RANK_METHOD_ENV } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
 import { BarrierServer, ShmRelease } from './barrierServer';
-import { LineChannel } from './lineChannel';
+import { LineChannel, MAX_LINE_CHARS, PRE_AUTH_LINE_CHARS } from './lineChannel';
+import { ListenerGuard } from './listenerGuard';
+import { rankMessageProblem } from '../protocol/agentWire';
 import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
 import { hostAddresses, NODE_SILENCE_MS, NodeServer, placeRanks, runNodeHost, startLocalRank, type RankHandle, type RankPlace } from './nodes';
@@ -272,7 +274,9 @@ export class Coordinator {
     }
     // An experiment whose failed variant was not its last is summarised with what finished.
     for (const w of planned) this.summarize(w.experiment, true);
-    return failures > 0 ? 'partial' : 'complete';
+    // A failure before any iteration was recorded (a rank lost at start) leaves nothing: failed, not partial.
+    const anyRecorded = [...this.records.values()].some((r) => r.done > 0);
+    return failures === 0 ? 'complete' : anyRecorded ? 'partial' : 'failed';
   }
 
   /** Per-variant records of recorded iterations, shared by every rank session of the run. */
@@ -534,6 +538,14 @@ export function sessionUnits(planned: PlannedExperiment[], iterationsPerVariant 
   return units;
 }
 
+/** The codes a rank may report an error with; any other is reported as INTERNAL. */
+const RANK_ERROR_CODES = new Set<string>(['NO_GPU', 'NCCL_NOT_FOUND', 'LOAD_FAILED', 'NCCL_ERROR', 'CUDA_ERROR', 'TIMEOUT', 'RANK_EXITED', 'BAD_COMMAND', 'INTERNAL']);
+
+/** True when `a` is the session secret `b` (constant time). */
+function sameSecret(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
 /** One set of rank processes with their control and barrier servers. */
 class RankSession {
   /** Per rank: total duration of its library calls so far (timed and untimed), ms. */
@@ -548,6 +560,7 @@ class RankSession {
   /** From the session's end until its rank processes exited, ms. */
   processExitMs = 0;
   private readonly control = net.createServer();
+  private readonly controlGuard: ListenerGuard;
   private readonly barrier: BarrierServer;
   /** The one-host release (every rank on this host): unlinked once every rank is ready. */
   private readonly shmRelease: ShmRelease | undefined;
@@ -589,6 +602,7 @@ class RankSession {
     // Ranks on other nodes reach the control and barrier servers over the network.
     // Its connections must prove the same secret in their first frame (the barrier's hello).
     this.barrier = new BarrierServer({ worldSize: ranks, token: this.secret, host: cluster ? '0.0.0.0' : '127.0.0.1', onProtocolError: (m) => log(m) });
+    this.controlGuard = new ListenerGuard('control channel', ranks, log);
     // Every rank on this host: the barrier releases through shared memory (TCP across hosts).
     this.shmRelease = cluster || process.env.COMMCOST_BARRIER_TCP === '1' ? undefined : ShmRelease.create(ranks);
     this.deadlineMs = options.deadlineSeconds * 1000;
@@ -674,16 +688,27 @@ class RankSession {
   }
 
   private accept(socket: net.Socket, barrierPort: number): void {
+    // Before its hello a connection may hold PRE_AUTH_LINE_CHARS, for HELLO_MS, and only so many
+    // connections at once (listenerGuard.ts): a peer without the secret cannot fill memory.
+    if (!this.controlGuard.admit(socket)) return;
     socket.setNoDelay(true);
     let rank = -1;
     const channel = new LineChannel<CoordinatorToRank, RankToCoordinator>(
       socket,
       socket,
-      (line) => this.log(`bad line from a rank: ${line.slice(0, 200)}`),
+      (line, e) => this.log(`bad line from ${rank < 0 ? 'a connection without a hello' : `rank ${rank}`}: ${line.slice(0, 200)}${e instanceof Error ? ` (${e.message})` : ''}`),
       // A rank that died is reported by its exit (RANK_EXITED); its socket's error is only logged.
       (e) => this.log(`control channel of rank ${rank}: ${e.message}`),
     );
+    channel.limitLines(PRE_AUTH_LINE_CHARS);
     channel.onMessage((msg) => {
+      // Every message's shape is checked before one field is read (`null`, `42`, `steps: null`).
+      const problem = rankMessageProblem(msg);
+      if (problem) {
+        this.log(`${rank < 0 ? 'a connection without a hello' : `rank ${rank}`} sent a malformed message: ${problem}`);
+        if (rank < 0) socket.destroy();
+        return;
+      }
       if (msg.t === 'hello') {
         // A rank that connects after the session ended (a cancel during start-up) is told to go
         // now: closing its control channel ends it, instead of waiting for the shutdown's kill.
@@ -691,13 +716,15 @@ class RankSession {
           socket.destroy();
           return;
         }
-        if (msg.token !== this.secret || !Number.isInteger(msg.rank) || msg.rank < 0 || msg.rank >= this.ranks || this.channels.has(msg.rank)) {
+        if (typeof msg.token !== 'string' || !sameSecret(msg.token, this.secret) || !Number.isInteger(msg.rank) || msg.rank < 0 || msg.rank >= this.ranks || this.channels.has(msg.rank)) {
           this.log(`refused a rank connection claiming rank ${String(msg.rank)}`);
           socket.destroy();
           return;
         }
         rank = msg.rank;
         this.channels.set(rank, channel);
+        this.controlGuard.authenticated(socket);
+        channel.limitLines(MAX_LINE_CHARS);
         channel.send({
           t: 'start',
           options: this.options,
@@ -751,15 +778,18 @@ class RankSession {
       case 'iteration':
         this.onIteration(msg);
         break;
-      case 'error':
+      case 'error': {
+        // Only this session's experiments name where it failed (the run goes on with the next one).
+        const experiment = this.work.some((w) => w.experiment === msg.experiment) ? (msg.experiment as ExperimentId) : undefined;
         this.fail({
-          code: msg.code,
-          message: `${msg.message}${msg.experiment ? ` (${msg.experiment} ${msg.variant ?? ''} iteration ${msg.iteration ?? '?'})` : ''}`,
+          code: RANK_ERROR_CODES.has(msg.code) ? msg.code : 'INTERNAL',
+          message: `${msg.message.slice(0, 4000)}${msg.experiment ? ` (${msg.experiment.slice(0, 100)} ${msg.variant?.slice(0, 100) ?? ''} iteration ${msg.iteration ?? '?'})` : ''}`,
           detail: msg.detail,
           hint: msg.code === 'NCCL_ERROR' ? 'run again with NCCL_DEBUG=WARN to see NCCL\'s own message in the log' : undefined,
-          where: { rank, experiment: msg.experiment as ExperimentId | undefined, variant: msg.variant, iteration: msg.iteration, step: msg.op },
+          where: { rank, experiment, variant: msg.variant, iteration: msg.iteration, step: msg.op },
         });
         break;
+      }
       case 'finished':
         this.libraryMs.set(rank, msg.libraryMs);
         if (msg.timedMs !== undefined) this.timedMs.set(rank, msg.timedMs);
@@ -775,7 +805,10 @@ class RankSession {
   }
 
   private onIteration(report: IterationReport): void {
+    // Only this run's variants, and one report per rank and iteration, count.
+    if (!this.records.has(`${report.experiment}|${report.variant}`)) return this.log(`rank ${report.rank} reported an iteration of an unknown variant: ignored`);
     const key = `${report.experiment}|${report.variant}|${report.iteration}`;
+    if (this.pending.get(key)?.some((r) => r.rank === report.rank)) return this.log(`rank ${report.rank} reported ${key} twice: ignored`);
     const got = [...(this.pending.get(key) ?? []), report];
     if (got.length < this.ranks) {
       this.pending.set(key, got);

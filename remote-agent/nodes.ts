@@ -14,7 +14,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { rankProcessEnv } from './environment';
-import { LineChannel } from './lineChannel';
+import { LineChannel, MAX_LINE_CHARS, PRE_AUTH_LINE_CHARS } from './lineChannel';
+import { ListenerGuard } from './listenerGuard';
+import { coordinatorToNodeProblem, nodeMessageProblem } from '../protocol/agentWire';
 import type { CoordinatorToNode, NodeToCoordinator } from './rankWire';
 
 type Log = (line: string) => void;
@@ -61,7 +63,7 @@ export function helloProblem(h: Record<string, unknown>): string | undefined {
   const strs = (x: unknown): boolean => Array.isArray(x) && x.every((v) => typeof v === 'string' && v.length <= 200);
   if (typeof h.nonce !== 'string' || h.nonce.length < 16 || h.nonce.length > 128) return 'no nonce';
   if (typeof h.hostname !== 'string' || h.hostname.length === 0 || h.hostname.length > 255) return 'no hostname';
-  if (!isInt(h.slots) || (h.slots as number) < 1 || (h.slots as number) > 1024) return '"slots" must be 1–1024';
+  if (!isInt(h.slots) || (h.slots as number) < 1 || (h.slots as number) > 256) return '"slots" must be 1–256';
   if (!Array.isArray(h.devices) || h.devices.length !== h.slots || !h.devices.every(isInt)) return '"devices" must list one ordinal per slot';
   if (!strs(h.gpus) || (h.gpus as string[]).length !== h.slots) return '"gpus" must name one GPU per slot';
   if (typeof h.ncclVersion !== 'string' || typeof h.simulated !== 'boolean') return '"ncclVersion" and "simulated" are required';
@@ -189,6 +191,7 @@ export interface NodeServerOptions {
 /** The coordinator's side: accepts node hosts until `expected` have joined. */
 export class NodeServer {
   private readonly server = net.createServer((s) => this.accept(s));
+  private readonly guard: ListenerGuard;
   readonly nodes: JoinedNode[] = [];
   private readonly waiters: (() => void)[] = [];
   private readonly exitHandlers = new Map<string, RankCallbacks>();
@@ -200,6 +203,7 @@ export class NodeServer {
   private readonly lastHeard = new Map<JoinedNode, number>();
 
   constructor(private readonly opts: NodeServerOptions) {
+    this.guard = new ListenerGuard('node server', opts.expected, opts.log);
     this.heartbeat = setInterval(() => {
       const now = Date.now();
       for (const n of this.nodes) {
@@ -305,6 +309,9 @@ export class NodeServer {
   }
 
   private accept(socket: net.Socket): void {
+    // Before it has proved the token a connection may hold PRE_AUTH_LINE_CHARS, for HELLO_MS,
+    // and only so many connections at once (listenerGuard.ts).
+    if (!this.guard.admit(socket)) return;
     socket.setNoDelay(true);
     let joined: JoinedNode | undefined;
     let pending: { hello: Extract<NodeToCoordinator, { t: 'node/hello' }>; nonce: string } | undefined;
@@ -316,10 +323,18 @@ export class NodeServer {
     const channel = new LineChannel<CoordinatorToNode, NodeToCoordinator>(
       socket,
       socket,
-      (line) => this.opts.log(`bad line from a node: ${line.slice(0, 200)}`),
+      (line, e) => this.opts.log(`bad line from a node at ${plainAddress(socket.remoteAddress)}: ${line.slice(0, 200)}${e instanceof Error ? ` (${e.message})` : ''}`),
       (e) => this.opts.log(`node connection ${plainAddress(socket.remoteAddress)}: ${e.message}`),
     );
+    channel.limitLines(PRE_AUTH_LINE_CHARS);
     channel.onMessage((msg) => {
+      // Every message's shape is checked before one field is read (`null`, `42`, `{"t":null}`).
+      const malformed = nodeMessageProblem(msg);
+      if (malformed) {
+        if (!joined) return refuse(`malformed message: ${malformed}`);
+        this.opts.log(`node ${joined.hello.hostname} sent a malformed message: ${malformed}`);
+        return;
+      }
       if (msg.t === 'node/hello') {
         if (joined || pending) return;
         const problem = helloProblem(msg as unknown as Record<string, unknown>);
@@ -359,6 +374,8 @@ export class NodeServer {
           return refuse(reason);
         }
         joined = { hello, address: plainAddress(socket.remoteAddress), coordinatorAddress: plainAddress(socket.localAddress), channel, socket };
+        this.guard.authenticated(socket);
+        channel.limitLines(MAX_LINE_CHARS);
         this.nodes.push(joined);
         this.lastHeard.set(joined, Date.now());
         this.opts.log(`node ${this.nodes.length - 1}: ${hello.hostname} at ${joined.address}, ${hello.slots} rank(s)${hello.fixedRank !== undefined ? ` (rank ${hello.fixedRank})` : ''}`);
@@ -502,6 +519,12 @@ export async function runNodeHost(opts: NodeHostOptions): Promise<'complete' | '
     channel.onMessage((msg) => {
       // After a refusal (either way) nothing more is taken from this connection.
       if (refused !== undefined) return;
+      // The listener at that port may be anyone's: its messages are checked before use.
+      const malformed = coordinatorToNodeProblem(msg);
+      if (malformed) {
+        opts.log(`the coordinator at ${coordinator} sent a malformed message: ${malformed}`);
+        return;
+      }
       heard = Date.now();
       switch (msg.t) {
         case 'node/challenge':
