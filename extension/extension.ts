@@ -10,11 +10,13 @@ import { registerCommands, trustedOnly } from './commands';
 import { registerPanelSerializers } from './panelSerializer';
 import { registerRunsView } from './runsView';
 import { createOutputLog } from './outputLog';
+import { registerSamples } from './samples';
 
 let ctx: CommcostContext | undefined;
 
 /** Called by VS Code on activation. Failures are shown to the user, not swallowed. */
 export function activate(extension: vscode.ExtensionContext): void {
+  const activateStart = performance.now();
   try {
     const context = new CommcostContext();
     ctx = context;
@@ -46,12 +48,27 @@ export function activate(extension: vscode.ExtensionContext): void {
     // Palette commands over saved runs, the Runs view, and the panels restored after a reload.
     registerCommands({ ctx: context, extension, log, runs });
     registerRunsView(context, { extension, log }, runs);
+    // "Open a Sample Run from 2×H200" (Runs view welcome, walkthrough): bundled real runs, marked SAMPLE.
+    registerSamples(context, extension, runs);
     // Panels are not closed on deactivate: a window reload restores them (panelSerializer.ts).
     for (const d of registerPanelSerializers(extension, log)) context.subscriptions.add(d);
+    // The bench (test/bench/startup.ts) reads this line from the extension's log in the real VS Code.
+    log.info(activationLine(activateStart, performance.now()));
   } catch (err) {
     void vscode.window.showErrorMessage(`commcost failed to activate: ${err instanceof Error ? err.message : String(err)}`);
     throw err;
   }
+}
+
+/**
+ * "activated in 12.3 ms (bundle evaluated in 9.1 ms, activate() 3.2 ms)": from the mark the bundle's
+ * first statement sets (scripts/build.mjs LOAD_MARK; absent when not bundled) to the end of activate().
+ */
+export function activationLine(activateStart: number, end: number): string {
+  const loadStart = (globalThis as { __commcostLoadStart?: unknown }).__commcostLoadStart;
+  const own = `activate() ${(end - activateStart).toFixed(1)} ms`;
+  if (typeof loadStart !== 'number') return `activated: ${own}`;
+  return `activated in ${(end - loadStart).toFixed(1)} ms (bundle evaluated in ${(activateStart - loadStart).toFixed(1)} ms, ${own})`;
 }
 
 /** Called by VS Code on shutdown: cancels a run in progress and releases everything. */

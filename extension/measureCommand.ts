@@ -356,7 +356,13 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
             showError: async (message, ...actions) => {
               if (!noGpu()) return vscode.window.showErrorMessage(message, ...actions);
               // No GPU here: offer the same experiments on the simulated NCCL (figures marked SIMULATED).
-              const a = await vscode.window.showErrorMessage(`${message} — no GPU: "Run Simulated" measures on commcost's simulated NCCL (not a measurement)`, ...actions, RUN_SIMULATED);
+              // The agent's hint names the CLI's flag; here the button does it.
+              const text = message.replace(/use --simulate\b/, 'use "Run Simulated"');
+              const a = await vscode.window.showErrorMessage(
+                text === message ? `${message} — no GPU here: "Run Simulated" measures on commcost's simulated NCCL (figures marked SIMULATED)` : text,
+                ...actions,
+                RUN_SIMULATED,
+              );
               if (a === RUN_SIMULATED) void vscode.commands.executeCommand('commcost.measure', { simulate: true, experiments });
               return a === RUN_SIMULATED ? undefined : a;
             },

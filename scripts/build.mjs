@@ -21,21 +21,41 @@ const SAMPLE_RUNS = [
 const LOAD_MARK = 'globalThis.__commcostLoadStart = performance.now();';
 
 /** Libraries the extension loads from dist/vendor/<name>.js (built below) instead of inlining them. */
-const VENDOR = ['ssh2', 'ajv'];
-/** esbuild plugin: `ssh2` and `ajv` resolve to the vendor bundles, external to the one being built. */
+const VENDOR = ['ssh2', 'ajv', 'web-tree-sitter'];
+/** A vendor bundle's entry: the package, or the file to bundle (web-tree-sitter's CommonJS build, as below). */
+const vendorEntry = (name) => (name === 'web-tree-sitter' ? './node_modules/web-tree-sitter/tree-sitter.cjs' : name);
+/**
+ * Our own modules bundled on their own beside dist/extension.js and required from it at first use:
+ * the experiment picker's facts (extension/experimentInfo.ts) carry the agent's experiment modules
+ * (~80 KB) that only the Measure command needs. Each must be stateless (it is a second copy).
+ */
+const LAZY = [['extension/experimentInfo.ts', 'experimentInfo']];
+/** esbuild plugin: `ssh2` and `ajv` resolve to the vendor bundles, {@link LAZY} modules to theirs; external to the one being built. */
 function vendorPlugin() {
   const filter = new RegExp(`^(${VENDOR.join('|')})$`);
-  return { name: 'vendor', setup: (b) => b.onResolve({ filter }, (a) => ({ path: `./vendor/${a.path}.js`, external: true })) };
+  return {
+    name: 'vendor',
+    setup: (b) => {
+      // Through a CommonJS shim, so that a dynamic import() of one (web-tree-sitter) becomes a lazy
+      // require of dist/vendor/<name>.js too, not an ESM import() of a CommonJS file at run time.
+      b.onResolve({ filter }, (a) => ({ path: a.path, namespace: 'vendor-shim' }));
+      b.onLoad({ filter: /.*/, namespace: 'vendor-shim' }, (a) => ({ contents: `module.exports = require(${JSON.stringify(`./vendor/${a.path}.js`)});`, loader: 'js', resolveDir: root }));
+      b.onResolve({ filter: /^\.\/vendor\// }, (a) => ({ path: a.path, external: true }));
+      for (const [, name] of LAZY) b.onResolve({ filter: new RegExp(`^\\./${name}$`) }, () => ({ path: `./${name}.js`, external: true }));
+    },
+  };
 }
 
 /** @type {esbuild.BuildOptions[]} */
 const bundles = [
-  ...VENDOR.map((name) => ({ entryPoints: [name], outfile: `dist/vendor/${name}.js`, platform: 'node', format: 'cjs' })),
+  ...VENDOR.map((name) => ({ entryPoints: [vendorEntry(name)], outfile: `dist/vendor/${name}.js`, platform: 'node', format: 'cjs' })),
+  ...LAZY.map(([entry, name]) => ({ entryPoints: [entry], outfile: `dist/${name}.js`, platform: 'node', format: 'cjs' })),
   // The VS Code extension host side.
   // web-tree-sitter's CommonJS build: its ESM build needs import.meta.url, which a cjs bundle lacks.
-  // ssh2 and ajv are bundles of their own beside it (dist/vendor/), required only by the Measure
-  // command and the first run file read: activation reads and compiles half as much code.
-  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' }, plugins: [vendorPlugin()], banner: { js: LOAD_MARK } },
+  // ssh2, ajv and web-tree-sitter are bundles of their own beside it (dist/vendor/), required only by
+  // the Measure command, the first run file read and the first source file: activation reads and
+  // compiles less than half the code.
+  { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], plugins: [vendorPlugin()], banner: { js: LOAD_MARK } },
   // The headless CLI on the same engine (`commcost scan` parses with web-tree-sitter: its CommonJS build, as above).
   { entryPoints: ['cli/main.ts'], outfile: 'dist/cli.js', platform: 'node', format: 'cjs', alias: { 'web-tree-sitter': './node_modules/web-tree-sitter/tree-sitter.cjs' } },
   // The agent deployed to GPU hosts: one file, Node >= 18, no dependencies.
@@ -59,7 +79,7 @@ const common = {
   external: ['cpu-features', '*.node'],
 };
 
-const present = bundles.filter((b) => VENDOR.includes(b.entryPoints[0]) || existsSync(join(root, b.entryPoints[0])));
+const present = bundles.filter((b) => VENDOR.map(vendorEntry).includes(b.entryPoints[0]) || existsSync(join(root, b.entryPoints[0])));
 if (watch) {
   for (const b of present) {
     const ctx = await esbuild.context({ ...common, ...b, external: [...common.external, ...(b.external ?? [])] });

@@ -13,6 +13,7 @@ import { EXPERIMENT_IDS } from '../../protocol/events';
 import type { CommcostContext } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import { SettingsError } from '../settings';
+import { samplesFolder, SAMPLES_SHOWN_KEY } from '../samples';
 import { AnnotationModel } from './annotationModel';
 import { ANNOTATION_DEFAULTS, readAnnotationSettings, type AnnotationSettings } from './annotationSettings';
 import { mappedExperiments } from './apiMap';
@@ -101,6 +102,8 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
         source: 'global' as const,
         ...(origins && typeof origins === 'object' ? { origins: origins as Record<string, string | null> } : {}),
       },
+      // The bundled 2×H200 samples, once the user opened one (samples.ts): foreign, so they answer only when chosen.
+      ...[samplesFolder(extension.extensionPath, extension.globalState.get(SAMPLES_SHOWN_KEY))].filter((f) => f !== undefined),
     ];
   };
   /** This window's workspace: global runs saved from another one stay out of its annotations. */

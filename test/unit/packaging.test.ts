@@ -253,6 +253,8 @@ describe('.vsix packaging', { skip: skipPackage }, () => {
       for (const image of images) if (!/^https:\/\//.test(image)) has(image);
       for (const n of ['sample-2xH200-nccl2.28.9.json', 'sample-2xH200-nccl2.30.7.json']) has(`dist/samples/${n}`);
       for (const n of ['ssh2.js', 'ajv.js']) has(`dist/vendor/${n}`);
+      has('dist/experimentInfo.js');
+      has('dist/vendor/web-tree-sitter.js');
       const unwanted = names.filter(
         (n) =>
           /(^|\/)node_modules\//.test(n) ||
