@@ -19,6 +19,8 @@
  *    the same loop untraced, on the simulated NCCL (SIMULATED); with the real library alone:
  *    `node --import tsx test/bench/traceOverhead.ts --nccl PATH`. Target < 1% or < 2 µs per
  *    collective, whichever is larger.
+ * 6. Startup (startup.ts): extension activation in Node and in the real VS Code (code-server), the
+ *    first file of a session, and the first CodeLens of a 500-line file after its click.
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
@@ -30,6 +32,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { barrierBench } from './barrier';
 import { foldBench } from './fold';
+import { startupBench } from './startup';
 import { distribution, distText, TargetTable } from './targets';
 import { webviewStreamBench } from './webviewStream';
 import { traceOverheadBench } from './traceOverhead';
@@ -100,6 +103,12 @@ async function main(): Promise<void> {
   } catch (e) {
     console.log(`   skipped: ${(e as Error).message}`);
     table.add({ id: 'trace.overhead.sim', what: 'commcost trace overhead per collective', unit: 'µs', target: '< 1% or < 2 µs', verdict: 'skipped', note: (e as Error).message });
+  }
+  console.log('\n6. Startup: extension activation (target < 50 ms; < 100 ms in VS Code), first file of a session (5,000 lines < 300 ms), first CodeLens of a 500-line file in VS Code (< 1 s)');
+  if (existsSync(path.join(root, 'node_modules', 'web-tree-sitter')) && existsSync(path.join(root, 'test', 'fixtures', 'callsites'))) await startupBench(root, table, log);
+  else {
+    console.log('   skipped: run it in the repository (node_modules and test/fixtures are not here)');
+    table.add({ id: 'startup', what: 'extension startup', unit: 'ms', target: '< 50 / < 1000', verdict: 'skipped', note: 'node_modules and test/fixtures are not here' });
   }
   console.log('\nTargets');
   for (const line of table.lines()) console.log(`  ${line}`);
