@@ -20,7 +20,7 @@ import { renderTraceReport } from '../client/trace/htmlTrace';
 import { formatView } from '../client/trace/ncclView';
 import { runTrace } from '../client/trace/run';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
-import { isSimulatedTrace } from '../protocol/trace';
+import { isSimulatedTrace, ncclVersionText } from '../protocol/trace';
 import { terminalSafe } from './summary';
 
 export { addr2lineSymbolizer, traceArtifacts, traceEnv } from '../client/trace/run';
@@ -48,7 +48,7 @@ function ms(s: TracePhaseStats | null): string {
 export function formatTrace(t: TraceFile): string {
   const lines: string[] = [];
   if (isSimulatedTrace(t)) lines.push('SIMULATED — every figure below comes from commcost\'s simulated NCCL, not a GPU');
-  lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process(es), ${t.status}${t.ncclVersion ? `, NCCL ${t.ncclVersion}` : ''}`);
+  lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process(es), ${t.status}${t.ncclVersion ? `, NCCL ${ncclVersionText(t.ncclVersion)}` : ''}`);
   lines.push('Each phase: MAX over ranks per occurrence, then median (p90) over occurrences, ms. cold = a process\'s first communicator.');
   const rows = [['site', 'api', 'n', 'creation', 'first collective', 'connect', 'teardown', 'memory', '']];
   for (const s of t.sites) {

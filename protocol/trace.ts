@@ -158,3 +158,10 @@ export interface TraceFile {
 export function isSimulatedTrace(t: Pick<TraceFile, 'simulated'> | null | undefined): boolean {
   return !!t && t.simulated === true;
 }
+
+/** NCCL's version code (major·10000 + minor·100 + patch, NCCL ≥ 2.9; major·1000 + minor·100 + patch before) as "2.28.9"; "?" when unknown. */
+export function ncclVersionText(code: number | null): string {
+  if (code === null || !Number.isFinite(code) || code <= 0) return '?';
+  if (code < 10000) return `${Math.floor(code / 1000)}.${Math.floor((code % 1000) / 100)}.${code % 100}`;
+  return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
+}

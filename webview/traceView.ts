@@ -4,7 +4,7 @@
  * NCCL's view. Every string from the trace is inserted as text (createTextNode / textContent) or an
  * attribute value through setAttribute: never parsed as markup.
  */
-import { isSimulatedTrace, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
+import { isSimulatedTrace, ncclVersionText, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
 import { h } from './dom';
 import { PHASE_WORDS, timelineModel, type TimelinePhase } from './traceTimeline';
 
@@ -120,7 +120,7 @@ export function renderTrace(root: HTMLElement, trace: TraceFile): void {
   const meta = h('dl', { class: 'meta' });
   const facts: Array<[string, string]> = [
     ['status', `${trace.status}${trace.exitCode !== null ? `, exit code ${trace.exitCode}` : ''}${trace.signal ? `, signal ${trace.signal}` : ''}`],
-    ['processes', String(trace.processes.length)], ['host', trace.host], ['started', trace.startedAt], ['NCCL', trace.ncclVersion !== null ? String(trace.ncclVersion) : 'unknown'],
+    ['processes', String(trace.processes.length)], ['host', trace.host], ['started', trace.startedAt], ['NCCL', trace.ncclVersion !== null ? ncclVersionText(trace.ncclVersion) : 'unknown'],
   ];
   for (const [k, v] of facts) meta.append(h('dt', {}, k), h('dd', {}, v));
   root.append(meta, renderTimeline(trace), renderSiteTable(trace));

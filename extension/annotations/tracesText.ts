@@ -5,7 +5,9 @@
  * trace has as null is said to be not measured, with the trace's notes. Trace files are untrusted:
  * text from one goes through `escapeMarkdown` (Markdown) or `plain` (plain text).
  */
-import { isSimulatedTrace, type TraceFile, type TracePhaseStats, type TraceSite } from '../../protocol/trace';
+import { isSimulatedTrace, ncclVersionText, type TraceFile, type TracePhaseStats, type TraceSite } from '../../protocol/trace';
+
+export { ncclVersionText };
 import { CELL_GAP, escapeMarkdown, formatBytes, formatMs, plain } from './annotationText';
 import type { LoadedTrace, TraceObservation } from './traces';
 
@@ -15,13 +17,6 @@ export const TRACE_COMMANDS = ['commcost.openTrace'] as const;
 /** A `command:` URI opening the trace with `key` (traces.ts keys only: never trace-file text). */
 export function openTraceUri(key: string): string {
   return `command:commcost.openTrace?${encodeURIComponent(JSON.stringify([key]))}`;
-}
-
-/** NCCL's version code (major·10000 + minor·100 + patch, NCCL ≥ 2.9) as "2.28.9"; "?" when unknown. */
-export function ncclVersionText(code: number | null): string {
-  if (code === null || !Number.isFinite(code) || code <= 0) return '?';
-  if (code < 10000) return `${Math.floor(code / 1000)}.${Math.floor((code % 1000) / 100)}.${code % 100}`;
-  return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
 }
 
 /** The job's short name: the script it ran (the last `.py` argument's file name), else the program's file name. */
