@@ -665,6 +665,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--deadline <seconds>', 'stop the job after this long (the trace is kept, marked partial)')
     .option('--interpose', "preload commcost's C interposer (LD_PRELOAD, yours kept): times each NCCL init/split/destroy call a C/C++ program makes and names its caller's file:line")
     .option('--no-nccl-log', "do not ask NCCL for its Init timings log (NCCL's view); never asked when you set NCCL_DEBUG or NCCL_DEBUG_FILE yourself")
+    .option('--host <target>', 'run the job on an SSH host (an ~/.ssh/config alias or user@host[:port]): commcost is deployed there by content hash, the records come back and the trace is saved here')
+    .option('--cwd <dir>', 'with --host: the job\'s folder on the host (default: the remote home)')
+    .option('--accept-new-host-key', 'with --host: trust and record an unknown SSH host key (a changed key is always refused)')
+    .addOption(new Option('--ssh-config <file>', 'ssh config file').hideHelp())
+    .addOption(new Option('--known-hosts <file>', 'known_hosts file').hideHelp())
     .addHelpText('after', '\nExit code: the job\'s own; 1 when the trace could not be saved; 2 on bad input.\n')
     .action(async (command: string[], flags: TraceFlags) =>
       setExit(await traceCommand(command, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),

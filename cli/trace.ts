@@ -1,5 +1,5 @@
 /**
- * `commcost trace [--out FILE] [--html FILE] [--simulate] [--interpose] [--deadline SECONDS] [--no-nccl-log] -- <command…>`: runs the user's
+ * `commcost trace [--out FILE] [--html FILE] [--host H [--cwd DIR]] [--simulate] [--interpose] [--deadline SECONDS] [--no-nccl-log] -- <command…>`: runs the user's
  * own command (any launcher: torchrun, srun, mpirun, python, a C program) with every process
  * instrumented through environment variables only, then merges the per-process records
  * (client/trace/merge.ts), prints a table per call site and saves a trace file
@@ -10,7 +10,9 @@
  * PYTHONPATH = the hook's folder first, COMMCOST_TRACE_DIR = the records folder. With --simulate,
  * LD_LIBRARY_PATH starts with a folder where libnccl.so.2 and libcuda.so.1 are the simulated NCCL.
  * The engine is client/trace/run.ts (shared with the extension's "Trace Python File"); this file
- * parses the flags and prints. Local only (SSH hosts: not yet). The job's stdout/stderr pass through untouched; the exit code
+ * parses the flags and prints. With --host H the job runs on an SSH host (client/trace/remote.ts: the
+ * payload deployed by content hash, the same variables, the records downloaded and merged here; in
+ * the remote home unless --cwd DIR). The job's stdout/stderr pass through untouched; the exit code
  * of `commcost trace` is the job's (1 when the trace could not be written, 2 on bad input).
  */
 import { CommcostError } from '../client/errors';
@@ -18,6 +20,7 @@ import { resolve } from 'node:path';
 import { outputTargetProblem, writeFileSafely } from '../client/safeWrite';
 import { renderTraceReport } from '../client/trace/htmlTrace';
 import { formatView } from '../client/trace/ncclView';
+import { runRemoteTrace } from '../client/trace/remote';
 import { runTrace } from '../client/trace/run';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
 import { isSimulatedTrace, ncclVersionText } from '../protocol/trace';
@@ -36,6 +39,14 @@ export interface TraceFlags {
   html?: string;
   /** --interpose: preload the C interposer (times each NCCL lifecycle call and names its caller). */
   interpose?: boolean;
+  /** --host H: run the job on an SSH host (localhost, an ~/.ssh/config alias or user@host[:port]). */
+  host?: string;
+  /** --cwd DIR: the job's folder on that host (default: the remote home). */
+  cwd?: string;
+  /** --accept-new-host-key: trust and record an unknown host key. */
+  acceptNewHostKey?: boolean;
+  sshConfig?: string;
+  knownHosts?: string;
 }
 
 function ms(s: TracePhaseStats | null): string {
@@ -112,7 +123,12 @@ export async function traceCommand(command: string[], flags: TraceFlags, io: { o
   process.on('SIGTERM', onTerm);
   let r: Awaited<ReturnType<typeof runTrace>>;
   try {
-    r = await runTrace({ command, cwd: io.cwd, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit', signal: abort.signal, ncclLog: flags.ncclLog !== false, interpose: !!flags.interpose });
+    const common = { command, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit' as const, signal: abort.signal, ncclLog: flags.ncclLog !== false, interpose: !!flags.interpose };
+    if (flags.cwd !== undefined && flags.host === undefined) throw new CommcostError('BAD_INPUT', '--cwd is the job\'s folder on the --host; without --host the job runs in this folder', { hint: 'cd to the folder, or add --host H' });
+    r = flags.host === undefined
+      ? await runTrace({ ...common, cwd: io.cwd })
+      : await runRemoteTrace({ ...common, host: flags.host, localCwd: io.cwd, ...(flags.cwd !== undefined ? { remoteCwd: flags.cwd } : {}), hostKeyPolicy: flags.acceptNewHostKey ? 'accept-new' : 'refuse',
+        ...(flags.sshConfig !== undefined ? { sshConfigPath: flags.sshConfig } : {}), ...(flags.knownHosts !== undefined ? { knownHostsPath: flags.knownHosts } : {}), log: (l) => io.err(`commcost trace: ${terminalSafe(l)}\n`) });
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);

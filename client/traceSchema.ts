@@ -87,6 +87,11 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
       checkRanks(x.perRank, `${w}.occurrences[${j}].perRank`);
     });
   });
+  const c = t.clock as Record<string, unknown> | undefined;
+  if (c !== undefined) {
+    if (!c || typeof c !== 'object' || (c.kind !== 'monotonic' && c.kind !== 'wall-offsets') || !isNum(c.hosts) || typeof c.note !== 'string') fail(`${source}: clock`, 'needs kind (monotonic or wall-offsets), hosts and note');
+    if (c.offsetsMs !== undefined && (!c.offsetsMs || typeof c.offsetsMs !== 'object' || !Object.values(c.offsetsMs).every(isNumOrNull))) fail(`${source}: clock.offsetsMs`, 'must map hosts to ms or null');
+  }
   const n = t.ncclLog as Record<string, unknown> | null | undefined;
   if (n !== undefined && n !== null && (typeof n !== 'object' || !isNum(n.processes) || !isNum(n.creations) || !isNum(n.joined))) fail(`${source}: ncclLog`, 'needs processes, creations and joined');
   return upgrade(data as TraceFile);

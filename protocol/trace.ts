@@ -126,6 +126,31 @@ export interface TraceProcess {
   communicators: number;
 }
 
+/**
+ * Which clock the trace's timeline is in (`perRank` spans and `at`). Phase durations (creation,
+ * first collective, connect, teardown) are always differences of one host's CLOCK_MONOTONIC, so
+ * they never need an offset; only the timeline across hosts does.
+ * - `monotonic`: the records came from one host: its CLOCK_MONOTONIC, shared by its processes.
+ * - `wall-offsets`: several hosts: each host's monotonic times are shifted onto the `reference`
+ *   host's by the difference of their (wall clock − monotonic) offsets, from the wall-clock stamp
+ *   each process writes with a monotonic one at its start. The uncertainty is the hosts'
+ *   wall-clock sync (NTP, PTP), which the trace cannot know.
+ * Absent in files written before it (read as unknown).
+ */
+export interface TraceClock {
+  kind: 'monotonic' | 'wall-offsets';
+  /** Hosts the records came from (their host names). */
+  hosts: number;
+  /** The host whose monotonic clock the timeline is in (`wall-offsets`). */
+  reference?: string;
+  /** Per host: ms added to its monotonic times to put them on the reference's; null when its records had no wall-clock stamp (its timeline is left unshifted). */
+  offsetsMs?: Record<string, number | null>;
+  /** Largest spread of (wall clock − monotonic) among one host's processes, ms: how well the pairs were taken (and any NTP slew during the job). */
+  pairSpreadMs?: number;
+  /** In words, with the uncertainty. */
+  note: string;
+}
+
 /** The trace file. */
 export interface TraceFile {
   kind: 'commcost-trace';
@@ -152,6 +177,8 @@ export interface TraceFile {
   sites: TraceSite[];
   /** Malformed records skipped, ambiguous joins, chained-plugin problems. */
   problems: string[];
+  /** The timeline's clock across hosts; absent in files written before it. */
+  clock?: TraceClock;
 }
 
 /** Whether a trace's figures are simulated (the one rule, as `isSimulatedRun` is for runs). */

@@ -14,8 +14,11 @@
  * occurrence; each phase is MAX over its ranks (the critical path), then median/p90 over occurrences.
  * NCCL's own `Init timings` (the `<host>-<pid>.nccl.log` files, NCCL_DEBUG_FILE) are joined to
  * the communicators by client/trace/ncclView.ts and shown beside the figures as NCCL's view.
+ * Clocks: every phase is a difference on one host's CLOCK_MONOTONIC; when the records come from
+ * several hosts, only the timeline (`perRank`, `at`) is shifted onto the first host's clock from
+ * the wall-clock stamps ({@link clockOf}), never the phases.
  */
-import type { TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
+import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
 import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
@@ -64,6 +67,10 @@ interface Proc {
   /** The C interposer's calls (nativeCalls.ts), and the calls it started forwarding. */
   ncalls: NativeCall[];
   nstarts: NativeStart[];
+  /** (wall clock − monotonic) ns of each `proc`/`pyproc` record that has both stamps. */
+  wallMinusMono: number[];
+  /** ns added to this process's monotonic times on the timeline (its host's offset to the reference host; 0 on one host). */
+  shift: number;
 }
 
 const NS = 1e6;
@@ -97,7 +104,7 @@ function readProcesses(files: RecordFile[], problems: string[]): Map<string, Pro
     const key = `${m[1]}-${m[2]}`;
     let p = procs.get(key);
     if (!p) {
-      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [] };
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], wallMinusMono: [], shift: 0 };
       procs.set(key, p);
     }
     let bad = 0;
@@ -130,9 +137,11 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
   const i = num(r.i);
   switch (k) {
     case 'proc':
+      wallPair(p, r);
       p.plugin = true; p.abi = num(r.abi); p.nccl = num(r.nccl); p.sim = r.sim === true; p.chainError = str(r.chainError) ?? '';
       return true;
     case 'pyproc':
+      wallPair(p, r);
       p.python = true; p.rank = num(r.rank);
       return true;
     case 'init': {
@@ -178,6 +187,51 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
     default:
       return false;
   }
+}
+
+/** Keeps a record's (wall clock − monotonic) pair, when it has both stamps (`rt`, `t`, ns). */
+function wallPair(p: Proc, r: Record<string, unknown>): void {
+  const t = num(r.t), rt = num(r.rt);
+  if (t !== null && rt !== null && rt > 0) p.wallMinusMono.push(rt - t);
+}
+
+function median(xs: number[]): number {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+}
+
+/**
+ * The timeline's clock (protocol/trace.ts `TraceClock`), and each process's `shift`: on one host
+ * none; on several, each host's (wall − monotonic) offset is the median over its processes' pairs,
+ * and its monotonic times are shifted by (its offset − the reference host's), the reference being
+ * the host of the first process (lowest rank). A host without pairs is left unshifted and named.
+ * Phase durations never use it (each is a difference on one host's clock).
+ */
+export function clockOf(procs: readonly { host: string; wallMinusMono: number[]; shift: number }[]): TraceClock {
+  const hosts = [...new Set(procs.map((p) => p.host))];
+  if (hosts.length <= 1)
+    return { kind: 'monotonic', hosts: hosts.length, note: 'one host: every time is its CLOCK_MONOTONIC, shared by all its processes; no offset' };
+  const reference = procs[0]!.host;
+  const offset = new Map<string, number | null>();
+  let spread = 0;
+  for (const h of hosts) {
+    const pairs = procs.filter((p) => p.host === h).flatMap((p) => p.wallMinusMono);
+    offset.set(h, pairs.length ? median(pairs) : null);
+    if (pairs.length) spread = Math.max(spread, (Math.max(...pairs) - Math.min(...pairs)) / NS);
+  }
+  const ref = offset.get(reference) ?? null;
+  const offsetsMs: Record<string, number | null> = {};
+  for (const h of hosts) {
+    const o = offset.get(h) ?? null;
+    offsetsMs[h] = o !== null && ref !== null ? (o - ref) / NS : h === reference ? 0 : null;
+  }
+  for (const p of procs) p.shift = (offsetsMs[p.host] ?? 0) * NS;
+  const unaligned = hosts.filter((h) => offsetsMs[h] === null);
+  return {
+    kind: 'wall-offsets', hosts: hosts.length, reference, offsetsMs, pairSpreadMs: spread,
+    note: `${hosts.length} hosts: each host's monotonic times are put on ${reference}'s through the wall clock stamped with the monotonic clock at each process's start; offsets from wall clocks, uncertainty unknown beyond ±the clocks' sync (NTP or PTP between the hosts). Phase figures are each measured on one host and need no offset; only the timeline uses them.`
+      + (unaligned.length ? ` Not aligned (their records carry no wall-clock stamp): ${unaligned.join(', ')}.` : ''),
+  };
 }
 
 function nonNegative(v: unknown): number | null {
@@ -227,6 +281,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
     : logs.length === 0 && job.ncclLogAsked && procs.some((p) => p.plugin)
       ? { processes: 0, creations: 0, joined: 0, note: 'NCCL wrote no log file although NCCL_DEBUG_FILE was set (the records folder not writable from the job, or the variables not passed on by the launcher)' }
       : joinLogs(procs, logs, problems);
+  const clock = clockOf(procs);
   const attributed: Attributed[] = [];
   for (const p of procs) {
     if (p.chainError) problems.push(`pid ${p.pid}: the chained profiler plugin was not loaded: ${p.chainError}`);
@@ -302,7 +357,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
     kind: 'commcost-trace', version: TRACE_VERSION, command: job.command, startedAt: job.startedAt, endedAt: job.endedAt,
     exitCode: job.exitCode, signal: job.signal, status: stopped.length + missing.length > 0 ? 'partial' : 'complete',
     missing: [...stopped, ...missing], simulated, host: job.host, ncclVersion: versions.length === 1 ? versions[0]! : null,
-    processes, ncclLog, sites, problems,
+    processes, ncclLog, sites, problems, clock,
   };
 }
 
@@ -345,14 +400,15 @@ function nativeWhere(f: NativeFrame, symbolize: Symbolizer): string {
 /** One rank's spans of an occurrence, monotonic ms. */
 function rankSpans(a: Attributed): TraceRankSpans {
   const c = a.comm;
-  const span = (t0: number | null, t1: number | null): [number, number] | null => (t0 !== null && t1 !== null ? [t0 / NS, t1 / NS] : null);
+  const d = a.proc.shift; // the host's offset onto the reference host's clock (0 on one host)
+  const span = (t0: number | null, t1: number | null): [number, number] | null => (t0 !== null && t1 !== null ? [(t0 + d) / NS, (t1 + d) / NS] : null);
   return {
     rank: a.proc.rank ?? c.rank, pid: a.proc.pid, host: a.proc.host, commRank: c.rank,
-    creation: a.creation ? span(a.creation.t0, a.creation.t1 ?? a.creation.t0) : null, init: c.tInit / NS,
+    creation: a.creation ? span(a.creation.t0, a.creation.t1 ?? a.creation.t0) : null, init: (c.tInit + d) / NS,
     firstCollective: a.firstColl ? span(a.firstColl.t0, a.firstColl.t1) : null,
     connect: c.connect ? span(c.connect.t0, c.connect.t1) : null,
     teardown: a.teardown ? span(a.teardown.t0 ?? a.teardown.t1, a.teardown.t1) : null,
-    fin: c.fin ? c.fin.t / NS : null, cold: a.cold,
+    fin: c.fin ? (c.fin.t + d) / NS : null, cold: a.cold,
   };
 }
 
@@ -397,9 +453,9 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
         nccl: combineViews(at.map((a) => a.comm.view ?? null), 'max'),
         perRank: at.map(rankSpans),
         at: {
-          creation: at[0]!.creation ? at[0]!.creation.t0 / NS : null,
-          firstCollective: at[0]!.firstColl ? at[0]!.firstColl.t0 / NS : null,
-          teardown: at[0]!.teardown ? (at[0]!.teardown.t0 ?? at[0]!.teardown.t1) / NS : null,
+          creation: at[0]!.creation ? (at[0]!.creation.t0 + at[0]!.proc.shift) / NS : null,
+          firstCollective: at[0]!.firstColl ? (at[0]!.firstColl.t0 + at[0]!.proc.shift) / NS : null,
+          teardown: at[0]!.teardown ? ((at[0]!.teardown.t0 ?? at[0]!.teardown.t1) + at[0]!.proc.shift) / NS : null,
         },
       });
     }

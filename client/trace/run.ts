@@ -10,7 +10,7 @@
  * with a folder where libnccl.so.2 and libcuda.so.1 are the simulated NCCL; NCCL's own Init
  * timings log per process when the user has no NCCL log settings (jobEnv.ts). Then merges the
  * per-process records (merge.ts) and saves the trace file (protocol/trace.ts) in
- * `<cwd>/.commcost/traces/` (or `out`). Local only (SSH hosts: not yet).
+ * `<cwd>/.commcost/traces/` (or `out`). On an SSH host: remote.ts (the same variables, built here).
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -14,7 +14,8 @@
  *   fin      when finalize was reached (end of teardown), with the number of collectives seen and
  *            the sum and max of their host spans (v5+)
  * plus one `proc` line per process (pid, host, the ABI version NCCL chose, the library's version
- * and whether it is commcost's simulated NCCL, the chained plugin). Times are CLOCK_MONOTONIC ns
+ * and whether it is commcost's simulated NCCL, the chained plugin, and `rt`: CLOCK_REALTIME ns stamped
+ * with its `t`, for the cross-host timeline). Times are CLOCK_MONOTONIC ns
  * (the clock of Python's time.monotonic_ns()). Device memory: cuMemGetInfo's free bytes at init,
  * at the end of the connect span and at finalize when the CUDA driver is already loaded
  * (COMMCOST_TRACE_MEM=0 turns it off). ncclCommMemStats needs the communicator handle, which a
@@ -212,10 +213,18 @@ static void setupProcess(int abi, void* caller) {
     }
     int version, simulated;
     libraryFacts(caller, &version, &simulated);
+    /* The wall clock beside the monotonic one, stamped together (the monotonic stamp is the middle
+     * of two around the wall-clock read): merge.ts puts the timelines of several hosts on one axis
+     * from these pairs. Only once per process, never on the hot path. */
+    uint64_t m0 = nowNs();
+    struct timespec rts;
+    clock_gettime(CLOCK_REALTIME, &rts);
+    uint64_t m1 = nowNs();
+    unsigned long long rt = (unsigned long long)rts.tv_sec * 1000000000ull + (unsigned long long)rts.tv_nsec;
     char h[260], cn[260], ce[420];
-    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s}",
+    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"rt\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s}",
          TRACE_FORMAT, (int)pid, jsonText(host, h, sizeof h), abi, version, simulated ? "true" : "false",
-         (unsigned long long)nowNs(), jsonText(getenv("COMMCOST_TRACE_CHAIN_PLUGIN"), cn, sizeof cn), chain.abi,
+         (unsigned long long)(m0 + (m1 - m0) / 2), rt, jsonText(getenv("COMMCOST_TRACE_CHAIN_PLUGIN"), cn, sizeof cn), chain.abi,
          jsonText(chain.error, ce, sizeof ce), gpuEvents ? "true" : "false");
   }
   pthread_mutex_unlock(&setupLock);

@@ -6,7 +6,7 @@ destroy_process_group), ProcessGroupNCCL construction and eager_connect_single_d
 collectives (the first one on each group is recorded). Each record is one JSON line, written with
 one os.write to $COMMCOST_TRACE_DIR/<host>-<pid>.py.jsonl:
 
-  {"k":"pyproc", pid, host, rank, world, t}                        once per process
+  {"k":"pyproc", pid, host, rank, world, t, rt (time.time_ns() stamped with t)}  once per process
   {"k":"call", api, t0, t1 (time.monotonic_ns(), the plugin's CLOCK_MONOTONIC), tid,
    site: {file, line, func} (first frame in the user's code), chain: [{file, line, func}...]
    (the frames between the call and torch: the wrappers it went through), group (an id of the
@@ -45,10 +45,15 @@ def _install():
             env = os.environ
             rank = env.get("RANK") or env.get("SLURM_PROCID") or env.get("OMPI_COMM_WORLD_RANK")
             world = env.get("WORLD_SIZE") or env.get("SLURM_NTASKS") or env.get("OMPI_COMM_WORLD_SIZE")
+            # The wall clock stamped with the monotonic one (the middle of two monotonic reads):
+            # merge.ts puts several hosts' timelines on one axis from these pairs.
+            m0 = time.monotonic_ns()
+            rt = time.time_ns()
+            m1 = time.monotonic_ns()
             emit_line({"k": "pyproc", "f": 1, "pid": pid, "host": host,
                        "rank": int(rank) if rank and rank.isdigit() else None,
                        "world": int(world) if world and world.isdigit() else None,
-                       "t": time.monotonic_ns(), "argv0": (sys.argv[0] if sys.argv else "")[:300]}, fd_ready=True)
+                       "t": m0 + (m1 - m0) // 2, "rt": rt, "argv0": (sys.argv[0] if sys.argv else "")[:300]}, fd_ready=True)
         return state["fd"]
 
     def emit_line(record, fd_ready=False):
