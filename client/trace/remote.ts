@@ -131,13 +131,26 @@ export function wrappedCommand(status: string, cwd: string, vars: readonly [stri
   return ['sh', '-c', WRAPPER, 'sh', status, cwd, ...vars.map(([k, v]) => `${k}=${v}`), '--', ...command];
 }
 
-/** The host's facts read in one round trip. */
-interface Probe { arch: string; home: string; cwd: string | null; env: Record<string, string> }
+/** The host's facts read in one round trip, and the trace's temp folder made there (empty when it could not be). */
+interface Probe { arch: string; home: string; cwd: string | null; tmp: string; env: Record<string, string> }
 
-async function probe(session: SshSession, cwd: string | undefined): Promise<Probe> {
+/**
+ * One round trip (each exec pays the host's session start-up): the architecture, the home, the
+ * job's folder resolved, the variables of {@link REMOTE_ENV_KEYS}, and a temp folder with
+ * `records/` and, for `simHash`, `simlib/` links to the simulated NCCL the deploy puts at
+ * `~/.cache/commcost/<hash>/native/linux-<arch>/libnccl-sim.so`.
+ */
+async function probe(session: SshSession, cwd: string | undefined, simHash: string): Promise<Probe> {
   const host = session.target.name;
-  const r = await session.run(['sh', '-c', 'uname -m; printf "%s\\n" "$HOME"; (cd "$1" 2>/dev/null && pwd -P) || echo; shift; for v in "$@"; do if x=$(printenv "$v"); then printf "%s=%s\\0" "$v" "$x"; fi; done', 'sh', cwd ?? '.', ...REMOTE_ENV_KEYS]);
-  const [arch = '', home = '', dir = '', ...rest] = r.stdout.split('\n');
+  const script = [
+    'uname -m; printf "%s\\n" "$HOME"; (cd "$1" 2>/dev/null && pwd -P) || echo',
+    'case $(uname -m) in x86_64|amd64) a=x64;; aarch64|arm64) a=arm64;; *) a=;; esac',
+    't=$(mktemp -d "${TMPDIR:-/tmp}/commcost-trace-XXXXXX" 2>/dev/null) && mkdir "$t/records" || t=',
+    'if [ -n "$2" ] && [ -n "$t" ] && [ -n "$a" ]; then mkdir "$t/simlib"; for n in libnccl.so.2 libnccl.so libcuda.so.1 libcuda.so; do ln -s "$HOME/.cache/commcost/$2/native/linux-$a/libnccl-sim.so" "$t/simlib/$n"; done; fi',
+    'printf "%s\\n" "$t"; shift 2; for v in "$@"; do if x=$(printenv "$v"); then printf "%s=%s\\0" "$v" "$x"; fi; done',
+  ].join('\n');
+  const r = await session.run(['sh', '-c', script, 'sh', cwd ?? '.', simHash, ...REMOTE_ENV_KEYS]);
+  const [arch = '', home = '', dir = '', tmp = '', ...rest] = r.stdout.split('\n');
   if (r.code !== 0 || !home.startsWith('/'))
     throw new CommcostError('SSH_FAILED', `commcost trace --host ${host}: cannot read the host's architecture and home: ${r.stderr.trim() || `exit ${String(r.code)}`}`, { where: { host }, hint: 'check that a POSIX sh and uname run there (ssh HOST uname -m)' });
   const env: Record<string, string> = {};
@@ -145,7 +158,7 @@ async function probe(session: SshSession, cwd: string | undefined): Promise<Prob
     const i = kv.indexOf('=');
     if (i > 0) env[kv.slice(0, i)] = kv.slice(i + 1);
   }
-  return { arch: arch.trim(), home, cwd: dir.startsWith('/') ? dir : null, env };
+  return { arch: arch.trim(), home, cwd: dir.startsWith('/') ? dir : null, tmp: tmp.startsWith('/') ? tmp : '', env };
 }
 
 /** The agent bundle folder next to `base` (dist/ itself, or ../dist from the sources). */
@@ -184,8 +197,10 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   });
   const host = target.name;
   try {
-    const facts = await probe(session, o.remoteCwd);
+    const facts = await probe(session, o.remoteCwd, o.simulate ? payload.hash : '');
+    const tmp = facts.tmp;
     const arch = archOfUname(facts.arch);
+    if (!arch || !facts.cwd) await session.run(['rm', '-rf', '--', tmp || '/nonexistent/commcost']).catch(() => undefined);
     if (!arch)
       throw new CommcostError('BAD_INPUT', `commcost trace --host ${host}: the host is ${facts.arch || 'of an unknown architecture'}; commcost's profiler plugin is built for x86_64 and aarch64 only`, { where: { host }, hint: 'trace on an x86_64 or aarch64 Linux host' });
     if (!facts.cwd)
@@ -193,17 +208,15 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     const art = remoteArtifacts(payload.files.map((f) => f.rel), posix.join(facts.home, '.cache', 'commcost', payload.hash), arch, host, { simulate: !!o.simulate, interpose: !!o.interpose });
     const deployed = await deployAgent(session, payload, log);
     const uploaded = deployed.uploaded;
-    const mk = await session.run(['sh', '-c', 'set -e; t=$(mktemp -d "${TMPDIR:-/tmp}/commcost-trace-XXXXXX"); mkdir "$t/records"; if [ -n "$1" ]; then mkdir "$t/simlib"; for n in libnccl.so.2 libnccl.so libcuda.so.1 libcuda.so; do ln -s "$1" "$t/simlib/$n"; done; fi; printf "%s\\n" "$t"', 'sh', o.simulate ? art.sim : '']);
-    const tmp = mk.stdout.trim();
-    if (mk.code !== 0 || !tmp.startsWith('/'))
-      throw new CommcostError('DEPLOY_FAILED', `commcost trace --host ${host}: cannot make a temp folder for the records: ${mk.stderr.trim() || `exit ${String(mk.code)}`}`, { where: { host }, hint: 'check free space and permissions of $TMPDIR (or /tmp) on the host' });
+    if (!tmp)
+      throw new CommcostError('DEPLOY_FAILED', `commcost trace --host ${host}: cannot make a temp folder for the records in $TMPDIR (or /tmp) there`, { where: { host }, hint: 'check free space and permissions of $TMPDIR (or /tmp) on the host' });
     const { vars, ncclLogSkipped } = remoteJobEnv(facts.env, tmp, art, { simulate: !!o.simulate, interpose: !!o.interpose, ncclLog: o.ncclLog !== false });
     log(`running in ${host}:${facts.cwd} (the remote ${o.remoteCwd ? 'folder given by --cwd' : 'home; --cwd DIR picks another'})`);
     const status = posix.join(tmp, 'status');
     const startedAt = new Date().toISOString();
     const ran = await runJob(session, wrappedCommand(status, facts.cwd, vars, command), status, o);
     let startError: string | undefined;
-    const st = await session.run(['sh', '-c', 'cat "$1" 2>/dev/null; exit 0', 'sh', status]).catch(() => null);
+    const st = ran.lost ? null : await session.sftp().then((sftp) => new Promise<{ stdout: string }>((res) => sftp.readFile(status, (e, b) => res({ stdout: e ? '' : b.toString('utf8') }))), () => null);
     if (st?.stdout.startsWith('notfound')) startError = `${command[0]} was not found on ${host} (in ${facts.cwd}, on the PATH of a non-interactive SSH shell there): give its full path, or set PATH in the shell's startup file`;
     else if (st?.stdout.startsWith('cwd')) startError = `cannot enter ${facts.cwd} on ${host}`;
     const missing: string[] = [];
@@ -223,7 +236,7 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     }, symbolize);
     trace.missing.push(...missing);
     if (missing.length > 0) trace.status = 'partial';
-    if (!ran.lost && missing.length === 0) await session.run(['rm', '-rf', '--', tmp]).catch(() => undefined);
+    if (!ran.lost && missing.length === 0) await removeTemp(session, tmp, files.map((f) => f.name), !!o.simulate).catch(() => undefined);
     const result: RemoteTraceResult = { trace, outFile, exitCode: ran.code, exitSignal: ran.signal, uploaded, remoteCwd: facts.cwd, ...(ran.stopped ? { stopped: ran.stopped } : {}), ...(startError ? { startError } : {}) };
     try {
       mkdirSync(dirname(outFile), { recursive: true });
@@ -298,6 +311,17 @@ async function download(session: SshSession, dir: string): Promise<RecordFile[]>
   const names = await new Promise<string[]>((res, rej) => sftp.readdir(dir, (e, list) => (e ? rej(e) : res(list.map((x) => x.filename)))));
   const wanted = names.filter((n) => n.endsWith('.jsonl') || n.endsWith(NCCL_LOG_SUFFIX)).sort();
   return Promise.all(wanted.map((name) => new Promise<RecordFile>((res, rej) => sftp.readFile(posix.join(dir, name), (e, b) => (e ? rej(e) : res({ name, text: b.toString('utf8') }))))));
+}
+
+/** Removes the trace's temp folder over SFTP (cheaper than an exec): the records read, the links, the status file. */
+async function removeTemp(session: SshSession, tmp: string, records: string[], simulate: boolean): Promise<void> {
+  const sftp = await session.sftp();
+  const unlink = (p: string) => new Promise<void>((res) => sftp.unlink(p, () => res()));
+  const rmdir = (p: string) => new Promise<void>((res) => sftp.rmdir(p, () => res()));
+  await Promise.all([...records.map((n) => unlink(posix.join(tmp, 'records', n))), unlink(posix.join(tmp, 'status')),
+    ...(simulate ? ['libnccl.so.2', 'libnccl.so', 'libcuda.so.1', 'libcuda.so'].map((n) => unlink(posix.join(tmp, 'simlib', n))) : [])]);
+  await Promise.all([rmdir(posix.join(tmp, 'records')), ...(simulate ? [rmdir(posix.join(tmp, 'simlib'))] : [])]);
+  await rmdir(tmp);
 }
 
 /** Every native frame (`{obj, addr, base}`) one level deep in the records. */
