@@ -34,6 +34,7 @@ import { CATALOGUE } from './experiments/catalogue';
 import { BarrierServer, ShmRelease } from './barrierServer';
 import { LineChannel, MAX_LINE_CHARS, PRE_AUTH_LINE_CHARS } from './lineChannel';
 import { ListenerGuard } from './listenerGuard';
+import { findHang, type OpInFlight } from './hangGuard';
 import { rankMessageProblem } from '../protocol/agentWire';
 import { isNativeError, loadBinding, simulatedLibraryPath, type DeviceInfo, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
@@ -429,6 +430,18 @@ export class Coordinator {
   ): Promise<{ experiment: ExperimentId; expected: boolean } | undefined> {
     const session = new RankSession(ranks, options, info, work, env, this.records, this.onCombined, this.emit, this.log, reportStartup, this.plan, cluster);
     this.session = session;
+    // The failure is reported as it happens, before the ranks are aborted and reaped (up to the
+    // abort grace): the user hears of a hang at the deadline, not seconds after it.
+    let reported: SessionFailure | undefined;
+    const report = (f: SessionFailure): void => {
+      if (reported || this.cancelled) return;
+      reported = f;
+      const plan = work.find((w) => w.experiment === f.where.experiment)?.variants.find((v) => v.variant === f.where.variant);
+      const expected = f.code === 'TIMEOUT' && plan?.hangIsResult !== undefined;
+      const hint = expected ? `${plan!.hangIsResult}: the hang guard ended it at the deadline, as this case expects` : f.hint;
+      this.emit({ type: 'run/error', code: f.code, message: f.message, where: { host: os.hostname(), ...f.where }, detail: f.detail, hint, fatal: false, ...(expected ? { expected: true } : {}) });
+    };
+    session.onFailure = report;
     try {
       const result = await session.run();
       this.libraryMs += session.libraryMsMax;
@@ -439,10 +452,7 @@ export class Coordinator {
       const f = result.failure;
       const plan = work.find((w) => w.experiment === f.where.experiment)?.variants.find((v) => v.variant === f.where.variant);
       const expected = f.code === 'TIMEOUT' && plan?.hangIsResult !== undefined && !this.cancelled;
-      if (!this.cancelled) {
-        const hint = expected ? `${plan!.hangIsResult}: the hang guard ended it at the deadline, as this case expects` : f.hint;
-        this.emit({ type: 'run/error', code: f.code, message: f.message, where: { host: os.hostname(), ...f.where }, detail: f.detail, hint, fatal: false, ...(expected ? { expected: true } : {}) });
-      }
+      report(f);
       const experiment = f.where.experiment ?? work[work.length - 1]?.experiment;
       return experiment === undefined ? undefined : { experiment, expected };
     } finally {
@@ -570,6 +580,12 @@ class RankSession {
   private readonly idWaiters = new Map<number, number[]>();
   private readonly current = new Map<number, { op: string; since: number; experiment: string; variant: string; iteration: number; step?: string }>();
   private readonly lastDone = new Map<number, string>();
+  /** Per rank: the last operation it began (where a stall between operations happened). */
+  private readonly lastBegin = new Map<number, OpInFlight>();
+  /** Unique-id key → the ranks waiting for it and since when (hang guard). */
+  private readonly idWaitSince = new Map<number, { ranks: number[]; since: number }>();
+  /** When the last message from any rank arrived, ms (hang guard: a stall between operations). */
+  private lastHeard = Date.now();
   private readonly pending = new Map<string, IterationReport[]>();
   private readonly ready = new Map<number, { cudaInitMs: number; firstUniqueIdMs?: number }>();
   private finished = new Set<number>();
@@ -638,11 +654,15 @@ class RankSession {
     return Math.max(0, ...this.timedMs.values());
   }
 
+  /** Told of the session's failure as it happens (not of a cancel), before the ranks are stopped. */
+  onFailure: ((failure: SessionFailure) => void) | undefined;
+
   /** Ends the session with a failure (hang, error, cancel). Idempotent. */
   fail(failure: SessionFailure, cancelled = false): void {
     if (this.ended) return;
     this.ended = true;
     this.log(`session ends: ${failure.message}`);
+    if (!cancelled) this.onFailure?.(failure);
     this.settle(cancelled ? { failure: { ...failure, code: 'INTERNAL' } } : { failure });
   }
 
@@ -739,6 +759,7 @@ class RankSession {
       }
       // Nothing counts before a valid hello; a rank speaks only for itself.
       if (rank < 0) return;
+      this.lastHeard = Date.now();
       this.onRankMessage(rank, msg.t === 'iteration' ? { ...msg, rank } : msg);
     });
   }
@@ -757,9 +778,12 @@ class RankSession {
           this.emit({ type: 'run/startup', cudaInitMs: byRank.map(([, r]) => r.cudaInitMs), firstUniqueIdMs: this.ready.get(0)?.firstUniqueIdMs ?? 0 });
         }
         break;
-      case 'begin':
-        this.current.set(rank, { op: msg.op, since: Date.now(), experiment: msg.experiment, variant: msg.variant, iteration: msg.iteration, step: msg.step });
+      case 'begin': {
+        const op = { op: msg.op, since: Date.now(), experiment: msg.experiment, variant: msg.variant, iteration: msg.iteration, step: msg.step };
+        this.current.set(rank, op);
+        this.lastBegin.set(rank, op);
         break;
+      }
       case 'end':
         this.current.delete(rank);
         this.lastDone.set(rank, msg.op);
@@ -768,11 +792,17 @@ class RankSession {
         this.ids.set(msg.key, msg.id);
         for (const r of this.idWaiters.get(msg.key) ?? []) this.channels.get(r)?.send({ t: 'id', key: msg.key, id: msg.id });
         this.idWaiters.delete(msg.key);
+        this.idWaitSince.delete(msg.key);
         break;
       case 'id/request': {
         const id = this.ids.get(msg.key);
         if (id !== undefined) this.channels.get(rank)?.send({ t: 'id', key: msg.key, id });
-        else this.idWaiters.set(msg.key, [...(this.idWaiters.get(msg.key) ?? []), rank]);
+        else {
+          this.idWaiters.set(msg.key, [...(this.idWaiters.get(msg.key) ?? []), rank]);
+          const w = this.idWaitSince.get(msg.key);
+          if (w) w.ranks.push(rank);
+          else this.idWaitSince.set(msg.key, { ranks: [rank], since: Date.now() });
+        }
         break;
       }
       case 'iteration':
@@ -893,48 +923,29 @@ class RankSession {
     this.onCombined(report.experiment as ExperimentId);
   }
 
-  /** The hang guard: any library call older than the deadline ends the session. */
+  /** The hang guard (hangGuard.ts): every wait older than the deadline ends the session. */
   private checkDeadlines(): void {
     if (this.ended) return;
-    const now = Date.now();
-    if (this.ready.size < this.ranks && now > this.readyDeadline) {
-      const missing = [...Array(this.ranks).keys()].filter((r) => !this.ready.has(r));
-      this.fail({
-        code: 'TIMEOUT',
-        message: `timed out at startup: rank ${missing.join(', ')} did not start CUDA and NCCL within ${this.options.deadlineSeconds} s`,
-        hint: 'check the log; raise the deadline if the GPUs are busy',
-        where: { rank: missing[0] },
-      });
-      return;
-    }
-    for (const [rank, op] of this.current) {
-      if (now - op.since <= this.deadlineMs) continue;
-      const parts: string[] = [];
-      for (let r = 0; r < this.ranks; r++) {
-        const cur = this.current.get(r);
-        if (cur && cur.op === op.op && cur.iteration === op.iteration && cur.variant === op.variant) {
-          parts.push(`rank ${r} waited ${((now - cur.since) / 1000).toFixed(1)} s in ${cur.op}`);
-        } else if (cur) {
-          parts.push(`rank ${r} is stuck in ${cur.op}`);
-        } else {
-          const last = this.lastDone.get(r);
-          parts.push(`rank ${r} never reached ${op.op}: ${last === undefined ? 'it had finished nothing yet' : `it last finished ${last}`}`);
-        }
-      }
-      const stuckRank = [...Array(this.ranks).keys()].find((r) => !this.current.has(r)) ?? rank;
-      // Over several nodes, a silent node explains a hang better than its ranks do.
-      const silent = (this.cluster?.server.silentNodes(2 * 1000) ?? []).map(({ node, silentMs }) => {
-        const n = this.cluster!.nodes[this.cluster!.hostOf[node]!]!;
-        return `node ${node} (${n.hostname} at ${n.address}, ranks ${n.ranks.join(', ')}) has not been heard from for ${(silentMs / 1000).toFixed(1)} s: its link may be cut`;
-      });
-      this.fail({
-        code: 'TIMEOUT',
-        message: `timed out at ${op.experiment} ${op.variant} iteration ${op.iteration}, step ${op.op} on rank ${stuckRank}: ${[...silent, ...parts].join('; ')}`,
-        hint: `every rank must make the same NCCL calls; the deadline was ${this.options.deadlineSeconds} s (commcost.deadlineSeconds / --deadline)`,
-        where: { rank: stuckRank, experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op },
-      });
-      return;
-    }
+    // Over several nodes, a silent node explains a hang better than its ranks do.
+    const silentNodes = (this.cluster?.server.silentNodes(2 * 1000) ?? []).map(({ node, silentMs }) => {
+      const n = this.cluster!.nodes[this.cluster!.hostOf[node]!]!;
+      return `node ${node} (${n.hostname} at ${n.address}, ranks ${n.ranks.join(', ')}) has not been heard from for ${(silentMs / 1000).toFixed(1)} s: its link may be cut`;
+    });
+    const hang = findHang({
+      now: Date.now(),
+      ranks: this.ranks,
+      deadlineMs: this.deadlineMs,
+      ready: this.ready,
+      readyDeadline: this.readyDeadline,
+      current: this.current,
+      lastDone: this.lastDone,
+      lastBegin: this.lastBegin,
+      finished: this.finished,
+      idWaits: this.idWaitSince,
+      lastHeard: this.lastHeard,
+      silentNodes,
+    });
+    if (hang) this.fail({ code: 'TIMEOUT', ...hang, where: { ...hang.where, experiment: hang.where.experiment as ExperimentId | undefined } });
   }
 
   /** Stops every rank process: abort what can be aborted, then kill. Waits until all are gone. */

@@ -3,7 +3,8 @@
  * the simulated NCCL and checks what the user gets and that no process is left. A table (fault ·
  * expected · observed · time to recover · processes left) is printed at the end.
  *
- * Faults: a rank that hangs in a call (hang guard), a rank process SIGKILLed mid-step, the
+ * Faults: a rank that hangs in a call (hang guard), a rank that stalls at each wait point (between
+ * operations, waiting for a unique id, inside a barrier), a rank process SIGKILLed mid-step, the
  * coordinator SIGKILLed mid-run, the SSH connection dropped mid-run (the sshd session processes
  * SIGKILLed), Cancel at 20 random moments, and a full disk while the run is saved.
  */
@@ -128,6 +129,82 @@ describe('fault injection', { skip, timeout: 170_000 }, () => {
     assert.ok(waited >= deadline && waited <= deadline + 1, error.message);
     assert.ok(fired <= (deadline + 1) * 1000, `fired ${fired} ms after the ranks were ready`);
     assert.deepEqual(gone.left, []);
+  });
+
+  // Stalls at every wait point (issue #21): a rank process stops (SIGSTOP) right after it sends
+  // a given control message, so it sits between two operations, or waits for a unique id, or
+  // leaves its peers in a barrier. The stall is precise: a wrapper around the rank's agent
+  // catches the message on its way out. Every stall must end in TIMEOUT within deadline + 1 s.
+  const STALLS: { rank: number; after: string; count: number; what: string }[] = [
+    { rank: 0, after: 'ready', count: 1, what: 'rank 0 stops after ready (rank 1 waits for a unique id)' },
+    { rank: 0, after: 'id/publish', count: 1, what: 'rank 0 stops after publishing a unique id' },
+    { rank: 0, after: 'end', count: 1, what: 'rank 0 stops between its 1st and 2nd operation' },
+    { rank: 0, after: 'end', count: 4, what: 'rank 0 stops between its 4th and 5th operation' },
+    { rank: 0, after: 'iteration', count: 1, what: 'rank 0 stops after reporting an iteration' },
+    { rank: 1, after: 'ready', count: 1, what: 'rank 1 stops after ready' },
+    { rank: 1, after: 'id/request', count: 1, what: 'rank 1 stops while waiting for a unique id' },
+    { rank: 1, after: 'end', count: 3, what: 'rank 1 stops between its 3rd and 4th operation' },
+    { rank: 1, after: 'begin', count: 2, what: 'rank 1 stops inside its 2nd operation (peers in the barrier)' },
+  ];
+  const STALL_JS = `
+const net = require('net');
+if (process.env.COMMCOST_RANK === process.env.STALL_RANK) {
+  const needle = '"t":' + JSON.stringify(process.env.STALL_AFTER);
+  let seen = 0;
+  const write = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (chunk, ...rest) {
+    const stall = typeof chunk === 'string' && chunk.includes(needle) && ++seen === Number(process.env.STALL_COUNT);
+    const r = write.call(this, chunk, ...rest);
+    // A small write on a connected socket reaches the kernel at once (libuv tries it synchronously).
+    if (stall) { require('fs').writeSync(2, 'STALL ' + Date.now() + '\\n'); process.kill(process.pid, 'SIGSTOP'); }
+    return r;
+  };
+}
+require(process.env.REAL_AGENT);
+`;
+  test(`stalls at every wait point (${STALLS.length} trials): TIMEOUT within deadline + 1 s, 0 missed`, async () => {
+    const deadline = 2;
+    let missed = 0;
+    let late = 0;
+    for (const st of STALLS) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-stall-'));
+      const wrapper = path.join(dir, 'rank.js');
+      fs.writeFileSync(wrapper, STALL_JS);
+      const run = trackAgent(
+        startAgent(
+          { experiments: ['init'], iterations: 2, warmup: 1, ranks: 2, deadlineSeconds: deadline },
+          { COMMCOST_AGENT_SCRIPT: wrapper, REAL_AGENT: path.join(distDir, 'agent.js'), STALL_RANK: String(st.rank), STALL_AFTER: st.after, STALL_COUNT: String(st.count) },
+        ),
+      );
+      let errorAt: number | undefined;
+      let error: Extract<import('../../protocol/events').AgentEvent, { type: 'run/error' }> | undefined;
+      try {
+        error = await run.waitFor(is('run/error'), (deadline + 15) * 1000);
+        errorAt = Date.now();
+      } catch {
+        // Missed: no error at all.
+      }
+      const stallAt = Number(/STALL (\d+)/.exec(run.stderr.join(''))?.[1]);
+      const ms = errorAt !== undefined && stallAt > 0 ? errorAt - stallAt : undefined;
+      const ok = error?.code === 'TIMEOUT' && ms !== undefined && ms <= (deadline + 1) * 1000;
+      if (!error) missed++;
+      else if (!ok) late++;
+      run.child.kill('SIGTERM');
+      await run.exited;
+      const gone = await timeUntilGone(dir);
+      rows.push({
+        fault: st.what,
+        expected: `TIMEOUT ≤ ${deadline + 1} s`,
+        observed: !stallAt ? 'stall point not reached' : error ? `${error.code} ${(ms! / 1000).toFixed(2)} s after the stall${ok ? '' : `: ${error.message.slice(0, 120)}`}` : `missed: no error within ${deadline + 15} s`,
+        recoverMs: gone.ms,
+        left: gone.left.length,
+      });
+      assert.ok(stallAt > 0, `${st.what}: the stall point was not reached; stderr: ${run.stderr.join('').slice(-800)}`);
+      assert.deepEqual(gone.left, [], `${st.what}: processes left`);
+    }
+    console.log(`stall trials: ${STALLS.length}, missed ${missed}, late or not TIMEOUT ${late}`);
+    assert.equal(missed, 0, 'stalls the hang guard missed');
+    assert.equal(late, 0, 'stalls reported late or not as TIMEOUT');
   });
 
   test('a rank process SIGKILLed mid-step: RANK_EXITED naming it, the run goes on, nothing left', async () => {
