@@ -6,16 +6,28 @@
  * of each workspace folder, and global storage) — and when the active run changes. With no runs
  * the view is empty and VS Code shows its welcome content (package.json `viewsWelcome`).
  *
+ * A "Traces" group (runsViewTraces.ts) lists the traces of the user's own job
+ * (`.commcost/traces/*.json`, the annotations' TraceStore, refreshed when it reloads): open (the
+ * JSON; its HTML report when one is beside it), use for annotations (the trace the annotations
+ * ask first, as the profile picker's trace section chooses it), reveal, delete with confirmation.
+ *
  * Run files are untrusted: they were read through `loadRun` (schema-validated) by the store,
- * and every text shown is made plain (runsViewModel.ts); tooltips are plain strings.
+ * and every text shown is made plain (runsViewModel.ts); tooltips are plain strings. Trace files
+ * likewise (`validateTraceFile`, runsViewTraces.ts).
  */
+import { existsSync } from 'node:fs';
+import { lstat, rm } from 'node:fs/promises';
+import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Profile } from './annotations/profiles';
 import type { RunsApi } from './annotations/register';
 import type { ActionEnv } from './commandsActions';
 import { pickRunsToCompare } from './commands';
 import type { CommcostContext } from './extensionContext';
-import { runsTree, type HostNode, type RunNode, type RunsTreeNode } from './runsViewModel';
+import { runsTree, type HostNode, type RunNode, type RunsTreeNode as RunTreeNode } from './runsViewModel';
+import { deletableTraceFile, tracesGroup, type TraceNode, type TracesNode } from './runsViewTraces';
+
+type RunsTreeNode = RunTreeNode | TracesNode | TraceNode;
 
 /** The view's id (package.json `contributes.views.commcost`). */
 export const RUNS_VIEW_ID = 'commcost.runs';
@@ -24,6 +36,7 @@ class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode> {
   private readonly changed = new vscode.EventEmitter<RunsTreeNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private hosts: HostNode[] = [];
+  private traces: TracesNode | null = null;
 
   constructor(private readonly runs: RunsApi) {}
 
@@ -33,19 +46,43 @@ class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode> {
 
   async getChildren(node?: RunsTreeNode): Promise<RunsTreeNode[]> {
     if (node?.kind === 'host') return node.runs;
+    if (node?.kind === 'traces') return node.traces;
     if (node) return [];
-    await this.runs.ensureLoaded();
+    await Promise.all([this.runs.ensureLoaded(), this.runs.traces.ensureLoaded()]);
     const store = this.runs.store;
     this.hosts = runsTree(store.profiles, store.active, this.runs.rules());
-    return this.hosts;
+    this.traces = tracesGroup(this.runs.traces.store.traces, this.runs.traces.store.chosen, existsSync);
+    // No run and no trace: nothing, so that VS Code shows the welcome content.
+    return this.traces ? [...this.hosts, this.traces] : this.hosts;
   }
 
   getParent(node: RunsTreeNode): RunsTreeNode | undefined {
-    if (node.kind === 'host') return undefined;
+    if (node.kind === 'host' || node.kind === 'traces') return undefined;
+    if (node.kind === 'trace') return this.traces ?? undefined;
     return this.hosts.find((h) => h.runs.some((r) => r.key === node.key));
   }
 
   getTreeItem(node: RunsTreeNode): vscode.TreeItem {
+    if (node.kind === 'traces') {
+      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = 'traces';
+      item.description = node.description;
+      item.iconPath = new vscode.ThemeIcon('pulse');
+      item.contextValue = 'traces';
+      item.tooltip = `Traces of your own job (commcost trace), in .commcost/traces: ${node.description}`;
+      return item;
+    }
+    if (node.kind === 'trace') {
+      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+      item.id = `trace:${node.path}`;
+      item.description = node.description;
+      item.tooltip = node.tooltip; // a plain string: never rendered as Markdown
+      item.contextValue = node.contextValue;
+      item.iconPath = new vscode.ThemeIcon(node.chosen ? 'pass-filled' : node.simulated ? 'beaker' : node.status !== 'complete' ? 'circle-slash' : 'pulse');
+      item.accessibilityInformation = { label: `trace ${node.label}, ${node.description}` };
+      item.command = { command: 'commcost.runs.openTrace', title: 'Open Trace', arguments: [node] };
+      return item;
+    }
     if (node.kind === 'host') {
       const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `host:${node.host}`;
@@ -75,6 +112,12 @@ export function registerRunsView(ctx: CommcostContext, env: ActionEnv, runs: Run
   const provider = new RunsTreeProvider(runs);
   const view = scope.add(vscode.window.createTreeView(RUNS_VIEW_ID, { treeDataProvider: provider, canSelectMany: true, showCollapseAll: true }));
   scope.add(runs.onDidChange(() => provider.refresh()));
+  scope.add(runs.traces.onDidChange(() => provider.refresh()));
+  /** The loaded trace of a trace node passed by VS Code (checked against the store by key). */
+  const traceOf = (node: unknown) => {
+    const key = typeof node === 'object' && node !== null && (node as TraceNode).kind === 'trace' ? (node as TraceNode).key : undefined;
+    return typeof key === 'string' ? runs.traces.store.byKey(key) : undefined;
+  };
 
   const actions = () => import('./commandsActions');
   /** The loaded run of a node passed by VS Code (only run nodes of this view carry a key). */
@@ -115,7 +158,51 @@ export function registerRunsView(ctx: CommcostContext, env: ActionEnv, runs: Run
       const p = profileOf(node ?? view.selection[0]);
       if (p && (await (await actions()).deleteRunFile(env, p, runs.folders()))) await runs.reload();
     }),
-    vscode.commands.registerCommand('commcost.runs.refresh', () => runs.reload()),
+    vscode.commands.registerCommand('commcost.runs.refresh', () => Promise.all([runs.reload(), runs.traces.reload()])),
+    vscode.commands.registerCommand('commcost.runs.openTrace', async (node?: unknown) => {
+      const t = traceOf(node ?? view.selection[0]);
+      if (t) await vscode.window.showTextDocument(vscode.Uri.file(t.path), { preview: false });
+    }),
+    vscode.commands.registerCommand('commcost.runs.openTraceReport', async (node?: unknown) => {
+      const t = traceOf(node ?? view.selection[0]);
+      const html = t ? tracesGroup([t], undefined, existsSync)?.traces[0]?.html : null;
+      if (html) await vscode.env.openExternal(vscode.Uri.file(html));
+    }),
+    vscode.commands.registerCommand('commcost.runs.useTrace', async (node?: unknown) => {
+      const t = traceOf(node ?? view.selection[0]);
+      if (!t) return;
+      await runs.traces.choose(t.path);
+      void vscode.window.setStatusBarMessage(`commcost: traced lines now come from ${basename(t.path)} first`, 4000);
+    }),
+    vscode.commands.registerCommand('commcost.runs.revealTrace', async (node?: unknown) => {
+      const t = traceOf(node ?? view.selection[0]);
+      if (t) await (await actions()).revealRunFile(t.path);
+    }),
+    vscode.commands.registerCommand('commcost.runs.deleteTrace', async (node?: unknown) => {
+      const t = traceOf(node ?? view.selection[0]);
+      if (!t) return;
+      const allowed = deletableTraceFile(t.path, runs.traces.dirs());
+      if (!allowed.ok) {
+        void vscode.window.showErrorMessage(`commcost: will not delete ${t.path}: ${allowed.why}`);
+        return;
+      }
+      const remove = 'Delete';
+      const answer = await vscode.window.showWarningMessage(`Delete the trace file ${basename(t.path)}?`, {
+        modal: true,
+        detail: `${t.path}\n\nOnly this file is deleted (an HTML report beside it is kept). This cannot be undone.`,
+      }, remove);
+      if (answer !== remove) return;
+      try {
+        const st = await lstat(t.path);
+        if (!st.isFile() && !st.isSymbolicLink()) throw new Error(`${t.path} is not a file`);
+        await rm(t.path);
+        env.log.info(`deleted the trace file ${t.path}`);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`commcost: could not delete ${t.path}: ${(err as Error).message}`);
+      }
+      if (runs.traces.store.chosen?.path === t.path) await runs.traces.choose(undefined);
+      await runs.traces.reload();
+    }),
   ])
     scope.add(d);
 }

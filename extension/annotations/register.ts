@@ -61,6 +61,8 @@ export interface RunsApi {
   folders(): RunFolder[];
   /** Fires after the runs were reloaded, the active run changed or the settings changed. */
   readonly onDidChange: vscode.Event<void>;
+  /** The traces of the user's job (`.commcost/traces`) and the one the annotations ask first (the Runs view's Traces group). */
+  readonly traces: TraceAnnotations;
 }
 
 /** Registers every annotation surface; all of it is disposed with `env.ctx`. Returns the saved runs' API. */
@@ -345,6 +347,7 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
 function readSettingsReported(log: OutputLog): AnnotationSettings {
   try {
     const config = vscode.workspace.getConfiguration('commcost');
+    traces,
     return readAnnotationSettings((key) => config.get(key));
   } catch (err) {
     const message = err instanceof SettingsError ? err.message : String(err);

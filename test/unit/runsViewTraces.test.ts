@@ -1,0 +1,79 @@
+// The Runs view's "Traces" group (extension/runsViewTraces.ts, pure): newest first, command,
+// host, NCCL, date, SIMULATED, partial, the trace the annotations ask first, the HTML report
+// beside a trace, untrusted text made plain, and which files may be deleted.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { LoadedTrace } from '../../extension/annotations/traces';
+import { deletableTraceFile, traceReportPath, tracesGroup } from '../../extension/runsViewTraces';
+import type { TraceFile } from '../../protocol/trace';
+
+const dir = '/ws/.commcost/traces';
+
+function loaded(name: string, time: number, over: Partial<TraceFile> = {}): LoadedTrace {
+  const trace: TraceFile = {
+    kind: 'commcost-trace', version: 2, command: ['torchrun', '--nproc-per-node=2', 'train.py'], startedAt: new Date(time).toISOString(), endedAt: new Date(time + 5000).toISOString(),
+    exitCode: 0, signal: null, status: 'complete', missing: [], simulated: false, host: 'gpu1', ncclVersion: 22809,
+    processes: [0, 1].map((rank) => ({ host: 'gpu1', pid: 100 + rank, rank, python: true, plugin: true, pluginAbi: 6, ncclVersion: 22809, communicators: 2 })),
+    ncclLog: null, sites: [], problems: [], clock: { kind: 'monotonic', hosts: 1, note: 'one host: every time is its CLOCK_MONOTONIC' }, ...over,
+  };
+  return { key: `k-${name}`, path: join(dir, name), trace, time };
+}
+
+test('no trace: no group (the view keeps its welcome content when there is no run either)', () => {
+  assert.equal(tracesGroup([], undefined, () => false), null);
+});
+
+test('newest first, with command, host, NCCL, date and the trace the annotations ask first', () => {
+  const old = loaded('a.json', Date.UTC(2026, 10, 30, 9, 5));
+  const recent = loaded('b.json', Date.UTC(2026, 11, 1, 10, 10));
+  const g = tracesGroup([old, recent], old, () => false)!;
+  assert.equal(g.label, 'Traces');
+  assert.equal(g.description, '2 traces · 1 used for annotations');
+  assert.deepEqual(g.traces.map((t) => t.path), [recent.path, old.path]);
+  const [b, a] = g.traces as [NonNullable<typeof g.traces[0]>, NonNullable<typeof g.traces[0]>];
+  assert.equal(b.label, 'train.py · 2026-12-01 10:10 UTC');
+  assert.equal(b.description, 'gpu1 · NCCL 2.28.9 · 2 traced processes');
+  assert.equal(b.contextValue, 'trace');
+  assert.equal(b.chosen, false);
+  assert.equal(a.chosen, true);
+  assert.equal(a.contextValue, 'trace.chosen');
+  assert.match(a.description, /used for annotations/);
+  assert.match(b.tooltip, /^torchrun --nproc-per-node=2 train\.py\n/);
+  assert.match(b.tooltip, /clock: one host/);
+  assert.ok(b.tooltip.endsWith(recent.path), b.tooltip);
+});
+
+test('SIMULATED and partial are said; a report beside the trace is offered', () => {
+  const sim = loaded('sim.json', 2, { simulated: true, status: 'partial', exitCode: 3, missing: ['the job exited with code 3'] });
+  const g = tracesGroup([sim], undefined, (p) => p === join(dir, 'sim.html'))!;
+  const n = g.traces[0]!;
+  assert.equal(n.simulated, true);
+  assert.equal(n.status, 'partial');
+  assert.match(n.description, /· SIMULATED · partial$/);
+  assert.match(n.tooltip, /^SIMULATED NCCL \(figures are not measurements\)/);
+  assert.match(n.tooltip, /partial \(exit code 3\)/);
+  assert.match(n.tooltip, /missing: the job exited with code 3/);
+  assert.equal(n.html, join(dir, 'sim.html'));
+  assert.equal(n.contextValue, 'trace.html');
+  assert.equal(tracesGroup([sim], sim, () => true)!.traces[0]!.contextValue, 'trace.chosen.html');
+  assert.equal(traceReportPath('/x/t.json'), '/x/t.html');
+});
+
+test('untrusted text from a trace file is made plain (control characters, bidirectional overrides)', () => {
+  const evil = loaded('e.json', 3, { host: 'gpu\u202e1\nX', command: ['python', 'a\u0007.py'] });
+  const n = tracesGroup([evil], undefined, () => false)!.traces[0]!;
+  for (const text of [n.label, n.description, n.tooltip]) {
+    assert.doesNotMatch(text, /[\u202e\u0007]/, text);
+  }
+  assert.doesNotMatch(n.description, /\n/);
+});
+
+test('only a .json file directly inside a trace folder may be deleted', () => {
+  assert.deepEqual(deletableTraceFile(join(dir, 'a.json'), [dir]), { ok: true });
+  for (const p of [join(dir, 'sub', 'a.json'), '/elsewhere/a.json', join(dir, 'a.html'), 'a.json', join(dir, '..', 'runs', 'r.json')]) {
+    const r = deletableTraceFile(p, [dir]);
+    assert.equal(r.ok, false, p);
+  }
+  assert.match((deletableTraceFile('/x/a.json', []) as { why: string }).why, /no workspace folder/);
+});
