@@ -341,13 +341,13 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
     },
     folders,
     onDidChange: runsChanged.event,
+    traces,
   };
 }
 
 function readSettingsReported(log: OutputLog): AnnotationSettings {
   try {
     const config = vscode.workspace.getConfiguration('commcost');
-    traces,
     return readAnnotationSettings((key) => config.get(key));
   } catch (err) {
     const message = err instanceof SettingsError ? err.message : String(err);
