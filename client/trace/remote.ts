@@ -180,9 +180,15 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   const log = o.log ?? (() => undefined);
   const target = await resolveTarget(o.host, o.sshConfigPath !== undefined ? { sshConfigPath: o.sshConfigPath } : {});
   if (target.kind === 'local') {
-    const { host: _h, localCwd, remoteCwd, sshConfigPath: _s, knownHostsPath: _k, hostKeyPolicy: _p, agentSocket: _a, log: _l, ...rest } = o;
-    const r = await runTrace({ ...rest, cwd: remoteCwd ? resolve(localCwd, remoteCwd) : localCwd, ...(o.out ? { out: resolve(localCwd, o.out) } : {}), processGroup: true });
-    return { ...r, uploaded: [], remoteCwd: remoteCwd ? resolve(localCwd, remoteCwd) : localCwd };
+    // localhost: the local engine, in --cwd (relative to here) or here; the trace saved here.
+    const cwd = o.remoteCwd ? resolve(o.localCwd, o.remoteCwd) : o.localCwd;
+    if (!o.out) mkdirSync(join(o.localCwd, '.commcost', 'traces'), { recursive: true });
+    const r = await runTrace({
+      command, cwd, stdio: o.stdio, processGroup: true, out: o.out ? resolve(o.localCwd, o.out) : join(o.localCwd, '.commcost', 'traces', `${new Date().toISOString().replace(/[:.]/g, '-')}-${traceName(command)}.json`),
+      ...(o.base !== undefined ? { base: o.base } : {}), ...(o.simulate !== undefined ? { simulate: o.simulate } : {}), ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+      ...(o.signal !== undefined ? { signal: o.signal } : {}), ...(o.ncclLog !== undefined ? { ncclLog: o.ncclLog } : {}), ...(o.interpose !== undefined ? { interpose: o.interpose } : {}),
+    });
+    return { ...r, uploaded: [], remoteCwd: cwd };
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outFile = o.out ? resolve(o.localCwd, o.out) : join(o.localCwd, '.commcost', 'traces', `${stamp}-${traceName(command)}.json`);

@@ -119,6 +119,16 @@ describe('commcost trace --host', { skip }, () => {
     assert.equal(existsSync(marker), false, 'the background child of the job was stopped with it');
   });
 
+  test('Ctrl-C (an abort with SIGINT) sends SIGINT to the remote job, which stops; the trace is partial, cancelled', async () => {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort('SIGINT'), 1500);
+    const { r, trace, out } = await traced(['sh', '-c', 'trap "echo got-int; exit 130" INT; echo started; sleep 30'], { signal: abort.signal });
+    assert.equal(r.stopped, 'cancelled');
+    assert.match(out, /started\ngot-int\n/, 'the job received SIGINT (its own handler ran)');
+    assert.equal(r.exitCode, 130);
+    assert.equal(trace.status, 'partial');
+  });
+
   test('an unreachable host is a clear error before anything runs', async () => {
     await assert.rejects(
       runRemoteTrace({ command: ['true'], host: 'nobody@127.0.0.1:1', localCwd: tmpdir(), base: join(root, 'cli'), stdio: { stdout: () => {}, stderr: () => {} }, knownHostsPath: server.knownHostsPath, agentSocket: '' }),

@@ -64,7 +64,7 @@ test('untrusted text from a trace file is made plain (control characters, bidire
   const evil = loaded('e.json', 3, { host: 'gpu\u202e1\nX', command: ['python', 'a\u0007.py'] });
   const n = tracesGroup([evil], undefined, () => false)!.traces[0]!;
   for (const text of [n.label, n.description, n.tooltip]) {
-    assert.doesNotMatch(text, /[\u202e\u0007]/, text);
+    assert.ok(!text.includes('\u202e') && !text.includes('\u0007'), text);
   }
   assert.doesNotMatch(n.description, /\n/);
 });
