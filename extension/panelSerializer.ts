@@ -36,6 +36,7 @@ export function registerPanelSerializers(extension: vscode.ExtensionContext, log
   return [
     vscode.window.registerWebviewPanelSerializer(RESULTS_VIEW_TYPE, {
       async deserializeWebviewPanel(panel, state) {
+        log.info(`restoring the results panel "${panel.title}"`);
         const restore = parseRestoreState(state);
         if (!restore || restore.kind !== 'run') {
           panel.webview.options = { enableScripts: false };
@@ -59,6 +60,7 @@ export function registerPanelSerializers(extension: vscode.ExtensionContext, log
     }),
     vscode.window.registerWebviewPanelSerializer(COMPARE_VIEW_TYPE, {
       async deserializeWebviewPanel(panel, state) {
+        log.info(`restoring the comparison panel "${panel.title}"`);
         const restore = parseRestoreState(state);
         if (!restore || restore.kind !== 'compare') {
           fail(panel, 'the comparison', new Error('no run files were kept for it'));

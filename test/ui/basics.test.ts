@@ -7,11 +7,11 @@
 // docs/results and a simulated fixture (./committedRuns.ts). Screenshots: test-output/ui/basics-*.png.
 // Skipped with the reason when Chromium or code-server is missing, unless COMMCOST_REQUIRE_UI=1.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { UiSession, uiMissingReason, waitUntil, type Frame, type Locator } from './uiEnv';
+import { OUT_DIR, UiSession, uiMissingReason, waitUntil, type Frame, type Locator } from './uiEnv';
 import { committedRun, committedRunText, simulatedRunText, staleAfterDaysFor } from './committedRuns';
 
 const missing = uiMissingReason();
@@ -88,6 +88,8 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
   );
   after(async () => {
     await s?.stop();
+    // Keep this session's logs apart (the next session's stop() rewrites test-output/ui/logs).
+    if (existsSync(join(OUT_DIR, 'logs'))) cpSync(join(OUT_DIR, 'logs'), join(OUT_DIR, 'logs-basics'), { recursive: true });
   });
 
   async function scenario(name: string, body: () => Promise<void>): Promise<void> {
@@ -182,6 +184,12 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       const ink = await frame.evaluate<number>(`[...document.querySelectorAll('canvas')].length`);
       assert.ok(ink > 0, 'the comparison draws its charts');
       await s.shot('basics-compare-panel');
+      // The comparison comes back after a reload too (its run files read again).
+      await s.command('Developer: Reload Window');
+      await s.page.waitForTimeout(2_000);
+      await s.page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 30_000 });
+      await frameWhere(s, `/comparison of 2 runs/.test(document.querySelector('h1')?.textContent || '')`, 'the comparison panel after the reload', 60_000);
+      await s.shot('basics-compare-restored');
     }));
 
   test('Export HTML Report… writes the report; a symbolic link at the target is refused', () =>
@@ -239,6 +247,8 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
 
   test('the Runs view: grouped by host, open with Enter, set active and compare from the context menu, delete after the modal', () =>
     scenario('runs-view', async () => {
+      // Fewer webviews to load on a busy machine: the panels of the scenarios before are closed.
+      await s.command('View: Close All Editors');
       await showRunsView();
       await treeRow('gpu-box').waitFor({ state: 'visible', timeout: 15_000 });
       const rows = await sidebar().locator('.monaco-list-row').allInnerTexts();
@@ -253,7 +263,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       // Open with the keyboard: focus the row, Enter.
       await treeRow(treeLabel(wheel)).click();
       await s.page.keyboard.press('Enter');
-      await runFrame(s, wheel);
+      await runFrame(s, wheel, 40_000);
 
       // Set active from the context menu.
       await treeRow(treeLabel(wheel)).click({ button: 'right' });
@@ -377,6 +387,7 @@ describe('commcost in an untrusted workspace (Restricted Mode)', { skip, timeout
       const refusal = s.toast(/not trusted, so measure is off/);
       await refusal.waitFor({ state: 'visible', timeout: 15_000 });
       assert.match(await refusal.innerText(), /Manage Workspace Trust/);
+      await s.page.waitForTimeout(600); // the toast's fade-in
       await s.shot('basics-untrusted-refused');
       // Read-only annotations from the saved runs.
       await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train.py' }).first().click();
