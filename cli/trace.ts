@@ -71,6 +71,7 @@ export function formatTrace(t: TraceFile): string {
   for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
   lines.push(...ncclViewLines(t));
   for (const s of t.sites) for (const n of s.notes) lines.push(`note: ${terminalSafe(n)}`);
+  if (t.clock?.kind === 'wall-offsets') lines.push(`clock: ${terminalSafe(t.clock.note)}`);
   for (const m of t.missing) lines.push(`missing: ${terminalSafe(m)}`);
   for (const p of t.problems) lines.push(`problem: ${terminalSafe(p)}`);
   return lines.join('\n') + '\n';

@@ -143,14 +143,16 @@ interface Probe { arch: string; home: string; cwd: string | null; tmp: string; e
 async function probe(session: SshSession, cwd: string | undefined, simHash: string): Promise<Probe> {
   const host = session.target.name;
   const script = [
-    'uname -m; printf "%s\\n" "$HOME"; (cd "$1" 2>/dev/null && pwd -P) || echo',
+    'printf "@@commcost-probe\\n"; uname -m; printf "%s\\n" "$HOME"; (cd "$1" 2>/dev/null && pwd -P) || echo',
     'case $(uname -m) in x86_64|amd64) a=x64;; aarch64|arm64) a=arm64;; *) a=;; esac',
     't=$(mktemp -d "${TMPDIR:-/tmp}/commcost-trace-XXXXXX" 2>/dev/null) && mkdir "$t/records" || t=',
     'if [ -n "$2" ] && [ -n "$t" ] && [ -n "$a" ]; then mkdir "$t/simlib"; for n in libnccl.so.2 libnccl.so libcuda.so.1 libcuda.so; do ln -s "$HOME/.cache/commcost/$2/native/linux-$a/libnccl-sim.so" "$t/simlib/$n"; done; fi',
     'printf "%s\\n" "$t"; shift 2; for v in "$@"; do if x=$(printenv "$v"); then printf "%s=%s\\0" "$v" "$x"; fi; done',
   ].join('\n');
   const r = await session.run(['sh', '-c', script, 'sh', cwd ?? '.', simHash, ...REMOTE_ENV_KEYS]);
-  const [arch = '', home = '', dir = '', tmp = '', ...rest] = r.stdout.split('\n');
+  // What a login shell's startup files print before the script (a banner) is skipped.
+  const from = r.stdout.indexOf('@@commcost-probe\n');
+  const [arch = '', home = '', dir = '', tmp = '', ...rest] = (from >= 0 ? r.stdout.slice(from + 17) : '').split('\n');
   if (r.code !== 0 || !home.startsWith('/'))
     throw new CommcostError('SSH_FAILED', `commcost trace --host ${host}: cannot read the host's architecture and home: ${r.stderr.trim() || `exit ${String(r.code)}`}`, { where: { host }, hint: 'check that a POSIX sh and uname run there (ssh HOST uname -m)' });
   const env: Record<string, string> = {};
