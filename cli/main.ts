@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, PROTOCOL_VERSION, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
@@ -58,7 +58,8 @@ function intOption(name: string, limit: OptionLimit) {
 }
 
 function deadlineOption(text: string): number {
-  const n = text.trim() === '' ? NaN : Number(text);
+  // Decimal seconds only: Number() would also take 0x10, 1e3 or 0b1.
+  const n = /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : NaN;
   const { min, max } = OPTION_LIMITS.deadlineSeconds;
   if (!withinLimit(n, OPTION_LIMITS.deadlineSeconds, false)) throw bad(`--deadline ${JSON.stringify(text)} must be seconds, from ${min} to ${max} (one day)`);
   return n;
@@ -181,6 +182,11 @@ export function checkFlags(f: MeasureFlags, cpuCount = localCpuCount()): string[
   if (f.nccl !== undefined && f.simulate) {
     throw bad('--nccl and --simulate conflict: --simulate runs on the simulated NCCL, so no NCCL path is used', 'give one of them');
   }
+  if (f.saveDir.trim() === '') throw bad('--save-dir is empty', 'give a folder, e.g. --save-dir .commcost/runs');
+  if (f.json !== undefined && f.html !== undefined && resolvePath(f.json) === resolvePath(f.html)) {
+    throw bad(`--json and --html name the same file (${f.json}): one would overwrite the other`, 'give two file names, e.g. --json run.json --html run.html');
+  }
+  if (f.json?.trim() === '' || f.html?.trim() === '') throw bad(`${f.json?.trim() === '' ? '--json' : '--html'} is empty`, 'give a file name');
   const libraries = ncclPaths(f);
   if (libraries.length > 1 && f.json !== undefined) {
     throw bad('--json takes one run, and --nccl was given several times', 'each run is saved in --save-dir (the paths are printed); compare saved runs with: commcost report a.json b.json --html out.html');
@@ -540,7 +546,24 @@ async function compareReport(files: string[], html: string | undefined): Promise
   return EXIT_OK;
 }
 
+/**
+ * `commcost report`: a run file that passed validation but that the report cannot be made from
+ * (a figure the summary cannot divide by) is bad input (exit 2) with the file named, never a
+ * stack trace.
+ */
 async function report(files: string[], html: string | undefined): Promise<number> {
+  try {
+    return await reportInner(files, html);
+  } catch (e) {
+    if (e instanceof CommcostError) throw e;
+    throw new CommcostError('BAD_RUN_FILE', `cannot report ${files.join(', ')}: the file${files.length > 1 ? 's hold' : ' holds'} figures the report cannot use (${errorText(e)})`, {
+      hint: 'the file passed validation but is inconsistent: measure again, or report this file to the commcost maintainers',
+      cause: e,
+    });
+  }
+}
+
+async function reportInner(files: string[], html: string | undefined): Promise<number> {
   if (files.length > 1) return compareReport(files, html);
   const file = files[0]!;
   const loaded = await loadRun(file);

@@ -119,8 +119,9 @@ export async function checkHostKey(
 
 /**
  * Appends `name type base64` for the host (plain, not hashed), creating the file and its folder
- * (mode 0700/0600) when missing. The host name and key type lose any control character (a
- * newline in a host name from an untrusted run file would start a line of its own).
+ * (mode 0700/0600) when missing. A host name with a control character or whitespace is refused
+ * (a newline in a host name from an untrusted run file would start a line of its own); the key
+ * type loses any.
  * @throws Error when the host name is empty once cleaned, or holds a space
  */
 export async function appendHostKey(knownHostsPath: string, host: string, port: number, key: Buffer): Promise<void> {
@@ -132,8 +133,9 @@ export async function appendHostKey(knownHostsPath: string, host: string, port: 
   } catch {
     // Missing file: created below.
   }
-  const name = oneLine(knownHostsName(host, port));
-  if (name === '' || /\s/.test(name)) throw new Error(`not recording the host key of ${JSON.stringify(host)}: not a host name`);
+  const name = knownHostsName(host, port);
+  // A control character (a newline would start a line of its own) or a space: not a host name.
+  if (host === '' || oneLine(name) !== name || /\s/.test(name)) throw new Error(`not recording the host key of ${JSON.stringify(host.slice(0, 100))}: not a host name`);
   const line = `${name} ${oneLine(keyTypeOf(key)).replace(/\s/g, '')} ${key.toString('base64')}\n`;
   await appendFile(knownHostsPath, prefix + line, { mode: 0o600 });
 }

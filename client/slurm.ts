@@ -28,6 +28,34 @@ function refuse(what: string, hint: string): never {
   throw new CommcostError('BAD_INPUT', what, { hint });
 }
 
+/** srun's long options that change which tasks run where, or what each runs. */
+const LAYOUT_OPTIONS = [
+  'ntasks', 'ntasks-per-node', 'ntasks-per-socket', 'ntasks-per-core', 'ntasks-per-gpu', 'nodes', 'nodelist', 'gpus', 'gpus-per-node',
+  'gpus-per-task', 'gpus-per-socket', 'gres', 'tres-per-task', 'multi-prog', 'distribution', 'het-group', 'pack-group', 'relative', 'arbitrary',
+];
+/** srun's short options among them: -n (ntasks), -N (nodes), -G (gpus), -m (distribution), -w (nodelist), -r (relative). */
+const LAYOUT_SHORT = /[nNGmwr]/;
+/** srun's short options that take a value (`-Aproj`: the rest of the cluster is the value). */
+const SHORT_WITH_VALUE = 'ABCcDdeGiJKLMmNnopqrSTtWwx';
+
+/**
+ * True when an srun option would change the task layout: a short option cluster holding one of
+ * LAYOUT_SHORT (`-N9`, `-n2`, `-lN2`), or a long option that is one of LAYOUT_OPTIONS or an
+ * abbreviation srun accepts of one (`--gpus=2`, `--ntask=2`, `--multi-prog`).
+ */
+export function changesLayout(option: string): boolean {
+  if (/^-[^-]/.test(option)) {
+    // A cluster as getopt reads it: flags, until one that takes a value (the rest is its value).
+    for (const c of option.slice(1)) {
+      if (LAYOUT_SHORT.test(c)) return true;
+      if (SHORT_WITH_VALUE.includes(c) || !/[A-Za-z]/.test(c)) return false;
+    }
+    return false;
+  }
+  const name = option.replace(/^--/, '').split('=')[0]!.toLowerCase();
+  return name.length >= 2 && LAYOUT_OPTIONS.some((o) => o === name || (name.length >= 3 && o.startsWith(name)));
+}
+
 /**
  * The srun arguments of a job step with one task per GPU: `--nodes=N --ntasks-per-node=G
  * --gpus-per-node=G` plus partition, account, time and the extra options, in that order.
@@ -54,7 +82,7 @@ export function srunArgsFor(o: SlurmOptions): string[] {
   for (const extra of o.extraArgs ?? []) {
     // eslint-disable-next-line no-control-regex -- refusing control characters is the point
     if (!extra.startsWith('-') || /[\x00-\x1f\x7f]/.test(extra)) refuse(`--srun-arg ${JSON.stringify(extra)} is not an srun option`, 'give one option per --srun-arg, e.g. --srun-arg=--qos=debug');
-    if (/^(-n|--ntasks|--ntasks-per-node|-N|--nodes)(=|$)/.test(extra)) refuse(`--srun-arg ${extra} changes the task layout, which commcost sets (one task per GPU)`, 'use --slurm-nodes and --gpus-per-node');
+    if (changesLayout(extra)) refuse(`--srun-arg ${extra} changes the task layout, which commcost sets (one task per GPU)`, 'use --slurm-nodes and --gpus-per-node');
     args.push(extra);
   }
   return args;

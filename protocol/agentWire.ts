@@ -76,7 +76,8 @@ const RANK_MESSAGES: Record<string, Record<string, (v: unknown) => boolean>> = {
     counts: (v) => optional(v, numberRecord),
     libraryMs: isNum,
     timedMs: (v) => optional(v, isNum),
-    ncclInit: (v) => optional(v, (x) => isRec(x) && recordOf(x.views, (c) => recordOf(c, numberRecord)) && isInt(x.malformedLines)),
+    // views: creation → part → ms (NcclInitParts).
+    ncclInit: (v) => optional(v, (x) => isRec(x) && recordOf(x.views, numberRecord) && isInt(x.malformedLines)),
   },
   error: {
     code: (v) => isText(v, 64),

@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -28,7 +28,12 @@ import { remoteHashes, findRemoteNode } from '../../client/deploy';
 import { CommcostError } from '../../client/errors';
 import { checkTargetName } from '../../client/hosts';
 import { renderReport } from '../../client/htmlReport';
-import { loadRun } from '../../client/resultsStore';
+import { checkOutputFile, loadRun, saveRun } from '../../client/resultsStore';
+import { readRegularFile, writeFileSafely } from '../../client/safeWrite';
+import { appendHostKey } from '../../client/knownHosts';
+import { srunArgsFor } from '../../client/slurm';
+import { nodeMessageProblem, rankMessageProblem } from '../../protocol/agentWire';
+import { helloProblem } from '../../remote-agent/nodes';
 import { validateRunFile } from '../../client/runFileSchema';
 import { runMeasurement } from '../../client/runSession';
 import { shellCommand } from '../../client/shellQuote';
@@ -198,7 +203,7 @@ describe('run files', () => {
   check('run file on disk: empty', () => loadRun(file('empty.json', '')), /empty\.json is not JSON/);
   check('run file on disk: binary garbage', () => loadRun(file('bin.json', randomBytes(4096))), /bin\.json is not JSON/);
   check('run file on disk: 100 000 nested arrays', () => loadRun(file('deep.json', '['.repeat(100_000) + ']'.repeat(100_000))), /deep\.json is not (JSON|a commcost run file|a valid commcost run)/);
-  check('run file on disk: a folder', () => loadRun(dir), /cannot read .*: EISDIR/);
+  check('run file on disk: a folder', () => loadRun(dir), /is a folder, not a file commcost can read/);
   check('run file on disk: missing', () => loadRun(join(dir, 'nope.json')), /cannot read .*nope\.json: ENOENT/);
 
   test('a __proto__ key never changes a prototype, accepted or not', () => {
@@ -274,6 +279,39 @@ describe('CLI flags', () => {
     ['--host $(reboot)', measure('--host', '$(reboot)'), /host name "\$\(reboot\)" contains the shell character "\$"/],
     ['--host with a port out of range', measure('--host', 'gpu1:99999'), /not 1\.\.65535/],
     ['report of a missing file', () => cli(['report', join(saveDir, 'missing.json')]), /cannot read .*missing\.json: ENOENT/],
+    // Issue #21: numbers JavaScript would read but a user did not mean; outputs that clash.
+    ['--deadline 0x10', measure('--deadline', '0x10'), /--deadline "0x10" must be seconds/],
+    ['--deadline 1e3', measure('--deadline', '1e3'), /--deadline "1e3" must be seconds/],
+    ['--deadline 0b11', measure('--deadline', '0b11'), /--deadline "0b11" must be seconds/],
+    ['--deadline -5', measure('--deadline', '-5'), /--deadline "-5" must be seconds/],
+    ['--deadline blank', measure('--deadline', '  '), /--deadline " {2}" must be seconds/],
+    ["--save-dir ''", () => cli(['measure', '--simulate', '--save-dir', '']), /--save-dir is empty/],
+    ['--json X --html X', measure('--json', join(saveDir, 'x.out'), '--html', join(saveDir, 'x.out')), /--json and --html name the same file/],
+    ['--json X --html ./X', measure('--json', join(saveDir, 'y.out'), '--html', join(saveDir, '.', 'y.out')), /--json and --html name the same file/],
+    ["--json ''", measure('--json', ''), /--json is empty/],
+    ['--json through a symbolic link', () => {
+      const link = join(saveDir, 'link.json');
+      if (!existsSync(link)) symlinkSync(join(saveDir, 'elsewhere.json'), link);
+      return cli(['measure', '--simulate', '--save-dir', saveDir, '--json', link]);
+    }, /--json .*link\.json: .* is a symbolic link/],
+    ['--html is a FIFO', () => {
+      const fifo = join(saveDir, 'pipe.html');
+      if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+      return cli(['measure', '--simulate', '--save-dir', saveDir, '--html', fifo]);
+    }, /--html .*pipe\.html: .* is a named pipe \(FIFO\)/],
+    ['report of a FIFO named *.json', () => {
+      const fifo = join(saveDir, 'pipe.json');
+      if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+      return cli(['report', fifo]);
+    }, /pipe\.json is a named pipe \(FIFO\), not a file commcost can read/],
+    ['report of /dev/zero', () => cli(['report', '/dev/zero']), /\/dev\/zero is a device, not a file commcost can read/],
+    ['report of a validated run whose step median is 0 (exit 2, no stack trace)', () => {
+      const run = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'runs', 'simulated-2ranks-init-split.json'), 'utf8')) as RunFile;
+      (run.experiments[0]!.variants[0]!.steps[2]!.stats as { median: number }).median = 0;
+      const file = join(saveDir, 'median0.json');
+      writeFileSync(file, JSON.stringify(run));
+      return cli(['report', file, '--html', join(saveDir, 'median0.html')]);
+    }, /cannot report .*median0\.json: the file holds figures the report cannot use/],
   ];
   for (const [name, fn, re] of cases) check(`cli: ${name}`, fn, re);
   test('nothing was measured or saved by the bad flags', () => assert.equal(existsSync(join(saveDir, 'x')), false));
@@ -421,7 +459,109 @@ describe('XSS corpus in the HTML report', { skip: xssSkip }, () => {
   }
 });
 
-test(`the corpus holds at least 50 bad inputs`, () => {
-  assert.ok(corpusSize >= 50, `${corpusSize} entries`);
+// ------------------------------------------------------------------------------------------------
+// 8. Issue #21: hostile wire messages, Slurm layout options, output and input files, known_hosts
+
+describe('hostile messages on the agent\'s ports (protocol/agentWire.ts)', () => {
+  const lines = [
+    'null', '42', '[]', '"text"', 'true', '{}', '{"t":null}', '{"t":42}', '{"t":"__proto__"}', '{"t":"toString"}',
+    '{"t":"hello","rank":null,"pid":1}', '{"t":"hello","rank":-1,"pid":1}', '{"t":"hello","rank":1.5,"pid":1}', '{"t":"hello","rank":0,"pid":1,"token":42}',
+    '{"t":"ready","rank":0,"cudaInitMs":"fast"}', '{"t":"begin","op":null,"experiment":"init","variant":"v","iteration":0}',
+    '{"t":"begin","op":"x","experiment":42,"variant":"v","iteration":0}', '{"t":"end"}', '{"t":"id/publish","key":-1,"id":"x"}', '{"t":"id/request","key":"1"}',
+    '{"t":"iteration","rank":0,"experiment":"init","variant":"v","iteration":0,"warmup":false,"steps":null,"releaseNs":{},"memory":{},"libraryMs":1}',
+    '{"t":"iteration","rank":0,"experiment":"init","variant":"v","iteration":0,"warmup":false,"steps":{"a":"1"},"releaseNs":{},"memory":{},"libraryMs":1}',
+    '{"t":"iteration","rank":0,"experiment":"init","variant":"v","iteration":0,"warmup":"no","steps":{},"releaseNs":{},"memory":{},"libraryMs":1}',
+    '{"t":"iteration","rank":0,"experiment":"init","variant":"v","iteration":0,"warmup":false,"steps":{},"releaseNs":[],"memory":{},"libraryMs":1}',
+    '{"t":"error","code":"NCCL_ERROR","message":"m","experiment":42}', '{"t":"error","code":null,"message":"m"}', '{"t":"finished","libraryMs":null}',
+  ];
+  for (const line of lines) {
+    check(`control channel: ${line.slice(0, 70)}`, () => {
+      const p = rankMessageProblem(JSON.parse(line));
+      if (p) throw new ProtocolError(`refused: ${p}`, line);
+    }, /refused: (not a message object|unknown message type|"[a-z/]+" with a bad)/);
+  }
+  const nodeLines = [
+    'null', '7', '[]', '{"t":null}', '{"t":"node/hello"}', '{"t":"node/auth","proof":null}', '{"t":"node/exit","rank":"0","code":1,"signal":null}',
+    '{"t":"node/exit","rank":0,"code":"1","signal":null}', '{"t":"node/log","rank":0,"line":null}', '{"t":"node/spawn","rank":0,"env":{}}',
+  ];
+  for (const line of nodeLines) {
+    check(`node server: ${line}`, () => {
+      const p = nodeMessageProblem(JSON.parse(line));
+      if (p) throw new ProtocolError(`refused: ${p}`, line);
+    }, /refused: /);
+  }
+  const helloCases: [string, Record<string, unknown>, RegExp][] = [
+    ['257 slots', { slots: 257, devices: [...Array(257).keys()], gpus: Array(257).fill('G') }, /"slots" must be 1–256/],
+    ['0 slots', { slots: 0, devices: [], gpus: [] }, /"slots" must be 1–256/],
+    ['devices not one per slot', { slots: 2, devices: [0], gpus: ['G', 'G'] }, /"devices" must list one ordinal per slot/],
+    ['a GPU name of 201 characters', { gpus: ['G'.repeat(201)] }, /"gpus" must name one GPU per slot/],
+    ['a host name of 256 characters', { hostname: 'h'.repeat(256) }, /no hostname/],
+    ['a short nonce', { nonce: 'abc' }, /no nonce/],
+    ['fixedRank -1', { fixedRank: -1 }, /"fixedRank" must be a whole number/],
+    ['worldSize 0', { worldSize: 0 }, /"worldSize" must be a whole number ≥ 1/],
+  ];
+  for (const [name, over, re] of helloCases) {
+    check(`node hello: ${name}`, () => {
+      const p = helloProblem({ t: 'node/hello', nonce: 'n'.repeat(32), hostname: 'h', pid: 1, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true, ...over });
+      if (p) throw new ProtocolError(`malformed hello: ${p}`, '');
+    }, re);
+  }
+});
+
+describe('Slurm options that change the task layout (client/slurm.ts)', () => {
+  for (const extra of ['-N9', '-n2', '-lN2', '-G2', '-w', 'gpu1', '--gpus=2', '--gpus', '--gpus-per-task=1', '--multi-prog', '--ntask=2', '--ntasks=2', '--nodes=3', '--nod=3', '--gres=gpu:2', '--distribution=cyclic', '--nodelist=a,b', '-m', '--het-group=1']) {
+    check(`--srun-arg ${extra}`, () => srunArgsFor({ extraArgs: [extra] }), extra.startsWith('-') ? /changes the task layout, which commcost sets/ : /is not an srun option/);
+  }
+});
+
+describe('files commcost writes or reads (client/safeWrite.ts)', () => {
+  const dir = tmp();
+  const victim = join(dir, 'victim');
+  writeFileSync(victim, 'keep\n');
+  const link = join(dir, 'run.html');
+  symlinkSync(victim, link);
+  const dangling = join(dir, 'dangling.json');
+  symlinkSync(join(dir, 'nowhere'), dangling);
+  const fifo = join(dir, 'fifo.json');
+  execFileSync('mkfifo', [fifo]);
+  const big = join(dir, 'big.json');
+  writeFileSync(big, Buffer.alloc(2048, 0x20));
+  check('write through a link to another file', () => writeFileSafely(link, 'x'), /is a symbolic link\n\s+hint: commcost never writes through a link/);
+  check('write through a dangling link', () => writeFileSafely(dangling, 'x'), /is a symbolic link/);
+  check('write to a FIFO', () => writeFileSafely(fifo, 'x'), /is a named pipe \(FIFO\)/);
+  check('write to /dev/null', () => writeFileSafely('/dev/null', 'x'), /\/dev\/null is a device/);
+  check('write to a folder', () => writeFileSafely(dir, 'x'), /is a folder/);
+  check('write in a missing folder', () => writeFileSafely(join(dir, 'missing', 'x.html'), 'x'), /cannot write in .*missing: ENOENT/);
+  check('output check of a link', () => checkOutputFile(link, `--html ${link}`), /--html .*run\.html: .* is a symbolic link/);
+  check('output check of a FIFO', () => checkOutputFile(fifo, `--json ${fifo}`), /is a named pipe/);
+  check('saved run onto a link', () => {
+    const run = goodRun();
+    symlinkSync(victim, join(dir, `${run.id}.json`));
+    return saveRun(dir, run);
+  }, /is a symbolic link/);
+  check('read a FIFO named *.json', () => loadRun(fifo), /fifo\.json is a named pipe \(FIFO\), not a file commcost can read/);
+  check('read /dev/zero', () => loadRun('/dev/zero'), /is a device, not a file commcost can read/);
+  check('read /dev/zero as an IdentityFile-like input', () => readRegularFile('/dev/zero', 'IdentityFile /dev/zero'), /IdentityFile \/dev\/zero is a device/);
+  check('read a file over the size cap', () => readRegularFile(big, big, { maxBytes: 1024 }), /is 2048 bytes, over the 1024-byte limit/);
+  test('the file a link pointed to is unchanged', () => assert.equal(readFileSync(victim, 'utf8'), 'keep\n'));
+});
+
+describe('known_hosts entries from untrusted text (client/knownHosts.ts)', () => {
+  const dir = tmp();
+  const key = Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from('ssh-ed25519'), Buffer.from([0, 0, 0, 1, 7])]);
+  for (const host of ['gpu1\nevil ssh-ed25519 AAAA', 'gpu1 evil', '\n', '\u0000\u0001', 'a\tb']) {
+    check(`host ${JSON.stringify(host)}`, async () => {
+      try {
+        await appendHostKey(join(dir, 'known_hosts'), host, 22, key);
+      } catch (e) {
+        throw new CommcostError('BAD_INPUT', (e as Error).message);
+      }
+    }, /not recording the host key of .*: not a host name/);
+  }
+  test('no line of known_hosts was written by them', () => assert.equal(existsSync(join(dir, 'known_hosts')) ? readFileSync(join(dir, 'known_hosts'), 'utf8') : '', ''));
+});
+
+test(`the corpus holds at least 200 bad inputs`, () => {
+  assert.ok(corpusSize >= 200, `${corpusSize} entries`);
   console.log(`bad-input corpus: ${corpusSize} entries`);
 });
