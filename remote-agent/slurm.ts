@@ -27,6 +27,9 @@ export interface SlurmRelay {
   cancel(reason: string): void;
 }
 
+/** The longest line relayed from the job step, characters (the agent's own lines are not capped). */
+export const RELAY_MAX_LINE_CHARS = 256 * 1024 * 1024;
+
 /**
  * Starts the job step and relays it. Never throws: a bad option, a missing srun or a step that
  * ends without `run/done` become `run/error` + `run/done` events.
@@ -60,13 +63,16 @@ export function relayThroughSrun(options: Partial<RunOptions>, spec: SlurmSpec, 
   log(`commcost: starting the job step: ${srun} ${spec.srunArgs.join(' ')} … (the run is also written to ${out} on the compute node of rank 0)`);
   const child = spawn(srun, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const stderrTail: string[] = [];
+  // Rank 0's lines can be long (a summary of 100,000 iterations): the relay takes lines up to
+  // RELAY_MAX_LINE_CHARS, and a longer one is dropped (logged) without ending the relay.
+  const overlong = (): void => log(`[srun stdout] a line longer than ${RELAY_MAX_LINE_CHARS} characters was dropped (the run file on the compute node has every line)`);
   onLines(child.stdout, (line) => {
     let ev: AgentEvent;
     try {
       ev = parseAgentEvent(line);
     } catch {
-      // srun or a task printed something that is not ours: keep it in the log only.
-      log(`[srun stdout] ${line}`);
+      // srun or a task printed something that is not ours: keep (its start) in the log only.
+      log(`[srun stdout] ${line.length > 2000 ? `${line.slice(0, 2000)}… (${line.length} characters)` : line}`);
       return;
     }
     // This agent already said hello to the host.
@@ -74,12 +80,14 @@ export function relayThroughSrun(options: Partial<RunOptions>, spec: SlurmSpec, 
     if (ev.type === 'run/sample') measured = true;
     if (ev.type === 'run/done') doneSeen = true;
     write(line + '\n');
-  });
+  }, RELAY_MAX_LINE_CHARS, overlong);
   onLines(child.stderr, (line) => {
-    stderrTail.push(line);
+    const shown = line.length > 2000 ? `${line.slice(0, 2000)}… (${line.length} characters)` : line;
+    stderrTail.push(shown);
     if (stderrTail.length > 10) stderrTail.shift();
-    log(line);
-  });
+    log(shown);
+    // A line over the cap is dropped, never the pipe (srun would die of SIGPIPE on its next write).
+  }, undefined, () => log('[srun stderr] a line longer than 8 MiB was dropped'));
   let killTimer: NodeJS.Timeout | undefined;
   const done = new Promise<void>((resolve) => {
     child.on('error', (e) => {
