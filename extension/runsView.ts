@@ -9,7 +9,9 @@
  * A "Traces" group (runsViewTraces.ts) lists the traces of the user's own job
  * (`.commcost/traces/*.json`, the annotations' TraceStore, refreshed when it reloads): open (the
  * JSON; its HTML report when one is beside it), use for annotations (the trace the annotations
- * ask first, as the profile picker's trace section chooses it), reveal, delete with confirmation.
+ * ask first, as the profile picker's trace section chooses it), compare with a run (the run
+ * selected with it, else one picked: runsViewTraces.ts `compareTraceWithRun`, shown as a Markdown
+ * preview), reveal, delete with confirmation.
  *
  * Run files are untrusted: they were read through `loadRun` (schema-validated) by the store,
  * and every text shown is made plain (runsViewModel.ts); tooltips are plain strings. Trace files
@@ -22,10 +24,10 @@ import * as vscode from 'vscode';
 import type { Profile } from './annotations/profiles';
 import type { RunsApi } from './annotations/register';
 import type { ActionEnv } from './commandsActions';
-import { pickRunsToCompare } from './commands';
+import { pickRun, pickRunsToCompare } from './commands';
 import type { CommcostContext } from './extensionContext';
 import { runsTree, type HostNode, type RunNode, type RunsTreeNode as RunTreeNode } from './runsViewModel';
-import { deletableTraceFile, tracesGroup, type TraceNode, type TracesNode } from './runsViewTraces';
+import { comparisonMarkdown, compareTraceWithRun, deletableTraceFile, tracesGroup, type TraceNode, type TracesNode } from './runsViewTraces';
 
 type RunsTreeNode = RunTreeNode | TracesNode | TraceNode;
 
@@ -173,6 +175,20 @@ export function registerRunsView(ctx: CommcostContext, env: ActionEnv, runs: Run
       if (!t) return;
       await runs.traces.choose(t.path);
       void vscode.window.setStatusBarMessage(`commcost: traced lines now come from ${basename(t.path)} first`, 4000);
+    }),
+    // A trace beside a run: the run selected with it in the tree, else one picked.
+    vscode.commands.registerCommand('commcost.runs.compareTrace', async (node?: unknown, selection?: unknown) => {
+      const t = traceOf(node ?? view.selection[0]);
+      if (!t) return;
+      const p = selectedRuns(undefined, selection)[0] ?? (await pickRun(runs, `commcost: compare the trace ${basename(t.path)} with a run`));
+      if (!p) return;
+      const md = comparisonMarkdown(compareTraceWithRun(t.path, t.trace, p.path, p.run), basename(t.path), basename(p.path));
+      const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: md });
+      try {
+        await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+      } catch {
+        await vscode.window.showTextDocument(doc, { preview: false });
+      }
     }),
     vscode.commands.registerCommand('commcost.runs.revealTrace', async (node?: unknown) => {
       const t = traceOf(node ?? view.selection[0]);

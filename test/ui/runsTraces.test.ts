@@ -1,7 +1,7 @@
 // The Runs view's Traces group in a real VS Code (code-server + headless Chromium, ./uiEnv.ts):
 // the traces of .commcost/traces (the committed 2×H200 trace of docs/results and a SIMULATED copy)
 // listed under "Traces" beside the runs; "Use Trace for Annotations" marks one; a click opens the
-// trace; "Delete Trace File…" asks first and removes only that file. Screenshots under
+// trace; "Compare Trace with Run…" opens the comparison; "Delete Trace File…" asks first and removes only that file. Screenshots under
 // test-output/ui/runs-traces-*.png. Skipped with the reason when Chromium or code-server is
 // missing, unless COMMCOST_REQUIRE_UI=1.
 import assert from 'node:assert/strict';
@@ -67,6 +67,15 @@ describe('the Runs view lists traces: use for annotations, open, delete', { skip
       // A click opens the trace file.
       await row('vm · NCCL 2.28.9').click();
       await s.page.locator('.tabs-container .tab', { hasText: 'tp-reshape.json' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+
+      // Compare with a run: the one run is picked, the comparison opens as a Markdown preview.
+      await row('vm · NCCL 2.28.9').click({ button: 'right' });
+      await s.page.locator('.context-view .action-item', { hasText: 'Compare Trace with Run' }).first().click();
+      await s.quickInput(/compare the trace tp-reshape\.json with a run/);
+      await s.page.keyboard.press('Enter');
+      await s.page.locator('.tabs-container .tab', { hasText: /Preview/ }).first().waitFor({ state: 'visible', timeout: 20_000 });
+      await s.page.waitForTimeout(1500);
+      await s.shot('runs-traces-compare');
 
       // Delete the simulated one: a modal first, then only that file goes.
       await row('simbox').click({ button: 'right' });

@@ -1,11 +1,14 @@
 // The Runs view's "Traces" group (extension/runsViewTraces.ts, pure): newest first, command,
 // host, NCCL, date, SIMULATED, partial, the trace the annotations ask first, the HTML report
-// beside a trace, untrusted text made plain, and which files may be deleted.
+// beside a trace, untrusted text made plain, which files may be deleted, and a trace compared
+// with a run (the committed 2×H200 trace and run of docs/results).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { LoadedTrace } from '../../extension/annotations/traces';
-import { deletableTraceFile, traceReportPath, tracesGroup } from '../../extension/runsViewTraces';
+import { compareTraceWithRun, comparisonMarkdown, deletableTraceFile, traceReportPath, tracesGroup } from '../../extension/runsViewTraces';
+import type { RunFile } from '../../protocol/runFile';
 import type { TraceFile } from '../../protocol/trace';
 
 const dir = '/ws/.commcost/traces';
@@ -76,4 +79,33 @@ test('only a .json file directly inside a trace folder may be deleted', () => {
     assert.equal(r.ok, false, p);
   }
   assert.match((deletableTraceFile('/x/a.json', []) as { why: string }).why, /no workspace folder/);
+});
+
+const RESULTS = join(__dirname, '..', '..', 'docs', 'results', 'h200x2-2026-12-01');
+const readJson = <T>(name: string): T => JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as T;
+
+test("a trace compared with a run: each warm observed figure beside the run's of the same API, size and phase", () => {
+  const trace = readJson<TraceFile>('trace-torch-tp-reshape-nccl2.28.9.json');
+  const run = readJson<RunFile>('h200x2-nccl2.28.9-wheel.json');
+  const c = compareTraceWithRun('t.json', trace, 'r.json', run);
+  const lazy = trace.sites.find((s) => s.api === 'new_group' && !s.cold)!;
+  const creation = c.rows.find((r) => r.phase === 'creation' && r.size === 2)!;
+  assert.equal(creation.observedMs, lazy.creation!.medianMs, 'the trace figure: its site median');
+  const init = run.experiments.find((e) => e.experiment === 'init')!.variants.find((v) => v.variant === 'default')!.steps;
+  assert.equal(creation.runMs, init.find((x) => x.step === 'call')!.stats.median, "the run's init call median (the call's own experiment, not the pool's)");
+  assert.equal(c.rows.find((r) => r.phase === 'first collective' && r.size === 2)!.runMs, init.find((x) => x.step === 'first')!.stats.median);
+  assert.ok(c.unused.some((u) => /init_process_group .*cold/.test(u)), 'the cold first communicator is left out, with why');
+  assert.equal(c.simulated, false);
+  assert.ok(c.notes.some((n) => /"localhost" .* vm: check they are the same machine/.test(n)), c.notes.join('; '));
+  const md = comparisonMarkdown(c, 't.json', 'r.json');
+  assert.match(md, /\| creation \| 2 \| 35\.5 \(1\) \| ncclCommInitRankConfig TP2 \(init default call\) \| \d+(\.\d+)? \| \d\.\d\d× \|/);
+  // A figure of a size the run did not measure is said, never taken from another size.
+  const one = compareTraceWithRun('t.json', { ...trace, sites: trace.sites.map((s) => ({ ...s, occurrences: s.occurrences.map((o) => ({ ...o, commRanks: [3] })) })) }, 'r.json', run);
+  assert.ok(one.rows.some((r) => r.size === 3), JSON.stringify(one.rows));
+  assert.ok(one.rows.every((r) => r.size !== 3 || (r.runMs === null && /measured no .* making 3 ranks/.test(r.why ?? ''))), JSON.stringify(one.rows));
+  // SIMULATED on either side is said first; untrusted text is escaped in the Markdown.
+  const sim = compareTraceWithRun('t.json', { ...trace, simulated: true, host: 'a|b<script>' }, 'r.json', run);
+  const simMd = comparisonMarkdown(sim, 'x|y.json', 'r.json');
+  assert.match(simMd, /^# Trace vs run — SIMULATED/);
+  assert.ok(!simMd.includes('a|b') && !simMd.includes('x|y') && !simMd.includes('<script>'), simMd);
 });
