@@ -192,6 +192,36 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       await s.shot('basics-compare-restored');
     }));
 
+  test('each run opens in its own panel; with commcost.reusePanel the last panel is reused', () =>
+    scenario('reuse-panel', async () => {
+      const settingsFile = join(ws, '.vscode', 'settings.json');
+      const settings = JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+      const resultTabs = () => s.page.locator('.tabs-container .tab', { hasText: /^commcost: localhost · NCCL/ }).allInnerTexts();
+      const open = async (run: RunFile) => {
+        await s.command('commcost: Open Run…');
+        await s.pick('commcost: open a saved run', `localhost · NCCL ${run.stamp!.ncclVersion} · ${run.stamp!.startedAt.slice(0, 10)}`);
+        await runFrame(s, run, 40_000);
+      };
+      await s.command('View: Close All Editors');
+      await open(wheel);
+      await open(system);
+      assert.equal((await resultTabs()).length, 2, `two panels: ${(await resultTabs()).join(' | ')}`);
+      // Opening a run already shown only reveals its panel.
+      await open(wheel);
+      assert.equal((await resultTabs()).length, 2);
+      await s.command('View: Close All Editors');
+      writeFileSync(settingsFile, JSON.stringify({ ...settings, 'commcost.reusePanel': true }));
+      await s.page.waitForTimeout(1_500); // the settings file is read again
+      await open(wheel);
+      await open(system);
+      const tabs = await resultTabs();
+      assert.equal(tabs.length, 1, `one reused panel: ${tabs.join(' | ')}`);
+      assert.match(tabs[0]!, new RegExp(`NCCL ${system.stamp!.ncclVersion.replace(/\./g, '\\.')}`));
+      await s.shot('basics-reuse-panel');
+      writeFileSync(settingsFile, JSON.stringify(settings));
+      await s.page.waitForTimeout(1_500);
+    }));
+
   test('Export HTML Report… writes the report; a symbolic link at the target is refused', () =>
     scenario('export', async () => {
       const out = join(ws, 'report-system.html');
