@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunOptions } from '../../protocol/events';
@@ -18,6 +19,21 @@ import { sshdMissingReason, startSshServer, type SshServer } from '../support/ss
 const skip = NOT_BUILT || sshdMissingReason() || false;
 const SRUN = path.join(repoRoot, 'test/support/bin/srun');
 const options: RunOptions = { experiments: ['init', 'split'], iterations: 2, warmup: 0, deadlineSeconds: 20, simulate: true };
+
+/** A TCP port free now on loopback (the tasks' rank 0 listens there: never the fixed default 29517, which another job may hold). */
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** `args` plus the export of a free COMMCOST_PORT to the tasks (the stand-in srun honours --export as srun does). */
+async function withFreePort(args: string[]): Promise<string[]> {
+  return [...args, `--export=ALL,COMMCOST_PORT=${await freePort()}`];
+}
 
 describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
   let server: SshServer;
@@ -37,7 +53,7 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
     const logs: string[] = [];
     const srunArgs = srunArgsFor({ partition: 'gpu', account: 'proj', nodes: 1, gpusPerNode: 3, time: '0:05:00', extraArgs: ['--qos=debug'] });
     assert.deepEqual(srunArgs, ['--nodes=1', '--ntasks-per-node=3', '--gpus-per-node=3', '--partition=gpu', '--account=proj', '--time=0:05:00', '--qos=debug']);
-    const run = await runMeasurement({ ...base, options, slurm: { srunArgs, srunPath: SRUN } }, { onRun: () => undefined, onLog: (l) => logs.push(l) });
+    const run = await runMeasurement({ ...base, options, slurm: { srunArgs: await withFreePort(srunArgs), srunPath: SRUN } }, { onRun: () => undefined, onLog: (l) => logs.push(l) });
     assert.equal(run.status, 'complete', `${JSON.stringify(run.errors)}\n${logs.slice(-20).join('\n')}`);
     assert.equal(run.ranks, 3);
     assert.equal(run.host, `slurm:${server.alias}`, 'named as the commcost.hosts entry that re-measures it');
@@ -45,8 +61,10 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
     // The stand-in srun starts every task on this host: one node holding the 3 ranks.
     assert.deepEqual(run.nodes?.map((n) => n.ranks), [[0, 1, 2]]);
     assert.deepEqual(run.experiments.map((e) => [e.experiment, e.state]), [['init', 'finished'], ['split', 'finished']]);
-    assert.ok(logs.some((l) => l.includes(`starting the job step: ${SRUN} ${srunArgs.join(' ')}`)), logs.join('\n'));
+    assert.ok(logs.some((l) => l.includes(`starting the job step: ${SRUN} ${srunArgs.join(' ')} --export=ALL,COMMCOST_PORT=`)), logs.join('\n'));
     assert.ok(logs.some((l) => /rank 0 of 3 \(slurm\)/.test(l)));
+    // Rank 0 listened on the free port the test exported, not on the fixed default 29517.
+    assert.ok(logs.some((l) => /rank 0 of 3 \(slurm\), coordinator \S+:\d+ \(COMMCOST_PORT\)/.test(l)), logs.filter((l) => /rank 0 of/.test(l)).join('\n'));
     // The run is also on the login node's shared home, next to the deployed agent.
     assert.ok(logs.some((l) => /the run is also written to \S+\/runs\/\S+\.jsonl/.test(l)));
     assert.deepEqual(await waitGone('agent.js rank'), []);
@@ -71,7 +89,7 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
       let out = '';
       agent.stdout.on('data', (d: Buffer) => (out += d.toString()));
       const exited = new Promise<number>((r) => agent.on('exit', () => r(Date.now())));
-      agent.stdin.write(JSON.stringify({ type: 'run/start', options: { ...options, experiments: ['init'] }, slurm: { srunArgs: srunArgsFor({ gpusPerNode: 2 }), srunPath: wrapper } }) + '\n');
+      agent.stdin.write(JSON.stringify({ type: 'run/start', options: { ...options, experiments: ['init'] }, slurm: { srunArgs: await withFreePort(srunArgsFor({ gpusPerNode: 2 })), srunPath: wrapper } }) + '\n');
       const until = Date.now() + 60_000;
       while (!out.includes('"run/done"') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
       const doneAt = Date.now();
@@ -87,7 +105,7 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
   test('Cancel mid-run: srun gets SIGTERM, the run ends partial with what was measured, no task left', { timeout: 120_000 }, async () => {
     const controller = new AbortController();
     const run = await runMeasurement(
-      { ...base, options: { ...options, iterations: 500 }, slurm: { srunArgs: srunArgsFor({ gpusPerNode: 2 }), srunPath: SRUN } },
+      { ...base, options: { ...options, iterations: 500 }, slurm: { srunArgs: await withFreePort(srunArgsFor({ gpusPerNode: 2 })), srunPath: SRUN } },
       {
         onRun: (r) => {
           if ((r.experiments[0]?.done ?? 0) >= 3) controller.abort();
