@@ -102,9 +102,15 @@ if (watch) {
     const run = JSON.parse(readFileSync(join(root, from), 'utf8'));
     writeFileSync(join(root, 'dist/samples', to), JSON.stringify({ ...run, host: SAMPLE_HOST }));
   }
-  // The images of the packaged README (README.vsix.md: the extension details page shows them from the package).
+  // The packaged README (npm run package: vsce --readme-path dist/readme/README.md): README.vsix.md
+  // with its images inlined as data: URIs. VS Code's extension details page loads images only from
+  // https: and data: (a relative path in the package shows broken), and this repository has no
+  // public https address to point at.
   mkdirSync(join(root, 'dist/readme'), { recursive: true });
-  for (const image of ['hover-codelens-python.png', 'compare-h200.png']) copyFileSync(join(root, 'docs/images', image), join(root, 'dist/readme', image));
+  const readme = readFileSync(join(root, 'README.vsix.md'), 'utf8').replace(/!\[([^\]]*)\]\((docs\/images\/[\w.-]+\.png)\)/g, (_, alt, file) =>
+    `![${alt}](data:image/png;base64,${readFileSync(join(root, file)).toString('base64')})`,
+  );
+  writeFileSync(join(root, 'dist/readme/README.md'), readme);
   const native = join(root, 'native/build.mjs');
   if (existsSync(native)) {
     const { buildNative } = await import(native);

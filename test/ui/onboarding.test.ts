@@ -114,3 +114,52 @@ describe('onboarding in a real VS Code', { skip }, () => {
     await s.page.keyboard.press('Escape');
   });
 });
+
+// The packaged extension's page: README.vsix.md, packed as the .vsix's README with its images in
+// the package. Needs the .vsix installed (COMMCOST_UI_VSIX=commcost-0.1.0.vsix, after
+// `npm run package`): the copy of dist/ the other scenarios install carries the repository's README.
+const vsix = process.env.COMMCOST_UI_VSIX;
+describe('the extension details page of the packaged .vsix', { skip: skip || (vsix ? false : 'set COMMCOST_UI_VSIX to a packaged .vsix (npm run package)') }, () => {
+  let s: UiSession;
+  before(async () => {
+    s = await UiSession.start();
+    await s.openFolder(s.workspace('details', { 'README.txt': 'details page\n' }));
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  test("shows the users' README with every image loaded, the icon, and the categories", async () => {
+    await s.command('Extensions: Show Enabled Extensions');
+    const row = s.page.locator('.extensions-list .monaco-list-row', { hasText: 'commcost' }).first();
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    await row.click();
+    const frame = await waitUntil(
+      async () => {
+        for (const f of s.page.frames())
+          if (await f.evaluate<boolean>(`document.body?.innerText.includes('what NCCL communicators cost, next to your code') ?? false`).catch(() => false)) return f;
+        return undefined;
+      },
+      "the details page's README",
+      30_000,
+    );
+    // Every image of the README decoded (a broken relative path has naturalWidth 0).
+    const images = await waitUntil(
+      () =>
+        frame
+          .evaluate<{ src: string; ok: boolean }[]>(`[...document.images].map((i) => ({ src: i.getAttribute('src') ?? '', ok: i.complete && i.naturalWidth > 0 }))`)
+          .then((list) => (list.length >= 2 && list.every((i) => i.ok) ? list : undefined)),
+      'every README image loaded',
+      30_000,
+    ).catch(async (e) => {
+      await s.shot('onboarding-details-failure');
+      throw e;
+    });
+    assert.ok(images.length >= 2, JSON.stringify(images));
+    const header = await s.page.locator('.extension-editor .header').first().innerText();
+    assert.match(header, /commcost — NCCL communicator cost/);
+    const icon = await s.page.locator('.extension-editor .header .icon').first().evaluate((i: { complete: boolean; naturalWidth: number }) => i.complete && i.naturalWidth > 0);
+    assert.ok(icon, 'the icon is shown');
+    await s.shot('onboarding-details-page');
+  });
+});

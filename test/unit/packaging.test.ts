@@ -222,7 +222,7 @@ describe('.vsix packaging', { skip: skipPackage }, () => {
       execFileSync(process.execPath, [path.join(root, 'scripts', 'build.mjs'), '--production'], { cwd: root, stdio: 'pipe' });
       execFileSync(
         path.join(root, 'node_modules', '.bin', 'vsce'),
-        ['package', '--no-dependencies', '--no-rewrite-relative-links', '--readme-path', 'README.vsix.md', '-o', out],
+        ['package', '--no-dependencies', '--no-rewrite-relative-links', '--readme-path', 'dist/readme/README.md', '-o', out],
         { cwd: root, stdio: 'pipe' },
       );
       const seconds = (Date.now() - t0) / 1000;
@@ -243,14 +243,16 @@ describe('.vsix packaging', { skip: skipPackage }, () => {
         has(`dist/native/include/node-api-headers/${n}`);
       // The marketplace page: the icon, the user-facing README with every image it shows in the package, the changelog.
       const pkgJson = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { icon: string; scripts: { package: string } };
-      assert.match(pkgJson.scripts.package, /--readme-path README\.vsix\.md/, 'npm run package packs the same README as this test');
+      assert.match(pkgJson.scripts.package, /--readme-path dist\/readme\/README\.md/, 'npm run package packs the same README as this test');
       has(pkgJson.icon);
       has('readme.md');
       has('changelog.md');
-      const readme = fs.readFileSync(path.join(root, 'README.vsix.md'), 'utf8');
+      // The details page loads images from https: and data: only: every image of the packed README is inlined.
+      const readme = fs.readFileSync(path.join(root, 'dist', 'readme', 'README.md'), 'utf8');
+      assert.ok(readme.startsWith(fs.readFileSync(path.join(root, 'README.vsix.md'), 'utf8').slice(0, 200)), 'the packed README is README.vsix.md');
       const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
-      assert.ok(images.length > 0, 'the README shows images');
-      for (const image of images) if (!/^https:\/\//.test(image)) has(image);
+      assert.ok(images.length >= 2, 'the README shows images');
+      for (const image of images) assert.match(image.slice(0, 40), /^(https:\/\/|data:image\/png;base64,)/, 'an image the details page can load');
       for (const n of ['sample-2xH200-nccl2.28.9.json', 'sample-2xH200-nccl2.30.7.json']) has(`dist/samples/${n}`);
       for (const n of ['ssh2.js', 'ajv.js']) has(`dist/vendor/${n}`);
       has('dist/experimentInfo.js');
