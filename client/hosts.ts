@@ -4,11 +4,12 @@
  * it leaves out (`~` and `%` expansion of IdentityFile, ProxyJump chains, defaults).
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import SSHConfig from 'ssh-config';
 import { CommcostError } from './errors';
+import { readRegularFile } from './safeWrite';
 import { shellQuote } from './shellQuote';
 
 /** The local machine: the agent runs as a child process, no SSH. */
@@ -155,12 +156,61 @@ export function isLocalTarget(text: string): boolean {
   return text === 'localhost';
 }
 
+/** The largest ssh config file read (each of the main file and its Includes), bytes. */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads an ssh config with its `Include` lines expanded in place, as OpenSSH reads them: each
+ * pattern (relative ones under ~/.ssh; `*` and `?` in the file name) is replaced by the
+ * matching files' text, in name order, up to 16 levels. Only regular files under 4 MiB are read.
+ * @throws CommcostError BAD_INPUT naming the file that cannot be read
+ */
+async function readConfigText(path: string, sshDir: string, depth: number): Promise<string> {
+  if (depth > 16) throw new CommcostError('BAD_INPUT', `ssh config ${path}: Include nested deeper than 16 levels`, { hint: 'check for an Include that includes itself' });
+  const text = await readRegularFile(path, `ssh config ${path}`, { maxBytes: MAX_CONFIG_BYTES });
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*include\s*(?:=\s*|\s)(.*)$/i.exec(line);
+    if (!m) {
+      out.push(line);
+      continue;
+    }
+    for (const pattern of m[1]!.trim().split(/\s+/).filter(Boolean)) {
+      const unquoted = pattern.replace(/^"(.*)"$/, '$1');
+      const abs = unquoted.startsWith('~/') ? join(homedirOf(sshDir), unquoted.slice(2)) : isAbsolute(unquoted) ? unquoted : join(sshDir, unquoted);
+      for (const file of await globFiles(abs)) out.push(await readConfigText(file, sshDir, depth + 1));
+    }
+  }
+  return out.join('\n');
+}
+
+/** The home folder whose `.ssh` is `sshDir`. */
+function homedirOf(sshDir: string): string {
+  return dirname(sshDir);
+}
+
+/** Files matching `pattern` (wildcards `*` and `?` in the last part only), sorted; none is not an error. */
+async function globFiles(pattern: string): Promise<string[]> {
+  const dir = dirname(pattern);
+  const base = basename(pattern);
+  if (!/[*?]/.test(base)) return existsSync(pattern) ? [pattern] : [];
+  const re = new RegExp(`^${base.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => re.test(n)).sort().map((n) => join(dir, n));
+}
+
 async function loadConfig(path: string): Promise<SSHConfig> {
   let text: string;
+  if (!existsSync(path)) return SSHConfig.parse('');
   try {
-    text = await readFile(path, 'utf8');
+    text = await readConfigText(path, dirname(path), 0);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return SSHConfig.parse('');
+    if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_INPUT', `cannot read ssh config ${path}: ${(e as Error).message}`, { cause: e });
   }
   try {
@@ -235,6 +285,13 @@ function resolveWith(text: string, config: SSHConfig, home: string, localUser: s
   const configured = all(get('IdentityFile')).map((p) => expandIdentityPath(p, vars));
   const candidates = configured.length > 0 ? configured : DEFAULT_IDENTITIES.map((f) => join(home, '.ssh', f));
   const identityFiles = candidates.filter((p) => existsSync(p));
+  // A ProxyCommand is not run: connecting directly would bypass the user's proxy, so refuse.
+  const proxyCommand = first(get('ProxyCommand'));
+  if (proxyCommand && proxyCommand.toLowerCase() !== 'none') {
+    throw new CommcostError('BAD_TARGET', `host ${spec.host} is reached through a ProxyCommand in the ssh config, which commcost does not run (a direct connection would bypass your proxy)`, {
+      hint: `use ProxyJump for ${spec.host} instead (commcost follows ProxyJump chains), or measure from a machine that reaches the host directly`,
+    });
+  }
   const jump = first(get('ProxyJump'));
   const proxyJump =
     jump && jump.toLowerCase() !== 'none'

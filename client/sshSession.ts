@@ -5,7 +5,7 @@
  * Commands are given as argv and quoted with {@link shellCommand}; nothing is interpolated into
  * shell text. A session is disposable; disposing it ends every channel on it.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { Client, type AnyAuthMethod, type ClientChannel, type ConnectConfig, type SFTPWrapper, utils } from 'ssh2';
 import { CommcostError, errorText } from './errors';
@@ -207,6 +207,12 @@ function authMethods(hop: SshTarget, agentSocket: string | undefined, log: (l: s
   if (agentSocket) methods.push({ type: 'agent', username: hop.user, agent: agentSocket });
   for (const file of hop.identityFiles) {
     try {
+      // A key file is a small regular file: /dev/zero or a FIFO named as one is skipped, not read.
+      const st = statSync(file);
+      if (!st.isFile() || st.size > 1024 * 1024) {
+        log(`skipping identity ${file}: ${st.isFile() ? `${st.size} bytes, not a key file` : 'not a regular file'}`);
+        continue;
+      }
       const key = readFileSync(file);
       const parsed = utils.parseKey(key);
       if (parsed instanceof Error) {

@@ -15,6 +15,7 @@ import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
 import { main } from '../../cli/main';
 import { CommcostError } from '../../client/errors';
+import { resolveTarget } from '../../client/hosts';
 import { appendHostKey, checkHostKey, removeHostKeyCommand } from '../../client/knownHosts';
 import { checkOutputFile, loadRun, saveRun } from '../../client/resultsStore';
 import { readRegularFile, writeFileSafely } from '../../client/safeWrite';
@@ -178,5 +179,29 @@ describe('text written outside the run\'s own files', () => {
   test('the ssh-keygen -R hint names [host]:port, quoted for the shell', () => {
     assert.equal(removeHostKeyCommand('gpu1', 2222, join(homedir(), '.ssh', 'known_hosts')), "ssh-keygen -R '[gpu1]:2222'");
     assert.equal(removeHostKeyCommand('gpu1', 22, '/tmp/kh'), 'ssh-keygen -R gpu1 -f /tmp/kh');
+  });
+});
+
+describe('the ssh config and identity files', () => {
+  test('Include lines are read (a proxied host is not silently connected to directly); ProxyCommand is refused clearly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'commcost-sshcfg-'));
+    mkdirSync(join(dir, 'conf.d'));
+    writeFileSync(join(dir, 'config'), 'Include conf.d/*.conf\nHost other\n  HostName other.example\n');
+    writeFileSync(join(dir, 'conf.d', 'a.conf'), 'Host gpu1\n  HostName 10.1.2.3\n  Port 2222\n  ProxyJump bastion\nHost bastion\n  HostName bastion.example\n');
+    writeFileSync(join(dir, 'conf.d', 'b.conf'), 'Host viaproxy\n  ProxyCommand nc -X 5 -x proxy:1080 %h %p\n');
+    const t = await resolveTarget('gpu1', { sshConfigPath: join(dir, 'config'), homeDir: dir, localUser: 'u' });
+    assert.equal(t.kind, 'ssh');
+    if (t.kind === 'ssh') {
+      assert.equal(t.hostname, '10.1.2.3');
+      assert.equal(t.port, 2222);
+      assert.deepEqual(t.proxyJump.map((j) => j.hostname), ['bastion.example']);
+    }
+    await assert.rejects(resolveTarget('viaproxy', { sshConfigPath: join(dir, 'config'), homeDir: dir, localUser: 'u' }), (e: unknown) => e instanceof CommcostError && e.code === 'BAD_TARGET' && /ProxyCommand/.test(e.message) && /ProxyJump/.test(e.hint ?? ''));
+  });
+
+  test('an Include of a FIFO or /dev/zero is refused at once, not read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'commcost-sshcfg-'));
+    writeFileSync(join(dir, 'config'), 'Include /dev/zero\n');
+    await assert.rejects(resolveTarget('gpu1', { sshConfigPath: join(dir, 'config'), homeDir: dir, localUser: 'u' }), /is a device/);
   });
 });
