@@ -176,7 +176,8 @@ if (/traceOverhead\.[jt]s$/.test(process.argv[1] ?? '')) {
     const nccl = argValue(args, '--nccl'), cuda = argValue(args, '--cuda'), calls = num('--calls'), rounds = num('--rounds');
     console.log('Overhead of commcost trace on a loop of small collectives');
     traceOverheadBench((l) => console.log(l), {
-      root: resolve(__dirname, '..', '..'), ...(nccl ? { nccl } : {}), ...(cuda ? { cuda } : {}), ...(calls ? { calls } : {}), ...(rounds ? { rounds } : {}),
+      // The repository root: run from it (npm run bench does; so does a bundled copy, dist/traceOverhead.js, on a GPU host).
+      root: process.cwd(), ...(nccl ? { nccl } : {}), ...(cuda ? { cuda } : {}), ...(calls ? { calls } : {}), ...(rounds ? { rounds } : {}),
     });
   } catch (e) {
     console.error(`traceOverhead: ${(e as Error).message}`);
