@@ -33,14 +33,27 @@ export interface AgentProcess {
 }
 
 /**
+ * The longest line read from an agent, characters: its summaries of 100,000 iterations stay far
+ * below; anything longer is not held in memory.
+ */
+export const MAX_AGENT_LINE_CHARS = 256 * 1024 * 1024;
+
+/**
  * Splits a byte stream into lines: handles chunks that end mid-line or mid-UTF-8 character and
- * `\r\n` endings. Call {@link LineSplitter.end} at EOF to flush a last unterminated line.
+ * `\r\n` endings. Call {@link LineSplitter.end} at EOF to flush a last unterminated line. A
+ * line longer than `maxLine` characters is dropped as it arrives (never buffered whole) and
+ * `onOverflow` is called once for it.
  */
 export class LineSplitter {
   private buffer = '';
+  private overflowed = false;
   private readonly decoder = new TextDecoder('utf-8');
 
-  constructor(private readonly onLine: (line: string) => void) {}
+  constructor(
+    private readonly onLine: (line: string) => void,
+    private readonly maxLine: number = MAX_AGENT_LINE_CHARS,
+    private readonly onOverflow: (maxLine: number) => void = () => undefined,
+  ) {}
 
   push(chunk: Buffer | string): void {
     this.buffer += typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
@@ -48,7 +61,17 @@ export class LineSplitter {
     while ((nl = this.buffer.indexOf('\n')) >= 0) {
       const line = this.buffer.slice(0, nl);
       this.buffer = this.buffer.slice(nl + 1);
+      if (this.overflowed || line.length > this.maxLine) {
+        if (!this.overflowed) this.onOverflow(this.maxLine);
+        this.overflowed = false;
+        continue;
+      }
       this.onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+    }
+    if (this.buffer.length > this.maxLine) {
+      if (!this.overflowed) this.onOverflow(this.maxLine);
+      this.overflowed = true;
+      this.buffer = '';
     }
   }
 
@@ -131,7 +154,7 @@ export function spawnLocalAgent(options: { agentDir?: string; nodePath?: string;
   });
   const out = new Listeners();
   const err = new Listeners();
-  const outSplit = new LineSplitter((l) => out.emit(l));
+  const outSplit = new LineSplitter((l) => out.emit(l), MAX_AGENT_LINE_CHARS, (max) => out.emit(`(the agent wrote a line longer than ${max} characters: dropped)`));
   const errSplit = new LineSplitter((l) => err.emit(l));
   child.stdout.on('data', (d: Buffer) => outSplit.push(d));
   child.stderr.on('data', (d: Buffer) => errSplit.push(d));
@@ -184,7 +207,7 @@ export async function startSshAgent(session: SshSession, nodePath: string, remot
 function wrapChannel(channel: ClientChannel, session: SshSession): AgentProcess {
   const out = new Listeners();
   const err = new Listeners();
-  const outSplit = new LineSplitter((l) => out.emit(l));
+  const outSplit = new LineSplitter((l) => out.emit(l), MAX_AGENT_LINE_CHARS, (max) => out.emit(`(the agent wrote a line longer than ${max} characters: dropped)`));
   const errSplit = new LineSplitter((l) => err.emit(l));
   channel.on('data', (d: Buffer) => outSplit.push(d));
   channel.stderr.on('data', (d: Buffer) => errSplit.push(d));

@@ -18,6 +18,7 @@ import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { onLines } from '../../remote-agent/lineChannel';
+import { LineSplitter } from '../../client/agentProcess';
 import { NOT_BUILT, distDir } from '../support/agentHarness';
 
 const CONNECTIONS = 250;
@@ -131,5 +132,21 @@ describe('line reader', () => {
     s.write('x'.repeat(500) + '\nok\n');
     assert.deepEqual(got, ['ok']);
     assert.equal(overflows, 1);
+  });
+});
+
+describe('the host side reading an agent (client/agentProcess.ts)', () => {
+  test('a line over the cap is dropped as it arrives and reported once; the lines around it pass', () => {
+    const got: string[] = [];
+    const over: number[] = [];
+    const split = new LineSplitter((l) => got.push(l), 100, (max) => over.push(max));
+    split.push('a\n' + 'x'.repeat(80));
+    split.push('y'.repeat(80));
+    split.push('z'.repeat(80) + '\nb\n');
+    split.push(Buffer.from('é'.repeat(10)).subarray(0, 5));
+    split.push(Buffer.from('é'.repeat(10)).subarray(5));
+    split.push('\n');
+    assert.deepEqual(got, ['a', 'b', 'é'.repeat(10)]);
+    assert.deepEqual(over, [100]);
   });
 });
