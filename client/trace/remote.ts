@@ -16,7 +16,10 @@
  *    process group: it runs as a session leader, through `setsid` when sshd did not make it one)
  *    and execs the command. Output is streamed as it comes; the deadline and Ctrl-C signal the
  *    job's whole process group over a second channel (SIGKILL 5 s later).
- * 4. Downloads the per-process records and NCCL's log files (SFTP), symbolises native frames with
+ * 4. The records folder is `~/.cache/commcost/trace-XXXXXX/records` on the host (the home, not
+ *    /tmp: a cluster's nodes share it, so ranks started on other nodes by srun or mpirun write
+ *    where the records are read); it is removed once read.
+ *    Downloads the per-process records and NCCL's log files (SFTP), symbolises native frames with
  *    the host's `addr2line`, merges exactly as a local trace (merge.ts) and saves the trace file
  *    locally; the file's `host` is the SSH host.
  */
@@ -145,7 +148,9 @@ async function probe(session: SshSession, cwd: string | undefined, simHash: stri
   const script = [
     'printf "@@commcost-probe\\n"; uname -m; printf "%s\\n" "$HOME"; (cd "$1" 2>/dev/null && pwd -P) || echo',
     'case $(uname -m) in x86_64|amd64) a=x64;; aarch64|arm64) a=arm64;; *) a=;; esac',
-    't=$(mktemp -d "${TMPDIR:-/tmp}/commcost-trace-XXXXXX" 2>/dev/null) && mkdir "$t/records" || t=',
+    // Under the home, not /tmp: on a cluster the home is shared by the nodes, so ranks that srun or
+    // mpirun start on other nodes write their records where they are read.
+    't=$(mkdir -p "$HOME/.cache/commcost" && mktemp -d "$HOME/.cache/commcost/trace-XXXXXX" 2>/dev/null) && mkdir "$t/records" || t=',
     'if [ -n "$2" ] && [ -n "$t" ] && [ -n "$a" ]; then mkdir "$t/simlib"; for n in libnccl.so.2 libnccl.so libcuda.so.1 libcuda.so; do ln -s "$HOME/.cache/commcost/$2/native/linux-$a/libnccl-sim.so" "$t/simlib/$n"; done; fi',
     'printf "%s\\n" "$t"; shift 2; for v in "$@"; do if x=$(printenv "$v"); then printf "%s=%s\\0" "$v" "$x"; fi; done',
   ].join('\n');
@@ -217,12 +222,13 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     const deployed = await deployAgent(session, payload, log);
     const uploaded = deployed.uploaded;
     if (!tmp)
-      throw new CommcostError('DEPLOY_FAILED', `commcost trace --host ${host}: cannot make a temp folder for the records in $TMPDIR (or /tmp) there`, { where: { host }, hint: 'check free space and permissions of $TMPDIR (or /tmp) on the host' });
+      throw new CommcostError('DEPLOY_FAILED', `commcost trace --host ${host}: cannot make a folder for the records in ~/.cache/commcost there`, { where: { host }, hint: 'check free space and permissions of ~/.cache on the host' });
     const { vars, ncclLogSkipped } = remoteJobEnv(facts.env, tmp, art, { simulate: !!o.simulate, interpose: !!o.interpose, ncclLog: o.ncclLog !== false });
     log(`running in ${host}:${facts.cwd} (the remote ${o.remoteCwd ? 'folder given by --cwd' : 'home; --cwd DIR picks another'})`);
     const status = posix.join(tmp, 'status');
     const startedAt = new Date().toISOString();
-    const ran = await runJob(session, wrappedCommand(status, facts.cwd, vars, command), status, o);
+    // Cancelled while connecting or deploying: the job is not started at all.
+    const ran: JobEnd = o.signal?.aborted ? { code: null, signal: null, stopped: 'cancelled before the job started' } : await runJob(session, wrappedCommand(status, facts.cwd, vars, command), status, o);
     let startError: string | undefined;
     const st = ran.lost ? null : await session.sftp().then((sftp) => new Promise<{ stdout: string }>((res) => sftp.readFile(status, (e, b) => res({ stdout: e ? '' : b.toString('utf8') }))), () => null);
     if (st?.stdout.startsWith('notfound')) startError = `${command[0]} was not found on ${host} (in ${facts.cwd}, on the PATH of a non-interactive SSH shell there): give its full path, or set PATH in the shell's startup file`;

@@ -121,8 +121,14 @@ describe('commcost trace --host', { skip }, () => {
 
   test('Ctrl-C (an abort with SIGINT) sends SIGINT to the remote job, which stops; the trace is partial, cancelled', async () => {
     const abort = new AbortController();
-    setTimeout(() => abort.abort('SIGINT'), 1500);
-    const { r, trace, out } = await traced(['sh', '-c', 'trap "echo got-int; exit 130" INT; echo started; sleep 30'], { signal: abort.signal });
+    let out = '';
+    // Ctrl-C once the job runs (its SIGINT handler is set before it prints "started").
+    const r = await runRemoteTrace({
+      command: ['sh', '-c', 'trap "echo got-int; exit 130" INT; echo started; sleep 30'], host: server.alias, localCwd: mkdtempSync(join(tmpdir(), 'commcost-rint-')), base: join(root, 'cli'),
+      sshConfigPath: server.sshConfigPath, knownHostsPath: server.knownHostsPath, agentSocket: '', signal: abort.signal,
+      stdio: { stdout: (t) => { out += t; if (out.includes('started')) abort.abort('SIGINT'); }, stderr: () => {} },
+    });
+    const trace = validateTraceFile(JSON.parse(readFileSync(r.outFile, 'utf8')));
     assert.equal(r.stopped, 'cancelled');
     assert.match(out, /started\ngot-int\n/, 'the job received SIGINT (its own handler ran)');
     assert.equal(r.exitCode, 130);
