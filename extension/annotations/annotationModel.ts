@@ -106,6 +106,14 @@ export class AnnotationModel {
     private readonly rules: () => StaleRules,
   ) {}
 
+  /**
+   * Resolves once documents of `language` can be opened (the C/C++ grammar may load after the
+   * finder: CallSiteFinder `lazyCpp`). @throws Error (rejects) when that grammar cannot be loaded
+   */
+  ready(language: SourceLanguage): Promise<void> {
+    return this.finder.ready(language);
+  }
+
   /** Feeds the sites made through wrappers into every later parse (see {@link refreshCallers} for the open documents). */
   setWrapperCallers(wrappers: WrapperCallers | undefined): void {
     this.wrappers = wrappers;

@@ -59,22 +59,49 @@ type WebTreeSitter = typeof import('web-tree-sitter');
 
 /**
  * Parses and scans documents. Create with {@link CallSiteFinder.load} (loads the runtime and
- * both grammars once; ~tens of ms); then {@link parse} and {@link scan} are synchronous.
+ * both grammars once; ~tens of ms); then {@link parse} and {@link scan} are synchronous. With
+ * `lazyCpp`, the C/C++ grammar (3.4 MB of WebAssembly, the larger part of the load) loads in the
+ * background: {@link ready} says when a language can be parsed.
  */
 export class CallSiteFinder {
+  private cpp: { parser: TsParser; query: TsQuery } | undefined;
+  private cppLoad: Promise<void> | undefined;
+  private disposed = false;
+
   private constructor(
-    private readonly parsers: { python: TsParser; cpp: TsParser },
-    private readonly queries: { python: PythonQueries; cpp: TsQuery },
-  ) {}
+    private readonly python: { parser: TsParser; queries: PythonQueries },
+    loadCpp: () => Promise<{ parser: TsParser; query: TsQuery }>,
+    lazyCpp: boolean,
+  ) {
+    const start = (): Promise<void> =>
+      (this.cppLoad ??= loadCpp().then((c) => {
+        if (this.disposed) {
+          c.parser.delete();
+          c.query.delete();
+        } else this.cpp = c;
+      }));
+    this.startCpp = start;
+    if (lazyCpp) void start().catch(() => undefined); // reported by ready('cpp')
+  }
+
+  private readonly startCpp: () => Promise<void>;
+
+  /**
+   * Resolves once `language` can be parsed (C/C++: its grammar loaded).
+   * @throws Error (rejects) when the C/C++ grammar cannot be loaded
+   */
+  async ready(language: SourceLanguage): Promise<void> {
+    if (grammarOf(language) === 'cpp') await this.startCpp();
+  }
 
   /**
    * Loads web-tree-sitter and the grammars from `files`.
    * @throws Error when a `.wasm` file is missing or not loadable
    */
-  static async load(files: GrammarFiles): Promise<CallSiteFinder> {
+  static async load(files: GrammarFiles, options: { lazyCpp?: boolean } = {}): Promise<CallSiteFinder> {
     const ts: WebTreeSitter = await import('web-tree-sitter');
     await ts.Parser.init({ locateFile: () => files.runtime });
-    const [py, cpp] = await Promise.all([ts.Language.load(files.python), ts.Language.load(files.cpp)]);
+    const py = await ts.Language.load(files.python);
     const parser = (lang: TsLanguage): TsParser => {
       const p = new ts.Parser();
       p.setLanguage(lang);
@@ -88,7 +115,13 @@ export class CallSiteFinder {
       flow: new ts.Query(py, PY_FLOW_QUERY),
       scale: probeIndexScale(pyParser, calls),
     };
-    return new CallSiteFinder({ python: pyParser, cpp: parser(cpp) }, { python, cpp: new ts.Query(cpp, CPP_QUERY) });
+    const loadCpp = async (): Promise<{ parser: TsParser; query: TsQuery }> => {
+      const cpp = await ts.Language.load(files.cpp);
+      return { parser: parser(cpp), query: new ts.Query(cpp, CPP_QUERY) };
+    };
+    const finder = new CallSiteFinder({ parser: pyParser, queries: python }, loadCpp, options.lazyCpp === true);
+    if (!options.lazyCpp) await finder.ready('cpp');
+    return finder;
   }
 
   /**
@@ -96,7 +129,7 @@ export class CallSiteFinder {
    * @throws Error when tree-sitter returns no tree (it does so only when cancelled)
    */
   parse(language: SourceLanguage, text: string, oldTree?: Tree): Tree {
-    const tree = this.parsers[grammarOf(language)].parse(text, oldTree ?? null);
+    const tree = (grammarOf(language) === 'python' ? this.python.parser : this.cppOrThrow().parser).parse(text, oldTree ?? null);
     if (!tree) throw new Error('tree-sitter returned no tree');
     return tree;
   }
@@ -104,16 +137,25 @@ export class CallSiteFinder {
   /** Finds the call sites of `tree` (parsed from `text` in `language`). */
   scan(language: SourceLanguage, tree: Tree, text: string): ScanResult {
     const grammar = grammarOf(language);
-    return grammar === 'python' ? scanPython(this.queries.python, tree, text) : scanCpp(this.queries.cpp, tree, text, this.queries.python.scale);
+    const q = this.python.queries;
+    return grammar === 'python' ? scanPython(q, tree, text) : scanCpp(this.cppOrThrow().query, tree, text, q.scale);
+  }
+
+  /** The C/C++ grammar, or an error saying to await {@link ready}. */
+  private cppOrThrow(): { parser: TsParser; query: TsQuery } {
+    if (!this.cpp) throw new Error('the C/C++ grammar is not loaded yet: await CallSiteFinder.ready("cpp") first');
+    return this.cpp;
   }
 
   dispose(): void {
-    this.parsers.python.delete();
-    this.parsers.cpp.delete();
-    this.queries.python.imports.delete();
-    this.queries.python.calls.delete();
-    this.queries.python.flow.delete();
-    this.queries.cpp.delete();
+    this.disposed = true;
+    this.python.parser.delete();
+    this.python.queries.imports.delete();
+    this.python.queries.calls.delete();
+    this.python.queries.flow.delete();
+    this.cpp?.parser.delete();
+    this.cpp?.query.delete();
+    this.cpp = undefined;
   }
 }
 

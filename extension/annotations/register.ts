@@ -161,7 +161,8 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
     (loading ??= (async () => {
       const started = performance.now();
       const [finder] = await Promise.all([
-        CallSiteFinder.load(shippedGrammars(join(extension.extensionPath, 'dist', 'grammars'))),
+        // The C/C++ grammar (3.4 MB of WebAssembly) loads in the background: a Python file waits only for Python's.
+        CallSiteFinder.load(shippedGrammars(join(extension.extensionPath, 'dist', 'grammars')), { lazyCpp: true }),
         reloadProfiles(),
         traces.ensureLoaded(),
       ]);
@@ -187,6 +188,13 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
     const first = !loading;
     const m = await ensureModel();
     if (!m || document.isClosed) return;
+    try {
+      await m.ready(document.languageId);
+    } catch (err) {
+      log.error(`annotations: could not load the C/C++ grammar: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (document.isClosed) return;
     const cachedBefore = m.cachedOpens;
     try {
       m.open(document.uri.toString(), document.languageId, document.getText(), document.version);
