@@ -101,7 +101,8 @@ async function main(): Promise<void> {
   try {
     const r = traceOverheadBench(log, { root, calls: 2000, rounds: 7 });
     table.add({ id: 'trace.overhead.sim', what: 'commcost trace overhead per collective (traced − untraced, pairs of rounds), SIMULATED', unit: 'µs', dist: distribution(r.pairs.map((ns) => ns / 1000)),
-      target: `median ≤ ${(r.targetNs / 1000).toFixed(2)}`, verdict: r.verdict === 'meets' ? 'met' : r.verdict === 'misses' ? 'not met' : 'reference',
+      // The verdict is on median(traced) − median(untraced), said so beside the pairs' distribution.
+      target: `median(traced) − median(untraced) = ${(r.overheadNs / 1000).toFixed(2)} ≤ ${(r.targetNs / 1000).toFixed(2)}`, verdict: r.verdict === 'meets' ? 'met' : r.verdict === 'misses' ? 'not met' : 'reference',
       note: `simulated NCCL (a TCP rendezvous per collective)${r.verdict === 'below-noise' ? ", within the loop's own spread" : ''}: the GPU figure comes from traceOverhead.ts --nccl` });
   } catch (e) {
     console.log(`   skipped: ${(e as Error).message}`);
