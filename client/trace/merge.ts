@@ -283,6 +283,8 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       : joinLogs(procs, logs, problems);
   const clock = clockOf(procs);
   const attributed: Attributed[] = [];
+  /** Each teardown call (Python or native) → the notes of the communicators it tore down. */
+  const tornBy = new Map<object, { api: string; ms: number; at: string | null; notes: string[][] }>();
   for (const p of procs) {
     if (p.chainError) problems.push(`pid ${p.pid}: the chained profiler plugin was not loaded: ${p.chainError}`);
     if (p.python && !p.plugin && p.calls.length > 0)
@@ -343,8 +345,24 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       const teardown = td.call ? { t0: td.call.t0, t1: td.call.t1 } : nTd ? { t0: nTd.t0, t1: nTd.t1 } : c.fin ? { t0: null, t1: c.fin.t } : null;
       if (!c.fin) missing.push(`communicator ${c.commId} (rank ${c.rank} of ${c.nranks}, pid ${p.pid}) never reached finalize: not torn down before the process ended, or the process was killed`);
       if (c.nranks > 1 && !c.connect) notes.push(`communicator ${c.commId} of pid ${p.pid} ran no collective (no connect recorded)`);
+      if (c.nranks === 1 && !firstColl)
+        notes.push(`communicator ${c.commId} of pid ${p.pid} has 1 rank: the plugin reported no group or collective event on it, so it has no first-collective figure`);
+      const tdCall = td.call ?? nTd;
+      if (tdCall) {
+        const at = td.call ? where(td.call.site) : nTd?.site ? nativeWhere(nTd.site, symbolize) : null;
+        const torn = tornBy.get(tdCall) ?? { api: tdCall.api, ms: (tdCall.t1 - tdCall.t0) / NS, at, notes: [] };
+        torn.notes.push(notes);
+        tornBy.set(tdCall, torn);
+      }
       attributed.push({ proc: p, comm: c, siteKey: site.key, site, creation, firstColl, teardown, cold: c.i === coldI, notes });
     }
+  }
+  // One teardown call that tore down several communicators (destroy_process_group() of the default
+  // group takes every group with it): its time is given to each, and each says so.
+  for (const torn of tornBy.values()) {
+    if (torn.notes.length < 2) continue;
+    for (const notes of torn.notes)
+      notes.push(`one ${torn.api} call${torn.at ? ` at ${torn.at}` : ''} tore down ${torn.notes.length} communicators of its process: its ${torn.ms.toFixed(1)} ms is the teardown of each, paid once`);
   }
   const sites = buildSites(attributed, problems);
   const simulated = procs.some((p) => p.sim);

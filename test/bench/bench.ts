@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   foldBench(table, log);
   console.log('\n5. Results webview at 1,000 events/s (target ≥ 55 fps, no task > 50 ms)');
   // Loaded here: it (like startup.ts) imports test/ui/uiEnv.ts, which reads the repository's package.json at load.
-  const stream = await import('./webviewStream').catch((e: Error) => e);
+  const stream = await import('./webviewStream.js').catch((e: Error) => e);
   if (stream instanceof Error) {
     console.log(`   skipped: ${stream.message} (run it in the repository)`);
     table.add({ id: 'webview.stream', what: 'webview at 1,000 events/s', unit: 'fps', target: '≥ 55 fps, no task > 50 ms', verdict: 'skipped', note: 'not in the repository' });
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   console.log('\n6. Startup: extension activation (target < 50 ms; < 100 ms in VS Code), first file of a session (5,000 lines < 300 ms), first CodeLens of a 500-line file in VS Code (< 1 s)');
   if (existsSync(path.join(root, 'node_modules', 'web-tree-sitter')) && existsSync(path.join(root, 'test', 'fixtures', 'callsites'))) {
     // Loaded here, not at the top: it reads the repository's package.json (test/ui/uiEnv.ts), which a bundled copy on a GPU host does not have.
-    const { startupBench } = await import('./startup');
+    const { startupBench } = await import('./startup.js');
     await startupBench(root, table, log);
   }
   else {

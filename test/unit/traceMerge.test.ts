@@ -98,3 +98,23 @@ test('validateTraceFile: a merged trace passes; a wrong version or count is refu
   assert.throws(() => validateTraceFile(bad), /sites\[0\]\.count/);
   assert.throws(() => validateTraceFile([]), /not a JSON object/);
 });
+
+test('merge: one destroy_process_group that tore down several communicators says so on each; a one-rank communicator says why it has no first collective', () => {
+  const t = mergeTrace([...rank(0, 100, 0), ...rank(1, 101, 0)], job);
+  for (const l of [10, 20]) {
+    const s = t.sites.find((x) => x.line === l)!;
+    assert.ok(
+      s.notes.some((n) => /one destroy_process_group call at \/u\/job\.py:30 tore down 2 communicators of its process: its 10\.0 ms is the teardown of each, paid once/.test(n)),
+      `${l}: ${s.notes.join(' | ')}`,
+    );
+  }
+  // One rank: init and finalize only (no group or collective event), as NCCL's one-rank path gives.
+  const one: RecordFile[] = [
+    { name: 'h-7.py.jsonl', text: [line({ k: 'pyproc', pid: 7, rank: 0 }), line({ k: 'call', api: 'init_process_group', t0: 0, t1: 50 * MS, tid: 1, site: site(10), chain: [], group: 'WORLD', ok: true }), line({ k: 'call', api: 'destroy_process_group', t0: 60 * MS, t1: 70 * MS, tid: 1, site: site(30), chain: [], ok: true })].join('\n') + '\n' },
+    { name: 'h-7.jsonl', text: [line({ k: 'proc', pid: 7, abi: 6, nccl: 22809, sim: true }), line({ k: 'init', i: 1, c: 'cc', nranks: 1, rank: 0, t: 20 * MS, tid: 1, free: 1000 }), line({ k: 'fin', i: 1, t: 65 * MS, free: 1000 })].join('\n') + '\n' },
+  ];
+  const s = mergeTrace(one, job).sites[0]!;
+  assert.equal(s.firstCollective, null);
+  assert.ok(s.notes.some((n) => /has 1 rank: the plugin reported no group or collective event on it/.test(n)), s.notes.join(' | '));
+  assert.ok(!s.notes.some((n) => /tore down/.test(n)), 'one communicator, one teardown: nothing shared');
+});
