@@ -5,7 +5,8 @@
  * not by parsing again: a Python function with a communicator creation (role `create`:
  * `new_group`, `split_group`, `init_process_group`, an NCCL init…) that the finder says runs in a
  * loop (`repeated.kind === 'loop'`) or that sits in a list/set/dict comprehension or generator, or
- * a function that both creates and tears down communicators (a destroy + new_group routine).
+ * a function that tears down communicators and then creates others (a destroy + new_group routine;
+ * a setup that creates groups and destroys them at its end is not one).
  *
  * The shapes are read from literals only, and each says where it came from:
  * - the size of a creation's literal ranks (`ranks=[0, 1]`, `list(range(0, 4, 2))`,
@@ -105,6 +106,19 @@ function ranksArgument(call: string): string | undefined {
   if (kw) return kw.replace(/^\s*ranks\s*=/, '');
   const first = args[0];
   return first !== undefined && !/^\s*\w+\s*=/.test(first) && first.trim() !== '' ? first : undefined;
+}
+
+/**
+ * The group a teardown call names as its first argument (`destroy_process_group(parent)` →
+ * `parent`, `ncclCommDestroy(comm)` → `comm`); undefined when it names none (the default group
+ * and every group with it) or the argument is not a plain name or attribute.
+ */
+function teardownTarget(site: CallSite, lines: readonly string[]): string | undefined {
+  const text = lines.slice(site.range.start.line, site.range.end.line + 1).join('\n');
+  const open = text.indexOf('(', site.range.start.line === site.range.end.line ? site.range.start.character : 0);
+  if (open < 0) return undefined;
+  const m = /^\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.]*)\s*[,)]/.exec(text.slice(open));
+  return m?.[1];
 }
 
 /** The `for` headers around `line` (innermost first) within the function indented at `fnIndent`. */
@@ -216,10 +230,26 @@ export function findReshapeRoutines(sites: readonly CallSite[], text: string): R
       kind = 'loop';
       const s = inLoop[0];
       why = s ? `creates groups ${s.repeated!.detail}` : `creates groups in a comprehension (line ${inComprehension[0]!.range.start.line + 1})`;
-    } else if (teardowns.length > 0) {
+    } else {
+      // A reshape: a teardown followed by a creation in the same function (destroy, then new_group).
+      // A setup that creates its groups and tears them down at its end is not one.
+      // Or a teardown of a group this function did not create (the old shape, e.g. a parent
+      // after its children were split off). A setup that creates its groups and tears them, or
+      // everything (`destroy_process_group()`), down at its end is not one.
+      const made = new Set(creations.map((c) => c.warmUp?.variable ?? /^\s*([\w.]+)\s*=/.exec(lines[c.range.start.line] ?? '')?.[1]).filter((v): v is string => !!v));
+      const oldShape = (t: CallSite): boolean => {
+        const arg = teardownTarget(t, lines);
+        return arg !== undefined && !made.has(arg);
+      };
+      const torn =
+        teardowns.find((t) => creations.some((c) => c.range.start.line > t.range.start.line)) ?? teardowns.find(oldShape);
+      if (!torn) continue;
+      const after = creations.find((c) => c.range.start.line > torn.range.start.line);
       kind = 'routine';
-      why = `tears down (line ${teardowns[0]!.range.start.line + 1}) and creates (line ${first.range.start.line + 1}) communicators`;
-    } else continue;
+      why = after
+        ? `tears down (line ${torn.range.start.line + 1}) and then creates (line ${after.range.start.line + 1}) communicators`
+        : `creates (line ${first.range.start.line + 1}) communicators and tears down another (line ${torn.range.start.line + 1})`;
+    }
     const shapes: number[] = [];
     const inferred: string[] = [];
     const add = (found: { shapes: number[]; how: string } | undefined) => {
