@@ -157,7 +157,14 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
   const path = join(dir, `${run.id}.json`);
   await ensureWritableDir(dir, 'cannot save the run');
   // Temp file (O_EXCL|O_NOFOLLOW) + fsync + rename; a link at `path` is refused (safeWrite.ts).
-  await writeFileSafely(path, JSON.stringify(run, null, 2) + '\n', `cannot save the run to ${path}`);
+  try {
+    await writeFileSafely(path, JSON.stringify(run, null, 2) + '\n', `cannot save the run to ${path}`);
+  } catch (e) {
+    // A refused target (a link, a FIFO) is said as it is; a failed write names the system's error.
+    const cause = e instanceof Error ? e.cause : undefined;
+    if (cause === undefined) throw e;
+    throw new CommcostError('BAD_INPUT', `cannot save the run to ${path}: ${errorText(cause)}`, { hint: 'check that the folder is writable and has free space', cause });
+  }
   return path;
 }
 

@@ -4,7 +4,8 @@
  * expected · observed · time to recover · processes left) is printed at the end.
  *
  * Faults: a rank that hangs in a call (hang guard), a rank that stalls at each wait point (between
- * operations, waiting for a unique id, inside a barrier), a rank process SIGKILLed mid-step, the
+ * operations, waiting for a unique id, inside a barrier), a pre-hello connection flood (the
+ * agent's memory), a rank process SIGKILLed mid-step, the
  * coordinator SIGKILLed mid-run, the SSH connection dropped mid-run (the sshd session processes
  * SIGKILLed), Cancel at 20 random moments, and a full disk while the run is saved.
  */
@@ -21,6 +22,7 @@ import { loadRun, saveRun } from '../../client/resultsStore';
 import { runMeasurement } from '../../client/runSession';
 import { saveWithFallback } from '../../cli/main';
 import { agentBuilt, distDir, is, privateAgentCopy, processesMatching, repoRoot, startAgent, type AgentRun } from '../support/agentHarness';
+import { floodLaunchedRank0 } from '../support/flood';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
 const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
@@ -205,6 +207,21 @@ require(process.env.REAL_AGENT);
     console.log(`stall trials: ${STALLS.length}, missed ${missed}, late or not TIMEOUT ${late}`);
     assert.equal(missed, 0, 'stalls the hang guard missed');
     assert.equal(late, 0, 'stalls reported late or not as TIMEOUT');
+  });
+
+  test('a pre-hello flood (250 connections × 8 MiB) on a launched rank 0: memory bounded, still answering', async () => {
+    const r = await floodLaunchedRank0(250, 8 * 1024 * 1024);
+    const growthMiB = (r.rssPeak - r.rssBefore) / 1024 / 1024;
+    rows.push({
+      fault: '250 connections × 8 MiB without a hello',
+      expected: 'RSS growth < 160 MiB, answers',
+      observed: `RSS ${(r.rssBefore / 1024 / 1024).toFixed(0)} → peak ${(r.rssPeak / 1024 / 1024).toFixed(0)} MiB (+${growthMiB.toFixed(1)}), ${r.alive ? 'alive' : 'DIED'}, ${/node\/challenge/.test(r.answer) ? 'answers a hello' : 'no answer'}`,
+      recoverMs: r.floodMs,
+      left: '-',
+    });
+    assert.ok(r.alive, r.stderr.slice(-1000));
+    assert.ok(growthMiB < 160, `RSS grew by ${growthMiB.toFixed(1)} MiB`);
+    assert.match(r.answer, /node\/challenge/);
   });
 
   test('a rank process SIGKILLed mid-step: RANK_EXITED naming it, the run goes on, nothing left', async () => {

@@ -1,0 +1,106 @@
+/**
+ * A pre-hello flood against a launched rank 0's node server (0.0.0.0, the port every rank of a
+ * job knows): `connections` connections, each sending `bytes` with no newline and no hello,
+ * while the agent's resident memory is sampled (/proc/<pid>/status VmRSS every 20 ms). Used by
+ * test/security/flood.test.ts and the fault table of test/integration/faults.test.ts.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { distDir } from './agentHarness';
+
+/** What a flood did to the agent. RSS figures in bytes, from /proc; times in ms. */
+export interface FloodResult {
+  rssBefore: number;
+  rssPeak: number;
+  floodMs: number;
+  /** Connections the agent closed (or that ended) before the 30 s cap. */
+  closed: number;
+  /** Whether rank 0 was still running after the flood. */
+  alive: boolean;
+  /** What rank 0 answered a node hello with after the flood ('' for nothing). */
+  answer: string;
+  stderr: string;
+}
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** Starts a launched rank 0 (world of 2, simulated NCCL), floods it, then asks it a hello; kills it. */
+export async function floodLaunchedRank0(connections: number, bytes: number): Promise<FloodResult> {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-flood-'));
+  const rank0 = spawn(process.execPath, [path.join(distDir, 'agent.js'), 'rank', '--simulate', '--experiments', 'init', '--deadline', '60', '--out', path.join(dir, 'run.jsonl')], {
+    env: { ...process.env, COMMCOST_RANK: '0', COMMCOST_WORLD_SIZE: '2', COMMCOST_PORT: String(port), COMMCOST_TOKEN: 'flood-secret' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  rank0.stderr.on('data', (d) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => rank0.on('exit', (c) => r(c)));
+  try {
+    for (let i = 0; i < 100 && !/rank 0 of 2/.test(stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 800));
+    const pid = rank0.pid!;
+    const rssBefore = rssBytes(pid);
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => {
+      try {
+        rssPeak = Math.max(rssPeak, rssBytes(pid));
+      } catch {
+        // Exited: reported as not alive.
+      }
+    }, 20);
+    const payload = Buffer.alloc(bytes, 0x41);
+    const t0 = Date.now();
+    let closed = 0;
+    await Promise.all(
+      Array.from({ length: connections }, () =>
+        new Promise<void>((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => s.end(payload));
+          s.on('error', () => undefined);
+          s.on('close', () => {
+            closed++;
+            resolve();
+          });
+          setTimeout(() => (s.destroy(), resolve()), 30_000);
+        }),
+      ),
+    );
+    const floodMs = Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 300));
+    clearInterval(sampler);
+    const alive = rank0.exitCode === null;
+    if (alive) rssPeak = Math.max(rssPeak, rssBytes(pid));
+    const answer = await new Promise<string>((resolve) => {
+      let got = '';
+      const hello = { t: 'node/hello', nonce: randomBytes(16).toString('hex'), hostname: 'h', pid: 1, fixedRank: 1, worldSize: 2, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true };
+      const s = net.connect(port, '127.0.0.1', () => s.write(JSON.stringify(hello) + '\n'));
+      s.on('data', (d) => {
+        got += d.toString();
+        if (got.includes('\n')) s.destroy();
+      });
+      s.on('error', () => undefined);
+      s.on('close', () => resolve(got));
+      setTimeout(() => s.destroy(), 3000);
+    });
+    return { rssBefore, rssPeak, floodMs, closed, alive, answer, stderr };
+  } finally {
+    rank0.kill('SIGKILL');
+    await exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
