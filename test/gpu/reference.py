@@ -7,10 +7,14 @@ collectives include the stream synchronize, MAX across ranks, 1 warmup + N recor
 and p90) but none of its code: the barrier is multiprocessing.Barrier, not commcost's TCP one.
 
 Usage: reference.py --nccl /path/libnccl.so.2 [--ranks 2] [--iterations 10] [--warmup 1] [--json out.json]
-                    [--only init,split,shrink,destroy,abort,revoke,window]
+                    [--only init,split,shrink,grow,destroy,abort,revoke,window,suspend]
 --only picks the sections and their order; they run one after another in the same processes,
-by default in the order of commcost's own session.
+by default in the order of commcost's own session. A section the library or the rank count does
+not allow (grow: ncclCommGrow and ncclCommGetUniqueId, NCCL >= 2.29.2, 2 ranks or more; suspend:
+ncclCommSuspend and ncclCommResume, NCCL >= 2.29.7; symbols looked up by name) is skipped with the
+reason on stderr ("reference: grow skipped: ...") and left out of "order".
 Prints one JSON object: {"ncclPath", "ncclVersionCode", "ranks", "order" (the sections that ran, in order),
+"skipped": {section: reason} (sections asked for that this library or rank count does not allow),
 "steps": {"init/call": {median, p90, min, max, n, samples (ms per recorded iteration)}, ...}}.
 """
 import argparse
@@ -21,9 +25,12 @@ import sys
 import time
 
 FIRST_BYTES = 1 << 20
-# The order of commcost's own session for the proof's experiments (init, split, shrink, destroy,
-# abort, revoke, registration run one after another in the same rank processes).
-SECTIONS = ("init", "split", "shrink", "destroy", "abort", "revoke", "window")
+# The order of commcost's own session for the proof's experiments (init, split, shrink, grow,
+# destroy, abort, revoke, registration, suspend run one after another in the same rank processes:
+# the catalogue's order, protocol/events.ts EXPERIMENT_IDS).
+SECTIONS = ("init", "split", "shrink", "grow", "destroy", "abort", "revoke", "window", "suspend")
+NCCL_IN_PROGRESS = 7
+NCCL_SUSPEND_MEM = 0x01
 STEADY_BYTES = 64 << 20
 
 
@@ -76,15 +83,30 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
     nccl.ncclCommSplit.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
     nccl.ncclCommDestroy.argtypes = [ctypes.c_void_p]
 
-    def unique_id():
+    def shared_id(produce):
+        # A 128-byte id made by rank 0 with produce(uid) and handed to every other rank (untimed).
         uid = UniqueId()
         if rank == 0:
-            check(nccl.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId")
+            produce(uid)
             for q in id_queues[1:]:
                 q.put(ctypes.string_at(ctypes.addressof(uid), 128))
         else:
             ctypes.memmove(ctypes.byref(uid), id_queues[rank].get(timeout=120), 128)
         return uid
+
+    def unique_id():
+        return shared_id(lambda uid: check(nccl.ncclGetUniqueId(ctypes.byref(uid)), "ncclGetUniqueId"))
+
+    def until_ready(result, comm, what):
+        # A call that answers ncclInProgress is done when ncclCommGetAsyncError stops saying so
+        # (commcost's native waitReady does the same inside the timed call).
+        if result == NCCL_IN_PROGRESS:
+            nccl.ncclCommGetAsyncError.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+            state = ctypes.c_int(NCCL_IN_PROGRESS)
+            while state.value == NCCL_IN_PROGRESS:
+                check(nccl.ncclCommGetAsyncError(comm, ctypes.byref(state)), f"ncclCommGetAsyncError after {what}")
+            result = state.value
+        check(result, what)
 
     def init(uid):
         comm = ctypes.c_void_p()
@@ -134,14 +156,43 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
     def has(name, since):
         return version.value >= since and hasattr(nccl, name)
 
+    def why_not(since, symbols, min_ranks=1):
+        # Why a section cannot run here (None when it can), in commcost's order of checks: the
+        # version, then the symbols (looked up by name), then the rank count.
+        v = version.value
+        if v < since:
+            return f"needs NCCL >= {since // 10000}.{since // 100 % 100}.{since % 100}, library has {v // 10000}.{v // 100 % 100}.{v % 100}"
+        missing = [n for n in symbols if not hasattr(nccl, n)]
+        if missing:
+            return f"{', '.join(missing)} not in this library"
+        if nranks < min_ranks:
+            return f"needs {min_ranks} ranks or more (one per GPU; --ranks {nranks} given): grows a communicator of n-1 ranks to n"
+        return None
+
+    def grow_skip():
+        return why_not(22902, ("ncclCommGrow", "ncclCommGetUniqueId"), 2)
+
+    def suspend_skip():
+        return why_not(22907, ("ncclCommSuspend", "ncclCommResume"))
+
+    def can_grow():
+        return grow_skip() is None
+
+    def can_suspend():
+        return suspend_skip() is None
+
+    skipped = {}  # section -> reason, rank 0 only (reported in the JSON)
     if rank == 0:
         for section, ok, why in (
             ("shrink", has("ncclCommShrink", 22703) and nranks >= 2, "needs NCCL >= 2.27.3 and 2 ranks or more"),
             ("revoke", has("ncclCommRevoke", 22807), "needs NCCL >= 2.28.7"),
             ("window", has("ncclCommWindowRegister", 22703) and hasattr(nccl, "ncclMemAlloc"), "needs NCCL >= 2.27.3"),
+            ("grow", can_grow(), grow_skip()),
+            ("suspend", can_suspend(), suspend_skip()),
         ):
             if section in only and not ok:
                 print(f"reference: {section} skipped: {why} (library version code {version.value})", file=sys.stderr)
+                skipped[section] = why
 
     def init_config(uid, split_share):
         # ncclConfig_t as a plain buffer: every int field NCCL_CONFIG_UNDEF_INT, pointers NULL.
@@ -260,13 +311,76 @@ def run_rank(rank, nranks, nccl_path, cuda_path, iterations, warmup, barrier, id
                 nccl.ncclCommDestroy(child)
             nccl.ncclCommDestroy(parent)
 
+    # grow (commcost's remote-agent/experiments/grow.ts): a communicator of the first n-1 ranks,
+    # warmed by a collective, takes the last rank back. Rank 0 makes the grow id with
+    # ncclCommGetUniqueId(parent); existing ranks call ncclCommGrow(parent, n, id on rank 0 else
+    # NULL, -1), the new rank ncclCommGrow(NULL, n, id, n-1); then the first collective on the
+    # grown communicator. Memory: free-memory delta from after the parent's warm collective.
+    def section_grow():
+        if not can_grow():
+            return
+        nccl.ncclCommGetUniqueId.argtypes = [ctypes.c_void_p, ctypes.POINTER(UniqueId)]
+        nccl.ncclCommGrow.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(UniqueId), ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+        joining = nranks - 1
+        for i in range(warmup + iterations):
+            uid = unique_id()
+            parent = None
+            if rank != joining:
+                parent = ctypes.c_void_p()
+                check(nccl.ncclCommInitRank(ctypes.byref(parent), nranks - 1, uid, rank), "ncclCommInitRank (parent of n-1)")
+                allreduce(parent, FIRST_BYTES)
+            free0 = free_bytes()
+            grow_id = shared_id(lambda g: check(nccl.ncclCommGetUniqueId(parent, ctypes.byref(g)), "ncclCommGetUniqueId"))
+            child = ctypes.c_void_p()
+
+            def grow():
+                if rank == joining:
+                    r = nccl.ncclCommGrow(None, nranks, ctypes.byref(grow_id), joining, ctypes.byref(child), None)
+                else:
+                    r = nccl.ncclCommGrow(parent, nranks, ctypes.byref(grow_id) if rank == 0 else None, -1, ctypes.byref(child), None)
+                until_ready(r, child, "ncclCommGrow")
+
+            ms, _ = timed(grow)
+            record("grow/call", i, ms)
+            record("memory/grow/afterCallMiB", i, (free0 - free_bytes()) / 2**20)
+            ms, _ = timed(lambda: allreduce(child, FIRST_BYTES))
+            record("grow/first", i, ms)
+            record("memory/grow/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
+            nccl.ncclCommDestroy(child)
+            if parent is not None:
+                nccl.ncclCommDestroy(parent)
+
+    # suspend (commcost's remote-agent/experiments/suspend.ts): a warm communicator over all ranks,
+    # ncclCommSuspend(NCCL_SUSPEND_MEM), ncclCommResume, then the first collective after the resume.
+    # Memory: free-memory delta from before the communicator was made, at each point.
+    def section_suspend():
+        if not can_suspend():
+            return
+        nccl.ncclCommSuspend.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        nccl.ncclCommResume.argtypes = [ctypes.c_void_p]
+        for i in range(warmup + iterations):
+            free0 = free_bytes()
+            comm = warm()
+            record("memory/suspend/warmMiB", i, (free0 - free_bytes()) / 2**20)
+            ms, _ = timed(lambda: until_ready(nccl.ncclCommSuspend(comm, NCCL_SUSPEND_MEM), comm, "ncclCommSuspend"))
+            record("suspend/suspend", i, ms)
+            record("memory/suspend/afterSuspendMiB", i, (free0 - free_bytes()) / 2**20)
+            ms, _ = timed(lambda: until_ready(nccl.ncclCommResume(comm), comm, "ncclCommResume"))
+            record("suspend/resume", i, ms)
+            record("memory/suspend/afterResumeMiB", i, (free0 - free_bytes()) / 2**20)
+            ms, _ = timed(lambda: allreduce(comm, FIRST_BYTES))
+            record("suspend/first", i, ms)
+            record("memory/suspend/afterFirstMiB", i, (free0 - free_bytes()) / 2**20)
+            nccl.ncclCommDestroy(comm)
+
     # In the order asked for (default: commcost's session order): what a process did before a
     # section can change its figures.
     sections = {"init": section_init, "split": section_split, "shrink": section_shrink, "destroy": section_destroy,
-                "abort": section_abort, "revoke": section_revoke, "window": section_window}
+                "abort": section_abort, "revoke": section_revoke, "window": section_window,
+                "grow": section_grow, "suspend": section_suspend}
     for name in only:
         sections[name]()
-    results.put((rank, out))
+    results.put((rank, {"steps": out, "skipped": skipped}))
 
 
 def main():
@@ -293,6 +407,7 @@ def main():
     for p in procs:
         p.start()
     per_rank = {}
+    skipped = {}
     deadline = time.monotonic() + 900
     while len(per_rank) < len(procs):
         try:
@@ -307,7 +422,8 @@ def main():
             for p in procs:
                 p.kill()
             sys.exit(out["error"])
-        per_rank[rank] = out
+        per_rank[rank] = out["steps"]
+        skipped.update(out["skipped"])
     for p in procs:
         p.join(60)
     keys = sorted({k for out in per_rank.values() for k in out})
@@ -323,6 +439,9 @@ def main():
         "destroy": ("destroy/finalize", "destroy/destroy"),
         "abort": ("abort/reinit", "abort/first"),
         "revoke": ("revoke/revoke", "revoke/destroy"),
+        "grow": ("grow/call", "grow/first"),
+        # As commcost's suspend total: resume to first collective (the suspend call stands alone).
+        "suspend": ("suspend/resume", "suspend/first"),
     }
     for prefix, parts in totals.items():
         if all(p in combined for p in parts):
@@ -332,6 +451,7 @@ def main():
     # The sections that ran, in their order (a section the library lacks is skipped and left out).
     ran = [n for n in only if any(k.startswith(n + "/") for k in combined)]
     report = {"ncclPath": args.nccl, "ncclVersionCode": version.value, "ranks": args.ranks, "order": ran,
+              "skipped": {n: skipped[n] for n in only if n in skipped},
               "steps": {k: {**stats(v), "samples": v} for k, v in combined.items()}}
     text = json.dumps(report, indent=1)
     if args.json:
