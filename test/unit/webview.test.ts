@@ -23,7 +23,7 @@ const run = { schema: 'commcost.run/1', id: 'x', host: 'h', simulated: false, st
 
 test('message methods are namespaced scope/noun/verb and unique', () => {
   const methods = [...WEBVIEW_TO_HOST, ...HOST_TO_WEBVIEW].map((t) => t.method);
-  assert.deepEqual(methods, ['webview/ready', 'run/cancel', 'log/show', 'state/run/update', 'plan/show']);
+  assert.deepEqual(methods, ['webview/ready', 'run/cancel', 'log/show', 'state/run/update', 'state/run/delta', 'plan/show']);
   assert.equal(new Set(methods).size, methods.length);
 });
 
