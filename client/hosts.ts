@@ -61,9 +61,18 @@ const DEFAULT_IDENTITIES = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
 /** Characters a shell gives a meaning to; never part of a host or user name. */
 const SHELL_META = /[;|&$`<>()'"\\]/;
 
+/** The longest target name (`user@host:port`, an alias), characters: DNS names stop at 253. */
+export const MAX_TARGET_CHARS = 512;
+
+/** A name as messages show it: JSON-quoted, cut to 80 characters. */
+function shownName(name: string): string {
+  return name.length > 80 ? `${JSON.stringify(name.slice(0, 80))}…` : JSON.stringify(name);
+}
+
 /**
  * Rejects names that could be read as an option or smuggle shell text: whitespace, control
- * characters, shell metacharacters (`; | & $ \` < > ( ) ' " \`), a leading `-`, or an empty name.
+ * characters, shell metacharacters (`; | & $ \` < > ( ) ' " \`), a leading `-`, an empty name, or one over
+ * MAX_TARGET_CHARS (shown cut to 80 characters).
  * Called before any lookup, so such a name never reaches the ssh config, DNS or a hint.
  * @throws CommcostError BAD_TARGET naming the offending character
  */
@@ -72,24 +81,28 @@ export function checkTargetName(name: string): void {
   if (name.length === 0) {
     throw new CommcostError('BAD_TARGET', 'host name is empty', { hint });
   }
+  // Shown once and bounded: a 100,000-character name is not echoed back.
+  if (name.length > MAX_TARGET_CHARS) {
+    throw new CommcostError('BAD_TARGET', `host name ${shownName(name)} is ${name.length} characters long, over ${MAX_TARGET_CHARS}`, { hint });
+  }
   // eslint-disable-next-line no-control-regex -- rejecting control characters is the point
   const bad = /[\s\x00-\x1f\x7f-\x9f]/.exec(name);
   if (bad) {
     const code = bad[0].charCodeAt(0).toString(16).padStart(2, '0');
     throw new CommcostError(
       'BAD_TARGET',
-      `host name ${JSON.stringify(name)} contains whitespace or a control character (0x${code})`,
+      `host name ${shownName(name)} contains whitespace or a control character (0x${code})`,
       { hint },
     );
   }
   const meta = SHELL_META.exec(name);
   if (meta) {
-    throw new CommcostError('BAD_TARGET', `host name ${JSON.stringify(name)} contains the shell character ${JSON.stringify(meta[0])}`, {
+    throw new CommcostError('BAD_TARGET', `host name ${shownName(name)} contains the shell character ${JSON.stringify(meta[0])}`, {
       hint: `${hint}; host and user names cannot contain ; | & $ \` < > ( ) ' " \\ or spaces`,
     });
   }
   if (name.startsWith('-')) {
-    throw new CommcostError('BAD_TARGET', `host name ${JSON.stringify(name)} starts with '-'`, {
+    throw new CommcostError('BAD_TARGET', `host name ${shownName(name)} starts with '-'`, {
       hint: 'a host name cannot start with a dash',
     });
   }

@@ -508,6 +508,12 @@ describe('hostile messages on the agent\'s ports (protocol/agentWire.ts)', () =>
   }
 });
 
+describe('long host names are refused once, bounded (client/hosts.ts)', () => {
+  check('a host name of 100,000 characters', () => checkTargetName('a'.repeat(100_000)), /host name "a{80}"… is 100000 characters long, over 512/);
+  check('user@ and a host of 100,000 characters with a shell character', () => checkTargetName(`u@${'b'.repeat(100_000)};`), /is 100003 characters long/);
+  check('a host name of 600 characters with a space', () => checkTargetName(`${'c'.repeat(599)} `), /is 600 characters long/);
+});
+
 describe('Slurm options that change the task layout (client/slurm.ts)', () => {
   for (const extra of ['-N9', '-n2', '-lN2', '-G2', '-w', 'gpu1', '--gpus=2', '--gpus', '--gpus-per-task=1', '--multi-prog', '--ntask=2', '--ntasks=2', '--nodes=3', '--nod=3', '--gres=gpu:2', '--distribution=cyclic', '--nodelist=a,b', '-m', '--het-group=1']) {
     check(`--srun-arg ${extra}`, () => srunArgsFor({ extraArgs: [extra] }), extra.startsWith('-') ? /changes the task layout, which commcost sets/ : /is not an srun option/);
