@@ -131,8 +131,11 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
   const addonArgs = (output) => [
     ...ADDON_FLAGS, '-include', compat, `-I${addonApi}`, `-I${apiHeaders}`, ...addonSources, '-o', output, ...ADDON_LIBS, ...GLIBC_NEEDED,
   ];
-  const simSource = path.join(nativeDir, 'sim', 'ncclsim.c');
-  const simArgs = (output, extra = []) => [...SIM_FLAGS, '-include', compat, ...extra, simSource, '-o', output, ...GLIBC_NEEDED];
+  // The simulated NCCL: every .c file of native/sim/ (split by concern) and their internal header.
+  const simDir = path.join(nativeDir, 'sim');
+  const simSources = (await listFiles(simDir, ['.c'])).sort();
+  const simInputs = [...simSources, ...(await listFiles(simDir, ['.h'])), path.join(nativeDir, 'profiler', 'profilerAbi.h'), compat, thisFile];
+  const simArgs = (output, extra = []) => [...SIM_FLAGS, '-include', compat, ...extra, ...simSources, '-o', output, ...GLIBC_NEEDED];
 
   const addon = compile(
     'addon',
@@ -146,18 +149,18 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
   const sim = compile(
     'simulated NCCL',
     simOut,
-    [simSource, compat, thisFile],
+    simInputs,
     process.env.CC || 'cc',
     simArgs(simOut),
     force,
   );
-  // The same file without the symbols newer than 2.19 (shrink, grow, revoke, windows, suspend):
+  // The same sources without the symbols newer than 2.19 (shrink, grow, revoke, windows, suspend):
   // tests of the addon's "not in this NCCL" errors.
   const legacyOut = path.join(out, 'libnccl-sim-legacy.so');
   const legacy = compile(
     'simulated NCCL (legacy)',
     legacyOut,
-    [simSource, compat, thisFile],
+    simInputs,
     process.env.CC || 'cc',
     simArgs(legacyOut, ['-DCOMMCOST_SIM_LEGACY']),
     force,
@@ -194,7 +197,7 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
       const crossAddon = path.join(archDir(arch), 'commcost.node');
       perArch.push(cross(`addon linux-${arch}`, tools.cxx, crossAddon, [...addonSources, ...addonHeaders, thisFile], addonArgs(crossAddon)));
       const crossSim = path.join(archDir(arch), 'libnccl-sim.so');
-      perArch.push(cross(`simulated NCCL linux-${arch}`, tools.cc, crossSim, [simSource, compat, thisFile], simArgs(crossSim)));
+      perArch.push(cross(`simulated NCCL linux-${arch}`, tools.cc, crossSim, simInputs, simArgs(crossSim)));
       const crossProfiler = path.join(archDir(arch), 'libcommcost-profiler.so');
       perArch.push(cross(`profiler plugin linux-${arch}`, tools.cc, crossProfiler, profilerInputs, profilerArgs(crossProfiler)));
       const crossInterposer = path.join(archDir(arch), 'libcommcost-interposer.so');

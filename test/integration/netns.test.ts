@@ -169,7 +169,7 @@ async function killRank(r: RankProc | undefined): Promise<void> {
   await r.exited;
 }
 
-/** The address and port a simulated unique id carries (IdLayout in native/sim/ncclsim.c). */
+/** The address and port a simulated unique id carries (IdLayout in native/sim/ncclsim_internal.h). */
 function idAddress(id: Buffer): { magic: number; address: string; port: number } {
   return { magic: id.readUInt32LE(0), address: [...id.subarray(4, 8)].join('.'), port: id.readUInt16LE(8) };
 }
