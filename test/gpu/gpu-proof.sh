@@ -38,10 +38,10 @@ else ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU'); fi
 [ "$ranks" -ge 1 ] || { echo "gpu-proof: no GPU visible (CUDA_VISIBLE_DEVICES / nvidia-smi -L); set RANKS"; exit 1; }
 # commcost runs these experiments one after another in the same rank processes; the reference
 # runs its sections in the same order, so both measure processes with the same history.
-experiments=${PROOF_EXPERIMENTS:-init,split,shrink,destroy,abort,revoke,registration}
+experiments=${PROOF_EXPERIMENTS:-init,split,shrink,grow,destroy,abort,revoke,registration,suspend}
 # The reference's sections: the experiments it has (registration is its 'window'), in that order.
-sections=$(tr ',' '\n' <<< "$experiments" | sed 's/^registration$/window/' | grep -xE 'init|split|shrink|destroy|abort|revoke|window' | paste -sd, -)
-[ -n "$sections" ] || { echo "gpu-proof: none of PROOF_EXPERIMENTS ($experiments) is measured by the reference (init, split, shrink, destroy, abort, revoke, registration)"; exit 2; }
+sections=$(tr ',' '\n' <<< "$experiments" | sed 's/^registration$/window/' | grep -xE 'init|split|shrink|grow|destroy|abort|revoke|window|suspend' | paste -sd, -)
+[ -n "$sections" ] || { echo "gpu-proof: none of PROOF_EXPERIMENTS ($experiments) is measured by the reference (init, split, shrink, grow, destroy, abort, revoke, registration, suspend)"; exit 2; }
 status=0
 for entry in "${libs[@]}"; do
   label=${entry%%:*}; lib=${entry#*:}
@@ -60,7 +60,7 @@ for entry in "${libs[@]}"; do
       || { echo "reference failed"; tail -20 "$out/ref-$suffix.log"; status=1; continue 2; }
     [ -f "$out/run-$suffix.json" ] && run_files+=("$out/run-$suffix.json")
     ref_files+=("$out/ref-$suffix.json")
-    [ "$rounds" -gt 1 ] && { echo "--- round $round"; "$node" test/gpu/compare.mjs "$out/run-$suffix.json" "$out/ref-$suffix.json" | grep -E 'total|within'; }
+    [ "$rounds" -gt 1 ] && { echo "--- round $round"; "$node" test/gpu/compare.mjs "$out/run-$suffix.json" "$out/ref-$suffix.json" | grep -E 'total|within|suspend default suspend'; }
   done
   [ ${#run_files[@]} -gt 0 ] || { echo "no commcost run to compare for $label"; continue; }
   joined_runs=$(IFS=,; echo "${run_files[*]}"); joined_refs=$(IFS=,; echo "${ref_files[*]}")

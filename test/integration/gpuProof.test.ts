@@ -88,13 +88,90 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
     }
   });
 
+  test('grow and suspend (simulated 2.30.7): the reference measures the same steps, compare.mjs pairs and pools them', () => {
+    const out = tmp();
+    const r = spawnSync('bash', ['test/gpu/gpu-proof.sh', out], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 180_000,
+      env: { ...process.env, SIMULATE: '1', COMMCOST_SIM_VERSION: '23007', ITERATIONS: '3', ROUNDS: '2', PROOF_EXPERIMENTS: 'grow,suspend' },
+    });
+    const text = r.stdout + r.stderr;
+    assert.ok(r.status === 0 || r.status === 1, text);
+    assert.doesNotMatch(text, /reference failed|commcost exited/);
+    assert.match(text, /reference sections in this order, in the same processes: grow, suspend\n/);
+    const runs = [1, 2].map((i) => JSON.parse(fs.readFileSync(path.join(out, `run-simulated-r${i}.json`), 'utf8')) as RunFile);
+    type Ref = { order: string[]; skipped: Record<string, string>; steps: Record<string, { samples: number[] }> };
+    const refs = [1, 2].map((i) => JSON.parse(fs.readFileSync(path.join(out, `ref-simulated-r${i}.json`), 'utf8')) as Ref);
+    for (const ref of refs) {
+      assert.deepEqual(ref.order, ['grow', 'suspend']);
+      assert.deepEqual(ref.skipped, {});
+      // Totals as commcost defines them: grow = call + first; suspend = resume + first (the suspend call stands alone).
+      ref.steps['grow/total']!.samples.forEach((t, i) => assert.ok(Math.abs(t - ref.steps['grow/call']!.samples[i]! - ref.steps['grow/first']!.samples[i]!) < 1e-9));
+      ref.steps['suspend/total']!.samples.forEach((t, i) => assert.ok(Math.abs(t - ref.steps['suspend/resume']!.samples[i]! - ref.steps['suspend/first']!.samples[i]!) < 1e-9));
+    }
+    assert.deepEqual(refs.map((ref) => ref.steps['suspend/suspend']!.samples.length), [2, 1]);
+    const compare = fs.readFileSync(path.join(out, 'compare-simulated.txt'), 'utf8');
+    for (const [experiment, step, refKey] of [
+      ['grow', 'call', 'grow/call'],
+      ['grow', 'total', 'grow/total'],
+      ['suspend', 'suspend', 'suspend/suspend'],
+      ['suspend', 'resume', 'suspend/resume'],
+      ['suspend', 'total', 'suspend/total'],
+    ] as const) {
+      const ours = median(runs.flatMap((run) => samplesOf(run, experiment, 'default', step)));
+      const theirs = median(refs.flatMap((ref) => ref.steps[refKey]!.samples));
+      const [commcostMedian, , referenceMedian, , ratio] = row(compare, `${experiment} default ${step}`);
+      assert.ok(Math.abs(commcostMedian! - ours) < 0.001, `${experiment} ${step}: printed ${commcostMedian}, pooled ${ours}`);
+      assert.ok(Math.abs(referenceMedian! - theirs) < 0.001, `${refKey}: printed ${referenceMedian}, pooled ${theirs}`);
+      assert.ok(Math.abs(ratio! - ours / theirs) < 0.001);
+    }
+    // Decided: grow's and suspend's totals and the suspend call (no total holds it).
+    assert.match(compare, /\d of 3 totals \(with suspend's suspend call\) within ±10%/);
+    // The simulated library releases its connection buffers on suspend: both tools see the drop.
+    assert.match(compare, /memory suspend default after the suspend: commcost (\d+) MiB, reference \1 MiB per GPU/);
+    assert.match(compare, /memory grow default after first collective: commcost (\d+) MiB, reference \1 MiB per GPU/);
+  });
+
+  test('the reference skips grow and suspend with the reason: too few ranks, an older NCCL, a library without the symbols', () => {
+    const reference = (lib: string, version: string, ranks: number) => {
+      const json = path.join(tmp(), 'ref.json');
+      const nccl = path.join(repoRoot, 'dist', 'native', lib);
+      const r = spawnSync('python3', ['test/gpu/reference.py', '--nccl', nccl, '--cuda', nccl, '--ranks', String(ranks), '--iterations', '1', '--only', 'init,grow,suspend', '--json', json], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, COMMCOST_SIM_VERSION: version, COMMCOST_SIM_GPUS: String(ranks) },
+      });
+      assert.equal(r.status, 0, r.stderr);
+      return { stderr: r.stderr, ref: JSON.parse(fs.readFileSync(json, 'utf8')) as { order: string[]; skipped: Record<string, string>; steps: Record<string, unknown> } };
+    };
+    // One rank (the one-GPU machine): suspend runs, grow cannot (it grows n−1 ranks to n).
+    const one = reference('libnccl-sim.so', '23007', 1);
+    assert.deepEqual(one.ref.order, ['init', 'suspend']);
+    assert.match(one.stderr, /reference: grow skipped: needs 2 ranks or more \(one per GPU; --ranks 1 given\)/);
+    assert.deepEqual(Object.keys(one.ref.skipped), ['grow']);
+    assert.ok(one.ref.steps['suspend/total'] && !one.ref.steps['grow/total']);
+    // The symbols exist but the library says 2.28.9: skipped on the version, as commcost does.
+    const older = reference('libnccl-sim.so', '22809', 2);
+    assert.deepEqual(older.ref.order, ['init']);
+    assert.equal(older.ref.skipped.grow, 'needs NCCL >= 2.29.2, library has 2.28.9');
+    assert.equal(older.ref.skipped.suspend, 'needs NCCL >= 2.29.7, library has 2.28.9');
+    // A library that lacks the symbols (looked up by name), whatever version it reports.
+    const bare = reference('libnccl-sim-legacy.so', '23007', 2);
+    assert.deepEqual(bare.ref.order, ['init']);
+    assert.match(bare.stderr, /reference: grow skipped: ncclCommGrow, ncclCommGetUniqueId not in this library/);
+    assert.match(bare.stderr, /reference: suspend skipped: ncclCommSuspend, ncclCommResume not in this library/);
+    assert.deepEqual(Object.keys(bare.ref.skipped), ['grow', 'suspend']);
+  });
+
   test('bad ROUNDS, ITERATIONS or PROOF_EXPERIMENTS and an unknown reference section are refused with what to do', () => {
     const proof = (env: Record<string, string>) => spawnSync('bash', ['test/gpu/gpu-proof.sh', tmp()], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, SIMULATE: '1', ...env } });
     for (const [env, message] of [
       [{ ROUNDS: 'two' }, /ROUNDS must be a whole number ≥ 1, got 'two'/],
       [{ ITERATIONS: '0' }, /ITERATIONS must be a whole number ≥ 1, got '0'/],
       [{ ITERATIONS: '2', ROUNDS: '3' }, /ROUNDS \(3\) must not exceed ITERATIONS \(2\): every turn records at least one iteration/],
-      [{ PROOF_EXPERIMENTS: 'drain,pool' }, /none of PROOF_EXPERIMENTS \(drain,pool\) is measured by the reference/],
+      [{ PROOF_EXPERIMENTS: 'drain,pool' }, /none of PROOF_EXPERIMENTS \(drain,pool\) is measured by the reference \(init, split, shrink, grow, destroy, abort, revoke, registration, suspend\)/],
     ] as const) {
       const r = proof(env);
       assert.equal(r.status, 2, JSON.stringify(env));
@@ -102,7 +179,7 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
     }
     const ref = spawnSync('python3', ['test/gpu/reference.py', '--nccl', 'x.so', '--only', 'split,drain'], { cwd: repoRoot, encoding: 'utf8' });
     assert.equal(ref.status, 2);
-    assert.match(ref.stderr, /--only: unknown section\(s\) drain; choose from init, split, shrink, destroy, abort, revoke, window/);
+    assert.match(ref.stderr, /--only: unknown section\(s\) drain; choose from init, split, shrink, grow, destroy, abort, revoke, window, suspend/);
   });
 
   test('compare.mjs refuses files of different rank counts or NCCL versions, files it cannot pool, and files it cannot read', () => {
@@ -129,6 +206,35 @@ describe('GPU proof pipeline (simulated NCCL)', { skip }, () => {
     const bare = compare(`${path.join(out, 'ref2.json')},${path.join(out, 'ref-bare.json')}`);
     assert.equal(bare.status, 2);
     assert.match(bare.stderr, /reference init\/total: .*ref-bare\.json has no per-iteration samples, so it cannot be pooled/);
+    // A real 2-GPU run (NCCL 2.30.7) has grow and suspend: compare.mjs finds them by experiment,
+    // variant and step names, and decides on the totals and the suspend call.
+    const real = path.join(repoRoot, 'docs', 'results', 'h200x2-2026-12-01', 'h200x2-nccl2.30.7-source.json');
+    const realRun = JSON.parse(fs.readFileSync(real, 'utf8')) as RunFile;
+    const scaled = (factor: number, suspendFactor = factor) => {
+      const steps: Record<string, { median: number; p90: number; samples: number[] }> = {};
+      for (const [experiment, key] of [['grow', 'grow'], ['suspend', 'suspend']] as const) {
+        for (const step of ['call', 'first', 'total', 'suspend', 'resume']) {
+          const s = realRun.experiments.find((e) => e.experiment === experiment)?.variants[0]?.steps.find((x) => x.step === step);
+          if (!s) continue;
+          const f = step === 'suspend' ? suspendFactor : factor;
+          steps[`${key}/${step}`] = { median: s.stats.median * f, p90: s.stats.p90 * f, samples: s.samples.map((v) => v * f) };
+        }
+      }
+      const file = path.join(out, `ref-real-${factor}-${suspendFactor}.json`);
+      fs.writeFileSync(file, JSON.stringify({ ranks: 2, ncclVersionCode: 23007, order: ['grow', 'suspend'], skipped: {}, steps }));
+      return spawnSync(process.execPath, ['test/gpu/compare.mjs', real, file], { cwd: repoRoot, encoding: 'utf8' });
+    };
+    const near = scaled(1.05);
+    assert.equal(near.status, 0, near.stdout);
+    for (const label of ['grow default call', 'grow default first', 'grow default total', 'suspend default suspend', 'suspend default resume', 'suspend default first', 'suspend default total']) {
+      assert.ok(Math.abs(row(near.stdout, label)[4]! - 1 / 1.05) < 0.001, `${label} in:\n${near.stdout}`);
+    }
+    assert.match(near.stdout, /3 of 3 totals \(with suspend's suspend call\) within ±10%/);
+    // Only the suspend call off by 20%: no total holds it, yet it fails the comparison.
+    const off = scaled(1.0, 1.2);
+    assert.equal(off.status, 1, off.stdout);
+    assert.match(off.stdout, /suspend default suspend .* NO\n/);
+    assert.match(off.stdout, /2 of 3 totals \(with suspend's suspend call\) within ±10%/);
     const missing = compare(path.join(out, 'nothere.json'));
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /cannot read the reference file .*nothere\.json: ENOENT/);
