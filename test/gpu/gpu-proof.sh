@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU proof: on a GPU host, measure init and split with the commcost CLI on localhost (real
+# GPU proof: on a GPU host, measure the proof's experiments (PROOF_EXPERIMENTS, default init, split,
+# shrink, grow, destroy, abort, revoke, registration, suspend) with the commcost CLI on localhost (real
 # NCCL) and, in the same session, with the independent reference (test/gpu/reference.py),
 # for every NCCL library given (default: the PyTorch wheel's and the system's). Prints both
 # side by side. Needs: node >= 18 on PATH (or NODE=...), python3, a built dist/.
