@@ -1,7 +1,7 @@
 /**
  * The committed real 2×H200 runs of docs/results/ as a new user's `.commcost/runs/` holds them,
  * plus one simulated run made by the CLI (a committed fixture), for the UI scenario that checks
- * which run answers each call site (test/ui/vscode.test.ts, scenario (h)). Figures are read from
+ * which run answers each call site (test/ui/committedRunsHovers.test.ts, scenario (h)). Figures are read from
  * the run files here, never typed into the test.
  */
 import assert from 'node:assert/strict';
