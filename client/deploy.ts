@@ -119,13 +119,19 @@ export async function deployAgent(session: SshSession, payload: AgentPayload, lo
   const host = session.target.name;
   const where = { host };
   const rels = payload.files.map((f) => f.rel);
-  // One round trip for the folder and the hashes: each exec pays the login shell's start-up.
+  const relDirs = [...new Set(rels.map((r) => posix.dirname(r)))];
+  // One round trip for the folder, its subfolders (made here, so an upload needs no mkdir of
+  // its own) and the hashes: each exec pays the login shell's start-up (its rc files included).
   const probe = await session.run([
     'sh',
     '-c',
-    'd="$HOME/.cache/commcost/$1"; shift; printf "%s\\n" "$d"; cd "$d" 2>/dev/null && sha256sum -- "$@" 2>/dev/null; exit 0',
+    'd="$HOME/.cache/commcost/$1"; shift; printf "%s\\n" "$d"; ' +
+      'while [ "$#" -gt 0 ] && [ "$1" != -- ]; do mkdir -p -- "$d/$1" 2>&1 | sed "s/^/mkdir: /"; shift; done; [ "$#" -gt 0 ] && shift; ' +
+      'cd "$d" 2>/dev/null && sha256sum -- "$@" 2>/dev/null; exit 0',
     'sh',
     payload.hash,
+    ...relDirs,
+    '--',
     ...rels,
   ]);
   const remoteDir = probe.stdout.split('\n')[0] ?? '';
@@ -138,10 +144,9 @@ export async function deployAgent(session: SshSession, payload: AgentPayload, lo
     log(`agent ${payload.hash} already deployed on ${host} in ${remoteDir}`);
     return { remoteDir, uploaded: [] };
   }
-  const dirs = [...new Set(missing.map((f) => posix.dirname(posix.join(remoteDir, f.rel))))];
-  const mk = await session.run(['mkdir', '-p', '--', ...dirs]);
-  if (mk.code !== 0) {
-    throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mk.stderr.trim()}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
+  const mkdirErrors = probe.stdout.split('\n').filter((l) => l.startsWith('mkdir: '));
+  if (mkdirErrors.length > 0) {
+    throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mkdirErrors.map((l) => l.slice(7)).join('; ')}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
   }
   const sftp = await session.sftp();
   log(`uploading ${missing.length} file(s) to ${host}:${remoteDir}, ${UPLOAD_CONCURRENCY} at a time`);

@@ -606,6 +606,11 @@ export function parseAgentEvent(line: string): AgentEvent {
   if (!isRecord(value) || typeof value.type !== 'string' || !AGENT_EVENT_TYPES.has(value.type)) {
     throw new ProtocolError(`agent sent an unknown message: ${line.slice(0, 200)}`, line);
   }
+  // Streams recorded before libraryMs was named (launcher runs saved as protocol lines) call it measuredMs.
+  if (value.type === 'run/done' && value.libraryMs === undefined && isNum(value.measuredMs)) {
+    value.libraryMs = value.measuredMs;
+    delete value.measuredMs;
+  }
   if (value.type === 'agent/hello' && value.protocolVersion !== PROTOCOL_VERSION) {
     throw new ProtocolError(
       `agent speaks protocol ${String(value.protocolVersion)}, this side speaks ${PROTOCOL_VERSION}: redeploy the agent`,

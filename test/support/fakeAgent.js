@@ -45,5 +45,5 @@ async function run(options) {
     const stats = { median: s[Math.floor(s.length / 2)], p90: s[s.length - 1], min: s[0], max: s[s.length - 1], mean: s.reduce((a, b) => a + b, 0) / s.length, n: s.length };
     out({ type: 'experiment/summary', experiment, variants: [{ variant: 'default', steps: [{ ...steps[0], stats, samples }] }] });
   }
-  out({ type: 'run/done', status: cancelled ? 'partial' : 'complete', wallMs: Date.now() - t0, measuredMs: 1, endedAt: new Date().toISOString() });
+  out({ type: 'run/done', status: cancelled ? 'partial' : 'complete', wallMs: Date.now() - t0, libraryMs: 1, endedAt: new Date().toISOString() });
 }

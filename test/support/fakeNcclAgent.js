@@ -38,5 +38,5 @@ function run(options) {
     const stats = { median: s[Math.floor(s.length / 2)], p90: s[s.length - 1], min: s[0], max: s[s.length - 1], mean: s[0], n: s.length };
     out({ type: 'experiment/summary', experiment, variants: [{ variant: 'default', steps: [{ ...steps[0], stats, samples }] }] });
   }
-  out({ type: 'run/done', status: 'complete', wallMs: 1, measuredMs: 1, endedAt: new Date().toISOString() });
+  out({ type: 'run/done', status: 'complete', wallMs: 1, libraryMs: 1, endedAt: new Date().toISOString() });
 }

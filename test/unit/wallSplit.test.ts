@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { releaseSkewLines, wallSplitLines } from '../../cli/wallSplit';
+import { parseAgentEvent } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 
 describe('wall split and release skew lines', () => {
@@ -25,6 +26,12 @@ describe('wall split and release skew lines', () => {
     check({ libraryMs: 3 }, []);
     // A hostile split (not numbers) falls back instead of printing NaN.
     check({ wallMs: 3000, measuredMs: 1200, wallSplit: { timedMs: 'x' } as never }, [/of it 1\.20 s inside/]);
+  });
+
+  test('a run/done recorded before the rename: measuredMs is read as libraryMs', () => {
+    const old = parseAgentEvent(JSON.stringify({ type: 'run/done', status: 'complete', wallMs: 10, measuredMs: 4, endedAt: 'x' }));
+    assert.deepEqual(old, { type: 'run/done', status: 'complete', wallMs: 10, libraryMs: 4, endedAt: 'x' });
+    assert.throws(() => parseAgentEvent(JSON.stringify({ type: 'run/done', status: 'complete', wallMs: 10, endedAt: 'x' })), /numeric "wallMs" and "libraryMs"/);
   });
 
   test('release skew over every generation of the run', () => {
