@@ -3,7 +3,12 @@
  * `commcost trace` on this machine (the engine of client/trace/run.ts, as the CLI does), with
  * progress and Cancel, the job's output in the commcost output channel, and on completion a
  * notification with "Show Trace" (opens the saved `.commcost/traces/*.json`). The annotations
- * update from the saved trace (tracesWatch.ts watches the folder). Local only: no SSH host yet.
+ * update from the saved trace (tracesWatch.ts watches the folder). Locally or on a host: when
+ * `commcost.hosts` lists SSH hosts, a pick offers localhost first, then those hosts (traceHost.ts;
+ * groups and `slurm:` entries are listed as not for tracing); on an SSH host the active file runs
+ * through the engine of `commcost trace --host H` (client/trace/remote.ts) in the remote working
+ * directory asked for (empty = the remote home), the trace saved in the workspace's
+ * `.commcost/traces/`. In a Remote-SSH window the extension already runs on that host: localhost is it.
  *
  * When no GPU is found (`nvidia-smi -L` lists none) the user is offered the simulated NCCL
  * (`--simulate`): every figure of that trace is then SIMULATED, and the trace is chosen so that
@@ -11,9 +16,11 @@
  */
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
+import { CommcostError } from '../client/errors';
 import { hasGpu, runTrace } from '../client/trace/run';
 import { isSimulatedTrace, type TraceFile } from '../protocol/trace';
 import { isPythonLaunch, launchCommand } from './traceLaunch';
+import { defaultRemoteFile, remoteTraceOptions, traceHostItems, type TraceHostItem } from './traceHost';
 import type { OutputLog } from './outputLog';
 
 /** What the command needs from the extension. */
@@ -139,6 +146,9 @@ async function traceFile(env: TraceCommandEnv): Promise<void> {
     void vscode.window.showWarningMessage('commcost: tracing runs the file: trust this workspace first (Restricted Mode).');
     return;
   }
+  const host = await chooseHost();
+  if (!host) return;
+  if (host.kind === 'ssh') return traceOnHost(env, host.entry);
   const job = await chooseJob();
   if (!job) return;
   let simulate = false;
@@ -155,27 +165,135 @@ async function traceFile(env: TraceCommandEnv): Promise<void> {
   }
   const { command, cwd: folder, label: name } = job;
   log.info(`trace: ${simulate ? '(simulated NCCL) ' : ''}${command.join(' ')} in ${folder}${Object.keys(job.env).length ? ` with ${Object.keys(job.env).join(', ')} from the launch configuration` : ''}`);
+  await runAndReport(env, `${name}${simulate ? ' (SIMULATED NCCL)' : ''}`, name, (stdio, signal) =>
+    runTrace({
+      command,
+      cwd: folder,
+      base: join(env.extension.extensionPath, 'dist'),
+      simulate,
+      env: { ...process.env, ...job.env },
+      stdio,
+      signal,
+      processGroup: true,
+    }),
+  );
+}
+
+/**
+ * The host to trace on: localhost without asking when `commcost.hosts` names no other entry,
+ * else the pick (localhost first, then the setting's entries; an entry not for tracing says why
+ * in its detail and, when picked, in a message). Undefined when dismissed or refused.
+ */
+async function chooseHost(): Promise<TraceHostItem | undefined> {
+  const raw = vscode.workspace.getConfiguration('commcost').get<unknown>('hosts');
+  const items = traceHostItems(Array.isArray(raw) ? raw.filter((h): h is string => typeof h === 'string') : []);
+  if (items.length === 1) return items[0];
+  const remoteWindow = vscode.env.remoteName === 'ssh-remote';
+  type Item = vscode.QuickPickItem & { host: TraceHostItem };
+  const picks: Item[] = items.map((h) => ({
+    label: h.kind === 'local' ? '$(vm) localhost' : h.offered ? `$(remote) ${h.entry}` : `$(circle-slash) ${h.entry}`,
+    description: h.kind === 'local' ? (remoteWindow ? "this window's host (Remote-SSH)" : 'this machine') : h.offered ? 'SSH host · commcost.hosts' : 'not for tracing',
+    ...(h.detail ? { detail: h.detail } : {}),
+    host: h,
+  }));
+  const picked = await vscode.window.showQuickPick(picks, { title: 'commcost: trace where', placeHolder: 'Run the job on this machine or on an SSH host', ignoreFocusOut: true });
+  if (!picked) return undefined;
+  if (!picked.host.offered) {
+    void vscode.window.showWarningMessage(`commcost: ${picked.host.entry}: ${picked.host.detail ?? 'not for tracing'}`);
+    return undefined;
+  }
+  return picked.host;
+}
+
+/**
+ * Traces the active Python file on an SSH host: asks the remote working directory (empty = the
+ * remote home) and the file's path there (default: its workspace-relative path), then runs
+ * `runRemoteTrace` (the engine of `commcost trace --host`). The trace is saved in the workspace's
+ * `.commcost/traces/`.
+ */
+async function traceOnHost(env: TraceCommandEnv, host: string): Promise<void> {
+  const doc = vscode.window.activeTextEditor?.document;
+  const active = doc && doc.languageId === 'python' && doc.uri.scheme === 'file' ? doc : undefined;
+  if (!active) {
+    void vscode.window.showErrorMessage(`commcost: tracing on ${host} needs a Python file saved on disk in the active editor (its path on the host is asked next).`);
+    return;
+  }
+  if (active.isDirty && !(await active.save())) {
+    void vscode.window.showErrorMessage(`commcost: ${basename(active.uri.fsPath)} could not be saved; trace not started.`);
+    return;
+  }
+  const folder = vscode.workspace.getWorkspaceFolder(active.uri)?.uri.fsPath;
+  const remoteCwd = await vscode.window.showInputBox({
+    title: `commcost: working directory on ${host}`,
+    prompt: `The job's folder on ${host}: absolute, or relative to the remote home. Empty = the remote home.`,
+    placeHolder: '(the remote home)',
+    value: '',
+    ignoreFocusOut: true,
+  });
+  if (remoteCwd === undefined) return;
+  const remoteFile = await vscode.window.showInputBox({
+    title: `commcost: ${basename(active.uri.fsPath)} on ${host}`,
+    prompt: `The file's path on ${host}, relative to ${remoteCwd.trim() || 'the remote home'} (or absolute). commcost does not copy your file: it must be there.`,
+    value: defaultRemoteFile(active.uri.fsPath, folder),
+    ignoreFocusOut: true,
+    validateInput: (t) => (t.trim() ? undefined : 'type the file\'s path on the host'),
+  });
+  if (remoteFile === undefined) return;
+  let parts: ReturnType<typeof remoteTraceOptions>;
+  try {
+    parts = remoteTraceOptions({
+      host,
+      remoteCwd,
+      remoteFile,
+      python: String(vscode.workspace.getConfiguration('commcost').get<unknown>('python') ?? ''),
+      localCwd: folder ?? dirname(active.uri.fsPath),
+      base: join(env.extension.extensionPath, 'dist'),
+    });
+  } catch (e) {
+    void vscode.window.showErrorMessage(`commcost: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const name = `${basename(remoteFile.trim())} on ${host}`;
+  env.log.info(`trace: ${parts.command.join(' ')} on ${host} in ${parts.remoteCwd ?? 'the remote home'}`);
+  const { runRemoteTrace } = await import('../client/trace/remote');
+  const log = (l: string) => env.log.info(`trace: ${l}`);
+  // As Measure does: an unknown host key is shown with its fingerprint and trusted only when the user says so.
+  const hostKeyPolicy = async (hostName: string, fingerprint: string): Promise<boolean> => {
+    const trust = 'Trust and continue';
+    const answer = await vscode.window.showWarningMessage(
+      `commcost: the host key of ${hostName} is not known`,
+      { modal: true, detail: `Fingerprint: ${fingerprint}\n\nCompare it with the host's key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the host) before trusting it. Trusting adds it to ~/.ssh/known_hosts.` },
+      trust,
+    );
+    return answer === trust;
+  };
+  await runAndReport(env, name, name, (stdio, signal) => runRemoteTrace({ ...parts, hostKeyPolicy, stdio, signal, log }));
+}
+
+/**
+ * Runs `start` under a cancellable progress notification (Cancel = SIGTERM to the job), the job's
+ * output in the log, then reports: the per-site summary in the log, the trace reloaded for the
+ * annotations, and a notification with "Show Trace".
+ */
+async function runAndReport(
+  env: TraceCommandEnv,
+  title: string,
+  name: string,
+  start: (stdio: { stdout: (t: string) => void; stderr: (t: string) => void }, signal: AbortSignal) => ReturnType<typeof runTrace>,
+): Promise<void> {
+  const { log } = env;
   const out = lineWriter((l) => log.info(`[job] ${l}`));
   const err = lineWriter((l) => log.info(`[job stderr] ${l}`));
   let result: Awaited<ReturnType<typeof runTrace>>;
   try {
     result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `commcost: tracing ${name}${simulate ? ' (SIMULATED NCCL)' : ''}`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `commcost: tracing ${title}`, cancellable: true },
       async (progress, token) => {
         progress.report({ message: 'running the job (output in the commcost log)' });
         const abort = new AbortController();
         const sub = token.onCancellationRequested(() => abort.abort('SIGTERM'));
         try {
-          return await runTrace({
-            command,
-            cwd: folder,
-            base: join(env.extension.extensionPath, 'dist'),
-            simulate,
-            env: { ...process.env, ...job.env },
-            stdio: { stdout: (t) => out.push(t), stderr: (t) => err.push(t) },
-            signal: abort.signal,
-            processGroup: true,
-          });
+          return await start({ stdout: (t) => out.push(t), stderr: (t) => err.push(t) }, abort.signal);
         } finally {
           sub.dispose();
           out.end();
@@ -184,7 +302,8 @@ async function traceFile(env: TraceCommandEnv): Promise<void> {
       },
     );
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
+    // A CommcostError of the SSH engine (unreachable, unknown host key, missing folder) carries what to do.
+    const message = `${e instanceof Error ? e.message : String(e)}${e instanceof CommcostError && e.hint ? ` — ${e.hint}` : ''}`;
     log.error(`trace: ${message}`);
     void vscode.window.showErrorMessage(`commcost: could not trace ${name}: ${message}`, 'Show Log').then((a) => a && log.show());
     return;
