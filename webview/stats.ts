@@ -28,13 +28,16 @@ export interface VariantView {
  * (nearest rank: the ⌈0.9·n⌉-th smallest), min, max, mean, n. n = 0 → all NaN except n.
  */
 export function computeStats(samples: readonly number[]): StepStats {
-  const s = samples.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  // A typed array sorts numbers natively (several times faster than a comparator over 50,000 samples).
+  const s = Float64Array.from(samples.filter((x) => Number.isFinite(x))).sort();
   const n = s.length;
   if (n === 0) return { median: NaN, p90: NaN, min: NaN, max: NaN, mean: NaN, n: 0 };
   const mid = Math.floor(n / 2);
   const median = n % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
   const p90 = s[Math.min(n - 1, Math.ceil(0.9 * n) - 1)]!;
-  const mean = s.reduce((a, b) => a + b, 0) / n;
+  let sum = 0;
+  for (const x of s) sum += x;
+  const mean = sum / n;
   return { median, p90, min: s[0]!, max: s[n - 1]!, mean, n };
 }
 
@@ -86,4 +89,18 @@ export function variantViews(exp: RunExperiment): VariantView[] {
       live: true,
     };
   });
+}
+
+/** Arrays longer than this are summarised in a {@link dataSignature} (length, first and last value). */
+const SIGNATURE_ARRAY_MAX = 16;
+
+/**
+ * A cheap signature of `value` (an experiment, its summaries, an error list): its JSON, except that
+ * each array longer than 16 items (the sample arrays, up to millions of ms values) is replaced by
+ * its length, first and last value. Samples are only appended while a run streams, so two
+ * signatures differ when anything shown changed; the cost is O(fields), not O(samples).
+ */
+export function dataSignature(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    Array.isArray(v) && v.length > SIGNATURE_ARRAY_MAX ? `#${v.length}:${String(v[0])}:${String(v[v.length - 1])}` : v);
 }

@@ -12,7 +12,8 @@ import { chartModel, memoryChartModel, type ChartModel } from './chartData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
 import { formatDate, formatGpus, formatMs, formatWhere } from './format';
-import { variantViews } from './stats';
+import { dataSignature, variantViews } from './stats';
+import { AtMostEvery } from './scheduler';
 import { runErrors, wallText } from './runFacts';
 import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
 import { PlanSection } from './planView';
@@ -26,6 +27,12 @@ export interface ViewActions {
 
 /** The simulated-run banner text (also asserted by the report tests). */
 export const SIMULATED_TEXT = "figures come from commcost's simulated NCCL, not from a measurement";
+
+/**
+ * The shortest time (ms) between two redraws of the charts while a run streams: a chart update
+ * lays out and paints the canvas, too much for every frame; the tables follow every frame.
+ */
+const CHART_INTERVAL_MS = 250;
 
 /** The width a chart is laid out for: its box's, or the widest a chart is drawn (styles.ts `.chart`). */
 function chartWidth(box: HTMLElement): number {
@@ -64,6 +71,13 @@ class ExperimentSection {
   private readonly hangsBox = h('div', { class: 'expected-hangs' });
   private chart: ExperimentChart | undefined;
   private memoryChart: ExperimentChart | undefined;
+  /** dataSignature of what the last update showed: an unchanged experiment is not rendered again. */
+  private dataKey = '';
+  /** The chart models computed but not drawn yet (charts are throttled while a run streams). */
+  private pendingCharts: { model: ChartModel; memory: ChartModel } | undefined;
+  /** The signatures of the models each chart last drew: an unchanged chart is not updated. */
+  private chartKey = '';
+  private memoryKey = '';
   private tableKey = '';
   private extrasKey = '';
   private hangsKey = '';
@@ -76,10 +90,17 @@ class ExperimentSection {
   }
 
   /**
+   * Brings the section to `exp`: progress, tables and the chart models; does nothing more when
+   * `exp`'s {@link dataSignature} (counts and last values, not the samples) is unchanged.
    * @param memNote why the run has no ncclCommMemStats (memStatsNote), shown under the memory
    * table when no variant has NCCL's count.
+   * @returns whether chart models wait for {@link drawCharts}
    */
-  update(exp: RunExperiment, hangs: RunFile['errors'], memNote?: string): void {
+  update(exp: RunExperiment, hangs: RunFile['errors'], memNote?: string): boolean {
+    this.renderHangs(hangs);
+    const dataKey = dataSignature([exp.state, exp.done, exp.total, exp.variants, exp.samples, memNote]);
+    if (dataKey === this.dataKey) return this.pendingCharts !== undefined;
+    this.dataKey = dataKey;
     const done = Number(exp.done) || 0;
     const total = Number(exp.total) || 0;
     setText(this.badge, `${done}/${total}`);
@@ -90,16 +111,6 @@ class ExperimentSection {
 
     const variants = variantViews(exp);
     const model = chartModel(variants);
-    if (model.series.length > 0) {
-      fitChart(this.chartBox, model);
-      if (!this.chart) {
-        const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: median per step, whisker to p90` });
-        this.chartBox.appendChild(canvas);
-        this.chart = new ExperimentChart(canvas, model);
-      } else {
-        this.chart.update(model);
-      }
-    }
     // The summary's extras (MemStats, ratios, NCCL's view) beside the displayed variants.
     const summaries = Array.isArray(exp.variants) ? exp.variants : [];
     const extras: VariantExtras[] = variants.map((v) => {
@@ -107,16 +118,7 @@ class ExperimentSection {
       return { variant: v.variant, memoryBytes: v.memoryBytes, memStats: s?.memStats, ratios: s?.ratios, ncclInit: s?.ncclInit };
     });
     const memory = memoryChartModel(variants.map((v, i) => ({ ...v, memStats: extras[i]!.memStats })));
-    if (memory.series.length > 0) {
-      fitChart(this.memoryBox, memory);
-      if (!this.memoryChart) {
-        const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: memory per GPU per variant and point (MiB)` });
-        this.memoryBox.appendChild(canvas);
-        this.memoryChart = new ExperimentChart(canvas, memory, 'MiB');
-      } else {
-        this.memoryChart.update(memory);
-      }
-    }
+    this.pendingCharts = { model, memory };
     const key = JSON.stringify(variants);
     if (key !== this.tableKey) {
       this.tableKey = key;
@@ -132,7 +134,39 @@ class ExperimentSection {
         return model ? ncclViewTable(model, x.variant) : false;
       }));
     }
-    this.renderHangs(hangs);
+    return true;
+  }
+
+  /** Draws the chart models the last {@link update} computed; a chart whose model is unchanged is left as drawn. */
+  drawCharts(): void {
+    const pending = this.pendingCharts;
+    this.pendingCharts = undefined;
+    if (!pending) return;
+    const { model, memory } = pending;
+    const key = dataSignature(model);
+    if (model.series.length > 0 && key !== this.chartKey) {
+      this.chartKey = key;
+      fitChart(this.chartBox, model);
+      if (!this.chart) {
+        const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: median per step, whisker to p90` });
+        this.chartBox.appendChild(canvas);
+        this.chart = new ExperimentChart(canvas, model);
+      } else {
+        this.chart.update(model);
+      }
+    }
+    const memoryKey = dataSignature(memory);
+    if (memory.series.length > 0 && memoryKey !== this.memoryKey) {
+      this.memoryKey = memoryKey;
+      fitChart(this.memoryBox, memory);
+      if (!this.memoryChart) {
+        const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: memory per GPU per variant and point (MiB)` });
+        this.memoryBox.appendChild(canvas);
+        this.memoryChart = new ExperimentChart(canvas, memory, 'MiB');
+      } else {
+        this.memoryChart.update(memory);
+      }
+    }
   }
 
   /** Lists the field case's expected hangs under its own section: the hang is the case's result. */
@@ -182,6 +216,8 @@ export class RunView {
   private verdictKey = '';
   private readonly errorsBox = h('div', { class: 'errors' });
   private readonly sections = new Map<string, ExperimentSection>();
+  /** The charts while a run streams: redrawn at most every CHART_INTERVAL_MS; a final state at once. */
+  private readonly chartThrottle = new AtMostEvery(CHART_INTERVAL_MS);
   private metaKey = '';
   private listsKey = '';
 
@@ -219,8 +255,14 @@ export class RunView {
     this.renderVerdict(run);
     this.plan.update(run);
     this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
-    this.renderExperiments(run);
+    const chartsWait = this.renderExperiments(run);
     this.renderLists(run, state);
+    const draw = (): void => {
+      for (const section of this.sections.values()) section.drawCharts();
+    };
+    // The last state of a run (not live) is drawn at once; a throttled job is never dropped.
+    if (!state.live) this.chartThrottle.runNow(draw);
+    else if (chartsWait) this.chartThrottle.run(draw);
   }
 
   private renderVerdict(run: RunFile): void {
@@ -273,7 +315,9 @@ export class RunView {
     this.cancelButton.hidden = !(state.live && this.actions);
   }
 
-  private renderExperiments(run: RunFile): void {
+  /** @returns whether some section has chart models not drawn yet */
+  private renderExperiments(run: RunFile): boolean {
+    let chartsWait = false;
     const exps = Array.isArray(run.experiments) ? run.experiments : [];
     const hangs = runErrors(run).hangsByExperiment;
     const seen = new Set<string>();
@@ -286,7 +330,7 @@ export class RunView {
         this.sections.set(id, section);
         this.experimentsBox.appendChild(section.root);
       }
-      section.update(exp, hangs.get(id) ?? [], memStatsNote(run));
+      if (section.update(exp, hangs.get(id) ?? [], memStatsNote(run))) chartsWait = true;
     }
     for (const [id, section] of this.sections) {
       if (!seen.has(id)) {
@@ -294,6 +338,7 @@ export class RunView {
         this.sections.delete(id);
       }
     }
+    return chartsWait;
   }
 
   private renderLists(run: RunFile, state: RunState): void {

@@ -16,8 +16,8 @@ import {
 import { chartModel, MEM_STATS_LABEL, memoryChartModel } from '../../webview/chartData';
 import { MEMORY_HEAD, memoryRows, ncclViewModel } from '../../webview/tables';
 import { formatDate, formatGpus, formatMiB, formatMs, formatWhere } from '../../webview/format';
-import { LatestPerFrame } from '../../webview/scheduler';
-import { computeStats, variantViews } from '../../webview/stats';
+import { AtMostEvery, LatestPerFrame } from '../../webview/scheduler';
+import { computeStats, dataSignature, variantViews } from '../../webview/stats';
 
 const run = { schema: 'commcost.run/1', id: 'x', host: 'h', simulated: false, status: 'running', experiments: [], skipped: [], errors: [] } as unknown as RunFile;
 
@@ -181,6 +181,43 @@ test('LatestPerFrame: 1,000 pushes between frames → one render of the latest',
   frames.shift()!();
   assert.deepEqual(rendered, [1000, 1002]);
   assert.equal(frames.length, 0);
+});
+
+test('AtMostEvery: charts at most every 250 ms while streaming; the last job kept runs, runNow drops the kept one', () => {
+  let now = 0;
+  const timers: { cb: () => void; at: number }[] = [];
+  const t = new AtMostEvery(250, { now: () => now, setTimer: (cb, ms) => void timers.push({ cb, at: now + ms }) });
+  const ran: number[] = [];
+  t.run(() => ran.push(1));
+  assert.deepEqual(ran, [1]);
+  now = 100;
+  for (let i = 2; i <= 50; i++) t.run(() => ran.push(i));
+  assert.deepEqual(ran, [1]);
+  assert.equal(timers.length, 1);
+  assert.equal(timers[0]!.at, 250);
+  now = 250;
+  timers.shift()!.cb();
+  assert.deepEqual(ran, [1, 50]);
+  now = 300;
+  t.run(() => ran.push(51));
+  t.runNow(() => ran.push(52));
+  assert.deepEqual(ran, [1, 50, 52]);
+  now = 600;
+  timers.shift()!.cb();
+  assert.deepEqual(ran, [1, 50, 52], 'the job kept before runNow is dropped');
+  assert.throws(() => new AtMostEvery(-1), RangeError);
+});
+
+test('dataSignature: a long sample array counts by length, first and last value; any appended sample changes it', () => {
+  const samples = Array.from({ length: 50_000 }, (_, i) => 40 + (i % 13));
+  const exp = { state: 'running', samples: { default: { call: samples } } };
+  const a = dataSignature(exp);
+  assert.ok(a.length < 200, a);
+  assert.equal(dataSignature(exp), a);
+  samples.push(41);
+  assert.notEqual(dataSignature(exp), a);
+  assert.equal(dataSignature({ short: [1, 2, 3] }), JSON.stringify({ short: [1, 2, 3] }));
+  assert.notEqual(dataSignature({ s: 'running' }), dataSignature({ s: 'finished' }));
 });
 
 test('memory chart: the experiments\' own points read as words (afterCall → after the call)', () => {
