@@ -329,7 +329,12 @@ async function runAndReport(
       ? `partial trace${result.exitCode ? ` (exit code ${result.exitCode})` : result.exitSignal ? ` (${result.exitSignal})` : ''}`
       : `${sites} call site${sites === 1 ? '' : 's'} traced`;
   const SHOW = 'Show Trace';
-  const message = `commcost: ${sim}${name}: ${how}. The annotations now show the observed figures.`;
+  // Only a trace that observed a call site changes the annotations; one that saw no communicator says why.
+  const after =
+    sites > 0
+      ? 'The annotations now show the observed figures.'
+      : `No call site was observed${t.missing[0] ? `: ${t.missing[0]}` : ''}.`;
+  const message = `commcost: ${sim}${name}: ${how}. ${after}`;
   const show = t.status === 'partial' ? vscode.window.showWarningMessage(message, SHOW, 'Show Log') : vscode.window.showInformationMessage(message, SHOW);
   void show.then(async (a) => {
     if (a === SHOW) await vscode.window.showTextDocument(vscode.Uri.file(result.outFile), { preview: false });

@@ -11,7 +11,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, wri
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { OUT_DIR, UiSession, uiMissingReason, waitUntil, type Frame, type Locator } from './uiEnv';
+import { pickContextMenu, OUT_DIR, UiSession, uiMissingReason, waitUntil, type Frame, type Locator } from './uiEnv';
 import { committedRun, committedRunText, simulatedRunText, staleAfterDaysFor } from './committedRuns';
 
 const missing = uiMissingReason();
@@ -297,7 +297,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
 
       // Set active from the context menu.
       await treeRow(treeLabel(wheel)).click({ button: 'right' });
-      await s.page.locator('.context-view .action-item', { hasText: 'Set as Active Run' }).first().click();
+      await pickContextMenu(s.page, 'Set as Active Run');
       await waitUntil(
         async () => (await treeRow(treeLabel(wheel)).innerText()).includes('active'),
         'the wheel run marked active in the tree',
@@ -310,7 +310,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       await treeRow(treeLabel(wheel)).click();
       await treeRow(treeLabel(system)).click({ modifiers: ['Control'] });
       await treeRow(treeLabel(system)).click({ button: 'right' });
-      await s.page.locator('.context-view .action-item', { hasText: 'Compare Selected Runs' }).first().click();
+      await pickContextMenu(s.page, 'Compare Selected Runs');
       const frame = await frameWhere(
         s,
         `/comparison of 2 runs/.test(document.querySelector('h1')?.textContent || '') && document.body.innerText.includes(${JSON.stringify(wheel.stamp!.ncclVersion)}) && document.body.innerText.includes(${JSON.stringify(system.stamp!.ncclVersion)})`,
@@ -326,7 +326,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       const hostRow = texts.findIndex((t) => t.startsWith('gpu-box'));
       assert.ok(hostRow >= 0 && texts[hostRow + 1]?.includes(treeLabel(otherHost)), texts.join(' | '));
       await (sidebar().locator('.monaco-list-row').nth(hostRow + 1) as Clickable).click({ button: 'right' });
-      await s.page.locator('.context-view .action-item', { hasText: 'Delete Run File' }).first().click();
+      await pickContextMenu(s.page, 'Delete Run File');
       const dialog = s.page.locator('.monaco-dialog-box', { hasText: `Delete the run file ${otherHost.id}.json?` }).first();
       await dialog.waitFor({ state: 'visible', timeout: 10_000 });
       await s.shot('basics-runs-delete-confirm');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
 import { staleAfterDaysFor } from './committedRuns';
-import { REPO, UiSession, uiMissingReason, waitUntil, type Locator } from './uiEnv';
+import { pickContextMenu, REPO, UiSession, uiMissingReason, waitUntil, type Locator } from './uiEnv';
 
 const missing = uiMissingReason();
 if (missing && process.env.COMMCOST_REQUIRE_UI === '1') test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
@@ -60,7 +60,7 @@ describe('the Runs view lists traces: use for annotations, open, delete', { skip
 
       // Use for annotations (context menu): the row says so.
       await row('vm · NCCL 2.28.9').click({ button: 'right' });
-      await s.page.locator('.context-view .action-item', { hasText: 'Use Trace for Annotations' }).first().click();
+      await pickContextMenu(s.page, 'Use Trace for Annotations');
       await waitUntil(async () => (await row('vm · NCCL 2.28.9').innerText()).includes('used for annotations'), 'the trace marked as used for annotations', 15_000);
       await s.shot('runs-traces-used');
 
@@ -70,7 +70,7 @@ describe('the Runs view lists traces: use for annotations, open, delete', { skip
 
       // Compare with a run: the one run is picked, the comparison opens as a Markdown preview.
       await row('vm · NCCL 2.28.9').click({ button: 'right' });
-      await s.page.locator('.context-view .action-item', { hasText: 'Compare Trace with Run' }).first().click();
+      await pickContextMenu(s.page, 'Compare Trace with Run');
       await s.quickInput(/compare the trace tp-reshape\.json with a run/);
       await s.page.keyboard.press('Enter');
       await s.page.locator('.tabs-container .tab', { hasText: /Preview/ }).first().waitFor({ state: 'visible', timeout: 20_000 });
@@ -79,7 +79,7 @@ describe('the Runs view lists traces: use for annotations, open, delete', { skip
 
       // Delete the simulated one: a modal first, then only that file goes.
       await row('simbox').click({ button: 'right' });
-      await s.page.locator('.context-view .action-item', { hasText: 'Delete Trace File' }).first().click();
+      await pickContextMenu(s.page, 'Delete Trace File');
       const dialog = s.page.locator('.monaco-dialog-box', { hasText: 'Delete the trace file tp-reshape-sim.json?' }).first();
       await dialog.waitFor({ state: 'visible', timeout: 10_000 });
       await s.shot('runs-traces-delete-confirm');

@@ -100,8 +100,9 @@ describe('commcost trace in a real VS Code: a traced line says what the job paid
       const where = 'torch_tp_reshape.py · 2 ranks · vm · NCCL 2.28.9 · 2026-12-01 10:10 UTC';
       const tp2Lens = lenses.find((t) => t.includes(`⏱ observed ${ms(tp2.creation!.medianMs)} call · ${ms(tp2.firstCollective!.medianMs)} first collective — ${where}`));
       assert.ok(tp2Lens, `the TP 2 new_group lens:\n${lenses.join('\n')}`);
-      // The experiment beside it: c10d new_group (eager: the file's init passes device_id) from the c10d run.
-      assert.match(tp2Lens, /experiment [\d.]+ m?s to first collective/);
+      // The experiment beside it: c10d new_group (eager: the file's init passes device_id) from the c10d run;
+      // its first collective is a line of its own (line 39), so the lens gives the call and points there.
+      assert.match(tp2Lens, /experiment [\d.]+ m?s call · its first collective \(line 39\) pays [\d.]+ m?s/);
       assert.ok(
         lenses.some((t) => t.includes(`⏱ observed ${ms(init.creation!.medianMs)} call · ${ms(init.firstCollective!.medianMs)} first collective (cold)`)),
         `the cold init_process_group lens:\n${lenses.join('\n')}`,
@@ -237,6 +238,55 @@ describe('commcost trace in a real VS Code: a traced line says what the job paid
       await s.page.locator('.tabs-container .tab', { hasText: saved[0]! }).first().waitFor({ state: 'visible', timeout: 15_000 });
     } catch (e) {
       await s.shot('trace-command-failure').catch(() => undefined);
+      throw e;
+    }
+  });
+
+  test('"commcost: Trace Python File" on an SSH host of commcost.hosts: the host pick (a group and slurm: not for tracing), the remote folder and path asked, the job run there, the trace saved in the workspace', async () => {
+    try {
+      const ws = s.workspace('trace-on-host', {
+        '.vscode/settings.json': JSON.stringify(
+          { 'workbench.colorTheme': 'Default Light Modern', 'commcost.hosts': ['commcost-test', 'gpu-a + gpu-b', 'slurm:login1'] },
+          null,
+          2,
+        ),
+        // The loopback host is this machine: the job leaves where it ran in the workspace folder.
+        'jobs/hello_host.py': "import os\nopen('ran-here.txt', 'w').write(os.getcwd())\nprint('hello from the host')\n",
+      });
+      await s.openFolder(ws);
+      await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'jobs' }).first().click();
+      await s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'hello_host.py' }).first().click();
+      await s.page.locator('.monaco-editor .view-lines', { hasText: 'hello from the host' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+      await s.command('commcost: Trace Python File');
+      const where = await s.quickInput('commcost: trace where');
+      await where.locator('.monaco-list-row', { hasText: 'commcost-test' }).first().waitFor({ state: 'visible' });
+      const rows = await where.locator('.monaco-list-row').allInnerTexts();
+      assert.match(rows[0]!, /localhost/, rows.join('\n'));
+      assert.ok(rows.some((r) => /gpu-a \+ gpu-b[\s\S]*not for tracing[\s\S]*Not for tracing: a group/.test(r)), rows.join('\n'));
+      assert.ok(rows.some((r) => /slurm:login1[\s\S]*Not for tracing: a Slurm login node/.test(r)), rows.join('\n'));
+      await s.shot('trace-host-pick');
+      await s.pick('commcost: trace where', 'commcost-test');
+      await s.quickInput('commcost: working directory on commcost-test');
+      await s.page.keyboard.type(ws);
+      await s.page.keyboard.press('Enter');
+      const fileBox = await s.quickInput('hello_host.py on commcost-test');
+      assert.equal(await fileBox.locator('input').first().evaluate((el: { value: string }) => el.value), 'jobs/hello_host.py');
+      await s.page.keyboard.press('Enter');
+      // The done notification (with Show Trace), not the progress one ("tracing hello_host.py on commcost-test: running the job").
+      const done = s.page.locator('.notifications-toasts .notification-toast', { hasText: /hello_host\.py on commcost-test: / }).filter({ hasText: 'Show Trace' }).first();
+      await done.waitFor({ state: 'visible', timeout: 120_000 });
+      await s.shot('trace-host-done');
+      assert.equal(readFileSync(join(ws, 'ran-here.txt'), 'utf8'), ws, 'the job ran in the remote working directory typed');
+      const saved = readdirSync(join(ws, '.commcost', 'traces')).filter((n) => n.endsWith('.json'));
+      assert.equal(saved.length, 1, saved.join(', '));
+      const trace = JSON.parse(readFileSync(join(ws, '.commcost', 'traces', saved[0]!), 'utf8')) as TraceFile;
+      assert.equal(trace.host, 'commcost-test');
+      assert.deepEqual(trace.command.slice(-1), ['jobs/hello_host.py']);
+      assert.notEqual(trace.simulated, true);
+      await done.locator('.monaco-button', { hasText: 'Show Trace' }).first().click();
+      await s.page.locator('.tabs-container .tab', { hasText: saved[0]! }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    } catch (e) {
+      await s.shot('trace-host-failure').catch(() => undefined);
       throw e;
     }
   });

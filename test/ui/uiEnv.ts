@@ -145,6 +145,23 @@ async function stopGroup(child: ChildProcess, graceMs = 3000): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Picks `label` in the open context menu: waits for the item, clicks it, and when the menu is still
+ * open a moment later (a click that landed while the menu was still laying out on a busy machine)
+ * presses Enter on the item, which the hover has highlighted.
+ */
+export async function pickContextMenu(page: Page, label: string): Promise<void> {
+  const item = page.locator('.context-view .action-item', { hasText: label }).first();
+  await item.waitFor({ state: 'visible', timeout: 10_000 });
+  await item.hover();
+  await item.click();
+  await page.waitForTimeout(500);
+  if (await item.isVisible().catch(() => false)) {
+    await item.hover();
+    await page.keyboard.press('Enter');
+  }
+}
+
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes; then throws with `what`. */
 export async function waitUntil<T>(fn: () => Promise<T> | T, what: string, timeoutMs = 20_000, everyMs = 200): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
