@@ -327,11 +327,12 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
         assert.ok(Math.abs(a.releaseNs - b.releaseNs) < 20e6);
       }
       // The arrivals reached the server as notices: hang messages still name the missing rank.
-      for (let i = 0; i < 50 && server.lastArrival(1) !== 199; i++) await new Promise((r) => setTimeout(r, 20));
+      // A rank's notice may still be on its way to the server when the generation has released: wait for both ranks' (up to 5 s).
+      for (let i = 0; i < 250 && (server.lastArrival(0) !== 199 || server.lastArrival(1) !== 199); i++) await new Promise((r) => setTimeout(r, 20));
       assert.equal(server.lastArrival(0), 199);
       assert.equal(server.lastArrival(1), 199);
       const one = rs[0]!.call('barrierWait', 200);
-      for (let i = 0; i < 50 && server.lastArrival(0) !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 250 && server.lastArrival(0) !== 200; i++) await new Promise((r) => setTimeout(r, 20));
       assert.deepEqual(server.missing(200), [1]);
       await rs[1]!.call('barrierWait', 200);
       await one;
