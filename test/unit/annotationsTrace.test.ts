@@ -65,19 +65,19 @@ const lineOf = (text: string, needle: string, from = 0): number => {
 };
 
 test('fileMatchScore: same absolute path, relative to a workspace folder, trailing path from another host; never a mere same name', () => {
-  const doc = '/home/me/ws/examples/trace/torch_tp_reshape.py';
-  assert.equal(fileMatchScore(doc, doc, ['/home/me/ws']), Infinity);
-  assert.equal(fileMatchScore('examples/trace/torch_tp_reshape.py', doc, ['/elsewhere', '/home/me/ws']), Infinity);
-  // The committed trace ran in /work/main on host "vm": its whole workspace-relative path matches.
-  assert.equal(fileMatchScore('/work/main/examples/trace/torch_tp_reshape.py', doc, ['/home/me/ws']), 3);
+  const doc = '/srv/me/ws/examples/trace/torch_tp_reshape.py';
+  assert.equal(fileMatchScore(doc, doc, ['/srv/me/ws']), Infinity);
+  assert.equal(fileMatchScore('examples/trace/torch_tp_reshape.py', doc, ['/elsewhere', '/srv/me/ws']), Infinity);
+  // A trace made on another machine (its checkout at /build/main): its whole workspace-relative path matches.
+  assert.equal(fileMatchScore('/build/main/examples/trace/torch_tp_reshape.py', doc, ['/srv/me/ws']), 3);
   // Only the file name in common: another file of the same name.
-  assert.equal(fileMatchScore('/work/main/other/torch_tp_reshape.py', doc, ['/home/me/ws']), 0);
+  assert.equal(fileMatchScore('/build/main/other/torch_tp_reshape.py', doc, ['/srv/me/ws']), 0);
   // Workspace opened on the file's folder: the name is its whole relative path.
-  assert.equal(fileMatchScore('/work/main/examples/trace/torch_tp_reshape.py', doc, ['/home/me/ws/examples/trace']), 3);
+  assert.equal(fileMatchScore('/build/main/examples/trace/torch_tp_reshape.py', doc, ['/srv/me/ws/examples/trace']), 3);
   // Outside every folder: its folder and name at least.
   assert.equal(fileMatchScore('/x/trace/torch_tp_reshape.py', '/tmp/trace/torch_tp_reshape.py', []), 2);
   assert.equal(fileMatchScore('/x/y/torch_tp_reshape.py', '/tmp/trace/torch_tp_reshape.py', []), 0);
-  assert.equal(fileMatchScore('C:\\job\\examples\\trace\\torch_tp_reshape.py', doc, ['/home/me/ws']), 3);
+  assert.equal(fileMatchScore('C:\\job\\examples\\trace\\torch_tp_reshape.py', doc, ['/srv/me/ws']), 3);
 });
 
 test('the committed trace lands on the example as it is now: every executed call site, lines moved by the docstring, figures from the file', () => {
@@ -121,11 +121,11 @@ test('at the traced path itself the lines match with no shift; another trace of 
   other.sites = other.sites.map((s) => ({ ...s, creation: s.creation && { ...s.creation, medianMs: 1 } }));
   other.startedAt = '2026-12-02T00:00:00.000Z';
   const t2 = loaded(other, 't2');
-  const lines = observeDocument('/work/main/examples/trace/torch_tp_reshape.py', ['/work/main'], sitesOf(oldText), [t1, t2]);
+  const lines = observeDocument('/srv/checkout/examples/trace/torch_tp_reshape.py', ['/srv/checkout'], sitesOf(oldText), [t1, t2]);
   const init = lineOf(oldText, 'dist.init_process_group(');
   assert.equal(lines.get(init)!.shift, 0);
   assert.equal(lines.get(init)!.trace, t1, 'the first trace in answering order answers');
-  const flipped = observeDocument('/work/main/examples/trace/torch_tp_reshape.py', ['/work/main'], sitesOf(oldText), [t2, t1]);
+  const flipped = observeDocument('/srv/checkout/examples/trace/torch_tp_reshape.py', ['/srv/checkout'], sitesOf(oldText), [t2, t1]);
   assert.equal(flipped.get(init)!.trace, t2);
 });
 

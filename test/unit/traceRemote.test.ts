@@ -12,7 +12,7 @@ import { CommcostError } from '../../client/errors';
 import { archOfUname, remoteArtifacts, remoteJobEnv, wrappedCommand } from '../../client/trace/remote';
 
 const rels = ['agent.js', 'native/pyhook/sitecustomize.py', 'native/linux-x64/libcommcost-profiler.so', 'native/linux-x64/libnccl-sim.so', 'native/linux-x64/libcommcost-interposer.so'];
-const dir = '/home/u/.cache/commcost/0123456789abcdef';
+const dir = '/srv/u/.cache/commcost/0123456789abcdef';
 
 test('uname -m names the build architecture; others are not built for', () => {
   assert.equal(archOfUname('x86_64\n'), 'x64');
