@@ -59,7 +59,7 @@ function describe(v: unknown): string {
 const RANK_MESSAGES: Record<string, Record<string, (v: unknown) => boolean>> = {
   hello: { rank: isInt, pid: isInt, token: (v) => optional(v, (x) => isText(x, 256)) },
   ready: { rank: isInt, cudaInitMs: isNum, firstUniqueIdMs: (v) => optional(v, isNum) },
-  begin: { op: isText, experiment: (v) => isText(v, 256), variant: (v) => isText(v, 256), iteration: isInt, step: (v) => optional(v, (x) => isText(x, 256)) },
+  begin: { op: isText, experiment: (v) => isText(v, 256), variant: (v) => isText(v, 256), iteration: (v) => v === -1 || isInt(v), step: (v) => optional(v, (x) => isText(x, 256)) },
   end: { op: isText },
   'id/publish': { key: isInt, id: (v) => isText(v, WIRE_LIMITS.id) },
   'id/request': { key: isInt },

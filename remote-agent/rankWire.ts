@@ -48,6 +48,7 @@ export type RankToCoordinator =
   /** `token`: the session's secret, given to the rank process in COMMCOST_SESSION_TOKEN. */
   | { t: 'hello'; rank: number; pid: number; token?: string }
   | { t: 'ready'; rank: number; cudaInitMs: number; firstUniqueIdMs?: number }
+  /** `iteration` -1: the op runs in the variant's untimed setup, before its first iteration. */
   | { t: 'begin'; op: string; experiment: string; variant: string; iteration: number; step?: string }
   | { t: 'end'; op: string }
   | { t: 'id/publish'; key: number; id: string }

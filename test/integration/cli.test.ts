@@ -178,6 +178,16 @@ describe('commcost CLI', { skip }, () => {
     assert.deepEqual(c.options.experiments, ['init', 'split', 'destroy', 'abort']);
   });
 
+  test('every message a rank sends in a default 2-rank catalogue passes the wire check (setup ops included)', async () => {
+    const dir = tmp();
+    // Split, shrink and the pool create communicators in their variants' untimed setup: the rank
+    // announces those ops (iteration -1) so that the hang guard can name them.
+    const r = await cli(['measure', '--simulate', '--ranks', '2', '--iterations', '1', '--warmup', '0', '--verbose', '--save-dir', dir], undefined, 120_000);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /malformed message/, 'a rank message was refused by the wire check');
+    assert.match(r.stderr, /split \(\d+\/\d+\) finished/, 'split ran (it has a setup)');
+  });
+
   test('a reader that goes away (| head) does not crash the CLI with EPIPE', async () => {
     const { spawnSync } = await import('node:child_process');
     // The reader closes its end at once, so every write of the CLI meets EPIPE.
