@@ -21,6 +21,8 @@
  *    collective, whichever is larger.
  * 6. Startup (startup.ts): extension activation in Node and in the real VS Code (code-server), the
  *    first file of a session, and the first CodeLens of a 500-line file after its click.
+ * 7. Deploy over SSH on loopback (deploy.ts): the bundled CLI's first deploy and an already-deployed
+ *    start, to the agent's hello, beside `ssh <alias> true` and a bare Node start.
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
@@ -117,6 +119,14 @@ async function main(): Promise<void> {
   else {
     console.log('   skipped: run it in the repository (node_modules and test/fixtures are not here)');
     table.add({ id: 'startup', what: 'extension startup', unit: 'ms', target: '< 50 / < 1000', verdict: 'skipped', note: 'node_modules and test/fixtures are not here' });
+  }
+  console.log('\n7. Deploy over SSH on loopback, bundled CLI: first deploy (target < 1.5 s), already deployed to first event (< 1 s)');
+  {
+    const { deployBench } = await import('./deploy.js');
+    await deployBench(root, table, log).catch((e: Error) => {
+      console.log(`   failed: ${e.message}`);
+      table.add({ id: 'deploy', what: 'deploy over SSH', unit: 'ms', target: '< 1500 / < 1000', verdict: 'skipped', note: `the bench failed: ${e.message.split('\n')[0]}` });
+    });
   }
   console.log('\nTargets');
   for (const line of table.lines()) console.log(`  ${line}`);
