@@ -15,50 +15,12 @@
  * by path, so nothing is linked to the simulated NCCL).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const LOOP_C = `#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-typedef struct { char internal[128]; } ncclUniqueId;
-typedef void* ncclComm_t;
-static int (*ncclGetUniqueId)(ncclUniqueId*);
-static int (*ncclCommInitRank)(ncclComm_t*, int, ncclUniqueId, int);
-static int (*ncclAllReduce)(const void*, void*, size_t, int, int, ncclComm_t, void*);
-static int (*ncclCommDestroy)(ncclComm_t);
-static int (*cuInit)(unsigned);
-static int (*cuDeviceGet)(int*, int);
-static int (*cuDevicePrimaryCtxRetain)(void**, int);
-static int (*cuCtxSetCurrent)(void*);
-static int (*cuMemAlloc_v2)(unsigned long long*, size_t);
-static int (*cuStreamSynchronize)(void*);
-#define LOAD(h, f) do { *(void**)&f = dlsym(h, #f); if (!f) { fprintf(stderr, "missing %s\\n", #f); return 1; } } while (0)
-#define OK(x) do { int r_ = (x); if (r_) { fprintf(stderr, "%s failed: %d\\n", #x, r_); return 1; } } while (0)
-int main(int argc, char** argv) {
-  if (argc != 4) { fprintf(stderr, "usage: loop <libnccl> <libcuda> <calls>\\n"); return 2; }
-  void* cu = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
-  void* nc = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
-  if (!cu || !nc) { fprintf(stderr, "dlopen: %s\\n", dlerror()); return 1; }
-  LOAD(cu, cuInit); LOAD(cu, cuDeviceGet); LOAD(cu, cuDevicePrimaryCtxRetain); LOAD(cu, cuCtxSetCurrent); LOAD(cu, cuMemAlloc_v2); LOAD(cu, cuStreamSynchronize);
-  LOAD(nc, ncclGetUniqueId); LOAD(nc, ncclCommInitRank); LOAD(nc, ncclAllReduce); LOAD(nc, ncclCommDestroy);
-  int n = atoi(argv[3]), dev; void* ctx; unsigned long long buf; ncclUniqueId id; ncclComm_t c; struct timespec a, b;
-  OK(cuInit(0)); OK(cuDeviceGet(&dev, 0)); OK(cuDevicePrimaryCtxRetain(&ctx, dev)); OK(cuCtxSetCurrent(ctx)); OK(cuMemAlloc_v2(&buf, 4096));
-  OK(ncclGetUniqueId(&id)); OK(ncclCommInitRank(&c, 1, id, 0));
-  for (int i = 0; i < 100; i++) OK(ncclAllReduce((void*)buf, (void*)buf, 256, 7, 0, c, 0)); /* warm-up: the connect and first launches */
-  OK(cuStreamSynchronize(0));
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  for (int i = 0; i < n; i++) OK(ncclAllReduce((void*)buf, (void*)buf, 256, 7, 0, c, 0));
-  OK(cuStreamSynchronize(0));
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  printf("%.1f\\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
-  OK(ncclCommDestroy(c));
-  return 0;
-}
-`;
+/** The loop program, one copy shared with test/gpu/one-gpu-trace.sh (relative to the repository root). */
+const LOOP_C = join('test', 'gpu', 'trace_overhead.c');
 
 /** What to measure. */
 export interface OverheadOptions {
@@ -108,13 +70,12 @@ export function traceOverheadBench(log: (line: string) => void, o: OverheadOptio
   const nccl = resolve(o.nccl ?? sim);
   const cuda = o.cuda ?? (simulated ? sim : 'libcuda.so.1');
   const plugin = join(native, 'libcommcost-profiler.so');
-  for (const [what, f] of [['the profiler plugin', plugin], ['NCCL', nccl]] as const)
+  for (const [what, f] of [['the profiler plugin', plugin], ['NCCL', nccl], ['the loop program', join(root, LOOP_C)]] as const)
     if (!existsSync(f)) throw new Error(`${what} ${f} is missing: build it (node scripts/build.mjs) or give --nccl PATH`);
   const calls = o.calls ?? 20000, rounds = o.rounds ?? 7;
   const dir = mkdtempSync(join(tmpdir(), 'commcost-bench-'));
   try {
-    writeFileSync(join(dir, 'loop.c'), LOOP_C);
-    execFileSync('cc', ['-std=c11', '-O2', join(dir, 'loop.c'), '-o', join(dir, 'loop'), '-ldl']);
+    execFileSync('cc', ['-std=c11', '-O2', join(root, LOOP_C), '-o', join(dir, 'loop'), '-ldl']);
     const once = (traced: boolean): number => {
       const env: NodeJS.ProcessEnv = { ...process.env, COMMCOST_SIM_JITTER: '0', COMMCOST_SIM_BW_GBPS: '0' };
       for (const k of ['NCCL_PROFILER_PLUGIN', 'COMMCOST_TRACE_DIR', 'NCCL_DEBUG', 'NCCL_DEBUG_SUBSYS', 'NCCL_DEBUG_FILE']) delete env[k];
@@ -124,7 +85,7 @@ export function traceOverheadBench(log: (line: string) => void, o: OverheadOptio
         Object.assign(env, { NCCL_PROFILER_PLUGIN: plugin, COMMCOST_TRACE_DIR: rec, NCCL_DEBUG: 'INFO', NCCL_DEBUG_SUBSYS: 'INIT', NCCL_DEBUG_FILE: `${rec}/%h-%p.nccl.log` });
       }
       try {
-        return Number(execFileSync(join(dir, 'loop'), [nccl, cuda, String(calls)], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+        return Number(execFileSync(join(dir, 'loop'), [nccl, String(calls), cuda], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
       } catch (e) {
         throw new Error(`the ${traced ? 'traced' : 'untraced'} loop failed: ${String((e as { stderr?: unknown }).stderr ?? (e as Error).message).trim()}`);
       }
