@@ -166,12 +166,14 @@ function withColors(series: SegmentSeries[]): SegmentSeries[] {
  * variant has ncclCommMemStats at a point (`memStats`, NCCL ≥ 2.29.7), NCCL's own count of it
  * (`totalBytes`) is a bar of its own right after that point's, in a series named "NCCL's count
  * (MemStats) <point>": the two are never summed, and a point without the count has no such bar.
+ * Past a few points bars no longer read: the view draws lines instead (memoryLineData.ts).
  * @returns a model with no series when no variant has a memory point.
  */
 export function memoryChartModel(variants: readonly (VariantView & { memStats?: Record<string, MemStatsBytes> })[]): ChartModel {
-  const points: string[] = [];
-  for (const v of variants) for (const p of Object.keys(v.memoryBytes)) if (!points.includes(p)) points.push(p);
-  for (const v of variants) for (const p of Object.keys(v.memStats ?? {})) if (!points.includes(p)) points.push(p);
+  const seen = new Set<string>();
+  for (const v of variants) for (const p of Object.keys(v.memoryBytes)) seen.add(p);
+  for (const v of variants) for (const p of Object.keys(v.memStats ?? {})) seen.add(p);
+  const points = [...seen];
   const mib = (b: number | undefined): number | null => (b !== undefined && Number.isFinite(b) ? b / 2 ** 20 : null);
   const series: SegmentSeries[] = points.flatMap((point) => {
     const out: SegmentSeries[] = [];

@@ -56,6 +56,9 @@ table.nccl-parts .num { text-align: right; }
 .errors .code { font-family: var(--vscode-editor-font-family, monospace); color: var(--vscode-errorForeground, #c00); }
 .errors .hint { opacity: 0.85; }
 .muted { opacity: 0.7; }
+.decimation-note { max-width: 900px; margin: 4px 0 8px 0; }
+.pager { display: flex; align-items: center; gap: 8px; margin: 8px 0 0 0; }
+.pager-note { padding: 0 6px; font-variant-numeric: tabular-nums; }
 h3 { font-size: 1em; margin: 10px 0 2px 0; }
 .expected-hangs li { margin: 4px 0; }
 .expected-hangs .code { font-family: var(--vscode-editor-font-family, monospace); }

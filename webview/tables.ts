@@ -7,7 +7,7 @@
  */
 import type { MemStatsBytes, NcclInitSummary, RatioPlan } from '../protocol/events';
 import { memoryPointLabel } from '../protocol/runFile';
-import { h } from './dom';
+import { h, replaceChildren, setText } from './dom';
 import { formatMiB, formatMs } from './format';
 import type { VariantView } from './stats';
 
@@ -29,15 +29,41 @@ export const MEMORY_HEAD = ['variant', 'point', 'free-memory delta (MiB per GPU)
  * suspendable, persistent, MiB; "–" where the run did not read it there).
  */
 export function memoryRows(variants: readonly VariantExtras[]): string[][] {
-  const rows: string[][] = [];
-  for (const v of variants) {
-    const points = [...new Set([...Object.keys(v.memoryBytes ?? {}), ...Object.keys(v.memStats ?? {})])];
-    for (const point of points) {
-      const m = v.memStats?.[point];
-      rows.push([v.variant, memoryPointLabel(point), formatMiB(v.memoryBytes?.[point]), formatMiB(m?.totalBytes), formatMiB(m?.suspendableBytes), formatMiB(m?.persistentBytes)]);
-    }
-  }
-  return rows;
+  return memoryRowKeys(variants).map(([v, point]) => memoryRow(variants[v]!, point));
+}
+
+/** Which row is which, in table order: [variant index, memory point] (cheap: nothing formatted). */
+export function memoryRowKeys(variants: readonly VariantExtras[]): [number, string][] {
+  const keys: [number, string][] = [];
+  variants.forEach((v, vi) => {
+    const points = new Set([...Object.keys(v.memoryBytes ?? {}), ...Object.keys(v.memStats ?? {})]);
+    for (const point of points) keys.push([vi, point]);
+  });
+  return keys;
+}
+
+/** One row of the memory table (see {@link memoryRows}). */
+export function memoryRow(v: VariantExtras, point: string): string[] {
+  const m = v.memStats?.[point];
+  return [v.variant, memoryPointLabel(point), formatMiB(v.memoryBytes?.[point]), formatMiB(m?.totalBytes), formatMiB(m?.suspendableBytes), formatMiB(m?.persistentBytes)];
+}
+
+/** The most rows a table shows at once; longer tables are paged (memory points, issue #21). */
+export const TABLE_PAGE_ROWS = 50;
+
+/** Rows [start, end) of page `page` (0-based, clamped) of a table of `total` rows, and the page count. */
+export function pageOf(total: number, page: number, size = TABLE_PAGE_ROWS): { page: number; pages: number; start: number; end: number } {
+  const pages = Math.max(1, Math.ceil(total / size));
+  const p = Math.min(pages - 1, Math.max(0, Math.floor(page)));
+  return { page: p, pages, start: p * size, end: Math.min(total, (p + 1) * size) };
+}
+
+/** "showing rows 51–100 of 12,000 (page 2 of 240)", or "" when every row is shown. */
+export function pagerText(total: number, page: number, size = TABLE_PAGE_ROWS): string {
+  const r = pageOf(total, page, size);
+  if (r.pages === 1) return '';
+  const n = (x: number): string => x.toLocaleString('en-US');
+  return `showing rows ${n(r.start + 1)}–${n(r.end)} of ${n(total)} (page ${n(r.page + 1)} of ${n(r.pages)})`;
 }
 
 /** NCCL's parts in the order its Init timings line prints them; other parts follow as found. */
@@ -79,16 +105,40 @@ export function ncclViewModel(v: VariantExtras): NcclViewModel | undefined {
   return { ratios, head: ['part', ...creations.map((c) => `${c} ms`)], rows, notes };
 }
 
-/** The memory table of one experiment (see {@link memoryRows}); `note` (memStatsNote) says why NCCL's count is missing. */
+/**
+ * The memory table of one experiment (see {@link memoryRows}); `note` (memStatsNote) says why
+ * NCCL's count is missing. Past {@link TABLE_PAGE_ROWS} rows it is paged: the rows of one page,
+ * "showing rows … of …" and buttons to the first, previous, next and last page (only the shown
+ * page's rows are formatted and in the DOM; every row stays reachable).
+ */
 export function memoryTable(variants: readonly VariantExtras[], note: string | undefined): HTMLElement {
-  const rows = memoryRows(variants);
+  const keys = memoryRowKeys(variants);
   const anyCount = variants.some((v) => Object.keys(v.memStats ?? {}).length > 0);
   const head = anyCount ? MEMORY_HEAD : MEMORY_HEAD.slice(0, 3);
+  const body = h('tbody');
+  const pagerNote = h('span', { class: 'pager-note' });
+  let page = 0;
+  const show = (to: number): void => {
+    const r = pageOf(keys.length, to);
+    page = r.page;
+    // Rows marked `memory`, as the memory rows of the step table were (not step rows).
+    replaceChildren(body, ...keys.slice(r.start, r.end).map(([vi, point]) =>
+      h('tr', { class: 'memory' }, ...memoryRow(variants[vi]!, point).slice(0, head.length).map((x, i) => h('td', { class: i >= 2 ? 'num' : undefined }, x)))));
+    setText(pagerNote, pagerText(keys.length, page));
+  };
+  const button = (label: string, to: () => number): HTMLElement => {
+    const b = h('vscode-button', { secondary: true }, label);
+    b.addEventListener('click', () => show(to()));
+    return b;
+  };
+  show(0);
+  const paged = pageOf(keys.length, 0).pages > 1;
   return h('div', { class: 'memory-table' },
+    paged && h('div', { class: 'pager' },
+      button('« first', () => 0), button('‹ previous', () => page - 1), pagerNote, button('next ›', () => page + 1), button('last »', () => Infinity)),
     h('table', { class: 'steps memory' },
       h('thead', {}, h('tr', {}, ...head.map((x, i) => h('th', { class: i >= 2 ? 'num' : undefined }, x)))),
-      // Rows marked `memory`, as the memory rows of the step table were (not step rows).
-      h('tbody', {}, ...rows.map((r) => h('tr', { class: 'memory' }, ...r.slice(0, head.length).map((x, i) => h('td', { class: i >= 2 ? 'num' : undefined }, x))))),
+      body,
     ),
     !anyCount && note ? h('p', { class: 'muted' }, `NCCL's count (MemStats): ${note}`) : false,
   );

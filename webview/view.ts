@@ -8,7 +8,9 @@ import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import type { PlanRequest, RunState } from '../protocol/webviewMessages';
 import { isSimulatedRun, memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
-import { chartModel, memoryChartModel, type ChartModel } from './chartData';
+import { chartModel, type ChartModel } from './chartData';
+import { MemoryLineChart, memoryLineHeight } from './memoryLineChart';
+import { memoryChartFor, type MemoryChart } from './memoryLineData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
 import { formatDate, formatGpus, formatMs, formatWhere } from './format';
@@ -62,6 +64,8 @@ class ExperimentSection {
   private readonly progressText = h('span');
   private readonly chartBox = h('div', { class: 'chart' });
   private readonly memoryBox = h('div', { class: 'chart' });
+  /** What the memory chart draws of its points when it does not draw them all (memoryLineData.ts). */
+  private readonly memoryNote = h('p', { class: 'muted decimation-note' });
   private readonly tableBox = h('div');
   /** Memory per GPU: the free-memory delta and NCCL's count (MemStats) in columns of their own. */
   private readonly memoryTableBox = h('div');
@@ -70,11 +74,11 @@ class ExperimentSection {
   /** The field case's expected hangs (errors with `expected: true` of this experiment). */
   private readonly hangsBox = h('div', { class: 'expected-hangs' });
   private chart: ExperimentChart | undefined;
-  private memoryChart: ExperimentChart | undefined;
+  private memoryChart: ExperimentChart | MemoryLineChart | undefined;
   /** dataSignature of what the last update showed: an unchanged experiment is not rendered again. */
   private dataKey = '';
   /** The chart models computed but not drawn yet (charts are throttled while a run streams). */
-  private pendingCharts: { model: ChartModel; memory: ChartModel } | undefined;
+  private pendingCharts: { model: ChartModel; memory: MemoryChart } | undefined;
   /** The signatures of the models each chart last drew: an unchanged chart is not updated. */
   private chartKey = '';
   private memoryKey = '';
@@ -85,7 +89,8 @@ class ExperimentSection {
   constructor(readonly id: string) {
     const c = h('vscode-collapsible', { open: true, class: 'exp' });
     c.heading = id;
-    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.ncclBox, this.memoryBox, this.tableBox, this.memoryTableBox, this.hangsBox);
+    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.ncclBox, this.memoryBox, this.memoryNote, this.tableBox, this.memoryTableBox, this.hangsBox);
+    this.memoryNote.hidden = true;
     this.root = c;
   }
 
@@ -117,7 +122,8 @@ class ExperimentSection {
       const s = summaries.find((x) => x && String(x.variant) === v.variant);
       return { variant: v.variant, memoryBytes: v.memoryBytes, memStats: s?.memStats, ratios: s?.ratios, ncclInit: s?.ncclInit };
     });
-    const memory = memoryChartModel(variants.map((v, i) => ({ ...v, memStats: extras[i]!.memStats })));
+    // Past a few points a bar per point does not read (and thousands froze the page): lines.
+    const memory = memoryChartFor(variants.map((v, i) => ({ ...v, memStats: extras[i]!.memStats })));
     this.pendingCharts = { model, memory };
     const key = JSON.stringify(variants);
     if (key !== this.tableKey) {
@@ -156,15 +162,31 @@ class ExperimentSection {
       }
     }
     const memoryKey = dataSignature(memory);
-    if (memory.series.length > 0 && memoryKey !== this.memoryKey) {
+    const hasMemory = memory.kind === 'bars' ? memory.model.series.length > 0 : memory.model.lines.length > 0;
+    if (hasMemory && memoryKey !== this.memoryKey) {
       this.memoryKey = memoryKey;
-      fitChart(this.memoryBox, memory);
+      const kindChanged = this.memoryChart !== undefined && (this.memoryChart instanceof MemoryLineChart) !== (memory.kind === 'lines');
+      if (kindChanged) {
+        this.memoryChart!.destroy();
+        this.memoryChart = undefined;
+        this.memoryBox.replaceChildren();
+      }
+      if (memory.kind === 'lines') {
+        this.memoryBox.style.height = `${memoryLineHeight(memory.model)}px`;
+        setText(this.memoryNote, memory.model.note);
+        this.memoryNote.hidden = memory.model.note === '';
+      } else {
+        fitChart(this.memoryBox, memory.model);
+        this.memoryNote.hidden = true;
+      }
       if (!this.memoryChart) {
         const canvas = h('canvas', { role: 'img', 'aria-label': `${this.id}: memory per GPU per variant and point (MiB)` });
         this.memoryBox.appendChild(canvas);
-        this.memoryChart = new ExperimentChart(canvas, memory, 'MiB');
+        this.memoryChart = memory.kind === 'lines' ? new MemoryLineChart(canvas, memory.model) : new ExperimentChart(canvas, memory.model, 'MiB');
+      } else if (memory.kind === 'lines') {
+        (this.memoryChart as MemoryLineChart).update(memory.model);
       } else {
-        this.memoryChart.update(memory);
+        (this.memoryChart as ExperimentChart).update(memory.model);
       }
     }
   }
@@ -185,7 +207,7 @@ class ExperimentSection {
   /** Fits the charts to their boxes' width again (after the panel was resized). */
   refit(): void {
     if (this.chart) fitChart(this.chartBox, this.chart.current);
-    if (this.memoryChart) fitChart(this.memoryBox, this.memoryChart.current);
+    if (this.memoryChart instanceof ExperimentChart) fitChart(this.memoryBox, this.memoryChart.current);
   }
 
   dispose(): void {
