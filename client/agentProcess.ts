@@ -26,7 +26,7 @@ export interface AgentProcess {
   send(cmd: HostCommand): void;
   /** Closes the agent's stdin: the agent cancels and exits on EOF. */
   closeInput(): void;
-  /** Ends the agent and everything it started (local: SIGKILL to the process group; SSH: close the channel). */
+  /** Ends the agent and everything it started (local: SIGKILL to the process group; SSH: SIGKILL request, then close the channel). */
   kill(): void;
   /** Settles once the agent is gone and its output is drained; never rejects. */
   readonly exited: Promise<AgentExit>;
@@ -245,6 +245,13 @@ function wrapChannel(channel: ClientChannel, session: SshSession): AgentProcess 
     },
     kill() {
       inputOpen = false;
+      // A stopped or stuck agent reads no EOF: ask sshd to SIGKILL it too (OpenSSH ≥ 7.9 honours
+      // a signal request; an older one ignores it and the agent's own liveness watch ends it).
+      try {
+        if (channel.writable) channel.signal('KILL');
+      } catch {
+        // the channel is already gone
+      }
       channel.end();
       channel.close();
     },

@@ -111,11 +111,93 @@ function writeRemote(sftp: Awaited<ReturnType<SshSession['sftp']>>, remote: stri
 }
 
 /**
+ * Watches `session` during a deploy: when the SSH connection drops, every failure that follows
+ * (an SFTP request without answer, an exec that ends without status, hashes that cannot be read)
+ * is reported as the drop it is, not as a problem of the files or the host's disk.
+ */
+class DropWatch {
+  private lost: CommcostError | undefined;
+  private closed = false;
+  private readonly waiters: (() => void)[] = [];
+  private readonly unsubscribe: () => void;
+  /** Settles when the connection closes (an SFTP request in flight may never be answered then). */
+  readonly whenClosed: Promise<void>;
+  private closedNow!: () => void;
+
+  constructor(private readonly session: SshSession) {
+    this.whenClosed = new Promise((r) => (this.closedNow = r));
+    if (session.isClosed) this.closedNow();
+    this.unsubscribe = session.onClose((e) => {
+      this.closed = true;
+      this.lost = e;
+      this.closedNow();
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  /**
+   * The CONNECTION_LOST error for a drop after `uploaded` of `toUpload` files, when the
+   * connection is gone or goes within `graceMs` (its close event may trail the request that
+   * failed), else undefined.
+   */
+  async dropped(uploaded: number, toUpload: number | undefined, graceMs = 250): Promise<CommcostError | undefined> {
+    if (!this.closed && !this.session.isClosed) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    if (!this.closed && !this.session.isClosed) return undefined;
+    const host = this.session.target.name;
+    const why = this.lost?.message.replace(/^SSH connection to .*? dropped:?\s*/, '') ?? '';
+    return new CommcostError(
+      'CONNECTION_LOST',
+      `SSH connection to ${host} dropped during deploy (${toUpload === undefined ? 'while checking what to upload' : `after ${uploaded} of ${toUpload} file(s) uploaded`}${why ? `; ${why}` : ''}): the agent was not started, nothing was measured yet`,
+      {
+        where: { host },
+        hint: `check the network and that ${host} is up, then run again: the files already uploaded are checked by their sha256 and not sent again`,
+        ...(this.lost ? { cause: this.lost } : {}),
+      },
+    );
+  }
+
+  dispose(): void {
+    this.unsubscribe();
+  }
+}
+
+/**
  * Makes sure the payload is on the host under `~/.cache/commcost/<hash>/` and intact.
  * @param log our own log lines (what is uploaded)
- * @throws CommcostError DEPLOY_FAILED naming the host and the file (mkdir, upload or verify failure)
+ * @throws CommcostError DEPLOY_FAILED naming the host and the file (mkdir, upload or verify
+ *   failure); CONNECTION_LOST when the SSH connection drops during the deploy (how many files
+ *   were uploaded by then, and that nothing was measured)
  */
 export async function deployAgent(session: SshSession, payload: AgentPayload, log: (line: string) => void = () => undefined): Promise<DeployResult> {
+  const watch = new DropWatch(session);
+  const progress: UploadProgress = { uploaded: 0 };
+  const work = deployWatched(session, payload, log, progress);
+  work.catch(() => undefined); // a request left unanswered by the drop settles (or not) later
+  try {
+    // An SFTP request in flight when the connection drops is never answered: stop at the drop.
+    return await Promise.race([work, watch.whenClosed.then(() => Promise.reject(new Error('the SSH connection closed')))]);
+  } catch (e) {
+    throw (await watch.dropped(progress.uploaded, progress.toUpload)) ?? e;
+  } finally {
+    watch.dispose();
+  }
+}
+
+/** How far a deploy got: files to upload (once known) and uploaded so far. */
+interface UploadProgress {
+  toUpload?: number;
+  uploaded: number;
+}
+
+async function deployWatched(session: SshSession, payload: AgentPayload, log: (line: string) => void, progress: UploadProgress): Promise<DeployResult> {
   const host = session.target.name;
   const where = { host };
   const rels = payload.files.map((f) => f.rel);
@@ -148,6 +230,7 @@ export async function deployAgent(session: SshSession, payload: AgentPayload, lo
   if (mkdirErrors.length > 0) {
     throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mkdirErrors.map((l) => l.slice(7)).join('; ')}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
   }
+  progress.toUpload = missing.length;
   const sftp = await session.sftp();
   log(`uploading ${missing.length} file(s) to ${host}:${remoteDir}, ${UPLOAD_CONCURRENCY} at a time`);
   const queue = [...missing];
@@ -162,6 +245,7 @@ export async function deployAgent(session: SshSession, payload: AgentPayload, lo
       }
       // The time of one upload (open, writes, close: a few round trips) is what a stalled
       // connection shows first (test/integration/sshUpload.test.ts reads this line).
+      progress.uploaded++;
       log(`uploaded ${f.rel} (${f.size} bytes) in ${(performance.now() - t0).toFixed(1)} ms`);
     }
   };
@@ -175,6 +259,8 @@ export async function deployAgent(session: SshSession, payload: AgentPayload, lo
     throw new CommcostError('DEPLOY_FAILED', `cannot write manifest.json in ${host}:${remoteDir}: ${errorText(e)}`, { where, cause: e });
   }
   const after = await remoteHashes(session.run, remoteDir, rels);
+  // A drop while hashing reads as "nothing matches": say it was the connection.
+  if (session.isClosed) throw new CommcostError('CONNECTION_LOST', `SSH connection to ${host} is closed`, { where });
   const bad = payload.files.filter((f) => after.get(f.rel) !== f.sha256);
   if (bad.length > 0) {
     throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.map((f) => f.rel).join(', ')} in ${host}:${remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256`, {

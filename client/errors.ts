@@ -19,6 +19,7 @@ export type CommcostErrorCode =
   | 'NO_AGENT'
   | 'DEPLOY_FAILED'
   | 'AGENT_EXITED'
+  | 'AGENT_SILENT'
   | 'PROTOCOL'
   | 'CANCELLED'
   | 'NO_GPU'

@@ -86,6 +86,7 @@ function withExperiment(run: RunFile, id: ExperimentId, change: (e: RunExperimen
 export function applyEvent(run: RunFile, ev: AgentEvent): RunFile {
   switch (ev.type) {
     case 'agent/hello':
+    case 'agent/heartbeat':
     case 'run/listening':
     case 'node/joined':
       return run;

@@ -6,12 +6,13 @@
  * Lifetime: everything the run opens (SSH session, agent process) is owned here and released
  * before the returned promise settles.
  */
-import { parseAgentEvent, PROTOCOL_VERSION, ProtocolError, type AgentEvent, type ErrorCode, type RunOptions } from '../protocol/events';
+import { parseAgentEvent, PROTOCOL_VERSION, ProtocolError, type AgentEvent, type ErrorCode, type LivenessSettings, type RunOptions } from '../protocol/events';
 import type { RunFile } from '../protocol/runFile';
 import { defaultAgentDir, spawnLocalAgent, startSshAgent, type AgentExit, type AgentProcess } from './agentProcess';
 import { collectPayload, deployAgent, findRemoteNode } from './deploy';
 import { CommcostError, errorText } from './errors';
 import { resolveTarget } from './hosts';
+import { AgentLiveness, LIVENESS_ENV, livenessSettings } from './liveness';
 import { applyEvent, markStopped, newRun, type RunError } from './runModel';
 import { SshSession, type HostKeyPolicy } from './sshSession';
 
@@ -40,6 +41,11 @@ export interface RunRequest {
    * `srun <srunArgs> node agent.js rank` (see remote-agent/slurm.ts).
    */
   slurm?: { srunArgs: string[]; srunPath?: string };
+  /**
+   * Keepalive interval and silence deadline of every agent of the run, ms (client/liveness.ts):
+   * each field defaults to $COMMCOST_HEARTBEAT_MS / $COMMCOST_LIVENESS_DEADLINE_MS, else 5000 / 120000.
+   */
+  liveness?: Partial<LivenessSettings>;
 }
 
 export interface RunCallbacks {
@@ -124,6 +130,7 @@ function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, onLate?
  */
 export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?: AbortSignal, hardStop?: AbortSignal): Promise<RunFile> {
   const log = (line: string) => cb.onLog(`commcost: ${line}`);
+  const liveness = livenessSettings(req.liveness);
   // The run's host is the target as the user would name it again to re-measure: a group of
   // hosts as `a+b+c`, a Slurm login node as `slurm:login1` (extension/hostEntries.ts reads both).
   const named = req.slurm ? `slurm:${req.target}` : [req.target, ...(req.moreTargets ?? [])].join('+');
@@ -139,7 +146,7 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
   const started = await startAgentOn(req.target, req, signal, log);
   if (started === ABORTED) return cancelledBeforeStart();
   const { agent, session, name } = started;
-  const nodes = new NodeAgents(req, log, cb, () => run, (r) => (run = r));
+  const nodes = new NodeAgents(req, liveness, log, cb, () => run, (r) => (run = r));
   const events: RunCallbacks = {
     ...cb,
     onEvent: (ev) => {
@@ -148,7 +155,7 @@ export async function runMeasurement(req: RunRequest, cb: RunCallbacks, signal?:
     },
   };
   try {
-    return await drive(agent, req, events, log, name, () => run, (r) => (run = r), signal, hardStop);
+    return await drive(agent, req, liveness, events, log, name, () => run, (r) => (run = r), signal, hardStop);
   } finally {
     agent.kill();
     session?.dispose();
@@ -215,12 +222,13 @@ async function startAgentOn(
  * the user learns at once which host failed instead of waiting for the coordinator's deadline.
  */
 class NodeAgents {
-  private readonly live: { agent: AgentProcess; session: SshSession | undefined; host: string }[] = [];
+  private readonly live: { agent: AgentProcess; session: SshSession | undefined; host: string; watch: AgentLiveness }[] = [];
   private readonly starting: Promise<void>[] = [];
   private stopped = false;
 
   constructor(
     private readonly req: RunRequest,
+    private readonly liveness: LivenessSettings,
     private readonly log: (line: string) => void,
     private readonly cb: RunCallbacks,
     private readonly get: () => RunFile,
@@ -257,11 +265,22 @@ class NodeAgents {
       return;
     }
     const { agent, session, name } = started;
-    this.live.push({ agent, session, host: name });
+    // Keepalives, so that this host's agent also ends when we go silent; its own silence
+    // cancels the run like any other failure of a node.
+    const watch = new AgentLiveness(this.liveness, (cmd) => agent.send(cmd), (silentMs) => {
+      const e = silentError(name, silentMs, this.liveness);
+      this.log(e.message);
+      this.record(name, 'AGENT_SILENT', e.message, e.hint);
+      cancelRun();
+      agent.kill();
+    });
+    this.live.push({ agent, session, host: name, watch });
+    agent.onStderr(() => watch.heard());
     const coordinator = { addresses: this.req.coordinatorAddress ? [this.req.coordinatorAddress] : listening.addresses, port: listening.port, token: listening.token };
     let hello = false;
     agent.onStderr((line) => this.cb.onLog(`[${name}] ${line}`));
     agent.onLine((line) => {
+      watch.heard();
       let ev: AgentEvent;
       try {
         ev = parseAgentEvent(line);
@@ -271,6 +290,7 @@ class NodeAgents {
       }
       if (ev.type === 'agent/hello' && !hello) {
         hello = true;
+        watch.start();
         agent.send({ type: 'node/join', options: this.req.options, index, coordinator });
       } else if (ev.type === 'node/joined') {
         this.log(`${name} (${ev.hostname}) joined the coordinator at ${ev.coordinator} with ${ev.slots} rank(s)`);
@@ -287,7 +307,8 @@ class NodeAgents {
     this.stopped = true;
     await Promise.all(this.starting);
     await Promise.all(
-      this.live.map(async ({ agent, session }) => {
+      this.live.map(async ({ agent, session, watch }) => {
+        watch.dispose();
         agent.closeInput();
         if ((await Promise.race([agent.exited, delay(EXIT_GRACE_MS)])) === 'timeout') agent.kill();
         session?.dispose();
@@ -300,11 +321,30 @@ type Ending =
   | { kind: 'done' }
   | { kind: 'exit'; exit: AgentExit }
   | { kind: 'protocol'; error: CommcostError }
+  | { kind: 'silent'; error: CommcostError }
   | { kind: 'cancel' };
+
+/**
+ * AGENT_SILENT for the agent on `host`: what happened, that what was measured is kept and the
+ * agent was stopped, and what to do.
+ */
+function silentError(host: string, silentMs: number, settings: LivenessSettings): CommcostError {
+  return new CommcostError(
+    'AGENT_SILENT',
+    `agent on ${host} sent nothing for ${(silentMs / 1000).toFixed(1)} s (it sends a heartbeat every ${(settings.intervalMs / 1000).toFixed(1)} s): it is stopped or stuck, or the network to ${host} is cut while the connection stays open`,
+    {
+      where: { host },
+      hint:
+        `what was measured is kept and the run is saved as partial; the agent and its ranks were stopped. Check that ${host} is up and not overloaded (a stopped process, memory, load), then run again. ` +
+        `The deadline is ${settings.deadlineMs} ms (${LIVENESS_ENV.deadlineMs})`,
+    },
+  );
+}
 
 async function drive(
   agent: AgentProcess,
   req: RunRequest,
+  livenessSettings: LivenessSettings,
   cb: RunCallbacks,
   log: (line: string) => void,
   host: string,
@@ -323,13 +363,18 @@ async function drive(
   const ending = new Promise<Ending>((r) => (endWith = r));
   let doneSignal!: () => void;
   const donePromise = new Promise<'done'>((r) => (doneSignal = () => r('done')));
+  const liveness = new AgentLiveness(livenessSettings, (cmd) => agent.send(cmd), (silentMs) => {
+    endWith({ kind: 'silent', error: silentError(host, silentMs, livenessSettings) });
+  });
 
   agent.onStderr((line) => {
+    liveness.heard();
     stderrTail.push(line);
     if (stderrTail.length > 20) stderrTail.shift();
     cb.onLog(line);
   });
   agent.onLine((line) => {
+    liveness.heard();
     if (stopped || line.trim() === '') return;
     let ev: AgentEvent;
     let next: RunFile;
@@ -349,9 +394,13 @@ async function drive(
       });
       return;
     }
+    // Transport only: it said the agent is alive (heard above), nothing to fold or show.
+    if (ev.type === 'agent/heartbeat') return;
     if (ev.type === 'agent/hello' && !helloSeen) {
       helloSeen = true;
       log(`agent ${ev.agentVersion} (pid ${ev.pid}) on ${host}`);
+      // Keepalives first: the agent's watch on us is armed before the run starts.
+      liveness.start();
       // A cancel that came before the hello: the run is never started.
       if (!cancelRequested) {
         const more = req.moreTargets?.length ?? 0;
@@ -417,7 +466,13 @@ async function drive(
     }
     stopped = true;
     let error: CommcostError;
-    if (end.kind === 'protocol') {
+    if (end.kind === 'silent') {
+      // Stopped or cut off: no point in a cancel it cannot read. Kill what we started, now.
+      log(`${end.error.message}: stopping it`);
+      agent.kill();
+      await Promise.race([agent.exited, delay(EXIT_GRACE_MS)]);
+      error = end.error;
+    } else if (end.kind === 'protocol') {
       error = end.error;
     } else if (end.exit.error) {
       error = end.exit.error;
@@ -435,6 +490,7 @@ async function drive(
     cb.onRun(run);
     return run;
   } finally {
+    liveness.dispose();
     signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -4,10 +4,16 @@
  * Transport: JSON lines. The agent writes one {@link AgentEvent} per line on its stdout and
  * nothing else; the host writes one {@link HostCommand} per line on the agent's stdin. Closing
  * the agent's stdin tears the whole run down (the agent treats EOF as cancel + exit).
+ * Both sides also watch for a peer that goes silent with its pipe or connection still open:
+ * `host/keepalive` one way, `agent/heartbeat` the other, each with a deadline (liveness.ts).
  *
  * This folder imports nothing: it is shared by extension/, webview/, client/, cli/ and
  * remote-agent/.
  */
+
+import { livenessProblem, type HeartbeatEvent, type KeepaliveCommand } from './liveness';
+
+export { DEFAULT_LIVENESS, LIVENESS_LIMITS, livenessProblem, type HeartbeatEvent, type KeepaliveCommand, type LivenessSettings } from './liveness';
 
 /** Bumped on any incompatible change of the line format. */
 export const PROTOCOL_VERSION = 1;
@@ -190,7 +196,8 @@ export interface JoinCommand {
 export interface CancelCommand {
   type: 'run/cancel';
 }
-export type HostCommand = StartCommand | CancelCommand | JoinCommand;
+/** Host → agent, every few seconds once the agent said hello: see {@link KeepaliveCommand} (liveness.ts). */
+export type HostCommand = StartCommand | CancelCommand | JoinCommand | KeepaliveCommand;
 
 // ---------------------------------------------------------------------------------------------
 // Agent → host
@@ -488,7 +495,9 @@ export type ErrorCode =
   // Raised on the host side, recorded in run files:
   | 'AGENT_EXITED'
   | 'CONNECTION_LOST'
-  | 'PROTOCOL';
+  | 'PROTOCOL'
+  // The agent sent nothing (not even its heartbeat) for the liveness deadline (liveness.ts).
+  | 'AGENT_SILENT';
 
 /** Where a failure happened. */
 export interface ErrorWhere {
@@ -550,8 +559,10 @@ export interface DoneEvent {
   endedAt: string;
 }
 
+/** Agent → host. `agent/heartbeat` (liveness.ts) keeps the link alive and is never folded into a run. */
 export type AgentEvent =
   | HelloEvent
+  | HeartbeatEvent
   | ListeningEvent
   | JoinedEvent
   | RunPlanEvent
@@ -565,6 +576,7 @@ export type AgentEvent =
 
 const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEvent['type']>([
   'agent/hello',
+  'agent/heartbeat',
   'run/listening',
   'node/joined',
   'run/plan',
@@ -664,6 +676,8 @@ function eventShapeProblem(v: Record<string, unknown>): string | undefined {
         )
       );
     }
+    case 'agent/heartbeat':
+      return undefined;
     case 'run/listening':
       return need(Number.isInteger(v.port) && Array.isArray(v.addresses) && v.addresses.every(isStr) && isStr(v.token), 'needs an integer "port", "addresses" (strings) and "token"');
     case 'node/joined':
@@ -717,8 +731,12 @@ export function parseHostCommand(line: string): HostCommand {
   } catch {
     throw new ProtocolError(`host sent a line that is not JSON: ${line.slice(0, 200)}`, line);
   }
-  if (!isRecord(value) || (value.type !== 'run/start' && value.type !== 'run/cancel' && value.type !== 'node/join')) {
+  if (!isRecord(value) || (value.type !== 'run/start' && value.type !== 'run/cancel' && value.type !== 'node/join' && value.type !== 'host/keepalive')) {
     throw new ProtocolError(`host sent an unknown command: ${line.slice(0, 200)}`, line);
+  }
+  if (value.type === 'host/keepalive') {
+    const problem = livenessProblem(value.intervalMs, value.deadlineMs);
+    if (problem) throw new ProtocolError(`host/keepalive: ${problem}`, line);
   }
   if ((value.type === 'run/start' || value.type === 'node/join') && !isRecord(value.options)) {
     throw new ProtocolError(`${value.type} without options`, line);

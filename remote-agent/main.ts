@@ -10,11 +10,13 @@
  *                          launched.ts): rank 0 coordinates, the others are its nodes.
  *
  * Stdin EOF, SIGTERM, SIGINT or SIGHUP cancel the run: the rank processes are killed, the
- * measured results already sent stay valid, and the process exits.
+ * measured results already sent stay valid, and the process exits. So does a host that goes
+ * silent once it sent a `host/keepalive` (hostLiveness.ts: no line for the keepalive's deadline).
  */
 import { parseHostCommand, PROTOCOL_VERSION, toLine, type AgentEvent, type JoinCommand } from '../protocol/events';
 import { COMMCOST_VERSION } from '../protocol/version';
 import { Coordinator, loadLibrary, RunSetupError } from './coordinator';
+import { HostWatch } from './hostLiveness';
 import { launchedMain } from './launched';
 import { onLines } from './lineChannel';
 import { NodeHostError, runNodeHost } from './nodes';
@@ -36,11 +38,20 @@ function coordinatorMain(): void {
   let coordinator: Coordinator | undefined;
   let relay: SlurmRelay | undefined;
   let running: Promise<void> | undefined;
+  // False once the host is known to be gone: nobody reads stdout, so its drain may never come.
+  let drain = true;
   const finish = (code: number): void => {
     // Let stdout drain before exiting.
-    process.stdout.write('', () => process.exit(code));
+    if (drain) process.stdout.write('', () => process.exit(code));
+    else process.exit(code);
   };
+  const watch = new HostWatch(emit, (silentMs, deadlineMs) => {
+    drain = false;
+    log(`commcost agent: the host sent nothing for ${(silentMs / 1000).toFixed(1)} s: cancelling the run and exiting`);
+    stop(`no line from the host for ${(silentMs / 1000).toFixed(1)} s (liveness deadline ${(deadlineMs / 1000).toFixed(1)} s): the host stopped or the network to it is cut`);
+  });
   const stop = (reason: string): void => {
+    watch.dispose();
     if (relay && running) {
       relay.cancel(reason);
       void running.then(() => finish(0));
@@ -57,11 +68,16 @@ function coordinatorMain(): void {
   const overlong = (): void => emit({ type: 'run/error', code: 'BAD_COMMAND', message: 'the host sent a line longer than 8 MiB: it was dropped', where: {}, fatal: false });
   onLines(process.stdin, onCommand, undefined, overlong);
   function onCommand(line: string): void {
+    watch.heard();
     let cmd;
     try {
       cmd = parseHostCommand(line);
     } catch (e) {
       emit({ type: 'run/error', code: 'BAD_COMMAND', message: (e as Error).message, where: {}, fatal: false });
+      return;
+    }
+    if (cmd.type === 'host/keepalive') {
+      watch.keepalive(cmd);
       return;
     }
     if (cmd.type === 'run/start' || cmd.type === 'node/join') {

@@ -1,0 +1,147 @@
+/**
+ * The liveness faults (protocol/liveness.ts), each on a real run on the simulated NCCL, with the
+ * agent from a private copy (its path names every process of the trial):
+ * - {@link silentAgentTrial}: the agent is SIGSTOPped mid-run (its pipes stay open): the host must
+ *   stop with AGENT_SILENT within the deadline + a margin, keep what was measured (partial) and
+ *   leave no process.
+ * - {@link silentClientTrial}: the client (the bundled CLI) is SIGSTOPped mid-run (it holds the
+ *   agent's stdin open and reads nothing): the agent and its ranks must be gone within the
+ *   deadline + a margin.
+ * Used by test/security/liveness.test.ts and by the fault table (test/integration/faults.test.ts).
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AgentEvent, RunOptions } from '../../protocol/events';
+import type { RunFile } from '../../protocol/runFile';
+import { runMeasurement } from '../../client/runSession';
+import { privateAgentCopy, processesMatching, repoRoot } from './agentHarness';
+
+/** Short liveness settings of the trials, ms. */
+export const TRIAL_LIVENESS = { intervalMs: 200, deadlineMs: 1500 };
+
+const SIM_ENV = { COMMCOST_SIM_INIT_MS: '15', COMMCOST_SIM_CONNECT_MS: '25', COMMCOST_SIM_SPLIT_MS: '8', COMMCOST_SIM_ABORT_MS: '12', COMMCOST_SIM_CUINIT_MS: '20' };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls (every 25 ms) until no process mentions `marker`. @returns ms waited and the PIDs still alive. */
+async function untilGone(marker: string, ms: number, except?: number): Promise<{ ms: number; left: number[] }> {
+  const t0 = Date.now();
+  const alive = () => processesMatching(marker).filter((p) => p !== except);
+  let left = alive();
+  while (left.length > 0 && Date.now() - t0 < ms) {
+    await sleep(25);
+    left = alive();
+  }
+  return { ms: Date.now() - t0, left };
+}
+
+function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+export interface SilentAgentResult {
+  run: RunFile;
+  /** From the SIGSTOP to the run's end, ms. */
+  stopMs: number;
+  /** Processes of the trial still alive 2 s after the run ended (killed afterwards). */
+  left: number[];
+  /** The agent's log lines and ours. */
+  log: string[];
+}
+
+/**
+ * Starts a run on localhost (2 ranks, `init` × 300), SIGSTOPs the agent at its first recorded
+ * sample and waits for runMeasurement to end (at most `limitMs`).
+ * @throws Error when the run ends before the stop, or does not end within `limitMs` (the
+ *   agent is then killed so nothing is left behind)
+ */
+export async function silentAgentTrial(limitMs = 20_000): Promise<SilentAgentResult> {
+  const agentDir = privateAgentCopy();
+  Object.assign(process.env, SIM_ENV);
+  const options: RunOptions = { experiments: ['init'], iterations: 300, warmup: 0, deadlineSeconds: 30, simulate: true, ranks: 2 };
+  const log: string[] = [];
+  let agentPid = 0;
+  let stoppedAt = 0;
+  const onEvent = (ev: AgentEvent): void => {
+    if (ev.type === 'agent/hello') agentPid = ev.pid;
+    if (ev.type === 'run/sample' && !ev.warmup && stoppedAt === 0 && agentPid > 0) {
+      stoppedAt = Date.now();
+      process.kill(agentPid, 'SIGSTOP');
+    }
+  };
+  try {
+    const running = runMeasurement({ target: 'localhost', options, agentDir, liveness: TRIAL_LIVENESS }, { onRun: () => undefined, onEvent, onLog: (l) => log.push(l) });
+    let limit: NodeJS.Timeout | undefined;
+    const result = await Promise.race([running, new Promise<'limit'>((r) => (limit = setTimeout(() => r('limit'), limitMs)))]);
+    clearTimeout(limit);
+    if (result === 'limit') throw new Error(`the run did not end within ${limitMs} ms of its start (SIGSTOP at ${stoppedAt ? `${stoppedAt - Date.now() + limitMs} ms` : 'never'}): the host waits forever on a silent agent`);
+    if (stoppedAt === 0) throw new Error(`the run ended (${result.status}) before the agent was stopped`);
+    const stopMs = Date.now() - stoppedAt;
+    const gone = await untilGone(agentDir, 2000);
+    return { run: result, stopMs, left: gone.left, log };
+  } finally {
+    const left = processesMatching(agentDir);
+    killAll(left);
+    fs.rmSync(agentDir, { recursive: true, force: true });
+  }
+}
+
+export interface SilentClientResult {
+  /** From the client's SIGSTOP until the agent and its ranks were gone, ms. */
+  goneMs: number;
+  /** Processes of the trial (agent, ranks) still alive after `waitMs` (killed afterwards). */
+  left: number[];
+  /** Rank processes seen before the stop. */
+  ranks: number;
+  /** The CLI's stderr (its log with --verbose). */
+  stderr: string;
+}
+
+/**
+ * Starts `commcost measure --simulate` (the bundled CLI, dist/cli.js) with the trial's liveness
+ * settings in its environment, SIGSTOPs it once both rank processes run, and waits up to `waitMs`
+ * for the agent and its ranks to be gone. The CLI is killed at the end.
+ */
+export async function silentClientTrial(waitMs: number): Promise<SilentClientResult> {
+  const agentDir = privateAgentCopy();
+  const saveDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-liveness-runs-'));
+  const args = ['measure', '--simulate', '--experiments', 'init', '--iterations', '100000', '--warmup', '0', '--ranks', '2', '--agent-dir', agentDir, '--save-dir', saveDir, '--verbose'];
+  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'commcost.js'), ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...SIM_ENV, COMMCOST_HEARTBEAT_MS: String(TRIAL_LIVENESS.intervalMs), COMMCOST_LIVENESS_DEADLINE_MS: String(TRIAL_LIVENESS.deadlineMs) },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    // The agent and both ranks up (the CLI's own command line names the folder too).
+    const t0 = Date.now();
+    const trial = () => processesMatching(agentDir).filter((p) => p !== child.pid);
+    let procs: number[] = [];
+    while (Date.now() - t0 < 30_000) {
+      procs = trial();
+      if (procs.length >= 3) break;
+      if (child.exitCode !== null) throw new Error(`the CLI exited (${child.exitCode}) before its ranks ran:\n${stderr.slice(-2000)}`);
+      await sleep(50);
+    }
+    if (procs.length < 3) throw new Error(`the agent and its 2 ranks did not start within 30 s (seen ${procs.length}):\n${stderr.slice(-2000)}`);
+    await sleep(500);
+    const ranks = trial().length - 1;
+    child.kill('SIGSTOP');
+    const gone = await untilGone(agentDir, waitMs, child.pid);
+    return { goneMs: gone.ms, left: gone.left, ranks, stderr };
+  } finally {
+    child.kill('SIGKILL');
+    killAll(processesMatching(agentDir));
+    fs.rmSync(agentDir, { recursive: true, force: true });
+    fs.rmSync(saveDir, { recursive: true, force: true });
+  }
+}
