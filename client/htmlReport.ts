@@ -54,7 +54,7 @@ export function jsonForScript(value: unknown): string {
 }
 
 /** JavaScript source made safe inside a `<script>` element (`</script` → `<\/script`, `<!--` → `<\!--`, source map comment dropped). */
-function scriptSafe(js: string): string {
+export function scriptSafe(js: string): string {
   return js
     .replace(/\/\/# sourceMappingURL=\S*\s*$/, '')
     .replace(/<\/(script)/gi, '<\\/$1')

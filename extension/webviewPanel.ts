@@ -6,7 +6,9 @@
  * webview keeps as its state so that extension/panelSerializer.ts restores it after a reload.
  *
  * Security (vscode-extension-samples): CSP `default-src 'none'` with a per-load script nonce,
- * `localResourceRoots` narrowed to `dist/`, the script URL through `asWebviewUri`.
+ * `localResourceRoots` narrowed to `dist/`. The webview bundle is inlined in the page
+ * (panelPage.ts), not loaded by URL: a page restored beside another after a window reload
+ * could otherwise lose its script to VS Code's webview service worker and stay blank.
  * Protocol (GitLens): the webview sends `webview/ready` after every load and the panel answers
  * with the complete current state; then the same run's next states go out as deltas
  * (`state/run/delta`, protocol/runDelta.ts: what was appended since the last post), another run's
@@ -14,7 +16,6 @@
  * back-pressured: while one post is in flight only the newest state is kept, so a fast run never
  * queues stale snapshots (the webview itself renders at most once per frame).
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { COMPARE_ELEMENT_ID } from '../protocol/compare';
 import type { RunFile } from '../protocol/runFile';
@@ -31,7 +32,8 @@ import {
   type PlanRequest,
   type RunState,
 } from '../protocol/webviewMessages';
-import { COMPARE_VIEW_TYPE, restoreAttribute, RESULTS_VIEW_TYPE, type PanelRestoreState } from './panelSerializerState';
+import { panelPageHtml, webviewScript } from './panelPage';
+import { COMPARE_VIEW_TYPE, RESULTS_VIEW_TYPE, type PanelRestoreState } from './panelSerializerState';
 
 /** What the panel's buttons do; replaced per run. */
 export interface PanelActions {
@@ -52,35 +54,9 @@ function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions & vscod
   return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist')] };
 }
 
-/**
- * The page of a panel: CSP `default-src 'none'` with a per-load script nonce, the webview bundle
- * through `asWebviewUri`, `state` (run file paths) in `data-commcost-state`, `embedded` (already
- * safe for a `<script type="application/json">`: htmlReport.ts `jsonForScript`) before the bundle.
- */
+/** The page of a panel (panelPage.ts): the webview bundle inlined, `state` and `embedded` as given. */
 function shellHtml(webview: vscode.Webview, extensionUri: vscode.Uri, state?: PanelRestoreState, embedded?: { id: string; json: string }): string {
-  const nonce = randomBytes(16).toString('base64');
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview.js'));
-  const csp = [
-    "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
-    `style-src ${webview.cspSource} 'unsafe-inline'`,
-    `img-src ${webview.cspSource} data:`,
-    `font-src ${webview.cspSource}`,
-  ].join('; ');
-  const data = embedded ? `<script type="application/json" id="${embedded.id}">${embedded.json}</script>\n` : '';
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>commcost</title>
-</head>
-<body${state ? ` data-commcost-state="${restoreAttribute(state)}"` : ''}>
-<div id="app"></div>
-${data}<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+  return panelPageHtml({ cspSource: webview.cspSource, script: webviewScript(extensionUri.fsPath), state, embedded });
 }
 
 /** The results panels; {@link ResultsPanel.show} creates or reveals one. */
