@@ -7,7 +7,8 @@
  * operations, waiting for a unique id, inside a barrier), a pre-hello connection flood (the
  * agent's memory), a rank process SIGKILLed mid-step, the
  * coordinator SIGKILLed mid-run, the SSH connection dropped mid-run (the sshd session processes
- * SIGKILLed), Cancel at 20 random moments, and a full disk while the run is saved.
+ * SIGKILLed), Cancel at 20 random moments, a full disk while the run is saved, and a silent peer
+ * with its pipe still open (the agent, then the CLI, SIGSTOPped: test/support/livenessFaults.ts).
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -22,7 +23,9 @@ import { loadRun, saveRun } from '../../client/resultsStore';
 import { runMeasurement } from '../../client/runSession';
 import { saveWithFallback } from '../../cli/main';
 import { agentBuilt, distDir, is, privateAgentCopy, processesMatching, repoRoot, startAgent, type AgentRun } from '../support/agentHarness';
+import { printFaultTable, type FaultRow } from '../support/faultTable';
 import { floodLaunchedRank0 } from '../support/flood';
+import { silentAgentTrial, silentClientTrial, TRIAL_LIVENESS } from '../support/livenessFaults';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
 const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
@@ -30,26 +33,11 @@ const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (np
 // Short simulated costs for every local agent this file starts (runMeasurement passes our env on).
 Object.assign(process.env, { COMMCOST_SIM_INIT_MS: '15', COMMCOST_SIM_CONNECT_MS: '25', COMMCOST_SIM_SPLIT_MS: '8', COMMCOST_SIM_ABORT_MS: '12', COMMCOST_SIM_CUINIT_MS: '20' });
 
-interface Row {
-  fault: string;
-  expected: string;
-  observed: string;
-  recoverMs: number | string;
-  left: number | string;
-}
-const rows: Row[] = [];
+const rows: FaultRow[] = [];
 const cleanups: (() => void | Promise<void>)[] = [];
 
-function printTable(): void {
-  const head: Row = { fault: 'fault', expected: 'expected', observed: 'observed', recoverMs: 'time to recover', left: 'processes left' };
-  const cells = [head, ...rows].map((r) => [r.fault, r.expected, r.observed, typeof r.recoverMs === 'number' ? `${r.recoverMs} ms` : r.recoverMs, String(r.left)]);
-  const widths = [0, 1, 2, 3, 4].map((i) => Math.max(...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join(' | ');
-  console.log(['', 'commcost fault injection', line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('-|-'), ...cells.slice(1).map(line), ''].join('\n'));
-}
-
 after(async () => {
-  printTable();
+  printFaultTable(rows);
   for (const c of cleanups.reverse()) await c();
 });
 
@@ -108,7 +96,7 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 
-describe('fault injection', { skip, timeout: 170_000 }, () => {
+describe('fault injection', { skip, timeout: 200_000 }, () => {
   test('a rank that hangs in a call: the hang guard fires within deadline + 1 s, nothing left', async () => {
     const deadline = 2;
     const run = trackAgent(startAgent({ experiments: ['init'], iterations: 2, deadlineSeconds: deadline }, { COMMCOST_SIM_HANG: 'ncclCommInitRankConfig:1' }));
@@ -494,5 +482,16 @@ require(process.env.REAL_AGENT);
     assert.match(cli.stdout, /SIMULATED/, 'the summary was printed before saving');
     assert.deepEqual(fs.readdirSync(mnt), ['filler'], 'no temp file left');
     assert.ok(cliMs < 60_000);
+  });
+
+  test('a silent peer (SIGSTOP, pipes open): the agent, then the CLI; stopped within the liveness deadline + a margin, nothing left', async () => {
+    const deadline = TRIAL_LIVENESS.deadlineMs;
+    const a = await silentAgentTrial();
+    const silent = a.run.errors.find((e) => e.code === ('AGENT_SILENT' as string));
+    rows.push({ fault: `SIGSTOP the agent mid-run (deadline ${deadline} ms)`, expected: `AGENT_SILENT ≤ deadline + 1.5 s, partial kept`, observed: `${silent ? 'AGENT_SILENT' : 'NO ERROR'}, run ${a.run.status}, ${samplesOf(a.run)} samples kept`, recoverMs: a.stopMs, left: a.left.length });
+    const c = await silentClientTrial(deadline + 8000);
+    rows.push({ fault: `SIGSTOP the CLI mid-run (deadline ${deadline} ms)`, expected: 'agent and ranks gone ≤ deadline + 5 s', observed: `agent and ${c.ranks} ranks ${c.left.length === 0 ? 'gone' : 'STILL ALIVE'}`, recoverMs: c.goneMs, left: c.left.length });
+    assert.ok(silent && a.run.status === 'partial' && a.stopMs <= deadline + 1500 && a.left.length === 0, JSON.stringify({ errors: a.run.errors, status: a.run.status, stopMs: a.stopMs, left: a.left }));
+    assert.ok(c.left.length === 0 && c.goneMs <= deadline + 5000, `agent side: ${c.left.length} left after ${c.goneMs} ms`);
   });
 });
