@@ -130,7 +130,7 @@ export function shareClause(part: number, total: number, studyPart: number, stud
   const studyShare = studyPart / studyTotal;
   const points = Math.abs(share - studyShare) * 100;
   const same = share > 0.5 === studyShare > 0.5;
-  const most = (s: number): string => (s > 0.5 ? 'most' : 'less than half');
+  const most = (s: number): string => (s > 0.5 ? 'most' : s === 0.5 ? 'half' : 'less than half');
   return {
     host,
     text: `${name} ${num(studyPart)} of ${num(studyTotal)} ms (${pct(studyShare)}) vs ${ms(part)} of ${ms(total)} (${pct(share)})`,

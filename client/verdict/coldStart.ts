@@ -8,7 +8,7 @@
 import type { NcclInitSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
-import { costWords, figureClause, relation, relationClause, studySentence, type Here } from './agreement';
+import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Here } from './agreement';
 import { median, ms, stats, times, variantOf, type VerdictLine } from './format';
 
 /** NCCL's figures are whole 10 ms steps (seconds with two decimals): shown as whole ms. */
@@ -68,10 +68,18 @@ export function coldStartLine(run: RunFile, here: Here): VerdictLine | undefined
     `A fresh process's first communicator costs ${ms(cold)} to its first collective, a second one in the same process ${ms(warm)}: ` +
     `cold ${costWords(r)} warm (${times(coldOverWarm)}${initRatio !== undefined ? `; the init call alone ${times(initRatio)}` : ''}).`;
   const view = ncclViewSentence(v?.ncclInit, stats(v, 'cold')?.n);
-  const study = studySentence(here, [
-    figureClause(cold, S.coldToFirst, 'cold'),
-    figureClause(warm, S.warmToFirst, 'warm'),
-    relationClause(cold, warm, S.coldToFirst, S.warmToFirst, 'cold against warm'),
-  ]);
+  // Each figure runs to the first collective, which at one rank has no peer to connect to while
+  // the study's communicators had several: named, not judged (as firstCollectiveShare does).
+  const study =
+    run.ranks < 2 && S.coldToFirst.host.ranks >= 2
+      ? studyNotCompared(
+          [S.coldToFirst, S.warmToFirst],
+          `these run to the first collective, which at 1 rank has no peer to connect to; the study's communicators had ${S.coldToFirst.host.ranks} ranks`,
+        )
+      : studySentence(here, [
+          figureClause(cold, S.coldToFirst, 'cold'),
+          figureClause(warm, S.warmToFirst, 'warm'),
+          relationClause(cold, warm, S.coldToFirst, S.warmToFirst, 'cold against warm'),
+        ]);
   return { id: 'cold-start', text: `${text}${view ? ` ${view}` : ''} ${study}` };
 }

@@ -73,9 +73,12 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const fresh = median(run, 'init', undefined, 'total');
   if (fresh === undefined) return undefined;
   const split = headlineSplit(run.ranks);
+  const splitName = `${split.name} (${rankWords(split.childRanks)})`;
+  const share0Measured = median(run, 'split', split.variant, 'total') !== undefined;
   const rebuilds: { name: string; experiment: string; variant: string }[] = [
-    { name: `${split.name} (${rankWords(split.childRanks)}), splitShare 0`, experiment: 'split', variant: split.variant },
-    { name: `the same with splitShare 1`, experiment: 'split', variant: split.share1 },
+    { name: `${splitName}, splitShare 0`, experiment: 'split', variant: split.variant },
+    // "the same" only when the splitShare 0 entry it refers to is there.
+    { name: share0Measured ? `the same with splitShare 1` : `${splitName}, splitShare 1`, experiment: 'split', variant: split.share1 },
     { name: `shrink (to ${rankWords(run.ranks - 1)})`, experiment: 'shrink', variant: 'default' },
     { name: `grow (to ${run.ranks} ranks)`, experiment: 'grow', variant: 'default' },
   ];
@@ -97,6 +100,13 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
     );
   }
   if (parts.length === 0) return undefined;
+  // The headline split (what user code pays: splitShare 0, a multi-rank child) when the run has the
+  // split experiment but no figure for that variant (it failed, or the run stopped first): said,
+  // never left for the splitShare 1 figure to stand in for it.
+  if (!share0Measured && run.experiments.some((e) => e.experiment === 'split')) {
+    const failed = run.errors.some((e) => e.where.experiment === 'split' && e.where.variant === split.variant && !e.expected);
+    parts.unshift(`${splitName}, splitShare 0: no figure in this run${failed ? ' (it failed: see the errors)' : ''}`);
+  }
   const clauses: Clause[] = [];
   const splitTotal = totals[`split ${split.variant}`];
   const splitFirst = median(run, 'split', split.variant, 'first');

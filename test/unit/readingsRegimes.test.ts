@@ -1,0 +1,58 @@
+/**
+ * Readings broken on purpose: run files of the regimes the committed runs do not show (1 rank with
+ * cold start, equal medians, a failed headline variant, …), each checked against the sentence
+ * its figures allow. Every test here failed on the code before its fix.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { deriveVerdict } from '../../client/verdict';
+import type { RunFile } from '../../protocol/runFile';
+import { experiment, load, oneRank, synthetic, variant } from './verdictRuns';
+
+const line = (run: RunFile, id: string): string => {
+  const text = deriveVerdict(run).find((l) => l.id === id)?.text;
+  assert.ok(text, `no ${id} line`);
+  return text;
+};
+
+test('1 rank: the cold-start line names the study figures (init to a first collective that connected 4 ranks) without judging a 1-rank figure against them', () => {
+  const run = oneRank();
+  run.experiments.push(experiment('cold-start', [variant('default', { cold: 340, warm: 17.5 })]));
+  const text = line(run, 'cold-start');
+  assert.match(text, /cold costs more than warm/);
+  assert.doesNotMatch(text, /agrees|differs/, text);
+  assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): .*493–523 ms.*98 ms — not compared here: .*1 rank has no peer to connect to/, text);
+  // At 2 ranks the same figures are judged.
+  const two = synthetic(2, [experiment('cold-start', [variant('default', { cold: 595, warm: 171 })])]);
+  assert.match(line(two, 'cold-start'), /warm 98 ms vs 171 ms \(1\.74×\): agrees/);
+});
+
+test('equal medians: a first collective of exactly half the init is "half", never "less than half"', () => {
+  const run = synthetic(2, [experiment('init', [variant('default', { call: 50, first: 50, total: 100 })])]);
+  const text = line(run, 'first-collective-share');
+  assert.match(text, /ncclCommInitRankConfig pays 50\.0 ms \(50%\) and the first collective 50\.0 ms \(50%\)/);
+  assert.doesNotMatch(text, /less than half here/, text);
+  assert.match(text, /\(most in the study, half here\)/, text);
+});
+
+test('a failed splitShare 0 split: the rebuild line says it has no figure and names the splitShare 1 split in full, not "the same with splitShare 1"', () => {
+  const run = structuredClone(load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'));
+  const split = run.experiments.find((e) => e.experiment === 'split')!;
+  split.variants = split.variants.filter((v) => v.variant !== 'whole/splitShare=0');
+  run.status = 'partial';
+  run.errors = [
+    {
+      code: 'NCCL_ERROR',
+      message: 'ncclCommSplit failed: unhandled cuda error',
+      where: { host: 'localhost', rank: 1, experiment: 'split', variant: 'whole/splitShare=0', iteration: 0 },
+      fatal: false,
+    },
+  ];
+  const text = line(run, 'rebuild-vs-init');
+  assert.doesNotMatch(text, /the same with splitShare 1/, text);
+  assert.match(text, /split of the same shape \(a 2-rank child\), splitShare 0: no figure in this run \(it failed: see the errors\)/, text);
+  assert.match(text, /split of the same shape \(a 2-rank child\), splitShare 1: 21\.7 ms/, text);
+  // With both measured, "the same with splitShare 1" refers to the entry just before it.
+  const whole = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  assert.match(line(whole, 'rebuild-vs-init'), /splitShare 0: 175 ms .*; the same with splitShare 1: 21\.7 ms/);
+});
