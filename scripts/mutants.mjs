@@ -106,7 +106,7 @@ const MUTATIONS = [
   {
     id: 'ranks-min-coordinator',
     what: "the coordinator combines a step's per-rank figures by MIN",
-    file: 'remote-agent/coordinator.ts',
+    file: 'remote-agent/rankCombine.ts',
     find: 'steps[plan.step] = combineRanks(values);',
     replace: 'steps[plan.step] = Math.min(...values);',
     tests: [{ file: TIMING, name: 'ranks combine by MAX' }],
@@ -114,7 +114,7 @@ const MUTATIONS = [
   {
     id: 'sum-drops-a-part',
     what: 'a derived step (sumOf, e.g. total = call + first) is its last part only',
-    file: 'remote-agent/coordinator.ts',
+    file: 'remote-agent/rankCombine.ts',
     find: 'steps[plan.step] = parts.reduce((a, b) => a! + b!, 0)!;',
     replace: 'steps[plan.step] = parts[parts.length - 1]!;',
     tests: [{ file: TIMING, name: "split: the first collective is the child's" }],
