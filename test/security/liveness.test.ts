@@ -15,7 +15,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -26,7 +25,7 @@ import { resolveTarget, type SshTarget } from '../../client/hosts';
 import { livenessSettings } from '../../client/liveness';
 import { SshSession } from '../../client/sshSession';
 import { NOT_BUILT, repoRoot } from '../support/agentHarness';
-import { silentAgentTrial, silentClientTrial, TRIAL_LIVENESS } from '../support/livenessFaults';
+import { partitionTrial, silentAgentTrial, silentClientTrial, tcpRelay, TRIAL_LIVENESS } from '../support/livenessFaults';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -86,39 +85,28 @@ describe('a silent peer', { skip: NOT_BUILT, timeout: 90_000 }, () => {
   });
 });
 
-/** A TCP relay to `port` on 127.0.0.1 whose connections can be cut at once (no FIN: destroyed). */
-function relay(port: number): Promise<{ port: number; cut(): void; close(): void }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    upstream.on('error', drop).on('close', drop);
+describe('a partition to an SSH host (TCP stays up)', { skip: sshdMissingReason() ?? NOT_BUILT, timeout: 90_000 }, () => {
+  test(`the remote agent and its ranks are gone within the deadline (${TRIAL_LIVENESS.deadlineMs} ms) + 5 s; the host side ends with AGENT_SILENT`, async () => {
+    const server: SshServer = await startSshServer();
+    cleanups.push(() => server.stop());
+    const waitMs = TRIAL_LIVENESS.deadlineMs + 5000;
+    const r = await partitionTrial(server, waitMs);
+    assert.ok(r.remote >= 3, `the remote agent and its 2 ranks ran before the partition (seen ${r.remote})`);
+    assert.deepEqual(r.left, [], 'the remote agent and its ranks are gone');
+    assert.ok(r.remoteGoneMs <= waitMs, `remote side gone ${r.remoteGoneMs} ms after the partition`);
+    const silent = r.run.errors.find((e) => e.code === ('AGENT_SILENT' as string));
+    assert.ok(silent, JSON.stringify(r.run.errors));
+    assert.equal(silent.where.host, 'partitioned');
+    assert.equal(r.run.status, 'partial');
+    assert.ok(r.hostMs <= TRIAL_LIVENESS.deadlineMs + 4000, `the host side ended ${r.hostMs} ms after the partition`);
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const addr = server.address() as net.AddressInfo;
-      resolve({
-        port: addr.port,
-        cut: () => {
-          for (const s of sockets) s.resetAndDestroy();
-        },
-        close: () => server.close(),
-      });
-    }),
-  );
-}
+});
 
 describe('an SSH drop during deploy', { skip: sshdMissingReason() ?? false, timeout: 60_000 }, () => {
   test('says the connection dropped during deploy, after how many files, and that nothing was measured', async () => {
     const server: SshServer = await startSshServer();
     cleanups.push(() => server.stop());
-    const proxy = await relay(server.port);
+    const proxy = await tcpRelay(server.port);
     cleanups.push(() => proxy.close());
     const base = (await resolveTarget(server.alias, { sshConfigPath: server.sshConfigPath })) as SshTarget;
     const target: SshTarget = { ...base, port: proxy.port };

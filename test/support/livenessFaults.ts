@@ -7,16 +7,23 @@
  * - {@link silentClientTrial}: the client (the bundled CLI) is SIGSTOPped mid-run (it holds the
  *   agent's stdin open and reads nothing): the agent and its ranks must be gone within the
  *   deadline + a margin.
+ * - {@link partitionTrial}: the network between the host side and an SSH host stops carrying
+ *   anything while both TCP ends stay open (a relay in front of the loopback sshd stops
+ *   forwarding): the remote agent and its ranks must be gone within the deadline + a margin, and
+ *   the host side must end the run with AGENT_SILENT.
  * Used by test/security/liveness.test.ts and by the fault table (test/integration/faults.test.ts).
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as net from 'node:net';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentEvent, RunOptions } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { runMeasurement } from '../../client/runSession';
-import { privateAgentCopy, processesMatching, repoRoot } from './agentHarness';
+import { distDir, privateAgentCopy, processesMatching, repoRoot } from './agentHarness';
+import type { SshServer } from './sshServer';
 
 /** Short liveness settings of the trials, ms. */
 export const TRIAL_LIVENESS = { intervalMs: 200, deadlineMs: 1500 };
@@ -143,5 +150,137 @@ export async function silentClientTrial(waitMs: number): Promise<SilentClientRes
     killAll(processesMatching(agentDir));
     fs.rmSync(agentDir, { recursive: true, force: true });
     fs.rmSync(saveDir, { recursive: true, force: true });
+  }
+}
+
+/** A TCP relay on 127.0.0.1 to `port` on 127.0.0.1. */
+export interface TcpRelay {
+  port: number;
+  /** Resets every relayed connection at once (no FIN: an RST). */
+  cut(): void;
+  /** Stops carrying bytes either way while every socket stays open (a partition, TCP still up). */
+  blackhole(): void;
+  close(): void;
+}
+
+/** Starts a {@link TcpRelay} in front of `port`. */
+export function tcpRelay(port: number): Promise<TcpRelay> {
+  const pairs: [net.Socket, net.Socket][] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, '127.0.0.1');
+    pairs.push([client, upstream]);
+    client.pipe(upstream).pipe(client);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        port: (server.address() as net.AddressInfo).port,
+        cut: () => {
+          for (const [a, b] of pairs) {
+            a.resetAndDestroy();
+            b.resetAndDestroy();
+          }
+        },
+        blackhole: () => {
+          for (const [a, b] of pairs) {
+            a.unpipe(b);
+            b.unpipe(a);
+            a.pause();
+            b.pause();
+            a.removeAllListeners('close');
+            b.removeAllListeners('close');
+          }
+        },
+        close: () => {
+          for (const [a, b] of pairs) {
+            a.destroy();
+            b.destroy();
+          }
+          server.close();
+        },
+      });
+    }),
+  );
+}
+
+export interface PartitionResult {
+  run: RunFile;
+  /** From the partition to the run's end on the host side, ms. */
+  hostMs: number;
+  /** From the partition until the remote agent and its ranks were gone, ms. */
+  remoteGoneMs: number;
+  /** Remote processes (agent, ranks) still alive after `waitMs` (killed afterwards). */
+  left: number[];
+  /** Remote processes seen before the partition (agent and ranks). */
+  remote: number;
+}
+
+/**
+ * A run on the loopback sshd through a relay, 2 ranks, `init` × 300; at the 3rd recorded sample
+ * the relay stops carrying bytes (TCP stays up). Waits for the host side's run to end and for the
+ * remote agent and ranks (named by the deployed folder, a private hash) to be gone, each up to
+ * `waitMs` after the partition.
+ */
+export async function partitionTrial(server: SshServer, waitMs: number): Promise<PartitionResult> {
+  const relay = await tcpRelay(server.port);
+  const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-partition-'));
+  fs.writeFileSync(path.join(agentDir, 'agent.js'), fs.readFileSync(path.join(distDir, 'agent.js'), 'utf8') + `\n// partition ${randomBytes(8).toString('hex')}\n`);
+  fs.mkdirSync(path.join(agentDir, 'native'));
+  for (const f of ['commcost.node', 'libnccl-sim.so']) fs.copyFileSync(path.join(distDir, 'native', f), path.join(agentDir, 'native', f));
+  const sshConfigPath = path.join(agentDir, 'ssh_config');
+  const knownHostsPath = path.join(agentDir, 'known_hosts');
+  fs.writeFileSync(sshConfigPath, `Host partitioned\n  HostName 127.0.0.1\n  Port ${relay.port}\n  User ${server.user}\n  IdentityFile ${server.keyPath}\n`);
+  fs.writeFileSync(knownHostsPath, `[127.0.0.1]:${relay.port} ${server.hostPublicKey}\n`);
+  Object.assign(process.env, SIM_ENV);
+  let remoteDir = '';
+  let cutAt = 0;
+  let remote = 0;
+  let samples = 0;
+  const options: RunOptions = { experiments: ['init'], iterations: 300, warmup: 0, deadlineSeconds: 30, simulate: true, ranks: 2 };
+  try {
+    const running = runMeasurement(
+      { target: 'partitioned', options, sshConfigPath, knownHostsPath, agentDir, liveness: TRIAL_LIVENESS },
+      {
+        onRun: () => undefined,
+        onEvent: (ev) => {
+          if (ev.type !== 'run/sample' || ev.warmup || cutAt > 0 || ++samples < 3) return;
+          remote = remoteDir ? processesMatching(remoteDir).length : 0;
+          cutAt = Date.now();
+          relay.blackhole();
+        },
+        onLog: (l) => {
+          const m = /\.cache\/commcost\/[0-9a-f]{16}/.exec(l);
+          if (m && !remoteDir) remoteDir = m[0];
+        },
+      },
+    );
+    let endedAt = 0;
+    void running.then(() => (endedAt = Date.now()), () => (endedAt = Date.now()));
+    let limit: NodeJS.Timeout | undefined;
+    const ended = Promise.race([running, new Promise<'limit'>((r) => (limit = setTimeout(() => r('limit'), 60_000)))]);
+    // The remote side, watched from here while the host side waits (sshd runs on this machine).
+    while (cutAt === 0) {
+      if ((await Promise.race([ended, sleep(50)])) !== undefined) break;
+    }
+    if (cutAt === 0) throw new Error(`the run ended before the partition: ${JSON.stringify((await ended) === 'limit' ? 'limit' : 'done')}`);
+    const gone = await untilGone(remoteDir, waitMs);
+    const remoteGoneMs = Date.now() - cutAt;
+    const run = await Promise.race([ended, sleep(Math.max(0, cutAt + waitMs - Date.now())).then(() => 'limit' as const)]);
+    clearTimeout(limit);
+    if (run === 'limit') throw new Error(`the host side did not end the run within ${waitMs} ms of the partition`);
+    return { run, hostMs: endedAt - cutAt, remoteGoneMs: gone.left.length === 0 ? remoteGoneMs : Number.NaN, left: gone.left, remote };
+  } finally {
+    relay.close();
+    if (remoteDir) {
+      killAll(processesMatching(remoteDir));
+      fs.rmSync(path.join(os.homedir(), remoteDir), { recursive: true, force: true });
+    }
+    fs.rmSync(agentDir, { recursive: true, force: true });
   }
 }
