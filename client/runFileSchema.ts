@@ -2,6 +2,7 @@
  * JSON schema of a run file and its validator. Run files found in a workspace are untrusted:
  * read them through {@link validateRunFile}, never by casting.
  */
+import { createHash } from 'node:crypto';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { EXPERIMENT_IDS } from '../protocol/events';
 import { RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
@@ -194,18 +195,46 @@ export const runFileJsonSchema = {
   },
 } as const;
 
+/** The options the schema is compiled with, here and at build time (scripts/build.mjs `PRECOMPILED`). */
+export const RUN_FILE_AJV_OPTIONS = { allErrors: true, strict: true } as const;
+
+/** SHA-1 (hex) of the schema as JSON: a precompiled validator made from another schema is not used. */
+export function runFileSchemaHash(): string {
+  return createHash('sha1').update(JSON.stringify(runFileJsonSchema)).digest('hex');
+}
+
 /**
- * The compiled validator, made on the first validation: compiling costs ~150 ms, and this module
- * is loaded at extension activation through the annotations (ARCHITECTURE.md: activation stays cheap).
+ * The validator that scripts/build.mjs compiled from this schema at build time (ajv standalone
+ * code in dist/vendor/run-file-validator.js, required by its bare name, which the bundles map to
+ * that file), or undefined where there is none (run from source) or it was made from another
+ * schema (its `schemaHash` differs from {@link runFileSchemaHash}).
+ */
+export function precompiledValidator(load: () => unknown = () => require('commcost-run-file-validator')): ValidateFunction<RunFile> | undefined {
+  let m: unknown;
+  try {
+    m = load();
+  } catch {
+    return undefined;
+  }
+  if (typeof m !== 'function' || (m as { schemaHash?: unknown }).schemaHash !== runFileSchemaHash()) return undefined;
+  return m as ValidateFunction<RunFile>;
+}
+
+/**
+ * The validator, made on the first validation: the precompiled one where the build made it (a few
+ * ms to load), else compiled with ajv (~150 ms; this module is loaded at extension activation
+ * through the annotations: ARCHITECTURE.md, activation stays cheap).
  * @throws Error only if ajv itself cannot be loaded
  */
 let compiled: ValidateFunction<RunFile> | undefined;
 function validator(): ValidateFunction<RunFile> {
   if (compiled) return compiled;
+  const pre = precompiledValidator();
+  if (pre) return (compiled = pre);
   // Required here, not imported: ajv's own module load (~10 ms) is paid on the first run file read too.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { default: Ajv } = require('ajv') as typeof import('ajv');
-  return (compiled = new Ajv({ allErrors: true, strict: true }).compile<RunFile>(runFileJsonSchema));
+  return (compiled = new Ajv(RUN_FILE_AJV_OPTIONS).compile<RunFile>(runFileJsonSchema));
 }
 
 function describe(e: ErrorObject): string {

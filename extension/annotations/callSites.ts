@@ -60,8 +60,9 @@ type WebTreeSitter = typeof import('web-tree-sitter');
 /**
  * Parses and scans documents. Create with {@link CallSiteFinder.load} (loads the runtime and
  * both grammars once; ~tens of ms); then {@link parse} and {@link scan} are synchronous. With
- * `lazyCpp`, the C/C++ grammar (3.4 MB of WebAssembly, the larger part of the load) loads in the
- * background: {@link ready} says when a language can be parsed.
+ * `lazyCpp`, the C/C++ grammar (3.4 MB of WebAssembly and its query: the larger part of the load,
+ * ~0.3–1 s of the extension host's thread when the machine is busy) loads on first need, the first
+ * {@link ready}('cpp'): nothing of it is on the path to a Python file's first CodeLens.
  */
 export class CallSiteFinder {
   private cpp: { parser: TsParser; query: TsQuery } | undefined;
@@ -71,7 +72,6 @@ export class CallSiteFinder {
   private constructor(
     private readonly python: { parser: TsParser; queries: PythonQueries },
     loadCpp: () => Promise<{ parser: TsParser; query: TsQuery }>,
-    lazyCpp: boolean,
   ) {
     const start = (): Promise<void> =>
       (this.cppLoad ??= loadCpp().then((c) => {
@@ -81,7 +81,6 @@ export class CallSiteFinder {
         } else this.cpp = c;
       }));
     this.startCpp = start;
-    if (lazyCpp) void start().catch(() => undefined); // reported by ready('cpp')
   }
 
   private readonly startCpp: () => Promise<void>;
@@ -119,7 +118,8 @@ export class CallSiteFinder {
       const cpp = await ts.Language.load(files.cpp);
       return { parser: parser(cpp), query: new ts.Query(cpp, CPP_QUERY) };
     };
-    const finder = new CallSiteFinder({ parser: pyParser, queries: python }, loadCpp, options.lazyCpp === true);
+    const finder = new CallSiteFinder({ parser: pyParser, queries: python }, loadCpp);
+    // Without lazyCpp (CLI, tests) both grammars are there at once; with it, the first ready('cpp') loads C/C++.
     if (!options.lazyCpp) await finder.ready('cpp');
     return finder;
   }
