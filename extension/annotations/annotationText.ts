@@ -8,62 +8,17 @@
  */
 import type { CallSite } from './callSites';
 import type { Annotation, Figure, Measured, VariantFigures } from './figures';
+import { escapeMarkdown, formatBytes, formatMs, plain } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
+import { reading, skipGate } from './readingText';
 
-/** `ms` for people: 0.017 ms, 4.52 ms, 47.7 ms, 176 ms, 1.23 s. */
-export function formatMs(ms: number): string {
-  if (!Number.isFinite(ms)) return '—';
-  const a = Math.abs(ms);
-  if (a >= 1000) return `${(ms / 1000).toFixed(2)} s`;
-  if (a >= 100) return `${Math.round(ms)} ms`;
-  if (a >= 10) return `${ms.toFixed(1)} ms`;
-  if (a >= 1) return `${ms.toFixed(2)} ms`;
-  return `${ms.toFixed(3)} ms`;
-}
-
-/** Bytes as MiB / GiB: 484 MiB, 76.5 MiB, 1.5 GiB. */
-export function formatBytes(bytes: number): string {
-  const mib = bytes / 1048576;
-  if (Math.abs(mib) >= 1024) return `${(mib / 1024).toFixed(1)} GiB`;
-  if (Math.abs(mib) >= 100) return `${Math.round(mib)} MiB`;
-  return `${mib.toFixed(1)} MiB`;
-}
-
-/** Untrusted text for plain-text surfaces: one line, no control characters, at most `max` characters. */
-export function plain(text: string, max = 80): string {
-  // Control characters, line separators and bidirectional overrides become a space.
-  // eslint-disable-next-line no-control-regex
-  const one = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
-}
-
-/** Untrusted text for Markdown: {@link plain}, then every Markdown and HTML special character escaped. */
-export function escapeMarkdown(text: string, max = 120): string {
-  return plain(text, max)
-    .replace(/[\\`*_{}[\]()#+\-.!|~>:]/g, '\\$&')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;');
-}
+export { escapeMarkdown, formatBytes, formatMs, percent, plain } from './formatText';
+export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate } from './readingText';
 
 /** The memory per GPU the annotation shows: after the first collective, else after the call. */
 export function memoryPerGpu(m: Measured): number | undefined {
   return m.main.memoryAfterFirst ?? m.main.memoryAfterCall;
 }
-
-/** A share in percent as measured: 82%, 4.5%, 0.031% (never rounded to 0% or 100% unless it is). */
-export function percent(part: number, whole: number): string {
-  const p = (100 * part) / whole;
-  if (!Number.isFinite(p)) return '—';
-  if (p === 0 || p === 100) return `${p}%`;
-  if (p >= 99.5 && p < 100) return `${Math.floor(p * 100) / 100}%`;
-  if (p > 100 && p < 100.5) return `${Math.ceil(p * 100) / 100}%`;
-  if (p >= 10) return `${Math.round(p)}%`;
-  if (p >= 1) return `${p.toFixed(1)}%`;
-  return `${Number(p.toPrecision(2))}%`;
-}
-
-/** Below this share of the total the first collective counts as ≈ 0: "nearly all of it is the call itself". */
-export const FIRST_NEGLIGIBLE_SHARE = 0.02;
 
 /**
  * The short label of a run, said by the status bar and every annotation: "localhost · NCCL
@@ -131,56 +86,6 @@ export function firstCollectiveElsewhere(a: Annotation, site?: CallSite): { call
   return { call: m.main.call, first: m.main.first, line: at.line + 1 };
 }
 
-/** What the reading calls the thing created: "init", "split", "init_process_group", …. */
-function noun(a: Annotation, m: Measured): string {
-  if (m.experiment === 'c10d') return a.api;
-  return ['init', 'split', 'shrink', 'grow'].includes(m.experiment) ? m.experiment : 'creation';
-}
-
-/**
- * One sentence read off the figures, e.g. "82% of this init is the lazy connect in the first
- * collective (144 ms of 176 ms)": the share of the first collective in the total as measured,
- * whatever its size; "nearly all of this … is the call itself" only when the first collective is
- * ≈ 0 (below {@link FIRST_NEGLIGIBLE_SHARE}); a one-rank child says it has nothing to connect.
- * Undefined when the figures say nothing more than the numbers.
- */
-export function reading(a: Annotation): string | undefined {
-  const m = a.measured;
-  if (!m) return undefined;
-  const { call, first, total } = m.main;
-  if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
-    const what = noun(a, m);
-    const share = first.stats.median / total.stats.median;
-    const of = `${formatMs(first.stats.median)} of ${formatMs(total.stats.median)}`;
-    const p = percent(first.stats.median, total.stats.median);
-    let sentence: string;
-    if (m.main.childRanks === 1) {
-      sentence = `one-rank communicator: nothing to connect; its first collective takes ${of} (${p}), and this run has no communicator of more ranks for this call`;
-    } else if (share >= 0.5) {
-      sentence = `${p} of this ${what} is the lazy connect in the first collective (${of})`;
-    } else if (share < FIRST_NEGLIGIBLE_SHARE) {
-      sentence = `nearly all of this ${what} is the call itself: the first collective adds ${formatMs(first.stats.median)} (${p} of ${formatMs(total.stats.median)})`;
-    } else {
-      sentence = `the first collective is ${p} of this ${what} (${of})${call ? `; the call takes ${formatMs(call.stats.median)}` : ''}`;
-    }
-    if (m.freshInit && m.freshInit.stats.median > 0) {
-      sentence += `; a fresh init to first collective takes ${formatMs(m.freshInit.stats.median)} on this run (this is ${percent(total.stats.median, m.freshInit.stats.median)} of it)`;
-    }
-    return sentence;
-  }
-  if (m.experiment === 'destroy' && total && total.stats.median > 0) {
-    const destroy = [call, ...m.main.extra].find((f) => f?.step === 'destroy');
-    if (destroy)
-      return `${percent(destroy.stats.median, total.stats.median)} of finalize + destroy (${formatMs(total.stats.median)}) is ncclCommDestroy`;
-  }
-  if (m.experiment === 'abort' && call) {
-    const reinit = m.main.extra.find((f) => f.step === 'total');
-    if (reinit)
-      return `recovering costs ${formatMs(call.stats.median + reinit.stats.median)}: the abort (${formatMs(call.stats.median)}) then a re-init to first collective (${formatMs(reinit.stats.median)})`;
-  }
-  return undefined;
-}
-
 /**
  * The CodeLens title, e.g. "⏱ 176 ms to first collective · 484 MiB/GPU — localhost · NCCL 2.28.9 ·
  * 2026-11-29": the headline figure and the run it comes from ({@link runLabel}). With `site`, a
@@ -193,6 +98,9 @@ export function codeLensTitle(a: Annotation, site?: CallSite): string {
   if (!m) {
     const host = a.active ? plain(a.active.run.host, 40) : undefined;
     const reason = a.missing?.reason ?? '';
+    const gate = skipGate(a);
+    // Measuring again on the same host would skip it again: say why, and offer another host.
+    if (gate) return `${sim}⏱ skipped on ${host ?? '…'}: ${plain(gate, 60)} · Measure on a host that meets it`;
     const why = !a.active
       ? ''
       : reason.startsWith('skipped')
@@ -370,7 +278,9 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 200)}.`);
     if (a.active)
       out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, NCCL ${escapeMarkdown(a.active.run.stamp?.ncclVersion ?? '?')}`);
-    if (links.measure) out.push('', `[Measure this on ${a.active ? escapeMarkdown(a.active.run.host, 60) : '…'}](${links.measure})`);
+    if (skipGate(a))
+      out.push('', `${a.active ? escapeMarkdown(a.active.run.host, 60) : 'This host'} cannot run it as measured: measure it on a host, or with an NCCL, that meets this.`);
+    else if (links.measure) out.push('', `[Measure this on ${a.active ? escapeMarkdown(a.active.run.host, 60) : '…'}](${links.measure})`);
     return out.join('\n');
   }
   const run = m.source.run;

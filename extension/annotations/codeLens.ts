@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
-import { codeLensTitle } from './annotationText';
+import { codeLensTitle, skipGate } from './annotationText';
 import type { TraceObservation } from './traces';
 import { observedLensTitle } from './tracesText';
 
@@ -55,7 +55,8 @@ export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
       return lenses.concat(new vscode.CodeLens(range, {
         title,
         command: 'commcost.measure',
-        arguments: [{ experiments: [experiment], ...(a.active ? { host: a.active.run.host } : {}) }],
+        // A skip the host cannot lift (annotationText.ts skipGate): the picker, not the same host again.
+        arguments: [{ experiments: [experiment], ...(a.active && !skipGate(a) ? { host: a.active.run.host } : {}) }],
         tooltip: `Measure the ${experiment} experiment`,
       }));
     });

@@ -1,0 +1,91 @@
+/**
+ * The one-line reading of an annotation (the sentence its figures allow, in every regime: a
+ * one-rank child, a lazily made group, a first collective ≈ 0 or the majority, a headline
+ * variant that shares its parent's resources, a first collective with no figure) and the gate of
+ * an experiment the host cannot run. Pure; re-exported by annotationText.ts.
+ */
+import type { Annotation, Measured } from './figures';
+import { escapeMarkdown, formatMs, percent } from './formatText';
+
+/** Below this share of the total the first collective counts as ≈ 0: "nearly all of it is the call itself". */
+export const FIRST_NEGLIGIBLE_SHARE = 0.02;
+
+/** What the reading calls the thing created: "init", "split", "init_process_group", …. */
+function noun(a: Annotation, m: Measured): string {
+  if (m.experiment === 'c10d') return a.api;
+  return ['init', 'split', 'shrink', 'grow'].includes(m.experiment) ? m.experiment : 'creation';
+}
+
+/**
+ * One sentence read off the figures, e.g. "82% of this init is the lazy connect in the first
+ * collective (144 ms of 176 ms)": the share of the first collective in the total as measured,
+ * whatever its size; "nearly all of this … is the call itself" only when the first collective is
+ * ≈ 0 (below {@link FIRST_NEGLIGIBLE_SHARE}); a one-rank child says it has nothing to connect.
+ * Undefined when the figures say nothing more than the numbers.
+ */
+export function reading(a: Annotation): string | undefined {
+  const m = a.measured;
+  if (!m) return undefined;
+  const { call, first, total } = m.main;
+  if (a.entry.role === 'create' && a.entry.answer.first && !first && call)
+    // A creation whose first collective the run has no figure for (it failed, or the run stopped):
+    // the headline is the call alone, never read as the whole cost.
+    return `this run has no figure for its first collective (${escapeMarkdown(m.main.variant, 60)}): ${formatMs(call.stats.median)} is the call alone`;
+  if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
+    const what = noun(a, m);
+    const share = first.stats.median / total.stats.median;
+    const of = `${formatMs(first.stats.median)} of ${formatMs(total.stats.median)}`;
+    const p = percent(first.stats.median, total.stats.median);
+    // A variant the agent runs lazily (c10d `init/lazy`, `new_group/lazy-default`): its call only
+    // registers the group, so its first collective also creates the communicator (the run's call
+    // step says how little the call took).
+    const lazy = /(^|\/)lazy\b/.test(m.main.variant);
+    let sentence: string;
+    if (m.main.childRanks === 1) {
+      sentence =
+        share < FIRST_NEGLIGIBLE_SHARE
+          ? `one-rank communicator: nothing to connect; its first collective takes ${of} (${p}), and this run has no communicator of more ranks for this call`
+          : `one-rank communicator: no peer to connect to, yet its first collective takes ${of} (${p})${lazy ? `: the group is made lazily, so its first collective creates the communicator${call ? ` (the call takes ${formatMs(call.stats.median)})` : ''}` : ''}; this run has no communicator of more ranks for this call`;
+    } else if (share >= 0.5 && lazy) {
+      sentence = `${p} of this ${what} is paid in its first collective (${of}): the group is made lazily, so its first collective creates the communicator and connects it${call ? ` (the call takes ${formatMs(call.stats.median)})` : ''}`;
+    } else if (share >= 0.5) {
+      sentence = `${p} of this ${what} is the lazy connect in the first collective (${of})`;
+    } else if (share < FIRST_NEGLIGIBLE_SHARE) {
+      sentence = `nearly all of this ${what} is the call itself: the first collective adds ${formatMs(first.stats.median)} (${p} of ${formatMs(total.stats.median)})`;
+    } else {
+      sentence = `the first collective is ${p} of this ${what} (${of})${call ? `; the call takes ${formatMs(call.stats.median)}` : ''}`;
+    }
+    if (m.freshInit && m.freshInit.stats.median > 0) {
+      sentence += `; a fresh init to first collective takes ${formatMs(m.freshInit.stats.median)} on this run (this is ${percent(total.stats.median, m.freshInit.stats.median)} of it)`;
+    }
+    // A splitShare=1 child shares its parent's resources: a headline of it stands for "this split"
+    // only with that said, and with the splitShare=0 split missing from the run said too.
+    if (/splitShare=1/.test(m.main.variant)) {
+      const share0 = m.others.some((o) => /splitShare=0/.test(o.variant) && o.childRanks !== 1);
+      sentence = `with splitShare=1 (the child shares its parent's resources): ${sentence}${share0 ? '' : '; this run has no splitShare=0 split of more than one rank'}`;
+    }
+    return sentence;
+  }
+  if (m.experiment === 'destroy' && total && total.stats.median > 0) {
+    const destroy = [call, ...m.main.extra].find((f) => f?.step === 'destroy');
+    if (destroy)
+      return `${percent(destroy.stats.median, total.stats.median)} of finalize + destroy (${formatMs(total.stats.median)}) is ncclCommDestroy`;
+  }
+  if (m.experiment === 'abort' && call) {
+    const reinit = m.main.extra.find((f) => f.step === 'total');
+    if (reinit)
+      return `recovering costs ${formatMs(call.stats.median + reinit.stats.median)}: the abort (${formatMs(call.stats.median)}) then a re-init to first collective (${formatMs(reinit.stats.median)})`;
+  }
+  return undefined;
+}
+
+/**
+ * The condition a skipped experiment needs and the host lacks, from the run's skip reason as the
+ * agent writes it ("needs 2 GPUs, host has 1", "needs NCCL ≥ 2.29.2, host has 2.28.9"): measuring
+ * again on that host would skip it again. Undefined when `a` has figures or was not skipped so.
+ */
+export function skipGate(a: Annotation): string | undefined {
+  if (a.measured) return undefined;
+  const m = /^skipped on .+?: (.*\bneeds\b.*\bhost has\b.*)$/.exec(a.missing?.reason ?? '');
+  return m?.[1];
+}

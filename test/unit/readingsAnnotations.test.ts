@@ -1,0 +1,91 @@
+/**
+ * Annotation readings broken on purpose (hover sentence, CodeLens title, hover link), on the
+ * committed 1- and 2-GPU runs and on variants of them: a one-rank lazy group, a lazy c10d group,
+ * a failed splitShare 0 split, a first collective with no figure, an experiment the host cannot
+ * run. Every test here failed on the code before its fix.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate } from '../../extension/annotations/annotationText';
+import { resolveAnnotation } from '../../extension/annotations/figures';
+import type { StaleRules } from '../../extension/annotations/profiles';
+import type { RunFile } from '../../protocol/runFile';
+import { RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
+
+const RULES: StaleRules = { now: Date.parse('2026-12-02T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
+const read = (name: string): RunFile => JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as RunFile;
+const step = (run: RunFile, e: string, v: string, s: string): number => {
+  const x = run.experiments.find((y) => y.experiment === e)?.variants.find((y) => y.variant === v)?.steps.find((y) => y.step === s);
+  assert.ok(x, `${e}/${v}/${s}`);
+  return x.stats.median;
+};
+
+test('1 rank, a lazy new_group: its first collective creates the communicator (99%): never "nothing to connect" beside that share', async () => {
+  const run = read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json');
+  const { store } = await storeOf(runFolder([run]));
+  const a = resolveAnnotation('new_group', store.active, store.profiles, RULES);
+  assert.equal(a.measured?.main.variant, 'new_group/lazy-default');
+  const r = reading(a) ?? '';
+  assert.ok(step(run, 'c10d', 'new_group/lazy-default', 'first') > 10 * step(run, 'c10d', 'new_group/lazy-default', 'call'));
+  assert.doesNotMatch(r, /nothing to connect/, r);
+  assert.match(r, /^one-rank communicator: no peer to connect to, yet its first collective takes 50\.0 ms of 50\.5 ms \(99%\): the group is made lazily, so its first collective creates the communicator \(the call takes 0\.460 ms\)/, r);
+});
+
+test('2 ranks, a lazy new_group: the first collective is the creation and the connect, not "the lazy connect" alone', async () => {
+  const run = read('h200x2-torch2.11-nccl2.28.9-c10d.json');
+  const { store } = await storeOf(runFolder([run]));
+  const r = reading(resolveAnnotation('new_group', store.active, store.profiles, RULES)) ?? '';
+  assert.doesNotMatch(r, /is the lazy connect/, r);
+  assert.match(r, /^99\.78% of this new_group is paid in its first collective \(191 ms of 191 ms\): the group is made lazily, so its first collective creates the communicator and connects it \(the call takes 0\.408 ms\)$/, r);
+  // The eager variant still reads as the connect it is.
+  const eager = reading(resolveAnnotation('new_group', store.active, store.profiles, RULES, { eager: true })) ?? '';
+  assert.match(eager, /^82% of this new_group is the lazy connect in the first collective \(148 ms of 179 ms\)$/, eager);
+});
+
+test('a failed whole/splitShare=0 split: the splitShare=1 headline says so and that the run has no splitShare=0 split of more than one rank', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const split = run.experiments.find((e) => e.experiment === 'split')!;
+  split.variants = split.variants.filter((v) => v.variant !== 'whole/splitShare=0');
+  const { store } = await storeOf(runFolder([run]));
+  const a = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
+  assert.equal(a.measured?.main.variant, 'whole/splitShare=1');
+  const r = reading(a) ?? '';
+  assert.match(r, /^with splitShare=1 \(the child shares its parent's resources\): nearly all of this split is the call itself/, r);
+  assert.match(r, /; this run has no splitShare=0 split of more than one rank$/, r);
+  // With it measured, the headline is splitShare=0 and says nothing of the kind.
+  const { store: whole } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
+  assert.doesNotMatch(reading(resolveAnnotation('ncclCommSplit', whole.active, whole.profiles, RULES)) ?? '', /splitShare/);
+});
+
+test('a split whose first collective has no figure: the reading says the headline is the call alone', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  run.status = 'partial';
+  const v = run.experiments.find((e) => e.experiment === 'split')!.variants.find((x) => x.variant === 'whole/splitShare=0')!;
+  v.steps = v.steps.filter((s) => s.step === 'call');
+  const { store } = await storeOf(runFolder([run]));
+  const a = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
+  assert.equal(a.measured?.main.variant, 'whole/splitShare=0');
+  assert.equal(reading(a), `this run has no figure for its first collective (whole/splitShare=0): 33.9 ms is the call alone`);
+});
+
+test('an experiment the host cannot run (needs 2 GPUs, host has 1): the lens and hover say why and never offer to measure it on that host again', async () => {
+  const run = read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  const { store } = await storeOf(runFolder([run]));
+  const a = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
+  assert.equal(a.missing?.reason, 'skipped on localhost: needs 2 GPUs, host has 1');
+  assert.equal(skipGate(a), 'needs 2 GPUs, host has 1');
+  assert.equal(codeLensTitle(a), '⏱ skipped on localhost: needs 2 GPUs, host has 1 · Measure on a host that meets it');
+  const site = (await scanText('cpp', 'void f(){ ncclCommSplit(p, rank % 2, rank, &c, NULL); }')).sites[0];
+  assert.ok(site);
+  const md = hoverMarkdown(a, site, hoverLinks(a));
+  assert.doesNotMatch(md, /Measure this on localhost/, md);
+  assert.match(md, /localhost cannot run it as measured/, md);
+  // An experiment merely left out of the run keeps its Measure link on the same host.
+  const { store: two } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
+  const reg = resolveAnnotation('ncclCommRegister', two.active, two.profiles, RULES);
+  assert.equal(reg.missing?.reason, 'not measured in this run');
+  assert.equal(skipGate(reg), undefined);
+  assert.equal(codeLensTitle(reg), '⏱ not measured in this run · Measure this on localhost');
+});
