@@ -89,7 +89,7 @@ export function headerLine(run: RunFile): string {
   const sim = isSimulatedRun(run) ? ' · SIMULATED NCCL' : '';
   if (!s) return `host ${run.host}: no environment stamp (the agent stopped before its plan)${sim}`;
   const names = [...new Set(s.gpus.map((g) => g.name))].join(', ') || 'no GPU';
-  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${run.ranks} ranks · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
+  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${run.ranks} rank${run.ranks === 1 ? '' : 's'} · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
 }
 
 function statRow(label: string, st: StepStats): string[] {
@@ -122,7 +122,7 @@ const NCCL_PARTS = ['total', 'kernels', 'alloc', 'bootstrap', 'allgathers', 'top
 export function ncclViewLines(experiment: string, v: VariantSummary): string[] {
   const out: string[] = [];
   const ratios = (v.ratios ?? []).filter((r) => Number.isFinite(r.value));
-  if (ratios.length > 0) out.push(`  ${experiment} ${v.variant} · ratios of the medians: ${ratios.map((r) => `${r.label} ${r.value >= 10 ? r.value.toFixed(1) : r.value.toFixed(2)}×`).join('; ')}`);
+  if (ratios.length > 0) out.push(`  ${experiment} ${v.variant} · ratios of the medians: ${ratios.map((r) => `${r.label} ${formatRatio(r.value)}`).join('; ')}`);
   const view = v.ncclInit;
   if (!view) return out;
   const creations = Object.keys(view.medians ?? {});

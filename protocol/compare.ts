@@ -121,9 +121,13 @@ export function ratioOf(value: number | undefined | null, base: number | undefin
   return value / base;
 }
 
-/** A ratio as "1.07×"; "–" when undefined. */
+/**
+ * A ratio as "1.07×", "12.3×", or with two significant digits below 0.1 ("0.058×", "0.000057×"),
+ * so that a ratio the figures give is never printed "0.00×"; "–" when undefined.
+ */
 export function formatRatio(ratio: number | undefined): string {
   if (ratio === undefined || !Number.isFinite(ratio)) return '–';
+  if (ratio !== 0 && Math.abs(ratio) < 0.1) return `${Number(ratio.toPrecision(2))}×`;
   return `${ratio >= 10 ? ratio.toFixed(1) : ratio.toFixed(2)}×`;
 }
 
@@ -255,7 +259,7 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
     for (const k of differing) envDiff[k] = envs[index]![k];
     const simulated = isSimulatedRun(run);
     const parts = [String(s?.hostname || run.host || '?'), s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL ?'];
-    if (ranksDiffer) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} ranks`);
+    if (ranksDiffer) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} rank${run.ranks === 1 ? '' : 's'}`);
     for (const k of differing) parts.push(envDiff[k] === undefined ? `${k} unset` : `${k}=${envDiff[k]}`);
     const info: ComparedRunInfo = {
       index,

@@ -320,7 +320,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (site.repeated && !site.firstCollectiveOf)
     out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
   if (m.others.length) out.push('', `Other variants: ${m.others.map((v) => variantLine(v, showsMemory(a))).join(' · ')}`);
-  const gpus = stamp?.gpus.length ? `${stamp.gpus.length}× ${escapeMarkdown(stamp.gpus[0]?.name ?? 'GPU', 60)}` : `${run.ranks} ranks`;
+  const gpus = stamp?.gpus.length ? `${stamp.gpus.length}× ${escapeMarkdown(stamp.gpus[0]?.name ?? 'GPU', 60)}` : `${run.ranks} rank${run.ranks === 1 ? '' : 's'}`;
   const n = (m.main.total ?? m.headline).stats.n;
   const date = new Date(m.source.time).toISOString().slice(0, 10);
   out.push(

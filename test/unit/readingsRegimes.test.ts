@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deriveVerdict } from '../../client/verdict';
+import { formatComparison, headerLine } from '../../cli/summary';
+import { describeRuns, formatRatio } from '../../protocol/compare';
 import type { RunFile } from '../../protocol/runFile';
 import { experiment, load, oneRank, synthetic, variant } from './verdictRuns';
 
@@ -55,4 +57,26 @@ test('a failed splitShare 0 split: the rebuild line says it has no figure and na
   // With both measured, "the same with splitShare 1" refers to the entry just before it.
   const whole = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
   assert.match(line(whole, 'rebuild-vs-init'), /splitShare 0: 175 ms .*; the same with splitShare 1: 21\.7 ms/);
+});
+
+test('1 rank in the CLI header and in a comparison label: "1 rank", never "1 ranks"', () => {
+  const one = load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  assert.match(headerLine(one), / · 1 rank · NCCL /);
+  assert.match(headerLine(two), / · 2 ranks · NCCL /);
+  const labels = describeRuns([two, one]).map((i) => i.label);
+  assert.match(labels[1] ?? '', / · 1 rank\b/);
+  assert.doesNotMatch(labels[1] ?? '', /1 ranks/);
+});
+
+test('a ratio far below 1 keeps two significant digits: the 1-rank first collective against the 2-rank one is 0.000058×, never "0.00×"', () => {
+  const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const one = load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  assert.equal(formatRatio(0.0000575), '0.000058×');
+  assert.equal(formatRatio(0.052), '0.052×');
+  assert.equal(formatRatio(0), '0.00×');
+  const text = formatComparison([two, one]);
+  const row = text.split('\n').find((l) => l.startsWith('init default · first collective'));
+  assert.ok(row, text);
+  assert.doesNotMatch(row, / 0\.00×/, row);
 });
