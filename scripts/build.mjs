@@ -40,6 +40,7 @@ const LAZY = [
   ['extension/experimentInfo.ts', 'experimentInfo'],
   ['extension/measureCommand.ts', 'measureCommand'],
   ['extension/traceCommand.ts', 'traceCommand'],
+  ['extension/annotations/annotationEngine.ts', 'annotationEngine'],
 ];
 /** Our modules that may be copied into several lazy bundles: no module state, no class another bundle tests with instanceof. */
 const LAZY_COPIES_OK = ['protocol/ncclInitLog.ts', 'client/deploy.ts', 'client/hosts.ts', 'client/knownHosts.ts', 'client/shellQuote.ts', 'client/slurm.ts', 'client/sshSession.ts', 'extension/hostEntries.ts'];

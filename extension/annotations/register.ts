@@ -14,10 +14,10 @@ import type { CommcostContext } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import { SettingsError } from '../settings';
 import { samplesFolder, SAMPLES_SHOWN_KEY } from '../samples';
-import { AnnotationModel } from './annotationModel';
+import type { AnnotationModel } from './annotationModel';
 import { ANNOTATION_DEFAULTS, readAnnotationSettings, type AnnotationSettings } from './annotationSettings';
 import { mappedExperiments } from './apiMap';
-import { CallSiteFinder, isSourceLanguage, shippedGrammars } from './callSites';
+import { isSourceLanguage } from './callSiteTypes';
 import { AnnotationCodeLensProvider } from './codeLens';
 import { CostDecorations } from './decorations';
 import { updateDiagnostics } from './diagnostics';
@@ -27,7 +27,6 @@ import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, ty
 import { AnnotationQuickFixes } from './quickFixes';
 import { CLEAR_TRACE, pickProfile, ProfileStatusBar } from './statusBar';
 import { TraceAnnotations } from './tracesWatch';
-import { startWrapperIndex } from './wrapperWatch';
 
 const REPARSE_DELAY_MS = 150;
 const RELOAD_DELAY_MS = 200;
@@ -160,18 +159,20 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
   const ensureModel = (): Promise<AnnotationModel | undefined> =>
     (loading ??= (async () => {
       const started = performance.now();
+      // The engine is a bundle of its own (annotationEngine.ts), evaluated here: not at activation.
+      const engine = await import('./annotationEngine');
       const [finder] = await Promise.all([
-        // The C/C++ grammar (3.4 MB of WebAssembly) loads in the background: a Python file waits only for Python's.
-        CallSiteFinder.load(shippedGrammars(join(extension.extensionPath, 'dist', 'grammars')), { lazyCpp: true }),
+        // The C/C++ grammar (3.4 MB of WebAssembly) loads on the first C/C++ document: a Python file waits only for Python's.
+        engine.CallSiteFinder.load(engine.shippedGrammars(join(extension.extensionPath, 'dist', 'grammars')), { lazyCpp: true }),
         reloadProfiles(),
         traces.ensureLoaded(),
       ]);
-      model = scope.isDisposed ? undefined : new AnnotationModel(finder, store, rules);
+      model = scope.isDisposed ? undefined : new engine.AnnotationModel(finder, store, rules);
       if (!model) finder.dispose();
       else {
         scope.add(finder);
         // Callers of the workspace's wrapper functions become call sites (built in the background).
-        void startWrapperIndex(scope, finder, model, log, refreshUris).catch((err: unknown) =>
+        void engine.startWrapperIndex(scope, finder, model, log, refreshUris).catch((err: unknown) =>
           log.error(`annotations: wrapper index: ${err instanceof Error ? err.message : String(err)}`),
         );
       }

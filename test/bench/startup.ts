@@ -3,19 +3,23 @@
  * Figures are distributions over fresh processes or windows, never asserted.
  *
  * 1. Extension activation in Node: dist/extension.js evaluated and activate() called in a fresh
- *    process with a stand-in `vscode` module (startupStub.cjs). Target < 50 ms (issue: < 100 ms).
+ *    process with a stand-in `vscode` module (startupStub.cjs). Target < 50 ms (issue #19).
  * 2. The first file of a session: grammars loaded, then a 500-line and a 5,000-line Python file
  *    parsed, scanned and every CodeLens title made, in a fresh process each (startupFirstFile.ts).
  *    Target < 300 ms for 5,000 lines.
  * 3. In the real VS Code (code-server + headless Chromium, test/ui/uiEnv.ts), a fresh window per
- *    sample: the extension's own "activated in … ms" log line (from the bundle's first statement to
- *    the end of activate(), extension.ts), and the time from clicking a 500-line Python file in the
- *    explorer to its first commcost CodeLens on screen (activation, grammars, parse and render
- *    included). Targets < 100 ms and < 1 s. Runs under /tmp/commcost-ui.lock when other UI runs
- *    share the machine (flock by the caller); skipped with the reason without code-server.
+ *    sample: the extension's own "activated in … ms" log line (the bundle's evaluation, first to
+ *    last statement, plus activate(), extension.ts; the extension host's wait in between is printed
+ *    apart), and the time from clicking a 500-line Python file in the explorer to its first
+ *    commcost CodeLens on screen (activation, grammars, parse and render included). Targets
+ *    < 50 ms and < 1 s. An anchor, an extension that does nothing (test/bench/startupAnchor: the
+ *    same marks, a lens returned at once), runs in a code-server of its own, its windows taking
+ *    turns with commcost's: the floor of the harness, printed as reference rows. Runs under
+ *    /tmp/commcost-ui.lock when other UI runs share the machine (flock by the caller); skipped with
+ *    the reason without code-server.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { uiMissingReason, UiSession, waitUntil } from '../ui/uiEnv';
@@ -90,18 +94,18 @@ function firstFileInNode(root: string, table: TargetTable, log: (l: string) => v
   }
 }
 
-/** The figures `re` (one group: ms) finds in every commcost log under `logsDir` (code-server's user data logs), by file and line. */
-function logFigures(logsDir: string, re: RegExp): Map<string, number> {
-  const out = new Map<string, number>();
+/** The figures `re` (one group per figure, ms) finds in every `file` log under `logsDir` (code-server's user data logs), by file and line. */
+function logFigures(logsDir: string, re: RegExp, file = 'commcost.log'): Map<string, number[]> {
+  const out = new Map<string, number[]>();
   const walk = (d: string): void => {
     if (!existsSync(d)) return;
     for (const n of readdirSync(d)) {
       const p = path.join(d, n);
       if (statSync(p).isDirectory()) walk(p);
-      else if (n === 'commcost.log')
+      else if (n === file)
         for (const line of readFileSync(p, 'utf8').split('\n')) {
           const m = re.exec(line);
-          if (m) out.set(`${p}:${line}`, Number(m[1]));
+          if (m) out.set(`${p}:${line}`, m.slice(1).map(Number));
         }
     }
   };
@@ -109,70 +113,165 @@ function logFigures(logsDir: string, re: RegExp): Map<string, number> {
   return out;
 }
 
-const ACTIVATED = /activated in ([\d.]+) ms/;
+/** The activation line (extension.ts activationLine; the anchor's alike): our work, and the extension host's wait apart. */
+const ACTIVATED = /activated in ([\d.]+) ms \(bundle evaluated in ([\d.]+) ms, activate\(\) [\d.]+ ms; the extension host called activate\(\) ([\d.]+) ms after/;
 const ANNOTATED_FIRST = /train\.py \(\d+ lines\) annotated in (\d+) ms \(first of the session/;
 
-/** Section 3: the real VS Code. */
+/** What one code-server session measured over its windows. */
+interface WindowFigures {
+  activation: number[];
+  evaluation: number[];
+  hostWait: number[];
+  lens: number[];
+  annotated: number[];
+}
+
+/**
+ * One code-server session for section 3: `extension` 'commcost' (the built extension, as the UI
+ * tests install it) or 'anchor' (test/bench/startupAnchor alone: the floor of the harness).
+ */
+class StartupWindows {
+  readonly figures: WindowFigures = { activation: [], evaluation: [], hostWait: [], lens: [], annotated: [] };
+  private readonly seen = new Set<string>();
+  private constructor(
+    readonly s: UiSession,
+    readonly kind: 'commcost' | 'anchor',
+  ) {}
+
+  static async start(kind: 'commcost' | 'anchor'): Promise<StartupWindows> {
+    const s = await UiSession.start();
+    if (kind === 'anchor') {
+      // The anchor alone: commcost's copy removed before any window scanned the extensions folder.
+      const dir = path.join(s.root, 'extensions');
+      for (const n of readdirSync(dir)) if (n.startsWith('commcost.')) rmSync(path.join(dir, n), { recursive: true, force: true });
+      cpSync(path.join(__dirname, 'startupAnchor'), path.join(dir, 'commcost-bench.anchor-0.0.1'), { recursive: true });
+    }
+    return new StartupWindows(s, kind);
+  }
+
+  /** One sample: a fresh window on a fresh folder (train.py of 500 lines, a saved run), the click on train.py, the first ⏱ CodeLens. */
+  async sample(root: string, i: number, shot: boolean): Promise<void> {
+    const s = this.s;
+    const runs = path.join(root, 'docs', 'results', 'h200x2-2026-12-01');
+    const ws = s.workspace(`startup-${i}`, {
+      'train.py': pythonFile(root, 500),
+      '.commcost/runs/h200x2-nccl2.28.9-wheel.json': readFileSync(path.join(runs, 'h200x2-nccl2.28.9-wheel.json'), 'utf8'),
+    });
+    await s.openFolder(ws);
+    const row = s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train.py' }).first();
+    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    const t0 = Date.now();
+    await row.click();
+    await s.page.locator('.editor-group-container.active .codelens-decoration', { hasText: '⏱' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    this.figures.lens.push(Date.now() - t0);
+    if (shot) await s.shot(`startup-first-codelens-${this.kind}`);
+    const logFile = this.kind === 'anchor' ? 'anchor.log' : 'commcost.log';
+    const lines = await waitUntil(
+      () => {
+        const fresh = [...logFigures(path.join(s.userDataDir, 'logs'), ACTIVATED, logFile)].filter(([k]) => !this.seen.has(k));
+        return fresh.length > 0 ? fresh : undefined;
+      },
+      `the ${this.kind} log line "activated in … ms"`,
+      20_000,
+    );
+    for (const [k, [ours, evaluated, wait]] of lines) {
+      this.seen.add(k);
+      this.figures.activation.push(ours!);
+      this.figures.evaluation.push(evaluated!);
+      this.figures.hostWait.push(wait!);
+    }
+    this.collectAnnotated();
+  }
+
+  /** The extension's own "annotated in … ms (first of the session" lines not read yet. */
+  collectAnnotated(): void {
+    if (this.kind !== 'commcost') return;
+    for (const [k, [ms]] of logFigures(path.join(this.s.userDataDir, 'logs'), ANNOTATED_FIRST)) {
+      if (this.seen.has(k)) continue;
+      this.seen.add(k);
+      this.figures.annotated.push(ms!);
+    }
+  }
+}
+
+/**
+ * Section 3: the real VS Code. Two code-server sessions side by side, their windows taking turns
+ * (so that both see the same load of the machine): commcost, and the anchor extension alone.
+ */
 async function inVsCode(root: string, table: TargetTable, log: (l: string) => void, samples: number): Promise<void> {
   const missing = uiMissingReason();
   if (missing) {
     log(`   skipped: ${missing}`);
     for (const id of ['activate', 'firstCodeLens'])
-      table.add({ id: `startup.vscode.${id}`, what: id === 'activate' ? 'activation (VS Code)' : 'first CodeLens, 500 lines (VS Code)', unit: 'ms', target: id === 'activate' ? '< 100' : '< 1000', verdict: 'skipped', note: missing });
+      table.add({ id: `startup.vscode.${id}`, what: id === 'activate' ? 'activation (VS Code)' : 'first CodeLens, 500 lines (VS Code)', unit: 'ms', target: id === 'activate' ? 'p50 < 50' : 'p50 < 1000', verdict: 'skipped', note: missing });
     return;
   }
-  const s = await UiSession.start();
+  const ours = await StartupWindows.start('commcost');
+  let anchor: StartupWindows | undefined;
   try {
-    const runs = path.join(root, 'docs', 'results', 'h200x2-2026-12-01');
-    const activations: number[] = [];
-    const lens: number[] = [];
-    const annotated: number[] = [];
-    const seen = new Set<string>();
+    anchor = await StartupWindows.start('anchor');
     for (let i = 0; i < samples; i++) {
-      // A folder of its own per sample: a fresh window, extension host and activation.
-      const ws = s.workspace(`startup-${i}`, {
-        'train.py': pythonFile(root, 500),
-        '.commcost/runs/h200x2-nccl2.28.9-wheel.json': readFileSync(path.join(runs, 'h200x2-nccl2.28.9-wheel.json'), 'utf8'),
-      });
-      await s.openFolder(ws);
-      const row = s.page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train.py' }).first();
-      await row.waitFor({ state: 'visible', timeout: 30_000 });
-      const t0 = Date.now();
-      await row.click();
-      await s.page.locator('.editor-group-container.active .codelens-decoration', { hasText: '⏱' }).first().waitFor({ state: 'visible', timeout: 60_000 });
-      lens.push(Date.now() - t0);
-      if (i === 0) await s.shot('startup-first-codelens');
-      const lines = await waitUntil(
-        () => {
-          const all = logFigures(path.join(s.userDataDir, 'logs'), ACTIVATED);
-          const fresh = [...all].filter(([k]) => !seen.has(k));
-          return fresh.length > 0 ? fresh : undefined;
-        },
-        'the extension log line "activated in … ms"',
-        20_000,
-      );
-      for (const [k, ms] of lines) {
-        seen.add(k);
-        activations.push(ms);
-      }
-      for (const [k, ms] of logFigures(path.join(s.userDataDir, 'logs'), ANNOTATED_FIRST)) {
-        if (seen.has(k)) continue;
-        seen.add(k);
-        annotated.push(ms);
-      }
+      await ours.sample(root, i, i === 0);
+      await anchor.sample(root, i, i === 0);
     }
-    await s.page.waitForTimeout(1000);
-    for (const [k, ms] of logFigures(path.join(s.userDataDir, 'logs'), ANNOTATED_FIRST)) if (!seen.has(k)) annotated.push(ms);
-    const a = distribution(activations);
-    const l = distribution(lens);
-    log(`   activation (extension log: bundle evaluation + activate()): ${distText(a)} ms`);
-    if (annotated.length > 0) log(`   the extension's part (log: opened → grammars, runs, parse, scan, annotations ready): ${distText(distribution(annotated))} ms`);
-    log(`   click on a 500-line file → first commcost CodeLens on screen: ${distText(l)} ms`);
-    table.add({ id: 'startup.vscode.activate', what: 'activation (VS Code)', unit: 'ms', dist: a, target: 'p50 < 100', verdict: a.p50 < 100 ? 'met' : 'not met' });
-    table.add({ id: 'startup.vscode.firstCodeLens', what: 'first CodeLens, 500 lines (VS Code)', unit: 'ms', dist: l, target: 'p50 < 1000', verdict: l.p50 < 1000 ? 'met' : 'not met', note: 'from the click in the explorer: the file opens, the extension activates, the grammars load, the file is parsed and the lens drawn' });
+    await ours.s.page.waitForTimeout(1000);
+    ours.collectAnnotated();
   } finally {
-    await s.stop();
+    await anchor?.s.stop();
+    await ours.s.stop();
   }
+  const o = ours.figures;
+  const a = anchor.figures;
+  const act = distribution(o.activation);
+  const lens = distribution(o.lens);
+  const floor = distribution(a.lens);
+  log(`   commcost activation (extension log: bundle evaluation + activate()): ${distText(act)} ms`);
+  log(`     bundle evaluation alone: ${distText(distribution(o.evaluation))} ms`);
+  log(`     the extension host's wait between evaluation and activate() (not ours, not counted): ${distText(distribution(o.hostWait))} ms`);
+  log(`   anchor (an empty extension, same harness) activation: ${distText(distribution(a.activation))} ms; host's wait ${distText(distribution(a.hostWait))} ms`);
+  if (o.annotated.length > 0) log(`   the extension's part (log: opened → grammars, runs, parse, scan, annotations ready): ${distText(distribution(o.annotated))} ms`);
+  log(`   click on a 500-line file → first commcost CodeLens on screen: ${distText(lens)} ms`);
+  log(`   click → the anchor's CodeLens on screen (the harness's floor): ${distText(floor)} ms`);
+  table.add({
+    id: 'startup.vscode.activate',
+    what: 'activation (VS Code)',
+    unit: 'ms',
+    dist: act,
+    target: 'p50 < 50',
+    verdict: act.p50 < 50 ? 'met' : 'not met',
+    note: "code-server's extension log: the bundle's first to last statement plus activate(); the extension host's wait in between (it loads the extension context, other extensions meanwhile) reported apart, not counted",
+  });
+  table.add({
+    id: 'startup.vscode.anchor.activate',
+    what: 'anchor: empty extension activation (VS Code)',
+    unit: 'ms',
+    dist: distribution(a.activation),
+    target: '—',
+    verdict: 'reference',
+    note: 'test/bench/startupAnchor in its own code-server, windows taking turns with commcost’s: the same marks, nothing to load',
+  });
+  const gap = lens.p50 - floor.p50;
+  table.add({
+    id: 'startup.vscode.firstCodeLens',
+    what: 'first CodeLens, 500 lines (VS Code)',
+    unit: 'ms',
+    dist: lens,
+    target: 'p50 < 1000',
+    verdict: lens.p50 < 1000 ? 'met' : 'not met',
+    note:
+      lens.p50 < 1000
+        ? 'from the click in the explorer: the file opens, the extension activates, the grammars load, the file is parsed and the lens drawn'
+        : `from the click in the explorer, right after the window opened: the extension host starts after the click. An empty extension's lens takes p50 ${floor.p50.toFixed(0)} ms in the same harness (floor, outside our code); commcost's part above it: p50 ${gap.toFixed(0)} ms`,
+  });
+  table.add({
+    id: 'startup.vscode.anchor.firstCodeLens',
+    what: 'anchor: first CodeLens of an empty extension',
+    unit: 'ms',
+    dist: floor,
+    target: '—',
+    verdict: 'reference',
+    note: 'the floor of the row above: extension host start, activation, a lens returned at once, drawn',
+  });
 }
 
 /**
