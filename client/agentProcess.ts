@@ -26,8 +26,15 @@ export interface AgentProcess {
   send(cmd: HostCommand): void;
   /** Closes the agent's stdin: the agent cancels and exits on EOF. */
   closeInput(): void;
-  /** Ends the agent and everything it started (local: SIGKILL to the process group; SSH: SIGKILL request, then close the channel). */
+  /** Ends the agent and everything it started (local: SIGKILL to the process group; SSH: close the channel, the agent ends on EOF). */
   kill(): void;
+  /**
+   * SIGKILLs the agent process `pid` (its hello's) where it runs, for an agent that reads nothing
+   * any more (stopped or stuck): local, its process group; over SSH, `kill -KILL <pid>` in a
+   * command of its own (its ranks exit when their coordinator is gone). Settles within
+   * `timeoutMs` whatever happens (a cut connection runs nothing); never rejects.
+   */
+  forceKill(pid: number, timeoutMs: number): Promise<void>;
   /** Settles once the agent is gone and its output is drained; never rejects. */
   readonly exited: Promise<AgentExit>;
 }
@@ -190,6 +197,10 @@ export function spawnLocalAgent(options: { agentDir?: string; nodePath?: string;
         child.kill('SIGKILL');
       }
     },
+    forceKill() {
+      this.kill();
+      return Promise.resolve();
+    },
     exited,
   };
 }
@@ -245,15 +256,17 @@ function wrapChannel(channel: ClientChannel, session: SshSession): AgentProcess 
     },
     kill() {
       inputOpen = false;
-      // A stopped or stuck agent reads no EOF: ask sshd to SIGKILL it too (OpenSSH ≥ 7.9 honours
-      // a signal request; an older one ignores it and the agent's own liveness watch ends it).
-      try {
-        if (channel.writable) channel.signal('KILL');
-      } catch {
-        // the channel is already gone
-      }
       channel.end();
       channel.close();
+    },
+    async forceKill(pid, timeoutMs) {
+      // A signal request on the channel is refused by many sshd setups: a command of its own.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        session.run(['kill', '-KILL', String(pid)], { timeoutMs }).catch(() => undefined),
+        new Promise((r) => (timer = setTimeout(r, timeoutMs))),
+      ]);
+      clearTimeout(timer);
     },
     exited,
   };

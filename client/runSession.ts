@@ -60,6 +60,11 @@ export interface RunCallbacks {
 /** How long a cancelled agent gets to answer run/done, then to exit after stdin EOF, ms. */
 export const CANCEL_GRACE_MS = 5_000;
 const EXIT_GRACE_MS = 2_000;
+/**
+ * How long the SIGKILL of a silent agent may take, ms: over SSH a command of its own, which a
+ * loaded host (or sshd) can take several seconds to start; a cut network never runs it.
+ */
+const FORCE_KILL_MS = 8_000;
 
 function policyOf(accept: RunRequest['acceptNewHostKey']): HostKeyPolicy {
   if (typeof accept === 'function') return accept;
@@ -272,12 +277,13 @@ class NodeAgents {
       this.log(e.message);
       this.record(name, 'AGENT_SILENT', e.message, e.hint);
       cancelRun();
-      agent.kill();
+      void (pid !== undefined ? agent.forceKill(pid, FORCE_KILL_MS) : Promise.resolve()).then(() => agent.kill());
     });
     this.live.push({ agent, session, host: name, watch });
     agent.onStderr(() => watch.heard());
     const coordinator = { addresses: this.req.coordinatorAddress ? [this.req.coordinatorAddress] : listening.addresses, port: listening.port, token: listening.token };
     let hello = false;
+    let pid: number | undefined;
     agent.onStderr((line) => this.cb.onLog(`[${name}] ${line}`));
     agent.onLine((line) => {
       watch.heard();
@@ -290,6 +296,7 @@ class NodeAgents {
       }
       if (ev.type === 'agent/hello' && !hello) {
         hello = true;
+        pid = ev.pid;
         watch.start();
         agent.send({ type: 'node/join', options: this.req.options, index, coordinator });
       } else if (ev.type === 'node/joined') {
@@ -355,6 +362,7 @@ async function drive(
 ): Promise<RunFile> {
   const stderrTail: string[] = [];
   let helloSeen = false;
+  let agentPid: number | undefined;
   let cancelRequested = false;
   let startSent = false;
   let doneSeen = false;
@@ -398,6 +406,7 @@ async function drive(
     if (ev.type === 'agent/heartbeat') return;
     if (ev.type === 'agent/hello' && !helloSeen) {
       helloSeen = true;
+      agentPid = ev.pid;
       log(`agent ${ev.agentVersion} (pid ${ev.pid}) on ${host}`);
       // Keepalives first: the agent's watch on us is armed before the run starts.
       liveness.start();
@@ -469,8 +478,11 @@ async function drive(
     if (end.kind === 'silent') {
       // Stopped or cut off: no point in a cancel it cannot read. Kill what we started, now.
       log(`${end.error.message}: stopping it`);
+      // Both at once: the SIGKILL (over SSH a command of its own, which a busy host may take
+      // seconds to start, and a cut network never runs) and the channel's close.
+      const killed = agentPid !== undefined ? agent.forceKill(agentPid, FORCE_KILL_MS) : Promise.resolve();
       agent.kill();
-      await Promise.race([agent.exited, delay(EXIT_GRACE_MS)]);
+      await Promise.all([killed, Promise.race([agent.exited, delay(EXIT_GRACE_MS)])]);
       error = end.error;
     } else if (end.kind === 'protocol') {
       error = end.error;

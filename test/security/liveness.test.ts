@@ -25,7 +25,7 @@ import { resolveTarget, type SshTarget } from '../../client/hosts';
 import { livenessSettings } from '../../client/liveness';
 import { SshSession } from '../../client/sshSession';
 import { NOT_BUILT, repoRoot } from '../support/agentHarness';
-import { partitionTrial, silentAgentTrial, silentClientTrial, tcpRelay, TRIAL_LIVENESS } from '../support/livenessFaults';
+import { partitionTrial, silentAgentTrial, silentClientTrial, stoppedRemoteAgentTrial, tcpRelay, TRIAL_LIVENESS } from '../support/livenessFaults';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -85,7 +85,7 @@ describe('a silent peer', { skip: NOT_BUILT, timeout: 90_000 }, () => {
   });
 });
 
-describe('a partition to an SSH host (TCP stays up)', { skip: sshdMissingReason() ?? NOT_BUILT, timeout: 90_000 }, () => {
+describe('a partition to an SSH host (TCP stays up)', { skip: sshdMissingReason() ?? NOT_BUILT, timeout: 150_000 }, () => {
   test(`the remote agent and its ranks are gone within the deadline (${TRIAL_LIVENESS.deadlineMs} ms) + 5 s; the host side ends with AGENT_SILENT`, async () => {
     const server: SshServer = await startSshServer();
     cleanups.push(() => server.stop());
@@ -98,7 +98,19 @@ describe('a partition to an SSH host (TCP stays up)', { skip: sshdMissingReason(
     assert.ok(silent, JSON.stringify(r.run.errors));
     assert.equal(silent.where.host, 'partitioned');
     assert.equal(r.run.status, 'partial');
-    assert.ok(r.hostMs <= TRIAL_LIVENESS.deadlineMs + 4000, `the host side ended ${r.hostMs} ms after the partition`);
+    // The deadline, then up to 8 s for the SIGKILL command, which a cut network never runs.
+    assert.ok(r.hostMs <= TRIAL_LIVENESS.deadlineMs + 9000, `the host side ended ${r.hostMs} ms after the partition`);
+  });
+
+  test('a SIGSTOPped remote agent (the connection healthy): AGENT_SILENT, and the agent and its ranks are killed', async () => {
+    const server: SshServer = await startSshServer();
+    cleanups.push(() => server.stop());
+    const r = await stoppedRemoteAgentTrial(server);
+    assert.deepEqual(r.run.errors.map((e) => e.code), ['AGENT_SILENT']);
+    assert.equal(r.run.status, 'partial');
+    assert.deepEqual(r.left, [], 'the stopped remote agent and its ranks are gone');
+    // The deadline, then the SIGKILL command (a loaded sshd takes seconds to start one; 8 s at most).
+    assert.ok(r.hostMs <= TRIAL_LIVENESS.deadlineMs + 9000, `the host side ended ${r.hostMs} ms after the stop`);
   });
 });
 

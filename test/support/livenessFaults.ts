@@ -224,10 +224,10 @@ export interface PartitionResult {
 /**
  * A run on the loopback sshd through a relay, 2 ranks, `init` × 300; at the 3rd recorded sample
  * the relay stops carrying bytes (TCP stays up). Waits for the host side's run to end and for the
- * remote agent and ranks (named by the deployed folder, a private hash) to be gone, each up to
- * `waitMs` after the partition.
+ * remote agent and ranks (named by the deployed folder, a private hash) to be gone: the remote
+ * side up to `waitMs` after the partition, the host side up to `hostWaitMs`.
  */
-export async function partitionTrial(server: SshServer, waitMs: number): Promise<PartitionResult> {
+export async function partitionTrial(server: SshServer, waitMs: number, hostWaitMs = waitMs + 8000): Promise<PartitionResult> {
   const relay = await tcpRelay(server.port);
   const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-partition-'));
   fs.writeFileSync(path.join(agentDir, 'agent.js'), fs.readFileSync(path.join(distDir, 'agent.js'), 'utf8') + `\n// partition ${randomBytes(8).toString('hex')}\n`);
@@ -271,14 +271,73 @@ export async function partitionTrial(server: SshServer, waitMs: number): Promise
     if (cutAt === 0) throw new Error(`the run ended before the partition: ${JSON.stringify((await ended) === 'limit' ? 'limit' : 'done')}`);
     const gone = await untilGone(remoteDir, waitMs);
     const remoteGoneMs = Date.now() - cutAt;
-    const run = await Promise.race([ended, sleep(Math.max(0, cutAt + waitMs - Date.now())).then(() => 'limit' as const)]);
+    const run = await Promise.race([ended, sleep(Math.max(0, cutAt + hostWaitMs - Date.now())).then(() => 'limit' as const)]);
     clearTimeout(limit);
-    if (run === 'limit') throw new Error(`the host side did not end the run within ${waitMs} ms of the partition`);
+    if (run === 'limit') throw new Error(`the host side did not end the run within ${hostWaitMs} ms of the partition`);
     return { run, hostMs: endedAt - cutAt, remoteGoneMs: gone.left.length === 0 ? remoteGoneMs : Number.NaN, left: gone.left, remote };
   } finally {
     relay.close();
     if (remoteDir) {
       killAll(processesMatching(remoteDir));
+      fs.rmSync(path.join(os.homedir(), remoteDir), { recursive: true, force: true });
+    }
+    fs.rmSync(agentDir, { recursive: true, force: true });
+  }
+}
+
+export interface StoppedRemoteResult {
+  run: RunFile;
+  /** From the SIGSTOP to the run's end on the host side, ms. */
+  hostMs: number;
+  /** Remote processes (agent, ranks) still alive 5 s after the run ended (killed afterwards). */
+  left: number[];
+}
+
+/**
+ * A run on the loopback sshd (2 ranks, `init` × 300) whose remote agent is SIGSTOPped at its first
+ * recorded sample (the connection stays healthy): the host side must end with AGENT_SILENT and
+ * the stopped agent and its ranks must be gone.
+ */
+export async function stoppedRemoteAgentTrial(server: SshServer): Promise<StoppedRemoteResult> {
+  const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-stopped-remote-'));
+  fs.writeFileSync(path.join(agentDir, 'agent.js'), fs.readFileSync(path.join(distDir, 'agent.js'), 'utf8') + `\n// stopped ${randomBytes(8).toString('hex')}\n`);
+  fs.mkdirSync(path.join(agentDir, 'native'));
+  for (const f of ['commcost.node', 'libnccl-sim.so']) fs.copyFileSync(path.join(distDir, 'native', f), path.join(agentDir, 'native', f));
+  Object.assign(process.env, SIM_ENV);
+  let remoteDir = '';
+  let agentPid = 0;
+  let stoppedAt = 0;
+  const options: RunOptions = { experiments: ['init'], iterations: 300, warmup: 0, deadlineSeconds: 30, simulate: true, ranks: 2 };
+  try {
+    const run = await runMeasurement(
+      { target: server.alias, options, sshConfigPath: server.sshConfigPath, knownHostsPath: server.knownHostsPath, agentDir, liveness: TRIAL_LIVENESS },
+      {
+        onRun: () => undefined,
+        onEvent: (ev) => {
+          if (ev.type === 'agent/hello') agentPid = ev.pid;
+          if (ev.type === 'run/sample' && !ev.warmup && stoppedAt === 0 && agentPid > 0) {
+            stoppedAt = Date.now();
+            process.kill(agentPid, 'SIGSTOP');
+          }
+        },
+        onLog: (l) => {
+          const m = /\.cache\/commcost\/[0-9a-f]{16}/.exec(l);
+          if (m && !remoteDir) remoteDir = m[0];
+        },
+      },
+    );
+    const hostMs = Date.now() - stoppedAt;
+    const gone = await untilGone(remoteDir, 5000);
+    return { run, hostMs, left: gone.left };
+  } finally {
+    if (remoteDir) {
+      for (const pid of processesMatching(remoteDir)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
       fs.rmSync(path.join(os.homedir(), remoteDir), { recursive: true, force: true });
     }
     fs.rmSync(agentDir, { recursive: true, force: true });
