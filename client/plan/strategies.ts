@@ -96,7 +96,13 @@ function poolSwitch(runs: readonly PlanRun[], variant: string, ranks: number, sh
 export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: readonly number[]): StrategyTerms[] {
   const n = ranks;
   const initCall = keyed(stepTerm(runs, `ncclCommInitRankConfig TP${n}`, 'init', ['default'], 'call'), 'init', n, 'creation');
-  const initFirst = keyed(stepTerm(runs, `first collective TP${n} (its lazy connect)`, 'init', ['default'], 'first'), 'init', n, 'first');
+  // One rank has no peer: its first collective connects nothing, and is not called a connect.
+  const initFirst = keyed(
+    stepTerm(runs, `first collective TP${n} (${n > 1 ? 'its lazy connect' : 'one rank: no peer to connect to'})`, 'init', ['default'], 'first'),
+    'init',
+    n,
+    'first',
+  );
   const initMem = memoryTerm(runs, `a TP${n} communicator`, 'init', ['default'], 'afterFirst');
   const destroy = stepTerm(runs, `ncclCommFinalize + ncclCommDestroy TP${n}`, 'destroy', ['default'], 'total');
   const { plain, share } = poolVariants(runs, n);
@@ -124,7 +130,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
     {
       id: 'lazy',
       name: 'on-demand rebuild (lazy connect)',
-      how: 'at each switch create the new shape\'s communicator; its first collective connects inside the first step after the switch; the old one is destroyed in the background',
+      how: `at each switch create the new shape's communicator; its first collective ${n > 1 ? 'connects' : 'runs (one rank: nothing to connect)'} inside the first step after the switch; the old one is destroyed in the background`,
       critical: [initCall, initFirst],
       prepaid: [],
       deferred: [destroy],
@@ -134,7 +140,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
     {
       id: 'warmup',
       name: 'on-demand rebuild + warm-up',
-      how: 'as the on-demand rebuild, with one collective right after creation: the connect is paid in the switch, not in the first step',
+      how: `as the on-demand rebuild, with one collective right after creation: ${n > 1 ? 'the connect is' : 'its first collective (one rank: no connect) is'} paid in the switch, not in the first step`,
       critical: [initCall, initFirst],
       prepaid: [],
       deferred: [destroy],

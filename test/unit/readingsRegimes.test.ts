@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deriveVerdict } from '../../client/verdict';
 import { formatComparison, headerLine } from '../../cli/summary';
+import { formatPlan } from '../../cli/plan';
+import { planReshape } from '../../client/plan/planner';
 import { describeRuns, formatRatio } from '../../protocol/compare';
 import type { RunFile } from '../../protocol/runFile';
 import { experiment, load, oneRank, synthetic, variant } from './verdictRuns';
@@ -79,4 +81,13 @@ test('a ratio far below 1 keeps two significant digits: the 1-rank first collect
   const row = text.split('\n').find((l) => l.startsWith('init default · first collective'));
   assert.ok(row, text);
   assert.doesNotMatch(row, / 0\.00×/, row);
+});
+
+test('plan at 1 rank: the init\'s first collective is never called "its lazy connect" (one rank has no peer); at 2 ranks it is', () => {
+  const one = load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  const text = formatPlan(planReshape([{ file: 'one.json', run: one }], { stepMs: 30 }));
+  assert.doesNotMatch(text, /\(its lazy connect\)|first collective connects|the connect is paid/, text);
+  assert.match(text, /first collective TP1 \(one rank: no peer to connect to\)/);
+  const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  assert.match(formatPlan(planReshape([{ file: 'two.json', run: two }], { stepMs: 30 })), /first collective TP2 \(its lazy connect\)/);
 });
