@@ -256,6 +256,9 @@ describe('.vsix packaging', { skip: skipPackage }, () => {
       for (const n of ['sample-2xH200-nccl2.28.9.json', 'sample-2xH200-nccl2.30.7.json']) has(`dist/samples/${n}`);
       for (const n of ['ssh2.js', 'ajv.js']) has(`dist/vendor/${n}`);
       has('dist/experimentInfo.js');
+      // The lazy bundles activation does not evaluate (scripts/build.mjs LAZY), the validator compiled at build time (PRECOMPILED).
+      for (const n of ['measureCommand.js', 'traceCommand.js', 'annotationEngine.js']) has(`dist/${n}`);
+      has('dist/vendor/run-file-validator.js');
       has('dist/vendor/web-tree-sitter.js');
       const unwanted = names.filter(
         (n) =>
