@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const [file, language] = [process.argv[2]!, process.argv[3] as SourceLanguage];
   const text = readFileSync(file, 'utf8');
   const t0 = performance.now();
-  // As the extension loads it: the C/C++ grammar in the background (register.ts).
+  // As the extension loads it: the C/C++ grammar only on the first C/C++ document (register.ts).
   const finder = await CallSiteFinder.load(nodeModulesGrammars(process.cwd()), { lazyCpp: true });
   const t1 = performance.now();
   const model = new AnnotationModel(finder, new ProfileStore(() => undefined), () => ({ now: Date.now(), staleAfterDays: 30, expectedNcclVersion: '' }));
