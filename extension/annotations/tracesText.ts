@@ -97,9 +97,26 @@ export function observedSentence(o: TraceObservation): string {
 
   if (o.role === 'firstCollective') {
     const f = site.firstCollective ? `paid ${figure(site.firstCollective)}${site.connect ? ` (connect ${figure(site.connect)})` : ''}` : 'not measured';
-    return `${sim}observed in ${job}, ${ranksText(site)}: this first collective creates and connects the group made at line ${lineOf(site, o)}: ${f} (n=${count(site)})`;
+    return `${sim}observed in ${job}, ${ranksText(site)}: this first collective ${firstCollectiveDoes(site, lineOf(site, o))}: ${f} (n=${count(site)})`;
   }
   return `${sim}observed in ${job}, ${ranksText(site)}: ${creationParts(site, true).join(', ')} (n=${count(site)})`;
+}
+
+/** Whether every communicator the site made has one rank (no peer: its first collective connects nothing). */
+function oneRankOnly(site: TraceSite): boolean {
+  const sizes = site.occurrences.flatMap((o) => o.commRanks);
+  return sizes.length > 0 && sizes.every((n) => n === 1);
+}
+
+/**
+ * What a group's first collective does, by what the trace recorded: it creates the communicator
+ * only for a lazily made group (`site.lazy`; a C creation or an eager group was made by its call),
+ * and connects it only when the communicator has more than one rank.
+ */
+function firstCollectiveDoes(site: TraceSite, line: number): string {
+  const one = oneRankOnly(site);
+  if (site.lazy) return one ? `creates the one-rank group made at line ${line} (nothing to connect)` : `creates and connects the group made at line ${line}`;
+  return one ? `runs on the one-rank group made at line ${line} (nothing to connect)` : `connects the group made at line ${line}`;
 }
 
 /** A site's creation line in the document (the traced line moved by the observation's shift). */
@@ -115,7 +132,10 @@ function shortFigures(o: TraceObservation): string {
     const worst = o.sites.map((s) => s.teardown).filter((s): s is TracePhaseStats => s !== null).sort((a, b) => b.medianMs - a.medianMs)[0] ?? null;
     return f(worst, 'teardown');
   }
-  if (o.role === 'firstCollective') return f(site.firstCollective, 'first collective (init + connect)');
+  if (o.role === 'firstCollective') {
+    const parts = [site.lazy ? 'init' : undefined, oneRankOnly(site) ? undefined : 'connect'].filter((x): x is string => x !== undefined);
+    return f(site.firstCollective, `first collective${parts.length > 0 ? ` (${parts.join(' + ')})` : ''}`);
+  }
   return `${f(site.creation, site.lazy ? 'creation' : 'call')} · ${f(site.firstCollective, 'first collective')}${site.cold ? ' (cold)' : ''}`;
 }
 

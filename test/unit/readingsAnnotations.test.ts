@@ -12,6 +12,9 @@ import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate } from '../
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
 import type { RunFile } from '../../protocol/runFile';
+import type { TraceFile, TraceSite } from '../../protocol/trace';
+import { parseTrace, type TraceObservation } from '../../extension/annotations/traces';
+import { observedLabel, observedSentence } from '../../extension/annotations/tracesText';
 import { RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
 
 const RULES: StaleRules = { now: Date.parse('2026-12-02T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
@@ -88,4 +91,31 @@ test('an experiment the host cannot run (needs 2 GPUs, host has 1): the lens and
   assert.equal(reg.missing?.reason, 'not measured in this run');
   assert.equal(skipGate(reg), undefined);
   assert.equal(codeLensTitle(reg), '⏱ not measured in this run · Measure this on localhost');
+});
+
+test('a traced first collective creates the group only when it was made lazily, and connects it only when it has more than one rank', () => {
+  const t = JSON.parse(readFileSync(join(RESULTS, 'h200x2-2026-12-01', 'trace-torch-tp-reshape-nccl2.28.9.json'), 'utf8')) as TraceFile;
+  const base = t.sites.find((x) => x.api === 'new_group' && x.firstCollective !== null) ?? t.sites.find((x) => x.api === 'new_group')!;
+  const observe = (site: TraceSite): TraceObservation => ({
+    trace: parseTrace(JSON.stringify({ ...t, sites: [site] }), '/traces/t.json', 't', 0),
+    role: 'firstCollective',
+    sites: [site],
+    tracedLine: 10,
+    shift: 0,
+  });
+  const sized = (n: number) => base.occurrences.map((o) => ({ ...o, commRanks: o.commRanks.map(() => n) }));
+  const lazy2 = observe({ ...base, lazy: true, line: 7, occurrences: sized(2) });
+  assert.match(observedSentence(lazy2), /this first collective creates and connects the group made at line 7/);
+  assert.match(observedLabel(lazy2), /first collective \(init \+ connect\)/);
+  // A C communicator (made by ncclCommInitRank, not lazily): its first collective connects it, it does not create it.
+  const eager2 = observe({ ...base, lazy: false, line: 7, occurrences: sized(2) });
+  assert.match(observedSentence(eager2), /this first collective connects the group made at line 7/);
+  assert.doesNotMatch(observedSentence(eager2) + observedLabel(eager2), /creates|init \+/);
+  // One rank: nothing to connect.
+  const eager1 = observe({ ...base, lazy: false, line: 7, occurrences: sized(1), connect: null });
+  assert.doesNotMatch(observedSentence(eager1) + observedLabel(eager1), /connects|\(connect|\+ connect/);
+  assert.match(observedSentence(eager1), /this first collective runs on the one-rank group made at line 7 \(nothing to connect\)/);
+  const lazy1 = observe({ ...base, lazy: true, line: 7, occurrences: sized(1), connect: null });
+  assert.match(observedSentence(lazy1), /this first collective creates the one-rank group made at line 7 \(nothing to connect\)/);
+  assert.match(observedLabel(lazy1), /first collective \(init\)/);
 });
