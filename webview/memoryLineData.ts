@@ -73,19 +73,26 @@ export const countText = (n: number): string => n.toLocaleString('en-US');
  */
 export function memoryLineModel(variants: readonly MemoryVariant[], samples = MEMORY_LINE_SAMPLES): MemoryLineModel {
   const points = memoryPoints(variants);
-  const mib = (b: number | undefined): number | undefined => (b !== undefined && Number.isFinite(b) ? b / 2 ** 20 : undefined);
+  const index = new Map(points.map((p, i) => [p, i]));
   const lines: MemoryLine[] = [];
-  const lineOf = (key: string, label: string, color: number, dashed: boolean, at: (p: string) => number | undefined): void => {
+  // One pass over each record's entries (a lookup per point in a record of 40,000 keys is slow).
+  const lineOf = <T>(key: string, label: string, color: number, dashed: boolean, record: Record<string, T> | undefined, bytes: (t: T) => number | undefined): void => {
     const data: { x: number; y: number }[] = [];
-    points.forEach((p, x) => {
-      const y = at(p);
-      if (y !== undefined) data.push({ x, y });
-    });
+    let sorted = true;
+    for (const [p, t] of Object.entries(record ?? {})) {
+      const b = bytes(t);
+      if (b === undefined || !Number.isFinite(b)) continue;
+      const x = index.get(p)!;
+      if (data.length > 0 && x < data[data.length - 1]!.x) sorted = false;
+      data.push({ x, y: b / 2 ** 20 });
+    }
+    // chart.js's decimation needs the data sorted by x.
+    if (!sorted) data.sort((a, b) => a.x - b.x);
     if (data.length > 0) lines.push({ key, label, color, dashed, data });
   };
   variants.forEach((v, vi) => {
-    lineOf(`memory/${v.variant}`, `${v.variant} · free-memory delta`, vi, false, (p) => mib(v.memoryBytes?.[p]));
-    if (v.memStats) lineOf(`memstats/${v.variant}`, `${v.variant} · NCCL's count (MemStats)`, vi, true, (p) => mib(v.memStats?.[p]?.totalBytes));
+    lineOf(`memory/${v.variant}`, `${v.variant} · free-memory delta`, vi, false, v.memoryBytes, (b) => b);
+    if (v.memStats) lineOf(`memstats/${v.variant}`, `${v.variant} · NCCL's count (MemStats)`, vi, true, v.memStats, (m) => m?.totalBytes);
   });
   const cap = Math.max(3, Math.floor(samples));
   const total = lines.reduce((a, l) => a + l.data.length, 0);

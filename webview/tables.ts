@@ -36,7 +36,8 @@ export function memoryRows(variants: readonly VariantExtras[]): string[][] {
 export function memoryRowKeys(variants: readonly VariantExtras[]): [number, string][] {
   const keys: [number, string][] = [];
   variants.forEach((v, vi) => {
-    const points = new Set([...Object.keys(v.memoryBytes ?? {}), ...Object.keys(v.memStats ?? {})]);
+    const points = new Set(Object.keys(v.memoryBytes ?? {}));
+    for (const p of Object.keys(v.memStats ?? {})) points.add(p);
     for (const point of points) keys.push([vi, point]);
   });
   return keys;

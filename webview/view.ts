@@ -78,7 +78,7 @@ class ExperimentSection {
   /** dataSignature of what the last update showed: an unchanged experiment is not rendered again. */
   private dataKey = '';
   /** The chart models computed but not drawn yet (charts are throttled while a run streams). */
-  private pendingCharts: { model: ChartModel; memory: MemoryChart } | undefined;
+  private pendingCharts: { model: ChartModel; memory: MemoryChart; memoryKey: string } | undefined;
   /** The signatures of the models each chart last drew: an unchanged chart is not updated. */
   private chartKey = '';
   private memoryKey = '';
@@ -103,7 +103,10 @@ class ExperimentSection {
    */
   update(exp: RunExperiment, hangs: RunFile['errors'], memNote?: string): boolean {
     this.renderHangs(hangs);
-    const dataKey = dataSignature([exp.state, exp.done, exp.total, exp.variants, exp.samples, memNote]);
+    // The summaries (with their memory points, thousands per variant in a large run) are written
+    // once: the memory table, NCCL's view and the memory chart are drawn from them alone.
+    const summariesKey = dataSignature([exp.variants, memNote]);
+    const dataKey = dataSignature([exp.state, exp.done, exp.total, exp.samples]) + summariesKey;
     if (dataKey === this.dataKey) return this.pendingCharts !== undefined;
     this.dataKey = dataKey;
     const done = Number(exp.done) || 0;
@@ -124,13 +127,15 @@ class ExperimentSection {
     });
     // Past a few points a bar per point does not read (and thousands froze the page): lines.
     const memory = memoryChartFor(variants.map((v, i) => ({ ...v, memStats: extras[i]!.memStats })));
-    this.pendingCharts = { model, memory };
-    const key = JSON.stringify(variants);
+    this.pendingCharts = { model, memory, memoryKey: summariesKey };
+    // The step table does not show memory points: they are left out of its key.
+    const key = JSON.stringify(variants, (k, v: unknown) => (k === 'memoryBytes' ? undefined : v));
     if (key !== this.tableKey) {
       this.tableKey = key;
       replaceChildren(this.tableBox, variants.length > 0 ? stepTable(variants) : h('p', { class: 'muted' }, 'no samples yet'));
     }
-    const extrasKey = JSON.stringify([extras, memNote]);
+    // Extras come from the summaries (absent while live: nothing to show).
+    const extrasKey = summariesKey;
     if (extrasKey !== this.extrasKey) {
       this.extrasKey = extrasKey;
       const withMemory = extras.filter((x) => Object.keys(x.memoryBytes ?? {}).length + Object.keys(x.memStats ?? {}).length > 0);
@@ -148,7 +153,7 @@ class ExperimentSection {
     const pending = this.pendingCharts;
     this.pendingCharts = undefined;
     if (!pending) return;
-    const { model, memory } = pending;
+    const { model, memory, memoryKey } = pending;
     const key = dataSignature(model);
     if (model.series.length > 0 && key !== this.chartKey) {
       this.chartKey = key;
@@ -161,7 +166,6 @@ class ExperimentSection {
         this.chart.update(model);
       }
     }
-    const memoryKey = dataSignature(memory);
     const hasMemory = memory.kind === 'bars' ? memory.model.series.length > 0 : memory.model.lines.length > 0;
     if (hasMemory && memoryKey !== this.memoryKey) {
       this.memoryKey = memoryKey;

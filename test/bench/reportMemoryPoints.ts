@@ -77,9 +77,10 @@ const CHARTS_DRAWN = `(() => {
 /**
  * Opens `file` (a rendered report) in a new page of `browser` and measures it (see {@link ReportLoad}).
  * @param screenshot a PNG path for a screenshot of split-share's memory chart after the charts are drawn
+ * @param probe called with the page after the measurements (a test's own checks and clicks)
  * @throws when the charts are not drawn within `timeoutMs` (a frozen page)
  */
-export async function loadReport(browser: ReportBrowser, file: string, timeoutMs = 120_000, screenshot?: string): Promise<ReportLoad> {
+export async function loadReport(browser: ReportBrowser, file: string, timeoutMs = 120_000, screenshot?: string, probe?: (page: ReportPage) => Promise<void>): Promise<ReportLoad> {
   const page = await browser.newPage();
   try {
     await page.setViewportSize({ width: 1200, height: 900 });
@@ -101,6 +102,7 @@ export async function loadReport(browser: ReportBrowser, file: string, timeoutMs
       await page.evaluate(`document.querySelector('canvas[aria-label^="split-share: memory"]')?.scrollIntoView()`);
       await page.screenshot({ path: screenshot });
     }
+    await probe?.(page);
     return { ...m, chartsMs };
   } finally {
     await page.close();
