@@ -61,7 +61,7 @@ function creationInLoop(site: CallSite, a: Annotation): Finding | undefined {
   return {
     code: 'commcost.creationInLoop',
     range: site.nameRange,
-    message: `creating a group here costs ~${formatMs(each.stats.median)} each time on ${hostOf(a)} (${plain(site.repeated.detail, 120)}); build it once or prewarm a pool${simulatedNote(a)}`,
+    message: `creating a group here costs ~${formatMs(each.stats.median)} each time on ${hostOf(a)}${m.main.childRanks === 1 ? ' (as a one-rank communicator: nothing to connect)' : ''} (${plain(site.repeated.detail, 120)}); build it once or prewarm a pool${simulatedNote(a)}`,
   };
 }
 
@@ -110,6 +110,17 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
 }
 
 /**
+ * What a group's first collective pays, in the words its run's variant allows: a lazily made group
+ * (the agent's `…lazy…` variants) is created there too, and a one-rank communicator has nothing
+ * to connect; otherwise it is the lazy connect.
+ */
+function firstPays(v: { variant: string; childRanks?: number }): string {
+  const lazy = /(^|\/)lazy\b/.test(v.variant);
+  if (v.childRanks === 1) return lazy ? 'of lazy creation (a one-rank group: nothing to connect)' : '(a one-rank group: nothing to connect)';
+  return lazy ? 'of lazy creation and connect' : 'of lazy connect';
+}
+
+/**
  * `g = new_group(...)` / `split_group(...)` not followed by a collective on `g`: the lazy connect
  * lands in the group's first collective, which the message names when the finder followed the
  * group to one (callSites.ts `firstCollective`, across the file's functions; never a return or
@@ -134,7 +145,7 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
   return {
     code: 'commcost.coldGroup',
     range: site.nameRange,
-    message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} of lazy connect on ${hostOf(a)}${firstAt}; warm it up right after creation${simulatedNote(a)}`,
+    message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} ${firstPays(m.main)} on ${hostOf(a)}${firstAt}; warm it up right after creation${simulatedNote(a)}`,
     fix: {
       title: `Insert a warm-up collective after creation (moves ~${formatMs(first.stats.median)} here)`,
       edits: [{ range: { start: where.at, end: where.at }, newText: `${where.prefix}${indent}${call}\n` }, ...torch.edits],

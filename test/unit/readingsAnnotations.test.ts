@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { findings } from '../../extension/annotations/advice';
 import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
@@ -118,4 +119,25 @@ test('a traced first collective creates the group only when it was made lazily, 
   const lazy1 = observe({ ...base, lazy: true, line: 7, occurrences: sized(1), connect: null });
   assert.match(observedSentence(lazy1), /this first collective creates the one-rank group made at line 7 \(nothing to connect\)/);
   assert.match(observedLabel(lazy1), /first collective \(init\)/);
+});
+
+test('quick fixes on a lazily made group: its first collective pays the lazy creation (and, at 2 ranks, the connect), never "lazy connect" alone; a one-rank figure says so', async () => {
+  const text = ['import torch', 'import torch.distributed as dist', 'dist.init_process_group("nccl")', 'for i in range(3):', '    g = dist.new_group([0, 1])', ''].join('\n');
+  const scan = await scanText('python', text);
+  const messages = async (run: RunFile) => {
+    const { store } = await storeOf(runFolder([run]));
+    return findings(scan, (api) => resolveAnnotation(api, store.active, store.profiles, RULES), text).map((f) => f.message);
+  };
+  const two = await messages(read('h200x2-torch2.11-nccl2.28.9-c10d.json'));
+  const cold2 = two.find((m) => m.startsWith('the first collective on g'));
+  assert.ok(cold2, two.join('\n'));
+  assert.match(cold2, /pays ~191 ms of lazy creation and connect on localhost/);
+  const one = await messages(read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json'));
+  const cold1 = one.find((m) => m.startsWith('the first collective on g'));
+  assert.ok(cold1, one.join('\n'));
+  assert.match(cold1, /pays ~50\.0 ms of lazy creation \(a one-rank group: nothing to connect\)/);
+  assert.doesNotMatch(one.join('\n'), /of lazy connect/);
+  const loop1 = one.find((m) => m.startsWith('creating a group here'));
+  assert.match(loop1 ?? '', /costs ~50\.5 ms each time on localhost \(as a one-rank communicator: nothing to connect\)/);
+  assert.doesNotMatch(two.find((m) => m.startsWith('creating a group here')) ?? '', /one-rank/);
 });
