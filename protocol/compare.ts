@@ -217,7 +217,13 @@ function variantsOf(exp: RunExperiment): Map<string, VariantFigures> {
 
 /** Appends the items of `next` that `order` lacks, keeping first-seen order. */
 function union<T>(order: T[], next: Iterable<T>): void {
-  for (const x of next) if (!order.includes(x)) order.push(x);
+  // A Set over what is there: a run with thousands of memory points per variant stays linear.
+  const seen = new Set(order);
+  for (const x of next) {
+    if (seen.has(x)) continue;
+    seen.add(x);
+    order.push(x);
+  }
 }
 
 /** Prefix of the rank method variables (stamp.rankEnv) among a run's compared variables. */
