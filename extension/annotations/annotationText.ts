@@ -22,7 +22,8 @@ export function memoryPerGpu(m: Measured): number | undefined {
 
 /**
  * The short label of a run, said by the status bar and every annotation: "localhost · NCCL
- * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run. When another run of
+ * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run, "… · 2026-11-29 ·
+ * partial" for a run stopped before its end. When another run of
  * `peers` (the store's profiles) would read the same, the label adds the UTC time it started
  * ("… · 2026-11-30 00:22 UTC"), and when that still does not tell them apart, its experiments
  * ("… · 00:22 UTC · init-abort, split-subset"): two different runs never read alike.
@@ -38,7 +39,10 @@ export function runLabel(p: Profile, peers: readonly Profile[] = []): string {
 
 function baseLabel(p: Profile): string {
   const sim = isSimulatedProfile(p) ? 'SIMULATED · ' : '';
-  return `${sim}${plain(p.run.host, 40)} · NCCL ${plain(p.run.stamp?.ncclVersion ?? '?', 20)} · ${new Date(p.time).toISOString().slice(0, 10)}`;
+  // A run stopped before its end (Cancel, the hang guard, an error) says so wherever it is named,
+  // as a trace's label does: what it lacks was not measured, never zero.
+  const partial = p.run.status === 'partial' || p.run.status === 'failed' ? ` · ${p.run.status}` : '';
+  return `${sim}${plain(p.run.host, 40)} · NCCL ${plain(p.run.stamp?.ncclVersion ?? '?', 20)} · ${new Date(p.time).toISOString().slice(0, 10)}${partial}`;
 }
 
 /** "00:22 UTC": when the run started (its profile time), to the minute. */

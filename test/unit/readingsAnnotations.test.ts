@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { findings } from '../../extension/annotations/advice';
-import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate } from '../../extension/annotations/annotationText';
+import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate, statusText } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
 import type { RunFile } from '../../protocol/runFile';
@@ -140,4 +140,19 @@ test('quick fixes on a lazily made group: its first collective pays the lazy cre
   const loop1 = one.find((m) => m.startsWith('creating a group here'));
   assert.match(loop1 ?? '', /costs ~50\.5 ms each time on localhost \(as a one-rank communicator: nothing to connect\)/);
   assert.doesNotMatch(two.find((m) => m.startsWith('creating a group here')) ?? '', /one-rank/);
+});
+
+test('a partial run is named partial in the CodeLens and the status bar: what it lacks was not measured', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  run.status = 'partial';
+  run.experiments = run.experiments.filter((e) => e.experiment === 'init');
+  const { store } = await storeOf(runFolder([run]));
+  const init = resolveAnnotation('ncclCommInitRank', store.active, store.profiles, RULES);
+  assert.match(codeLensTitle(init), / — localhost · NCCL 2\.28\.9 · 2026-12-01 · partial$/);
+  assert.match(statusText(store.active, false, [], [], { simulated: 0, foreign: 0 }).text, /2026-12-01 · partial$/);
+  const split = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
+  assert.equal(split.measured, undefined);
+  assert.equal(split.missing?.reason, 'not measured in this run');
+  const { store: whole } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
+  assert.doesNotMatch(codeLensTitle(resolveAnnotation('ncclCommInitRank', whole.active, whole.profiles, RULES)), /partial/);
 });
