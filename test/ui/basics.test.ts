@@ -8,19 +8,15 @@
 // docs/results and a simulated fixture (./committedRuns.ts). Screenshots: test-output/ui/basics-*.png.
 // Skipped with the reason when Chromium or code-server is missing, unless COMMCOST_REQUIRE_UI=1.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { pickContextMenu, OUT_DIR, UiSession, uiMissingReason, waitUntil, type Frame, type Locator } from './uiEnv';
+import { pickContextMenu, waitUntil, type Frame, type Locator, type UiSession } from './uiEnv';
+import { uiSessionHooks, uiSkip } from './scenarioSupport';
 import { committedRun, committedRunText, simulatedRunText, staleAfterDaysFor } from './committedRuns';
 
-const missing = uiMissingReason();
-if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
-  test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
-}
-const skip = missing ? `skipped: ${missing}` : false;
-if (missing) process.stderr.write(`UI basics ${skip}\n`);
+const skip = uiSkip('UI basics');
 
 const WHEEL_FILE = 'h200x2-nccl2.28.9-wheel.json';
 const SYSTEM_FILE = 'h200x2-nccl2.28.3-system.json';
@@ -29,6 +25,9 @@ const system = committedRun(SYSTEM_FILE);
 const simulated = JSON.parse(simulatedRunText()) as RunFile;
 /** The system run as if measured on another host (figures untouched): the tree groups by host. */
 const otherHost: RunFile = { ...structuredClone(system), id: `${system.id}-gpu-box`, host: 'gpu-box' };
+
+/** The script both workspaces hold: one init_process_group call to annotate. */
+const TRAIN_PY = 'import torch.distributed as dist\n\ndist.init_process_group("nccl")\n';
 
 /** The workspace: the runs in .commcost/runs, settings that keep them fresh and a short simulated measure. */
 function workspaceFiles(extra: Record<string, string> = {}): Record<string, string> {
@@ -79,19 +78,14 @@ type Clickable = Locator & { click(options?: { button?: 'right' | 'left'; modifi
 describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip, timeout: 420_000 }, () => {
   let s: UiSession;
   let ws: string;
-  before(
-    async () => {
-      s = await UiSession.start();
-      ws = s.workspace('basics', workspaceFiles({ 'train.py': 'import torch.distributed as dist\n\ndist.init_process_group("nccl")\n' }));
-      await s.openFolder(ws);
+  // This session's logs are kept apart (the next session's stop() rewrites test-output/ui/logs).
+  uiSessionHooks(
+    { workspace: { name: 'basics', files: workspaceFiles({ 'train.py': TRAIN_PY }) }, keepLogsAs: 'logs-basics', timeoutMs: 90_000 },
+    (session, folder) => {
+      s = session;
+      ws = folder!;
     },
-    { timeout: 90_000 },
   );
-  after(async () => {
-    await s?.stop();
-    // Keep this session's logs apart (the next session's stop() rewrites test-output/ui/logs).
-    if (existsSync(join(OUT_DIR, 'logs'))) cpSync(join(OUT_DIR, 'logs'), join(OUT_DIR, 'logs-basics'), { recursive: true });
-  });
 
   async function scenario(name: string, body: () => Promise<void>): Promise<void> {
     try {
@@ -398,17 +392,14 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
 
 describe('commcost in an untrusted workspace (Restricted Mode)', { skip, timeout: 300_000 }, () => {
   let s: UiSession;
-  before(
-    async () => {
-      s = await UiSession.start({ workspaceTrust: true, keybindings: [{ key: 'ctrl+alt+m', command: 'commcost.measure' }] });
-      const ws = s.workspace('untrusted', workspaceFiles({ 'train.py': 'import torch.distributed as dist\n\ndist.init_process_group("nccl")\n' }));
-      await s.openFolder(ws);
+  uiSessionHooks(
+    {
+      ui: { workspaceTrust: true, keybindings: [{ key: 'ctrl+alt+m', command: 'commcost.measure' }] },
+      workspace: { name: 'untrusted', files: workspaceFiles({ 'train.py': TRAIN_PY }) },
+      timeoutMs: 90_000,
     },
-    { timeout: 90_000 },
+    (session) => (s = session),
   );
-  after(async () => {
-    await s?.stop();
-  });
 
   test('no Measure in the palette; invoked anyway it is refused with a clear message; annotations and saved runs still work; the status bar says so', async () => {
     try {

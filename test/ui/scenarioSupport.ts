@@ -1,15 +1,18 @@
 // Shared by the real-VS-Code scenarios (measure.test.ts (a, b, e), annotations.test.ts (c, d, i),
-// committedRunsHovers.test.ts (h), charts.test.ts (f, g)): the runs they write into workspaces, process and webview probes, the
-// remote agent folders to clean up, and the editor helpers bound to a session (sessionHelpers).
+// committedRunsHovers.test.ts (h), charts.test.ts (f, g), basics.test.ts): whether the UI tests run
+// here (uiSkip), a describe block's session started and stopped (uiSessionHooks), the runs they
+// write into workspaces, process and webview probes, the remote agent folders to clean up, and
+// the editor helpers bound to a session (sessionHelpers).
 // Harness: ./uiEnv.ts. Not a test file (the glob test/ui/*.test.ts does not pick it up).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { RunFile } from '../../protocol/runFile';
 import { startedAt } from './committedRuns';
-import { REPO, waitUntil, type Frame, type UiSession } from './uiEnv';
+import { after, before, test } from 'node:test';
+import { OUT_DIR, REPO, UiSession, uiMissingReason, waitUntil, type Frame, type UiOptions } from './uiEnv';
 
 /** The UTC day a run started, as a hover's footer writes it ("2026-11-30"). */
 export const dayOf = (run: RunFile): string => new Date(startedAt(run)).toISOString().slice(0, 10);
@@ -164,6 +167,62 @@ export const remoteAgentDirs = (): string[] => (existsSync(remoteCache) ? readdi
 /** Removes only the agent deploys made since `before` (a remoteAgentDirs() list) by these tests. */
 export function removeNewRemoteDeploys(before: string[]): void {
   for (const d of remoteAgentDirs()) if (!before.includes(d)) rmSync(join(remoteCache, d), { recursive: true, force: true });
+}
+
+/**
+ * Whether this UI test file runs here: `false`, or the reason it is skipped ("skipped: missing …",
+ * for `describe`'s `skip`), then also written to stderr after `label`. With
+ * COMMCOST_REQUIRE_UI=1 (.ci/run) a missing component is a failing test instead.
+ */
+export function uiSkip(label: string): string | false {
+  const missing = uiMissingReason();
+  if (missing && process.env.COMMCOST_REQUIRE_UI === '1') test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
+  const skip = missing ? `skipped: ${missing}` : false;
+  if (missing) process.stderr.write(`${label} ${skip}\n`);
+  return skip;
+}
+
+/** How {@link uiSessionHooks} sets up a describe block's session. */
+export interface SessionHooksOptions {
+  /** UiSession.start's options (workspace trust, keybindings). */
+  ui?: UiOptions;
+  /** A workspace (relative path → text) made and opened before the tests: `s.workspace(name, files)`. */
+  workspace?: { name: string; files: Record<string, string> };
+  /** The agent folders the tests deploy to the loopback host's ~/.cache/commcost are removed after (only those). */
+  cleanRemoteDeploys?: boolean;
+  /** After the session stops, test-output/ui/logs is copied to test-output/ui/<keepLogsAs> (the next session's stop rewrites logs). */
+  keepLogsAs?: string;
+  /** The before hook's limit, ms (default: none). */
+  timeoutMs?: number;
+}
+
+/**
+ * Registers the `before`/`after` hooks of the enclosing describe block: before, a UiSession is
+ * started (and `workspace` made and opened) and handed to `use` with the workspace folder
+ * (undefined without one); after, the session is stopped (Chromium, code-server, sshd; logs kept
+ * under test-output/ui/logs) and what the options ask is cleaned up or kept.
+ */
+export function uiSessionHooks(opts: SessionHooksOptions, use: (s: UiSession, ws: string | undefined) => void): void {
+  let s: UiSession | undefined;
+  let remoteBefore: string[] = [];
+  before(
+    async () => {
+      if (opts.cleanRemoteDeploys) remoteBefore = remoteAgentDirs();
+      s = await UiSession.start(opts.ui);
+      let ws: string | undefined;
+      if (opts.workspace) {
+        ws = s.workspace(opts.workspace.name, opts.workspace.files);
+        await s.openFolder(ws);
+      }
+      use(s, ws);
+    },
+    opts.timeoutMs === undefined ? {} : { timeout: opts.timeoutMs },
+  );
+  after(async () => {
+    await s?.stop();
+    if (opts.cleanRemoteDeploys) removeNewRemoteDeploys(remoteBefore);
+    if (opts.keepLogsAs && existsSync(join(OUT_DIR, 'logs'))) cpSync(join(OUT_DIR, 'logs'), join(OUT_DIR, opts.keepLogsAs), { recursive: true });
+  });
 }
 
 /**
