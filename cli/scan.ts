@@ -49,6 +49,8 @@ export interface ScanFigure {
   p90Ms: number;
   n: number;
   memoryPerGpuBytes: number | null;
+  /** Ranks of the communicator the headline variant creates, where the run tells (1: nothing to connect); null when unknown. */
+  childRanks: number | null;
   via: string | null;
   simulated: boolean;
   stale: string[];
@@ -156,6 +158,7 @@ function figureOf(
       p90Ms: h.stats.p90,
       n: h.stats.n,
       memoryPerGpuBytes: memoryPerGpu(m) ?? null,
+      childRanks: m.main.childRanks ?? null,
       via: m.via ?? null,
       simulated: a.simulated,
       stale: a.stale,
@@ -282,7 +285,8 @@ export function formatScanTable(report: ScanReport): string {
 }
 
 function figureText(f: ScanFigure): string {
-  return `${formatMs(f.medianMs)} ${f.label} (${f.experiment} ${f.variant}, p90 ${formatMs(f.p90Ms)}, n = ${f.n})`;
+  const one = f.childRanks === 1 ? ', one-rank communicator: nothing to connect' : '';
+  return `${formatMs(f.medianMs)} ${f.label} (${f.experiment} ${f.variant}, p90 ${formatMs(f.p90Ms)}, n = ${f.n}${one})`;
 }
 
 /**

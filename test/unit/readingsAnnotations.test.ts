@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { scanCommand } from '../../cli/scan';
 import { findings } from '../../extension/annotations/advice';
+import { nodeModulesGrammars } from '../../extension/annotations/callSites';
 import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate, statusText } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
@@ -155,4 +157,21 @@ test('a partial run is named partial in the CodeLens and the status bar: what it
   assert.equal(split.missing?.reason, 'not measured in this run');
   const { store: whole } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
   assert.doesNotMatch(codeLensTitle(resolveAnnotation('ncclCommInitRank', whole.active, whole.profiles, RULES)), /partial/);
+});
+
+test('commcost scan marks a figure of a one-rank communicator (table and JSON); a 2-rank figure is not marked', async () => {
+  const example = join(RESULTS, '..', '..', 'examples', 'trace', 'nccl_lifecycle.c');
+  const scanWith = async (runFile: string, json: boolean): Promise<string> => {
+    let out = '';
+    const code = await scanCommand([example], { run: join(RESULTS, runFile), json }, { out: (t) => (out += t), err: () => undefined, cwd: join(RESULTS, '..', '..'), grammars: nodeModulesGrammars(join(RESULTS, '..', '..')) });
+    assert.equal(code, 0);
+    return out;
+  };
+  const one = await scanWith('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json', false);
+  const row = one.split('\n').find((l) => l.includes('nccl_lifecycle.c:72'));
+  assert.match(row ?? '', /14\.8 ms init to first collective \(init default, p90 [\d.]+ ms, n = 5, one-rank communicator: nothing to connect\)/, one);
+  const doc = JSON.parse(await scanWith('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json', true)) as { sites: { line: number; figure: { childRanks: number | null } | null }[] };
+  assert.equal(doc.sites.find((s) => s.line === 72)?.figure?.childRanks, 1);
+  const two = await scanWith('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json', false);
+  assert.doesNotMatch(two.split('\n').find((l) => l.includes('nccl_lifecycle.c:72')) ?? '', /one-rank/);
 });
