@@ -210,18 +210,6 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
     log.info(`annotations: ${document.uri.path.split('/').pop()} (${document.lineCount} lines) annotated in ${Math.round(performance.now() - opened)} ms (${how})`);
   };
 
-  /** Annotations of opened documents under way (uri → done; never rejects): the CodeLens provider waits for them. */
-  const opening = new Map<string, Promise<void>>();
-  const trackOpen = (document: vscode.TextDocument): void => {
-    const uri = document.uri.toString();
-    const done: Promise<void> = openDocument(document)
-      .catch((err: unknown) => log.error(`annotations: ${document.uri.fsPath}: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => {
-        if (opening.get(uri) === done) opening.delete(uri);
-      });
-    opening.set(uri, done);
-  };
-
   const reparseSoon = (document: vscode.TextDocument): void => {
     const uri = document.uri.toString();
     clearTimeout(timers.get(uri));
@@ -248,19 +236,8 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
   // Providers.
   const getModel = (): AnnotationModel | undefined => model;
   scope.add(vscode.languages.registerHoverProvider(SELECTOR, new AnnotationHoverProvider(getModel, observed)));
-  // A document's first lenses wait for its annotation under way (the engine and grammars on the
-  // first document of a session): answered as soon as it is done, not [] now and again after the
-  // change event and VS Code's CodeLens debounce (≥ 250 ms, growing with the provider's times).
-  const lenses = new AnnotationCodeLensProvider(getModel, () => settings.codeLens, changed.event, observed);
   scope.add(
-    vscode.languages.registerCodeLensProvider(SELECTOR, {
-      onDidChangeCodeLenses: lenses.onDidChangeCodeLenses,
-      provideCodeLenses: async (document, token) => {
-        const pending = opening.get(document.uri.toString());
-        if (pending) await pending;
-        return token.isCancellationRequested ? [] : lenses.provideCodeLenses(document);
-      },
-    }),
+    vscode.languages.registerCodeLensProvider(SELECTOR, new AnnotationCodeLensProvider(getModel, () => settings.codeLens, changed.event, observed)),
   );
   // "plan this reshape" over a function that creates groups in a loop or tears down and creates them.
   registerPlanLens(env, getModel, store, changed.event);
@@ -271,7 +248,7 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
   );
 
   // Documents.
-  scope.add(vscode.workspace.onDidOpenTextDocument((d) => trackOpen(d)));
+  scope.add(vscode.workspace.onDidOpenTextDocument((d) => void openDocument(d)));
   scope.add(
     vscode.workspace.onDidChangeTextDocument((e) => {
       const uri = e.document.uri.toString();
@@ -295,7 +272,7 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
       editors.forEach((e) => model?.has(e.document.uri.toString()) && decorations.update(e, model, settings.decorations, settings, observed(e.document))),
     ),
   );
-  for (const d of vscode.workspace.textDocuments) trackOpen(d);
+  for (const d of vscode.workspace.textDocuments) void openDocument(d);
 
   // Settings.
   scope.add(
