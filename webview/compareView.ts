@@ -15,6 +15,7 @@ import { compareChartModel, compareRowLabel } from './compareChartData';
 import { chartHeight, ExperimentChart, runColor } from './charts';
 import { append, h } from './dom';
 import { formatDate, formatGpus, formatMiB, formatMs } from './format';
+import { pagedTable, TABLE_PAGE_ROWS } from './tables';
 import { SIMULATED_TEXT } from './view';
 import { StudyCharts } from './studyCharts';
 
@@ -41,7 +42,12 @@ function legend(c: Comparison, runs: ComparisonData['runs']): HTMLElement {
   return h('table', { class: 'steps legend' }, h('thead', {}, head), body);
 }
 
-function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
+/**
+ * The comparison table of one experiment: per variant its steps, then its memory points. Past
+ * {@link TABLE_PAGE_ROWS} memory rows (runs with thousands of memory points) the memory points
+ * leave it for a paged table of their own ({@link compareMemoryTable}).
+ */
+function compareTable(exp: CompareExperiment, c: Comparison, withMemory: boolean): HTMLTableElement {
   const base = c.runs[0]?.key ?? 'A';
   const headCells = [h('th', {}, 'variant · step')];
   c.runs.forEach((r, i) => {
@@ -61,17 +67,33 @@ function compareTable(exp: CompareExperiment, c: Comparison): HTMLTableElement {
       });
       body.appendChild(h('tr', { class: s.derived ? 'derived' : undefined }, ...cells));
     }
-    for (const m of v.memory) {
-      const cells = [h('td', {}, compareRowLabel(exp, v.variant, `memory ${memoryPointLabel(m.point)}`))];
-      m.bytes.forEach((b, i) => {
-        cells.push(h('td', { class: 'num', colspan: '2' }, b === null ? '–' : `${formatMiB(b)} MiB`));
-        // Memory is one figure per point: no spread to judge a ratio by, so never coloured.
-        if (i > 0) cells.push(h('td', { class: 'num' }, formatRatio(m.ratio[i])));
-      });
-      body.appendChild(h('tr', { class: 'memory' }, ...cells));
-    }
+    if (withMemory) for (const m of v.memory) body.appendChild(memoryRow(exp, v.variant, m));
   }
   return h('table', { class: 'steps compare' }, h('thead', {}, h('tr', {}, ...headCells)), body);
+}
+
+/** One memory point of a variant across the runs: MiB per run and the ratio to the first run. */
+function memoryRow(exp: CompareExperiment, variant: string, m: CompareExperiment['variants'][number]['memory'][number]): HTMLTableRowElement {
+  const cells = [h('td', {}, compareRowLabel(exp, variant, `memory ${memoryPointLabel(m.point)}`))];
+  m.bytes.forEach((b, i) => {
+    cells.push(h('td', { class: 'num', colspan: '2' }, b === null ? '–' : `${formatMiB(b)} MiB`));
+    // Memory is one figure per point: no spread to judge a ratio by, so never coloured.
+    if (i > 0) cells.push(h('td', { class: 'num' }, formatRatio(m.ratio[i])));
+  });
+  return h('tr', { class: 'memory' }, ...cells);
+}
+
+/** The memory points of an experiment across the runs, paged ({@link pagedTable}). */
+function compareMemoryTable(exp: CompareExperiment, c: Comparison): HTMLElement {
+  const base = c.runs[0]?.key ?? 'A';
+  const headCells = [h('th', {}, 'variant · memory point')];
+  c.runs.forEach((r, i) => {
+    headCells.push(h('th', { class: 'num', colspan: '2' }, `${r.key} MiB per GPU`));
+    if (i > 0) headCells.push(h('th', { class: 'num' }, `${r.key}/${base}`));
+  });
+  const rows = exp.variants.flatMap((v) => v.memory.map((m) => [v.variant, m] as const));
+  const table = h('table', { class: 'steps compare memory' }, h('thead', {}, h('tr', {}, ...headCells)));
+  return pagedTable(table, rows.length, (i) => memoryRow(exp, rows[i]![0], rows[i]![1]));
 }
 
 /** Renders a comparison into `container` (once: a report's data does not change). */
@@ -93,7 +115,10 @@ export class CompareView {
       chartBox.appendChild(canvas);
       const section = h('vscode-collapsible', { open: true, class: 'exp' });
       section.heading = exp.experiment;
-      section.append(chartBox, compareTable(exp, c));
+      const memoryRows = exp.variants.reduce((a, v) => a + v.memory.length, 0);
+      const pageMemory = memoryRows > TABLE_PAGE_ROWS;
+      section.append(chartBox, compareTable(exp, c, !pageMemory));
+      if (pageMemory) section.append(compareMemoryTable(exp, c));
       return { section, canvas, model };
     });
     append(this.container, [

@@ -107,25 +107,24 @@ export function ncclViewModel(v: VariantExtras): NcclViewModel | undefined {
 }
 
 /**
- * The memory table of one experiment (see {@link memoryRows}); `note` (memStatsNote) says why
- * NCCL's count is missing. Past {@link TABLE_PAGE_ROWS} rows it is paged: the rows of one page,
- * "showing rows … of …" and buttons to the first, previous, next and last page (only the shown
- * page's rows are formatted and in the DOM; every row stays reachable).
+ * A table of `total` rows built page by page: past {@link TABLE_PAGE_ROWS} rows only one page's
+ * rows are built (`rowAt(i)` for i in the page) and in the DOM, above it "showing rows … of …" and
+ * buttons to the first, previous, next and last page, so every row stays reachable and the note
+ * says which are shown. A table that fits on one page is the plain table.
+ * @param table the table with its `thead` (its `tbody` is added here)
  */
-export function memoryTable(variants: readonly VariantExtras[], note: string | undefined): HTMLElement {
-  const keys = memoryRowKeys(variants);
-  const anyCount = variants.some((v) => Object.keys(v.memStats ?? {}).length > 0);
-  const head = anyCount ? MEMORY_HEAD : MEMORY_HEAD.slice(0, 3);
+export function pagedTable(table: HTMLTableElement, total: number, rowAt: (i: number) => HTMLTableRowElement): HTMLElement {
   const body = h('tbody');
+  table.appendChild(body);
   const pagerNote = h('span', { class: 'pager-note' });
   let page = 0;
   const show = (to: number): void => {
-    const r = pageOf(keys.length, to);
+    const r = pageOf(total, to);
     page = r.page;
-    // Rows marked `memory`, as the memory rows of the step table were (not step rows).
-    replaceChildren(body, ...keys.slice(r.start, r.end).map(([vi, point]) =>
-      h('tr', { class: 'memory' }, ...memoryRow(variants[vi]!, point).slice(0, head.length).map((x, i) => h('td', { class: i >= 2 ? 'num' : undefined }, x)))));
-    setText(pagerNote, pagerText(keys.length, page));
+    const rows: HTMLTableRowElement[] = [];
+    for (let i = r.start; i < r.end; i++) rows.push(rowAt(i));
+    replaceChildren(body, ...rows);
+    setText(pagerNote, pagerText(total, page));
   };
   const button = (label: string, to: () => number): HTMLElement => {
     const b = h('vscode-button', { secondary: true }, label);
@@ -133,14 +132,30 @@ export function memoryTable(variants: readonly VariantExtras[], note: string | u
     return b;
   };
   show(0);
-  const paged = pageOf(keys.length, 0).pages > 1;
+  if (pageOf(total, 0).pages === 1) return table;
+  return h('div', { class: 'paged' },
+    h('div', { class: 'pager' }, button('« first', () => 0), button('‹ previous', () => page - 1), pagerNote, button('next ›', () => page + 1), button('last »', () => Infinity)),
+    table,
+  );
+}
+
+/**
+ * The memory table of one experiment (see {@link memoryRows}), paged past {@link TABLE_PAGE_ROWS}
+ * rows ({@link pagedTable}: only the shown page's rows are formatted); `note` (memStatsNote) says
+ * why NCCL's count is missing.
+ */
+export function memoryTable(variants: readonly VariantExtras[], note: string | undefined): HTMLElement {
+  const keys = memoryRowKeys(variants);
+  const anyCount = variants.some((v) => Object.keys(v.memStats ?? {}).length > 0);
+  const head = anyCount ? MEMORY_HEAD : MEMORY_HEAD.slice(0, 3);
+  const table = h('table', { class: 'steps memory' }, h('thead', {}, h('tr', {}, ...head.map((x, i) => h('th', { class: i >= 2 ? 'num' : undefined }, x)))));
+  // Rows marked `memory`, as the memory rows of the step table were (not step rows).
+  const rowAt = (i: number): HTMLTableRowElement => {
+    const [vi, point] = keys[i]!;
+    return h('tr', { class: 'memory' }, ...memoryRow(variants[vi]!, point).slice(0, head.length).map((x, j) => h('td', { class: j >= 2 ? 'num' : undefined }, x)));
+  };
   return h('div', { class: 'memory-table' },
-    paged && h('div', { class: 'pager' },
-      button('« first', () => 0), button('‹ previous', () => page - 1), pagerNote, button('next ›', () => page + 1), button('last »', () => Infinity)),
-    h('table', { class: 'steps memory' },
-      h('thead', {}, h('tr', {}, ...head.map((x, i) => h('th', { class: i >= 2 ? 'num' : undefined }, x)))),
-      body,
-    ),
+    pagedTable(table, keys.length, rowAt),
     !anyCount && note ? h('p', { class: 'muted' }, `NCCL's count (MemStats): ${note}`) : false,
   );
 }

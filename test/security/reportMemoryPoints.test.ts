@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { renderReport } from '../../client/htmlReport';
+import { renderComparisonReport, renderReport } from '../../client/htmlReport';
 import type { RunExperiment } from '../../protocol/runFile';
 import { memoryChartFor, MEMORY_LINE_SAMPLES } from '../../webview/memoryLineData';
 import { variantViews } from '../../webview/stats';
@@ -89,4 +89,21 @@ describe('report page with thousands of memory points (headless Chromium)', { sk
       assert.equal(pageTwo, `showing rows 51–100 of ${(3 * points).toLocaleString('en-US')} (page 2 of ${((3 * points) / 50).toLocaleString('en-US')}) | after 51 groups`);
     });
   }
+
+  test('the comparison report of two 4,000-point runs: the memory points in a paged table of their own', async () => {
+    const a = runWithMemoryPoints(4000);
+    const b = runWithMemoryPoints(4000);
+    b.id = `${b.id}-b`;
+    const file = join(dir, 'compare-4000.html');
+    writeFileSync(file, renderComparisonReport([a, b], { webviewJsPath: BUNDLE }));
+    let rows = -1;
+    const r = await loadReport(browser, file, 240_000, undefined, async (page) => {
+      rows = await page.evaluate<number>(`document.querySelectorAll('tr.memory').length`);
+    });
+    const top = r.longTasks.length > 0 ? Math.max(...r.longTasks) : 0;
+    console.log(`comparison of two runs with 4000 memory points per variant: longest task ${top.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms`);
+    assert.ok(r.notes.includes('showing rows 1–50 of 12,000 (page 1 of 240)'), r.notes.join(' / '));
+    // split-share's memory page (50 rows) plus the few points of the other experiments, not 12,000.
+    assert.ok(rows > 0 && rows < 200, `${rows} memory rows in the DOM`);
+  });
 });
