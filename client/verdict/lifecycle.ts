@@ -129,16 +129,12 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   }
   if (splitTotal !== undefined && share1 !== undefined)
     clauses.push(relationClause(share1, splitTotal, S.splitShare1ToFirst, S.splitShare0ToFirst, 'splitShare 1 against 0'));
-  if (shrink !== undefined)
-    clauses.push(
-      relationClause(
-        shrink,
-        fresh,
-        acrossNodes ? S.nodesShrinkToFirst : S.shrinkToFirst,
-        acrossNodes ? S.nodesFreshToFirst : S.freshToFirst,
-        'shrink against a fresh init',
-      ),
-    );
+  // A shrink of 2 ranks leaves a one-rank child, with no peer to connect to: set beside the
+  // study's shrink of a multi-rank communicator it is named, not judged (like with like).
+  const shrinkStudy = acrossNodes ? S.nodesShrinkToFirst : S.shrinkToFirst;
+  const shrinkToOne = shrink !== undefined && run.ranks - 1 === 1 && shrinkStudy.host.ranks - 1 > 1;
+  if (shrink !== undefined && !shrinkToOne)
+    clauses.push(relationClause(shrink, fresh, shrinkStudy, acrossNodes ? S.nodesFreshToFirst : S.freshToFirst, 'shrink against a fresh init'));
   if (grow !== undefined)
     clauses.push(
       relationClause(
@@ -149,7 +145,13 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
         'grow against a fresh init',
       ),
     );
-  const study = studySentence(here, clauses);
+  const named = shrinkToOne
+    ? studyNotCompared(
+        [shrinkStudy],
+        `the shrink here leaves a one-rank child (no peer to connect to), the study's shrank ${shrinkStudy.host.ranks} ranks to ${shrinkStudy.host.ranks - 1}`,
+      )
+    : '';
+  const study = [studySentence(here, clauses), named].filter((x) => x !== '').join(' ');
   return {
     id: 'rebuild-vs-init',
     text: `To the first collective, against a fresh init (${ms(fresh)}): ${parts.join('; ')}.${study ? ` ${study}` : ''}`,

@@ -108,8 +108,10 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
   }
   const clauses: Clause[] = [figureClause(plain.bytes, S.poolBytes, `pool per GPU (here ${plain.variant})`)];
   if (plain.tp2ChildBytes !== undefined) clauses.push(figureClause(plain.tp2ChildBytes, S.tp2ChildBytes, 'one TP2 child per GPU'));
-  if (plain.sw !== undefined)
-    clauses.push(figureClause(plain.sw, S.poolSwitch, plain.shapes[1] === 1 ? 'switch (here to a one-rank child)' : 'switch'));
+  // A switch to a one-rank child runs a collective with no peer: named beside the study's switch
+  // (a collective among several ranks + graph capture), not judged against it.
+  const switchToOne = plain.shapes[1] === 1;
+  if (plain.sw !== undefined && !switchToOne) clauses.push(figureClause(plain.sw, S.poolSwitch, 'switch'));
   const onChild = stats(plainV, 'steady/child')?.median;
   const onFresh = stats(plainV, 'steady/fresh')?.median;
   const child = plain.shapes[1];
@@ -117,5 +119,9 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
     text += ` A 64 MiB allreduce on the pooled child ${costWords(relation(onChild, onFresh))} on a freshly split one (${ms(onChild)} vs ${ms(onFresh)}).`;
     clauses.push(relationClause(onChild, onFresh, S.steadyChild, S.steadyFresh, '64 MB allreduce, child against fresh'));
   }
-  return { id: 'pool', text: `${text} ${studySentence(here, clauses)}` };
+  const named =
+    plain.sw !== undefined && switchToOne
+      ? ` ${studyNotCompared([S.poolSwitch], 'the switch here is to a one-rank child, whose collective has no peer')}`
+      : '';
+  return { id: 'pool', text: `${text} ${studySentence(here, clauses)}${named}` };
 }

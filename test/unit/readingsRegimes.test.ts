@@ -91,3 +91,23 @@ test('plan at 1 rank: the init\'s first collective is never called "its lazy con
   const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
   assert.match(formatPlan(planReshape([{ file: 'two.json', run: two }], { stepMs: 30 })), /first collective TP2 \(its lazy connect\)/);
 });
+
+test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank child are named beside the study, not judged against its multi-rank figures', () => {
+  const run = load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json');
+  const rebuild = line(run, 'rebuild-vs-init');
+  assert.match(rebuild, /shrink \(to a one-rank child\): 24\.8 ms/);
+  assert.doesNotMatch(rebuild, /shrink against a fresh init [^.;]*: (agrees|differs)/, rebuild);
+  assert.match(rebuild, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): shrink to first collective 64 ms — not compared here: the shrink here leaves a one-rank child \(no peer to connect to\), the study's shrank 4 ranks to 3\./, rebuild);
+  // Split and grow (2-rank children) are still judged.
+  assert.match(rebuild, /grow against a fresh init [^;]*: differs/);
+  const pool = line(run, 'pool');
+  assert.doesNotMatch(pool, /switch[^;.]*: (agrees|differs)/, pool);
+  assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer\./, pool);
+  assert.match(pool, /pool per GPU \(here tp2\+1\) 464 MB .*: agrees/);
+  // At 4 ranks the shrink leaves 3 ranks and is judged.
+  const four = synthetic(4, [
+    experiment('init', [variant('default', { call: 45, first: 50, total: 95 })]),
+    experiment('shrink', [variant('default', { call: 20, first: 45, total: 65 })]),
+  ]);
+  assert.match(line(four, 'rebuild-vs-init'), /shrink against a fresh init 0\.7× \(64 ms vs 92 ms\) vs 0\.68× \(65\.0 ms vs 95\.0 ms\): agrees/);
+});
