@@ -132,7 +132,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   // A shrink of 2 ranks leaves a one-rank child, with no peer to connect to: set beside the
   // study's shrink of a multi-rank communicator it is named, not judged (like with like).
   const shrinkStudy = acrossNodes ? S.nodesShrinkToFirst : S.shrinkToFirst;
-  const shrinkToOne = shrink !== undefined && run.ranks - 1 === 1 && shrinkStudy.host.ranks - 1 > 1;
+  const shrinkToOne = shrink !== undefined && run.ranks - 1 === 1 && shrinkStudy.host.ranks > 2;
   if (shrink !== undefined && !shrinkToOne)
     clauses.push(relationClause(shrink, fresh, shrinkStudy, acrossNodes ? S.nodesFreshToFirst : S.freshToFirst, 'shrink against a fresh init'));
   if (grow !== undefined)
@@ -148,7 +148,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const named = shrinkToOne
     ? studyNotCompared(
         [shrinkStudy],
-        `the shrink here leaves a one-rank child (no peer to connect to), the study's shrank ${shrinkStudy.host.ranks} ranks to ${shrinkStudy.host.ranks - 1}`,
+        `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranks} ranks`,
       )
     : '';
   const study = [studySentence(here, clauses), named].filter((x) => x !== '').join(' ');
