@@ -19,6 +19,7 @@ import { emptyViewRecord } from './ncclInitTimings';
 import type { NodeServer } from './nodes';
 import { summarizeExperiment } from './rankCombine';
 import { RankSession } from './rankSession';
+import { warmSpawnThreads } from './rankSpawner';
 import { loadLibrary, normalizeOptions, RunSetupError, type NormalizedOptions } from './runSetup';
 import { sessionUnits, type Emit, type Log, type PlannedExperiment, type SessionFailure, type VariantRecord } from './sessionPlan';
 
@@ -83,6 +84,8 @@ export class Coordinator {
 
   private async runInner(input: Partial<RunOptions>): Promise<'complete' | 'partial' | 'failed'> {
     let options = normalizeOptions(input);
+    // The threads that start rank processes boot while the library loads and the plan is made.
+    void warmSpawnThreads();
     const { native, info, location } = loadLibrary(options);
     const count = native.deviceCount();
     if (count === 0) throw new RunSetupError('NO_GPU', `no GPU visible on ${os.hostname()} (cuDeviceGetCount = 0)`, 'check CUDA_VISIBLE_DEVICES and nvidia-smi');

@@ -9,13 +9,13 @@
  * processes and ends it); a node that does not present the run's token is refused; the rank
  * processes of a node are killed with SIGKILL (a hung NCCL call ignores anything gentler).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { rankProcessEnv } from './environment';
 import { LineChannel, MAX_LINE_CHARS, PRE_AUTH_LINE_CHARS } from './lineChannel';
 import { ListenerGuard } from './listenerGuard';
+import { spawnRankProcess, warmSpawnThreads } from './rankSpawner';
 import { coordinatorToNodeProblem, nodeMessageProblem } from '../protocol/agentWire';
 import type { CoordinatorToNode, NodeToCoordinator } from './rankWire';
 
@@ -79,42 +79,15 @@ export function agentScript(): string {
 }
 
 /**
- * Starts `node agent.js rank` on this host with `env` added to this process's environment.
- * Its stdout and stderr lines go to `cb.onLine`; its exit to `cb.onExit`.
+ * Starts `node agent.js rank` on this host with `env` added to this process's environment,
+ * without blocking the event loop: the spawn runs on a spawn thread (rankSpawner.ts), so the
+ * ranks of a session start at once, not one after another.
+ * Its stdout and stderr lines go to `cb.onLine`; its exit to `cb.onExit` (code 127 when the
+ * process could not be started at all).
+ * @returns its handle at once, before the process exists
  */
 export function startLocalRank(env: Record<string, string>, cb: RankCallbacks): RankHandle {
-  const child: ChildProcess = spawn(process.execPath, [agentScript(), 'rank'], { env: rankProcessEnv(process.env, env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let exited = false;
-  const done = new Promise<void>((resolve) => {
-    child.on('exit', (code, signal) => {
-      exited = true;
-      cb.onExit(code, signal);
-      resolve();
-    });
-    // A spawn failure (no such file) is followed by no 'exit': report it as one.
-    child.on('error', (e) => {
-      cb.onLine(`cannot start a rank process: ${e.message}`);
-      if (!exited && child.pid === undefined) {
-        exited = true;
-        cb.onExit(127, null);
-        resolve();
-      }
-    });
-  });
-  const forward = (chunk: Buffer): void => {
-    for (const line of chunk.toString().split('\n')) if (line.trim()) cb.onLine(line);
-  };
-  child.stdout?.on('data', forward);
-  child.stderr?.on('data', forward);
-  return {
-    kill: () => {
-      if (!exited && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-    get exited() {
-      return exited;
-    },
-    done,
-  };
+  return spawnRankProcess(process.execPath, [agentScript(), 'rank'], rankProcessEnv(process.env, env), cb);
 }
 
 /** Strips the IPv4-mapped prefix Node gives dual-stack sockets (`::ffff:10.0.0.2` → `10.0.0.2`). */
@@ -475,6 +448,8 @@ function tryConnect(host: string, port: number, timeoutMs: number): Promise<net.
  */
 export async function runNodeHost(opts: NodeHostOptions): Promise<'complete' | 'partial' | 'failed' | 'lost'> {
   const until = Date.now() + opts.connectDeadlineMs;
+  // The threads that start this node's rank processes boot while it joins.
+  void warmSpawnThreads();
   let socket: net.Socket | undefined;
   const failures = new Map<string, string>();
   while (!socket) {

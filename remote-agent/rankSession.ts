@@ -110,9 +110,11 @@ export class RankSession {
     const controlPort = (this.control.address() as net.AddressInfo).port;
     this.readyDeadline = Date.now() + this.deadlineMs;
     this.spawnedAt = performance.now();
+    // Each spawn is handed to a spawn thread (rankSpawner.ts; on other nodes, their node host):
+    // the ranks start together and this loop does not wait for any fork or exec. processStartMs
+    // runs from here until every rank is ready.
     for (let r = 0; r < this.ranks; r++) this.spawnRank(r, controlPort);
-    // spawn() forks this process synchronously: its cost is part of processStartMs.
-    this.log(`spawned ${this.ranks} rank process${this.ranks === 1 ? '' : 'es'} in ${(performance.now() - this.spawnedAt).toFixed(1)} ms`);
+    this.log(`spawned ${this.ranks} rank process${this.ranks === 1 ? '' : 'es'} in ${(performance.now() - this.spawnedAt).toFixed(1)} ms (event loop time in the spawn calls)`);
     this.watchdog = setInterval(() => this.checkDeadlines(), 100);
     const result = await outcome;
     const endedAt = performance.now();

@@ -23,6 +23,8 @@
  *    first file of a session, and the first CodeLens of a 500-line file after its click.
  * 7. Deploy over SSH on loopback (deploy.ts): the bundled CLI's first deploy and an already-deployed
  *    start, to the agent's hello, beside `ssh <alias> true` and a bare Node start.
+ * 8. The default suite's wall split (suite.ts): dist/agent.js on the simulated NCCL at 2, 8 and 16
+ *    ranks, 3 runs each: process starts / wall (target < 10%), wall / (timed + setup) (≤ 1.25).
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
@@ -127,6 +129,20 @@ async function main(): Promise<void> {
       console.log(`   failed: ${e.message}`);
       table.add({ id: 'deploy', what: 'deploy over SSH', unit: 'ms', target: '< 1500 / < 1000', verdict: 'skipped', note: `the bench failed: ${e.message.split('\n')[0]}` });
     });
+  }
+  console.log('\n8. Default suite on the simulated NCCL at 2, 8, 16 ranks: process starts / wall (target < 10%), wall / (timed + setup) (target ≤ 1.25)');
+  {
+    const agentJs = path.join(root, 'dist', 'agent.js');
+    const { suiteBench } = await import('./suite.js');
+    if (!existsSync(agentJs)) {
+      console.log(`   skipped: no agent at ${agentJs} (npm run build)`);
+      table.add({ id: 'suite', what: 'default suite wall split', unit: '%', target: 'starts < 10%, ratio ≤ 1.25', verdict: 'skipped', note: `no agent at ${agentJs}` });
+    } else {
+      await suiteBench(agentJs, table, log).catch((e: Error) => {
+        console.log(`   failed: ${e.message}`);
+        table.add({ id: 'suite', what: 'default suite wall split', unit: '%', target: 'starts < 10%, ratio ≤ 1.25', verdict: 'skipped', note: `the bench failed: ${e.message.split('\n')[0]}` });
+      });
+    }
   }
   console.log('\nTargets');
   for (const line of table.lines()) console.log(`  ${line}`);
