@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { formatMs } from '../../webview/format';
-import { waitUntil, UiSession, uiMissingReason } from './uiEnv';
+import { waitUntil, type UiSession } from './uiEnv';
 import {
   MEASURE,
   HOST_PICK,
@@ -20,36 +20,17 @@ import {
   alive,
   tableRows,
   canvasInk,
-  remoteAgentDirs,
-  removeNewRemoteDeploys,
   sessionHelpers,
+  uiSessionHooks,
+  uiSkip,
 } from './scenarioSupport';
 
-const missing = uiMissingReason();
-if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
-  test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
-}
-const skip = missing ? `skipped: ${missing}` : false;
-if (missing) process.stderr.write(`UI tests ${skip}\n`);
+const skip = uiSkip('UI tests');
 
 describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout: 300_000 }, () => {
   let s: UiSession;
-  /** Agent folders in the remote login's ~/.cache/commcost before the tests (the loopback host is this machine). */
-  let remoteBefore: string[] = [];
-
-  before(
-    async () => {
-      remoteBefore = remoteAgentDirs();
-      s = await UiSession.start();
-    },
-    { timeout: 60_000 },
-  );
-
-  after(async () => {
-    await s?.stop();
-    // Remove only the agent deploys these tests made.
-    removeNewRemoteDeploys(remoteBefore);
-  });
+  // A session for the file; the agent deploys these tests make on the loopback host are removed after.
+  uiSessionHooks({ cleanRemoteDeploys: true, timeoutMs: 60_000 }, (session) => (s = session));
 
   const { scenario, startMeasure } = sessionHelpers(() => s);
 
