@@ -41,6 +41,7 @@ import type { ExecResult, RemoteExec } from '../../client/sshSession';
 import { readSettings, SettingsError } from '../../extension/settings';
 import { normalizeOptions, RunSetupError } from '../../remote-agent/coordinator';
 import { locateNccl } from '../../remote-agent/ncclLocator';
+import { runWithMemoryPoints } from '../support/memoryPointsRun';
 
 const repoRoot = join(__dirname, '..', '..');
 const tmp = () => mkdtempSync(join(tmpdir(), 'commcost-bad-'));
@@ -210,6 +211,32 @@ describe('run files', () => {
     const text = JSON.stringify(goodRun()).replace('{', '{"__proto__":{"polluted":true},');
     assert.throws(() => validateRunFile(JSON.parse(text)));
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  // Valid, not bad, but hard on the reader: 40,000 memory points per variant (issue #21, "4,000
+  // memory points freeze the report page"). `commcost report --html` writes the page, every point in
+  // it; the page itself is loaded in headless Chromium by test/security/reportMemoryPoints.test.ts.
+  test('a run of 40,000 memory points per variant: `commcost report --html` exits 0 with every point in the page', { skip: existsSync(join(repoRoot, 'dist', 'webview.js')) ? false : 'dist/webview.js is not built' }, async () => {
+    const file = join(dir, 'memory-40000.json');
+    const out = join(dir, 'memory-40000.html');
+    writeFileSync(file, JSON.stringify(runWithMemoryPoints(40_000)));
+    let text = '';
+    const writes = [process.stdout.write, process.stderr.write];
+    const capture = ((chunk: string | Uint8Array) => {
+      text += chunk.toString();
+      return true;
+    }) as typeof process.stdout.write;
+    process.stdout.write = capture;
+    process.stderr.write = capture;
+    let code: number;
+    try {
+      code = await main(['node', 'commcost', 'report', file, '--html', out]);
+    } finally {
+      [process.stdout.write, process.stderr.write] = writes as [typeof process.stdout.write, typeof process.stderr.write];
+    }
+    assert.equal(code, 0, text);
+    const html = readFileSync(out, 'utf8');
+    assert.ok(html.includes('after 40000 groups'), 'the last point is in the page');
   });
 });
 
