@@ -51,7 +51,8 @@ export interface TraceFlags {
 
 function ms(s: TracePhaseStats | null): string {
   if (!s) return '—';
-  const f = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+  // Below 1 ms two significant digits, so a µs-level phase (a one-rank first collective) never prints "0.00".
+  const f = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 || x === 0 ? x.toFixed(2) : String(Number(x.toPrecision(2))));
   return s.n > 1 ? `${f(s.medianMs)} (p90 ${f(s.p90Ms)})` : f(s.medianMs);
 }
 
@@ -59,7 +60,7 @@ function ms(s: TracePhaseStats | null): string {
 export function formatTrace(t: TraceFile): string {
   const lines: string[] = [];
   if (isSimulatedTrace(t)) lines.push('SIMULATED — every figure below comes from commcost\'s simulated NCCL, not a GPU');
-  lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process(es), ${t.status}${t.ncclVersion ? `, NCCL ${ncclVersionText(t.ncclVersion)}` : ''}`);
+  lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process${t.processes.length === 1 ? '' : 'es'}, ${t.status}${t.ncclVersion ? `, NCCL ${ncclVersionText(t.ncclVersion)}` : ''}`);
   lines.push('Each phase: MAX over ranks per occurrence, then median (p90) over occurrences, ms. cold = a process\'s first communicator.');
   const rows = [['site', 'api', 'n', 'creation', 'first collective', 'connect', 'teardown', 'memory', '']];
   for (const s of t.sites) {

@@ -5,7 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { deriveVerdict } from '../../client/verdict';
+import { formatTrace } from '../../cli/trace';
+import type { TraceFile, TraceSite } from '../../protocol/trace';
 import { formatComparison, headerLine } from '../../cli/summary';
 import { formatPlan } from '../../cli/plan';
 import { planReshape } from '../../client/plan/planner';
@@ -110,4 +114,14 @@ test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank chil
     experiment('shrink', [variant('default', { call: 20, first: 45, total: 65 })]),
   ]);
   assert.match(line(four, 'rebuild-vs-init'), /shrink against a fresh init 0\.7× \(64 ms vs 92 ms\) vs 0\.68× \(65\.0 ms vs 95\.0 ms\): agrees/);
+});
+
+test('the trace summary: "1 process", and a µs-level phase keeps two significant digits, never "0.00"', () => {
+  const t = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'results', 'h200x1-check-2026-12-01', 'traces', 'trace-c-1rank.json'), 'utf8')) as TraceFile;
+  const site = t.sites[0]!;
+  site.firstCollective = { n: 1, medianMs: 0.0042, p90Ms: 0.0042, maxMs: 0.0042 } satisfies NonNullable<TraceSite['firstCollective']>;
+  const text = formatTrace(t);
+  assert.match(text, / — 1 process, complete/);
+  assert.doesNotMatch(text, /process\(es\)|\b0\.00\b/, text);
+  assert.match(text, /ncclCommInitRank {2}1 {2}365 {7}0\.0042 /, text);
 });
