@@ -6,7 +6,18 @@
  * After each draw the canvas carries `data-drawn-points`: the points chart.js drew per line, so
  * a test can hold the note (memoryLineData.ts) to what was drawn.
  */
-import { Chart, Decimation, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip, type ChartDataset, type Plugin } from 'chart.js';
+import {
+  Chart,
+  Decimation,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+  type ChartDataset,
+  type Plugin,
+} from 'chart.js';
 import { chartColors, type ChartColors } from './chartTheme';
 import { onThemeChange } from './charts';
 import type { MemoryLineModel } from './memoryLineData';
@@ -81,7 +92,11 @@ export class MemoryLineChart {
             type: 'linear',
             min: 0,
             max: Math.max(1, model.points.length - 1),
-            title: { display: true, text: `memory point, in the order recorded (${model.points.length.toLocaleString('en-US')} points)`, color: c.text },
+            title: {
+              display: true,
+              text: `memory point, in the order recorded (${model.points.length.toLocaleString('en-US')} points)`,
+              color: c.text,
+            },
             ticks: { color: c.text, maxTicksLimit: 8, callback: (v) => label(v) },
             grid: { color: c.grid },
             border: { color: c.grid },

@@ -76,7 +76,14 @@ export function memoryLineModel(variants: readonly MemoryVariant[], samples = ME
   const index = new Map(points.map((p, i) => [p, i]));
   const lines: MemoryLine[] = [];
   // One pass over each record's entries (a lookup per point in a record of 40,000 keys is slow).
-  const lineOf = <T>(key: string, label: string, color: number, dashed: boolean, record: Record<string, T> | undefined, bytes: (t: T) => number | undefined): void => {
+  const lineOf = <T>(
+    key: string,
+    label: string,
+    color: number,
+    dashed: boolean,
+    record: Record<string, T> | undefined,
+    bytes: (t: T) => number | undefined,
+  ): void => {
     const data: { x: number; y: number }[] = [];
     let sorted = true;
     for (const [p, t] of Object.entries(record ?? {})) {
@@ -116,5 +123,7 @@ export type MemoryChart = { kind: 'bars'; model: ChartModel } | { kind: 'lines';
  * (chartData.ts `memoryChartModel`, unchanged), past it a line per variant ({@link memoryLineModel}).
  */
 export function memoryChartFor(variants: readonly (VariantView & { memStats?: Record<string, MemStatsBytes> })[]): MemoryChart {
-  return memoryPoints(variants).length > MEMORY_BARS_MAX ? { kind: 'lines', model: memoryLineModel(variants) } : { kind: 'bars', model: memoryChartModel(variants) };
+  return memoryPoints(variants).length > MEMORY_BARS_MAX
+    ? { kind: 'lines', model: memoryLineModel(variants) }
+    : { kind: 'bars', model: memoryChartModel(variants) };
 }

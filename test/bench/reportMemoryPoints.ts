@@ -35,7 +35,8 @@ export interface ReportBrowser {
 
 /** Why a headless report page cannot be opened here, or undefined. */
 export function reportPageMissing(bundle: string): string | undefined {
-  if (!existsSync(path.join(CODE_SERVER_DIR, 'node_modules', 'playwright-core', 'package.json'))) return `playwright-core is not in ${CODE_SERVER_DIR} (run test/ui/install.sh)`;
+  if (!existsSync(path.join(CODE_SERVER_DIR, 'node_modules', 'playwright-core', 'package.json')))
+    return `playwright-core is not in ${CODE_SERVER_DIR} (run test/ui/install.sh)`;
   if (!existsSync(CHROMIUM)) return `${CHROMIUM} is missing (COMMCOST_CHROMIUM, or apt-get install -y chromium)`;
   if (!existsSync(bundle)) return `${bundle} is not built (npm run build)`;
   return undefined;
@@ -43,8 +44,14 @@ export function reportPageMissing(bundle: string): string | undefined {
 
 /** Headless Chromium through test/ui's playwright-core. */
 export async function launchChromium(): Promise<ReportBrowser> {
-  const pw = createRequire(path.join(CODE_SERVER_DIR, 'package.json'))('playwright-core') as { chromium: { launch(o: object): Promise<ReportBrowser> } };
-  return pw.chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const pw = createRequire(path.join(CODE_SERVER_DIR, 'package.json'))('playwright-core') as {
+    chromium: { launch(o: object): Promise<ReportBrowser> };
+  };
+  return pw.chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
 }
 
 /** What one load of a report page measured (ms, page clock). */
@@ -80,7 +87,13 @@ const CHARTS_DRAWN = `(() => {
  * @param probe called with the page after the measurements (a test's own checks and clicks)
  * @throws when the charts are not drawn within `timeoutMs` (a frozen page)
  */
-export async function loadReport(browser: ReportBrowser, file: string, timeoutMs = 120_000, screenshot?: string, probe?: (page: ReportPage) => Promise<void>): Promise<ReportLoad> {
+export async function loadReport(
+  browser: ReportBrowser,
+  file: string,
+  timeoutMs = 120_000,
+  screenshot?: string,
+  probe?: (page: ReportPage) => Promise<void>,
+): Promise<ReportLoad> {
   const page = await browser.newPage();
   try {
     await page.setViewportSize({ width: 1200, height: 900 });
@@ -113,12 +126,26 @@ export async function loadReport(browser: ReportBrowser, file: string, timeoutMs
  * The bench: for each size, `loads` loads of the report of a run with that many memory points per
  * variant, each printed; one row per size in `table` (longest task; target no task > 200 ms).
  */
-export async function reportMemoryPointsBench(root: string, table: TargetTable, log: (line: string) => void, loads = 3, sizes = [4000, 40_000], shotsDir?: string): Promise<void> {
+export async function reportMemoryPointsBench(
+  root: string,
+  table: TargetTable,
+  log: (line: string) => void,
+  loads = 3,
+  sizes = [4000, 40_000],
+  shotsDir?: string,
+): Promise<void> {
   const bundle = process.env.COMMCOST_WEBVIEW_JS ?? path.join(root, 'dist', 'webview.js');
   const why = reportPageMissing(bundle);
   if (why) {
     log(`   skipped: ${why}`);
-    table.add({ id: 'report.memoryPoints', what: 'report page with thousands of memory points', unit: 'ms', target: 'no task > 200 ms', verdict: 'skipped', note: why });
+    table.add({
+      id: 'report.memoryPoints',
+      what: 'report page with thousands of memory points',
+      unit: 'ms',
+      target: 'no task > 200 ms',
+      verdict: 'skipped',
+      note: why,
+    });
     return;
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'commcost-report-bench-'));
@@ -137,7 +164,9 @@ export async function reportMemoryPointsBench(root: string, table: TargetTable, 
         const r = await loadReport(browser, file, 120_000, shot);
         const top = r.longTasks.length > 0 ? Math.max(...r.longTasks) : 0;
         longest.push(top);
-        log(`   ${points} points per variant, load ${i + 1}: longest task ${top.toFixed(0)} ms (${r.longTasks.length} over 50 ms), first contentful paint ${r.firstPaintMs.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms, ${r.canvases} canvases${shot ? `, screenshot ${shot}` : ''}`);
+        log(
+          `   ${points} points per variant, load ${i + 1}: longest task ${top.toFixed(0)} ms (${r.longTasks.length} over 50 ms), first contentful paint ${r.firstPaintMs.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms, ${r.canvases} canvases${shot ? `, screenshot ${shot}` : ''}`,
+        );
         for (const n of r.notes) log(`      note: ${n}`);
       }
       const d = distribution(longest);

@@ -75,18 +75,32 @@ describe('report page with thousands of memory points (headless Chromium)', { sk
       let drawn = '';
       let pageTwo = '';
       const r = await loadReport(browser, file, 240_000, undefined, async (page: ReportPage) => {
-        drawn = await page.evaluate<string>(`document.querySelector('canvas[aria-label^="split-share: memory"]')?.dataset.drawnPoints ?? ''`);
+        drawn = await page.evaluate<string>(
+          `document.querySelector('canvas[aria-label^="split-share: memory"]')?.dataset.drawnPoints ?? ''`,
+        );
         // The table's next page: its rows and its note follow.
-        await page.evaluate(`[...document.querySelectorAll('.memory-table vscode-button')].find((b) => b.textContent.includes('next'))?.click()`);
-        pageTwo = await page.evaluate<string>(`[document.querySelector('.pager-note')?.textContent, document.querySelector('table.memory tbody tr td:nth-child(2)')?.textContent].join(' | ')`);
+        await page.evaluate(
+          `[...document.querySelectorAll('.memory-table vscode-button')].find((b) => b.textContent.includes('next'))?.click()`,
+        );
+        pageTwo = await page.evaluate<string>(
+          `[document.querySelector('.pager-note')?.textContent, document.querySelector('table.memory tbody tr td:nth-child(2)')?.textContent].join(' | ')`,
+        );
       });
       const top = r.longTasks.length > 0 ? Math.max(...r.longTasks) : 0;
-      console.log(`report with ${points} memory points per variant: longest task ${top.toFixed(0)} ms (${r.longTasks.length} over 50 ms), first contentful paint ${r.firstPaintMs.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms`);
+      console.log(
+        `report with ${points} memory points per variant: longest task ${top.toFixed(0)} ms (${r.longTasks.length} over 50 ms), first contentful paint ${r.firstPaintMs.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms`,
+      );
       assert.equal(r.canvases, await canvasesOfSmallRun(), 'every chart of the page is there');
       assert.deepEqual(drawn.split(',').map(Number), [400, 400, 400, 400, 400, 400], 'chart.js drew 400 points of each of the 6 lines');
-      assert.deepEqual(r.notes, [expectedNote(points), `showing rows 1–50 of ${(3 * points).toLocaleString('en-US')} (page 1 of ${((3 * points) / 50).toLocaleString('en-US')})`]);
+      assert.deepEqual(r.notes, [
+        expectedNote(points),
+        `showing rows 1–50 of ${(3 * points).toLocaleString('en-US')} (page 1 of ${((3 * points) / 50).toLocaleString('en-US')})`,
+      ]);
       assert.match(r.notes[0]!, new RegExp(`^Chart: 2,400 of ${(6 * points).toLocaleString('en-US')} points drawn`));
-      assert.equal(pageTwo, `showing rows 51–100 of ${(3 * points).toLocaleString('en-US')} (page 2 of ${((3 * points) / 50).toLocaleString('en-US')}) | after 51 groups`);
+      assert.equal(
+        pageTwo,
+        `showing rows 51–100 of ${(3 * points).toLocaleString('en-US')} (page 2 of ${((3 * points) / 50).toLocaleString('en-US')}) | after 51 groups`,
+      );
     });
   }
 
@@ -101,7 +115,9 @@ describe('report page with thousands of memory points (headless Chromium)', { sk
       rows = await page.evaluate<number>(`document.querySelectorAll('tr.memory').length`);
     });
     const top = r.longTasks.length > 0 ? Math.max(...r.longTasks) : 0;
-    console.log(`comparison of two runs with 4000 memory points per variant: longest task ${top.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms`);
+    console.log(
+      `comparison of two runs with 4000 memory points per variant: longest task ${top.toFixed(0)} ms, charts drawn at ${r.chartsMs.toFixed(0)} ms`,
+    );
     assert.ok(r.notes.includes('showing rows 1–50 of 12,000 (page 1 of 240)'), r.notes.join(' / '));
     // split-share's memory page (50 rows) plus the few points of the other experiments, not 12,000.
     assert.ok(rows > 0 && rows < 200, `${rows} memory rows in the DOM`);

@@ -16,7 +16,11 @@ import { groupPoint, memoryAt, runWithMemoryPoints } from '../support/memoryPoin
 const MiB = 2 ** 20;
 
 /** split-share's variants as the view hands them to the memory chart and table (view.ts). */
-function splitShare(run: RunFile): { views: ReturnType<typeof variantViews>; extras: VariantExtras[]; withStats: Parameters<typeof memoryChartFor>[0] } {
+function splitShare(run: RunFile): {
+  views: ReturnType<typeof variantViews>;
+  extras: VariantExtras[];
+  withStats: Parameters<typeof memoryChartFor>[0];
+} {
   const exp = run.experiments.find((e) => e.experiment === 'split-share') as RunExperiment;
   const views = variantViews(exp);
   const extras = views.map((v, i) => ({ variant: v.variant, memoryBytes: v.memoryBytes, memStats: exp.variants[i]!.memStats }));
@@ -35,7 +39,10 @@ describe('memory chart of thousands of points', () => {
       const m = lines(runWithMemoryPoints(points));
       // Two lines per variant (free-memory delta, NCCL's count): 6 datasets and legend entries, not 6 × points.
       assert.equal(m.lines.length, 6);
-      assert.deepEqual(m.lines.map((l) => l.dashed), [false, true, false, true, false, true]);
+      assert.deepEqual(
+        m.lines.map((l) => l.dashed),
+        [false, true, false, true, false, true],
+      );
       assert.equal(m.points.length, points);
       assert.equal(m.pointLabels[points - 1], `after ${points} groups`);
       // The model keeps every point (chart.js thins what it draws, and the note says how much).
@@ -44,7 +51,12 @@ describe('memory chart of thousands of points', () => {
       assert.equal(m.samples, MEMORY_LINE_SAMPLES);
       assert.equal(m.drawn, 6 * MEMORY_LINE_SAMPLES);
       assert.equal(m.total, 6 * points);
-      assert.match(m.note, new RegExp(`^Chart: 2,400 of ${(6 * points).toLocaleString('en-US')} points drawn — each line through at most 400 of its ${points.toLocaleString('en-US')} points \\(chart\\.js LTTB decimation`));
+      assert.match(
+        m.note,
+        new RegExp(
+          `^Chart: 2,400 of ${(6 * points).toLocaleString('en-US')} points drawn — each line through at most 400 of its ${points.toLocaleString('en-US')} points \\(chart\\.js LTTB decimation`,
+        ),
+      );
       assert.match(m.note, /Every point is in the table below; no figure on this page is computed from the drawn points\./);
     });
   }
@@ -65,12 +77,18 @@ describe('memory chart of thousands of points', () => {
   });
 
   test('lines of different lengths: the note says "up to"; a point without a figure is a gap, not a zero', () => {
-    const v = (variant: string, n: number) => ({ variant, memoryBytes: Object.fromEntries(Array.from({ length: n }, (_, k) => [groupPoint(k + 1), (k + 1) * MiB])) });
+    const v = (variant: string, n: number) => ({
+      variant,
+      memoryBytes: Object.fromEntries(Array.from({ length: n }, (_, k) => [groupPoint(k + 1), (k + 1) * MiB])),
+    });
     const a = v('a', 1000);
     a.memoryBytes[groupPoint(7)] = NaN;
     const m = memoryLineModel([a, v('b', 500)]);
     assert.equal(m.lines[0]!.data.length, 999);
-    assert.equal(m.lines[0]!.data.some((p) => p.x === 6), false);
+    assert.equal(
+      m.lines[0]!.data.some((p) => p.x === 6),
+      false,
+    );
     assert.match(m.note, /^Chart: 800 of 1,499 points drawn — each line through at most 400 of its up to 999 points/);
   });
 });
@@ -85,13 +103,21 @@ describe('memory table of thousands of rows', () => {
     assert.deepEqual(pageOf(keys.length, -3), { page: 0, pages: 240, start: 0, end: 50 });
     // The last row of the last page is the last point of the last variant, with its own figures.
     const [vi, point] = keys[11_999]!;
-    assert.deepEqual(memoryRow(extras[vi]!, point), ['splitShare=0+env', 'after 4000 groups', (memoryAt(2, 4000) / MiB).toFixed(1), ...memoryRow(extras[2]!, groupPoint(4000)).slice(3)]);
+    assert.deepEqual(memoryRow(extras[vi]!, point), [
+      'splitShare=0+env',
+      'after 4000 groups',
+      (memoryAt(2, 4000) / MiB).toFixed(1),
+      ...memoryRow(extras[2]!, groupPoint(4000)).slice(3),
+    ]);
     assert.equal(pagerText(TABLE_PAGE_ROWS, 0), '', 'a table that fits on one page says nothing');
   });
 
   test('a small table is the same rows as before', () => {
     const { extras } = splitShare(runWithMemoryPoints(3));
-    assert.deepEqual(memoryRows(extras), memoryRowKeys(extras).map(([vi, p]) => memoryRow(extras[vi]!, p)));
+    assert.deepEqual(
+      memoryRows(extras),
+      memoryRowKeys(extras).map(([vi, p]) => memoryRow(extras[vi]!, p)),
+    );
     assert.equal(memoryRows(extras).length, 9);
   });
 });
