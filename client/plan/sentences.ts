@@ -97,7 +97,13 @@ export function studySentence(plan: Plan): string {
   return `the study estimated ${plan.study.pool8Written} for a pool of every TP shape (${plan.study.source})${ours}`;
 }
 
-/** Every sentence of the plan: the headline, one per strategy, the estimates, the study's estimate. */
+/**
+ * Every sentence of the plan: the headline, one per strategy, the estimates, the study's estimate.
+ * On a simulated run every sentence with the run's figures starts "SIMULATED — " (the headline
+ * says so in its own words), as each verdict line does: a sentence read alone is never taken for
+ * a measurement.
+ */
 export function planSentences(plan: Plan): string[] {
-  return [poolSentence(plan), ...plan.strategies.map((s) => strategySentence(plan, s)), ...plan.estimates.map(estimateSentence), studySentence(plan)];
+  const mark = (line: string): string => (plan.host.simulated ? `SIMULATED — ${line}` : line);
+  return [poolSentence(plan), ...plan.strategies.map((s) => mark(strategySentence(plan, s))), ...plan.estimates.map((e) => mark(estimateSentence(e))), mark(studySentence(plan))];
 }

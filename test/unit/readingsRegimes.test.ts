@@ -13,6 +13,7 @@ import type { TraceFile, TraceSite } from '../../protocol/trace';
 import { formatComparison, headerLine } from '../../cli/summary';
 import { formatPlan } from '../../cli/plan';
 import { planReshape } from '../../client/plan/planner';
+import { planSentences } from '../../client/plan/sentences';
 import { describeRuns, formatRatio } from '../../protocol/compare';
 import type { RunFile } from '../../protocol/runFile';
 import { experiment, load, oneRank, synthetic, variant } from './verdictRuns';
@@ -124,4 +125,14 @@ test('the trace summary: "1 process", and a µs-level phase keeps two significan
   assert.match(text, / — 1 process, complete/);
   assert.doesNotMatch(text, /process\(es\)|\b0\.00\b/, text);
   assert.match(text, /ncclCommInitRank {2}1 {2}365 {7}0\.0042 /, text);
+});
+
+test('a plan of a simulated run marks every sentence SIMULATED, not only the first; a measured plan marks none', () => {
+  const sim = synthetic(2, load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json').experiments, { simulated: true });
+  sim.stamp = { ...sim.stamp!, simulated: true };
+  const lines = planSentences(planReshape([{ file: 'sim.json', run: sim }], { stepMs: 30 }));
+  assert.ok(lines.length > 5);
+  for (const l of lines) assert.match(l, /^SIMULATED — /, l);
+  const real = planSentences(planReshape([{ file: 'two.json', run: load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json') }], { stepMs: 30 }));
+  for (const l of real) assert.doesNotMatch(l, /SIMULATED/, l);
 });
