@@ -37,7 +37,9 @@ export function ncclViewSentence(view: NcclInitSummary | undefined, recorded: nu
   ] as const) {
     const m = view.medians?.[creation];
     if (!m || m.total === undefined) continue;
-    const kernels = m.kernels === undefined ? '' : `, ${ncclMs(m.kernels)} of it in "kernels"`;
+    // NCCL prints 0.00 s for a part below its resolution: said so, never "0 ms".
+    const kernels =
+      m.kernels === undefined ? '' : m.kernels === 0 ? ', "kernels" below that resolution' : `, ${ncclMs(m.kernels)} of it in "kernels"`;
     parts.push(`${words} ${ncclMs(m.total)}${kernels}`);
   }
   const counts = Object.values(view.iterations ?? {});

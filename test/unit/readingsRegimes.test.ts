@@ -136,3 +136,11 @@ test('a plan of a simulated run marks every sentence SIMULATED, not only the fir
   const real = planSentences(planReshape([{ file: 'two.json', run: load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json') }], { stepMs: 30 }));
   for (const l of real) assert.doesNotMatch(l, /SIMULATED/, l);
 });
+
+test('cold start: NCCL\'s own "kernels" part printed as 0.00 s reads "below that resolution", never "0 ms of it"', () => {
+  const run = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const text = line(run, 'cold-start');
+  assert.doesNotMatch(text, /\b0 ms of it/, text);
+  assert.match(text, /the warm one 30 ms, "kernels" below that resolution/, text);
+  assert.match(text, /the cold init 440 ms, 360 ms of it in "kernels"/, text);
+});

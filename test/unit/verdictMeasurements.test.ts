@@ -132,7 +132,7 @@ describe('the pool without and with sharing', () => {
 describe("cold start: NCCL's own view beside the figures", () => {
   test('1×H200 2.30.7: the ratios and NCCL\'s Init timings (kernels of the cold and the warm init, ms, 10 ms resolution)', () => {
     const text = must(load(SRC), 'cold-start');
-    assert.match(text, /cold costs more than warm \(19×; the init call alone 19×\)\. NCCL's own Init timings \(seconds with two decimals, so a 10 ms resolution\): the cold init 340 ms, 280 ms of it in "kernels"; the warm one 20 ms, 0 ms of it in "kernels"\. Study/);
+    assert.match(text, /cold costs more than warm \(19×; the init call alone 19×\)\. NCCL's own Init timings \(seconds with two decimals, so a 10 ms resolution\): the cold init 340 ms, 280 ms of it in "kernels"; the warm one 20 ms, "kernels" below that resolution\. Study/);
     assert.match(must(load(W), 'cold-start'), /the cold init 350 ms, 310 ms of it in "kernels"/);
     assert.match(must(load(SYS), 'cold-start'), /the cold init 300 ms, 260 ms of it in "kernels"/);
   });
