@@ -105,7 +105,9 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   // never left for the splitShare 1 figure to stand in for it.
   if (!share0Measured && run.experiments.some((e) => e.experiment === 'split')) {
     const failed = run.errors.some((e) => e.where.experiment === 'split' && e.where.variant === split.variant && !e.expected);
-    parts.unshift(`${splitName}, splitShare 0: no figure in this run${failed ? ' (it failed: see the errors)' : ''}`);
+    const call = median(run, 'split', split.variant, 'call');
+    const what = call === undefined ? 'no figure in this run' : `no figure to the first collective in this run (the call alone ${ms(call)})`;
+    parts.unshift(`${splitName}, splitShare 0: ${what}${failed ? ' (it failed: see the errors)' : ''}`);
   }
   const clauses: Clause[] = [];
   const splitTotal = totals[`split ${split.variant}`];

@@ -144,3 +144,12 @@ test('cold start: NCCL\'s own "kernels" part printed as 0.00 s reads "below that
   assert.match(text, /the warm one 30 ms, "kernels" below that resolution/, text);
   assert.match(text, /the cold init 440 ms, 360 ms of it in "kernels"/, text);
 });
+
+test('a partial run whose splitShare 0 split has its call but no first collective: the rebuild line gives the call alone, not "no figure"', () => {
+  const run = structuredClone(load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'));
+  run.status = 'partial';
+  const v = run.experiments.find((e) => e.experiment === 'split')!.variants.find((x) => x.variant === 'whole/splitShare=0')!;
+  v.steps = v.steps.filter((x) => x.step === 'call');
+  const text = line(run, 'rebuild-vs-init');
+  assert.match(text, /split of the same shape \(a 2-rank child\), splitShare 0: no figure to the first collective in this run \(the call alone 33\.9 ms\)/, text);
+});
