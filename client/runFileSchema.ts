@@ -209,6 +209,7 @@ export function runFileSchemaHash(): string {
  * that file), or undefined where there is none (run from source) or it was made from another
  * schema (its `schemaHash` differs from {@link runFileSchemaHash}).
  */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a bare name the bundles map to dist/vendor/ (scripts/build.mjs PRECOMPILED)
 export function precompiledValidator(load: () => unknown = () => require('commcost-run-file-validator')): ValidateFunction<RunFile> | undefined {
   let m: unknown;
   try {

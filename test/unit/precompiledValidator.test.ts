@@ -3,6 +3,7 @@
 // same errors on a real run and on broken ones; a validator made from another schema is not used.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import Ajv, { type ValidateFunction } from 'ajv';
@@ -10,6 +11,7 @@ import { precompiledValidator, RUN_FILE_AJV_OPTIONS, runFileJsonSchema, runFileS
 
 const root = join(__dirname, '..', '..');
 const built = join(root, 'dist', 'vendor', 'run-file-validator.js');
+const load = createRequire(__filename);
 const skip = existsSync(built) ? false : `${built} not built (node scripts/build.mjs)`;
 const run = (): Record<string, unknown> => JSON.parse(readFileSync(join(root, 'docs', 'results', 'h200x2-2026-12-01', 'h200x2-nccl2.28.9-wheel.json'), 'utf8'));
 
@@ -38,7 +40,7 @@ function cases(): [string, unknown][] {
 
 describe('precompiled run-file validator', { skip }, () => {
   test('is used when built from this schema, and agrees with ajv at run time', () => {
-    const pre = precompiledValidator(() => require(built));
+    const pre = precompiledValidator(() => load(built));
     assert.ok(pre, 'the built validator was refused: its schemaHash differs from runFileSchemaHash() (rebuild)');
     const ajv: ValidateFunction = new Ajv(RUN_FILE_AJV_OPTIONS).compile(runFileJsonSchema);
     let invalid = 0;
@@ -55,7 +57,7 @@ describe('precompiled run-file validator', { skip }, () => {
   });
 
   test('one made from another schema, or none at all, is not used', () => {
-    const made = require(built) as { schemaHash: string };
+    const made = load(built) as { schemaHash: string };
     assert.equal(made.schemaHash, runFileSchemaHash());
     const other = Object.assign(() => true, { schemaHash: '0'.repeat(40) });
     assert.equal(precompiledValidator(() => other), undefined);

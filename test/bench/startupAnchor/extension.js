@@ -2,6 +2,7 @@
 // (scripts/build.mjs LOAD_MARK / LOAD_END_MARK, extension/extension.ts activationLine), and one
 // CodeLens ("⏱ anchor") on line 1 of every Python file, returned at once: what is left of the
 // time to a first CodeLens when an extension does nothing.
+/* global exports */
 globalThis.__anchorLoadStart = performance.now();
 const vscode = require('vscode');
 
