@@ -153,3 +153,10 @@ test('a partial run whose splitShare 0 split has its call but no first collectiv
   const text = line(run, 'rebuild-vs-init');
   assert.match(text, /split of the same shape \(a 2-rank child\), splitShare 0: no figure to the first collective in this run \(the call alone 33\.9 ms\)/, text);
 });
+
+test('a comparison of runs of different rank counts says its ratios set communicators of different sizes side by side; runs of one size say nothing', () => {
+  const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const one = load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  assert.match(formatComparison([two, one]), /the runs have different rank counts \(A 2, B 1\): each ratio sets communicators of different sizes side by side/);
+  assert.doesNotMatch(formatComparison([two, load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json')]), /different rank counts/);
+});
