@@ -17,6 +17,11 @@ export function formatMs(ms: number | undefined | null): string {
   return Number(ms.toPrecision(3)).toString();
 }
 
+/** A whole count with its thousands grouped: 12345 → "12,345" (no Intl: its first call costs tens of ms). */
+export function formatCount(n: number): string {
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
 /** Bytes → MiB with 1 decimal ("76.0"); non-finite → "–". */
 export function formatMiB(bytes: number | undefined | null): string {
   if (bytes === undefined || bytes === null || !Number.isFinite(bytes)) return '–';

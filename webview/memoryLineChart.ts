@@ -20,6 +20,7 @@ import {
 } from 'chart.js';
 import { chartColors, type ChartColors } from './chartTheme';
 import { onThemeChange } from './charts';
+import { formatCount } from './format';
 import type { MemoryLineModel } from './memoryLineData';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, Decimation, Tooltip, Legend);
@@ -94,7 +95,7 @@ export class MemoryLineChart {
             max: Math.max(1, model.points.length - 1),
             title: {
               display: true,
-              text: `memory point, in the order recorded (${model.points.length.toLocaleString('en-US')} points)`,
+              text: `memory point, in the order recorded (${formatCount(model.points.length)} points)`,
               color: c.text,
             },
             ticks: { color: c.text, maxTicksLimit: 8, callback: (v) => label(v) },
@@ -139,7 +140,7 @@ export class MemoryLineChart {
     const x = this.chart.options.scales?.x;
     if (x) {
       x.max = Math.max(1, model.points.length - 1);
-      if (x.title) x.title.text = `memory point, in the order recorded (${model.points.length.toLocaleString('en-US')} points)`;
+      if (x.title) x.title.text = `memory point, in the order recorded (${formatCount(model.points.length)} points)`;
     }
     const decimation = this.chart.options.plugins?.decimation;
     if (decimation && decimation.algorithm === 'lttb') {

@@ -14,6 +14,7 @@
 import type { MemStatsBytes } from '../protocol/events';
 import { memoryPointLabel } from '../protocol/runFile';
 import { memoryChartModel, type ChartModel } from './chartData';
+import { formatCount } from './format';
 import type { VariantView } from './stats';
 
 /** The most memory points per variant still drawn as bars (chartData.ts); above, lines. */
@@ -63,9 +64,6 @@ export function memoryPoints(variants: readonly MemoryVariant[]): string[] {
   return [...seen];
 }
 
-/** 12,345 (thousands grouped, as the notes write counts). */
-export const countText = (n: number): string => n.toLocaleString('en-US');
-
 /**
  * The line model of `variants`' memory points (see the file comment). Points without a finite
  * figure leave a gap in their line (they are not in its data); lines with no point are left out.
@@ -108,8 +106,8 @@ export function memoryLineModel(variants: readonly MemoryVariant[], samples = ME
   const same = lines.every((l) => l.data.length === longest);
   const note =
     drawn < total
-      ? `Chart: ${countText(drawn)} of ${countText(total)} points drawn — each line through at most ${countText(cap)} of its ` +
-        `${same ? '' : 'up to '}${countText(longest)} points (chart.js LTTB decimation keeps each line's first and last point, its peaks and steps). ` +
+      ? `Chart: ${formatCount(drawn)} of ${formatCount(total)} points drawn — each line through at most ${formatCount(cap)} of its ` +
+        `${same ? '' : 'up to '}${formatCount(longest)} points (chart.js LTTB decimation keeps each line's first and last point, its peaks and steps). ` +
         'Every point is in the table below; no figure on this page is computed from the drawn points.'
       : '';
   return { points, pointLabels: points.map(memoryPointLabel), lines, samples: cap, drawn, total, note };

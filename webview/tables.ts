@@ -8,7 +8,7 @@
 import type { MemStatsBytes, NcclInitSummary, RatioPlan } from '../protocol/events';
 import { memoryPointLabel } from '../protocol/runFile';
 import { h, replaceChildren, setText } from './dom';
-import { formatMiB, formatMs } from './format';
+import { formatCount, formatMiB, formatMs } from './format';
 import type { VariantView } from './stats';
 
 /** What the memory table and NCCL's view read of a variant's summary (absent while live). */
@@ -63,7 +63,7 @@ export function pageOf(total: number, page: number, size = TABLE_PAGE_ROWS): { p
 export function pagerText(total: number, page: number, size = TABLE_PAGE_ROWS): string {
   const r = pageOf(total, page, size);
   if (r.pages === 1) return '';
-  const n = (x: number): string => x.toLocaleString('en-US');
+  const n = formatCount;
   return `showing rows ${n(r.start + 1)}–${n(r.end)} of ${n(total)} (page ${n(r.page + 1)} of ${n(r.pages)})`;
 }
 
