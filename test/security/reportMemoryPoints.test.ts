@@ -27,7 +27,8 @@ import { launchChromium, loadReport, reportPageMissing, type ReportBrowser, type
 import { runWithMemoryPoints } from '../support/memoryPointsRun';
 
 const REPO = join(__dirname, '..', '..');
-const BUNDLE = join(REPO, 'dist', 'webview.js');
+/** The built bundle, or another (COMMCOST_WEBVIEW_JS: e.g. an older build, to see this test fail on it). */
+const BUNDLE = process.env.COMMCOST_WEBVIEW_JS ?? join(REPO, 'dist', 'webview.js');
 const missing = reportPageMissing(BUNDLE);
 if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
   test('the headless report page is required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
