@@ -7,7 +7,7 @@
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
-import { figureClause, shareRegime, studySentence, type Here } from './agreement';
+import { figureClause, shareRegime, studyNotCompared, studySentence, type Here } from './agreement';
 import { bytes, MiB, ms, stats, variantOf, type VerdictLine } from './format';
 
 /**
@@ -48,7 +48,12 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
   const parts: string[] = [];
   const destroy = stats(variantOf(run, 'c10d', 'init/eager') ?? variantOf(run, 'c10d', 'init/lazy'), 'destroy');
   if (destroy) parts.push(`destroy_process_group ${ms(destroy.median)}`);
-  const study = destroy ? ` ${studySentence(here, [figureClause(destroy.median, S.c10dDestroy)])}` : '';
+  // A one-rank group has no peer (as the lifecycle's teardown line says): named, not judged.
+  const study = !destroy
+    ? ''
+    : run.ranks < 2 && S.c10dDestroy.host.ranks >= 2
+      ? ` ${studyNotCompared([S.c10dDestroy], `a process group of 1 rank, the study's had ${S.c10dDestroy.host.ranks} ranks`)}`
+      : ` ${studySentence(here, [figureClause(destroy.median, S.c10dDestroy)])}`;
   const abort = stats(variantOf(run, 'c10d', 'abort'), 'abort');
   if (abort) parts.push(`aborting the default group ${ms(abort.median)}`);
   const shrink = stats(variantOf(run, 'c10d', 'shrink_group'), 'call');

@@ -8,7 +8,7 @@
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { STUDY_FIGURES as S } from '../studyFigures';
+import { STUDY_FIGURES as S, type StudyFigure } from '../studyFigures';
 import {
   costWords,
   figureClause,
@@ -180,9 +180,16 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
     clauses.push(figureClause(destroy, S.destroy));
   }
   if (floors.length === 0) return undefined;
+  // At one rank there is no peer to tear down with, while the study's communicators had several
+  // (and the runs show the floors move with the rank count): named, not judged.
+  const oneRank = run.ranks < 2 && S.abort.host.ranks >= 2;
+  const named = [abort && S.abort, revoke !== undefined && S.revoke, destroy !== undefined && S.destroy].filter((f): f is StudyFigure => f !== false && f !== undefined);
+  const study = oneRank
+    ? studyNotCompared(named, `a communicator of 1 rank has no peer, the study's had ${S.abort.host.ranks} ranks`)
+    : studySentence(here, clauses);
   return {
     id: 'teardown-floors',
-    text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}. ${studySentence(here, clauses)}`,
+    text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}. ${study}`,
   };
 }
 

@@ -160,3 +160,17 @@ test('a comparison of runs of different rank counts says its ratios set communic
   assert.match(formatComparison([two, one]), /the runs have different rank counts \(A 2, B 1\): each ratio sets communicators of different sizes side by side/);
   assert.doesNotMatch(formatComparison([two, load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json')]), /different rank counts/);
 });
+
+test('1 rank: teardown figures (abort, revoke, finalize + destroy, destroy_process_group) are named beside the study, not judged against its 4-rank ones', () => {
+  const one = load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  const text = line(one, 'teardown-floors');
+  assert.match(text, /^Tearing a communicator of 1 rank down costs: ncclCommAbort 999 ms/);
+  assert.doesNotMatch(text, /agrees|differs/, text);
+  assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommAbort 485–534 ms; ncclCommRevoke until quiet 499–502 ms; ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s — not compared here: a communicator of 1 rank has no peer, the study's had 4 ranks\./, text);
+  const c10d = deriveVerdict(load('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n');
+  assert.match(c10d, /destroy_process_group 0\.94–0\.96 s — not compared here: a process group of 1 rank/);
+  assert.doesNotMatch(c10d, /destroy_process_group 0\.94–0\.96 s vs/);
+  // At 2 ranks both are judged.
+  assert.match(line(load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), 'teardown-floors'), /ncclCommAbort 485–534 ms vs 517 ms \(inside the study's range\): agrees/);
+  assert.match(deriveVerdict(load('h200x2-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n'), /destroy_process_group 0\.94–0\.96 s vs 507 ms \(0\.54× its lower end\): agrees/);
+});
