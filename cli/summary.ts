@@ -8,7 +8,7 @@
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
-import { compareRuns, differenceRuleText, differenceWords, formatRatio } from '../protocol/compare';
+import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 
@@ -249,11 +249,8 @@ export function formatComparison(untrusted: readonly RunFile[]): string {
   if (c.anySimulated) out.push(`*** ${SIMULATED_BANNER} (in the runs marked SIMULATED) ***`);
   out.push(`comparison of ${c.runs.length} runs (ratio = median / median of ${c.runs[0]?.key ?? 'A'}):`);
   for (const r of c.runs) out.push(`  ${r.key} = ${r.label} (run ${r.id}, ${r.status})`);
-  // Runs of different world sizes: a ratio then sets communicators of different sizes side by side
-  // (a one-rank communicator has no peer to connect to), which the table alone does not say.
-  const ranks = [...new Set(untrusted.map((r) => r.ranks))];
-  if (ranks.length > 1)
-    out.push(`  the runs have different rank counts (${untrusted.map((r, i) => `${c.runs[i]?.key ?? '?'} ${r.ranks}`).join(', ')}): each ratio sets communicators of different sizes side by side, not the same call on other hardware or NCCL`);
+  const rankNote = rankCountNote(c.runs);
+  if (rankNote) out.push(`  ${rankNote}`);
   const head = ['experiment variant · step'];
   c.runs.forEach((r, i) => {
     head.push(`${r.key} median ms`);

@@ -122,6 +122,18 @@ export function ratioOf(value: number | undefined | null, base: number | undefin
 }
 
 /**
+ * The note a comparison of runs of different world sizes needs: a ratio then sets communicators
+ * of different sizes side by side (a one-rank communicator has no peer to connect to), which the
+ * table alone does not say. `runs`: each run's key (A, B, …) and rank count, in order.
+ * @returns the sentence, or undefined when every run has the same rank count (or none is known)
+ */
+export function rankCountNote(runs: readonly { key: string; ranks?: number }[]): string | undefined {
+  const known = runs.filter((r) => typeof r.ranks === 'number');
+  if (new Set(known.map((r) => r.ranks)).size < 2) return undefined;
+  return `the runs have different rank counts (${runs.map((r) => `${r.key} ${typeof r.ranks === 'number' ? r.ranks : '?'}`).join(', ')}): each ratio sets communicators of different sizes side by side, not the same call on other hardware or NCCL`;
+}
+
+/**
  * A ratio as "1.07×", "12.3×", or with two significant digits below 0.1 ("0.058×", "0.000057×"),
  * so that a ratio the figures give is never printed "0.00×"; "–" when undefined.
  */

@@ -8,7 +8,7 @@
  * the embedded data; all data is inserted as text (see dom.ts).
  */
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
-import { compareRuns, differenceRuleText, formatRatio, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
+import { compareRuns, differenceRuleText, formatRatio, rankCountNote, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
 import { memoryPointLabel } from '../protocol/runFile';
 import { ratioCellView } from './compareCells';
 import { compareChartModel, compareRowLabel } from './compareChartData';
@@ -121,12 +121,14 @@ export class CompareView {
       if (pageMemory) section.append(compareMemoryTable(exp, c));
       return { section, canvas, model };
     });
+    const rankNote = rankCountNote(c.runs);
     append(this.container, [
       h('h1', {}, `commcost — comparison of ${c.runs.length} runs`),
       c.anySimulated && h('div', { class: 'banner-sim', role: 'alert' }, h('strong', {}, 'SIMULATED'), `${SIMULATED_TEXT} (the runs marked SIMULATED)`),
       legend(c, data.runs),
       h('p', { class: 'muted' }, `Bars: median per step, whisker to p90, one colour per run. Ratios: a run's median / the median of ${base ? `${base.key} (${base.label})` : 'the first run'}.`),
       h('p', { class: 'muted rule' }, `Colours: red higher, green lower. ${differenceRuleText()}`),
+      rankNote && h('p', { class: 'rank-note' }, `Read with care: ${rankNote}.`),
       this.study.root,
       ...sections.map((s) => s.section),
     ]);

@@ -59,6 +59,7 @@ table.nccl-parts .num { text-align: right; }
 .decimation-note { max-width: 900px; margin: 4px 0 8px 0; }
 .pager { display: flex; align-items: center; gap: 8px; margin: 8px 0 0 0; }
 .pager-note { padding: 0 6px; font-variant-numeric: tabular-nums; }
+.rank-note { border-left: 3px solid var(--vscode-editorWarning-foreground, #b58900); padding: 2px 8px; max-width: 900px; }
 h3 { font-size: 1em; margin: 10px 0 2px 0; }
 .expected-hangs li { margin: 4px 0; }
 .expected-hangs .code { font-family: var(--vscode-editor-font-family, monospace); }

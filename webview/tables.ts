@@ -7,6 +7,7 @@
  */
 import type { MemStatsBytes, NcclInitSummary, RatioPlan } from '../protocol/events';
 import { memoryPointLabel } from '../protocol/runFile';
+import { formatRatio } from '../protocol/compare';
 import { h, replaceChildren, setText } from './dom';
 import { formatCount, formatMiB, formatMs } from './format';
 import type { VariantView } from './stats';
@@ -87,7 +88,7 @@ export interface NcclViewModel {
  * Figures are the summary's medians (ms, each part the MAX over ranks per iteration).
  */
 export function ncclViewModel(v: VariantExtras): NcclViewModel | undefined {
-  const ratios = (v.ratios ?? []).filter((r) => Number.isFinite(r.value)).map((r) => `${r.label}: ${r.value >= 10 ? r.value.toFixed(1) : r.value.toFixed(2)}×`);
+  const ratios = (v.ratios ?? []).filter((r) => Number.isFinite(r.value)).map((r) => `${r.label}: ${formatRatio(r.value)}`);
   const view = v.ncclInit;
   if (!view && ratios.length === 0) return undefined;
   const creations = Object.keys(view?.medians ?? {});

@@ -14,7 +14,8 @@ import { formatComparison, headerLine } from '../../cli/summary';
 import { formatPlan } from '../../cli/plan';
 import { planReshape } from '../../client/plan/planner';
 import { planSentences } from '../../client/plan/sentences';
-import { describeRuns, formatRatio } from '../../protocol/compare';
+import { describeRuns, formatRatio, rankCountNote } from '../../protocol/compare';
+import { ncclViewModel } from '../../webview/tables';
 import type { RunFile } from '../../protocol/runFile';
 import { experiment, load, oneRank, synthetic, variant } from './verdictRuns';
 
@@ -173,4 +174,20 @@ test('1 rank: teardown figures (abort, revoke, finalize + destroy, destroy_proce
   // At 2 ranks both are judged.
   assert.match(line(load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), 'teardown-floors'), /ncclCommAbort 485–534 ms vs 517 ms \(inside the study's range\): agrees/);
   assert.match(deriveVerdict(load('h200x2-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n'), /destroy_process_group 0\.94–0\.96 s vs 507 ms \(0\.54× its lower end\): agrees/);
+});
+
+test('the results page gives a small ratio two significant digits (a 1-rank step against a 2-rank one), never "0.00×"', () => {
+  const m = ncclViewModel({ ratios: [{ label: 'first collective / init', value: 0.0000575 }, { label: 'cold / warm', value: 21.23 }] } as Parameters<typeof ncclViewModel>[0]);
+  const text = JSON.stringify(m);
+  assert.match(text, /first collective \/ init: 0\.000058×/);
+  assert.match(text, /cold \/ warm: 21\.2×/);
+  assert.doesNotMatch(text, /0\.00×/);
+});
+
+test('the comparison page and the CLI share one rank-count note: said only when the runs differ in size', () => {
+  assert.match(rankCountNote([{ key: 'A', ranks: 2 }, { key: 'B', ranks: 1 }]) ?? '', /^the runs have different rank counts \(A 2, B 1\): each ratio sets communicators of different sizes side by side/);
+  assert.equal(rankCountNote([{ key: 'A', ranks: 2 }, { key: 'B', ranks: 2 }]), undefined);
+  assert.equal(rankCountNote([{ key: 'A', ranks: 2 }, { key: 'B' }]), undefined, 'an unknown size is no evidence of a difference');
+  const view = fs.readFileSync(path.join(__dirname, '..', '..', 'webview', 'compareView.ts'), 'utf8');
+  assert.match(view, /rankCountNote\(c\.runs\)/, 'the comparison page shows the note');
 });
