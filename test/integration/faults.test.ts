@@ -8,7 +8,8 @@
  * agent's memory), a rank process SIGKILLed mid-step, the
  * coordinator SIGKILLed mid-run, the SSH connection dropped mid-run (the sshd session processes
  * SIGKILLed), Cancel at 20 random moments, a full disk while the run is saved, and a silent peer
- * with its pipe still open (the agent, then the CLI, SIGSTOPped: test/support/livenessFaults.ts).
+ * with its pipe still open (the agent, then the CLI, SIGSTOPped) and a partition to an SSH host
+ * that TCP does not see (test/support/livenessFaults.ts).
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -25,7 +26,7 @@ import { saveWithFallback } from '../../cli/main';
 import { agentBuilt, distDir, is, privateAgentCopy, processesMatching, repoRoot, startAgent, type AgentRun } from '../support/agentHarness';
 import { printFaultTable, type FaultRow } from '../support/faultTable';
 import { floodLaunchedRank0 } from '../support/flood';
-import { silentAgentTrial, silentClientTrial, TRIAL_LIVENESS } from '../support/livenessFaults';
+import { partitionTrial, silentAgentTrial, silentClientTrial, TRIAL_LIVENESS } from '../support/livenessFaults';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
 const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
@@ -96,7 +97,7 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 
-describe('fault injection', { skip, timeout: 200_000 }, () => {
+describe('fault injection', { skip, timeout: 300_000 }, () => {
   test('a rank that hangs in a call: the hang guard fires within deadline + 1 s, nothing left', async () => {
     const deadline = 2;
     const run = trackAgent(startAgent({ experiments: ['init'], iterations: 2, deadlineSeconds: deadline }, { COMMCOST_SIM_HANG: 'ncclCommInitRankConfig:1' }));
@@ -493,5 +494,14 @@ require(process.env.REAL_AGENT);
     rows.push({ fault: `SIGSTOP the CLI mid-run (deadline ${deadline} ms)`, expected: 'agent and ranks gone ≤ deadline + 5 s', observed: `agent and ${c.ranks} ranks ${c.left.length === 0 ? 'gone' : 'STILL ALIVE'}`, recoverMs: c.goneMs, left: c.left.length });
     assert.ok(silent && a.run.status === 'partial' && a.stopMs <= deadline + 1500 && a.left.length === 0, JSON.stringify({ errors: a.run.errors, status: a.run.status, stopMs: a.stopMs, left: a.left }));
     assert.ok(c.left.length === 0 && c.goneMs <= deadline + 5000, `agent side: ${c.left.length} left after ${c.goneMs} ms`);
+  });
+
+  test('a partition to an SSH host, TCP still up: the remote agent and its ranks gone within the liveness deadline + 5 s', { skip: sshdMissingReason() ?? false }, async () => {
+    const server = await startSshServer();
+    cleanups.push(() => server.stop());
+    const p = await partitionTrial(server, TRIAL_LIVENESS.deadlineMs + 5000);
+    const silent = p.run.errors.some((e) => e.code === ('AGENT_SILENT' as string));
+    rows.push({ fault: `partition to an SSH host (deadline ${TRIAL_LIVENESS.deadlineMs} ms)`, expected: 'remote agent and ranks gone ≤ deadline + 5 s; AGENT_SILENT', observed: `${p.remote} remote processes ${p.left.length === 0 ? 'gone' : 'STILL ALIVE'}; host side ${silent ? 'AGENT_SILENT' : 'NO ERROR'} after ${p.hostMs} ms, run ${p.run.status}`, recoverMs: p.left.length === 0 ? p.remoteGoneMs : '-', left: p.left.length });
+    assert.ok(p.left.length === 0 && silent && p.run.status === 'partial', JSON.stringify({ left: p.left, errors: p.run.errors, status: p.run.status }));
   });
 });

@@ -85,7 +85,7 @@ describe('a silent peer', { skip: NOT_BUILT, timeout: 90_000 }, () => {
   });
 });
 
-describe('a partition to an SSH host (TCP stays up)', { skip: sshdMissingReason() ?? NOT_BUILT, timeout: 150_000 }, () => {
+describe('a partition to an SSH host (TCP stays up)', { skip: sshdMissingReason() ?? NOT_BUILT, timeout: 240_000 }, () => {
   test(`the remote agent and its ranks are gone within the deadline (${TRIAL_LIVENESS.deadlineMs} ms) + 5 s; the host side ends with AGENT_SILENT`, async () => {
     const server: SshServer = await startSshServer();
     cleanups.push(() => server.stop());

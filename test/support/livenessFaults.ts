@@ -242,6 +242,7 @@ export async function partitionTrial(server: SshServer, waitMs: number, hostWait
   let cutAt = 0;
   let remote = 0;
   let samples = 0;
+  const logs: string[] = [];
   const options: RunOptions = { experiments: ['init'], iterations: 300, warmup: 0, deadlineSeconds: 30, simulate: true, ranks: 2 };
   try {
     const running = runMeasurement(
@@ -255,6 +256,7 @@ export async function partitionTrial(server: SshServer, waitMs: number, hostWait
           relay.blackhole();
         },
         onLog: (l) => {
+          logs.push(l);
           const m = /\.cache\/commcost\/[0-9a-f]{16}/.exec(l);
           if (m && !remoteDir) remoteDir = m[0];
         },
@@ -263,12 +265,15 @@ export async function partitionTrial(server: SshServer, waitMs: number, hostWait
     let endedAt = 0;
     void running.then(() => (endedAt = Date.now()), () => (endedAt = Date.now()));
     let limit: NodeJS.Timeout | undefined;
-    const ended = Promise.race([running, new Promise<'limit'>((r) => (limit = setTimeout(() => r('limit'), 60_000)))]);
+    const ended = Promise.race([running, new Promise<'limit'>((r) => (limit = setTimeout(() => r('limit'), 150_000)))]);
     // The remote side, watched from here while the host side waits (sshd runs on this machine).
     while (cutAt === 0) {
       if ((await Promise.race([ended, sleep(50)])) !== undefined) break;
     }
-    if (cutAt === 0) throw new Error(`the run ended before the partition: ${JSON.stringify((await ended) === 'limit' ? 'limit' : 'done')}`);
+    if (cutAt === 0) {
+      const end = await ended;
+      throw new Error(end === 'limit' ? `no 3 recorded samples within 150 s of the start (${samples} seen): the deploy or the start-up did not finish:\n${logs.slice(-15).join('\n')}` : `the run ended (${end.status}) before the partition:\n${logs.slice(-15).join('\n')}`);
+    }
     const gone = await untilGone(remoteDir, waitMs);
     const remoteGoneMs = Date.now() - cutAt;
     const run = await Promise.race([ended, sleep(Math.max(0, cutAt + hostWaitMs - Date.now())).then(() => 'limit' as const)]);
