@@ -132,6 +132,8 @@ export function memStatsNote(run: { stamp?: { ncclVersion?: unknown; ncclVersion
   const symbols = s.ncclSymbols && typeof s.ncclSymbols === 'object' ? (s.ncclSymbols as Record<string, unknown>) : {};
   const version = typeof s.ncclVersion === 'string' ? s.ncclVersion : String(s.ncclVersionCode);
   if (s.ncclVersionCode >= MEM_STATS_SINCE.code && symbols.ncclCommMemStats === true) return undefined;
-  const why = symbols.ncclCommMemStats === true ? `needs ≥ ${MEM_STATS_SINCE.version}` : `the library does not export it; needs ≥ ${MEM_STATS_SINCE.version}`;
-  return `ncclCommMemStats is not in NCCL ${version} (${why}): memory is the free-memory delta only`;
+  // The library exports the symbol but its version is below the one commcost calls it from: say
+  // what commcost did (not call it), not that the library lacks it.
+  if (symbols.ncclCommMemStats === true) return `ncclCommMemStats was not called: NCCL ${version} exports it, but commcost calls it only from ${MEM_STATS_SINCE.version}; memory is the free-memory delta only`;
+  return `ncclCommMemStats is not in NCCL ${version} (the library does not export it; needs ≥ ${MEM_STATS_SINCE.version}): memory is the free-memory delta only`;
 }

@@ -58,7 +58,8 @@ describe('memStatsNote: the run says why it has no MemStats', () => {
   const stamp = (code: number, version: string, has: boolean) => ({ stamp: { ncclVersionCode: code, ncclVersion: version, ncclSymbols: { ncclCommMemStats: has } } });
 
   test('an NCCL older than 2.29.7, with or without the symbol', () => {
-    assert.equal(memStatsNote(stamp(22809, '2.28.9', true)), 'ncclCommMemStats is not in NCCL 2.28.9 (needs ≥ 2.29.7): memory is the free-memory delta only');
+    // A library below 2.29.7 that exports the symbol: what commcost did, never that NCCL lacks it.
+    assert.equal(memStatsNote(stamp(22809, '2.28.9', true)), 'ncclCommMemStats was not called: NCCL 2.28.9 exports it, but commcost calls it only from 2.29.7; memory is the free-memory delta only');
     assert.equal(memStatsNote(stamp(22603, '2.26.3', false)), 'ncclCommMemStats is not in NCCL 2.26.3 (the library does not export it; needs ≥ 2.29.7): memory is the free-memory delta only');
   });
 
