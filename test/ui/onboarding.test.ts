@@ -7,31 +7,28 @@
 // code-server is missing, unless COMMCOST_REQUIRE_UI=1.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
-import { UiSession, uiMissingReason, waitUntil } from './uiEnv';
+import { describe, test } from 'node:test';
+import { waitUntil, type UiSession } from './uiEnv';
+import { uiSessionHooks, uiSkip } from './scenarioSupport';
 
-const missing = uiMissingReason();
-if (missing && process.env.COMMCOST_REQUIRE_UI === '1') {
-  test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
-}
-const skip = missing ? `skipped: ${missing}` : false;
-if (missing) process.stderr.write(`UI onboarding ${skip}\n`);
+const skip = uiSkip('UI onboarding');
 /** This machine has an NVIDIA driver: a Measure on localhost would run, not report a missing GPU. */
 const hasGpu = existsSync('/dev/nvidiactl');
 
 describe('onboarding in a real VS Code', { skip }, () => {
   let s: UiSession;
-  before(async () => {
-    s = await UiSession.start();
-    const ws = s.workspace('onboarding', {
-      'train.py': 'import torch.distributed as dist\n\ndist.init_process_group("nccl")\ng = dist.new_group([0, 1])\n',
-      '.vscode/settings.json': JSON.stringify({ 'commcost.experiments': ['init', 'grow'], 'commcost.iterations': 2, 'commcost.warmup': 0 }),
-    });
-    await s.openFolder(ws);
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  uiSessionHooks(
+    {
+      workspace: {
+        name: 'onboarding',
+        files: {
+          'train.py': 'import torch.distributed as dist\n\ndist.init_process_group("nccl")\ng = dist.new_group([0, 1])\n',
+          '.vscode/settings.json': JSON.stringify({ 'commcost.experiments': ['init', 'grow'], 'commcost.iterations': 2, 'commcost.warmup': 0 }),
+        },
+      },
+    },
+    (session) => (s = session),
+  );
 
   /** The open quick pick's rows: label and all their text (label, description, detail), as VS Code renders them. */
   async function pickRows(title: RegExp): Promise<{ label: string; text: string }[]> {
@@ -122,13 +119,7 @@ describe('onboarding in a real VS Code', { skip }, () => {
 const vsix = process.env.COMMCOST_UI_VSIX;
 describe('the extension details page of the packaged .vsix', { skip: skip || (vsix ? false : 'set COMMCOST_UI_VSIX to a packaged .vsix (npm run package)') }, () => {
   let s: UiSession;
-  before(async () => {
-    s = await UiSession.start();
-    await s.openFolder(s.workspace('details', { 'README.txt': 'details page\n' }));
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  uiSessionHooks({ workspace: { name: 'details', files: { 'README.txt': 'details page\n' } } }, (session) => (s = session));
 
   test("shows the users' README with every image loaded, the icon, and the categories", async () => {
     await s.command('Extensions: Show Enabled Extensions');

@@ -8,15 +8,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
 import { staleAfterDaysFor } from './committedRuns';
-import { OUT_DIR, REPO, UiSession, uiMissingReason, waitUntil } from './uiEnv';
+import { OUT_DIR, REPO, waitUntil, type UiSession } from './uiEnv';
+import { uiSessionHooks, uiSkip } from './scenarioSupport';
 
-const missing = uiMissingReason();
-if (missing && process.env.COMMCOST_REQUIRE_UI === '1') test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
-const skip = missing ? `skipped: ${missing}` : false;
-if (missing) process.stderr.write(`UI plan test ${skip}\n`);
+const skip = uiSkip('UI plan test');
 
 const RUN = 'h200x2-nccl2.30.7-source.json';
 const RUN_TEXT = readFileSync(join(REPO, 'docs', 'results', 'h200x2-2026-12-01', RUN), 'utf8');
@@ -25,15 +23,7 @@ const RESHAPE = readFileSync(join(REPO, 'test', 'fixtures', 'plan', 'reshape_loo
 
 describe('the plan lens in a real VS Code: a reshape loop opens the Plan section with its shapes', { skip, timeout: 300_000 }, () => {
   let s: UiSession;
-  before(
-    async () => {
-      s = await UiSession.start();
-    },
-    { timeout: 60_000 },
-  );
-  after(async () => {
-    await s?.stop();
-  });
+  uiSessionHooks({ timeoutMs: 60_000 }, (session) => (s = session));
 
   test('the lens over build_pool says tp4 → tp2 → tp1; clicking it plans those shapes on the run; the setting turns it off', async () => {
     try {

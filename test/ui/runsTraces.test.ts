@@ -7,15 +7,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
 import { staleAfterDaysFor } from './committedRuns';
-import { pickContextMenu, REPO, UiSession, uiMissingReason, waitUntil, type Locator } from './uiEnv';
+import { pickContextMenu, REPO, waitUntil, type Locator, type UiSession } from './uiEnv';
+import { uiSessionHooks, uiSkip } from './scenarioSupport';
 
-const missing = uiMissingReason();
-if (missing && process.env.COMMCOST_REQUIRE_UI === '1') test('the UI tests are required (COMMCOST_REQUIRE_UI=1)', () => assert.fail(missing));
-const skip = missing ? `skipped: ${missing}` : false;
-if (missing) process.stderr.write(`UI Runs view traces test ${skip}\n`);
+const skip = uiSkip('UI Runs view traces test');
 
 const RESULTS = join(REPO, 'docs', 'results', 'h200x2-2026-12-01');
 const RUN = 'h200x2-nccl2.30.7-source.json';
@@ -26,12 +24,7 @@ type Clickable = Locator & { click(options?: { button?: 'right' | 'left'; timeou
 
 describe('the Runs view lists traces: use for annotations, open, delete', { skip, timeout: 300_000 }, () => {
   let s: UiSession;
-  before(async () => {
-    s = await UiSession.start();
-  }, { timeout: 60_000 });
-  after(async () => {
-    await s?.stop();
-  });
+  uiSessionHooks({ timeoutMs: 60_000 }, (session) => (s = session));
 
   test('a Traces group with command, host, NCCL, SIMULATED; use, open and delete from the context menu', async () => {
     const ws = s.workspace('traces-view', {
