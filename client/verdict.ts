@@ -41,7 +41,7 @@ export {
  */
 export function deriveVerdict(run: RunFile): VerdictLine[] {
   const where = `on ${run.stamp?.hostname ?? run.host} (NCCL ${run.stamp?.ncclVersion ?? '?'})`;
-  const here: Here = { host: describeHost(run), simulated: isSimulatedRun(run) };
+  const here: Here = { host: describeHost(run), simulated: isSimulatedRun(run), ...(typeof run.options?.iterations === 'number' ? { iterations: run.options.iterations } : {}) };
   const lines = [
     firstCollectiveShare(run, where, here),
     rebuildLine(run, here),

@@ -71,6 +71,8 @@ export interface Clause {
 export interface Here {
   host: string;
   simulated: boolean;
+  /** Recorded iterations per step of the run (its options); below 3 a judgement is said to rest on that few. */
+  iterations?: number;
 }
 
 function figureText(x: number, f: StudyFigure): string {
@@ -172,7 +174,12 @@ export function studySentence(here: Here, clauses: Clause[]): string {
       const parts = clauses
         .filter((c) => c.host === host)
         .map((c) => (here.simulated ? c.text : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`));
-      const tail = here.simulated ? ' (not compared: simulated figures are not measurements)' : '';
+      const few = !here.simulated && here.iterations !== undefined && here.iterations < 3;
+      const tail = here.simulated
+        ? ' (not compared: simulated figures are not measurements)'
+        : few
+          ? ` (here ${here.iterations === 1 ? 'from one recorded iteration per step: each word rests on a single observation' : `from ${here.iterations} recorded iterations per step: too few to show a spread`})`
+          : '';
       return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${tail}.`;
     })
     .join(' ');

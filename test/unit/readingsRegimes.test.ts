@@ -191,3 +191,14 @@ test('the comparison page and the CLI share one rank-count note: said only when 
   const view = fs.readFileSync(path.join(__dirname, '..', '..', 'webview', 'compareView.ts'), 'utf8');
   assert.match(view, /rankCountNote\(c\.runs\)/, 'the comparison page shows the note');
 });
+
+test('a verdict judged from one recorded iteration per step says it rests on a single observation; 10 iterations say nothing of it', () => {
+  const ten = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const judged = (r: RunFile) => deriveVerdict(r).map((l) => l.text).filter((t) => /: (agrees|differs)/.test(t));
+  assert.ok(judged(ten).length > 0, 'the 2-GPU run has judged lines');
+  for (const t of judged(ten)) assert.doesNotMatch(t, /single observation|too few to show a spread/);
+  const one = { ...ten, options: { ...ten.options, iterations: 1 } } as RunFile;
+  for (const t of judged(one)) assert.match(t, /each word rests on a single observation/, t);
+  const two = { ...ten, options: { ...ten.options, iterations: 2 } } as RunFile;
+  for (const t of judged(two)) assert.match(t, /from 2 recorded iterations per step: too few to show a spread/, t);
+});
