@@ -11,140 +11,16 @@
  * remote-agent/.
  */
 
+import { eventShapeProblem, isNum, isRecord, isStr } from './eventShapes';
 import { livenessProblem, type HeartbeatEvent, type KeepaliveCommand } from './liveness';
+import type { ExperimentId, RunOptions } from './runOptions';
+
+export * from './runOptions';
 
 export { DEFAULT_LIVENESS, LIVENESS_LIMITS, livenessProblem, type HeartbeatEvent, type KeepaliveCommand, type LivenessSettings } from './liveness';
 
 /** Bumped on any incompatible change of the line format. */
 export const PROTOCOL_VERSION = 1;
-
-/** Experiment ids of the catalogue (DESIGN.md, "Experiment catalogue"). */
-export const EXPERIMENT_IDS = [
-  'init',
-  'split',
-  'shrink',
-  'grow',
-  'destroy',
-  'abort',
-  'revoke',
-  'registration',
-  'drain',
-  'pool',
-  'connect-mode',
-  'suspend',
-  'c10d',
-  // Field cases (shared/cases): C2 (memory of K groups by splitShare); C4 and C6, each with one
-  // variant expected to be stopped by the hang guard; C5 (ways to release a shrunk parent), whose
-  // combinations either complete or are stopped by the hang guard, depending on the NCCL.
-  'split-share',
-  'split-subset',
-  'shrink-abort',
-  'init-abort',
-  // A process's first communicator against a warm one, each in fresh rank processes (METHOD.md).
-  'cold-start',
-] as const;
-export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
-
-/** The set run when the user does not choose. */
-export const DEFAULT_EXPERIMENTS: readonly ExperimentId[] = ['init', 'split', 'destroy', 'abort'];
-
-/**
- * The set run when the user does not choose and the run has one rank (a workstation with one
- * GPU): what one rank can show — the process's cold start against a warm init, the init call,
- * the connect mode, the teardown floors and suspend/resume where the library has it. `split`
- * stays in the list so that the run says plainly that it needs 2 GPUs (skipped with the reason).
- */
-export const ONE_GPU_EXPERIMENTS: readonly ExperimentId[] = ['init', 'cold-start', 'split', 'destroy', 'abort', 'connect-mode', 'suspend'];
-
-/** What the host asks the agent to do. */
-export interface RunOptions {
-  /** Experiments in run order. */
-  experiments: ExperimentId[];
-  /** Recorded runs per step (default 10). */
-  iterations: number;
-  /** Unrecorded warmup runs per step (default 1). */
-  warmup: number;
-  /** Hang guard: seconds a step may take on all ranks before it is aborted (default 60). */
-  deadlineSeconds: number;
-  /** Explicit libnccl.so.2 path; empty = search (see remote-agent/ncclLocator.ts). */
-  ncclPath?: string;
-  /** Run against the simulated NCCL instead of a real one. */
-  simulate?: boolean;
-  /** Number of ranks (one process per GPU); default = visible GPU count. In a run over several hosts: ranks per host. */
-  ranks?: number;
-  /** Bytes of the first collective on a new communicator (default 1 MiB). */
-  firstCollectiveBytes?: number;
-  /** Bytes of the steady allreduce used as the bandwidth reference (default 64 MiB). */
-  steadyBytes?: number;
-  /**
-   * The Python on the GPU host that has torch (a path, or a command looked up on PATH), for the
-   * c10d experiment and for finding NCCL in torch's wheel; absent = $COMMCOST_PYTHON, else
-   * `python3` (remote-agent/environment.ts `hostPython`). Checked by {@link pythonOptionProblem}.
-   */
-  python?: string;
-  /**
-   * True when the user did not choose the experiments (the CLI without `--experiments`): the
-   * agent may then adapt the default set to the host — one rank runs {@link ONE_GPU_EXPERIMENTS}
-   * instead of {@link DEFAULT_EXPERIMENTS}. The run's recorded options carry the set that ran.
-   */
-  experimentsByDefault?: boolean;
-}
-
-export const DEFAULT_RUN_OPTIONS: RunOptions = {
-  experiments: [...DEFAULT_EXPERIMENTS],
-  iterations: 10,
-  warmup: 1,
-  deadlineSeconds: 60,
-  firstCollectiveBytes: 1 << 20,
-  steadyBytes: 64 << 20,
-};
-
-/** An inclusive range of a numeric option. */
-export interface OptionLimit {
-  min: number;
-  max: number;
-}
-
-/**
- * The one set of limits of the run options, inclusive: the CLI's flags, the VS Code settings
- * (package.json `contributes.configuration` must carry the same minimum/maximum) and the agent's
- * own check of `run/start` all use these.
- */
-export const OPTION_LIMITS = {
-  /** Recorded runs per step. */
-  iterations: { min: 1, max: 100_000 },
-  /** Unrecorded warmup runs per step. */
-  warmup: { min: 0, max: 1_000 },
-  /** Hang guard per step, seconds (one day at most). */
-  deadlineSeconds: { min: 1, max: 86_400 },
-  /** Rank processes (one per GPU). */
-  ranks: { min: 1, max: 1_024 },
-  /** Bytes of the first collective and of the steady allreduce (4 B to 16 GiB). */
-  collectiveBytes: { min: 4, max: 16 * 2 ** 30 },
-  /** Characters of the `python` option (a path on the GPU host). */
-  pythonChars: { min: 1, max: 4_096 },
-} as const satisfies Record<string, OptionLimit>;
-
-/** True when `value` is a number within `limit` (and a whole number when `integer`). */
-export function withinLimit(value: unknown, limit: OptionLimit, integer: boolean): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && (!integer || Number.isInteger(value)) && value >= limit.min && value <= limit.max;
-}
-
-/**
- * What is wrong with `value` as the `python` run option (a non-empty string of at most
- * OPTION_LIMITS.pythonChars characters, without NUL or line break), or undefined when it is fine.
- * Whether that Python exists is only known on the GPU host (the c10d experiment is then skipped).
- * @returns a phrase to follow the option's name, e.g. "contains a line break".
- */
-export function pythonOptionProblem(value: unknown): string | undefined {
-  const { min, max } = OPTION_LIMITS.pythonChars;
-  if (typeof value !== 'string') return 'is not text';
-  if (value.length < min) return 'is empty';
-  if (value.length > max) return `is ${value.length} characters long (at most ${max})`;
-  if (value.includes('\0')) return 'contains a NUL character';
-  if (/[\n\r]/.test(value)) return 'contains a line break';
-  return undefined;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Host → agent
@@ -589,10 +465,6 @@ const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set<AgentEvent['type']>([
   'run/done',
 ]);
 
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
-
 /** Why a line could not be read as a protocol message. */
 export class ProtocolError extends Error {
   constructor(
@@ -632,92 +504,6 @@ export function parseAgentEvent(line: string): AgentEvent {
   const problem = eventShapeProblem(value);
   if (problem) throw new ProtocolError(`agent sent a malformed ${value.type}: ${problem}: ${line.slice(0, 200)}`, line);
   return value as unknown as AgentEvent;
-}
-
-const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-const isStr = (x: unknown): x is string => typeof x === 'string';
-const isExperiment = (x: unknown): boolean => typeof x === 'string' && (EXPERIMENT_IDS as readonly string[]).includes(x);
-const isNumRecord = (x: unknown): boolean => isRecord(x) && !Object.hasOwn(x, '__proto__') && Object.values(x).every(isNum);
-const isPartsRecord = (x: unknown): boolean => isRecord(x) && !Object.hasOwn(x, '__proto__') && Object.values(x).every(isNumRecord);
-const isNcclInitSummary = (x: unknown): boolean =>
-  isRecord(x) && isPartsRecord(x.medians) && isNumRecord(x.iterations) && isNum(x.malformedLines) && (x.note === undefined || isStr(x.note));
-const isStepList = (x: unknown): boolean => Array.isArray(x) && x.every((s) => isRecord(s) && isStr(s.step) && isStr(s.label) && isStr(s.kind));
-
-/**
- * What is wrong with the fields of an event the host folds into a run (client/runModel.ts), or
- * undefined: a line of the right type but the wrong shape must not crash the host or put
- * values into a run file that its schema refuses.
- */
-function eventShapeProblem(v: Record<string, unknown>): string | undefined {
-  const need = (ok: boolean, what: string): string | undefined => (ok ? undefined : what);
-  switch (v.type as AgentEvent['type']) {
-    case 'agent/hello':
-      return need(isStr(v.agentVersion) && isNum(v.pid), '"agentVersion" must be a string and "pid" a number');
-    case 'run/plan': {
-      const o = v.options;
-      const s = v.stamp;
-      if (!isRecord(o) || !Array.isArray(o.experiments) || !o.experiments.every(isExperiment) || !isNum(o.iterations) || !isNum(o.warmup) || !isNum(o.deadlineSeconds)) {
-        return '"options" must hold known "experiments" and numeric "iterations", "warmup", "deadlineSeconds"';
-      }
-      if (!isRecord(s) || !['hostname', 'driverVersion', 'ncclVersion', 'ncclPath', 'startedAt'].every((k) => isStr(s[k])) || !Array.isArray(s.gpus) || typeof s.simulated !== 'boolean') {
-        return '"stamp" must be an environment stamp (hostname, gpus, driverVersion, ncclVersion, ncclPath, startedAt, simulated)';
-      }
-      return (
-        need(Number.isInteger(v.ranks) && (v.ranks as number) >= 0, '"ranks" must be a whole number') ??
-        need(typeof v.simulated === 'boolean', '"simulated" must be true or false') ??
-        need(
-          v.nodes === undefined ||
-            (Array.isArray(v.nodes) && v.nodes.every((n) => isRecord(n) && Number.isInteger(n.index) && isStr(n.hostname) && isStr(n.address) && Array.isArray(n.ranks) && n.ranks.every(Number.isInteger) && Array.isArray(n.gpus) && n.gpus.every(isStr))),
-          '"nodes" must list index, hostname, address, ranks and gpus',
-        ) ??
-        need(
-          Array.isArray(v.experiments) && v.experiments.every((e) => isRecord(e) && isExperiment(e.experiment) && Array.isArray(e.variants) && e.variants.every((x) => isRecord(x) && isStr(x.variant) && isStepList(x.steps))),
-          '"experiments" must list known experiments with their variants and steps',
-        )
-      );
-    }
-    case 'agent/heartbeat':
-      return undefined;
-    case 'run/listening':
-      return need(Number.isInteger(v.port) && Array.isArray(v.addresses) && v.addresses.every(isStr) && isStr(v.token), 'needs an integer "port", "addresses" (strings) and "token"');
-    case 'node/joined':
-      return need(isStr(v.coordinator) && isStr(v.hostname) && Number.isInteger(v.slots), 'needs "coordinator", "hostname" and an integer "slots"');
-    case 'run/startup':
-      return need(Array.isArray(v.cudaInitMs) && v.cudaInitMs.every(isNum) && isNum(v.firstUniqueIdMs), '"cudaInitMs" must be numbers and "firstUniqueIdMs" a number');
-    case 'run/progress':
-      return need(isExperiment(v.experiment) && isStr(v.variant) && isNum(v.iteration) && isNum(v.total) && typeof v.warmup === 'boolean', 'needs a known "experiment", "variant", numeric "iteration" and "total", and "warmup"');
-    case 'run/sample':
-      return (
-        need(isExperiment(v.experiment) && isStr(v.variant) && isNum(v.iteration) && typeof v.warmup === 'boolean', 'needs a known "experiment", "variant", numeric "iteration" and "warmup"') ??
-        need(isNumRecord(v.steps), '"steps" must map step ids to finite numbers (ms)') ??
-        need(isRecord(v.perRank), '"perRank" must be an object') ??
-        need(v.ncclInit === undefined || isPartsRecord(v.ncclInit), '"ncclInit" must map creations to parts in ms')
-      );
-    case 'experiment/summary':
-      return need(
-        isExperiment(v.experiment) &&
-          Array.isArray(v.variants) &&
-          v.variants.every(
-            (x) =>
-              isRecord(x) &&
-              isStr(x.variant) &&
-              isStepList(x.steps) &&
-              (x.steps as Record<string, unknown>[]).every((s) => isRecord(s.stats) && ['median', 'p90', 'min', 'max', 'mean', 'n'].every((k) => isNum((s.stats as Record<string, unknown>)[k])) && Array.isArray(s.samples) && s.samples.every(isNum)) &&
-              (x.memoryBytes === undefined || isNumRecord(x.memoryBytes)) &&
-              (x.memStats === undefined || isPartsRecord(x.memStats)) &&
-              (x.counts === undefined || isPartsRecord(x.counts)) &&
-              (x.ratios === undefined || (Array.isArray(x.ratios) && x.ratios.every((r) => isRecord(r) && isStr(r.id) && isStr(r.label) && isStr(r.of) && isStr(r.to) && isNum(r.value)))) &&
-              (x.ncclInit === undefined || isNcclInitSummary(x.ncclInit)),
-          ),
-        'needs a known "experiment" and "variants" with steps, stats and samples (numbers)',
-      );
-    case 'experiment/skipped':
-      return need(isExperiment(v.experiment) && isStr(v.reason) && (v.variant === undefined || isStr(v.variant)), 'needs a known "experiment" and a "reason"');
-    case 'run/error':
-      return need(isStr(v.code) && isStr(v.message) && isRecord(v.where) && typeof v.fatal === 'boolean', 'needs "code", "message", "where" and "fatal"');
-    case 'run/done':
-      return need(['complete', 'partial', 'failed'].includes(v.status as string) && isNum(v.wallMs) && isNum(v.libraryMs) && isStr(v.endedAt), 'needs "status" (complete, partial or failed), numeric "wallMs" and "libraryMs", and "endedAt"');
-  }
 }
 
 /**

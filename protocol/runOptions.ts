@@ -1,0 +1,135 @@
+/**
+ * The run's options as the host asks for them (`run/start`, `node/join`): the experiment ids of
+ * the catalogue, the default sets, {@link RunOptions}, its defaults and the one set of limits
+ * used by the CLI, the VS Code settings and the agent. Re-exported by events.ts.
+ *
+ * Imports nothing (protocol/ invariant).
+ */
+
+/** Experiment ids of the catalogue (DESIGN.md, "Experiment catalogue"). */
+export const EXPERIMENT_IDS = [
+  'init',
+  'split',
+  'shrink',
+  'grow',
+  'destroy',
+  'abort',
+  'revoke',
+  'registration',
+  'drain',
+  'pool',
+  'connect-mode',
+  'suspend',
+  'c10d',
+  // Field cases (shared/cases): C2 (memory of K groups by splitShare); C4 and C6, each with one
+  // variant expected to be stopped by the hang guard; C5 (ways to release a shrunk parent), whose
+  // combinations either complete or are stopped by the hang guard, depending on the NCCL.
+  'split-share',
+  'split-subset',
+  'shrink-abort',
+  'init-abort',
+  // A process's first communicator against a warm one, each in fresh rank processes (METHOD.md).
+  'cold-start',
+] as const;
+export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
+
+/** The set run when the user does not choose. */
+export const DEFAULT_EXPERIMENTS: readonly ExperimentId[] = ['init', 'split', 'destroy', 'abort'];
+
+/**
+ * The set run when the user does not choose and the run has one rank (a workstation with one
+ * GPU): what one rank can show — the process's cold start against a warm init, the init call,
+ * the connect mode, the teardown floors and suspend/resume where the library has it. `split`
+ * stays in the list so that the run says plainly that it needs 2 GPUs (skipped with the reason).
+ */
+export const ONE_GPU_EXPERIMENTS: readonly ExperimentId[] = ['init', 'cold-start', 'split', 'destroy', 'abort', 'connect-mode', 'suspend'];
+
+/** What the host asks the agent to do. */
+export interface RunOptions {
+  /** Experiments in run order. */
+  experiments: ExperimentId[];
+  /** Recorded runs per step (default 10). */
+  iterations: number;
+  /** Unrecorded warmup runs per step (default 1). */
+  warmup: number;
+  /** Hang guard: seconds a step may take on all ranks before it is aborted (default 60). */
+  deadlineSeconds: number;
+  /** Explicit libnccl.so.2 path; empty = search (see remote-agent/ncclLocator.ts). */
+  ncclPath?: string;
+  /** Run against the simulated NCCL instead of a real one. */
+  simulate?: boolean;
+  /** Number of ranks (one process per GPU); default = visible GPU count. In a run over several hosts: ranks per host. */
+  ranks?: number;
+  /** Bytes of the first collective on a new communicator (default 1 MiB). */
+  firstCollectiveBytes?: number;
+  /** Bytes of the steady allreduce used as the bandwidth reference (default 64 MiB). */
+  steadyBytes?: number;
+  /**
+   * The Python on the GPU host that has torch (a path, or a command looked up on PATH), for the
+   * c10d experiment and for finding NCCL in torch's wheel; absent = $COMMCOST_PYTHON, else
+   * `python3` (remote-agent/environment.ts `hostPython`). Checked by {@link pythonOptionProblem}.
+   */
+  python?: string;
+  /**
+   * True when the user did not choose the experiments (the CLI without `--experiments`): the
+   * agent may then adapt the default set to the host — one rank runs {@link ONE_GPU_EXPERIMENTS}
+   * instead of {@link DEFAULT_EXPERIMENTS}. The run's recorded options carry the set that ran.
+   */
+  experimentsByDefault?: boolean;
+}
+
+export const DEFAULT_RUN_OPTIONS: RunOptions = {
+  experiments: [...DEFAULT_EXPERIMENTS],
+  iterations: 10,
+  warmup: 1,
+  deadlineSeconds: 60,
+  firstCollectiveBytes: 1 << 20,
+  steadyBytes: 64 << 20,
+};
+
+/** An inclusive range of a numeric option. */
+export interface OptionLimit {
+  min: number;
+  max: number;
+}
+
+/**
+ * The one set of limits of the run options, inclusive: the CLI's flags, the VS Code settings
+ * (package.json `contributes.configuration` must carry the same minimum/maximum) and the agent's
+ * own check of `run/start` all use these.
+ */
+export const OPTION_LIMITS = {
+  /** Recorded runs per step. */
+  iterations: { min: 1, max: 100_000 },
+  /** Unrecorded warmup runs per step. */
+  warmup: { min: 0, max: 1_000 },
+  /** Hang guard per step, seconds (one day at most). */
+  deadlineSeconds: { min: 1, max: 86_400 },
+  /** Rank processes (one per GPU). */
+  ranks: { min: 1, max: 1_024 },
+  /** Bytes of the first collective and of the steady allreduce (4 B to 16 GiB). */
+  collectiveBytes: { min: 4, max: 16 * 2 ** 30 },
+  /** Characters of the `python` option (a path on the GPU host). */
+  pythonChars: { min: 1, max: 4_096 },
+} as const satisfies Record<string, OptionLimit>;
+
+/** True when `value` is a number within `limit` (and a whole number when `integer`). */
+export function withinLimit(value: unknown, limit: OptionLimit, integer: boolean): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && (!integer || Number.isInteger(value)) && value >= limit.min && value <= limit.max;
+}
+
+/**
+ * What is wrong with `value` as the `python` run option (a non-empty string of at most
+ * OPTION_LIMITS.pythonChars characters, without NUL or line break), or undefined when it is fine.
+ * Whether that Python exists is only known on the GPU host (the c10d experiment is then skipped).
+ * @returns a phrase to follow the option's name, e.g. "contains a line break".
+ */
+export function pythonOptionProblem(value: unknown): string | undefined {
+  const { min, max } = OPTION_LIMITS.pythonChars;
+  if (typeof value !== 'string') return 'is not text';
+  if (value.length < min) return 'is empty';
+  if (value.length > max) return `is ${value.length} characters long (at most ${max})`;
+  if (value.includes('\0')) return 'contains a NUL character';
+  if (/[\n\r]/.test(value)) return 'contains a line break';
+  return undefined;
+}
