@@ -46,6 +46,16 @@ export interface AgentProcess {
 export const MAX_AGENT_LINE_CHARS = 256 * 1024 * 1024;
 
 /**
+ * The longest line of the agent's log (stderr) kept, characters: log lines are short; a longer
+ * one is dropped as it arrives and replaced by a note, so the log (and the run's stderr tail)
+ * stays small whatever the agent or a rank prints.
+ */
+export const MAX_AGENT_LOG_LINE_CHARS = 1024 * 1024;
+
+/** The log's line for one that was dropped. */
+const droppedLog = (max: number): string => `(the agent logged a line longer than ${max} characters: dropped)`;
+
+/**
  * Splits a byte stream into lines: handles chunks that end mid-line or mid-UTF-8 character and
  * `\r\n` endings. Call {@link LineSplitter.end} at EOF to flush a last unterminated line. A
  * line longer than `maxLine` characters is dropped as it arrives (never buffered whole) and
@@ -162,7 +172,7 @@ export function spawnLocalAgent(options: { agentDir?: string; nodePath?: string;
   const out = new Listeners();
   const err = new Listeners();
   const outSplit = new LineSplitter((l) => out.emit(l), MAX_AGENT_LINE_CHARS, (max) => out.emit(`(the agent wrote a line longer than ${max} characters: dropped)`));
-  const errSplit = new LineSplitter((l) => err.emit(l));
+  const errSplit = new LineSplitter((l) => err.emit(l), MAX_AGENT_LOG_LINE_CHARS, (max) => err.emit(droppedLog(max)));
   child.stdout.on('data', (d: Buffer) => outSplit.push(d));
   child.stderr.on('data', (d: Buffer) => errSplit.push(d));
   child.stdin.on('error', () => undefined); // EPIPE after the agent exits
@@ -219,7 +229,7 @@ function wrapChannel(channel: ClientChannel, session: SshSession): AgentProcess 
   const out = new Listeners();
   const err = new Listeners();
   const outSplit = new LineSplitter((l) => out.emit(l), MAX_AGENT_LINE_CHARS, (max) => out.emit(`(the agent wrote a line longer than ${max} characters: dropped)`));
-  const errSplit = new LineSplitter((l) => err.emit(l));
+  const errSplit = new LineSplitter((l) => err.emit(l), MAX_AGENT_LOG_LINE_CHARS, (max) => err.emit(droppedLog(max)));
   channel.on('data', (d: Buffer) => outSplit.push(d));
   channel.stderr.on('data', (d: Buffer) => errSplit.push(d));
   channel.on('error', () => undefined);

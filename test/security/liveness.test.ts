@@ -19,6 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseAgentEvent, parseHostCommand, ProtocolError } from '../../protocol/events';
+import { MAX_AGENT_LOG_LINE_CHARS, spawnLocalAgent } from '../../client/agentProcess';
 import { collectPayload, deployAgent } from '../../client/deploy';
 import { CommcostError } from '../../client/errors';
 import { resolveTarget, type SshTarget } from '../../client/hosts';
@@ -59,6 +60,26 @@ describe('liveness messages and settings', () => {
         JSON.stringify(env),
       );
     }
+  });
+});
+
+describe('what the host reads from an agent is bounded', () => {
+  test(`a log line over ${MAX_AGENT_LOG_LINE_CHARS} characters is dropped as it arrives (a note instead); protocol lines are capped too`, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-longlog-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    // 4 MiB on stderr without a newline, in 64 KiB writes, then a short line.
+    fs.writeFileSync(
+      path.join(dir, 'agent.js'),
+      `const chunk = 'x'.repeat(65536); for (let i = 0; i < 64; i++) process.stderr.write(chunk); process.stderr.write('\\nafter\\n'); process.stdout.write('{"type":"agent/heartbeat"}\\n');\n`,
+    );
+    const agent = spawnLocalAgent({ agentDir: dir });
+    const log: string[] = [];
+    const out: string[] = [];
+    agent.onStderr((l) => log.push(l));
+    agent.onLine((l) => out.push(l));
+    await agent.exited;
+    assert.deepEqual(log, [`(the agent logged a line longer than ${MAX_AGENT_LOG_LINE_CHARS} characters: dropped)`, 'after']);
+    assert.deepEqual(out, ['{"type":"agent/heartbeat"}']);
   });
 });
 
