@@ -222,14 +222,20 @@ export function spawnLocalAgent(options: { agentDir?: string; nodePath?: string;
  */
 export async function startSshAgent(session: SshSession, nodePath: string, remoteDir: string): Promise<AgentProcess> {
   const channel: ClientChannel = await session.exec([nodePath, posix.join(remoteDir, 'agent.js')]);
-  return wrapChannel(channel, session);
+  return wrapAgentChannel(channel, session);
 }
 
-function wrapChannel(channel: ClientChannel, session: SshSession): AgentProcess {
+/**
+ * The agent behind an open SSH channel (its stdin/stdout are the protocol, stderr its log).
+ * @param initial stdout bytes already read from the channel (after quickLaunch.ts's marker line), fed first
+ */
+export function wrapAgentChannel(channel: ClientChannel, session: SshSession, initial?: Buffer): AgentProcess {
   const out = new Listeners();
   const err = new Listeners();
   const outSplit = new LineSplitter((l) => out.emit(l), MAX_AGENT_LINE_CHARS, (max) => out.emit(`(the agent wrote a line longer than ${max} characters: dropped)`));
   const errSplit = new LineSplitter((l) => err.emit(l), MAX_AGENT_LOG_LINE_CHARS, (max) => err.emit(droppedLog(max)));
+  // Lines are held (Listeners) until a listener is added, so bytes read before this are safe to feed now.
+  if (initial && initial.length > 0) outSplit.push(initial);
   channel.on('data', (d: Buffer) => outSplit.push(d));
   channel.stderr.on('data', (d: Buffer) => errSplit.push(d));
   channel.on('error', () => undefined);

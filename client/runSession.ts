@@ -10,6 +10,7 @@ import { parseAgentEvent, PROTOCOL_VERSION, ProtocolError, type AgentEvent, type
 import type { RunFile } from '../protocol/runFile';
 import { defaultAgentDir, spawnLocalAgent, startSshAgent, type AgentExit, type AgentProcess } from './agentProcess';
 import { collectPayload, deployAgent, findRemoteNode } from './deploy';
+import { launchIfDeployed } from './quickLaunch';
 import { CommcostError, errorText } from './errors';
 import { resolveTarget } from './hosts';
 import { AgentLiveness, LIVENESS_ENV, livenessSettings } from './liveness';
@@ -203,7 +204,21 @@ async function startAgentOn(
       );
       if (connected === ABORTED) return ABORTED;
       session = connected;
-      const node = await untilAborted(findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {}), signal);
+      // Already deployed: one remote command finds Node, checks the files and starts the agent
+      // (each command pays the login shell's rc files). Otherwise the full path, with its diagnostics.
+      const quick = await untilAborted(launchIfDeployed(session, payload, req.nodePath), signal, (late) => {
+        if (late.launched) late.agent.kill();
+      });
+      if (quick === ABORTED) return ABORTED;
+      if (quick.launched) {
+        log(`Node ${quick.node.version} at ${quick.node.path} on ${target.name}`);
+        log(`agent ${payload.hash} already deployed on ${target.name} in ${quick.remoteDir}`);
+        log('started in one command (Node found, files checked, agent started)');
+        agent = quick.agent;
+        return { agent, session, name: target.name };
+      }
+      log(`agent ${payload.hash} not started in one command on ${target.name} (${quick.reason}): finding Node and deploying`);
+      const node = quick.node && !/not usable/.test(quick.reason) ? { ...quick.node, source: 'path' as const } : await untilAborted(findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {}), signal);
       if (node === ABORTED) return ABORTED;
       log(`Node ${node.version} at ${node.path} on ${target.name}`);
       const deployed = await untilAborted(deployAgent(session, payload, log), signal);
