@@ -25,7 +25,7 @@ import type { RankCallbacks, RankHandle } from './nodes';
 
 /** The worker's code (plain CommonJS, evaluated: the bundle needs no file of its own). */
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
 const children = new Map();
 parentPort.on('message', (m) => {
@@ -54,6 +54,9 @@ parentPort.on('message', (m) => {
     parentPort.postMessage({ t: 'error', id: m.id, message: e.message, started: child.pid !== undefined });
   });
 });
+// Running: the spawning thread sees it at once, even in a loop of spawns (no event needed).
+Atomics.store(workerData, 0, 1);
+parentPort.postMessage({ t: 'ready' });
 `;
 
 type FromWorker =
@@ -71,21 +74,22 @@ class SpawnWorker {
   private readonly worker: Worker;
   private readonly live = new Map<number, Pending>();
   private broken: string | undefined;
-  /** True once the thread runs (booting takes tens of ms, more on a busy host). */
-  online = false;
+  /** Set to 1 by the thread once it takes spawns (read without waiting for an event). */
+  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   /** Resolves when the thread runs, or has failed to. */
   readonly started: Promise<void>;
 
   constructor(onBroken: (w: SpawnWorker) => void) {
-    this.worker = new Worker(WORKER_SOURCE, { eval: true });
-    this.worker.unref();
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: this.flag });
     let started!: () => void;
     this.started = new Promise<void>((r) => (started = r));
-    this.worker.on('online', () => {
-      this.online = true;
+    this.worker.on('message', (m: FromWorker | { t: 'ready' }) => {
+      if (m.t !== 'ready') return this.onMessage(m);
+      // Booted: from now on only live children keep the process alive (a booting thread does,
+      // for the few ms it takes, so that awaiting warmSpawnThreads() cannot end the process).
+      if (this.live.size === 0) this.worker.unref();
       started();
     });
-    this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     const lost = (why: string): void => {
       if (this.broken) return;
       this.broken = why;
@@ -110,6 +114,11 @@ class SpawnWorker {
 
   get usable(): boolean {
     return this.broken === undefined;
+  }
+
+  /** True once the thread takes spawns (booting takes tens of ms, more on a busy host). */
+  get online(): boolean {
+    return Atomics.load(this.flag, 0) === 1;
   }
 
   start(id: number, file: string, args: string[], env: NodeJS.ProcessEnv, pending: Pending): void {
@@ -179,6 +188,11 @@ function addWorker(): SpawnWorker {
 export function warmSpawnThreads(): Promise<void> {
   while (pool.filter((w) => w.usable).length < SPAWN_THREADS) addWorker();
   return Promise.all(pool.map((w) => w.started)).then(() => undefined);
+}
+
+/** How many spawn threads take spawns now (read at once, also inside a loop of spawns). */
+export function spawnThreadsOnline(): number {
+  return pool.filter((w) => w.usable && w.online).length;
 }
 
 /**

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
-import { spawnHere, spawnRankProcess, spawnThreads, SPAWN_THREADS, warmSpawnThreads } from '../../remote-agent/rankSpawner';
+import { spawnHere, spawnRankProcess, spawnThreads, spawnThreadsOnline, SPAWN_THREADS, warmSpawnThreads } from '../../remote-agent/rankSpawner';
 
 interface Seen {
   lines: string[];
@@ -33,7 +33,11 @@ function alive(marker: string): string[] {
 for (const where of ['on a spawn thread', 'on this thread'] as const) {
   describe(`rank processes started ${where}`, () => {
     before(async () => {
-      if (where === 'on a spawn thread') await warmSpawnThreads();
+      if (where === 'on a spawn thread') {
+        await warmSpawnThreads();
+        // Once warm, every thread takes spawns: spawnRankProcess no longer spawns on this thread.
+        assert.equal(spawnThreadsOnline(), SPAWN_THREADS);
+      }
       spawnWith = where === 'on a spawn thread' ? spawnRankProcess : spawnHere;
     });
     test('output lines and the exit code reach the callbacks; the environment is the one given', async () => {
@@ -73,6 +77,13 @@ for (const where of ['on a spawn thread', 'on this thread'] as const) {
 }
 
 describe('spawn threads', () => {
+  test('an idle pool does not keep the process alive (threads warmed, a rank spawned here, then nothing left to do)', () => {
+    // Before the fix, the unref() came before the 'message' listener, which refs the thread again: this child never exited.
+    const script = `const s = require(${JSON.stringify(require.resolve('../../remote-agent/rankSpawner'))}); s.warmSpawnThreads(); s.spawnHere(process.execPath, ['-e', ''], process.env, { onLine() {}, onExit() { console.log('rank exited'); } });`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+    assert.match(out, /rank exited/);
+  });
+
   test('pool size: COMMCOST_SPAWN_THREADS 1–64 overrides; otherwise one per CPU within 2–8', () => {
     assert.equal(spawnThreads(undefined, 1), 2);
     assert.equal(spawnThreads(undefined, 2), 2);
