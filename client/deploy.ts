@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import type { PreparedFolder } from './quickLaunch';
 import { CommcostError, errorText } from './errors';
 import type { RemoteExec, SshSession } from './sshSession';
 
@@ -172,14 +173,17 @@ class DropWatch {
 /**
  * Makes sure the payload is on the host under `~/.cache/commcost/<hash>/` and intact.
  * @param log our own log lines (what is uploaded)
+ * @param options.prepared the folder quickLaunch.ts's script made and the files it found in
+ *   place: the deploy then runs no command of its own to probe; options.verify false leaves the
+ *   check after upload to the caller (the launch script checks every file before it starts the agent)
  * @throws CommcostError DEPLOY_FAILED naming the host and the file (mkdir, upload or verify
  *   failure); CONNECTION_LOST when the SSH connection drops during the deploy (how many files
  *   were uploaded by then, and that nothing was measured)
  */
-export async function deployAgent(session: SshSession, payload: AgentPayload, log: (line: string) => void = () => undefined): Promise<DeployResult> {
+export async function deployAgent(session: SshSession, payload: AgentPayload, log: (line: string) => void = () => undefined, options: DeployOptions = {}): Promise<DeployResult> {
   const watch = new DropWatch(session);
   const progress: UploadProgress = { uploaded: 0 };
-  const work = deployWatched(session, payload, log, progress);
+  const work = deployWatched(session, payload, log, progress, options);
   work.catch(() => undefined); // a request left unanswered by the drop settles (or not) later
   try {
     // An SFTP request in flight when the connection drops is never answered: stop at the drop.
@@ -197,11 +201,10 @@ interface UploadProgress {
   uploaded: number;
 }
 
-async function deployWatched(session: SshSession, payload: AgentPayload, log: (line: string) => void, progress: UploadProgress): Promise<DeployResult> {
+/** The deploy's own probe, one remote command: the folder, its subfolders made, and the hashes in place. */
+async function probeFolder(session: SshSession, payload: AgentPayload, rels: string[], relDirs: string[]): Promise<{ remoteDir: string; before: Map<string, string>; mkdirErrors: string[] }> {
   const host = session.target.name;
   const where = { host };
-  const rels = payload.files.map((f) => f.rel);
-  const relDirs = [...new Set(rels.map((r) => posix.dirname(r)))];
   // One round trip for the folder, its subfolders (made here, so an upload needs no mkdir of
   // its own) and the hashes: each exec pays the login shell's start-up (its rc files included).
   const probe = await session.run([
@@ -221,14 +224,30 @@ async function deployWatched(session: SshSession, payload: AgentPayload, log: (l
     throw new CommcostError('DEPLOY_FAILED', `cannot find $HOME/.cache/commcost on ${host}: ${probe.stderr.trim() || `exit ${String(probe.code)}`}`, { where });
   }
   const before = parseSha256sum(probe.stdout);
-  const missing = payload.files.filter((f) => before.get(f.rel) !== f.sha256);
+  return { remoteDir, before, mkdirErrors: probe.stdout.split('\n').filter((l) => l.startsWith('mkdir: ')).map((l) => l.slice(7)) };
+}
+
+/** How {@link deployAgent} may skip its own remote commands (see there). */
+export interface DeployOptions {
+  prepared?: PreparedFolder;
+  verify?: boolean;
+}
+
+async function deployWatched(session: SshSession, payload: AgentPayload, log: (line: string) => void, progress: UploadProgress, options: DeployOptions): Promise<DeployResult> {
+  const host = session.target.name;
+  const where = { host };
+  const rels = payload.files.map((f) => f.rel);
+  const relDirs = [...new Set(rels.map((r) => posix.dirname(r)))];
+  const probed = options.prepared ? undefined : await probeFolder(session, payload, rels, relDirs);
+  const remoteDir = options.prepared?.remoteDir ?? probed!.remoteDir;
+  const mkdirErrors = options.prepared?.mkdirFailed ?? probed!.mkdirErrors;
+  const missing = payload.files.filter((f) => (options.prepared ? !options.prepared.present.has(f.rel) : probed!.before.get(f.rel) !== f.sha256));
   if (missing.length === 0) {
     log(`agent ${payload.hash} already deployed on ${host} in ${remoteDir}`);
     return { remoteDir, uploaded: [] };
   }
-  const mkdirErrors = probe.stdout.split('\n').filter((l) => l.startsWith('mkdir: '));
   if (mkdirErrors.length > 0) {
-    throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mkdirErrors.map((l) => l.slice(7)).join('; ')}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
+    throw new CommcostError('DEPLOY_FAILED', `cannot create ${remoteDir} on ${host}: ${mkdirErrors.join('; ')}`, { where, hint: 'check free space and permissions of ~/.cache on the host' });
   }
   progress.toUpload = missing.length;
   const sftp = await session.sftp();
@@ -258,15 +277,17 @@ async function deployWatched(session: SshSession, payload: AgentPayload, log: (l
   } catch (e) {
     throw new CommcostError('DEPLOY_FAILED', `cannot write manifest.json in ${host}:${remoteDir}: ${errorText(e)}`, { where, cause: e });
   }
-  const after = await remoteHashes(session.run, remoteDir, rels);
-  // A drop while hashing reads as "nothing matches": say it was the connection.
-  if (session.isClosed) throw new CommcostError('CONNECTION_LOST', `SSH connection to ${host} is closed`, { where });
-  const bad = payload.files.filter((f) => after.get(f.rel) !== f.sha256);
-  if (bad.length > 0) {
-    throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.map((f) => f.rel).join(', ')} in ${host}:${remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256`, {
-      where,
-      hint: 'check free space on the host and run again',
-    });
+  if (options.verify !== false) {
+    const after = await remoteHashes(session.run, remoteDir, rels);
+    // A drop while hashing reads as "nothing matches": say it was the connection.
+    if (session.isClosed) throw new CommcostError('CONNECTION_LOST', `SSH connection to ${host} is closed`, { where });
+    const bad = payload.files.filter((f) => after.get(f.rel) !== f.sha256);
+    if (bad.length > 0) {
+      throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.map((f) => f.rel).join(', ')} in ${host}:${remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256`, {
+        where,
+        hint: 'check free space on the host and run again',
+      });
+    }
   }
   return { remoteDir, uploaded: missing.map((f) => f.rel) };
 }

@@ -20,6 +20,9 @@ import { MIN_NODE_MAJOR } from './deploy';
 import { CommcostError } from './errors';
 import type { SshSession } from './sshSession';
 
+/** Most characters read of what the script prepared for a deploy (a folder line and one line per file). */
+const MAX_PREPARED_CHARS = 4 * 1024 * 1024;
+
 /** Longest marker line read before the agent's own output (bytes). */
 const MAX_MARKER_BYTES = 64 * 1024;
 
@@ -35,8 +38,15 @@ export const LAUNCH_SCRIPT = [
   // Node's major from "vNN.x.y": below the minimum (or no answer), take the full path, which says why.
   `m="\${v#v}"; m="\${m%%.*}"; case "$m" in ''|*[!0-9]*) m=0;; esac`,
   `if [ "$m" -lt ${MIN_NODE_MAJOR} ]; then printf "COMMCOST-NOLAUNCH\\tnode %s is not usable\\t%s\\t%s\\n" "$v" "$n" "$v"; exit 0; fi`,
-  'cd "$d" 2>/dev/null || { printf "COMMCOST-NOLAUNCH\\tnot deployed\\t%s\\t%s\\n" "$n" "$v"; exit 0; }',
-  'printf "%s\\n" "$@" | sha256sum -c --status - 2>/dev/null || { printf "COMMCOST-NOLAUNCH\\tnot deployed or changed\\t%s\\t%s\\n" "$n" "$v"; exit 0; }',
+  // Not launched for want of files: make the payload's folders (so an upload needs no mkdir of its
+  // own) and say which files are in place already (COMMCOST-OK), so the deploy needs no command.
+  'prepare() { printf "COMMCOST-DIR\\t%s\\n" "$d"; p=; for f in "$@"; do r="${f#*  }"; case "$r" in */*) r="${r%/*}";; *) r=.;; esac; ' +
+    '[ "$r" = "$p" ] || mkdir -p -- "$d/$r" 2>/dev/null || printf "COMMCOST-MKDIR-FAILED\\t%s\\n" "$r"; p="$r"; done; }',
+  'cd "$d" 2>/dev/null || { printf "COMMCOST-NOLAUNCH\\tnot deployed\\t%s\\t%s\\n" "$n" "$v"; prepare "$@"; exit 0; }',
+  'if ! printf "%s\\n" "$@" | sha256sum -c --status - 2>/dev/null; then',
+  '  printf "COMMCOST-NOLAUNCH\\tnot deployed or changed\\t%s\\t%s\\n" "$n" "$v"; prepare "$@"',
+  '  printf "%s\\n" "$@" | sha256sum -c - 2>/dev/null | sed -n "s/^\\(.*\\): OK$/COMMCOST-OK\\t\\1/p"; exit 0',
+  'fi',
   'printf "COMMCOST-LAUNCH\\t%s\\t%s\\t%s\\n" "$n" "$v" "$d"',
   'exec "$n" "$d/agent.js"',
 ].join('\n');
@@ -44,7 +54,33 @@ export const LAUNCH_SCRIPT = [
 /** What the one command did. */
 export type QuickLaunch =
   | { launched: true; agent: AgentProcess; node: { path: string; version: string }; remoteDir: string }
-  | { launched: false; reason: string; node?: { path: string; version: string } };
+  | { launched: false; reason: string; node?: { path: string; version: string }; prepared?: PreparedFolder };
+
+/**
+ * What the launch script did for a deploy when files were missing or changed: the folder it made
+ * (with the payload's subfolders), the files already in place (their sha256 matched), and the
+ * subfolders it could not make.
+ */
+export interface PreparedFolder {
+  remoteDir: string;
+  present: Set<string>;
+  mkdirFailed: string[];
+}
+
+/** Reads the lines after a not-launched marker (COMMCOST-DIR, COMMCOST-OK, COMMCOST-MKDIR-FAILED). */
+export function parsePrepared(lines: readonly string[]): PreparedFolder | undefined {
+  let remoteDir: string | undefined;
+  const present = new Set<string>();
+  const mkdirFailed: string[] = [];
+  for (const raw of lines) {
+    const [tag, value] = raw.replace(/\r$/, '').split('\t');
+    if (!value) continue;
+    if (tag === 'COMMCOST-DIR' && value.startsWith('/')) remoteDir = value;
+    else if (tag === 'COMMCOST-OK') present.add(value);
+    else if (tag === 'COMMCOST-MKDIR-FAILED') mkdirFailed.push(value);
+  }
+  return remoteDir ? { remoteDir, present, mkdirFailed } : undefined;
+}
 
 /** argv of the launch command for `payload` (the files as `sha256sum -c` lines). */
 export function launchArgv(payload: AgentPayload, explicitNode: string | undefined): string[] {
@@ -114,9 +150,19 @@ export async function launchIfDeployed(session: SshSession, payload: AgentPayloa
         return;
       }
       if (!marker.launched) {
-        finish();
-        channel.close();
-        resolve(marker);
+        // The script exits after what it prepared for the deploy: read it to the end.
+        let tail = rest.toString('utf8');
+        channel.removeListener('data', onData);
+        channel.removeListener('close', onClose);
+        channel.on('data', (more: Buffer) => {
+          if (tail.length < MAX_PREPARED_CHARS) tail += more.toString('utf8');
+        });
+        channel.on('close', () => {
+          if (done) return;
+          finish();
+          const prepared = parsePrepared(tail.split('\n'));
+          resolve({ ...marker, ...(prepared ? { prepared } : {}) });
+        });
         return;
       }
       finish();

@@ -218,7 +218,27 @@ async function startAgentOn(
         return { agent, session, name: target.name };
       }
       log(`agent ${payload.hash} not started in one command on ${target.name} (${quick.reason}): finding Node and deploying`);
-      const node = quick.node && !/not usable/.test(quick.reason) ? { ...quick.node, source: 'path' as const } : await untilAborted(findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {}), signal);
+      if (quick.node && quick.prepared) {
+        // Node found and the folder prepared by that command: upload what is missing, then the
+        // same one command checks every file and starts the agent (two commands in all).
+        log(`Node ${quick.node.version} at ${quick.node.path} on ${target.name}`);
+        const deployed = await untilAborted(deployAgent(session, payload, log, { prepared: quick.prepared, verify: false }), signal);
+        if (deployed === ABORTED) return ABORTED;
+        const launched = await untilAborted(launchIfDeployed(session, payload, quick.node.path), signal, (late) => {
+          if (late.launched) late.agent.kill();
+        });
+        if (launched === ABORTED) return ABORTED;
+        if (!launched.launched) {
+          const bad = payload.files.filter((f) => !launched.prepared?.present.has(f.rel)).map((f) => f.rel);
+          throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.length > 0 ? bad.join(', ') : 'the agent folder'} in ${target.name}:${deployed.remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256 (${launched.reason})`, {
+            where: { host: target.name },
+            hint: 'check free space on the host and run again',
+          });
+        }
+        agent = launched.agent;
+        return { agent, session, name: target.name };
+      }
+      const node = await untilAborted(findRemoteNode(session.run, target.name, req.nodePath ? { explicit: req.nodePath } : {}), signal);
       if (node === ABORTED) return ABORTED;
       log(`Node ${node.version} at ${node.path} on ${target.name}`);
       const deployed = await untilAborted(deployAgent(session, payload, log), signal);

@@ -53,6 +53,7 @@ describe('one-command start of a deployed agent (bundled CLI, loopback sshd)', {
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stderr, /not started in one command on \S+ \(not deployed\): finding Node and deploying/);
     assert.match(first.stderr, /uploading \d+ file\(s\)/);
+    assert.doesNotMatch(first.stderr, /: started in one command/);
 
     const second = await run(agent);
     assert.equal(second.code, 0, second.stderr);

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { AgentPayload } from '../../client/deploy';
-import { launchArgv, parseMarker } from '../../client/quickLaunch';
+import { launchArgv, parseMarker, parsePrepared } from '../../client/quickLaunch';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-quick-'));
 after(() => fs.rmSync(home, { recursive: true, force: true }));
@@ -67,11 +67,20 @@ describe('one-command launch of a deployed agent', () => {
     const p = deploy('aaaa000000000003', files);
     fs.writeFileSync(path.join(home, '.cache', 'commcost', 'aaaa000000000003', 'native', 'commcost.node'), 'tampered');
     const changed = launch(p, fakeNode('v20.11.1'));
-    assert.equal(changed.length, 1, 'nothing runs after a not-launched marker');
+    assert.ok(!changed.some((l) => l.startsWith('AGENT-RAN')), 'nothing runs after a not-launched marker');
     assert.deepEqual(parseMarker(changed[0]!), { launched: false, reason: 'not deployed or changed', node: { path: fakeNode('v20.11.1'), version: 'v20.11.1' } });
+    // What the deploy needs, from the same command: the folder and the files already in place.
+    const prepared = parsePrepared(changed.slice(1));
+    assert.equal(prepared?.remoteDir, path.join(home, '.cache', 'commcost', 'aaaa000000000003'));
+    assert.deepEqual([...prepared!.present], ['agent.js'], 'the tampered file is not in place');
+    assert.deepEqual(prepared!.mkdirFailed, []);
 
     const missing = { hash: 'aaaa00000000000f', files: p.files } as AgentPayload;
-    assert.equal((parseMarker(launch(missing, fakeNode('v20.11.1'))[0]!) as { reason: string }).reason, 'not deployed');
+    const notDeployed = launch(missing, fakeNode('v20.11.1'));
+    assert.equal((parseMarker(notDeployed[0]!) as { reason: string }).reason, 'not deployed');
+    const made = parsePrepared(notDeployed.slice(1));
+    assert.equal(made?.present.size, 0);
+    assert.ok(fs.statSync(path.join(home, '.cache', 'commcost', 'aaaa00000000000f', 'native')).isDirectory(), 'the payload subfolders are made for the upload');
 
     const fresh = deploy('aaaa000000000004', files);
     const old = launch(fresh, fakeNode('v16.20.0'));
