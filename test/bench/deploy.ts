@@ -111,7 +111,7 @@ export async function deployBench(root: string, table: TargetTable, log: (l: str
   log(`   already deployed, to the agent's hello:           ${distText(w)} ms`);
   log(`   anchor: OpenSSH \`ssh <alias> true\` (login + remote shell): ${distText(s)} ms`);
   log(`   anchor: node -e 0 (a process start):              ${distText(n)} ms`);
-  const shellNote = `the remote login and shell alone (ssh true) take p50 ${s.p50.toFixed(0)} ms on this host`;
+  const shellNote = `the remote login and shell alone (ssh true) take p50 ${s.p50.toFixed(0)} ms on this host; a first deploy runs 2 remote commands, an already-deployed start 1 (client/quickLaunch.ts), each paying the shell's rc files`;
   table.add({ id: 'deploy.first', what: 'first deploy (loopback), to first event', unit: 'ms', dist: f, target: 'p50 < 1500', verdict: f.p50 < 1500 ? 'met' : 'not met', note: `${files} files uploaded; ${shellNote}` });
   table.add({ id: 'deploy.warm', what: 'already deployed: to first event', unit: 'ms', dist: w, target: 'p50 < 1000', verdict: w.p50 < 1000 ? 'met' : 'not met', note: shellNote });
   table.add({ id: 'deploy.anchor.ssh', what: 'anchor: ssh <alias> true (OpenSSH)', unit: 'ms', dist: s, target: '—', verdict: 'reference' });
