@@ -10,7 +10,8 @@
  * starts and kept for the process's life): the forks and exec waits of different ranks overlap,
  * and the main thread only posts a message. The worker forwards the child's output and exit, and
  * kills it when told. Until a thread runs, spawns happen on the calling thread as before (a
- * thread still booting would delay the rank more than the wait it saves).
+ * thread still booting would delay the rank more than the wait it saves). A host with fewer than
+ * 4 CPUs gets no threads (spawnThreadCount): there the threads only take CPU from the ranks.
  *
  * Invariants: what a rank process sees is unchanged (same file, arguments, environment, stdio);
  * a spawn that fails (no such file) is reported as an exit with code 127 after a line saying
@@ -157,17 +158,20 @@ class SpawnWorker {
 }
 
 /**
- * How many worker threads start rank processes: one per CPU, at least 2 and at most 8 (on a small
- * host more threads only take CPU from the ranks booting); COMMCOST_SPAWN_THREADS (1–64)
- * overrides it.
+ * How many worker threads start rank processes: one per CPU up to 8 on a host with at least 4
+ * CPUs, none on a smaller one (measured on 2 cores: the threads' boot took CPU from the booting
+ * ranks and process starts grew by 90–170 ms at 2–16 ranks; spawns stay on the calling thread
+ * there). COMMCOST_SPAWN_THREADS (0–64) overrides it; read at each spawn.
  */
-export const SPAWN_THREADS = spawnThreads(process.env.COMMCOST_SPAWN_THREADS, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+export function spawnThreadCount(env: NodeJS.ProcessEnv = process.env): number {
+  return spawnThreads(env.COMMCOST_SPAWN_THREADS, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+}
 
-/** The pool's size for an override (unset or not 1–64: ignored) and a CPU count. */
+/** The pool's size for an override (unset or not 0–64: ignored) and a CPU count. */
 export function spawnThreads(override: string | undefined, cpus: number): number {
   const n = Number(override);
-  if (override !== undefined && Number.isInteger(n) && n >= 1 && n <= 64) return n;
-  return Math.min(8, Math.max(2, cpus));
+  if (override !== undefined && override.trim() !== '' && Number.isInteger(n) && n >= 0 && n <= 64) return n;
+  return cpus < 4 ? 0 : Math.min(8, cpus);
 }
 
 let pool: SpawnWorker[] = [];
@@ -186,7 +190,8 @@ function addWorker(): SpawnWorker {
  * @returns a promise that resolves once every thread runs (or failed to start)
  */
 export function warmSpawnThreads(): Promise<void> {
-  while (pool.filter((w) => w.usable).length < SPAWN_THREADS) addWorker();
+  const size = spawnThreadCount();
+  while (pool.filter((w) => w.usable).length < size) addWorker();
   return Promise.all(pool.map((w) => w.started)).then(() => undefined);
 }
 
@@ -205,7 +210,7 @@ export function spawnThreadsOnline(): number {
  * @returns the process's handle at once, before the process exists when a thread starts it
  */
 export function spawnRankProcess(file: string, args: string[], env: NodeJS.ProcessEnv, cb: RankCallbacks): RankHandle {
-  if (pool.filter((w) => w.usable).length < SPAWN_THREADS) void warmSpawnThreads();
+  if (pool.filter((w) => w.usable).length < spawnThreadCount()) void warmSpawnThreads();
   const running = pool.filter((w) => w.usable && w.online);
   if (running.length === 0) return spawnHere(file, args, env, cb);
   const worker = running.reduce((a, b) => (b.load < a.load ? b : a));

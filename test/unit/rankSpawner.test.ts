@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
-import { spawnHere, spawnRankProcess, spawnThreads, spawnThreadsOnline, SPAWN_THREADS, warmSpawnThreads } from '../../remote-agent/rankSpawner';
+import { spawnHere, spawnRankProcess, spawnThreads, spawnThreadsOnline, warmSpawnThreads } from '../../remote-agent/rankSpawner';
 
 interface Seen {
   lines: string[];
@@ -34,9 +34,11 @@ for (const where of ['on a spawn thread', 'on this thread'] as const) {
   describe(`rank processes started ${where}`, () => {
     before(async () => {
       if (where === 'on a spawn thread') {
+        // Two threads whatever this host's CPU count (a host with fewer than 4 CPUs gets none).
+        process.env.COMMCOST_SPAWN_THREADS = '2';
         await warmSpawnThreads();
         // Once warm, every thread takes spawns: spawnRankProcess no longer spawns on this thread.
-        assert.equal(spawnThreadsOnline(), SPAWN_THREADS);
+        assert.equal(spawnThreadsOnline(), 2);
       }
       spawnWith = where === 'on a spawn thread' ? spawnRankProcess : spawnHere;
     });
@@ -58,7 +60,7 @@ for (const where of ['on a spawn thread', 'on this thread'] as const) {
 
     test('kills sent at once (before the processes started) end every one of them; none is left', async () => {
       const marker = `commcost-spawner-${process.pid}-${Date.now()}`;
-      const runs = Array.from({ length: 2 * SPAWN_THREADS + 1 }, () => start(process.execPath, ['-e', `setTimeout(() => {}, 60000) // ${marker}`]));
+      const runs = Array.from({ length: 5 }, () => start(process.execPath, ['-e', `setTimeout(() => {}, 60000) // ${marker}`]));
       for (const r of runs) r.handle.kill();
       await Promise.all(runs.map((r) => r.handle.done));
       for (const r of runs) assert.deepEqual(r.seen.exits, [[null, 'SIGKILL']]);
@@ -80,16 +82,18 @@ describe('spawn threads', () => {
   test('an idle pool does not keep the process alive (threads warmed, a rank spawned here, then nothing left to do)', () => {
     // Before the fix, the unref() came before the 'message' listener, which refs the thread again: this child never exited.
     const script = `const s = require(${JSON.stringify(require.resolve('../../remote-agent/rankSpawner'))}); s.warmSpawnThreads(); s.spawnHere(process.execPath, ['-e', ''], process.env, { onLine() {}, onExit() { console.log('rank exited'); } });`;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, COMMCOST_SPAWN_THREADS: '2' } });
     assert.match(out, /rank exited/);
   });
 
-  test('pool size: COMMCOST_SPAWN_THREADS 1–64 overrides; otherwise one per CPU within 2–8', () => {
-    assert.equal(spawnThreads(undefined, 1), 2);
-    assert.equal(spawnThreads(undefined, 2), 2);
+  test('pool size: COMMCOST_SPAWN_THREADS 0–64 overrides; otherwise none below 4 CPUs, one per CPU up to 8', () => {
+    assert.equal(spawnThreads(undefined, 1), 0);
+    assert.equal(spawnThreads(undefined, 2), 0);
+    assert.equal(spawnThreads(undefined, 4), 4);
     assert.equal(spawnThreads(undefined, 6), 6);
     assert.equal(spawnThreads(undefined, 128), 8);
     assert.equal(spawnThreads('16', 2), 16);
-    for (const bad of ['0', '65', '2.5', 'x', '']) assert.equal(spawnThreads(bad, 4), 4, bad);
+    assert.equal(spawnThreads('0', 16), 0);
+    for (const bad of ['-1', '65', '2.5', 'x', '', ' ']) assert.equal(spawnThreads(bad, 6), 6, bad);
   });
 });
