@@ -170,6 +170,12 @@ const common = {
   external: ['cpu-features', '*.node'],
 };
 
+/**
+ * A library module, or esbuild's own (`<ns>:…`): never one of ours. A linked node_modules (the
+ * mutants' scratch copy) shows in the metafile by its real path, e.g. ../../repo/node_modules/….
+ */
+const isLibrary = (m) => m.startsWith('node_modules/') || m.includes('/node_modules/') || m.includes(':');
+
 /** dist/extension.js (banner and footer: the load marks extension.ts logs) and its {@link LAZY} bundles. */
 const extensionBundle = { entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'], banner: { js: LOAD_MARK }, footer: { js: LOAD_END_MARK } };
 const lazyBundle = ([entry, name]) => ({ entryPoints: [entry], outfile: `dist/${name}.js`, platform: 'node', format: 'cjs', external: ['vscode'] });
@@ -183,9 +189,9 @@ async function buildExtension() {
   const inputs = async (b) => Object.keys((await esbuild.build({ ...opts(b, []), write: false, metafile: true })).metafile.inputs);
   const entryIn = new Set(await inputs(extensionBundle));
   const lazyIn = await Promise.all(LAZY.map((l) => inputs(lazyBundle(l))));
-  const shared = [...new Set(lazyIn.flat().filter((m) => entryIn.has(m) && !m.startsWith('node_modules/') && !m.includes(':')))].sort();
+  const shared = [...new Set(lazyIn.flat().filter((m) => entryIn.has(m) && !isLibrary(m)))].sort();
   const copies = new Map();
-  lazyIn.forEach((ins, i) => ins.filter((m) => !entryIn.has(m) && !m.startsWith('node_modules/') && !m.includes(':') && m !== LAZY[i][0]).forEach((m) => copies.set(m, [...(copies.get(m) ?? []), LAZY[i][1]])));
+  lazyIn.forEach((ins, i) => ins.filter((m) => !entryIn.has(m) && !isLibrary(m) && m !== LAZY[i][0]).forEach((m) => copies.set(m, [...(copies.get(m) ?? []), LAZY[i][1]])));
   const bad = [...copies].filter(([m, by]) => by.length > 1 && !LAZY_COPIES_OK.includes(m));
   if (bad.length > 0)
     throw new Error(`build: ${bad.map(([m, by]) => `${m} (in ${by.join(', ')})`).join('; ')} would be copied into several lazy bundles: list it in LAZY_COPIES_OK if it holds no state, or import it from extension/extension.ts's side (scripts/build.mjs LAZY)`);
