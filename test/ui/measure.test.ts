@@ -99,9 +99,10 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
           .evaluate((el: { value: string }) => el.value),
         '2',
       );
-      // 6 recorded iterations: long enough to see the live progress.
+      // 40 recorded iterations: long enough (~10 s) to see the live progress once the panel's page
+      // has loaded; an agent already deployed starts in one command, so 6 could end first.
       await s.page.keyboard.press('Control+A');
-      await s.page.keyboard.type('6');
+      await s.page.keyboard.type('40');
       await s.page.keyboard.press('Enter');
 
       const progress = s.toast('commcost: commcost-test (simulated)');
@@ -134,7 +135,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       assert.equal(run.status, 'complete');
       assert.equal(run.host, 'commcost-test');
       assert.equal(run.simulated, true);
-      assert.equal(run.options.iterations, 6);
+      assert.equal(run.options.iterations, 40);
       assert.deepEqual(
         run.experiments.map((e) => e.experiment),
         ['init', 'split'],
