@@ -11,6 +11,7 @@ import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, type ExperimentId, type RunOptions
 import type { RunFile } from '../protocol/runFile';
 import type { CommcostContext } from './extensionContext';
 import type { OutputLog } from './outputLog';
+import { confirmUnknownHostKey } from './hostKeyPrompt';
 import { describeHostEntry, entryRequest, parseHostEntry, type EntryRequest, type HostEntry } from './hostEntries';
 import { runController, type RunOutcome, type RunRequest } from './runController';
 import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
@@ -342,15 +343,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
             panel: watchedPanel,
             log: env.log,
             signal: scope.signal,
-            confirmHostKey: async (hostName, fingerprint) => {
-              const trust = 'Trust and continue';
-              const answer = await vscode.window.showWarningMessage(
-                `commcost: the host key of ${hostName} is not known`,
-                { modal: true, detail: `Fingerprint: ${fingerprint}\n\nCompare it with the host's key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the host) before trusting it. Trusting adds it to ~/.ssh/known_hosts.` },
-                trust,
-              );
-              return answer === trust;
-            },
+            confirmHostKey: confirmUnknownHostKey,
             showInfo: (message, ...actions) =>
               Promise.resolve(vscode.window.showInformationMessage(`${message}${lastState ? info.skippedNote(lastState.run) : ''}`, ...actions)),
             showError: async (message, ...actions) => {

@@ -19,6 +19,7 @@ import * as vscode from 'vscode';
 import { CommcostError } from '../client/errors';
 import { hasGpu, runTrace } from '../client/trace/run';
 import { isSimulatedTrace, type TraceFile } from '../protocol/trace';
+import { confirmUnknownHostKey } from './hostKeyPrompt';
 import { isPythonLaunch, launchCommand } from './traceLaunch';
 import { defaultRemoteFile, remoteTraceOptions, traceHostItems, type TraceHostItem } from './traceHost';
 import type { OutputLog } from './outputLog';
@@ -258,15 +259,7 @@ async function traceOnHost(env: TraceCommandEnv, host: string): Promise<void> {
   const { runRemoteTrace } = await import('../client/trace/remote');
   const log = (l: string) => env.log.info(`trace: ${l}`);
   // As Measure does: an unknown host key is shown with its fingerprint and trusted only when the user says so.
-  const hostKeyPolicy = async (hostName: string, fingerprint: string): Promise<boolean> => {
-    const trust = 'Trust and continue';
-    const answer = await vscode.window.showWarningMessage(
-      `commcost: the host key of ${hostName} is not known`,
-      { modal: true, detail: `Fingerprint: ${fingerprint}\n\nCompare it with the host's key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on the host) before trusting it. Trusting adds it to ~/.ssh/known_hosts.` },
-      trust,
-    );
-    return answer === trust;
-  };
+  const hostKeyPolicy = confirmUnknownHostKey;
   await runAndReport(env, name, name, (stdio, signal) => runRemoteTrace({ ...parts, hostKeyPolicy, stdio, signal, log }));
 }
 

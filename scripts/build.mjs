@@ -43,7 +43,7 @@ const LAZY = [
   ['extension/annotations/annotationEngine.ts', 'annotationEngine'],
 ];
 /** Our modules that may be copied into several lazy bundles: no module state, no class another bundle tests with instanceof. */
-const LAZY_COPIES_OK = ['protocol/ncclInitLog.ts', 'client/deploy.ts', 'client/hosts.ts', 'client/knownHosts.ts', 'client/shellQuote.ts', 'client/slurm.ts', 'client/sshSession.ts', 'extension/hostEntries.ts'];
+const LAZY_COPIES_OK = ['protocol/ncclInitLog.ts', 'client/deploy.ts', 'client/hosts.ts', 'client/knownHosts.ts', 'client/shellQuote.ts', 'client/slurm.ts', 'client/sshSession.ts', 'extension/hostEntries.ts', 'extension/hostKeyPrompt.ts'];
 /** The extension's entry: extension/extension.ts plus `__shared`, the modules the lazy bundles take from it (key: path from the root). */
 function entryContents(shared) {
   const lines = ["export * from './extension/extension.ts';"];
