@@ -23,7 +23,40 @@ export interface FloodResult {
   alive: boolean;
   /** What rank 0 answered a node hello with after the flood ('' for nothing). */
   answer: string;
+  /**
+   * The connection cap, probed after the flood: `idle` connections opened at once that send
+   * nothing, and how many of them rank 0 closed within 1 s (those past its cap of expected peers
+   * + PRE_AUTH_CONNECTIONS; the rest wait for the hello deadline). Zero and zero when not asked.
+   */
+  idle: { opened: number; closedWithin1s: number };
   stderr: string;
+}
+
+/**
+ * Opens `n` connections to 127.0.0.1:`port` at once, sends nothing, and counts those the peer
+ * closes within `withinMs`; destroys the rest.
+ */
+async function idleConnections(port: number, n: number, withinMs: number): Promise<number> {
+  const sockets: net.Socket[] = [];
+  let closedByPeer = 0;
+  let done = false;
+  await Promise.all(
+    Array.from({ length: n }, () =>
+      new Promise<void>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => resolve());
+        s.on('error', () => resolve());
+        s.on('close', () => {
+          if (!done) closedByPeer++;
+          resolve();
+        });
+        sockets.push(s);
+      }),
+    ),
+  );
+  await new Promise((r) => setTimeout(r, withinMs));
+  done = true;
+  for (const s of sockets) s.destroy();
+  return closedByPeer;
 }
 
 function rssBytes(pid: number): number {
@@ -40,8 +73,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts a launched rank 0 (world of 2, simulated NCCL), floods it, then asks it a hello; kills it. */
-export async function floodLaunchedRank0(connections: number, bytes: number): Promise<FloodResult> {
+/**
+ * Starts a launched rank 0 (world of 2, simulated NCCL), floods it, asks it a hello, then (when
+ * `idle` > 0) opens `idle` silent connections at once to probe its connection cap; kills it.
+ */
+export async function floodLaunchedRank0(connections: number, bytes: number, idle = 0): Promise<FloodResult> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-flood-'));
   const rank0 = spawn(process.execPath, [path.join(distDir, 'agent.js'), 'rank', '--simulate', '--experiments', 'init', '--deadline', '60', '--out', path.join(dir, 'run.jsonl')], {
@@ -97,7 +133,8 @@ export async function floodLaunchedRank0(connections: number, bytes: number): Pr
       s.on('close', () => resolve(got));
       setTimeout(() => s.destroy(), 3000);
     });
-    return { rssBefore, rssPeak, floodMs, closed, alive, answer, stderr };
+    const closedWithin1s = idle > 0 ? await idleConnections(port, idle, 1000) : 0;
+    return { rssBefore, rssPeak, floodMs, closed, alive, answer, idle: { opened: idle, closedWithin1s }, stderr };
   } finally {
     rank0.kill('SIGKILL');
     await exited;
