@@ -24,7 +24,6 @@ import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from
 import { scanCommand, type ScanFlags } from './scan';
 import { planCommand, type PlanFlags } from './plan';
 import { traceCommand, type TraceFlags } from './trace';
-import { deriveVerdict } from '../client/verdict';
 import { bad, checkFlags, collect, deadlineOption, intOption, ncclPaths, parseExperiments, pythonFlag, runOptionsFrom, slurmOptionsFrom, type MeasureFlags } from './measureFlags';
 import { iterationLabel, progressFor, progressLines, type Progress } from './progress';
 
@@ -328,11 +327,10 @@ async function report(files: string[], html: string | undefined): Promise<number
 async function reportInner(files: string[], html: string | undefined): Promise<number> {
   if (files.length > 1) return compareReport(files, html);
   const file = files[0]!;
-  const loaded = await loadRun(file);
+  // The verdict is derived data: loadRun recomputed it, so older files and newer rules agree.
+  const run = await loadRun(file);
   const out = html ?? file.replace(/\.jsonl?$/i, '') + '.html';
   await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
-  // The verdict is derived data: recompute it so older files and newer rules agree.
-  const run = { ...loaded, verdict: deriveVerdict(loaded) };
   process.stdout.write(formatSummary(run));
   try {
     await writeFileSafely(out, renderReport(run), `the report ${out}`);

@@ -1,6 +1,7 @@
 /**
  * Run files on disk: `<dir>/<id>.json` (the workspace's `.commcost/runs/`, or the CLI's --save-dir).
- * Saves are atomic (temp file + rename); loads are schema-validated.
+ * Saves are atomic (temp file + rename); loads are schema-validated, and a loaded run's verdict is
+ * derived again from its figures by today's rules.
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
@@ -11,6 +12,7 @@ import { parseAgentEvent } from '../protocol/events';
 import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
+import { deriveVerdict } from './verdict';
 import { outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
@@ -190,7 +192,7 @@ export async function loadRun(path: string): Promise<RunFile> {
     } catch (e) {
       throw new CommcostError('BAD_RUN_FILE', `${path}: ${errorText(e)}`, { cause: e, hint: 'give the .jsonl file rank 0 wrote (agent.js rank --out), or a saved run .json' });
     }
-    return validateRunFile(folded, path);
+    return withCurrentVerdict(validateRunFile(folded, path));
   }
   let json: unknown;
   try {
@@ -198,7 +200,22 @@ export async function loadRun(path: string): Promise<RunFile> {
   } catch (e) {
     throw new CommcostError('BAD_RUN_FILE', `${path} is not JSON: ${errorText(e)}`, { cause: e });
   }
-  return validateRunFile(json, path);
+  return withCurrentVerdict(validateRunFile(json, path));
+}
+
+/**
+ * `run` with its verdict derived again from its own figures by today's rules
+ * (client/verdict.ts `deriveVerdict`). The verdict stored in a file is what the rules of the day
+ * it was saved said; every surface (the CLI report, the results panel, the exported HTML, the
+ * samples) shows the one recomputed here instead. Should deriving throw on a file the rules do not
+ * foresee, the stored verdict is kept, so that the run's figures are still shown.
+ */
+function withCurrentVerdict(run: RunFile): RunFile {
+  try {
+    return { ...run, verdict: deriveVerdict(run) };
+  } catch {
+    return run;
+  }
 }
 
 /** One file of {@link listRuns}: the run when valid, else why not. */
