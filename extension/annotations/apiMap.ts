@@ -274,6 +274,26 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
     underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
   },
+  'ProcessGroup.shutdown': {
+    api: 'ProcessGroup.shutdown',
+    language: 'python',
+    role: 'teardown',
+    callsInto: 'ncclCommDestroy',
+    // The teardown destroy_process_group runs on each group it destroys: its `destroy` step.
+    answer: {
+      experiment: 'c10d',
+      variants: C10D_INIT,
+      whenEager: ['init/eager', 'init/lazy'],
+      call: { step: 'destroy', kinds: ['teardown'] },
+    },
+    underlying: {
+      experiment: 'destroy',
+      variants: ['default'],
+      call: DESTROY_TOTAL,
+      extra: [{ step: 'finalize' }, { step: 'destroy' }],
+      note: 'the NCCL finalize + destroy behind it',
+    },
+  },
   init_device_mesh: {
     api: 'init_device_mesh',
     language: 'python',

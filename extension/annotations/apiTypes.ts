@@ -36,6 +36,9 @@ export const PYTHON_APIS = [
   'destroy_process_group',
   '_abort_process_group',
   'ProcessGroup.abort',
+  // `pg.shutdown()` (and torch's `_shutdown_backend(pg)` before 2.7): the graceful teardown that
+  // destroy_process_group runs, on a group kept outside c10d's registry.
+  'ProcessGroup.shutdown',
   'init_device_mesh',
   'DeviceMesh',
 ] as const;

@@ -16,7 +16,7 @@ export const NCCL_NAMES: ReadonlySet<string> = new Set(NCCL_APIS);
 /** Fully qualified Python callee → API (c10d, frameworks, nccl4py's module-level entry points). */
 export const PY_QUALIFIED = new Map<string, ApiName>();
 // The module-level functions of torch.distributed (the mesh and method entries are mapped below).
-const MESH_OR_METHOD: readonly string[] = ['ProcessGroup.abort', 'init_device_mesh', 'DeviceMesh'];
+const MESH_OR_METHOD: readonly string[] = ['ProcessGroup.abort', 'ProcessGroup.shutdown', 'init_device_mesh', 'DeviceMesh'];
 for (const name of PYTHON_APIS.filter((n) => !MESH_OR_METHOD.includes(n))) {
   PY_QUALIFIED.set(`${DIST}.${name}`, name);
   PY_QUALIFIED.set(`${DIST}.distributed_c10d.${name}`, name);
@@ -27,6 +27,10 @@ for (const prefix of [`${DIST}.device_mesh`, DIST]) {
 }
 PY_QUALIFIED.set(`${DIST}.ProcessGroup.abort`, 'ProcessGroup.abort');
 PY_QUALIFIED.set(`${DIST}.distributed_c10d.ProcessGroup.abort`, 'ProcessGroup.abort');
+PY_QUALIFIED.set(`${DIST}.ProcessGroup.shutdown`, 'ProcessGroup.shutdown');
+PY_QUALIFIED.set(`${DIST}.distributed_c10d.ProcessGroup.shutdown`, 'ProcessGroup.shutdown');
+// torch's private helper that shut a group's NCCL backend down before ProcessGroup.shutdown (< 2.7).
+PY_QUALIFIED.set(`${DIST}.distributed_c10d._shutdown_backend`, 'ProcessGroup.shutdown');
 // c10d backends built directly.
 for (const m of [DIST, `${DIST}.distributed_c10d`, 'torch._C._distributed_c10d'])
   PY_QUALIFIED.set(`${m}.ProcessGroupNCCL`, 'ProcessGroupNCCL');
@@ -76,8 +80,11 @@ const NCCL4PY_BINDINGS: Record<string, NcclApi> = {
 for (const m of ['nccl.bindings.nccl', 'nccl.bindings'])
   for (const [f, api] of Object.entries(NCCL4PY_BINDINGS)) PY_QUALIFIED.set(`${m}.${f}`, api);
 
-/** Module paths of vLLM-style `PyNcclCommunicator` classes (vLLM, SGLang): any `….pynccl.PyNcclCommunicator`. */
-const PYNCCL = /(^|\.)pynccl\.PyNcclCommunicator$/;
+/**
+ * Module paths of vLLM-style `PyNcclCommunicator` classes (vLLM, SGLang): any
+ * `….pynccl.PyNcclCommunicator`, or `….pynccl.NCCLCommunicator` (the same class's name in vLLM 0.4.0).
+ */
+const PYNCCL = /(^|\.)pynccl\.(PyNccl|NCCL)Communicator$/;
 /** torchft's reconfigurable NCCL process groups (their constructor makes no communicator: `configure` does). */
 const TORCHFT_NCCL = /^torchft(\.process_group)?\.(ProcessGroupNCCL|ProcessGroupBabyNCCL)$/;
 
@@ -155,12 +162,19 @@ export const TORCHCOMMS_METHODS: Readonly<Record<string, NcclApi>> = { split: 'n
 
 /** A receiver named like a communicator (`nccl_comm`, `comm`, `self.nccl_communicator`, `parent_tc`, `torchcomm`). */
 export const COMM_RECEIVER = /(^|[._])([a-z_]*comm[a-z_]*|[a-z_]*_tc|tc)$/i;
-/** Receivers of `.abort()` taken for a process group (besides variables assigned from a group-creating call). */
+/** Receivers of `.abort()` and `.shutdown()` taken for a process group (besides variables assigned from a group-creating call). */
 export const GROUP_RECEIVER = /(^|[._])(pg|process_group|[a-z]*group)$/i;
 
 /** The last name of every method above. */
 export const METHOD_NAMES: readonly string[] = [
-  ...new Set([...Object.keys(NCCL4PY_METHODS), ...Object.keys(TORCHCOMMS_METHODS), 'configure', 'eager_connect_single_device', 'abort']),
+  ...new Set([
+    ...Object.keys(NCCL4PY_METHODS),
+    ...Object.keys(TORCHCOMMS_METHODS),
+    'configure',
+    'eager_connect_single_device',
+    'abort',
+    'shutdown',
+  ]),
 ];
 
 /** The libraries whose imports make their method names worth looking for. */
@@ -217,7 +231,7 @@ export function isTorchftNccl(full: string): boolean {
 /** The last names of every qualified callee above (what the text is searched for). */
 export const QUALIFIED_LAST_NAMES: readonly string[] = [
   ...new Set(
-    [...PY_QUALIFIED.keys(), ...PY_COLLECTIVES, 'x.PyNcclCommunicator', 'x.ProcessGroupBabyNCCL'].map((q) =>
+    [...PY_QUALIFIED.keys(), ...PY_COLLECTIVES, 'x.PyNcclCommunicator', 'x.NCCLCommunicator', 'x.ProcessGroupBabyNCCL'].map((q) =>
       q.slice(q.lastIndexOf('.') + 1),
     ),
   ),

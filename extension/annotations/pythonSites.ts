@@ -34,6 +34,7 @@ import {
 } from './pythonNames';
 import { eagerOf, nextStatementIsCollective, registeredBackend, warmUpAfter } from './pythonEager';
 import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
+import { OtherBackendGroups } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
 import {
   innermost,
@@ -90,6 +91,25 @@ const SUBSCRIPT_NCCL = /\[\s*(?:"|')(ncclComm[A-Za-z]+)(?:"|')\s*\]$/;
 /** At most this many lazy `init_process_group` calls per file are followed to their first collective. */
 const MAX_DEFAULT_WALKS = 8;
 
+/** The process-group methods that tear a group down: API → method. */
+const GROUP_METHODS: Partial<Record<ApiName, string>> = { 'ProcessGroup.abort': 'abort', 'ProcessGroup.shutdown': 'shutdown' };
+
+/**
+ * The method a teardown call is written as (`pg.abort()`, `self.cpu_group.shutdown()`), when it is
+ * one on a receiver rather than a qualified torch name (`_shutdown_backend(pg)`); else undefined.
+ */
+function groupMethod(api: ApiName, written: string, fulls: (w: string) => string[]): string | undefined {
+  const method = GROUP_METHODS[api];
+  if (!method || lastSegment(squash(written)) !== method || !squash(written).includes('.')) return undefined;
+  return fulls(written).some((f) => f === `${DIST}.${api}` || f === `${DIST}.distributed_c10d.${api}`) ? undefined : method;
+}
+
+/** The first argument of a call (`(group)`, `(group=pg)`, `(self.tp_group, …)`) when it is a name, without spaces. */
+function firstArgument(argsText: string): string | undefined {
+  const m = /^\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.\s]*?)\s*[,)]/.exec(argsText);
+  return m?.[1] ? squash(m[1]) : undefined;
+}
+
 /** What a creating call makes, for the methods called on what it is assigned to. */
 type Maker = 'nccl4py' | 'torchcomms' | 'torchft' | 'ncclBackend' | 'otherBackend';
 
@@ -118,7 +138,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
 
   // 2. Calls that can be a site or a collective (their callee ends with a name of interest or an
   // alias), with the loops and functions around them and the assignments they are the value of.
-  const names = [...QUALIFIED_LAST_NAMES, ...NCCL_NAMES, 'abort', 'eager_connect_single_device'];
+  const names = [...QUALIFIED_LAST_NAMES, ...NCCL_NAMES, 'abort', 'shutdown', 'eager_connect_single_device'];
   if (libs.nccl4py) names.push(...Object.keys(NCCL4PY_METHODS));
   if (libs.torchcomms) names.push(...Object.keys(TORCHCOMMS_METHODS));
   if (libs.torchft) names.push('configure');
@@ -265,6 +285,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
       candidates.push({ call, api: 'eager_connect_single_device', written });
     } else if (isMethod && method === 'abort') {
       candidates.push({ call, api: 'ProcessGroup.abort', written });
+    } else if (isMethod && method === 'shutdown') {
+      candidates.push({ call, api: 'ProcessGroup.shutdown', written });
     }
   }
 
@@ -295,26 +317,39 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
       }
   }
 
-  // 5. Sites: NCCL groups only; `x.abort()` only on a process group.
+  // 5. Sites: NCCL groups only; `x.abort()` / `x.shutdown()` only on a process group.
   const groupVariables = new Set<string>();
+  // Where a group of another backend is assigned (`cpu_group = new_group(ranks, backend="gloo")`).
+  const otherBackendAssignments: { name: string; index: number }[] = [];
+  // The group a teardown acts on, as written: a method's receiver, destroy_process_group's argument.
+  const tornDown = new Map<CallSite, { group: string; at: number }>();
   const sites: (CallSite & { args: ArgumentText[] })[] = [];
   for (const { call, api, written } of candidates) {
     const argsText = call.args.text;
     // Only a keyword, a splat, a string or a `Backend.X` can make a difference (walking the arguments costs).
     const args = /[=*"']|Backend/.test(argsText) ? argumentsOf(call.args) : [];
-    if (!makesNccl(api, args) || registeredBackend(api, args, text)) continue;
-    if (
-      (api === 'destroy_process_group' || api === 'ProcessGroup.abort') &&
-      /gloo/i.test(api === 'ProcessGroup.abort' ? written : argsText)
-    )
+    if (!makesNccl(api, args)) {
+      const lhs = API_MAP[api].role === 'create' ? assigned.get(call.fn.startIndex) : undefined;
+      if (lhs) otherBackendAssignments.push({ name: squash(lhs.text), index: lhs.start });
       continue;
+    }
+    if (registeredBackend(api, args, text)) continue;
+    const method = groupMethod(api, written, fulls);
+    if ((method || api === 'destroy_process_group' || api === 'ProcessGroup.shutdown') && /gloo/i.test(written + argsText)) continue;
     const site = pythonSite(call, api, written, text, loops, functions, calledInLoop, assigned);
     if (site.assignedTo && API_MAP[api].role === 'create') groupVariables.add(site.assignedTo);
-    sites.push({ ...site, args });
+    const group = method ? receiverOf(written) : API_MAP[api].role === 'teardown' ? firstArgument(argsText) : undefined;
+    const full = { ...site, args };
+    if (group) tornDown.set(full, { group, at: call.fn.startIndex });
+    sites.push(full);
   }
+  // A teardown of a variable that only ever holds groups of another backend is none of NCCL's.
+  const otherGroups = otherBackendAssignments.length > 0 ? new OtherBackendGroups(text, otherBackendAssignments, functions) : undefined;
   const kept = sites.filter((s) => {
-    if (s.api !== 'ProcessGroup.abort' || fulls(s.written).includes(`${DIST}.ProcessGroup.abort`)) return true;
-    const receiver = s.written.replace(/\s*\.\s*abort$/, '');
+    const torn = tornDown.get(s);
+    if (torn && otherGroups?.has(torn.group, torn.at)) return false;
+    if (!groupMethod(s.api, s.written, fulls)) return true;
+    const receiver = receiverOf(s.written);
     return groupVariables.has(receiver) || GROUP_RECEIVER.test(receiver);
   });
 

@@ -1,0 +1,87 @@
+/**
+ * Which Python variables only ever hold process groups of another backend (gloo, mpi, xccl, …),
+ * so that tearing one down (`dist.destroy_process_group(_TP_CPU_GROUP)`, `cpu_group.shutdown()`)
+ * is none of NCCL's, also when the group reached the variable through an alias
+ * (`cpu_group = new_group(ranks, backend="gloo")` … `_TP_CPU_GROUP = cpu_group`). Read from the
+ * text's plain assignments; the tree gave the creations (pythonSites.ts). No `vscode` import.
+ */
+import { innermost, lineStartIndex, type FunctionSpan } from './scanShared';
+
+/** `name = value` or `name: T = value` alone on a line (not `==`); the value without a trailing comment. */
+const ASSIGNMENT = /^[ \t]*([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(.*?)[ \t]*(?:#.*)?$/;
+const GLOBAL = /^[ \t]*global[ \t]+([\w, \t]+)$/;
+const NAME = /^[A-Za-z_][\w.]*$/;
+/** How many aliases are followed (`a = b`, `b = c`, …). */
+const MAX_ALIASES = 8;
+
+interface Assignment {
+  /** Index of the line's start in the text. */
+  line: number;
+  /** Index of the assigned name. */
+  at: number;
+  value: string;
+  fn: FunctionSpan | undefined;
+}
+
+export class OtherBackendGroups {
+  private readonly byName = new Map<string, Assignment[]>();
+  private readonly globals = new Set<string>();
+  private readonly seeds: ReadonlySet<string>;
+  private readonly memo = new Map<string, boolean>();
+
+  /**
+   * `seeds`: where a creation of a group of another backend is assigned (the assigned name as
+   * written without spaces, and the index of the assignment's start in `text`). `functions`: the
+   * function bodies the scan knows (a plain name assigned in one is local to it, unless a
+   * `global` statement names it).
+   */
+  constructor(
+    text: string,
+    seeds: readonly { name: string; index: number }[],
+    private readonly functions: readonly FunctionSpan[],
+  ) {
+    this.seeds = new Set(seeds.map((s) => `${s.name}@${lineStartIndex(text, s.index)}`));
+    let start = 0;
+    for (const line of text.split('\n')) {
+      const g = GLOBAL.exec(line);
+      if (g?.[1]) for (const n of g[1].split(',')) this.globals.add(n.trim());
+      const m = ASSIGNMENT.exec(line);
+      // A value ending in a comma is a keyword argument of a call spread over lines, not an assignment.
+      if (m?.[1] && m[2] !== undefined && !m[2].endsWith(',')) {
+        const at = start + line.length - line.trimStart().length;
+        const list = this.byName.get(m[1]) ?? [];
+        list.push({ line: start, at, value: m[2], fn: innermost(this.functions, at, at) });
+        this.byName.set(m[1], list);
+      }
+      start += line.length + 1;
+    }
+  }
+
+  /**
+   * Whether `name` (as written, without spaces), read at index `at`, only ever holds groups of
+   * another backend: each of its assignments in scope is such a creation, `None`, or another such
+   * variable. False when it has no assignment in scope (a parameter, an import) or any other one.
+   */
+  has(name: string, at: number, depth = 0): boolean {
+    if (depth > MAX_ALIASES) return false;
+    const local = !name.includes('.') && !this.globals.has(name);
+    const fn = local ? innermost(this.functions, at, at) : undefined;
+    const key = `${name}@${fn?.start ?? -1}`;
+    const known = this.memo.get(key);
+    if (known !== undefined) return known;
+    this.memo.set(key, false); // a cycle of aliases holds nothing known
+    const all = this.byName.get(name) ?? [];
+    const inScope = local ? all.filter((a) => a.fn === fn) : all;
+    const holds =
+      inScope.length > 0 &&
+      inScope.some((a) => a.value !== 'None') &&
+      inScope.every(
+        (a) =>
+          this.seeds.has(`${name}@${a.line}`) ||
+          a.value === 'None' ||
+          (NAME.test(a.value) && a.value !== name && this.has(a.value, a.at, depth + 1)),
+      );
+    this.memo.set(key, holds);
+    return holds;
+  }
+}
