@@ -123,15 +123,24 @@ export const MEM_STATS_SINCE = { code: 22907, version: '2.29.7' } as const;
 /**
  * Why a run holds no ncclCommMemStats figures (NCCL's own account of its memory beside the
  * free-memory delta), read from the run's own stamp: the loaded NCCL predates 2.29.7 or lacks the
- * symbol. Undefined when the library had it (or the run has no stamp). Pure.
+ * symbol. A simulated run's note speaks of the simulator, never of what NCCL of that version
+ * exports. Undefined when the library had it (or the run has no stamp). Pure.
  * @returns e.g. "ncclCommMemStats is not in NCCL 2.28.9 (needs ≥ 2.29.7): memory is the free-memory delta only"
  */
-export function memStatsNote(run: { stamp?: { ncclVersion?: unknown; ncclVersionCode?: unknown; ncclSymbols?: unknown } | null } | null | undefined): string | undefined {
+export function memStatsNote(
+  run: (SimulatedMarks & { stamp?: { ncclVersion?: unknown; ncclVersionCode?: unknown; ncclSymbols?: unknown; simulated?: unknown; ncclSource?: unknown; ncclPath?: unknown } | null }) | null | undefined,
+): string | undefined {
   const s = run?.stamp;
   if (!s || typeof s !== 'object' || typeof s.ncclVersionCode !== 'number') return undefined;
   const symbols = s.ncclSymbols && typeof s.ncclSymbols === 'object' ? (s.ncclSymbols as Record<string, unknown>) : {};
   const version = typeof s.ncclVersion === 'string' ? s.ncclVersion : String(s.ncclVersionCode);
   if (s.ncclVersionCode >= MEM_STATS_SINCE.code && symbols.ncclCommMemStats === true) return undefined;
+  // A simulated run's version and symbols are the simulator's, not a real library's: say what
+  // commcost did, never what NCCL of that version exports.
+  if (isSimulatedRun(run)) {
+    const why = s.ncclVersionCode < MEM_STATS_SINCE.code ? `the run simulates NCCL ${version}, and commcost calls it only from ${MEM_STATS_SINCE.version}` : `the simulated library (as NCCL ${version}) does not provide it`;
+    return `ncclCommMemStats was not called: ${why}; memory is the simulator's free-memory delta only`;
+  }
   // The library exports the symbol but its version is below the one commcost calls it from: say
   // what commcost did (not call it), not that the library lacks it.
   if (symbols.ncclCommMemStats === true) return `ncclCommMemStats was not called: NCCL ${version} exports it, but commcost calls it only from ${MEM_STATS_SINCE.version}; memory is the free-memory delta only`;

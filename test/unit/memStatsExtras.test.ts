@@ -63,6 +63,14 @@ describe('memStatsNote: the run says why it has no MemStats', () => {
     assert.equal(memStatsNote(stamp(22603, '2.26.3', false)), 'ncclCommMemStats is not in NCCL 2.26.3 (the library does not export it; needs ≥ 2.29.7): memory is the free-memory delta only');
   });
 
+  test('a simulated run speaks of the simulator, never of what NCCL of that version exports', () => {
+    const sim = (code: number, version: string, has: boolean) => ({ simulated: true, stamp: { ...stamp(code, version, has).stamp, ncclSource: 'simulated' } });
+    assert.equal(memStatsNote(sim(21803, '2.18.3', true)), "ncclCommMemStats was not called: the run simulates NCCL 2.18.3, and commcost calls it only from 2.29.7; memory is the simulator's free-memory delta only");
+    assert.equal(memStatsNote(sim(21803, '2.18.3', false)), "ncclCommMemStats was not called: the run simulates NCCL 2.18.3, and commcost calls it only from 2.29.7; memory is the simulator's free-memory delta only");
+    assert.equal(memStatsNote(sim(23007, '2.30.7', false)), "ncclCommMemStats was not called: the simulated library (as NCCL 2.30.7) does not provide it; memory is the simulator's free-memory delta only");
+    assert.equal(memStatsNote(sim(23007, '2.30.7', true)), undefined);
+  });
+
   test('a library that has it, or a run without a stamp: no note', () => {
     assert.equal(memStatsNote(stamp(23007, '2.30.7', true)), undefined);
     assert.equal(memStatsNote({}), undefined);
