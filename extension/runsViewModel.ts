@@ -9,7 +9,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { isSimulatedRun } from '../protocol/runFile';
-import { plain, runLabel } from './annotations/annotationText';
+import { plain, runLabel, runSizeText } from './annotations/annotationText';
 import { staleReasons, type Profile, type RunFolder, type StaleRules } from './annotations/profiles';
 
 /** One saved run in the tree. */
@@ -69,7 +69,7 @@ export function runNode(p: Profile, active: Profile | undefined, profiles: reado
   const simulated = isSimulatedRun(p.run);
   const s = p.run.stamp;
   const nccl = `NCCL ${plain(s?.ncclVersion ?? '?', 20)}`;
-  const gpus = s?.gpus.length ? `${s.gpus.length}× ${plain(s.gpus[0]?.name ?? 'GPU', 40)}` : `${p.run.ranks} ranks`;
+  const gpus = runSizeText(p.run.ranks, s?.gpus, (t) => plain(t, 40));
   const tooltip = [
     `${simulated ? 'SIMULATED NCCL (figures are not measurements) · ' : ''}${plain(p.run.host, 60)} · ${nccl} · ${gpus}`,
     `started ${utcMinute(p.time)} · ${p.run.status}${isActive ? ' · the active run (annotations come from it)' : ''}`,

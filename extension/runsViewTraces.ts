@@ -13,7 +13,7 @@ import type { Term } from '../client/plan/terms';
 import { traceObservations } from '../client/plan/traceTerms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { isSimulatedTrace, ncclVersionText, type TraceFile } from '../protocol/trace';
-import { escapeMarkdown, plain } from './annotations/annotationText';
+import { escapeMarkdown, plain, plural } from './annotations/annotationText';
 import type { LoadedTrace } from './annotations/traces';
 import { jobName } from './annotations/tracesText';
 import { utcMinute } from './runsViewModel';
@@ -179,7 +179,7 @@ export function compareTraceWithRun(traceFile: string, trace: TraceFile, runFile
     return {
       site: plain(o.site, 120), what: t ? plain(t.what, 80) : `${o.key.api} of ${o.key.size} rank${o.key.size === 1 ? '' : 's'}`, phase: o.key.phase === 'first' ? 'first collective' : 'creation', size: o.key.size,
       observedMs: o.ms, n: o.n, runMs: measured ? t.value! : null, source: measured && t.source ? plain(`${t.source.experiment} ${t.source.variant} ${t.source.step}`, 80) : null,
-      why: measured ? null : t ? plain(t.missing?.why ?? 'the run has no figure for it', 160) : `the run (${run.ranks} ranks) measured no ${o.key.api} making ${o.key.size} rank${o.key.size === 1 ? '' : 's'}`,
+      why: measured ? null : t ? plain(t.missing?.why ?? 'the run has no figure for it', 160) : `the run (${plural(run.ranks, 'rank')}) measured no ${o.key.api} making ${o.key.size} rank${o.key.size === 1 ? '' : 's'}`,
     };
   });
   const traceSide = `${plain(trace.host, 40)} · NCCL ${ncclVersionText(trace.ncclVersion)}`;

@@ -8,11 +8,11 @@
  */
 import type { CallSite } from './callSites';
 import type { Annotation, Figure, Measured, VariantFigures } from './figures';
-import { escapeMarkdown, formatBytes, formatMs, plain } from './formatText';
+import { escapeMarkdown, formatBytes, formatMs, plain, runSizeText } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
 import { reading, skipGate } from './readingText';
 
-export { escapeMarkdown, formatBytes, formatMs, percent, plain } from './formatText';
+export { escapeMarkdown, formatBytes, formatMs, percent, plain, plural, runSizeText } from './formatText';
 export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate } from './readingText';
 
 /** The memory per GPU the annotation shows: after the first collective, else after the call. */
@@ -324,7 +324,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (site.repeated && !site.firstCollectiveOf)
     out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
   if (m.others.length) out.push('', `Other variants: ${m.others.map((v) => variantLine(v, showsMemory(a))).join(' · ')}`);
-  const gpus = stamp?.gpus.length ? `${stamp.gpus.length}× ${escapeMarkdown(stamp.gpus[0]?.name ?? 'GPU', 60)}` : `${run.ranks} rank${run.ranks === 1 ? '' : 's'}`;
+  const gpus = runSizeText(run.ranks, stamp?.gpus, (t) => escapeMarkdown(t, 60));
   const n = (m.main.total ?? m.headline).stats.n;
   const date = new Date(m.source.time).toISOString().slice(0, 10);
   out.push(
@@ -343,6 +343,13 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   ].filter(Boolean);
   if (actions.length) out.push('', actions.join(' · '));
   return out.join('\n');
+}
+
+/** One line naming a run in the run picker: host, NCCL, its size (ranks, and the host's GPUs: {@link runSizeText}), UTC start. */
+export function profileLabel(p: Profile): string {
+  const s = p.run.stamp;
+  const size = runSizeText(p.run.ranks, s?.gpus, (t) => plain(t, 30));
+  return `${plain(p.run.host, 40)} · NCCL ${plain(s?.ncclVersion ?? '?', 16)} · ${size} · ${new Date(p.time).toISOString().slice(0, 16).replace('T', ' ')}`;
 }
 
 /** What the status bar item shows: its text and tooltip. */

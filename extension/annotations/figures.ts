@@ -32,7 +32,10 @@ export interface VariantFigures {
   /** Device memory per GPU, bytes (median over iterations of the per-GPU MAX). */
   memoryAfterCall?: number;
   memoryAfterFirst?: number;
-  /** Ranks of the communicator the variant creates, where the run tells (apiMap.ts `childRanks`); 1 = nothing to connect. */
+  /**
+   * Ranks of the communicator the variant creates (or, for a teardown, registration or suspend,
+   * acts on), where the run tells (apiMap.ts `childRanks`; 1 in every variant of a one-rank run); 1 = nothing to connect.
+   */
   childRanks?: number;
 }
 
@@ -117,7 +120,9 @@ export function variantFigures(
     }
   }
   const mem = v.memoryBytes ?? {};
-  const child = shape && answer.childRanks ? answer.childRanks(v.variant, shape) : undefined;
+  // A run of one rank holds no communicator of more: whatever the call (an abort, a destroy, a
+  // registration), its communicator has one rank and nothing to connect.
+  const child = shape && shape.ranks === 1 ? 1 : shape && answer.childRanks ? answer.childRanks(v.variant, shape) : undefined;
   return {
     variant: v.variant,
     ...(child !== undefined ? { childRanks: child } : {}),

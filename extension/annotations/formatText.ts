@@ -50,3 +50,23 @@ export function percent(part: number, whole: number): string {
   if (p >= 1) return `${p.toFixed(1)}%`;
   return `${Number(p.toPrecision(2))}%`;
 }
+
+/** A count and its noun, singular for 1: "1 rank", "2 ranks", "1 GPU" (`nouns` for an irregular plural). */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : nouns}`;
+}
+
+/**
+ * A run's size for people: its rank count always, and the GPUs of its (first) host from the stamp
+ * beside it, told apart from the ranks when they differ: "2 ranks on 2× NVIDIA H200", "1 rank
+ * (its host has 2× NVIDIA H200)", "16 ranks (its host has 8× NVIDIA H200)", "1 rank" without a stamp.
+ * @param ranks the run's `ranks` (world size)
+ * @param gpus the stamp's GPUs (may be absent or empty)
+ * @param safe makes the GPU name safe for the surface (plain text or Markdown escaping)
+ */
+export function runSizeText(ranks: number, gpus: readonly { name?: string }[] | undefined, safe: (text: string) => string): string {
+  const r = Number.isFinite(ranks) ? plural(ranks, 'rank') : '? ranks';
+  if (!gpus || gpus.length === 0) return r;
+  const g = `${gpus.length}× ${safe(gpus[0]?.name ?? 'GPU')}`;
+  return gpus.length === ranks ? `${r} on ${g}` : `${r} (its host has ${g})`;
+}

@@ -6,7 +6,9 @@
  */
 import * as vscode from 'vscode';
 import type { AnsweredElsewhere } from './annotationModel';
-import { formatMs, plain, statusText } from './annotationText';
+import { formatMs, plain, profileLabel, statusText } from './annotationText';
+
+export { profileLabel } from './annotationText';
 import { isSimulatedProfile, staleReasons, type Profile, type ProfileStore, type StaleRules } from './profiles';
 import { isSimulatedTrace } from '../../protocol/trace';
 import type { TraceStore } from './traces';
@@ -62,13 +64,6 @@ export class ProfileStatusBar implements vscode.Disposable {
   dispose(): void {
     this.item.dispose();
   }
-}
-
-/** One line naming a run: host, NCCL, date, GPUs. */
-export function profileLabel(p: Profile): string {
-  const s = p.run.stamp;
-  const gpus = s?.gpus.length ? `${s.gpus.length}× ${plain(s.gpus[0]?.name ?? 'GPU', 30)}` : `${p.run.ranks} ranks`;
-  return `${plain(p.run.host, 40)} · NCCL ${plain(s?.ncclVersion ?? '?', 16)} · ${gpus} · ${new Date(p.time).toISOString().slice(0, 16).replace('T', ' ')}`;
 }
 
 /**

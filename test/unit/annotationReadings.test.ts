@@ -1,0 +1,70 @@
+/**
+ * Annotation readings of the readings review (2026-12-01), each broken on purpose on a committed
+ * run or a variant of one made here: a suspend lens, the NCCL init beneath a c10d call, the
+ * default group's first collective, one-rank advice, a step the hang guard stopped,
+ * ncclCommMemStats, a run with NCCL_RUNTIME_CONNECT=0, a run's size, one-rank tags. Every test
+ * here failed on the code before its fix.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { codeLensTitle, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
+import { resolveAnnotation } from '../../extension/annotations/figures';
+import type { ApiName } from '../../extension/annotations/apiMap';
+import type { CallSite } from '../../extension/annotations/callSites';
+import type { StaleRules } from '../../extension/annotations/profiles';
+import { profileLabel } from '../../extension/annotations/annotationText';
+import { runNode } from '../../extension/runsViewModel';
+import type { RunFile } from '../../protocol/runFile';
+import { RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
+
+const RULES: StaleRules = { now: Date.parse('2026-12-02T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
+const read = (name: string): RunFile => JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as RunFile;
+const X1_2307 = 'h200x1-2026-12-01/h200x1-nccl2.30.7-source.json';
+
+/** The annotation of `api` on `run` (the only run), and the site of `api` in `text` when given. */
+async function annotate(run: RunFile, api: ApiName, eager?: boolean) {
+  const { store } = await storeOf(runFolder([run]));
+  return { a: resolveAnnotation(api, store.active, store.profiles, RULES, eager === undefined ? {} : { eager }), store };
+}
+
+async function siteOf(language: 'cpp' | 'python', text: string, api: string): Promise<CallSite> {
+  const { sites } = await scanText(language, text);
+  const s = sites.find((x) => x.api === api);
+  assert.ok(s, `no ${api} site`);
+  return s;
+}
+
+test('#20 a 1-rank run on a 2-GPU host: the hover footer gives 1 rank beside the host\'s GPUs; no "1 ranks" in the run pickers', async () => {
+  const run = read(X1_2307);
+  const gpu = run.stamp!.gpus[0]!;
+  run.stamp!.gpus = [gpu, { ...gpu, index: 1 } as typeof gpu];
+  const { a, store } = await annotate(run, 'ncclCommInitRank');
+  const site = await siteOf('cpp', 'void f(){ ncclCommInitRank(&c, n, id, r); }', 'ncclCommInitRank');
+  const hover = hoverMarkdown(a, site, hoverLinks(a));
+  assert.match(hover, /· 1 rank \(its host has 2× NVIDIA H200\) ·/, hover);
+  const p = store.profiles[0]!;
+  assert.match(profileLabel(p), /· 1 rank \(its host has 2× NVIDIA H200\) ·/);
+  // Without a stamp the fallback is the rank count, singular for one.
+  const bare = read(X1_2307);
+  delete (bare as { stamp?: unknown }).stamp;
+  const { store: s2 } = await storeOf(runFolder([bare]));
+  const q = s2.profiles[0]!;
+  assert.match(profileLabel(q), /· 1 rank ·/);
+  assert.doesNotMatch(profileLabel(q), /1 ranks/);
+  const node = runNode(q, q, s2.profiles, RULES);
+  assert.match(node.tooltip, /· 1 rank\n/, node.tooltip);
+});
+
+test('#21 a 1-rank run: abort, destroy and register lenses carry the one-rank tag init\'s lens has', async () => {
+  const run = read(X1_2307);
+  const { store } = await storeOf(runFolder([run]));
+  for (const api of ['ncclCommInitRank', 'ncclCommAbort', 'ncclCommDestroy', 'ncclCommRegister'] as const) {
+    const lens = codeLensTitle(resolveAnnotation(api, store.active, store.profiles, RULES));
+    assert.match(lens, /· one-rank communicator/, `${api}: ${lens}`);
+  }
+  // At 2 ranks no tag.
+  const { store: two } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json')]));
+  assert.doesNotMatch(codeLensTitle(resolveAnnotation('ncclCommAbort', two.active, two.profiles, RULES)), /one-rank/);
+});
