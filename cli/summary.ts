@@ -8,7 +8,7 @@
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
-import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote } from '../protocol/compare';
+import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote, simulatedMixNote } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 
@@ -251,6 +251,8 @@ export function formatComparison(untrusted: readonly RunFile[]): string {
   for (const r of c.runs) out.push(`  ${r.key} = ${r.label} (run ${r.id}, ${r.status})`);
   const rankNote = rankCountNote(c.runs);
   if (rankNote) out.push(`  ${rankNote}`);
+  const simNote = simulatedMixNote(c.runs);
+  if (simNote) out.push(`  ${simNote}`);
   const head = ['experiment variant · step'];
   c.runs.forEach((r, i) => {
     head.push(`${r.key} median ms`);

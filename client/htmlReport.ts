@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
-import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, type Comparison, type ComparisonData } from '../protocol/compare';
+import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, rankCountNote, simulatedMixNote, type Comparison, type ComparisonData } from '../protocol/compare';
 import { shrinkAbortOutcomes } from './verdict';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
@@ -237,6 +237,7 @@ function comparisonFallbackHtml(c: Comparison): string {
   out.push('<ul>');
   for (const r of c.runs) out.push(`<li><strong>${e(r.key)}</strong> = ${e(r.label)} (run ${e(r.id)}, ${e(r.status)}${r.ncclPath ? `, ${e(r.ncclPath)}` : ''})</li>`);
   out.push('</ul>');
+  for (const note of [rankCountNote(c.runs), simulatedMixNote(c.runs)]) if (note) out.push(`<p>Read with care: ${e(note)}.</p>`);
   const base = c.runs[0]?.key ?? 'A';
   for (const exp of c.experiments) {
     out.push(`<h2>${e(exp.experiment)}</h2><table><thead><tr><th>variant</th><th>step</th>`);

@@ -134,6 +134,21 @@ export function rankCountNote(runs: readonly { key: string; ranks?: number }[]):
 }
 
 /**
+ * The note a comparison of simulated and measured runs needs: no ratio is given between a run of
+ * one kind and a baseline (run A) of the other, since simulated figures are not measurements.
+ * `runs`: each run's key and whether it is simulated (isSimulatedRun), in order.
+ * @returns the sentence, or undefined when every run is of the baseline's kind
+ */
+export function simulatedMixNote(runs: readonly { key: string; simulated: boolean }[]): string | undefined {
+  const base = runs[0];
+  if (!base) return undefined;
+  const other = runs.filter((r) => r.simulated !== base.simulated);
+  if (other.length === 0) return undefined;
+  const kind = (r: { simulated: boolean }): string => (r.simulated ? 'SIMULATED' : 'measured');
+  return `no ratio is given between ${other.map((r) => r.key).join(', ')} (${kind(other[0]!)}) and ${base.key} (${kind(base)}): simulated figures are not measurements, so they are shown side by side only`;
+}
+
+/**
  * A ratio as "1.07×", "12.3×", or with two significant digits below 0.1 ("0.058×", "0.000057×"),
  * so that a ratio the figures give is never printed "0.00×"; "–" when undefined.
  */
@@ -238,6 +253,15 @@ function union<T>(order: T[], next: Iterable<T>): void {
   }
 }
 
+/**
+ * NCCL_* variables of a stamp that configure nothing, left out of the labels: NCCL_VERSION is set
+ * by NVIDIA's container images to the image's NCCL, which need not be the library a run loaded
+ * (a label "NCCL 2.28.9 · NCCL_VERSION=2.28.3-1" reads as a contradiction); NCCL 2.30.7's source
+ * reads no such variable (its params are NCCL_PARAM names; "VERSION" there is only an
+ * NCCL_DEBUG_SUBSYS option).
+ */
+const NOT_SETTINGS: ReadonlySet<string> = new Set(['NCCL_VERSION']);
+
 /** Prefix of the rank method variables (stamp.rankEnv) among a run's compared variables. */
 const RANK_ENV = 'rank ';
 
@@ -249,7 +273,7 @@ const RANK_ENV = 'rank ';
 function envOf(run: RunFile, rankNames: readonly string[]): Record<string, string> {
   const env = run.stamp?.ncclEnv;
   const out: Record<string, string> = {};
-  if (env && typeof env === 'object') for (const [k, v] of Object.entries(env)) out[k] = String(v);
+  if (env && typeof env === 'object') for (const [k, v] of Object.entries(env)) if (!NOT_SETTINGS.has(k)) out[k] = String(v);
   const rankEnv = run.stamp?.rankEnv;
   if (rankEnv && typeof rankEnv === 'object') for (const [k, v] of Object.entries(rankEnv)) out[RANK_ENV + k] = String(v);
   else for (const k of rankNames) out[RANK_ENV + k] = 'not recorded';
@@ -441,6 +465,10 @@ export function compareRuns(runs: readonly RunFile[]): Comparison {
     }
     return m;
   });
+  // A ratio between a simulated run and a measured one would set a simulation against a
+  // measurement: only runs of the baseline's kind (both measured, or both simulated) get one.
+  const simulated = runs.map((r) => isSimulatedRun(r));
+  const comparable = (i: number): boolean => simulated[i] === simulated[0];
   const experimentIds: string[] = [];
   for (const m of perRun) union(experimentIds, m.keys());
   const experiments = experimentIds.map((experiment): CompareExperiment => {
@@ -457,11 +485,11 @@ export function compareRuns(runs: readonly RunFile[]): Comparison {
       const steps = stepIds.map((step): CompareStep => {
         const first = figs.map((f) => f?.steps.get(step)).find((x) => x !== undefined)!;
         const base = figs[0]?.steps.get(step);
-        const cells = figs.map((f): CompareCell | null => {
+        const cells = figs.map((f, i): CompareCell | null => {
           const x = f?.steps.get(step);
           if (!x) return null;
           const cell: CompareCell = { median: x.median, p90: x.p90, n: x.n };
-          const r = ratioOf(x.median, base?.median);
+          const r = comparable(i) ? ratioOf(x.median, base?.median) : undefined;
           if (r !== undefined) cell.ratio = r;
           if (r !== undefined && base && x !== base) cell.difference = judgeDifference(x, base, r);
           return cell;
@@ -472,7 +500,7 @@ export function compareRuns(runs: readonly RunFile[]): Comparison {
       });
       const memory = points.map((point): CompareMemory => {
         const bytes = figs.map((f) => f?.memory.get(point) ?? null);
-        return { point, bytes, ratio: bytes.map((b) => ratioOf(b, bytes[0])) };
+        return { point, bytes, ratio: bytes.map((b, i) => (comparable(i) ? ratioOf(b, bytes[0]) : undefined)) };
       });
       return { variant, steps, memory };
     });

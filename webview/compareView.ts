@@ -8,7 +8,7 @@
  * the embedded data; all data is inserted as text (see dom.ts).
  */
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
-import { compareRuns, differenceRuleText, formatRatio, rankCountNote, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
+import { compareRuns, differenceRuleText, formatRatio, rankCountNote, simulatedMixNote, type CompareExperiment, type Comparison, type ComparisonData } from '../protocol/compare';
 import { memoryPointLabel } from '../protocol/runFile';
 import { ratioCellView } from './compareCells';
 import { compareChartModel, compareRowLabel } from './compareChartData';
@@ -122,6 +122,7 @@ export class CompareView {
       return { section, canvas, model };
     });
     const rankNote = rankCountNote(c.runs);
+    const simNote = simulatedMixNote(c.runs);
     append(this.container, [
       h('h1', {}, `commcost — comparison of ${c.runs.length} runs`),
       c.anySimulated && h('div', { class: 'banner-sim', role: 'alert' }, h('strong', {}, 'SIMULATED'), `${SIMULATED_TEXT} (the runs marked SIMULATED)`),
@@ -129,6 +130,7 @@ export class CompareView {
       h('p', { class: 'muted' }, `Bars: median per step, whisker to p90, one colour per run. Ratios: a run's median / the median of ${base ? `${base.key} (${base.label})` : 'the first run'}.`),
       h('p', { class: 'muted rule' }, `Colours: red higher, green lower. ${differenceRuleText()}`),
       rankNote && h('p', { class: 'rank-note' }, `Read with care: ${rankNote}.`),
+      simNote && h('p', { class: 'rank-note' }, `Read with care: ${simNote}.`),
       this.study.root,
       ...sections.map((s) => s.section),
     ]);

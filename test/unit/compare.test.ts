@@ -196,6 +196,30 @@ describe('compareRuns on the H200 runs (2.28.9 vs 2.28.3, same host)', () => {
     assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f]/.test(lines.join('\n')));
   });
 
+  test('a simulated run beside a measured one: no ratio, no difference, and the table says why', () => {
+    const sim = { ...r3, simulated: true };
+    const cmp = compareRuns([r9, sim]);
+    const cells = cmp.experiments.flatMap((e) => e.variants.flatMap((v) => v.steps.map((st) => st.cells[1])));
+    assert.ok(cells.some((x) => x && Number.isFinite(x.median)), 'B keeps its medians');
+    assert.ok(cells.every((x) => x?.ratio === undefined && x?.difference === undefined), 'no ratio between a simulation and a measurement');
+    assert.ok(cmp.experiments.every((e) => e.variants.every((v) => v.memory.every((m) => m.ratio[1] === undefined))));
+    const text = formatComparison([r9, sim]);
+    assert.match(text, /no ratio is given between B \(SIMULATED\) and A \(measured\): simulated figures are not measurements/);
+    assert.match(text, /init default · total \(to first collective\): init to first collective\s+175\.7\s+190\.6\s+–/);
+    // Two simulated runs are of one kind: ratios as usual, no note.
+    const both = formatComparison([{ ...r9, simulated: true }, sim]);
+    assert.doesNotMatch(both, /no ratio is given/);
+    assert.match(both, /init to first collective\s+175\.7\s+190\.6\s+1\.09×/);
+  });
+
+  test('NCCL_VERSION (a container image variable that configures nothing) never labels a run', () => {
+    const x = run('x', { stamp: stamp({ ncclEnv: { NCCL_VERSION: '2.28.3-1' } }) }, []);
+    const y = run('y', { stamp: stamp({ ncclEnv: { NCCL_VERSION: '2.27.5-1', NCCL_RUNTIME_CONNECT: '0' } }) }, []);
+    const labels = describeRuns([x, y]).map((i) => i.label);
+    assert.ok(labels.every((l) => !l.includes('NCCL_VERSION')), labels.join(' | '));
+    assert.match(labels[1]!, /NCCL_RUNTIME_CONNECT=0/);
+  });
+
   test('the chart model: one bar per run and step, coloured by run, whiskers median → p90', () => {
     const init = c.experiments.find((e) => e.experiment === 'init')!;
     const m = compareChartModel(init, c.runs);
