@@ -3,9 +3,14 @@
  * so that tearing one down (`dist.destroy_process_group(_TP_CPU_GROUP)`, `cpu_group.shutdown()`)
  * is none of NCCL's, also when the group reached the variable through an alias
  * (`cpu_group = new_group(ranks, backend="gloo")` … `_TP_CPU_GROUP = cpu_group`). Read from the
- * text's plain assignments; the tree gave the creations (pythonSites.ts). No `vscode` import.
+ * text's plain assignments; the tree gave the creations (pythonSites.ts). Also which group a
+ * teardown acts on, as written: a method's receiver, or the first argument. No `vscode` import.
  */
-import { innermost, lineStartIndex, type FunctionSpan } from './scanShared';
+import type { ApiName } from './apiTypes';
+import { DIST } from './pythonNames';
+import { innermost, lastSegment, lineStartIndex, type FunctionSpan } from './scanShared';
+
+const squash = (s: string): string => s.replace(/\s+/g, '');
 
 /** `name = value` or `name: T = value` alone on a line (not `==`); the value without a trailing comment. */
 const ASSIGNMENT = /^[ \t]*([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(.*?)[ \t]*(?:#.*)?$/;
@@ -84,4 +89,23 @@ export class OtherBackendGroups {
     this.memo.set(key, holds);
     return holds;
   }
+}
+
+/** The process-group methods that tear a group down: API → method. */
+const GROUP_METHODS: Partial<Record<ApiName, string>> = { 'ProcessGroup.abort': 'abort', 'ProcessGroup.shutdown': 'shutdown' };
+
+/**
+ * The method a teardown call is written as (`pg.abort()`, `self.cpu_group.shutdown()`), when it is
+ * one on a receiver rather than a qualified torch name (`_shutdown_backend(pg)`); else undefined.
+ */
+export function groupMethod(api: ApiName, written: string, fulls: (w: string) => string[]): string | undefined {
+  const method = GROUP_METHODS[api];
+  if (!method || lastSegment(squash(written)) !== method || !squash(written).includes('.')) return undefined;
+  return fulls(written).some((f) => f === `${DIST}.${api}` || f === `${DIST}.distributed_c10d.${api}`) ? undefined : method;
+}
+
+/** The first argument of a call (`(group)`, `(group=pg)`, `(self.tp_group, …)`) when it is a name, without spaces. */
+export function firstArgument(argsText: string): string | undefined {
+  const m = /^\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.\s]*?)\s*[,)]/.exec(argsText);
+  return m?.[1] ? squash(m[1]) : undefined;
 }

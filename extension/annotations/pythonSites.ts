@@ -17,7 +17,6 @@ import { firstDefaultCollective, onDefaultGroup, type DefaultCandidate } from '.
 import { GroupFlow } from './groupFlow';
 import {
   COMM_RECEIVER,
-  DIST,
   GROUP_RECEIVER,
   NCCL4PY_METHODS,
   NCCL_NAMES,
@@ -34,7 +33,7 @@ import {
 } from './pythonNames';
 import { eagerOf, nextStatementIsCollective, registeredBackend, warmUpAfter } from './pythonEager';
 import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
-import { OtherBackendGroups } from './otherBackendGroups';
+import { OtherBackendGroups, firstArgument, groupMethod } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
 import {
   innermost,
@@ -90,25 +89,6 @@ const SUBSCRIPT_NCCL = /\[\s*(?:"|')(ncclComm[A-Za-z]+)(?:"|')\s*\]$/;
 
 /** At most this many lazy `init_process_group` calls per file are followed to their first collective. */
 const MAX_DEFAULT_WALKS = 8;
-
-/** The process-group methods that tear a group down: API → method. */
-const GROUP_METHODS: Partial<Record<ApiName, string>> = { 'ProcessGroup.abort': 'abort', 'ProcessGroup.shutdown': 'shutdown' };
-
-/**
- * The method a teardown call is written as (`pg.abort()`, `self.cpu_group.shutdown()`), when it is
- * one on a receiver rather than a qualified torch name (`_shutdown_backend(pg)`); else undefined.
- */
-function groupMethod(api: ApiName, written: string, fulls: (w: string) => string[]): string | undefined {
-  const method = GROUP_METHODS[api];
-  if (!method || lastSegment(squash(written)) !== method || !squash(written).includes('.')) return undefined;
-  return fulls(written).some((f) => f === `${DIST}.${api}` || f === `${DIST}.distributed_c10d.${api}`) ? undefined : method;
-}
-
-/** The first argument of a call (`(group)`, `(group=pg)`, `(self.tp_group, …)`) when it is a name, without spaces. */
-function firstArgument(argsText: string): string | undefined {
-  const m = /^\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.\s]*?)\s*[,)]/.exec(argsText);
-  return m?.[1] ? squash(m[1]) : undefined;
-}
 
 /** What a creating call makes, for the methods called on what it is assigned to. */
 type Maker = 'nccl4py' | 'torchcomms' | 'torchft' | 'ncclBackend' | 'otherBackend';
