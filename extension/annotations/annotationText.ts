@@ -7,7 +7,7 @@
  * plain-text surfaces. Links are built by the caller from our own ids only.
  */
 import type { CallSite } from './callSites';
-import type { Annotation, Figure, Measured, VariantFigures } from './figures';
+import { releasesMemory, type Annotation, type Figure, type Measured, type VariantFigures } from './figures';
 import { escapeMarkdown, formatBytes, formatMs, plain, runSizeText } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
 import { reading, skipGate } from './readingText';
@@ -62,6 +62,22 @@ function sourceLabel(a: Annotation, p: Profile, ...also: Profile[]): string {
  */
 export function showsMemory(a: Annotation): boolean {
   return a.entry.role === 'create' || a.entry.role === 'register' || a.entry.role === 'suspend';
+}
+
+/**
+ * A suspend's memory (figures.ts `releasesMemory`), from its run's points before and after the
+ * call (bytes per GPU): "releases 480 MiB/GPU (4.0 MiB left)", or "484 MiB/GPU after it (484 MiB
+ * before: nothing released)" when the run shows no drop. Undefined for other calls, or when the
+ * run lacks either point.
+ */
+export function releaseWords(a: Annotation, m: Measured): string | undefined {
+  if (!releasesMemory(a.entry, a.entry.answer)) return undefined;
+  const before = m.main.memoryBeforeCall;
+  const after = m.main.memoryAfterCall;
+  if (before === undefined || after === undefined) return undefined;
+  return before > after
+    ? `releases ${formatBytes(before - after)}/GPU (${formatBytes(after)} left)`
+    : `${formatBytes(after)}/GPU after it (${formatBytes(before)} before: nothing released)`;
 }
 
 /** "one-rank communicator: nothing to connect" for a one-rank child, else undefined. */
@@ -122,8 +138,10 @@ export function codeLensTitle(a: Annotation, site?: CallSite): string {
     parts.push(`${formatMs(m.main.total.stats.median)} ${plain(m.main.total.label, 40)}`);
   const reinit = a.entry.role === 'teardown' ? m.main.extra.find((f) => f.step === 'total') : undefined;
   if (reinit) parts.push(`${formatMs(reinit.stats.median)} re-init to first collective`);
-  const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
-  if (mem !== undefined) parts.push(`${formatBytes(mem)}/GPU`);
+  const released = releaseWords(a, m);
+  const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
+  if (released) parts.push(released);
+  else if (mem !== undefined) parts.push(`${formatBytes(mem)}/GPU`);
   if (m.main.childRanks === 1) parts.push('one-rank communicator');
   const via = m.via ? ` (${m.experiment} beneath)` : '';
   const stale = a.stale.length ? ' · stale' : '';
@@ -139,13 +157,14 @@ export function codeLensTitle(a: Annotation, site?: CallSite): string {
 export function decorationLabel(a: Annotation, site?: CallSite): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
-  const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
+  const released = releaseWords(a, m);
+  const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
   const one = m.main.childRanks === 1 ? ' · one-rank' : '';
   const elsewhere = firstCollectiveElsewhere(a, site);
   const head = elsewhere
     ? `${formatMs(elsewhere.call.stats.median)} (+${formatMs(elsewhere.first.stats.median)} at line ${elsewhere.line})`
     : formatMs(m.headline.stats.median);
-  const text = `${head}${mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
+  const text = `${head}${released ? ` · ${released}` : mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
   const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
   return `${a.simulated ? 'SIMULATED ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }
@@ -307,8 +326,21 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     ...m.main.extra.map((f) => row('also', f)),
   ])
     if (r) out.push(r);
+  const release = releasesMemory(a.entry, a.entry.answer);
   const mem = showsMemory(a) ? memoryPerGpu(m) : undefined;
-  if (mem !== undefined) {
+  if (release) {
+    const { memoryBeforeCall: before, memoryAfterCall: after } = m.main;
+    if (after !== undefined)
+      out.push(
+        '',
+        `Memory per GPU: ${formatBytes(after)} after the call${before !== undefined ? `, ${formatBytes(before)} before it${before > after ? `: the call releases ${formatBytes(before - after)}` : ': nothing released'}` : ''}`,
+      );
+    if (m.resume)
+      out.push(
+        '',
+        `The resume to first collective of the same run (${formatMs(m.resume.stats.median)}, p90 ${formatMs(m.resume.stats.p90)}) is ncclCommResume's figure, shown on its line.`,
+      );
+  } else if (mem !== undefined) {
     const share = m.gpuTotalBytes ? ` (${((100 * mem) / m.gpuTotalBytes).toFixed(2)}% of the GPU)` : '';
     const afterCall =
       m.main.memoryAfterFirst !== undefined && m.main.memoryAfterCall !== undefined

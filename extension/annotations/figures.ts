@@ -32,6 +32,8 @@ export interface VariantFigures {
   /** Device memory per GPU, bytes (median over iterations of the per-GPU MAX). */
   memoryAfterCall?: number;
   memoryAfterFirst?: number;
+  /** Device memory per GPU before the call, bytes, where the run has it (the `warm` point: suspend). */
+  memoryBeforeCall?: number;
   /**
    * Ranks of the communicator the variant creates (or, for a teardown, registration or suspend,
    * acts on), where the run tells (apiMap.ts `childRanks`; 1 in every variant of a one-rank run); 1 = nothing to connect.
@@ -59,6 +61,20 @@ export interface Measured {
   freshInit?: Figure;
   /** Total memory of the run's first GPU, bytes. */
   gpuTotalBytes?: number;
+  /**
+   * A suspend ({@link releasesMemory}): the resume to first collective of the same variant, which
+   * ncclCommResume's line pays, kept out of this call's figures and named in its hover.
+   */
+  resume?: Figure;
+}
+
+/**
+ * Whether `answer` times a call that releases memory rather than one that leads to a first
+ * collective: ncclCommSuspend (apiMap.ts: role `suspend`, its call the run's `suspend` step). Its
+ * variant's first collective and total follow the resume, so they are not this call's figures.
+ */
+export function releasesMemory(entry: ApiEntry, answer: Answer): boolean {
+  return entry.role === 'suspend' && answer.call?.step === 'suspend';
 }
 
 export interface Annotation {
@@ -120,6 +136,11 @@ export function variantFigures(
     }
   }
   const mem = v.memoryBytes ?? {};
+  // The point after the call is named after its step where the step is not `call`
+  // (suspend: `afterSuspend`, resume: `afterResume`).
+  const callStep = answer.call?.step;
+  const afterCallPoint = callStep && callStep !== 'call' ? `after${callStep.charAt(0).toUpperCase()}${callStep.slice(1)}` : 'afterCall';
+  const afterCall = mem[afterCallPoint] ?? mem.afterCall;
   // A run of one rank holds no communicator of more: whatever the call (an abort, a destroy, a
   // registration), its communicator has one rank and nothing to connect.
   const child = shape && shape.ranks === 1 ? 1 : shape && answer.childRanks ? answer.childRanks(v.variant, shape) : undefined;
@@ -130,8 +151,9 @@ export function variantFigures(
     ...(first ? { first } : {}),
     ...(total ? { total } : {}),
     extra,
-    ...(typeof mem.afterCall === 'number' ? { memoryAfterCall: mem.afterCall } : {}),
+    ...(typeof afterCall === 'number' ? { memoryAfterCall: afterCall } : {}),
     ...(typeof mem.afterFirst === 'number' ? { memoryAfterFirst: mem.afterFirst } : {}),
+    ...(typeof mem.warm === 'number' ? { memoryBeforeCall: mem.warm } : {}),
   };
 }
 
@@ -184,7 +206,14 @@ function measuredIn(
 ): Measured | undefined {
   const exp = profile.run.experiments.find((e) => e.experiment === answer.experiment);
   if (!exp) return undefined;
-  const [main, ...others] = orderVariants(exp, answer, profile.run, eager, creator);
+  const ordered = orderVariants(exp, answer, profile.run, eager, creator);
+  const release = releasesMemory(entry, answer);
+  const resume = release ? ordered[0]?.total : undefined;
+  // A suspend gives the suspend call alone (and the memory it releases): the first collective and
+  // the total of its variant are the resume's.
+  const [main, ...others] = release
+    ? ordered.map(({ first: _f, total: _t, memoryAfterFirst: _m, ...rest }) => rest as VariantFigures)
+    : ordered;
   if (!main) return undefined;
   const headline = headlineOf(entry, main);
   if (!headline) return undefined;
@@ -202,6 +231,7 @@ function measuredIn(
     ...(both ? { assumes: eager ? ('eager' as const) : ('lazy' as const) } : {}),
     ...(freshInit ? { freshInit: { step: freshInit.step, label: freshInit.label, stats: freshInit.stats } } : {}),
     ...(typeof gpuTotal === 'number' && gpuTotal > 0 ? { gpuTotalBytes: gpuTotal } : {}),
+    ...(resume ? { resume } : {}),
   };
 }
 

@@ -68,3 +68,22 @@ test('#21 a 1-rank run: abort, destroy and register lenses carry the one-rank ta
   const { store: two } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json')]));
   assert.doesNotMatch(codeLensTitle(resolveAnnotation('ncclCommAbort', two.active, two.profiles, RULES)), /one-rank/);
 });
+
+test('#1 ncclCommSuspend: its lens gives the suspend call and the memory it releases, and its hover table is the call alone', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json');
+  const v = run.experiments.find((e) => e.experiment === 'suspend')!.variants[0]!;
+  const ms = (step: string) => v.steps.find((x) => x.step === step)!.stats.median;
+  assert.ok(ms('suspend') > ms('total'), 'the run: suspend 302 ms, resume to first collective 257 ms');
+  const { a } = await annotate(run, 'ncclCommSuspend');
+  const lens = codeLensTitle(a);
+  assert.match(lens, /^⏱ 302 ms ncclCommSuspend \(NCCL_SUSPEND_MEM\) · releases 480 MiB\/GPU \(4\.0 MiB left\) — /, lens);
+  assert.doesNotMatch(lens, /257 ms|to first collective|484 MiB\/GPU/, lens);
+  const site = await siteOf('cpp', 'void f(){ ncclCommSuspend(c, 0); }', 'ncclCommSuspend');
+  const hover = hoverMarkdown(a, site, hoverLinks(a));
+  assert.doesNotMatch(hover, /\| total|\| first collective/, hover);
+  assert.match(hover, /Memory per GPU: 4\.0 MiB after the call, 484 MiB before it: the call releases 480 MiB/, hover);
+  assert.match(hover, /resume to first collective of the same run \(257 ms, p90 266 ms\) is ncclCommResume's figure/, hover);
+  // ncclCommResume keeps the resume to first collective.
+  const { a: r } = await annotate(run, 'ncclCommResume');
+  assert.match(codeLensTitle(r), /^⏱ 257 ms to first collective · 484 MiB\/GPU/);
+});
