@@ -2,6 +2,19 @@
  * The verdict's regimes and its rules for agreeing with the study (docs/METHOD.md, "The
  * verdict"). Pure: every input is a figure of the run (ms or bytes, medians) or of
  * client/studyFigures.ts.
+ *
+ * The agree/differ rule, one tolerance per kind of comparison (docs/METHOD.md, "The verdict"):
+ * - a time or a size of the run against the study's figure agrees when their ratio is within
+ *   {@link ORDER_BAND} (√10, half an order of magnitude) either way: the hardware differs and the
+ *   study expects "the same orders of magnitude, not the same values";
+ * - a ratio of two figures of the run (split against a fresh init, cold against warm, …) against
+ *   the same ratio in the study agrees when the two ratios are within {@link RATIO_FACTOR} of each
+ *   other either way, on a log scale (|ln(here / study)| ≤ ln 2): a ratio of one host cancels most
+ *   of its hardware's speed, so its band is narrower; 0.88× against 0.0000029× differs;
+ * - a share (a part of a total) against the study's share agrees when the two are at most
+ *   {@link SHARE_POINTS} points (of 100) apart, in absolute points, whichever side of half each
+ *   is: 53% against 50% agrees (3 points apart), 53% against 82% differs (29 points apart).
+ * A boundary value (exactly √10, 2× or 20 points) agrees.
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
 import type { StudyFigure, StudyHost } from '../studyFigures';
@@ -53,8 +66,12 @@ export function costWords(r: Relation): string {
 
 /** A time or a size agrees with the study's when within this factor of it: half an order of magnitude either way. */
 export const ORDER_BAND = Math.sqrt(10);
-/** A share agrees when it is in the same regime (majority or not) and within this many points of the study's. */
-export const SHARE_POINTS = 30;
+/** A ratio of two figures of the run agrees with the study's same ratio when within this factor of it, either way (log scale). */
+export const RATIO_FACTOR = 2;
+/** A share agrees when it is within this many points (of 100) of the study's, either way. */
+export const SHARE_POINTS = 20;
+/** Slack for floating-point error at the boundaries of the three rules above. */
+const EPSILON = 1e-9;
 
 /** One comparison with the study, before the verdict word is added. */
 export interface Clause {
@@ -65,6 +82,8 @@ export interface Clause {
   agrees: boolean;
   /** Said after the verdict word, e.g. "(29 points apart)". */
   detail?: string;
+  /** Set when the figures cannot be judged (e.g. a zero figure makes no ratio): said instead of agrees/differs. */
+  notJudged?: string;
 }
 
 /** Where the run's figures stand: the host's words, and whether they are measurements at all. */
@@ -96,7 +115,7 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
   return {
     host: f.host,
     text: `${name} ${f.written} vs ${figureText(value, f)} (${where})`,
-    agrees: ratio <= ORDER_BAND && ratio >= 1 / ORDER_BAND,
+    agrees: Math.abs(Math.log(ratio)) <= Math.log(ORDER_BAND) + EPSILON,
   };
 }
 
@@ -125,39 +144,41 @@ export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.wha
 
 /**
  * A share of the run (part of total, ms) against the study's (studyPart of studyTotal, ms):
- * agrees when both are majority or both are not, and they are within SHARE_POINTS points.
+ * agrees when the two shares are at most SHARE_POINTS points apart (absolute points, either side
+ * of half). The detail says how many points apart, agreeing or not.
  */
 export function shareClause(part: number, total: number, studyPart: number, studyTotal: number, host: StudyHost, name: string): Clause {
   const share = part / total;
   const studyShare = studyPart / studyTotal;
   const points = Math.abs(share - studyShare) * 100;
-  const same = share > 0.5 === studyShare > 0.5;
-  const most = (s: number): string => (s > 0.5 ? 'most' : s === 0.5 ? 'half' : 'less than half');
+  const shown = Math.round(points);
   return {
     host,
     text: `${name} ${num(studyPart)} of ${num(studyTotal)} ms (${pct(studyShare)}) vs ${ms(part)} of ${ms(total)} (${pct(share)})`,
-    agrees: same && points <= SHARE_POINTS,
-    detail: same
-      ? `(${Math.round(points)} point${Math.round(points) === 1 ? '' : 's'} apart)`
-      : `(${most(studyShare)} in the study, ${most(share)} here)`,
+    agrees: points <= SHARE_POINTS + EPSILON,
+    detail: `(${shown} point${shown === 1 ? '' : 's'} apart)`,
   };
 }
 
-const RELATION_WORD: Record<Relation, string> = { lower: 'lower', same: 'about the same', higher: 'higher' };
-
 /**
- * A relation between two figures of the run (a against b) set beside the same relation in the
- * study (sa against sb): agrees when both are lower, both about the same, or both higher
- * (SAME_FACTOR).
+ * A relation between two figures of the run (a against b, ms) set beside the same relation in the
+ * study (sa against sb): the two ratios are compared on a log scale and agree when within
+ * RATIO_FACTOR of each other either way. The detail gives the run's ratio as a multiple of the
+ * study's. A ratio that is not a positive finite number (a zero figure) is named, not judged.
  */
 export function relationClause(a: number, b: number, sa: StudyFigure, sb: StudyFigure, name: string): Clause {
-  const r = relation(a, b);
-  const sr = relation(sa.min, sb.min);
+  const studyRatio = sa.min / sb.min;
+  const ratio = a / b;
+  const base = `${name} ${times(studyRatio)} (${sa.written} vs ${sb.written}) vs`;
+  if (!(Number.isFinite(ratio) && ratio > 0)) {
+    return { host: sa.host, text: `${base} ${ms(a)} vs ${ms(b)}`, agrees: false, notJudged: 'no ratio: a zero figure' };
+  }
+  const apart = ratio / studyRatio;
   return {
     host: sa.host,
-    text: `${name} ${times(sa.min / sb.min)} (${sa.written} vs ${sb.written}) vs ${times(a / b)} (${ms(a)} vs ${ms(b)})`,
-    agrees: r === sr,
-    detail: r === sr ? undefined : `(${RELATION_WORD[sr]} in the study, ${RELATION_WORD[r]} here)`,
+    text: `${base} ${times(ratio)} (${ms(a)} vs ${ms(b)})`,
+    agrees: Math.abs(Math.log(apart)) <= Math.log(RATIO_FACTOR) + EPSILON,
+    detail: `(here ${times(apart)} the study's ratio)`,
   };
 }
 
@@ -173,7 +194,13 @@ export function studySentence(here: Here, clauses: Clause[]): string {
     .map((host) => {
       const parts = clauses
         .filter((c) => c.host === host)
-        .map((c) => (here.simulated ? c.text : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`));
+        .map((c) =>
+          here.simulated
+            ? c.text
+            : c.notJudged !== undefined
+              ? `${c.text}: not judged (${c.notJudged})`
+              : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`,
+        );
       const few = !here.simulated && here.iterations !== undefined && here.iterations < 3;
       const tail = here.simulated
         ? ' (not compared: simulated figures are not measurements)'

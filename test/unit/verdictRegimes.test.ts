@@ -114,11 +114,11 @@ describe('first collective share: one sentence per regime, with correct percenta
 });
 
 describe('the study beside the run: its figure, agrees or differs, with the ratio', () => {
-  test('2×H200: the share agrees with the study (both most in the first collective), the total is 1.9× the study', () => {
+  test('2×H200: the share differs from the study (82% against 53%: more than 20 points apart), the total is 1.9× the study', () => {
     const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'first-collective-share');
     assert.match(
       text,
-      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 49 of 92 ms \(53%\) vs 144 ms of 176 ms \(82%\): agrees \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees\.$/,
+      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 49 of 92 ms \(53%\) vs 144 ms of 176 ms \(82%\): differs \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees\.$/,
     );
   });
   test("1 rank: the study's figures are named, not judged (no peer to connect to; the study had 4 ranks)", () => {
@@ -134,11 +134,11 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
     assert.match(text, /split's first-collective share 54\.5 of 77\.5 ms \(70%\) vs 140 ms of 186 ms \(75%\): agrees \(5 points apart\)/);
     assert.match(
       text,
-      /split against a fresh init 0\.88× \(81 ms vs 92 ms\) vs 1\.06× \(186 ms vs 176 ms\): differs \(lower in the study, about the same here\)/,
+      /split against a fresh init 0\.88× \(81 ms vs 92 ms\) vs 1\.06× \(186 ms vs 176 ms\): agrees \(here 1\.2× the study's ratio\)/,
     );
     assert.match(
       text,
-      /splitShare 1 against 0 0\.96× \(78 ms vs 81 ms\) vs 0\.25× \(46\.9 ms vs 186 ms\): differs \(about the same in the study, lower here\)/,
+      /splitShare 1 against 0 0\.96× \(78 ms vs 81 ms\) vs 0\.25× \(46\.9 ms vs 186 ms\): differs \(here 0\.26× the study's ratio\)/,
     );
   });
   test('ranges: inside is agreement; outside, the ratio to the nearest end decides (factor √10)', () => {
@@ -417,12 +417,12 @@ describe('cold start: a fresh process against a warm one', () => {
     const run = synthetic(2, [experiment('cold-start', [variant('default', { cold: 510, warm: 100 })])]);
     assert.match(
       must(run, 'cold-start'),
-      /^A fresh process's first communicator costs 510 ms to its first collective, a second one in the same process 100 ms: cold costs more than warm \(5\.1×\)\. Study .*: cold 493–523 ms vs 510 ms \(inside the study's range\): agrees; warm 98 ms vs 100 ms \(1\.02×\): agrees; cold against warm 5\.03× \(493–523 ms vs 98 ms\) vs 5\.1× \(510 ms vs 100 ms\): agrees\.$/,
+      /^A fresh process's first communicator costs 510 ms to its first collective, a second one in the same process 100 ms: cold costs more than warm \(5\.1×\)\. Study .*: cold 493–523 ms vs 510 ms \(inside the study's range\): agrees; warm 98 ms vs 100 ms \(1\.02×\): agrees; cold against warm 5\.03× \(493–523 ms vs 98 ms\) vs 5\.1× \(510 ms vs 100 ms\): agrees \(here 1\.01× the study's ratio\)\.$/,
     );
     const same = synthetic(2, [experiment('cold-start', [variant('default', { cold: 20, warm: 19 })])]);
     assert.match(
       must(same, 'cold-start'),
-      /cold costs about the same as warm \(1\.05×\)\..*cold against warm .*: differs \(higher in the study, about the same here\)\.$/,
+      /cold costs about the same as warm \(1\.05×\)\..*cold against warm .*: differs \(here 0\.21× the study's ratio\)\.$/,
     );
   });
 });

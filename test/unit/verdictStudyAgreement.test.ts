@@ -1,0 +1,77 @@
+/**
+ * The agree/differ rule of the verdict (client/verdict/agreement.ts; review defect 14): a share
+ * against the study's by absolute points with one tolerance (SHARE_POINTS), a ratio of two
+ * figures of the run against the study's same ratio on a log scale with one factor
+ * (RATIO_FACTOR), checked at and just past each boundary, and on the runs whose readings the
+ * review found incoherent (29 points apart "agrees" while 3 points apart "differs"; 0.88× against
+ * 0.0000029× "agrees").
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { RunFile } from '../../protocol/runFile';
+import { deriveVerdict } from '../../client/verdict';
+import { RATIO_FACTOR, relationClause, SHARE_POINTS, shareClause, studySentence } from '../../client/verdict/agreement';
+import { STUDY_FIGURES as S, STUDY_A40 } from '../../client/studyFigures';
+import { experiment, load, synthetic, variant } from './verdictRuns';
+
+const line = (run: RunFile, id: string): string => {
+  const text = deriveVerdict(run).find((l) => l.id === id)?.text;
+  assert.ok(text, `no ${id} line`);
+  return text;
+};
+const HERE = { host: '2× H200 NVLink', simulated: false };
+
+describe('shares: absolute points, one tolerance, whichever side of half', () => {
+  test('the tolerance is 20 points', () => assert.equal(SHARE_POINTS, 20));
+  test('at the boundary (20 points) agrees; 21 points differs; the points are said either way', () => {
+    const at = shareClause(70, 100, 50, 100, STUDY_A40, 'share');
+    assert.equal(at.agrees, true);
+    assert.equal(at.detail, '(20 points apart)');
+    const past = shareClause(70.6, 100, 50, 100, STUDY_A40, 'share');
+    assert.equal(past.agrees, false);
+    assert.equal(past.detail, '(21 points apart)');
+    // Below half against above half is judged by the same points: 35% against 50% agrees.
+    const below = shareClause(35, 100, 50, 100, STUDY_A40, 'share');
+    assert.equal(below.agrees, true);
+    assert.equal(below.detail, '(15 points apart)');
+  });
+  test('53% in the study against half here agrees (3 points apart), never "most in the study, half here"', () => {
+    const run = synthetic(2, [experiment('init', [variant('default', { call: 50, first: 50, total: 100 })])]);
+    const text = line(run, 'first-collective-share');
+    assert.match(text, /\(53%\) vs 50\.0 ms of 100 ms \(50%\): agrees \(3 points apart\)/, text);
+    assert.doesNotMatch(text, /most in the study|half here/, text);
+  });
+  test('2×H200: 82% against the study\'s 53% differs (28 points apart)', () => {
+    const text = line(load('h200x2-nccl2.28.9-wheel.json'), 'first-collective-share');
+    assert.match(text, /\(53%\) vs 144 ms of 176 ms \(82%\): differs \(28 points apart\)/, text);
+  });
+});
+
+describe('ratios: a log scale, one factor', () => {
+  const study = S.splitToFirst.min / S.freshToFirst.min;
+  const clause = (ratio: number) => relationClause(ratio * 92, 92, S.splitToFirst, S.freshToFirst, 'split against a fresh init');
+  test('the factor is 2', () => assert.equal(RATIO_FACTOR, 2));
+  test('2× and ½× the study\'s ratio agree; 2.02× and 0.49× differ', () => {
+    assert.equal(clause(study * 2).agrees, true);
+    assert.equal(clause(study / 2).agrees, true);
+    assert.equal(clause(study * 2.02).agrees, false);
+    assert.equal(clause(study * 0.49).agrees, false);
+    assert.equal(clause(study * 2.02).detail, "(here 2.02× the study's ratio)");
+  });
+  test('0.88× in the study against 0.0000029× here differs', () => {
+    const c = relationClause(175, 60_000_000, S.splitToFirst, S.freshToFirst, 'split against a fresh init');
+    assert.equal(c.agrees, false);
+    assert.match(studySentence(HERE, [c]), /vs 0\.0000029× \(175 ms vs [^)]+\): differs \(here 0\.0000033× the study's ratio\)/);
+  });
+  test('the same direction at 1.2× apart agrees (0.88× against 1.06× on 2×H200), where it read "differs"', () => {
+    const text = line(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
+    assert.match(text, /split against a fresh init 0\.88× \(81 ms vs 92 ms\) vs 1\.06× \(186 ms vs 176 ms\): agrees \(here 1\.2× the study's ratio\)/, text);
+    assert.match(text, /splitShare 1 against 0 0\.96× \(78 ms vs 81 ms\) vs 0\.25× \(46\.9 ms vs 186 ms\): differs \(here 0\.26× the study's ratio\)/, text);
+  });
+  test('a zero figure makes no ratio: named, not judged', () => {
+    const c = relationClause(175, 0, S.splitToFirst, S.freshToFirst, 'split against a fresh init');
+    const s = studySentence(HERE, [c]);
+    assert.match(s, /: not judged \(no ratio: a zero figure\)/, s);
+    assert.doesNotMatch(s, /Infinity|NaN|agrees|differs/, s);
+  });
+});
