@@ -279,11 +279,11 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     language: 'python',
     role: 'teardown',
     callsInto: 'ncclCommDestroy',
-    // The teardown destroy_process_group runs on each group it destroys: its `destroy` step.
+    // The teardown destroy_process_group runs on each group it destroys: its `destroy` step. The
+    // group is often one kept outside c10d's registry (a stateless group): no eager variant first.
     answer: {
       experiment: 'c10d',
       variants: C10D_INIT,
-      whenEager: ['init/eager', 'init/lazy'],
       call: { step: 'destroy', kinds: ['teardown'] },
     },
     underlying: {
