@@ -234,6 +234,13 @@ describe('barrier server', () => {
   function released(socket: net.Socket): Promise<number> {
     return new Promise((resolve) => socket.once('data', (d: Buffer) => resolve(Number(d.readBigUInt64LE(0)))));
   }
+  /**
+   * Resolves once `cond()` holds, checked every 2 ms: the server has read what a test sent (a
+   * fixed sleep is not enough on a loaded machine). The test's own timeout bounds the wait.
+   */
+  async function until(cond: () => boolean): Promise<void> {
+    while (!cond()) await new Promise((r) => setTimeout(r, 2));
+  }
 
   test('releases a generation only when every rank has arrived, to every rank', async () => {
     const server = new BarrierServer({ worldSize: 3, token: TOKEN });
@@ -242,7 +249,7 @@ describe('barrier server', () => {
     const waits = sockets.map(released);
     arrive(sockets[0]!, 0, 1);
     arrive(sockets[1]!, 1, 1);
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.lastArrival(0) === 1 && server.lastArrival(1) === 1);
     assert.deepEqual(server.missing(1), [2]);
     assert.equal(server.released, 0);
     arrive(sockets[2]!, 2, 1);
@@ -260,11 +267,15 @@ describe('barrier server', () => {
     const got: Buffer[] = [];
     for (const s of sockets) s.on('data', (d: Buffer) => got.push(d));
     arrive(sockets[0]!, 0, 1, BARRIER_NOTICE_MAGIC);
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => server.lastArrival(0) === 1);
     assert.deepEqual(server.missing(1), [1]);
+    assert.equal(server.released, 0);
     arrive(sockets[1]!, 1, 1, BARRIER_NOTICE_MAGIC);
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.lastArrival(1) === 1);
     assert.equal(server.released, 1);
+    // A release written back would be on its way by now; the short wait only gives it time to land
+    // (nothing is waited for here, so a slow machine can at worst miss it, never fail falsely).
+    await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(got, [], 'the ranks release each other through shared memory: nothing written back');
     // Generation 2: rank 0 waits on TCP, rank 1 in shared memory: rank 1 would never be released.
     const wait0 = released(sockets[0]!);
