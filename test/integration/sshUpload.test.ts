@@ -2,8 +2,10 @@
  * Deploy uploads through the *bundled* CLI (bin/commcost.js → dist/cli.js, ssh2 as the release
  * build loads it) to the loopback OpenSSH server: each upload of a 1 KB file must take a few ms,
  * not the ~135 ms of a connection that waits for delayed ACKs (Nagle without TCP_NODELAY, issue
- * 19). A functional check of the stall, not a speed benchmark: the bar (median < 40 ms) is ~10×
- * what a healthy loopback upload takes and ~3× under a stalled one.
+ * 19). A functional check of the stall, not a speed benchmark. The uploads run in parallel, so on
+ * a loaded machine most of them queue behind the others and the CPU; a stall, though, is a floor
+ * under every upload (the peer's delayed ACK, ≥ 40 ms on Linux), so the check is on the fastest
+ * of the 24: under 40 ms (a healthy loopback upload takes a few ms; a stalled one ~135 ms).
  *
  * The agent folder is a private one (a stub agent.js that exits, and 24 files of 1 KB in native/),
  * so its content hash is new and every file is uploaded; the deployed folder is removed after.
@@ -34,7 +36,7 @@ describe('deploy uploads over SSH (bundled CLI, loopback sshd)', { skip }, () =>
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   });
 
-  test(`a 1 KB upload takes a few ms (median of ${FILES} under ${BAR_MS} ms)`, async () => {
+  test(`a 1 KB upload takes a few ms (the fastest of ${FILES} under ${BAR_MS} ms)`, async () => {
     const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-upload-'));
     dirs.push(agentDir);
     // A stub agent (exits at once: the run fails after the deploy, which is all this test needs).
@@ -60,7 +62,8 @@ describe('deploy uploads over SSH (bundled CLI, loopback sshd)', { skip }, () =>
     const times = [...stderr.matchAll(/uploaded native\/pad-\d+\.bin \(1024 bytes\) in ([\d.]+) ms/g)].map((m) => Number(m[1]));
     assert.equal(times.length, FILES, `expected ${FILES} timed uploads in the CLI's log:\n${stderr.slice(-3000)}`);
     times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)]!;
-    assert.ok(median < BAR_MS, `median upload of 1 KB took ${median.toFixed(1)} ms (all: ${times.map((t) => t.toFixed(0)).join(', ')}): the SSH connection stalls on small messages (TCP_NODELAY?)`);
+    const fastest = times[0]!;
+    console.log(`1 KB uploads, ms: fastest ${fastest.toFixed(1)}, median ${times[Math.floor(times.length / 2)]!.toFixed(1)} (${FILES} in parallel)`);
+    assert.ok(fastest < BAR_MS, `the fastest upload of 1 KB took ${fastest.toFixed(1)} ms (all: ${times.map((t) => t.toFixed(0)).join(', ')}): the SSH connection stalls on small messages (TCP_NODELAY?)`);
   });
 });
