@@ -10,10 +10,10 @@ import type { CallSite } from './callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured, type VariantFigures } from './figures';
 import { escapeMarkdown, formatBytes, formatMs, plain, runSizeText } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
-import { reading, skipGate } from './readingText';
+import { reading, skipGate, timeoutWords } from './readingText';
 
 export { escapeMarkdown, formatBytes, formatMs, percent, plain, plural, runSizeText } from './formatText';
-export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate } from './readingText';
+export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate, timeoutWords } from './readingText';
 
 /** The memory per GPU the annotation shows: after the first collective, else after the call. */
 export function memoryPerGpu(m: Measured): number | undefined {
@@ -121,6 +121,10 @@ export function codeLensTitle(a: Annotation, site?: CallSite): string {
     const gate = skipGate(a);
     // Measuring again on the same host would skip it again: say why, and offer another host.
     if (gate) return `${sim}⏱ skipped on ${host ?? '…'}: ${plain(gate, 60)} · Measure on a host that meets it`;
+    // Nothing can measure it: say what the run shows instead, and offer no measurement.
+    if (a.missing?.unmeasurable) return `${sim}⏱ ${plain(reason, 140)}`;
+    // The hang guard stopped it: a hang, not an absence; measuring again may pass.
+    if (a.missing?.timedOut) return `${sim}⏱ ${plain(timeoutWords(a.missing.timedOut), 120)} in this run · Measure again on ${host ?? '…'}`;
     const why = !a.active
       ? ''
       : reason.startsWith('skipped')
@@ -198,6 +202,8 @@ export function hoverLinks(a: Annotation): HoverLinks {
       openRun: commandUri('commcost.openRun', [m.source.key]),
       remeasure: commandUri('commcost.remeasure', [m.source.key, m.experiment]),
     };
+  // Nothing can measure it: no measure link (the run, where its facts are, instead).
+  if (a.missing?.unmeasurable) return a.active ? { openRun: commandUri('commcost.openRun', [a.active.key]) } : {};
   return { measure: commandUri('commcost.remeasure', [a.active?.key ?? '', a.missing?.experiment ?? a.entry.answer.experiment]) };
 }
 
@@ -293,7 +299,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (a.simulated) out.push("**SIMULATED** — figures from commcost's simulated NCCL, not a measurement", '');
   const m = a.measured;
   if (!m) {
-    out.push(`**commcost** · ${api} → experiment \`${a.missing?.experiment ?? a.entry.answer.experiment}\``, '');
+    // An experiment that does not exist is never named as one.
+    out.push(a.missing?.unmeasurable ? `**commcost** · ${api}` : `**commcost** · ${api} → experiment \`${a.missing?.experiment ?? a.entry.answer.experiment}\``, '');
     const through = chainLine(site);
     if (through) out.push(through, '');
     const pays = firstCollectiveLine(site, undefined);
@@ -301,9 +308,13 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 200)}.`);
     if (a.active)
       out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, NCCL ${escapeMarkdown(a.active.run.stamp?.ncclVersion ?? '?')}`);
+    if (a.missing?.timedOut && a.missing.timedOut.hint) out.push('', `Hint from the run: ${escapeMarkdown(a.missing.timedOut.hint, 200)}.`);
     if (skipGate(a))
       out.push('', `${a.active ? escapeMarkdown(a.active.run.host, 60) : 'This host'} cannot run it as measured: measure it on a host, or with an NCCL, that meets this.`);
-    else if (links.measure) out.push('', `[Measure this on ${a.active ? escapeMarkdown(a.active.run.host, 60) : '…'}](${links.measure})`);
+    else if (a.missing?.unmeasurable) {
+      if (links.openRun) out.push('', `[Open run](${links.openRun})`);
+    } else if (links.measure)
+      out.push('', `[Measure ${a.missing?.timedOut ? 'again' : 'this'} on ${a.active ? escapeMarkdown(a.active.run.host, 60) : '…'}](${links.measure})`);
     return out.join('\n');
   }
   const run = m.source.run;

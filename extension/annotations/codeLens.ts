@@ -51,13 +51,18 @@ export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
           arguments: [a.measured.source.key],
           tooltip: 'Open the run these figures come from',
         }));
+      // Nothing can measure it (annotationText.ts: the lens says what the run shows instead): the run, not a measurement.
+      if (a.missing?.unmeasurable)
+        return lenses.concat(new vscode.CodeLens(range, a.active
+          ? { title, command: 'commcost.openRun', arguments: [a.active.key], tooltip: 'Open the run' }
+          : { title, command: '' }));
       const experiment = a.missing?.experiment ?? a.entry.answer.experiment;
       return lenses.concat(new vscode.CodeLens(range, {
         title,
         command: 'commcost.measure',
         // A skip the host cannot lift (annotationText.ts skipGate): the picker, not the same host again.
         arguments: [{ experiments: [experiment], ...(a.active && !skipGate(a) ? { host: a.active.run.host } : {}) }],
-        tooltip: `Measure the ${experiment} experiment`,
+        tooltip: `Measure the ${experiment} experiment${a.missing?.timedOut ? ' again (the hang guard stopped it in this run)' : ''}`,
       }));
     });
   }

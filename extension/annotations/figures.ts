@@ -11,7 +11,36 @@
  * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
 import type { StepStats, VariantSummary } from '../../protocol/events';
-import type { RunExperiment } from '../../protocol/runFile';
+import { EXPERIMENT_IDS } from '../../protocol/runOptions';
+import { memStatsNote, type RunExperiment, type RunFile } from '../../protocol/runFile';
+
+/** One error of a run file (what failed, where, why). */
+export type RunError = RunFile['errors'][number];
+
+/**
+ * The first error of `run` by which the hang guard stopped `experiment` (code TIMEOUT), in
+ * `variant` when given (else in any), or undefined.
+ */
+export function timeoutOf(run: RunFile, experiment: string, variant?: string): RunError | undefined {
+  return (run.errors ?? []).find(
+    (e) => e.code === 'TIMEOUT' && e.where?.experiment === experiment && (variant === undefined || e.where.variant === undefined || e.where.variant === variant),
+  );
+}
+
+/**
+ * Why nothing can measure `entry` (its experiment is not in the catalogue), in words read from
+ * `run`: for ncclCommMemStats, that the run's NCCL lacks it (protocol/runFile.ts `memStatsNote`,
+ * with the version needed) or that the run read it at its memory points (naming the experiments).
+ */
+function unmeasurableReason(entry: ApiEntry, run: RunFile): string {
+  if (entry.callsInto === 'ncclCommMemStats') {
+    const note = memStatsNote(run);
+    if (note) return note.replace(/[:;] memory is [^:;]*$/, '');
+    const read = run.experiments.filter((e) => e.variants.some((v) => v.memStats && Object.keys(v.memStats).length > 0)).map((e) => e.experiment);
+    if (read.length) return `not timed: this run read ncclCommMemStats at the memory points of ${read.join(', ')} (open the run for its counts)`;
+  }
+  return `no commcost experiment times ${entry.api}`;
+}
 import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from './apiMap';
 import { answeringProfiles, isSimulatedProfile, staleReasons, type Profile, type StaleRules } from './profiles';
 
@@ -86,7 +115,18 @@ export interface Annotation {
   /** Set when the figures come from another run than the active one: why (e.g. "the active run has no split"). */
   why?: string;
   /** When nothing answers the API: the experiment to measure and why there is nothing. */
-  missing?: { experiment: string; reason: string };
+  missing?: {
+    experiment: string;
+    reason: string;
+    /** The hang guard stopped this experiment in the active run (its first TIMEOUT error): measuring again may pass. */
+    timedOut?: RunError;
+    /**
+     * No experiment of the catalogue times this call (e.g. ncclCommMemStats): nothing can be
+     * measured, and `reason` says what the run shows instead (its NCCL lacks the call, or the run
+     * read it at its memory points).
+     */
+    unmeasurable?: true;
+  };
   /** Reasons the figures are stale ([] = fresh). */
   stale: string[];
   /** True when the figures came from the simulated NCCL: never a measurement. */
@@ -313,7 +353,15 @@ export function resolveAnnotation(
           );
     return { ...base, measured: best.measured, ...(why ? { why } : {}), stale: best.stale, simulated: isSimulatedProfile(best.p) };
   }
+  if (!(EXPERIMENT_IDS as readonly string[]).includes(entry.answer.experiment))
+    return {
+      ...base,
+      missing: { experiment: entry.answer.experiment, reason: unmeasurableReason(entry, active.run), unmeasurable: true },
+      stale: [],
+      simulated: isSimulatedProfile(active),
+    };
   const skipped = active.run.skipped.find((s) => s.experiment === entry.answer.experiment);
+  const timedOut = skipped ? undefined : timeoutOf(active.run, entry.answer.experiment);
   const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager, context.creator)));
   const kind = !other
     ? ''
@@ -326,9 +374,12 @@ export function resolveAnnotation(
     ...base,
     missing: {
       experiment: entry.answer.experiment,
+      ...(timedOut ? { timedOut } : {}),
       reason: skipped
         ? `skipped on ${active.run.host}: ${skipped.reason}`
-        : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}`,
+        : timedOut
+          ? `${timedOut.message.startsWith('timed out') ? '' : 'timed out: '}${timedOut.message}`
+          : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}`,
     },
     stale: [],
     simulated: isSimulatedProfile(active),

@@ -4,8 +4,22 @@
  * variant that shares its parent's resources, a first collective with no figure) and the gate of
  * an experiment the host cannot run. Pure; re-exported by annotationText.ts.
  */
-import type { Annotation, Measured } from './figures';
-import { escapeMarkdown, formatMs, percent } from './formatText';
+import { timeoutOf, type Annotation, type Measured, type RunError } from './figures';
+import { escapeMarkdown, formatMs, percent, plain } from './formatText';
+
+/**
+ * Where the hang guard stopped a step, in plain words from a TIMEOUT error of the run (the
+ * agent's message "timed out at split halves/splitShare=0 iteration 0, step ncclCommSplit on rank
+ * 1: …", else its `where`): "timed out on rank 1 in ncclCommSplit (split halves/splitShare=0,
+ * iteration 0)". Plain text (run-file text made safe with `plain`); escape it for Markdown.
+ */
+export function timeoutWords(e: RunError): string {
+  const m = /^timed out at (.+?) iteration (\d+), step (.+?) on rank (\d+)/.exec(e.message);
+  if (m) return `timed out on rank ${m[4]} in ${plain(m[3] ?? '', 60)} (${plain(m[1] ?? '', 60)}, iteration ${m[2]})`;
+  const w = e.where ?? {};
+  const at = [w.experiment, w.variant].filter(Boolean).join(' ');
+  return `timed out${w.rank !== undefined ? ` on rank ${w.rank}` : ''}${w.step ? ` at step ${plain(w.step, 60)}` : ''}${at ? ` (${plain(at, 80)}${w.iteration !== undefined ? `, iteration ${w.iteration}` : ''})` : ''}`;
+}
 
 /** Below this share of the total the first collective counts as ≈ 0: "nearly all of it is the call itself". */
 export const FIRST_NEGLIGIBLE_SHARE = 0.02;
@@ -30,7 +44,11 @@ export function reading(a: Annotation): string | undefined {
   if (a.entry.role === 'create' && a.entry.answer.first && !first && call)
     // A creation whose first collective the run has no figure for (it failed, or the run stopped):
     // the headline is the call alone, never read as the whole cost.
-    return `this run has no figure for its first collective (${escapeMarkdown(m.main.variant, 60)}): ${formatMs(call.stats.median)} is the call alone`;
+  {
+    const hung = timeoutOf(m.source.run, m.experiment, m.main.variant);
+    const why = hung ? `: the hang guard stopped it (${escapeMarkdown(timeoutWords(hung), 200)})` : '';
+    return `this run has no figure for its first collective (${escapeMarkdown(m.main.variant, 60)})${why}${why ? ';' : ':'} ${formatMs(call.stats.median)} is the call alone`;
+  }
   if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
     const what = noun(a, m);
     const share = first.stats.median / total.stats.median;

@@ -87,3 +87,51 @@ test('#1 ncclCommSuspend: its lens gives the suspend call and the memory it rele
   const { a: r } = await annotate(run, 'ncclCommResume');
   assert.match(codeLensTitle(r), /^⏱ 257 ms to first collective · 484 MiB\/GPU/);
 });
+
+/** The 2-rank wheel run with the hang guard's stop of `experiment` `variant` at `step` on rank 1 (the agent's message). */
+function hung(experiment: string, variant: string, step: string, stepWords: string): RunFile {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  run.status = 'partial';
+  run.errors.push({
+    code: 'TIMEOUT',
+    message: `timed out at ${experiment} ${variant} iteration 2, step ${stepWords} on rank 1: rank 0 waited 30.0 s in ${stepWords}; rank 1 never reached ${stepWords}`,
+    where: { host: 'vm', rank: 1, experiment: experiment as never, variant, iteration: 2, step },
+    hint: 'a rank hung',
+    fatal: false,
+  });
+  return run;
+}
+
+test('#8 a step the hang guard stopped reads as timed out (rank, op) with a measure-again offer, never "not measured in this run"', async () => {
+  const run = hung('split', 'halves/splitShare=0', 'call', 'ncclCommSplit');
+  run.experiments = run.experiments.filter((e) => e.experiment !== 'split');
+  const { a } = await annotate(run, 'ncclCommSplit');
+  const lens = codeLensTitle(a);
+  assert.doesNotMatch(lens, /not measured/, lens);
+  assert.match(lens, /^⏱ timed out on rank 1 in ncclCommSplit \(split halves\/splitShare=0, iteration 2\) in this run · Measure again on localhost$/, lens);
+  const site = await siteOf('cpp', 'void f(){ ncclCommSplit(p, 0, r, &c, NULL); }', 'ncclCommSplit');
+  const hover = hoverMarkdown(a, site, hoverLinks(a));
+  assert.match(hover, /timed out at split halves\/splitShare=0 iteration 2, step ncclCommSplit on rank 1/, hover);
+  assert.match(hover, /\[Measure again on localhost\]\(command:commcost\.remeasure/, hover);
+  // An init whose first collective timed out: its reading gives the reason it has no figure.
+  const init = hung('init', 'default', 'first', 'first 1 MiB allreduce');
+  const v = init.experiments.find((e) => e.experiment === 'init')!.variants[0]!;
+  v.steps = v.steps.filter((x) => x.step === 'call');
+  const { a: i } = await annotate(init, 'ncclCommInitRank');
+  const r = hoverMarkdown(i, await siteOf('cpp', 'void f(){ ncclCommInitRank(&c, n, id, r); }', 'ncclCommInitRank'), hoverLinks(i));
+  assert.match(r, /no figure for its first collective \(default\): the hang guard stopped it \(timed out on rank 1 in first 1 MiB allreduce \\\(init default, iteration 2\\\)\); 30\.1 ms is the call alone/, r);
+});
+
+test('#9 ncclCommMemStats: no Measure offer for an experiment that does not exist; the run says its NCCL lacks it (version needed) or where it read it', async () => {
+  const { a } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), 'ncclCommMemStats');
+  const lens = codeLensTitle(a);
+  assert.doesNotMatch(lens, /Measure/, lens);
+  assert.equal(lens, '⏱ ncclCommMemStats is not in NCCL 2.28.9 (the library does not export it; needs ≥ 2.29.7)');
+  assert.equal(hoverLinks(a).measure, undefined);
+  const site = await siteOf('cpp', 'void f(){ ncclCommMemStats(c, &s); }', 'ncclCommMemStats');
+  const hover = hoverMarkdown(a, site, hoverLinks(a));
+  assert.doesNotMatch(hover, /memStats`|Measure this/, hover);
+  const { a: b } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'ncclCommMemStats');
+  assert.equal(codeLensTitle(b), '⏱ not timed: this run read ncclCommMemStats at the memory points of init, split, shrink, pool, suspend (open the run for its counts)');
+  assert.match(hoverLinks(b).openRun ?? '', /^command:commcost\.openRun/);
+});
