@@ -34,11 +34,16 @@ export interface StudyFigure {
   /** How the study wrote it, e.g. "464 MB" (shown as written; MB read as 10^6 bytes). */
   written: string;
   host: StudyHost;
-  /** The measurement of the study it comes from (DESIGN.md, "Figures from the study"). */
+  /** The measurement of the study it comes from, and where it is quoted: `${measurement} (${document})`. */
   source: string;
+  /** The measurement of the study it comes from, in a few words, e.g. "init + first 1 MB allreduce". */
+  measurement: string;
+  /** Where the study's figure is quoted, e.g. 'DESIGN.md "Figures from the study"'. */
+  document: string;
 }
 
 const SECTION = 'DESIGN.md "Figures from the study"';
+const PLAN_ISSUE = 'issue 17, "Plan a reshape"';
 
 function fig(
   what: string,
@@ -49,13 +54,13 @@ function fig(
   host: StudyHost = STUDY_A40,
   unit: 'ms' | 'bytes' = 'ms',
 ): StudyFigure {
-  return { what, unit, min, max, written, host, source: `${source} (${SECTION})` };
+  return { what, unit, min, max, written, host, source: `${source} (${SECTION})`, measurement: source, document: SECTION };
 }
 
 /** Every figure of the study the verdict compares with, by key. */
 export const STUDY_FIGURES = {
   initCall: fig('ncclCommInitRank(Config)', 43, 43, '43 ms', 'init'),
-  initToFirst: fig('init to the first 1 MB allreduce', 92, 92, '92 ms', 'init with the first 1 MB allreduce'),
+  initToFirst: fig('init to the first 1 MB allreduce', 92, 92, '92 ms', 'init + first 1 MB allreduce'),
   splitCall: fig('ncclCommSplit', 23, 23, '23 ms', 'split + first allreduce'),
   splitFirst: fig('first allreduce on a split child', 54.5, 54.5, '54.5 ms', 'split + first allreduce'),
   splitToFirst: fig(
@@ -63,30 +68,30 @@ export const STUDY_FIGURES = {
     81,
     81,
     '81 ms',
-    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+    'rebuild comparison, each + first collective',
   ),
-  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 78 vs 81 ms'),
-  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 78 vs 81 ms'),
+  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 vs 0'),
+  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 vs 0'),
   shrinkToFirst: fig(
     'shrink to first collective',
     64,
     64,
     '64 ms',
-    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+    'rebuild comparison, each + first collective',
   ),
   growToFirst: fig(
     'grow to first collective',
     78,
     78,
     '78 ms',
-    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+    'rebuild comparison, each + first collective',
   ),
   freshToFirst: fig(
     'fresh init to first collective',
     92,
     92,
     '92 ms',
-    'rebuild comparison: split, shrink, grow, fresh init (each + first collective)',
+    'rebuild comparison, each + first collective',
   ),
   nodesShrinkToFirst: fig('shrink to first collective', 180, 180, '180 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
   nodesGrowToFirst: fig('grow to first collective', 175, 175, '175 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
@@ -125,9 +130,9 @@ export const STUDY_FIGURES = {
     493,
     523,
     '493–523 ms',
-    'cold process first init + first collective vs warm',
+    'cold vs warm process: first init + first collective',
   ),
-  warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold process first init + first collective vs warm'),
+  warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold vs warm process: first init + first collective'),
   drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages'),
   // The study's derived results, quoted by issue 17 ("Plan a reshape"); used by client/plan/.
   migrationPause: {
@@ -137,7 +142,9 @@ export const STUDY_FIGURES = {
     max: 69,
     written: '69 ms',
     host: STUDY_A40,
-    source: 'migration pause, the reference line of the study\'s Figure 2 (issue 17, "Plan a reshape")',
+    source: `migration pause, the reference line of the study's Figure 2 (${PLAN_ISSUE})`,
+    measurement: "migration pause, the reference line of the study's Figure 2",
+    document: PLAN_ISSUE,
   },
   abortFloor: {
     what: 'the floor abort and revoke sit on',
@@ -148,6 +155,8 @@ export const STUDY_FIGURES = {
     host: STUDY_A40,
     source:
       'DESIGN.md: "abort and revoke sit on a ~0.5 s floor" (the study\'s summary of abort 485–534 ms and revoke 499–502 ms); the 500 ms floor of the study\'s Figure 3 (issue 17, "Plan a reshape")',
+    measurement: "the study's summary of abort 485–534 ms and revoke 499–502 ms; the 500 ms floor of its Figure 3",
+    document: `DESIGN.md; ${PLAN_ISSUE}`,
   },
   pool8Bytes: {
     what: 'a pool of every TP shape at 8 GPUs, per GPU (the study\'s estimate)',
@@ -156,7 +165,9 @@ export const STUDY_FIGURES = {
     max: 1e9,
     written: '~1 GB',
     host: STUDY_A40,
-    source: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (issue 17, "Plan a reshape")',
+    source: `estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (${PLAN_ISSUE})`,
+    measurement: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB',
+    document: PLAN_ISSUE,
   },
 } as const satisfies Record<string, StudyFigure>;
 
@@ -174,3 +185,41 @@ export const STUDY_POOL_ESTIMATE = {
   bytes: STUDY_FIGURES.pool8Bytes,
   source: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (issue 17, "Plan a reshape")',
 } as const;
+
+/**
+ * A share the study did not publish as a share: derived by commcost from two of its figures
+ * (e.g. the first collective's share of init to first collective, (92 − 43) of 92 ms). Shown as
+ * derived, with the published figures it comes from, never as a figure of the study.
+ */
+export interface StudyShare {
+  /** The part and the whole, in ms, as derived. */
+  part: number;
+  total: number;
+  /** How it was derived, in the study's written figures, e.g. "from its 43 ms init and 92 ms init + first 1 MB allreduce". */
+  derivation: string;
+  /** The published figures it is derived from (their sources are the share's). */
+  from: readonly StudyFigure[];
+  host: StudyHost;
+}
+
+const F = STUDY_FIGURES;
+
+/** The shares the verdict sets beside a run's, each derived from two published figures. */
+export const STUDY_SHARES = {
+  /** The first collective's share of init to the first 1 MB allreduce: (92 − 43) of 92 ms. */
+  initFirst: {
+    part: F.initToFirst.min - F.initCall.min,
+    total: F.initToFirst.min,
+    derivation: `from its ${F.initCall.written} init and ${F.initToFirst.written} init + first 1 MB allreduce`,
+    from: [F.initCall, F.initToFirst],
+    host: F.initToFirst.host,
+  },
+  /** The first allreduce's share of split to first allreduce: 54.5 of (23 + 54.5) ms. */
+  splitFirst: {
+    part: F.splitFirst.min,
+    total: F.splitCall.min + F.splitFirst.min,
+    derivation: `from its ${F.splitCall.written} split and ${F.splitFirst.written} first allreduce`,
+    from: [F.splitCall, F.splitFirst],
+    host: F.splitFirst.host,
+  },
+} as const satisfies Record<string, StudyShare>;

@@ -17,7 +17,7 @@
  * A boundary value (exactly √10, 2× or 20 points) agrees.
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
-import type { StudyFigure, StudyHost } from '../studyFigures';
+import { STUDY_SHARES, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
 import { bytes, ms, num, pct, times } from './format';
 
 /** A part (e.g. the first collective) is negligible when it is at most this share of its total… */
@@ -84,6 +84,8 @@ export interface Clause {
   detail?: string;
   /** Set when the figures cannot be judged (e.g. a zero figure makes no ratio): said instead of agrees/differs. */
   notJudged?: string;
+  /** The study's published figures this clause uses: their sources are named once per sentence. */
+  sources: readonly StudyFigure[];
 }
 
 /** Where the run's figures stand: the host's words, and whether they are measurements at all. */
@@ -116,6 +118,7 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
     host: f.host,
     text: `${name} ${f.written} vs ${figureText(value, f)} (${where})`,
     agrees: Math.abs(Math.log(ratio)) <= Math.log(ORDER_BAND) + EPSILON,
+    sources: [f],
   };
 }
 
@@ -139,53 +142,108 @@ export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.wha
     host: f.host,
     text: `${name} ${f.written} vs ${figureText(lo, f).replace(/ ms$/, '')}–${figureText(hi, f)} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
     agrees: low.agrees && high.agrees,
+    sources: [f],
   };
+}
+
+/**
+ * The derived share of the study with this part and total (ms) on this host, if it is one of
+ * {@link STUDY_SHARES}: how it was derived and from which published figures.
+ */
+function knownShare(studyPart: number, studyTotal: number, host: StudyHost): StudyShare | undefined {
+  return Object.values(STUDY_SHARES).find(
+    (x) => x.host === host && Math.abs(x.part - studyPart) < EPSILON && Math.abs(x.total - studyTotal) < EPSILON,
+  );
 }
 
 /**
  * A share of the run (part of total, ms) against the study's (studyPart of studyTotal, ms):
  * agrees when the two shares are at most SHARE_POINTS points apart (absolute points, either side
- * of half). The detail says how many points apart, agreeing or not.
+ * of half). The detail says how many points apart, agreeing or not. The study published no share:
+ * its share is said as derived by commcost, with the published figures it comes from (a share of
+ * {@link STUDY_SHARES}; their sources are the clause's), never as "49 of 92 ms" as if quoted.
  */
 export function shareClause(part: number, total: number, studyPart: number, studyTotal: number, host: StudyHost, name: string): Clause {
+  return shareClauseOf(part, total, knownShare(studyPart, studyTotal, host) ?? { part: studyPart, total: studyTotal, derivation: '', from: [], host }, name);
+}
+
+/**
+ * A share of the run (part of total, ms) against a derived share of the study ({@link STUDY_SHARES}),
+ * by the rule of {@link shareClause}: "first collective's share 53% (derived by commcost from its
+ * 43 ms init and 92 ms init + first 1 MB allreduce) vs 82% (139 ms of 170 ms)".
+ */
+export function shareClauseOf(part: number, total: number, study: StudyShare, name: string): Clause {
   const share = part / total;
-  const studyShare = studyPart / studyTotal;
+  const studyShare = study.part / study.total;
   const points = Math.abs(share - studyShare) * 100;
   const shown = Math.round(points);
+  const derived = study.derivation
+    ? `derived by commcost ${study.derivation}`
+    : `derived by commcost from the study's figures: ${num(study.part)} of ${num(study.total)} ms`;
   return {
-    host,
-    text: `${name} ${num(studyPart)} of ${num(studyTotal)} ms (${pct(studyShare)}) vs ${ms(part)} of ${ms(total)} (${pct(share)})`,
+    host: study.host,
+    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (${ms(part)} of ${ms(total)})`,
     agrees: points <= SHARE_POINTS + EPSILON,
     detail: `(${shown} point${shown === 1 ? '' : 's'} apart)`,
+    sources: study.from,
   };
+}
+
+/** A ratio range "5.03–5.34×", or one ratio "0.88×" when both ends are equal. */
+function ratioText(lo: number, hi: number): string {
+  return times(lo) === times(hi) ? times(lo) : `${times(lo).replace(/×$/, '')}–${times(hi)}`;
 }
 
 /**
  * A relation between two figures of the run (a against b, ms) set beside the same relation in the
- * study (sa against sb): the two ratios are compared on a log scale and agree when within
- * RATIO_FACTOR of each other either way. The detail gives the run's ratio as a multiple of the
- * study's. A ratio that is not a positive finite number (a zero figure) is named, not judged.
+ * study (sa against sb): the run's ratio a / b against the study's, which is a range when either
+ * figure is one (sa.min / sb.max to sa.max / sb.min: 493–523 ms vs 98 ms is 5.03–5.34×). The two
+ * are compared on a log scale, to the study's nearer end (1 inside its range), and agree when
+ * within RATIO_FACTOR either way. The detail gives the run's ratio as a multiple of the study's.
+ * A ratio that is not a positive finite number (a zero figure) is named, not judged.
  */
 export function relationClause(a: number, b: number, sa: StudyFigure, sb: StudyFigure, name: string): Clause {
-  const studyRatio = sa.min / sb.min;
+  const lo = sa.min / sb.max;
+  const hi = sa.max / sb.min;
   const ratio = a / b;
-  const base = `${name} ${times(studyRatio)} (${sa.written} vs ${sb.written}) vs`;
+  const base = `${name} ${ratioText(lo, hi)} (${sa.written} vs ${sb.written}) vs`;
+  const sources = sa === sb ? [sa] : [sa, sb];
   if (!(Number.isFinite(ratio) && ratio > 0)) {
-    return { host: sa.host, text: `${base} ${ms(a)} vs ${ms(b)}`, agrees: false, notJudged: 'no ratio: a zero figure' };
+    return { host: sa.host, text: `${base} ${ms(a)} vs ${ms(b)}`, agrees: false, notJudged: 'no ratio: a zero figure', sources };
   }
-  const apart = ratio / studyRatio;
+  const ref = ratio < lo ? lo : ratio > hi ? hi : undefined;
+  const apart = ref === undefined ? 1 : ratio / ref;
   return {
     host: sa.host,
     text: `${base} ${times(ratio)} (${ms(a)} vs ${ms(b)})`,
     agrees: Math.abs(Math.log(apart)) <= Math.log(RATIO_FACTOR) + EPSILON,
-    detail: `(here ${times(apart)} the study's ratio)`,
+    detail:
+      ref === undefined
+        ? "(inside the study's range)"
+        : lo === hi
+          ? `(here ${times(apart)} the study's ratio)`
+          : `(here ${times(apart)} the ${ref === hi ? 'upper' : 'lower'} end of the study's)`,
+    sources,
   };
+}
+
+/**
+ * The study's sources of these figures, compactly: each measurement once, then where it is
+ * quoted, e.g. 'init; init + first 1 MB allreduce, in DESIGN.md "Figures from the study"'.
+ * @returns '' when there is no figure.
+ */
+export function studySources(figures: readonly StudyFigure[]): string {
+  const documents = [...new Set(figures.map((f) => f.document))];
+  return documents
+    .map((d) => `${[...new Set(figures.filter((f) => f.document === d).map((f) => f.measurement))].join('; ')}, in ${d}`)
+    .join('; ');
 }
 
 /**
  * The sentence that sets a line's figures beside the study's, one part per study host:
  * "Study (4× A40 PCIe, NCCL 2.32.3) vs here (2× H200 NVLink): init to first collective 92 ms vs
- * 176 ms (1.9×): agrees." A simulated run's figures are set beside the study's but not judged.
+ * 176 ms (1.9×): agrees (study: init + first 1 MB allreduce, in DESIGN.md "Figures from the
+ * study")." The sources of the study's figures are named once per sentence. A simulated run's figures are set beside the study's but not judged.
  * @returns '' when there is no clause.
  */
 export function studySentence(here: Here, clauses: Clause[]): string {
@@ -201,13 +259,14 @@ export function studySentence(here: Here, clauses: Clause[]): string {
               ? `${c.text}: not judged (${c.notJudged})`
               : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`,
         );
+      const sources = studySources(clauses.filter((c) => c.host === host).flatMap((c) => c.sources));
       const few = !here.simulated && here.iterations !== undefined && here.iterations < 3;
       const tail = here.simulated
         ? ' (not compared: simulated figures are not measurements)'
         : few
           ? ` (here ${here.iterations === 1 ? 'from one recorded iteration per step: each word rests on a single observation' : `from ${here.iterations} recorded iterations per step: too few to show a spread`})`
           : '';
-      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${tail}.`;
+      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${sources ? ` (study: ${sources})` : ''}${tail}.`;
     })
     .join(' ');
 }
@@ -221,8 +280,9 @@ export function studyNotCompared(figures: StudyFigure[], why: string): string {
   const hosts = [...new Set(figures.map((f) => f.host))];
   return hosts
     .map((host) => {
-      const parts = figures.filter((f) => f.host === host).map((f) => `${f.what} ${f.written}`);
-      return `Study (${host.text}): ${parts.join('; ')} — not compared here: ${why}.`;
+      const mine = figures.filter((f) => f.host === host);
+      const parts = mine.map((f) => `${f.what} ${f.written}`);
+      return `Study (${host.text}): ${parts.join('; ')} — not compared here: ${why} (study: ${studySources(mine)}).`;
     })
     .join(' ');
 }

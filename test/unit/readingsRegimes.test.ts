@@ -42,7 +42,7 @@ test('equal medians: a first collective of exactly half the init is "half", neve
   const text = line(run, 'first-collective-share');
   assert.match(text, /ncclCommInitRankConfig pays 50\.0 ms \(50%\) and the first collective 50\.0 ms \(50%\)/);
   assert.doesNotMatch(text, /less than half here/, text);
-  assert.match(text, /\(53%\) vs 50\.0 ms of 100 ms \(50%\): agrees \(3 points apart\)/, text);
+  assert.match(text, /share 53% \(derived by commcost [^)]+\) vs 50% \(50\.0 ms of 100 ms\): agrees \(3 points apart\)/, text);
 });
 
 test('a failed splitShare 0 split: the rebuild line says it has no figure and names the splitShare 1 split in full, not "the same with splitShare 1"', () => {
@@ -103,12 +103,12 @@ test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank chil
   const rebuild = line(run, 'rebuild-vs-init');
   assert.match(rebuild, /shrink \(to a one-rank child\): 24\.8 ms/);
   assert.doesNotMatch(rebuild, /shrink against a fresh init [^.;]*: (agrees|differs)/, rebuild);
-  assert.match(rebuild, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): shrink to first collective 64 ms — not compared here: the shrink here leaves a one-rank child \(no peer to connect to\), the study shrank a communicator of 4 ranks\./, rebuild);
+  assert.match(rebuild, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): shrink to first collective 64 ms — not compared here: the shrink here leaves a one-rank child \(no peer to connect to\), the study shrank a communicator of 4 ranks \(study: [^)]+\)\./, rebuild);
   // Split and grow (2-rank children) are still judged.
   assert.match(rebuild, /grow against a fresh init [^;]*: agrees \(here 1\.19× the study's ratio\)/);
   const pool = line(run, 'pool');
   assert.doesNotMatch(pool, /switch[^;.]*: (agrees|differs)/, pool);
-  assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer\./, pool);
+  assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer \(study: switch inside the pool, in DESIGN\.md \"Figures from the study\"\)\./, pool);
   assert.match(pool, /pool per GPU \(here tp2\+1\) 464 MB .*: agrees/);
   // At 4 ranks the shrink leaves 3 ranks and is judged.
   const four = synthetic(4, [
@@ -167,7 +167,7 @@ test('1 rank: teardown figures (abort, revoke, finalize + destroy, destroy_proce
   const text = line(one, 'teardown-floors');
   assert.match(text, /^Tearing a communicator of 1 rank down costs: ncclCommAbort 999 ms/);
   assert.doesNotMatch(text, /agrees|differs/, text);
-  assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommAbort 485–534 ms; ncclCommRevoke until quiet 499–502 ms; ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s — not compared here: a communicator of 1 rank has no peer, the study's had 4 ranks\./, text);
+  assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommAbort 485–534 ms; ncclCommRevoke until quiet 499–502 ms; ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s — not compared here: a communicator of 1 rank has no peer, the study's had 4 ranks \(study: [^)]+\)\./, text);
   const c10d = deriveVerdict(load('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n');
   assert.match(c10d, /destroy_process_group 0\.94–0\.96 s — not compared here: a process group of 1 rank/);
   assert.doesNotMatch(c10d, /destroy_process_group 0\.94–0\.96 s vs/);

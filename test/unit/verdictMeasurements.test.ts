@@ -55,7 +55,7 @@ describe('drain: a drain figure only where the work was in flight at every rank-
   test('in flight everywhere (2 ranks × 10 iterations): the sweep per size, the four with their parts, beside the study', () => {
     const text = must(sweep(() => count(1, 1, 20, 20)), 'drain');
     assert.match(text, /^Drain, with the work in flight at every rank-iteration as the call began: ncclCommFinalize until quiet: 16 MiB alone 7\.2 ms, 64 MiB alone 21\.0 ms, 128 MiB alone 40\.0 ms, 256 MiB alone 80\.0 ms, the 4 together \(16 MiB, 64 MiB, 128 MiB, 256 MiB\) 112 ms \(finalize 0\.10 ms \+ stream synchronize 112 ms\); a stream synchronize alone: 16 MiB alone 7\.0 ms/);
-    assert.match(text, /until quiet \(the sweep\) 7–112 ms vs 7\.2–112 ms \(inside the study's range\): agrees\.$/);
+    assert.match(text, /until quiet \(the sweep\) 7–112 ms vs 7\.2–112 ms \(inside the study's range\): agrees \(study: [^)]+\)\.$/);
     assert.doesNotMatch(text, /not a drain figure/);
   });
 
@@ -69,7 +69,7 @@ describe('drain: a drain figure only where the work was in flight at every rank-
   test('a sweep far from the study: each end against the study range', () => {
     const run = sweep(() => count(1, 1, 20, 20));
     for (const v of run.experiments[0]!.variants) for (const s of v.steps) s.stats = { ...s.stats, median: s.stats.median / 100 };
-    assert.match(must(run, 'drain'), /until quiet \(the sweep\) 7–112 ms vs 0\.072–1\.1 ms \(lowest 0\.01× its lower end, highest 0\.16× its lower end\): differs\.$/);
+    assert.match(must(run, 'drain'), /until quiet \(the sweep\) 7–112 ms vs 0\.072–1\.1 ms \(lowest 0\.01× its lower end, highest 0\.16× its lower end\): differs \(study: [^)]+\)\.$/);
   });
 
   test('a run without the count (2×H200 catalogue, before inFlightAtStart existed): not known to be a drain figure, not compared', () => {
@@ -114,7 +114,7 @@ describe('the pool without and with sharing', () => {
   for (const name of [W, SYS, SRC]) {
     test(`${name}: one shape, no child to share, the study's pool named but not compared`, () => {
       const text = must(load(name), 'pool');
-      assert.match(text, /^The pool here has one shape \(TP1\) and no child to share: it is the one communicator, 388 MiB per GPU \(0\.3% of its memory(; ncclCommMemStats counts 388 MiB)?\), built in [\d.]+ ms with its first collective [\d.]+ ms; there is no switch or rebuild to time and no splitShare 1 pool\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\); one TP2 child, per GPU ~76 MB — not compared here: one shape, no child\.$/);
+      assert.match(text, /^The pool here has one shape \(TP1\) and no child to share: it is the one communicator, 388 MiB per GPU \(0\.3% of its memory(; ncclCommMemStats counts 388 MiB)?\), built in [\d.]+ ms with its first collective [\d.]+ ms; there is no switch or rebuild to time and no splitShare 1 pool\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\); one TP2 child, per GPU ~76 MB — not compared here: one shape, no child \(study: pool TP4 \+ 2×TP2 \+ 4×TP1; pool: one TP2 child, in DESIGN\.md \"Figures from the study\"\)\.$/);
       assert.equal(/ncclCommMemStats counts 388 MiB/.test(text), name === SRC, 'NCCL\'s count only where the run has MemStats');
     });
   }

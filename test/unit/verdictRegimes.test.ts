@@ -118,20 +118,20 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
     const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'first-collective-share');
     assert.match(
       text,
-      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 49 of 92 ms \(53%\) vs 144 ms of 176 ms \(82%\): differs \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees\.$/,
+      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 53% \(derived by commcost from its 43 ms init and 92 ms init \+ first 1 MB allreduce\) vs 82% \(144 ms of 176 ms\): differs \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees \(study: init; init \+ first 1 MB allreduce, in DESIGN\.md \"Figures from the study\"\)\.$/,
     );
   });
   test("1 rank: the study's figures are named, not judged (no peer to connect to; the study had 4 ranks)", () => {
     const text = must(oneRank(), 'first-collective-share');
     assert.match(
       text,
-      /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommInitRank\(Config\) 43 ms; init to the first 1 MB allreduce 92 ms — not compared here: a communicator of 1 rank has no peer to connect to, the study's had 4 ranks\.$/,
+      /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommInitRank\(Config\) 43 ms; init to the first 1 MB allreduce 92 ms — not compared here: a communicator of 1 rank has no peer to connect to, the study's had 4 ranks \(study: [^)]+\)\.$/,
     );
     assert.doesNotMatch(text, /agrees|differs/);
   });
   test("the split's share and the rebuild relations on 2×H200 (the brief's example: 70% vs 75%: agrees)", () => {
     const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
-    assert.match(text, /split's first-collective share 54\.5 of 77\.5 ms \(70%\) vs 140 ms of 186 ms \(75%\): agrees \(5 points apart\)/);
+    assert.match(text, /split's first-collective share 70% \(derived by commcost [^)]+\) vs 75% \(140 ms of 186 ms\): agrees \(5 points apart\)/);
     assert.match(
       text,
       /split against a fresh init 0\.88× \(81 ms vs 92 ms\) vs 1\.06× \(186 ms vs 176 ms\): agrees \(here 1\.2× the study's ratio\)/,
@@ -150,7 +150,7 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
     const drained = variant('finalize', { finalize: 1.4, sync: 0.05, total: 1.45 });
     drained.counts = { inFlightAtStart: { min: 1, max: 1, sum: 20, n: 20 } };
     const drain = must(synthetic(2, [experiment('drain', [drained])]), 'drain');
-    assert.match(drain, /until quiet 7–112 ms vs 1\.4 ms \(0\.21× its lower end\): differs\.$/);
+    assert.match(drain, /until quiet 7–112 ms vs 1\.4 ms \(0\.21× its lower end\): differs \(study: [^)]+\)\.$/);
     // Just inside and just outside the band: 3.1× agrees, 3.2× differs.
     const destroy = (m: number): string =>
       must(synthetic(2, [experiment('destroy', [variant('default', { total: m })])]), 'teardown-floors');
@@ -162,7 +162,7 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
   test('c10d: destroy_process_group against the study', () => {
     assert.match(
       must(load('h200x2-torch2.11-nccl2.28.9-c10d.json'), 'c10d-lifecycle'),
-      /destroy_process_group 0\.94–0\.96 s vs 507 ms \(0\.54× its lower end\): agrees\.$/,
+      /destroy_process_group 0\.94–0\.96 s vs 507 ms \(0\.54× its lower end\): agrees \(study: [^)]+\)\.$/,
     );
   });
   test('a simulated run is set beside the study but never judged', () => {
@@ -232,7 +232,7 @@ describe('rebuilds: the child each one makes is named, and cheaper/costlier is r
     assert.match(text, /grow \(to 4 ranks\): 78\.0 ms \(82% of a fresh init, cheaper/);
     assert.match(
       text,
-      /split's first-collective share 54\.5 of 77\.5 ms \(70%\) vs 55\.0 ms of 79\.0 ms \(70%\): agrees \(1 point apart\)/,
+      /split's first-collective share 70% \(derived by commcost [^)]+\) vs 70% \(55\.0 ms of 79\.0 ms\): agrees \(1 point apart\)/,
     );
   });
   test('a rebuild costlier than a fresh init says so', () => {
@@ -417,12 +417,12 @@ describe('cold start: a fresh process against a warm one', () => {
     const run = synthetic(2, [experiment('cold-start', [variant('default', { cold: 510, warm: 100 })])]);
     assert.match(
       must(run, 'cold-start'),
-      /^A fresh process's first communicator costs 510 ms to its first collective, a second one in the same process 100 ms: cold costs more than warm \(5\.1×\)\. Study .*: cold 493–523 ms vs 510 ms \(inside the study's range\): agrees; warm 98 ms vs 100 ms \(1\.02×\): agrees; cold against warm 5\.03× \(493–523 ms vs 98 ms\) vs 5\.1× \(510 ms vs 100 ms\): agrees \(here 1\.01× the study's ratio\)\.$/,
+      /^A fresh process's first communicator costs 510 ms to its first collective, a second one in the same process 100 ms: cold costs more than warm \(5\.1×\)\. Study .*: cold 493–523 ms vs 510 ms \(inside the study's range\): agrees; warm 98 ms vs 100 ms \(1\.02×\): agrees; cold against warm 5\.03–5\.34× \(493–523 ms vs 98 ms\) vs 5\.1× \(510 ms vs 100 ms\): agrees \(inside the study's range\) \(study: [^)]+\)\.$/,
     );
     const same = synthetic(2, [experiment('cold-start', [variant('default', { cold: 20, warm: 19 })])]);
     assert.match(
       must(same, 'cold-start'),
-      /cold costs about the same as warm \(1\.05×\)\..*cold against warm .*: differs \(here 0\.21× the study's ratio\)\.$/,
+      /cold costs about the same as warm \(1\.05×\)\..*cold against warm .*: differs \(here 0\.21× the lower end of the study's\) \(study: [^)]+\)\.$/,
     );
   });
 });

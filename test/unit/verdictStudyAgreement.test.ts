@@ -38,12 +38,12 @@ describe('shares: absolute points, one tolerance, whichever side of half', () =>
   test('53% in the study against half here agrees (3 points apart), never "most in the study, half here"', () => {
     const run = synthetic(2, [experiment('init', [variant('default', { call: 50, first: 50, total: 100 })])]);
     const text = line(run, 'first-collective-share');
-    assert.match(text, /\(53%\) vs 50\.0 ms of 100 ms \(50%\): agrees \(3 points apart\)/, text);
+    assert.match(text, /share 53% \(derived by commcost [^)]*\) vs 50% \(50\.0 ms of 100 ms\): agrees \(3 points apart\)/, text);
     assert.doesNotMatch(text, /most in the study|half here/, text);
   });
   test('2×H200: 82% against the study\'s 53% differs (28 points apart)', () => {
     const text = line(load('h200x2-nccl2.28.9-wheel.json'), 'first-collective-share');
-    assert.match(text, /\(53%\) vs 144 ms of 176 ms \(82%\): differs \(28 points apart\)/, text);
+    assert.match(text, /share 53% \(derived by commcost [^)]*\) vs 82% \(144 ms of 176 ms\): differs \(28 points apart\)/, text);
   });
 });
 
