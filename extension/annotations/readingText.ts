@@ -31,8 +31,35 @@ function noun(a: Annotation, m: Measured): string {
 }
 
 /**
- * One sentence read off the figures, e.g. "82% of this init is the lazy connect in the first
- * collective (144 ms of 176 ms)": the share of the first collective in the total as measured,
+ * The run's NCCL_RUNTIME_CONNECT where its stamp sets it (for all ranks, or for the variant):
+ * "; this run set NCCL_RUNTIME_CONNECT=0", else "".
+ */
+function connectStamp(m: Measured): string {
+  const stamp = m.source.run.stamp;
+  const value = stamp?.variantEnv?.[`${m.experiment} ${m.main.variant}`]?.NCCL_RUNTIME_CONNECT ?? stamp?.ncclEnv?.NCCL_RUNTIME_CONNECT;
+  return typeof value === 'string' ? `; this run set NCCL_RUNTIME_CONNECT=${escapeMarkdown(value, 20)}` : '';
+}
+
+/** At one rank: what a one-rank figure does not show. */
+const ONE_RANK_LIMIT = '1 rank: no peer to connect, so this does not show what a group of more ranks pays in its first collective';
+
+/**
+ * A c10d creation answered by the NCCL init beneath it (the run has no c10d figures): the init
+ * call and its first collective as that experiment measured them, and what a call without
+ * device_id pays in the group's first collective, said to come from the NCCL init; at one rank,
+ * what that does not show.
+ */
+function beneathInit(m: Measured, call: number, first: number, total: number): string {
+  const single = m.main.childRanks === 1 || m.source.run.ranks === 1;
+  const one = single ? `; ${ONE_RANK_LIMIT}` : '';
+  // One rank has no peer: its first collective is not a connect.
+  const second = single ? "the NCCL communicator's first collective" : 'the connect';
+  return `without device_id the first collective pays the init (${formatMs(call)}) plus ${second} (${formatMs(first)}), ${formatMs(total)} in all, from the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}; this run has no c10d figures)${connectStamp(m)}${one}`;
+}
+
+/**
+ * One sentence read off the figures, e.g. "82% of this init is paid in its first collective
+ * (144 ms of 176 ms)": the share of the first collective in the total as measured,
  * whatever its size; "nearly all of this … is the call itself" only when the first collective is
  * ≈ 0 (below {@link FIRST_NEGLIGIBLE_SHARE}); a one-rank child says it has nothing to connect.
  * Undefined when the figures say nothing more than the numbers.
@@ -49,6 +76,8 @@ export function reading(a: Annotation): string | undefined {
     const why = hung ? `: the hang guard stopped it (${escapeMarkdown(timeoutWords(hung), 200)})` : '';
     return `this run has no figure for its first collective (${escapeMarkdown(m.main.variant, 60)})${why}${why ? ';' : ':'} ${formatMs(call.stats.median)} is the call alone`;
   }
+  if (a.entry.role === 'create' && first && total && total.stats.median > 0 && m.via && m.experiment === 'init' && call)
+    return beneathInit(m, call.stats.median, first.stats.median, total.stats.median);
   if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
     const what = noun(a, m);
     const share = first.stats.median / total.stats.median;
@@ -67,7 +96,8 @@ export function reading(a: Annotation): string | undefined {
     } else if (share >= 0.5 && lazy) {
       sentence = `${p} of this ${what} is paid in its first collective (${of}): the group is made lazily, so its first collective creates the communicator and connects it${call ? ` (the call takes ${formatMs(call.stats.median)})` : ''}`;
     } else if (share >= 0.5) {
-      sentence = `${p} of this ${what} is the lazy connect in the first collective (${of})`;
+      // What the figures show is where the cost is paid; what NCCL does there is not measured.
+      sentence = `${p} of this ${what} is paid in its first collective (${of})${connectStamp(m)}`;
     } else if (share < FIRST_NEGLIGIBLE_SHARE) {
       sentence = `nearly all of this ${what} is the call itself: the first collective adds ${formatMs(first.stats.median)} (${p} of ${formatMs(total.stats.median)})`;
     } else {

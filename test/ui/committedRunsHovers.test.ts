@@ -227,7 +227,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         const share = (100 * whole('first').median) / whole('total').median;
         assert.ok(share >= 10, `a share of ${share}% is written to the unit`);
         assert.ok(
-          ccSplit.includes(`${Math.round(share)}% of this split is the lazy connect in the first collective (${ms(whole('first').median)} of ${ms(whole('total').median)})`),
+          ccSplit.includes(`${Math.round(share)}% of this split is paid in its first collective (${ms(whole('first').median)} of ${ms(whole('total').median)})`),
           `the connect share (${share.toFixed(1)}%):\n${ccSplit}`,
         );
         assert.doesNotMatch(ccSplit, /is the call itself/);

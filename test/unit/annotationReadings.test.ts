@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { codeLensTitle, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
+import { codeLensTitle, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { ApiName } from '../../extension/annotations/apiMap';
 import type { CallSite } from '../../extension/annotations/callSites';
@@ -134,4 +134,26 @@ test('#9 ncclCommMemStats: no Measure offer for an experiment that does not exis
   const { a: b } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'ncclCommMemStats');
   assert.equal(codeLensTitle(b), '⏱ not timed: this run read ncclCommMemStats at the memory points of init, split, shrink, pool, suspend (open the run for its counts)');
   assert.match(hoverLinks(b).openRun ?? '', /^command:commcost\.openRun/);
+});
+
+test('#11 a run with NCCL_RUNTIME_CONNECT=0: the hover says the share is paid in the first collective and names the stamp, never "the lazy connect"', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  run.stamp!.ncclEnv = { ...run.stamp!.ncclEnv, NCCL_RUNTIME_CONNECT: '0' };
+  const { a } = await annotate(run, 'ncclCommInitRank');
+  const hover = hoverMarkdown(a, await siteOf('cpp', 'void f(){ ncclCommInitRank(&c, n, id, r); }', 'ncclCommInitRank'), hoverLinks(a));
+  assert.doesNotMatch(hover, /lazy connect/, hover);
+  assert.match(hover, /82% of this init is paid in its first collective \(139 ms of 170 ms\); this run set NCCL_RUNTIME_CONNECT=0\./, hover);
+});
+
+test('#3 init_process_group / new_group answered by the NCCL init beneath: the init plus the connect, said to come from the NCCL init, never "the lazy connect" share', async () => {
+  const { a } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), 'init_process_group', false);
+  const r = reading(a) ?? '';
+  assert.doesNotMatch(r, /lazy connect|82%/, r);
+  assert.equal(
+    r,
+    'without device_id the first collective pays the init (30.1 ms) plus the connect (139 ms), 170 ms in all, from the NCCL init beneath (experiment init; this run has no c10d figures)',
+  );
+  // At 1 rank: no connect, and what that does not show.
+  const { a: one } = await annotate(read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json'), 'new_group', false);
+  assert.match(reading(one) ?? '', /plus the NCCL communicator's first collective \(0\.008 ms\), 14\.8 ms in all, .*; 1 rank: no peer to connect, so this does not show what a group of more ranks pays in its first collective$/);
 });

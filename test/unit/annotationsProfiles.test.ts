@@ -64,7 +64,7 @@ test("ncclCommInitRank on the 2.28.9 run: the figures, CodeLens, label and readi
   assert.equal(decorationLabel(a), `${formatMs(total.median)} · ${formatBytes(mem)}/GPU`);
   assert.equal(
     reading(a),
-    `${Math.round((100 * first.median) / total.median)}% of this init is the lazy connect in the first collective (${formatMs(first.median)} of ${formatMs(total.median)})`,
+    `${Math.round((100 * first.median) / total.median)}% of this init is paid in its first collective (${formatMs(first.median)} of ${formatMs(total.median)})`,
   );
 
   const site = await siteOf('cpp', 'void f(){ ncclCommInitRank(&c, 2, id, 0); }');
@@ -108,7 +108,7 @@ test('split_group falls back to the ncclCommSplit beneath it and says so; the he
   const total = step(wheel, 'split', 'whole/splitShare=0', 'total');
   assert.equal(
     reading(a)?.split(';')[0],
-    `${Math.round((100 * first.median) / total.median)}% of this split is the lazy connect in the first collective (${formatMs(first.median)} of ${formatMs(total.median)})`,
+    `${Math.round((100 * first.median) / total.median)}% of this split is paid in its first collective (${formatMs(first.median)} of ${formatMs(total.median)})`,
   );
   assert.doesNotMatch(text, /100%|is the call itself/);
 });

@@ -51,7 +51,7 @@ test('the ncclCommSplit hover on the 2×H200 run headlines whole/splitShare=0 (p
   assert.match(md.split('\n')[0] ?? '', /^\*\*commcost\*\* · `ncclCommSplit` → `split` · whole\/splitShare=0$/);
   assert.ok(md.includes(`| total (split to first collective) | ${CELL_GAP}${formatMs(total.median)} |`), md);
   assert.ok(
-    md.includes(`${Math.round((100 * first.median) / total.median)}% of this split is the lazy connect in the first collective`),
+    md.includes(`${Math.round((100 * first.median) / total.median)}% of this split is paid in its first collective`),
     md,
   );
   assert.match(md, /The headline is the 2-rank child; a one-rank child has nothing to connect\./);
@@ -95,7 +95,7 @@ const readingCases: [string, RunFile, 'ncclCommSplit' | 'ncclCommInitRank', RegE
     'first collective 75% (the real figures)',
     wheel,
     'ncclCommSplit',
-    /^75% of this split is the lazy connect in the first collective \(140 ms of 186 ms\)$/,
+    /^75% of this split is paid in its first collective \(140 ms of 186 ms\)$/,
     /call itself/,
   ],
   [
