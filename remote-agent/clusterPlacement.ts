@@ -1,11 +1,13 @@
 /**
  * Multi-node placement: the coordinator's node server, this host joined as node 0, the other
- * nodes awaited within the deadline, and the ranks placed on them (nodes.ts does the wire).
+ * nodes awaited within the deadline, and the ranks placed on them (nodeServer.ts and nodeHost.ts do the wire).
  */
 import { randomBytes } from 'node:crypto';
 import type { NodePlan } from '../protocol/events';
 import type { DeviceInfo, LoadInfo } from './nativeBinding';
-import { hostAddresses, NodeServer, placeRanks, runNodeHost, type RankPlace } from './nodes';
+import { hostAddresses, placeRanks, type RankPlace } from './nodes';
+import { runNodeHost } from './nodeHost';
+import { NodeServer } from './nodeServer';
 import { RunSetupError, type NormalizedOptions } from './runSetup';
 import type { Emit, Log, SessionFailure } from './sessionPlan';
 

@@ -16,7 +16,7 @@ import { environmentStamp } from './environment';
 import { CATALOGUE } from './experiments/catalogue';
 import type { DeviceInfo, LoadInfo } from './nativeBinding';
 import { emptyViewRecord } from './ncclInitTimings';
-import type { NodeServer } from './nodes';
+import type { NodeServer } from './nodeServer';
 import { summarizeExperiment } from './rankCombine';
 import { RankSession } from './rankSession';
 import { warmSpawnThreads } from './rankSpawner';

@@ -17,7 +17,7 @@ import { PROTOCOL_VERSION, toLine, type AgentEvent, type ExperimentId, type RunO
 import { COMMCOST_VERSION } from '../protocol/version';
 import { Coordinator, loadLibrary, normalizeOptions, RunSetupError } from './coordinator';
 import { launchIdentityFromEnv, type LaunchIdentity } from './launcher';
-import { NodeHostError, runNodeHost } from './nodes';
+import { NodeHostError, runNodeHost } from './nodeHost';
 
 type Log = (line: string) => void;
 

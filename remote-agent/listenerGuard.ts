@@ -6,7 +6,7 @@
  * hold: connections × bytes, for at most the hello time.
  *
  * Used by every listener of the agent: the rank control channel and the barrier
- * (coordinator.ts, barrierServer.ts) and the node server (nodes.ts).
+ * (coordinator.ts, barrierServer.ts) and the node server (nodeServer.ts).
  */
 import type * as net from 'node:net';
 

@@ -19,7 +19,7 @@ import { Coordinator, loadLibrary, RunSetupError } from './coordinator';
 import { HostWatch } from './hostLiveness';
 import { launchedMain } from './launched';
 import { onLines } from './lineChannel';
-import { NodeHostError, runNodeHost } from './nodes';
+import { NodeHostError, runNodeHost } from './nodeHost';
 import { runRank } from './rank';
 import { relayThroughSrun, type SlurmRelay } from './slurm';
 

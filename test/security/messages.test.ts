@@ -19,7 +19,8 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { coordinatorToNodeProblem, nodeMessageProblem, rankMessageProblem } from '../../protocol/agentWire';
 import { BarrierServer, barrierHello } from '../../remote-agent/barrierServer';
-import { NodeServer, tokenProof } from '../../remote-agent/nodes';
+import { tokenProof } from '../../remote-agent/nodes';
+import { NodeServer } from '../../remote-agent/nodeServer';
 import { NOT_BUILT, distDir, is, startAgent, trackedRuns } from '../support/agentHarness';
 
 /** Lines that are JSON but not messages, and messages with a field of the wrong type. */

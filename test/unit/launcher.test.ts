@@ -8,7 +8,9 @@ import * as net from 'node:net';
 import { describe, test } from 'node:test';
 import { DEFAULT_COORDINATOR_PORT, detectLauncher, firstSlurmNode, LaunchEnvError, launchIdentityFromEnv } from '../../remote-agent/launcher';
 import { launchedOptions } from '../../remote-agent/launched';
-import { helloProblem, NodeHostError, NodeServer, placeRanks, runNodeHost } from '../../remote-agent/nodes';
+import { helloProblem, placeRanks } from '../../remote-agent/nodes';
+import { NodeHostError, runNodeHost } from '../../remote-agent/nodeHost';
+import { NodeServer } from '../../remote-agent/nodeServer';
 
 describe('launcher identity', () => {
   test('torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR; port MASTER_PORT + 1; token from the run id', () => {
