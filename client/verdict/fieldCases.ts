@@ -2,13 +2,39 @@
  * Verdict lines on the field cases: C1 (c10d new_group and c10d's lifecycle), C2 (split-share
  * memory), C3 (a one-rank communicator's memory, from connect-mode), C4 (split-subset) and C6
  * (init-abort). Each sentence is chosen by the run's figures and errors; a case whose experiment
- * is missing from the run is left out. C5 is in shrinkAbort.ts.
+ * is missing from the run is left out. C5 is in shrinkAbort.ts. Each case line names its case in
+ * words on the label's first use ({@link fieldCaseLabel}) and ends with "The study published no
+ * figure for this." (the cases come from public reports, not from the study).
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import { figureClause, shareRegime, studyNotCompared, studySentence, type Here } from './agreement';
 import { bytes, MiB, ms, stats, variantOf, type VerdictLine } from './format';
+
+/** Said at the end of every field-case line: the cases come from public reports, not from the study. */
+export const NO_STUDY_FIGURE = 'The study published no figure for this.';
+
+/**
+ * The field cases by label, in the words of docs' field cases (the public reports they come from,
+ * paraphrased): what each label stands for, said on its first use in the verdict.
+ */
+export const FIELD_CASES = {
+  C1: 'the first collective on a new group is slow',
+  C2: 'each group costs hundreds of MB; with splitShare it should not',
+  C3: 'a one-rank communicator allocates half a gigabyte',
+  C4: 'split hangs when only some ranks call it',
+  C5: 'shrink with abort, then destroy, hangs',
+  C6: 'init can hang without bound; abort must get us out',
+} as const;
+
+/**
+ * A field case's label with its name in words: 'Field case C4, "split hangs when only some ranks
+ * call it"'; `extra` (e.g. the torch version) follows in parentheses.
+ */
+export function fieldCaseLabel(id: keyof typeof FIELD_CASES, extra?: string): string {
+  return `Field case ${id}, "${FIELD_CASES[id]}"${extra ? ` (${extra})` : ''}`;
+}
 
 /**
  * Field case C1 (experiment c10d): where the cost of a new group lands with a lazy and with an
@@ -36,13 +62,14 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
     lines.push({
       id: 'c10d-new-group',
       text:
-        `Field case C1 (${torch}): new_group on a lazy default group returns in ${ms(lazyCall.median)} and its first all_reduce pays ${ms(lazyFirst.median)}; ` +
+        `${fieldCaseLabel('C1', torch)}: new_group on a lazy default group returns in ${ms(lazyCall.median)} and its first all_reduce pays ${ms(lazyFirst.median)}; ` +
         `on an eager default group (device_id) new_group takes ${ms(eagerCall.median)} and the first all_reduce ${ms(eagerFirst.median)}. ` +
         (nothing
           ? 'Both first all_reduces are negligible here: there is no first-collective cost for eager init or a warm-up collective to move.'
           : moved
             ? 'Eager init moves the cost into new_group here.'
-            : `${creationMoved ? 'Eager init moves the creation into new_group, not the connect' : 'Eager init does not move the first-collective cost here'}: the first all_reduce still pays ${ms(eagerFirst.median)} of ${ms(eagerCall.median + eagerFirst.median)}, so whichever collective comes first pays it (a warm-up collective right after creation takes it out of the first step).`),
+            : `${creationMoved ? `Eager init moves the creation into new_group, not the connect` : 'Eager init does not move the first-collective cost here'}: the first all_reduce still pays ${ms(eagerFirst.median)} of ${ms(eagerCall.median + eagerFirst.median)}, so whichever collective comes first pays it (a warm-up collective right after creation takes it out of the first step).`) +
+        ` ${NO_STUDY_FIGURE}`,
     });
   }
   const parts: string[] = [];
@@ -50,7 +77,7 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
   if (destroy) parts.push(`destroy_process_group ${ms(destroy.median)}`);
   // A one-rank group has no peer (as the lifecycle's teardown line says): named, not judged.
   const study = !destroy
-    ? ''
+    ? ` ${NO_STUDY_FIGURE}`
     : run.ranks < 2 && S.c10dDestroy.host.ranks >= 2
       ? ` ${studyNotCompared([S.c10dDestroy], `a process group of 1 rank, the study's had ${S.c10dDestroy.host.ranks} ranks`)}`
       : ` ${studySentence(here, [figureClause(destroy.median, S.c10dDestroy)])}`;
@@ -87,7 +114,7 @@ export function splitShareLines(run: RunFile): VerdictLine[] {
     if (m) parts.push(`${names[v.variant] ?? v.variant}: ${bytes(m.total / m.groups)} per group (${bytes(m.total)} for ${m.groups})`);
   }
   return parts.length > 0
-    ? [{ id: 'split-share', text: `Field case C2: memory per GPU after each split group's first collective — ${parts.join('; ')}.` }]
+    ? [{ id: 'split-share', text: `${fieldCaseLabel('C2')}: memory per GPU after each split group's first collective — ${parts.join('; ')}. ${NO_STUDY_FIGURE}` }]
     : [];
 }
 
@@ -117,7 +144,7 @@ export function hangCaseLines(run: RunFile): VerdictLine[] {
     const c4 = outcome('split-subset', 'subset-only', 'ncclCommSplit called by only some ranks');
     lines.push({
       id: 'split-subset',
-      text: `Field case C4: ${c4.clause}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.${c4.detail}`,
+      text: `${fieldCaseLabel('C4')}: ${c4.clause}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.${c4.detail} ${NO_STUDY_FIGURE}`,
     });
   }
   const nonblocking = variantOf(run, 'init-abort', 'nonblocking');
@@ -128,7 +155,7 @@ export function hangCaseLines(run: RunFile): VerdictLine[] {
     const c6 = outcome('init-abort', 'blocking', 'a blocking init whose peer never joins');
     lines.push({
       id: 'init-abort',
-      text: `Field case C6: ${c6.clause}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all${abortCall ? `, of which ncclCommAbort itself took ${ms(abortCall.stats.median)}` : ''}` : ''}.${c6.detail}`,
+      text: `${fieldCaseLabel('C6')}: ${c6.clause}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all${abortCall ? `, of which ncclCommAbort itself took ${ms(abortCall.stats.median)}` : ''}` : ''}.${c6.detail} ${NO_STUDY_FIGURE}`,
     });
   }
   return lines;
@@ -165,7 +192,7 @@ export function oneRankMemoryLine(run: RunFile): VerdictLine | undefined {
           .filter((x) => x.m!.later !== undefined && x.m!.later > MiB)
           .map((x) => `${x.name}: ${bytes(x.m!.later!)} of it at the first collective`)
           .join('; ') || 'where it lands was not recorded';
-    return { id: 'one-rank-memory', text: `Field case C3: a one-rank communicator takes, per GPU, ${list}; ${landed}.` };
+    return { id: 'one-rank-memory', text: `${fieldCaseLabel('C3')}: a one-rank communicator takes, per GPU, ${list}; ${landed}. ${NO_STUDY_FIGURE}` };
   }
   return undefined;
 }

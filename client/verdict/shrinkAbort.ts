@@ -5,6 +5,7 @@
  */
 import type { ErrorEvent, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
+import { fieldCaseLabel, NO_STUDY_FIGURE } from './fieldCases';
 import { ms, stats, variantOf, type VerdictLine } from './format';
 
 /** One way to release the parent after a shrink (field case C5, experiment shrink-abort). */
@@ -113,12 +114,13 @@ export function shrinkAbortLines(run: RunFile, where: string): VerdictLine[] {
     skipped: 'was skipped',
     'not run': 'did not run',
   };
-  let text = `Field case C5 ${where}: after ncclCommShrink drops the last rank, ${parts.join(', ')}. The reported combination (${combinationText(reported)}) ${said[reported.outcome]}.`;
+  let text = `${fieldCaseLabel('C5')} ${where}: after ncclCommShrink drops the last rank, ${parts.join(', ')}. The reported combination (${combinationText(reported)}) ${said[reported.outcome]}.`;
   const viaAbort = outcomes.find((x) => x.variant === 'abort/abort/excluded-aborts');
   const viaAbortRelease = stats(variantOf(run, 'shrink-abort', 'abort/abort/excluded-aborts'), 'release');
   if (reported.outcome === 'hang' && viaAbort?.outcome === 'timed' && viaAbortRelease) {
     text += ` Aborting the parent on the survivors instead completed (ncclCommAbort ${ms(viaAbortRelease.median)}).`;
   }
+  text += ` ${NO_STUDY_FIGURE}`;
   return [
     { id: 'shrink-abort', text },
     ...outcomes.map((o) => ({ id: `shrink-abort:${o.variant}`, text: `C5 ${o.variant} (${combinationText(o)}): ${o.text}` })),

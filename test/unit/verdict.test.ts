@@ -70,7 +70,7 @@ test('C1: the c10d sentence on the H200 run (torch 2.11) reads its own figures a
   const moved = structuredClone(c10d);
   const v = moved.experiments[0]!.variants.find((x) => x.variant === 'new_group/eager-default')!;
   v.steps.find((s) => s.step === 'first')!.stats.median = lazyFirst / 10;
-  assert.match(deriveVerdict(moved).find((l) => l.id === 'c10d-new-group')!.text, /Eager init moves the cost into new_group here\.$/);
+  assert.match(deriveVerdict(moved).find((l) => l.id === 'c10d-new-group')!.text, /Eager init moves the cost into new_group here\. The study published no figure for this\.$/);
 });
 
 test('C2, C4, C6: the case sentences of the H200 cases run come from its summaries and its hang-guard errors', () => {
@@ -82,7 +82,7 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   assert.ok(share.text.includes(`splitShare 0: ${Math.round(v0.memoryBytes![`after ${groups} groups`]! / groups / 2 ** 20)} MiB per group`), share.text);
   const c4 = lines.find((l) => l.id === 'split-subset')!;
   // The hang guard's own message follows the sentence, not inside parentheses.
-  assert.match(c4.text, /^Field case C4: ncclCommSplit called by only some ranks hung and was stopped by the hang guard; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, [\d.]+ ms to the first collective\. Hang guard: rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit.*\.$/);
+  assert.match(c4.text, /^Field case C4, \"split hangs when only some ranks call it\": ncclCommSplit called by only some ranks hung and was stopped by the hang guard; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, [\d.]+ ms to the first collective\. Hang guard: rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit.*\.$/);
   assert.ok(c4.text.includes(ms(stepOf(cases, 'split-subset', 'nocolor', 'total'))), c4.text);
   const c6 = lines.find((l) => l.id === 'init-abort')!;
   assert.match(c6.text, /a blocking init whose peer never joins hung and was stopped by the hang guard/);
@@ -102,7 +102,7 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   // Another error is named as such.
   const other = structuredClone(cases);
   other.errors = other.errors!.map((e) => (e.where?.variant === 'subset-only' ? { ...e, code: 'RANK_EXITED', message: 'rank 1 exited (SIGKILL)' } : e));
-  assert.match(deriveVerdict(other).find((l) => l.id === 'split-subset')!.text, /ended with RANK_EXITED; with NCCL_SPLIT_NOCOLOR .*\. RANK_EXITED: rank 1 exited \(SIGKILL\)\.$/);
+  assert.match(deriveVerdict(other).find((l) => l.id === 'split-subset')!.text, /ended with RANK_EXITED; with NCCL_SPLIT_NOCOLOR .*\. RANK_EXITED: rank 1 exited \(SIGKILL\)\. The study published no figure for this\.$/);
   // Figures of the variant mean it completed: only then "did not hang".
   const completed = structuredClone(cases);
   completed.errors = completed.errors!.filter((e) => e.where?.variant !== 'subset-only');
@@ -122,10 +122,10 @@ test('C3: the one-rank sentence gives every setting the run measured and where t
   const mib = (b: number): string => `${Math.round(b / 2 ** 20)} MiB`;
   assert.ok(line(cases).includes(`${mib(mem('one-rank/runtimeConnect=1').afterFirst!)} with runtime connect, ${mib(mem('one-rank/runtimeConnect=0').afterFirst!)} without`), line(cases));
   assert.ok(line(cases).includes(`${mib(mem('one-rank/runtimeConnect=1/cumem=0').afterFirst!)} with runtime connect and NCCL_CUMEM_ENABLE=0`), line(cases));
-  assert.match(line(cases), /all of it at creation, none at the first collective\.$/);
+  assert.match(line(cases), /all of it at creation, none at the first collective\. The study published no figure for this\.$/);
   // Memory that arrives with the first collective is said to.
   const later = structuredClone(cases);
   const v = later.experiments.find((e) => e.experiment === 'connect-mode')!.variants.find((x) => x.variant === 'one-rank/runtimeConnect=1')!;
   v.memoryBytes = { ...v.memoryBytes, afterCall: 100 * 2 ** 20 };
-  assert.match(line(later), /with runtime connect: \d+ MiB of it at the first collective\.$/);
+  assert.match(line(later), /with runtime connect: \d+ MiB of it at the first collective\. The study published no figure for this\.$/);
 });
