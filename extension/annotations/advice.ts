@@ -5,7 +5,7 @@
  */
 import { formatMs, plain, runLabel } from './annotationText';
 import type { CallSite, FileFacts, Position, Range, ScanResult } from './callSites';
-import type { Annotation, Figure } from './figures';
+import type { Annotation, Figure, Measured } from './figures';
 import type { ApiName } from './apiMap';
 
 export type FindingCode = 'commcost.creationInLoop' | 'commcost.lazyInit' | 'commcost.coldGroup';
@@ -65,42 +65,56 @@ function creationInLoop(site: CallSite, a: Annotation): Finding | undefined {
   };
 }
 
+/** At one rank: what a one-rank run cannot show about connecting (advice says it beside its figure). */
+const ONE_RANK = '1 rank: no peer to connect, so this does not show what a group of more ranks pays';
+
+/** Whether `a`'s figures are of a one-rank communicator (or a one-rank run). */
+function isOneRank(a: Annotation): boolean {
+  const m = a.measured;
+  return m !== undefined && (m.main.childRanks === 1 || m.source.run.ranks === 1);
+}
+
 /**
- * `init_process_group` without `device_id`, followed by collectives: with lazy init the NCCL
- * communicator is built inside the first collective (call + lazy connect = the run's total);
- * eager init moves the call out. Offered only when the run shows that the move is worth it: the
- * c10d experiment's eager variant has a cheaper first collective than its lazy one, or the init
- * experiment's call is at least a tenth of its total.
+ * `init_process_group` without `device_id`, followed by collectives. The message says what the
+ * cited run shows and what it measured — never how c10d builds the group as a finding of a run
+ * without c10d figures. Offered only when the run shows that the move is worth it: the c10d
+ * experiment's eager variant has a cheaper first collective than its lazy one, or (from the NCCL
+ * init beneath, no c10d figures) the init call is at least a tenth of its total. At one rank both
+ * say the run has one rank and what that does not show.
  */
 function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | undefined {
   const m = a.measured;
   if (site.api !== 'init_process_group' || site.keywords.includes('device_id') || !site.collectivesAfter || !m) return undefined;
-  let shows: string | undefined;
-  let moved: number | undefined;
+  const one = isOneRank(a);
+  const label = runLabel(m.source, a.peers ?? []).replace(/^SIMULATED · /, '');
+  let message: string | undefined;
+  let title: string | undefined;
   if (m.experiment === 'c10d') {
     const all = [m.main, ...m.others];
     const eager = all.find((v) => /eager/.test(v.variant))?.first;
     const lazy = all.find((v) => /lazy/.test(v.variant))?.first;
     if (eager && lazy && eager.stats.median < lazy.stats.median) {
-      moved = lazy.stats.median - eager.stats.median;
-      shows = `the first collective takes ${formatMs(lazy.stats.median)} after a lazy init and ${formatMs(eager.stats.median)} after an eager one`;
+      const moved = lazy.stats.median - eager.stats.median;
+      message = `the run ${label}${one ? ' (1 rank)' : ''} shows the first collective on the default group takes ${formatMs(lazy.stats.median)} after init_process_group without device_id and ${formatMs(eager.stats.median)} after one with it${one ? `; ${ONE_RANK}` : ''}`;
+      title = `Pass device_id for eager init (${one ? '1 rank: ' : ''}the first collective took ~${formatMs(moved)} less with it on ${hostOf(a)}${one ? '; no peer to connect, so not what more ranks pay' : ''}; uses the current CUDA device)`;
     }
   } else if (m.main.call && m.main.total && m.main.first) {
     const { call, first, total } = m.main;
     if (call.stats.median >= WORTH_MOVING_MS && call.stats.median >= WORTH_MOVING_SHARE * total.stats.median) {
-      moved = call.stats.median;
-      shows = `the communicator init (${formatMs(call.stats.median)}) moves out of the first collective; its lazy connect (${formatMs(first.stats.median)}) stays`;
+      const second = one ? "the NCCL communicator's first collective" : 'the connect';
+      message = `the run ${label} has no c10d figures; from the NCCL init beneath (experiment ${plain(m.experiment, 30)}${one ? ', 1 rank' : ''}), without device_id the first collective pays the init (${formatMs(call.stats.median)}) plus ${second} (${formatMs(first.stats.median)}), ${formatMs(total.stats.median)} in all${one ? `; ${ONE_RANK}` : ''}`;
+      title = `Pass device_id for eager init (the NCCL init beneath takes ${formatMs(call.stats.median)} of the ${formatMs(total.stats.median)} on ${hostOf(a)}${one ? ', 1 rank' : ''}; uses the current CUDA device)`;
     }
   }
-  if (!shows || moved === undefined) return undefined;
+  if (!message || !title) return undefined;
   const torch = torchImport(facts);
   const arg = `device_id=${torch.name}.device("cuda", ${torch.name}.cuda.current_device())`;
   return {
     code: 'commcost.lazyInit',
     range: site.nameRange,
-    message: `init_process_group without device_id builds the NCCL communicator lazily inside the first collective; the run ${runLabel(m.source, a.peers ?? []).replace(/^SIMULATED · /, '')} shows ${shows}${simulatedNote(a)}`,
+    message: `${message}${simulatedNote(a)}`,
     fix: {
-      title: `Pass device_id for eager init (moves ~${formatMs(moved)} out of the first collective on ${hostOf(a)}; uses the current CUDA device)`,
+      title,
       edits: [
         ...torch.edits,
         { range: { start: site.argumentInsert, end: site.argumentInsert }, newText: site.hasArguments ? `, ${arg}` : arg },
@@ -117,7 +131,28 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
 function firstPays(v: { variant: string; childRanks?: number }): string {
   const lazy = /(^|\/)lazy\b/.test(v.variant);
   if (v.childRanks === 1) return lazy ? 'of lazy creation (a one-rank group: nothing to connect)' : '(a one-rank group: nothing to connect)';
-  return lazy ? 'of lazy creation and connect' : 'of lazy connect';
+  // A group made eagerly: the figure says where the cost is paid, not what NCCL does there.
+  return lazy ? 'of lazy creation and connect' : 'in its first collective';
+}
+
+/**
+ * A group answered by the NCCL init beneath (no c10d figures): what its first collective pays as
+ * that init measured it — without device_id in the file's init_process_group, the init plus the
+ * connect (the total); with it, the init's first collective — and the words for it. Undefined for
+ * other figures.
+ */
+function beneathPays(m: Measured, fileEager: boolean): { pays: Figure; words: string } | undefined {
+  const { call, first, total } = m.main;
+  if (!m.via || m.experiment !== 'init' || !call || !first || !total) return undefined;
+  const one = m.main.childRanks === 1 || m.source.run.ranks === 1;
+  const second = one ? "the NCCL communicator's first collective" : 'the connect';
+  const limit = one ? `; ${ONE_RANK}` : '';
+  return fileEager
+    ? { pays: first, words: `(${second}, from the NCCL init beneath: this run has no c10d figures${limit})` }
+    : {
+        pays: total,
+        words: `(without device_id: the init ${formatMs(call.stats.median)} plus ${second} ${formatMs(first.stats.median)}, from the NCCL init beneath: this run has no c10d figures${limit})`,
+      };
 }
 
 /**
@@ -127,14 +162,17 @@ function firstPays(v: { variant: string; childRanks?: number }): string {
  * other mention), and leaves unnamed otherwise. Offered when the run's first collective is worth
  * moving.
  */
-function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: readonly string[]): Finding | undefined {
+function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: readonly string[], fileEager: boolean): Finding | undefined {
   const m = a.measured;
   const w = site.warmUp;
   if (!w || w.warm || !m || !site.statement?.ownsLine) return undefined;
-  const first: Figure | undefined = m.main.first;
   const total = m.main.total;
-  if (!first || !total || first.stats.median < WORTH_MOVING_MS || first.stats.median < WORTH_MOVING_SHARE * total.stats.median)
+  const measuredFirst: Figure | undefined = m.main.first;
+  if (!measuredFirst || !total || measuredFirst.stats.median < WORTH_MOVING_MS || measuredFirst.stats.median < WORTH_MOVING_SHARE * total.stats.median)
     return undefined;
+  const beneath = beneathPays(m, fileEager);
+  const first = beneath?.pays ?? measuredFirst;
+  const pays = beneath?.words ?? firstPays(m.main);
   const torch = torchImport(facts);
   const dist = facts.distName ?? `${torch.name}.distributed`;
   const where = afterStatement(site, lines);
@@ -145,7 +183,7 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
   return {
     code: 'commcost.coldGroup',
     range: site.nameRange,
-    message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} ${firstPays(m.main)} on ${hostOf(a)}${firstAt}; warm it up right after creation${simulatedNote(a)}`,
+    message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} ${pays} on ${hostOf(a)}${firstAt}; warm it up right after creation${simulatedNote(a)}`,
     fix: {
       title: `Insert a warm-up collective after creation (moves ~${formatMs(first.stats.median)} here)`,
       edits: [{ range: { start: where.at, end: where.at }, newText: `${where.prefix}${indent}${call}\n` }, ...torch.edits],
@@ -161,9 +199,10 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
 export function findings(scan: ScanResult, annotate: (api: ApiName) => Annotation, text: string): Finding[] {
   const lines = text.split('\n');
   const out: Finding[] = [];
+  const fileEager = scan.sites.some((s) => s.api === 'init_process_group' && s.keywords.includes('device_id'));
   for (const site of scan.sites) {
     const a = annotate(site.api);
-    for (const f of [creationInLoop(site, a), lazyInit(site, a, scan.facts), coldGroup(site, a, scan.facts, lines)]) if (f) out.push(f);
+    for (const f of [creationInLoop(site, a), lazyInit(site, a, scan.facts), coldGroup(site, a, scan.facts, lines, fileEager)]) if (f) out.push(f);
   }
   return out;
 }

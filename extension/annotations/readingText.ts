@@ -114,6 +114,8 @@ export function reading(a: Annotation): string | undefined {
     }
     return sentence;
   }
+  if (a.entry.role === 'register' && (m.main.childRanks === 1 || m.source.run.ranks === 1))
+    return `1 rank: no peer to connect, so this does not show what registering (and the first collective on the registered buffer) costs a communicator of more ranks`;
   if (m.experiment === 'destroy' && total && total.stats.median > 0) {
     const destroy = [call, ...m.main.extra].find((f) => f?.step === 'destroy');
     if (destroy)

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { codeLensTitle, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
+import { findings } from '../../extension/annotations/advice';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { ApiName } from '../../extension/annotations/apiMap';
 import type { CallSite } from '../../extension/annotations/callSites';
@@ -156,4 +157,29 @@ test('#3 init_process_group / new_group answered by the NCCL init beneath: the i
   // At 1 rank: no connect, and what that does not show.
   const { a: one } = await annotate(read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json'), 'new_group', false);
   assert.match(reading(one) ?? '', /plus the NCCL communicator's first collective \(0\.008 ms\), 14\.8 ms in all, .*; 1 rank: no peer to connect, so this does not show what a group of more ranks pays in its first collective$/);
+});
+
+test('#5 one-rank advice and registration: each says the run has 1 rank, no peer to connect, and what that does not show', async () => {
+  const text = 'import torch\nimport torch.distributed as dist\ndist.init_process_group("nccl")\ndist.all_reduce(torch.ones(1, device="cuda"))\n';
+  const fixOf = async (run: RunFile) => {
+    const { store } = await storeOf(runFolder([run]));
+    const scan = await scanText('python', text);
+    return findings(scan, (api) => resolveAnnotation(api, store.active, store.profiles, RULES), text).find((f) => f.code === 'commcost.lazyInit');
+  };
+  // c10d at 1 rank: the fix's figure is said to be of one rank.
+  const c10d = await fixOf(read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json'));
+  assert.ok(c10d?.fix);
+  assert.match(c10d.fix.title, /^Pass device_id for eager init \(1 rank: the first collective took ~47\.8 ms less with it on localhost; no peer to connect, so not what more ranks pay;/, c10d.fix.title);
+  assert.match(c10d.message, /\(1 rank\) shows .*; 1 rank: no peer to connect, so this does not show what a group of more ranks pays$/, c10d.message);
+  // The NCCL init beneath at 1 rank: no "lazy connect" that "stays".
+  const nccl = await fixOf(read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json'));
+  assert.ok(nccl?.fix);
+  assert.doesNotMatch(nccl.message, /lazy connect|stays/, nccl.message);
+  assert.match(nccl.message, /plus the NCCL communicator's first collective \(0\.008 ms\), 14\.8 ms in all; 1 rank: no peer to connect/, nccl.message);
+  assert.match(nccl.fix.title, /on localhost, 1 rank;/, nccl.fix.title);
+  // Registration at 1 rank.
+  const { a } = await annotate(read(X1_2307), 'ncclCommRegister');
+  assert.equal(reading(a), '1 rank: no peer to connect, so this does not show what registering (and the first collective on the registered buffer) costs a communicator of more ranks');
+  const { a: two } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'ncclCommRegister');
+  assert.equal(reading(two), undefined);
 });
