@@ -4,7 +4,8 @@
  * (init-abort). Each sentence is chosen by the run's figures and errors; a case whose experiment
  * is missing from the run is left out. C5 is in shrinkAbort.ts. Each case line names its case in
  * words on the label's first use ({@link fieldCaseLabel}) and ends with "The study published no
- * figure for this." (the cases come from public reports, not from the study).
+ * figure for this." (the cases come from public reports, not from the study); a one-rank run's C1
+ * line says what one rank shows and what it cannot (there is no peer to connect to).
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
@@ -59,6 +60,16 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
     // "Moves the connect" only when the eager first collective is at most a fifth of the lazy one.
     const moved = eagerFirst.median <= lazyFirst.median / 5;
     const creationMoved = eagerCall.median > lazyCall.median * 1.1;
+    // One rank has no peer to connect to: its figures show where the creation lands, never
+    // whether eager init moves a connect (review defect 5).
+    const oneRank = run.ranks < 2;
+    const oneRankNote = !oneRank
+      ? ''
+      : nothing
+        ? ' At 1 rank there is no peer to connect to, so this does not show whether a group of 2 or more ranks has a first-collective cost to move.'
+        : moved
+          ? ' At 1 rank there is no peer to connect to, so this shows where the creation lands, not whether eager init moves a connect (a run of 2 or more ranks shows that).'
+          : ' At 1 rank there is no peer to connect to: what the first all_reduce pays here is not a connect, and a run of 2 or more ranks shows what eager init does to one.';
     lines.push({
       id: 'c10d-new-group',
       text:
@@ -68,8 +79,8 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
           ? 'Both first all_reduces are negligible here: there is no first-collective cost for eager init or a warm-up collective to move.'
           : moved
             ? 'Eager init moves the cost into new_group here.'
-            : `${creationMoved ? `Eager init moves the creation into new_group, not the connect` : 'Eager init does not move the first-collective cost here'}: the first all_reduce still pays ${ms(eagerFirst.median)} of ${ms(eagerCall.median + eagerFirst.median)}, so whichever collective comes first pays it (a warm-up collective right after creation takes it out of the first step).`) +
-        ` ${NO_STUDY_FIGURE}`,
+            : `${creationMoved ? `Eager init moves the creation into new_group, not ${oneRank ? "all of the first all_reduce's cost" : 'the connect'}` : 'Eager init does not move the first-collective cost here'}: the first all_reduce still pays ${ms(eagerFirst.median)} of ${ms(eagerCall.median + eagerFirst.median)}, so whichever collective comes first pays it (a warm-up collective right after creation takes it out of the first step).`) +
+        `${oneRankNote} ${NO_STUDY_FIGURE}`,
     });
   }
   const parts: string[] = [];
