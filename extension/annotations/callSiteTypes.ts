@@ -104,6 +104,30 @@ export interface FileFacts {
   importInsertLine: number;
 }
 
+/**
+ * A call in the scanned file that makes a lazy NCCL group and returns it through a project's own
+ * wrapper (e.g. `self.g = init_custom_process_group(...)`, the wrapper ending in
+ * `_new_process_group_helper(...)` without `device_id`), as the wrapper index (wrapperIndex.ts)
+ * knows it: the finder follows what it returns to the group's first collective.
+ */
+export interface GroupMakerCall {
+  /** The callee's first character and the end of the argument list (UTF-16 indices, as CallSite startIndex / endIndex). */
+  startIndex: number;
+  endIndex: number;
+  /** The callee as written (`init_custom_process_group`, `utils.make_group`). */
+  written: string;
+  /** 0-based line of the call. */
+  line: number;
+  /** The creation API the wrapper ends in (picks the first collective's lazy variant). */
+  api: ApiName;
+}
+
+/** Options of a scan: what the finder cannot know from the file alone. */
+export interface ScanOptions {
+  /** Calls of wrappers that make a lazy group and return it: their first collectives are sites too. */
+  groupMakers?: readonly GroupMakerCall[];
+}
+
 export interface ScanResult {
   language: 'python' | 'cpp';
   sites: CallSite[];

@@ -13,7 +13,7 @@
  */
 import { join } from 'node:path';
 import type { Language as TsLanguage, Parser as TsParser, Query as TsQuery, Tree } from 'web-tree-sitter';
-import type { Range, ScanResult, SourceLanguage } from './callSiteTypes';
+import type { Range, ScanOptions, ScanResult, SourceLanguage } from './callSiteTypes';
 import { CPP_QUERY, scanCpp } from './cppSites';
 import { PY_FLOW_QUERY } from './groupFlow';
 import { PY_CALL_QUERY, PY_IMPORT_QUERY, scanPython, type PythonQueries } from './pythonSites';
@@ -23,9 +23,11 @@ export { isSourceLanguage } from './callSiteTypes';
 export type {
   CallSite,
   FileFacts,
+  GroupMakerCall,
   Position,
   Range,
   Repetition,
+  ScanOptions,
   ScanResult,
   SourceLanguage,
   StatementInfo,
@@ -134,11 +136,14 @@ export class CallSiteFinder {
     return tree;
   }
 
-  /** Finds the call sites of `tree` (parsed from `text` in `language`). */
-  scan(language: SourceLanguage, tree: Tree, text: string): ScanResult {
+  /**
+   * Finds the call sites of `tree` (parsed from `text` in `language`); `options.groupMakers`
+   * (Python): calls of wrappers that return a lazy group, whose first collectives are sites too.
+   */
+  scan(language: SourceLanguage, tree: Tree, text: string, options?: ScanOptions): ScanResult {
     const grammar = grammarOf(language);
     const q = this.python.queries;
-    return grammar === 'python' ? scanPython(q, tree, text) : scanCpp(this.cppOrThrow().query, tree, text, q.scale);
+    return grammar === 'python' ? scanPython(q, tree, text, options) : scanCpp(this.cppOrThrow().query, tree, text, q.scale);
   }
 
   /** The C/C++ grammar, or an error saying to await {@link ready}. */

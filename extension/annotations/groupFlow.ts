@@ -250,7 +250,51 @@ export class GroupFlow {
       const global = home !== undefined && new RegExp(`^[ \\t]*global\\s[^\\n]*\\b${escapeRegExp(variable)}\\b`, 'm').test(this.text.slice(home.start, createdAt));
       origin = { kind: 'name', name: variable, scope: global ? undefined : home, boundAt: createdEnd };
     }
+    return this.follow([origin], home, createdEnd);
+  }
 
+  /**
+   * The first collective on the group that the call at [start, end) returns (a call of a
+   * project's wrapper that makes a lazy group and returns it, as the wrapper index knows it; the
+   * caller says which calls those are, this file never guesses by name): followed from what
+   * receives the call's value (`self.g = make_group(...)`, `g = make_group(...)`; a function
+   * returning the call's value is a wrapper of its own, the index's).
+   * `start` is the callee's first character, `end` the end of the argument list (a CallSite's
+   * startIndex / endIndex); `callee` the callee as written. Undefined when the value is not bound
+   * or the group reaches no collective.
+   * @returns the first collective and the name of what first holds the group (`self.g`)
+   */
+  firstCollectiveOfCall(start: number, end: number, callee: string): (FirstCollective & { variable: string }) | undefined {
+    const near = this.mentioning(lastName(squash(callee)));
+    const home = innermost(this.fns, start);
+    const origins: Holder[] = [];
+    let variable: string | undefined;
+    for (const a of near.assignments) {
+      if (a.rhs.start !== start || a.rhs.end !== end) continue;
+      const h = this.holderFor(a.lhs, a);
+      if (h) {
+        origins.push(h);
+        variable ??= a.lhs.text;
+      }
+    }
+    if (variable === undefined) return undefined;
+    const first = this.follow(origins, home, end);
+    return first && { ...first, variable };
+  }
+
+  /** The holder a value is bound to by `lhs` (an identifier or attribute) of an assignment placed in `fn` and `cls`. */
+  private holderFor(lhs: Expr, where: { fn: FlowFunction | undefined; cls: TextRange | undefined }): Holder | undefined {
+    if (lhs.type === 'identifier') return { kind: 'name', name: lhs.text, scope: where.fn, boundAt: lhs.end };
+    if (lhs.type === 'attribute') return { kind: 'attr', text: squash(lhs.text), cls: where.cls };
+    return undefined;
+  }
+
+  /**
+   * Follows the group from `origins` (what first holds it) to the collectives it reaches; the
+   * first after `createdEnd` in `home` (the creating function) when there is one, else the first in
+   * the file's text.
+   */
+  private follow(origins: readonly Holder[], home: FlowFunction | undefined, createdEnd: number): FirstCollective | undefined {
     const within = (span: TextRange | undefined, at: number): boolean => !span || (span.start <= at && at < span.end);
     /**
      * Is `e` a call of `fn`? A method (a function in a class body) is called through `self` or
@@ -274,12 +318,7 @@ export class GroupFlow {
       if (h.kind === 'attr') return e.type === 'attribute' && squash(e.text) === h.text && within(h.cls, e.start);
       return callOf(h.fn, e);
     };
-    /** The holder a value is bound to by `lhs` (an identifier or attribute) of an assignment placed in `fn` and `cls`. */
-    const holderFor = (lhs: Expr, where: { fn: FlowFunction | undefined; cls: TextRange | undefined }): Holder | undefined => {
-      if (lhs.type === 'identifier') return { kind: 'name', name: lhs.text, scope: where.fn, boundAt: lhs.end };
-      if (lhs.type === 'attribute') return { kind: 'attr', text: squash(lhs.text), cls: where.cls };
-      return undefined;
-    };
+    const holderFor = (lhs: Expr, where: { fn: FlowFunction | undefined; cls: TextRange | undefined }): Holder | undefined => this.holderFor(lhs, where);
 
     const holders: Holder[] = [];
     const keys = new Set<string>();
@@ -290,7 +329,7 @@ export class GroupFlow {
       keys.add(k);
       holders.push(h);
     };
-    add(origin);
+    for (const o of origins) add(o);
 
     const found: (FirstCollective & { start: number; inHome: boolean })[] = [];
     for (let i = 0; i < holders.length; i++) {

@@ -12,7 +12,7 @@
  */
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, FIRST_COLLECTIVE, type ApiName } from './apiMap';
-import type { CallSite, Range, ScanResult } from './callSiteTypes';
+import type { CallSite, Range, ScanOptions, ScanResult } from './callSiteTypes';
 import { firstDefaultCollective, onDefaultGroup, type DefaultCandidate } from './defaultGroup';
 import { GroupFlow } from './groupFlow';
 import {
@@ -93,8 +93,12 @@ const MAX_DEFAULT_WALKS = 8;
 /** What a creating call makes, for the methods called on what it is assigned to. */
 type Maker = 'nccl4py' | 'torchcomms' | 'torchft' | 'ncclBackend' | 'otherBackend';
 
-/** Finds the call sites of a parsed Python file (`text` is what `tree` was parsed from). */
-export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResult {
+/**
+ * Finds the call sites of a parsed Python file (`text` is what `tree` was parsed from);
+ * `options.groupMakers`: calls of wrappers that return a lazy group (the wrapper index's), whose
+ * first collectives are sites too.
+ */
+export function scanPython(q: PythonQueries, tree: Tree, text: string, options?: ScanOptions): ScanResult {
   // 1. Imports, around the keyword they contain.
   const imports: Node[] = [];
   const seenImports = new Set<number>();
@@ -347,11 +351,21 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
   const fileEager = inits.some((s) => s.eager === true) ? true : inits.some((s) => s.eager === false) ? false : undefined;
   const firsts: CallSite[] = [];
   const firstAt = new Set<number>();
-  const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: CallSite): void => {
+  const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: { line: number; api: ApiName }): void => {
     if (firstAt.has(c.start)) return;
     firstAt.add(c.start);
     firsts.push(firstCollectiveSite(c, variable, creation, functions));
   };
+  const groupFlow = (): GroupFlow =>
+    (flow ??= new GroupFlow(
+      q.flow,
+      tree,
+      text,
+      q.scale,
+      functions,
+      collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.args, argsText: c.argsText })),
+    ));
+  const creationOf = (s: CallSite): { line: number; api: ApiName } => ({ line: s.range.start.line, api: s.api });
   for (const s of kept) {
     if ((s.api === 'new_group' || s.api === 'split_group') && s.assignedTo && s.statement?.ownsLine) {
       lines ??= text.split('\n');
@@ -359,21 +373,20 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
     }
     if (s.eager === undefined) s.eager = eagerOf(s, fileEager, kept, text);
     if (s.warmUp && !s.warmUp.warm) {
-      flow ??= new GroupFlow(
-        q.flow,
-        tree,
-        text,
-        q.scale,
-        functions,
-        collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.args, argsText: c.argsText })),
-      );
-      const first = flow.firstCollective(s.warmUp.variable, s.startIndex, s.endIndex);
+      const first = groupFlow().firstCollective(s.warmUp.variable, s.startIndex, s.endIndex);
       if (first) {
         s.warmUp.firstCollective = first;
         const c = s.eager === false ? collectivesOnLine.get(first.line)?.find((x) => x.written === first.call) : undefined;
-        if (c) addFirst(c, s.warmUp.variable, s);
+        if (c) addFirst(c, s.warmUp.variable, creationOf(s));
       }
     }
+  }
+  // Groups made lazily by a project's wrapper and returned (the wrapper index says which calls).
+  for (const m of options?.groupMakers ?? []) {
+    if (collectives.length === 0) break;
+    const first = groupFlow().firstCollectiveOfCall(m.startIndex, m.endIndex, m.written);
+    const c = first && collectivesOnLine.get(first.line)?.find((x) => x.written === first.call);
+    if (first && c) addFirst(c, first.variable, { line: m.line, api: m.api });
   }
   const ctx = {
     query: q.calls,
@@ -390,7 +403,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string): ScanResu
     // A file with more lazy inits than this is generated or pathological: the first ones are followed.
     if (s.eager !== false || walks++ >= MAX_DEFAULT_WALKS) continue;
     const c = firstDefaultCollective(ctx, s.endIndex, innermost(functions, s.startIndex, s.endIndex));
-    if (c) addFirst({ ...c, end: c.args.endIndex }, 'the default group', s);
+    if (c) addFirst({ ...c, end: c.args.endIndex }, 'the default group', creationOf(s));
   }
   const out: CallSite[] = [...kept.map(({ args: _args, ...site }) => site), ...firsts].sort((x, y) => x.startIndex - y.startIndex);
   return { language: 'python', sites: out, facts: pythonFacts(b.last, b.lastTopLevelImportLine) };
@@ -460,7 +473,7 @@ function pythonSite(
 function firstCollectiveSite(
   c: DefaultCandidate & { end: number },
   variable: string,
-  creation: CallSite,
+  creation: { line: number; api: ApiName },
   functions: readonly FunctionSpan[],
 ): CallSite {
   const nameRange: Range = rangeOf(c.fn);
@@ -482,7 +495,7 @@ function firstCollectiveSite(
     argumentInsert: { line: c.args.startPosition.row, character: c.args.startPosition.column + 1 },
     hasArguments: c.args.namedChildCount > 0,
     callsInto: API_MAP[FIRST_COLLECTIVE].callsInto,
-    firstCollectiveOf: { variable, line: creation.range.start.line, api: creation.api },
+    firstCollectiveOf: { variable, line: creation.line, api: creation.api },
   };
 }
 

@@ -7,6 +7,7 @@
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
+import { lazyGroupOf, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
   /** `name`, or `Class.name` for a method. */
@@ -17,6 +18,8 @@ export interface Def {
   display: string;
   cls?: string;
   line: number;
+  /** Where it is in the file's text (wrapperGroups.ts reads its parameters and returns). */
+  span: DefSpan;
 }
 
 /** A call whose callee may name a function of the workspace. Positions are 0-based, UTF-16. */
@@ -37,6 +40,8 @@ export interface Call {
   hasArgs: boolean;
   /** Passes `backend="…"` naming no NCCL backend (`"gloo"`, `"mpi"`): taken as forwarded to the group it makes, so not an NCCL call. */
   notNccl?: true;
+  /** Memo (wrapperGroups.ts `returnsValueAt`): whether the function it is in returns its value. */
+  returned?: boolean;
   /** The index's memo (wrapperIndex.ts): what the call resolved to, at which module-table version, and the other files it looked into. */
   resolved?: string | undefined;
   resolvedAt?: number;
@@ -49,6 +54,10 @@ export interface FileEntry {
   sites: CallSite[];
   /** For each site: the def it is in (-1: none). */
   siteDefs: number[];
+  /** For each site: the lazy group it makes and its def returns (wrapperGroups.ts), if so. */
+  siteLazy: (LazyGroup | undefined)[];
+  /** The text the facts were read from (the first collectives of lazy groups made through wrappers are found in it on demand). */
+  text: string;
   defs: Def[];
   defByKey: Map<string, number>;
   /** Top-level function names and class names. */
@@ -85,6 +94,7 @@ const CALLEE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 interface Span {
   start: number;
+  body: number;
   end: number;
   kind: 'function' | 'class';
   name: string;
@@ -130,6 +140,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       if (name && body)
         spans.push({
           start: name.startIndex,
+          body: body.startIndex,
           end: body.endIndex,
           kind: m.patternIndex === 0 ? 'function' : 'class',
           name: name.text,
@@ -183,6 +194,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
           callName: cls && s.name === '__init__' ? cls : s.name,
           display: cls ? (s.name === '__init__' ? cls : key) : s.name,
           line: s.line,
+          span: { start: s.start, body: s.body, end: s.end },
           ...(cls ? { cls } : {}),
         };
         defByKey.set(key, defs.length);
@@ -243,7 +255,8 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   );
   const siteDefs: number[] = new Array<number>(sites.length).fill(-1);
   order.forEach((o, k) => (siteDefs[o.i] = siteOwners[k]!));
-  return { path, language: 'python', sites, siteDefs, defs, defByKey, functions, classes, imports, calls };
+  const siteLazy = sites.map((s, i) => lazyGroupOf(s, text, defs[siteDefs[i]!]?.span));
+  return { path, language: 'python', sites, siteDefs, siteLazy, text, defs, defByKey, functions, classes, imports, calls };
 }
 
 /** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
@@ -253,6 +266,8 @@ export function otherFacts(path: string, language: SourceLanguage, sites: CallSi
     language,
     sites,
     siteDefs: sites.map(() => -1),
+    siteLazy: sites.map(() => undefined),
+    text: '',
     defs: [],
     defByKey: new Map(),
     functions: new Set(),
@@ -274,4 +289,25 @@ export function surfaceOf(f: FileEntry): string {
   );
   const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
   return [[...f.functions].sort().join(','), classes.sort().join(','), bindings.sort().join(','), stars.join(',')].join('|');
+}
+
+/**
+ * What the derived wrappers take from a file, given the names of the wrappers: its defs, the
+ * finder's sites per def (API, role, callee, the lazy group its def returns), its calls of those
+ * names per def (whether the def returns their value, their arguments). Equal before and after an
+ * edit: the table derived before still holds.
+ */
+export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string {
+  const parts = [f.defs.map((d) => d.key).join(',')];
+  f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}:${JSON.stringify(f.siteLazy[i] ?? null)}`));
+  for (const name of names)
+    for (const c of f.calls.get(name) ?? [])
+      // Its arguments: a forwarded device_id is read from them (wrapperGroups.ts `lazyAtCall`).
+      parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}${returnedByCaller(f, c) ? '^' : ''}${f.text.slice(c.start, c.end)}`);
+  return parts.join('|');
+}
+
+/** Does the function a call is in return the call's value (memoised on the call)? */
+export function returnedByCaller(f: FileEntry, call: Call): boolean {
+  return (call.returned ??= returnsValueAt(f.text, call.start, f.defs[call.def]?.span));
 }

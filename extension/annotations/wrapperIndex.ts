@@ -18,9 +18,27 @@
  * wrapper). C/C++ files keep the finder's sites only. No `vscode` import.
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
-import { treeEditOf, type CallSite, type CallSiteFinder, type ScanResult, type SourceLanguage, type TextChange } from './callSites';
+import {
+  treeEditOf,
+  type CallSite,
+  type CallSiteFinder,
+  type GroupMakerCall,
+  type ScanResult,
+  type SourceLanguage,
+  type TextChange,
+} from './callSites';
 import { ModuleTable, qualifyCallee, type Binding, type ModuleRef } from './pythonModules';
-import { FACTS_QUERY, otherFacts, pythonFacts, surfaceOf, type Call, type FileEntry } from './wrapperFacts';
+import {
+  derivationKey,
+  FACTS_QUERY,
+  otherFacts,
+  pythonFacts,
+  returnedByCaller,
+  surfaceOf,
+  type Call,
+  type FileEntry,
+} from './wrapperFacts';
+import { lazyAtCall, type LazyGroup } from './wrapperGroups';
 
 /** Rounds of the walk from direct wrappers to their callers' functions: a chain has at most this + 2 links. */
 export const MAX_HOPS = 4;
@@ -58,6 +76,8 @@ interface Inner {
   chain: string[];
   /** The finder's site at the end of the chain. */
   site: CallSite;
+  /** The wrapper returns the group that site makes, lazily (wrapperGroups.ts). */
+  lazy?: LazyGroup;
 }
 interface Wrapper {
   path: string;
@@ -100,6 +120,8 @@ export class WrapperIndex {
   private readonly dependents = new Map<string, Set<Call>>();
   /** The files the resolution under way looked into. */
   private consulted: string[] | undefined;
+  /** groupFirstSites per file entry (a new entry per setFile), for one set of maker calls. */
+  private readonly firsts = new WeakMap<FileEntry, { key: string; sites: CallSite[] }>();
   private table: { wrappers: Map<DefId, Wrapper>; names: Set<string>; counts: Map<DefId, number> } | undefined;
 
   private constructor(
@@ -140,7 +162,7 @@ export class WrapperIndex {
       else if (!sameSurface) this.surfaceChanged(path);
       // Most edits (typing in a function body) change nothing the wrappers are derived from: the
       // derived table stays (its sites of this file keep their meaning; positions are read anew).
-      if (!(sameSurface && this.table && wrapperFacts(old, this.table.names) === wrapperFacts(entry, this.table.names)))
+      if (!(sameSurface && this.table && derivationKey(old, this.table.names) === derivationKey(entry, this.table.names)))
         this.table = undefined;
       this.files.set(path, entry);
       if (language === 'python') this.modules.add(path);
@@ -216,9 +238,14 @@ export class WrapperIndex {
     return this.files.get(path)?.sites ?? [];
   }
 
-  /** Every call site of the file: the finder's and those made through wrappers, in source order. */
+  /**
+   * Every call site of the file: the finder's, those made through wrappers, and the first
+   * collectives of lazy groups made through wrappers ({@link groupFirstSites}), in source order.
+   */
   sites(path: string): (CallSite | WrapperCallSite)[] {
-    return [...this.directSites(path), ...this.callerSites(path)].sort((a, b) => a.startIndex - b.startIndex);
+    return [...this.directSites(path), ...this.callerSites(path), ...this.groupFirstSites(path)].sort(
+      (a, b) => a.startIndex - b.startIndex,
+    );
   }
 
   /** Every wrapper found, with its chains (for tests and the benchmark). */
@@ -249,10 +276,69 @@ export class WrapperIndex {
         if (!w || !target) continue;
         const def = this.files.get(w.path)!.defs[w.def]!;
         const calls = this.countCalls(target, w, t);
-        for (const inner of w.inners) out.push(callerSite(f, call, inner, { file: w.path, line: def.line, calls }));
+        for (const inner of w.inners) {
+          const site = callerSite(f, call, inner, { file: w.path, line: def.line, calls });
+          // The caller decides a group whose device_id the wrapper forwards.
+          const lazy = inner.lazy && lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
+          if (lazy === 'eager') site.eager = true;
+          else if (lazy && lazy !== 'unknown') {
+            if (lazy.forwards) delete site.eager;
+            else site.eager = false;
+          }
+          out.push(site);
+        }
       }
     }
     return out.sort((a, b) => a.startIndex - b.startIndex);
+  }
+
+  /**
+   * The first collectives of the groups that the file's calls of wrappers make lazily and return
+   * (`self.g = init_custom_process_group(...)` … `dist.broadcast(t, group=self.g)` in another
+   * method): found by the finder (ScanOptions `groupMakers`, groupFlow.ts) in the file's text,
+   * re-parsed unless its tree is kept unedited; kept until the file or the wrappers change. A call
+   * that makes the group eager (passes the `device_id` the wrapper forwards) has none.
+   */
+  groupFirstSites(path: string): CallSite[] {
+    const f = this.files.get(path);
+    if (!f || f.language !== 'python' || f.calls.size === 0) return [];
+    const t = this.derive();
+    const makers: GroupMakerCall[] = [];
+    for (const name of t.names) {
+      for (const call of f.calls.get(name) ?? []) {
+        if (call.notNccl) continue;
+        const target = this.resolve(f, call);
+        const w = target ? t.wrappers.get(target) : undefined;
+        const inner = w?.inners.find((i) => i.lazy);
+        if (!inner?.lazy) continue;
+        const lazy = lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
+        if (lazy === 'eager' || lazy === 'unknown' || lazy.forwards) continue;
+        makers.push({
+          startIndex: call.start,
+          endIndex: call.end,
+          written: call.callee,
+          line: call.line,
+          api: inner.api as GroupMakerCall['api'],
+        });
+      }
+    }
+    if (makers.length === 0) return [];
+    makers.sort((a, b) => a.startIndex - b.startIndex);
+    const key = makers.map((m) => `${m.startIndex}:${m.api}`).join('|');
+    const memo = this.firsts.get(f);
+    if (memo?.key === key) return memo.sites;
+    const kept = this.trees.get(path);
+    const tree = kept && !kept.edited ? kept.tree : this.finder.parse('python', f.text);
+    try {
+      const direct = new Set(f.sites.filter((s) => s.role === 'firstCollective').map((s) => s.startIndex));
+      const sites = this.finder
+        .scan('python', tree, f.text, { groupMakers: makers })
+        .sites.filter((s) => s.role === 'firstCollective' && !direct.has(s.startIndex));
+      this.firsts.set(f, { key, sites });
+      return sites;
+    } finally {
+      if (tree !== kept?.tree) tree.delete();
+    }
   }
 
   /** The def a call resolves to (see the file comment), or undefined; memoised until a file it looked into changes its surface. */
@@ -357,7 +443,13 @@ export class WrapperIndex {
         if (def < 0 || NOT_A_WRAPPER_ROLE.has(site.role)) return;
         const w = entryOf(f, def);
         if (w.inners.some((x) => x.api === site.api)) return;
-        w.inners.push({ api: site.api, chain: [f.defs[def]!.display, qualifyCallee(site.written.replace(/\s+/g, ''), f.imports)], site });
+        const lazy = f.siteLazy[i];
+        w.inners.push({
+          api: site.api,
+          chain: [f.defs[def]!.display, qualifyCallee(site.written.replace(/\s+/g, ''), f.imports)],
+          site,
+          ...(lazy ? { lazy } : {}),
+        });
         frontier.add(f.defs[def]!.callName);
       });
     }
@@ -378,7 +470,16 @@ export class WrapperIndex {
             const display = f.defs[call.def]!.display;
             for (const inner of callee.inners) {
               if (inner.chain.length > round + 2 || w.inners.some((x) => x.api === inner.api) || inner.chain.includes(display)) continue;
-              w.inners.push({ api: inner.api, chain: [display, ...inner.chain], site: inner.site });
+              const lazy =
+                inner.lazy && returnedByCaller(f, call)
+                  ? lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span)
+                  : undefined;
+              w.inners.push({
+                api: inner.api,
+                chain: [display, ...inner.chain],
+                site: inner.site,
+                ...(lazy && lazy !== 'eager' && lazy !== 'unknown' ? { lazy } : {}),
+              });
               next.add(f.defs[call.def]!.callName);
             }
           }
@@ -419,18 +520,6 @@ export class WrapperIndex {
     this.dependents.clear();
     this.table = undefined;
   }
-}
-
-/**
- * What the derived wrappers take from a file, given the names of the wrappers: its defs, the
- * finder's sites per def (API, role, callee), its calls of those names per def. Equal before and
- * after an edit: the table derived before still holds.
- */
-function wrapperFacts(f: FileEntry, names: ReadonlySet<string>): string {
-  const parts = [f.defs.map((d) => d.key).join(',')];
-  f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}`));
-  for (const name of names) for (const c of f.calls.get(name) ?? []) parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}`);
-  return parts.join('|');
 }
 
 function defIn(f: FileEntry, name: string): DefId | undefined {

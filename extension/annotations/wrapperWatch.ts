@@ -53,14 +53,14 @@ export async function startWrapperIndex(
       open.add(path);
       try {
         index.setFile(path, language, text, { scan, keepTree: true });
-        return index.callerSites(path);
+        return [...index.callerSites(path), ...index.groupFirstSites(path)];
       } catch (err) {
         report(`could not index ${path}`, err);
         return [];
       }
     },
     edit: (uri, changes) => index.editFile(pathOf(uri), changes),
-    callers: (uri) => index.callerSites(pathOf(uri)),
+    callers: (uri) => [...index.callerSites(pathOf(uri)), ...index.groupFirstSites(pathOf(uri))],
     closed: (uri) => {
       const path = pathOf(uri);
       open.delete(path);

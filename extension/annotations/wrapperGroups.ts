@@ -1,0 +1,173 @@
+/**
+ * Which wrapper calls make a lazy NCCL group and return it (RL weight-refit groups: SGLang's,
+ * verl's, OpenRLHF's `init_custom_process_group(...)` ending in `_new_process_group_helper(...)`,
+ * a `make_group()` ending in `return dist.new_group(...)`), from the text of the wrapper and of
+ * the call — never from a name. The wrapper index (wrapperIndex.ts) keeps these facts per
+ * function and hands the calls to the finder (ScanOptions `groupMakers`), which follows the
+ * returned group to its first collective (groupFlow.ts): that collective pays the lazy init and
+ * connect. No `vscode` import.
+ *
+ * A creation is lazy here when it is `new_group` / `_new_process_group_helper` (the calls that
+ * return the group they make) passing no `device_id` (or `device_id=None`), with no warm-up
+ * collective after it and nothing else making it eager (CallSite `eager`), and no `**` splat that
+ * could carry a `device_id`. `device_id=p` where `p` is a parameter of the wrapper defaulting to
+ * `None` is forwarded: then each call decides (passing `p` not `None` makes it eager).
+ */
+import type { CallSite } from './callSiteTypes';
+
+/** A function's source span: its name's start, its body's start and end (UTF-16 indices). */
+export interface DefSpan {
+  start: number;
+  body: number;
+  end: number;
+}
+
+/** A parameter of a function: its name, its position among the positional ones (self/cls left out; -1: keyword-only), its default as written. */
+interface Param {
+  name: string;
+  index: number;
+  default?: string;
+}
+
+/**
+ * The group a wrapper returns is lazy (`{}`), or lazy unless the call passes the wrapper's
+ * parameter `forwards` (which reaches the creation's `device_id`) with another value than `None`.
+ */
+export interface LazyGroup {
+  forwards?: { param: string; index: number };
+}
+
+/** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first). */
+const RETURNS_GROUP: ReadonlySet<string> = new Set(['new_group', '_new_process_group_helper']);
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Splits `text` at its top-level commas (outside brackets and strings). */
+function topLevel(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quote) {
+      if (ch === '\\') i++;
+      else if (ch === quote) quote = undefined;
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if ('([{'.includes(ch)) depth++;
+    else if (')]}'.includes(ch)) depth--;
+    else if (ch === ',' && depth === 0) {
+      out.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  out.push(text.slice(from));
+  return out.map((s) => s.trim()).filter((s) => s !== '');
+}
+
+/** The text inside the parentheses that open at or after `from` (to the matching one). */
+function parenthesized(text: string, from: number, to: number): string | undefined {
+  const open = text.indexOf('(', from);
+  if (open < 0 || open >= to) return undefined;
+  const close = text.lastIndexOf(')', to);
+  return close > open ? text.slice(open + 1, close) : undefined;
+}
+
+/** The parameters of the function at `def` (from `def name(…):`). */
+function paramsOf(text: string, def: DefSpan): Param[] {
+  const header = text.slice(def.start, def.body);
+  const open = header.indexOf('(');
+  const close = header.lastIndexOf(')');
+  if (open < 0 || close < open) return [];
+  const out: Param[] = [];
+  let index = 0;
+  let keywordOnly = false;
+  topLevel(header.slice(open + 1, close)).forEach((p, i) => {
+    if (p === '/') return;
+    if (p.startsWith('*')) {
+      keywordOnly = true;
+      return;
+    }
+    const eq = p.indexOf('=');
+    const name = (eq < 0 ? p : p.slice(0, eq)).split(':')[0]!.trim();
+    if (!NAME.test(name) || (i === 0 && (name === 'self' || name === 'cls'))) return;
+    out.push({ name, index: keywordOnly ? -1 : index++, ...(eq >= 0 ? { default: p.slice(eq + 1).trim() } : {}) });
+  });
+  return out;
+}
+
+/**
+ * Does the function at `def` return the value of the call starting at `start`? `return f(…)`, or
+ * `x = f(…)` / `x, _ = f(…)` (`tuple`: the first element is the value) and a `return x` in its body.
+ */
+export function returnsValueAt(text: string, start: number, def: DefSpan | undefined, tuple = false): boolean {
+  if (!def || start < def.body || start >= def.end) return false;
+  const before = text.slice(text.lastIndexOf('\n', start - 1) + 1, start);
+  if (/(?:^|[^A-Za-z0-9_.])return\s+$/.test(before)) return true;
+  const m =
+    /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$/.exec(before) ??
+    (tuple ? /^\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*[A-Za-z_][A-Za-z0-9_]*\s*\)?\s*=\s*$/.exec(before) : null);
+  if (!m) return false;
+  return new RegExp(`^[ \\t]*return[ \\t]+${escape(m[1]!)}[ \\t]*(?:#.*)?$`, 'm').test(text.slice(start, def.end));
+}
+
+/** What a `device_id` value does: `None` leaves it lazy, a parameter of the function (default `None`) forwards it, anything else makes it eager. */
+function deviceIdValue(value: string, params: readonly Param[]): LazyGroup | 'eager' {
+  if (value === 'None') return {};
+  const p = NAME.test(value) ? params.find((x) => x.name === value) : undefined;
+  if (p && p.default === 'None') return { forwards: { param: p.name, index: p.index } };
+  return 'eager';
+}
+
+/**
+ * The lazy group that `site` (a finder's site in the function at `def`) makes and the function
+ * returns, or undefined: not a creation that returns its group, made eager by the code, or not
+ * returned.
+ */
+export function lazyGroupOf(site: CallSite, text: string, def: DefSpan | undefined): LazyGroup | undefined {
+  if (!def || !RETURNS_GROUP.has(site.api) || site.warmUp?.warm) return undefined;
+  const args = parenthesized(text, site.startIndex, site.endIndex);
+  if (args === undefined) return undefined;
+  const parts = topLevel(args);
+  let lazy: LazyGroup = {};
+  const device = parts.find((a) => /^device_id\s*=/.test(a));
+  if (device) {
+    const v = deviceIdValue(device.slice(device.indexOf('=') + 1).trim(), paramsOf(text, def));
+    if (v === 'eager') return undefined;
+    lazy = v;
+  } else if (site.eager === true) return undefined;
+  // A `**` splat may carry a device_id, unless it is a dict literal that names none.
+  if (parts.some((a) => a.startsWith('**') && !(/^\*\*\s*\{/.test(a) && !a.includes('device_id')))) return undefined;
+  return returnsValueAt(text, site.startIndex, def, site.api === '_new_process_group_helper') ? lazy : undefined;
+}
+
+/**
+ * A call of a wrapper that returns `lazy`: is the group it makes lazy (`{}`), lazy unless the
+ * calling function's own parameter says otherwise (`forwards`), eager, or unknown (a splat)?
+ * `start`/`end`: the call's callee start and argument-list end; `def`: the calling function
+ * (for a forwarded parameter of its own).
+ */
+export function lazyAtCall(
+  lazy: LazyGroup,
+  text: string,
+  start: number,
+  end: number,
+  def: DefSpan | undefined,
+): LazyGroup | 'eager' | 'unknown' {
+  const fw = lazy.forwards;
+  if (!fw) return {};
+  const args = parenthesized(text, start, end);
+  if (args === undefined) return 'unknown';
+  const parts = topLevel(args);
+  const keyword = parts.find((a) => new RegExp(`^${escape(fw.param)}\\s*=`).test(a));
+  let value: string | undefined;
+  if (keyword) value = keyword.slice(keyword.indexOf('=') + 1).trim();
+  else {
+    if (parts.some((a) => a.startsWith('*'))) return 'unknown';
+    const positional = parts.filter((a) => !/^[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)/.test(a));
+    if (fw.index >= 0 && positional.length > fw.index) value = positional[fw.index];
+  }
+  if (value === undefined) return {};
+  return deviceIdValue(value, def ? paramsOf(text, def) : []);
+}
