@@ -99,20 +99,37 @@ function headlineWords(a: Annotation, m: Measured): string {
  * no call or first-collective figure for it.
  * @returns the call's figure (ms), the first collective's (ms) and its 1-based line
  */
-export function firstCollectiveElsewhere(a: Annotation, site?: CallSite): { call: Figure; first: Figure; line: number } | undefined {
+export function firstCollectiveElsewhere(
+  a: Annotation,
+  site?: CallSite,
+  sites?: readonly CallSite[],
+): { call: Figure; first: Figure; line: number } | undefined {
   const m = a.measured;
-  const at = site?.role === 'create' && site.warmUp && !site.warmUp.warm ? site.warmUp.firstCollective : undefined;
+  const at = site?.role === 'create' && site.warmUp && !site.warmUp.warm ? site.warmUp.firstCollective : site && sites ? defaultFirstCollective(site, sites) : undefined;
   if (!m || !at || m.headline !== m.main.total || !m.main.call || !m.main.first) return undefined;
   return { call: m.main.call, first: m.main.first, line: at.line + 1 };
+}
+
+/**
+ * A creation whose group is not held in a variable — a lazy `init_process_group`'s default group —
+ * and whose first collective the scan found as a site of its own (`first_collective` with
+ * `firstCollectiveOf` naming this line and API: defaultGroup.ts): that site's 0-based line.
+ */
+function defaultFirstCollective(site: CallSite, sites: readonly CallSite[]): { line: number } | undefined {
+  if (site.role !== 'create' || site.eager === true) return undefined;
+  const line = site.range.start.line;
+  const first = sites.find((x) => x !== site && x.firstCollectiveOf && x.firstCollectiveOf.line === line && x.firstCollectiveOf.api === site.api);
+  return first ? { line: first.range.start.line } : undefined;
 }
 
 /**
  * The CodeLens title, e.g. "⏱ 176 ms to first collective · 484 MiB/GPU — localhost · NCCL 2.28.9 ·
  * 2026-11-29": the headline figure and the run it comes from ({@link runLabel}). With `site`, a
  * creation whose first collective is a site further on gives its call and points there
- * ({@link firstCollectiveElsewhere}): "⏱ 0.43 ms call · its first collective (line 8) pays 191 ms …".
+ * ({@link firstCollectiveElsewhere}): "⏱ 0.43 ms call · its first collective (line 8) pays 191 ms …";
+ * `sites` (the document's) lets a lazy init_process_group find its default group's first collective.
  */
-export function codeLensTitle(a: Annotation, site?: CallSite): string {
+export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly CallSite[]): string {
   const sim = a.simulated ? 'SIMULATED · ' : '';
   const m = a.measured;
   if (!m) {
@@ -134,7 +151,7 @@ export function codeLensTitle(a: Annotation, site?: CallSite): string {
           : 'not measured in the runs used here · ';
     return `${sim}⏱ ${why}Measure this on ${host ?? '…'}`;
   }
-  const elsewhere = firstCollectiveElsewhere(a, site);
+  const elsewhere = firstCollectiveElsewhere(a, site, sites);
   const parts = elsewhere
     ? [`${formatMs(elsewhere.call.stats.median)} call`, `its first collective (line ${elsewhere.line}) pays ${formatMs(elsewhere.first.stats.median)}`]
     : [`${formatMs(m.headline.stats.median)} ${headlineWords(a, m)}`];
@@ -158,13 +175,13 @@ export function codeLensTitle(a: Annotation, site?: CallSite): string {
  * "176 ms · 484 MiB/GPU — localhost · NCCL 2.28.9 · 2026-11-29". With `site`, as
  * {@link codeLensTitle}: "0.43 ms (+191 ms at line 8) · 484 MiB/GPU".
  */
-export function decorationLabel(a: Annotation, site?: CallSite): string | undefined {
+export function decorationLabel(a: Annotation, site?: CallSite, sites?: readonly CallSite[]): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
   const released = releaseWords(a, m);
   const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
   const one = m.main.childRanks === 1 ? ' · one-rank' : '';
-  const elsewhere = firstCollectiveElsewhere(a, site);
+  const elsewhere = firstCollectiveElsewhere(a, site, sites);
   const head = elsewhere
     ? `${formatMs(elsewhere.call.stats.median)} (+${formatMs(elsewhere.first.stats.median)} at line ${elsewhere.line})`
     : formatMs(m.headline.stats.median);

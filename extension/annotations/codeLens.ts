@@ -36,7 +36,7 @@ export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
       const range = new vscode.Range(site.range.start.line, site.range.start.character, site.range.start.line, site.range.start.character);
       const o = observed.get(site.range.start.line);
       // Beside an observed figure, the experiment's reads as such ("experiment 176 ms to first collective — run").
-      const title = o && a.measured ? codeLensTitle(a, site).replace('⏱ ', 'experiment ') : codeLensTitle(a, site);
+      const title = o && a.measured ? codeLensTitle(a, site, state.scan.sites).replace('⏱ ', 'experiment ') : codeLensTitle(a, site, state.scan.sites);
       const lenses: vscode.CodeLens[] = [];
       if (o && !lensed.has(site.range.start.line)) {
         lensed.add(site.range.start.line);

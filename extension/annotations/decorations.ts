@@ -61,14 +61,14 @@ export class CostDecorations implements vscode.Disposable {
           entry.labels.unshift(observedLabel(o));
           lines.set(line, entry);
         }
-        const label = decorationLabel(a, site);
+        const label = decorationLabel(a, site, state.scan.sites);
         if (!label || !a.measured) continue;
         if (o) {
           lines.get(line)!.labels.push(`experiment ${label}`);
           continue;
         }
         // Coloured by what this line pays: the call alone when its first collective is a line of its own.
-        const paid = (firstCollectiveElsewhere(a, site)?.call ?? a.measured.headline).stats.median;
+        const paid = (firstCollectiveElsewhere(a, site, state.scan.sites)?.call ?? a.measured.headline).stats.median;
         const kind: Kind = a.stale.length ? 'stale' : costClass(paid, thresholds.mediumMs, thresholds.largeMs);
         const entry = lines.get(line) ?? { labels: [], kind };
         entry.labels.push(label);

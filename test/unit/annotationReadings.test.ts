@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { codeLensTitle, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
+import { codeLensTitle, decorationLabel, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
 import { findings } from '../../extension/annotations/advice';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { ApiName } from '../../extension/annotations/apiMap';
@@ -182,4 +182,33 @@ test('#5 one-rank advice and registration: each says the run has 1 rank, no peer
   assert.equal(reading(a), '1 rank: no peer to connect, so this does not show what registering (and the first collective on the registered buffer) costs a communicator of more ranks');
   const { a: two } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'ncclCommRegister');
   assert.equal(reading(two), undefined);
+});
+
+test('#4 the default group: a lazy init_process_group gives its call and points to the line of its first collective, which gives the first collective — one cost at one line', async () => {
+  const text = [
+    'import torch',
+    'import torch.distributed as dist',
+    'def main():',
+    '    dist.init_process_group("nccl")',
+    '    t = torch.ones(1, device="cuda")',
+    '    dist.all_reduce(t)',
+    '',
+  ].join('\n');
+  const { store } = await storeOf(runFolder([read('h200x2-torch2.11-nccl2.28.9-c10d.json')]));
+  const { sites } = await scanText('python', text);
+  const lensOf = (api: string) => {
+    const s = sites.find((x) => x.api === api)!;
+    const a = resolveAnnotation(s.api, store.active, store.profiles, RULES, { eager: false, ...(s.firstCollectiveOf?.api ? { creator: s.firstCollectiveOf.api } : {}) });
+    return { lens: codeLensTitle(a, s, sites), label: decorationLabel(a, s, sites) ?? '' };
+  };
+  const init = lensOf('init_process_group');
+  assert.match(init.lens, /^⏱ 0\.500 ms call · its first collective \(line 6\) pays 191 ms · /, init.lens);
+  assert.match(init.label, /^0\.500 ms \(\+191 ms at line 6\)/, init.label);
+  const first = lensOf('first_collective');
+  assert.match(first.lens, /^⏱ 191 ms /, first.lens);
+  // With device_id the init is made at its line: no pointer.
+  const eager = text.replace('init_process_group("nccl")', 'init_process_group("nccl", device_id=torch.device("cuda", 0))');
+  const e = await scanText('python', eager);
+  const s = e.sites.find((x) => x.api === 'init_process_group')!;
+  assert.doesNotMatch(codeLensTitle(resolveAnnotation(s.api, store.active, store.profiles, RULES, { eager: true }), s, e.sites), /its first collective \(line/);
 });
