@@ -42,6 +42,15 @@ export function missingText(s: StrategyPlan): string {
 }
 
 /**
+ * What the on-demand rebuild is made of, so that its figure says what it compares: "ncclCommInitRankConfig
+ * TP2 + first collective TP2" (the init experiment's communicator, the plan's rebuild of every
+ * shape; the verdict's pool line gives the pool experiment's own rebuild of one child instead).
+ */
+function rebuildWhat(lazy: StrategyPlan): string {
+  return lazy.critical.map((t) => t.what.replace(/ \(.*\)$/, '')).join(' + ');
+}
+
+/**
  * The headline: the prewarmed pool against the on-demand rebuild, the study's sentence with this
  * run's figures — or why it cannot be said (one shape, a missing term).
  */
@@ -61,7 +70,7 @@ export function poolSentence(plan: Plan): string {
     lazy.criticalMs === undefined
       ? ` switches in ${sw} (the rebuild it replaces is missing: ${missingText(lazy)})`
       : pool.criticalMs < lazy.criticalMs
-        ? ` turns a ${msText(lazy.criticalMs)} rebuild into a ${sw} switch`
+        ? ` turns a ${msText(lazy.criticalMs)} rebuild (${rebuildWhat(lazy)}) into a ${sw} switch`
         : ` its ${sw} switch is no shorter than the ${msText(lazy.criticalMs)} rebuild`;
   const joiner = pool.memoryBytes !== undefined ? ' and' : ',';
   return `${where}, a pool of ${k} shape${k === 1 ? '' : 's'}${memory}${joiner}${versus}${timeShares(plan, pool)}`;

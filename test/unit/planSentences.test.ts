@@ -19,7 +19,7 @@ test('2 ranks, recorded: the study\'s sentence with the run\'s own figures', () 
   const plan = planReshape(h200x2(), inputs);
   assert.equal(
     poolSentence(plan),
-    'on this host (2× NVIDIA H200, NCCL 2.28.9), a pool of 2 shapes costs 872 MiB per GPU, 1.4% of a 60 GiB budget, and turns a 176 ms rebuild into a 0.023 ms switch: 0.078% of a 30 ms step once, 0.0012% amortised over 2 s',
+    'on this host (2× NVIDIA H200, NCCL 2.28.9), a pool of 2 shapes costs 872 MiB per GPU, 1.4% of a 60 GiB budget, and turns a 176 ms rebuild (ncclCommInitRankConfig TP2 + first collective TP2) into a 0.023 ms switch: 0.078% of a 30 ms step once, 0.0012% amortised over 2 s',
   );
   const lines = planSentences(plan);
   assert.ok(lines.includes('on-demand rebuild (lazy connect): 176 ms on the critical path per switch: 5.9× a 30 ms step once, 8.8% amortised over 2 s; 508 ms deferred to the background; holds 484 MiB per GPU, 0.79% of a 60 GiB budget'));
@@ -41,9 +41,9 @@ test('1 rank, recorded: one TP shape, nothing to switch to; split and its kin mi
 
 test('4 ranks: the pool sentence, a pool that does not fit, a pool switch that is not shorter', () => {
   const plan = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 1000, stepMs: 20, budget: { bytes: 10 * GiB } });
-  assert.match(poolSentence(plan), /^on this host \(4× NVIDIA H200, NCCL [^)]+\), a pool of 3 shapes costs 1000 MiB per GPU, 9\.8% of a 10 GiB budget, and turns a 100 ms rebuild into a 2 ms switch: 10% of a 20 ms step once, 0\.2% amortised over 1 s$/);
+  assert.match(poolSentence(plan), /^on this host \(4× NVIDIA H200, NCCL [^)]+\), a pool of 3 shapes costs 1000 MiB per GPU, 9\.8% of a 10 GiB budget, and turns a 100 ms rebuild \(ncclCommInitRankConfig TP4 \+ first collective TP4\) into a 2 ms switch: 10% of a 20 ms step once, 0\.2% amortised over 1 s$/);
   const small = planReshape(asPlanRuns(fourRankRun()), { budget: { bytes: 512 * 2 ** 20 } });
-  assert.match(poolSentence(small), /costs 1000 MiB per GPU, more than the 512 MiB budget \(195% of it\), and turns a 100 ms rebuild into a 2 ms switch$/);
+  assert.match(poolSentence(small), /costs 1000 MiB per GPU, more than the 512 MiB budget \(195% of it\), and turns a 100 ms rebuild \(ncclCommInitRankConfig TP4 \+ first collective TP4\) into a 2 ms switch$/);
   const slow = fourRankRun();
   const pool = slow.experiments.find((e) => e.experiment === 'pool')!.variants[0]!;
   pool.steps.find((s) => s.step === 'switch')!.stats.median = 150;
