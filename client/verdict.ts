@@ -42,23 +42,33 @@ export {
 export function deriveVerdict(run: RunFile): VerdictLine[] {
   const where = `on ${run.stamp?.hostname ?? run.host} (NCCL ${run.stamp?.ncclVersion ?? '?'})`;
   const here: Here = { host: describeHost(run), simulated: isSimulatedRun(run), ...(typeof run.options?.iterations === 'number' ? { iterations: run.options.iterations } : {}) };
+  // A reading never throws (this also runs in the live reducer, client/runModel.ts): a line whose
+  // figures its code did not foresee is replaced by a line that says so, the others kept.
+  const read = (id: string, f: () => VerdictLine | VerdictLine[] | undefined): VerdictLine[] => {
+    try {
+      const l = f();
+      return l === undefined ? [] : Array.isArray(l) ? l : [l];
+    } catch (e) {
+      return [{ id: `unread:${id}`, text: `The ${id} reading could not be formed from this run's figures (${e instanceof Error ? e.message : String(e)}).` }];
+    }
+  };
   const lines = [
-    firstCollectiveShare(run, where, here),
-    rebuildLine(run, here),
-    teardownLine(run, here),
-    suspendLine(run),
-    coldStartLine(run, here),
-    poolLine(run, here),
-    connectModeLine(run),
-    oneRankMemoryLine(run),
-    registrationLine(run),
-    drainLine(run, here),
-    dropCheckLine(run),
-    ...c10dLines(run, here),
-    ...splitShareLines(run),
-    ...hangCaseLines(run),
-    ...shrinkAbortLines(run, where),
-  ].filter((l): l is VerdictLine => l !== undefined);
+    ...read('first-collective-share', () => firstCollectiveShare(run, where, here)),
+    ...read('rebuild-vs-init', () => rebuildLine(run, here)),
+    ...read('teardown-floors', () => teardownLine(run, here)),
+    ...read('suspend', () => suspendLine(run)),
+    ...read('cold-start', () => coldStartLine(run, here)),
+    ...read('pool', () => poolLine(run, here)),
+    ...read('connect-mode', () => connectModeLine(run)),
+    ...read('one-rank-memory', () => oneRankMemoryLine(run)),
+    ...read('registration', () => registrationLine(run)),
+    ...read('drain', () => drainLine(run, here)),
+    ...read('drop-check', () => dropCheckLine(run)),
+    ...read('c10d', () => c10dLines(run, here)),
+    ...read('split-share', () => splitShareLines(run)),
+    ...read('hang-cases', () => hangCaseLines(run)),
+    ...read('shrink-abort', () => shrinkAbortLines(run, where)),
+  ];
   if (here.simulated) return lines.map((l) => ({ ...l, text: `SIMULATED — ${l.text}` }));
   return lines;
 }

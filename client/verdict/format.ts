@@ -19,11 +19,12 @@ export const MiB = 2 ** 20;
 /**
  * A share (0…1) as a percentage: 0.1234 → "12%". A share that would round to 0% or 100% without
  * being exactly that keeps one significant digit ("0.6%", "0.08%") or one decimal ("99.6%"), so a
- * 0.014 ms first collective of a 17 ms init never reads "0%".
- * @throws RangeError when `x` is not a finite number.
+ * 0.014 ms first collective of a 17 ms init never reads "0%". Never throws: a share that is not a
+ * finite number (a part of a total of 0 ms) reads "no share (a total of 0)"; callers that can meet
+ * a zero total say what is true instead (see {@link isBelowTimer}).
  */
 export function pct(x: number): string {
-  if (!Number.isFinite(x)) throw new RangeError(`pct: not a finite share: ${x}`);
+  if (!Number.isFinite(x)) return 'no share (a total of 0)';
   const p = x * 100;
   const whole = Math.round(p);
   if (Math.abs(p) < 1 && p !== 0) return `${Math.abs(p) < 0.01 ? '<0.01' : Number(p.toPrecision(1))}%`;
@@ -31,11 +32,25 @@ export function pct(x: number): string {
   return `${whole}%`;
 }
 
-/** ms → "176 ms" / "17.4 ms" / "0.28 ms" / "0.014 ms". */
+/**
+ * A time (ms) in a sentence: "176 ms" / "17.4 ms" / "0.28 ms" / "0.014 ms"; 0 (or less) reads
+ * "0 ms", never "0.0 ms". A figure that is not finite reads "no figure".
+ */
 export function ms(x: number): string {
+  if (!Number.isFinite(x)) return 'no figure';
+  if (x <= 0) return '0 ms';
   if (x >= 100) return `${Math.round(x)} ms`;
   if (x >= 10) return `${x.toFixed(1)} ms`;
   return `${x.toPrecision(2)} ms`;
+}
+
+/**
+ * Whether a timed figure (ms, a median) reads 0: the step ended within the timer's resolution (the
+ * harness's `CLOCK_MONOTONIC` pair, docs/METHOD.md "Why a practical floor"). A reading says so
+ * ("below the timer's resolution") instead of dividing by it or calling it a cost.
+ */
+export function isBelowTimer(x: number): boolean {
+  return !(x > 0);
 }
 
 /** bytes → "484 MiB" / "1.3 GiB". */
@@ -43,11 +58,38 @@ export function bytes(x: number): string {
   return x >= 2 ** 30 ? `${(x / 2 ** 30).toFixed(1)} GiB` : `${Math.round(x / MiB)} MiB`;
 }
 
-/** A ratio → "1.06×" / "0.18×" / "0.049×" / "12×". */
+/**
+ * Whether a memory figure (bytes, a free-memory delta) shows no change: it rounds to 0 MiB (or is
+ * negative). A reading says "no memory change measured" instead of "0 MiB (0×)".
+ */
+export function isNoMemory(x: number): boolean {
+  return !(Math.round(x / MiB) > 0);
+}
+
+/**
+ * A ratio → "1.06×" / "0.18×" / "0.049×" / "12×". Never "0×", "Infinity×" or "NaN×": a ratio of
+ * 0 or one that is not finite (one of its figures is 0) reads "no ratio (one figure is 0)";
+ * callers that can meet a zero figure say what is true instead.
+ */
 export function times(x: number): string {
+  if (!Number.isFinite(x) || !(x > 0)) return 'no ratio (one figure is 0)';
   if (x >= 10) return `${Math.round(x)}×`;
   if (x >= 0.1) return `${Number(x.toFixed(2))}×`;
   return `${Number(x.toPrecision(2))}×`;
+}
+
+/**
+ * What stopped an experiment (or one variant of it), from the run's errors: the first error of
+ * that variant (or else of the experiment), not an expected hang of a field case. "timed out at
+ * split halves/splitShare=0 iteration 0, step ncclCommSplit on rank 1: …" for a hang, "it failed:
+ * see the errors" otherwise; undefined when the run has no such error.
+ */
+export function failureOf(run: RunFile, experiment: string, variant?: string): { text: string; timedOut: boolean } | undefined {
+  const errors = (run.errors ?? []).filter((e) => e.where?.experiment === experiment && !e.expected);
+  const e = (variant === undefined ? undefined : errors.find((x) => x.where.variant === variant)) ?? errors[0];
+  if (!e) return undefined;
+  const timedOut = e.code === 'TIMEOUT';
+  return { text: timedOut ? e.message : 'it failed: see the errors', timedOut };
 }
 
 /** A figure of the study as a plain number: 49 → "49", 54.5 → "54.5", 0.48 → "0.48". */

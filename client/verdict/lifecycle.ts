@@ -21,27 +21,64 @@ import {
   type Clause,
   type Here,
 } from './agreement';
-import { bytes, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
+import { bytes, failureOf, isBelowTimer, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
+
+/** "a fresh communicator of 2 ranks" / "of 1 rank". */
+function freshOf(ranks: number): string {
+  return `a fresh communicator of ${ranks} rank${ranks === 1 ? '' : 's'}`;
+}
+
+/**
+ * Why init has no figure to its first collective, from the run: "its first collective has no
+ * figure (timed out at init default iteration 2, step first …)"; undefined when init's total is there.
+ */
+function initFirstMissing(run: RunFile): string | undefined {
+  if (median(run, 'init', undefined, 'total') !== undefined) return undefined;
+  const failure = failureOf(run, 'init');
+  return `its first collective has no figure in this run${failure ? ` (${failure.text})` : ''}`;
+}
+
+/** Why the rebuilds have no fresh init to be set against, in a few words (the init line gives the error). */
+function freshMissingWords(run: RunFile): string {
+  if (median(run, 'init', undefined, 'call') === undefined) return 'no init figure in this run';
+  const failure = failureOf(run, 'init');
+  return `the init's first collective has no figure in this run${failure ? (failure.timedOut ? ': it timed out' : ': it failed') : ''}`;
+}
 
 /** init: where the cost of a fresh communicator to its first collective lies. */
 export function firstCollectiveShare(run: RunFile, where: string, here: Here): VerdictLine | undefined {
   const call = median(run, 'init', undefined, 'call');
   const first = median(run, 'init', undefined, 'first');
   const total = median(run, 'init', undefined, 'total');
-  if (call === undefined || first === undefined || total === undefined) return undefined;
-  const of = `a fresh communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} costs ${ms(total)} to its first collective`;
-  // Shares of the two parts (their medians), so that they add up to 100% even when the median of
-  // the per-iteration sums (`total`) is not the sum of the medians.
-  const parts = call + first;
-  const regime = shareRegime(first, parts);
+  if (call === undefined || (first === undefined && total !== undefined)) return undefined;
+  if (first === undefined || total === undefined) {
+    // The call was timed but the first collective was not (it timed out, or the run stopped):
+    // the call is said, and why there is no total, from the run's errors.
+    return { id: 'first-collective-share', text: `${where}, ${freshOf(run.ranks)}: ncclCommInitRankConfig ${ms(call)}; ${initFirstMissing(run)}.` };
+  }
+  if (isBelowTimer(total)) {
+    return {
+      id: 'first-collective-share',
+      text: `${where}, ${freshOf(run.ranks)} reads 0 ms to its first collective (ncclCommInitRankConfig ${ms(call)}, the first collective ${ms(first)}): below the timer's resolution, no cost to divide or set beside the study's.`,
+    };
+  }
+  const of = `${freshOf(run.ranks)} costs ${ms(total)} to its first collective`;
+  // Shares of the total to the first collective (the median of the per-iteration sums), the same
+  // share the study clause gives. The medians of the two parts need not add up to it.
+  const regime = shareRegime(first, total);
+  const firstText = isBelowTimer(first) ? `${ms(first)} (below the timer's resolution)` : `${ms(first)} (${pct(first / total)})`;
+  const notSum =
+    Math.abs(call + first - total) > 0.005 * total
+      ? ` (each the median of its part, so the two need not add up to the median total of ${ms(total)})`
+      : '';
   const how =
     regime === 'negligible'
-      ? `nearly all of it is ncclCommInitRankConfig (${ms(call)}); the first collective adds ${ms(first)} (${pct(first / parts)})`
+      ? `nearly all of it is ncclCommInitRankConfig (${ms(call)}); the first collective adds ${firstText}`
       : regime === 'majority'
-        ? `most of it, ${ms(first)} (${pct(first / parts)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
-        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / parts)}) and the first collective ${ms(first)} (${pct(first / parts)})`;
+        ? `most of it, ${ms(first)} (${pct(first / total)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
+        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / total)}) and the first collective ${ms(first)} (${pct(first / total)})${notSum}`;
   // One rank has no peer to connect to, while the study's communicators had several: its
   // first-collective share and its init-to-first-collective total are named, not judged.
   const study =
@@ -68,10 +105,16 @@ function rankWords(n: number): string {
   return n === 1 ? 'a one-rank child' : `a ${n}-rank child`;
 }
 
-/** split, shrink, grow to their first collective, against a fresh init of the same run. */
+/**
+ * split, shrink, grow to their first collective, against a fresh init of the same run. Without a
+ * fresh-init figure (its first collective timed out) or with one that reads 0 ms, each rebuild is
+ * still given, said not set against it; a rebuild experiment that stopped without a figure is
+ * named with what stopped it (the run's errors).
+ */
 export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
-  const fresh = median(run, 'init', undefined, 'total');
-  if (fresh === undefined) return undefined;
+  const freshMedian = median(run, 'init', undefined, 'total');
+  // A fresh init that reads 0 ms is below the timer's resolution: nothing is divided by it.
+  const fresh = freshMedian !== undefined && !isBelowTimer(freshMedian) ? freshMedian : undefined;
   const split = headlineSplit(run.ranks);
   const splitName = `${split.name} (${rankWords(split.childRanks)})`;
   const share0Measured = median(run, 'split', split.variant, 'total') !== undefined;
@@ -92,23 +135,39 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
     const firstNote =
       first === undefined
         ? ''
-        : shareRegime(first, total) === 'negligible'
-          ? `; its first collective negligible, ${ms(first)}`
-          : `; ${ms(first)} of it in the first collective`;
+        : isBelowTimer(first)
+          ? `; its first collective below the timer's resolution`
+          : shareRegime(first, total) === 'negligible'
+            ? `; its first collective negligible, ${ms(first)}`
+            : `; ${ms(first)} of it in the first collective`;
+    if (fresh === undefined) {
+      parts.push(`${r.name}: ${ms(total)}${firstNote ? ` (${firstNote.slice(2)})` : ''}`);
+      continue;
+    }
+    const rel = relation(total, fresh);
     parts.push(
-      `${r.name}: ${ms(total)} (${pct(total / fresh)} of a fresh init, ${relation(total, fresh) === 'same' ? 'about the same' : relation(total, fresh) === 'lower' ? 'cheaper' : 'costlier'}${firstNote})`,
+      `${r.name}: ${ms(total)} (${pct(total / fresh)} of a fresh init, ${rel === 'same' ? 'about the same' : rel === 'lower' ? 'cheaper' : 'costlier'}${firstNote})`,
     );
   }
-  if (parts.length === 0) return undefined;
   // The headline split (what user code pays: splitShare 0, a multi-rank child) when the run has the
-  // split experiment but no figure for that variant (it failed, or the run stopped first): said,
-  // never left for the splitShare 1 figure to stand in for it.
+  // split experiment but no figure for that variant (it failed, timed out, or the run stopped
+  // first): said with what stopped it, never left for the splitShare 1 figure to stand in for it.
   if (!share0Measured && run.experiments.some((e) => e.experiment === 'split')) {
-    const failed = run.errors.some((e) => e.where.experiment === 'split' && e.where.variant === split.variant && !e.expected);
+    const failure = failureOf(run, 'split', split.variant);
     const call = median(run, 'split', split.variant, 'call');
     const what = call === undefined ? 'no figure in this run' : `no figure to the first collective in this run (the call alone ${ms(call)})`;
-    parts.unshift(`${splitName}, splitShare 0: ${what}${failed ? ' (it failed: see the errors)' : ''}`);
+    parts.unshift(`${splitName}, splitShare 0: ${what}${failure ? ` (${failure.text})` : ''}`);
   }
+  // Shrink and grow planned but without a figure: what stopped them.
+  for (const [experiment, name] of [
+    ['shrink', `shrink (to ${rankWords(run.ranks - 1)})`],
+    ['grow', `grow (to ${run.ranks} ranks)`],
+  ] as const) {
+    if (totals[`${experiment} default`] !== undefined || !run.experiments.some((e) => e.experiment === experiment)) continue;
+    const failure = failureOf(run, experiment, 'default');
+    if (failure) parts.push(`${name}: no figure in this run (${failure.text})`);
+  }
+  if (parts.length === 0) return undefined;
   const clauses: Clause[] = [];
   const splitTotal = totals[`split ${split.variant}`];
   const splitFirst = median(run, 'split', split.variant, 'first');
@@ -116,7 +175,8 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const shrink = totals['shrink default'];
   const grow = totals['grow default'];
   const acrossNodes = (run.nodes?.length ?? 1) > 1;
-  if (splitTotal !== undefined && splitFirst !== undefined) {
+  const usable = (x: number | undefined): x is number => x !== undefined && !isBelowTimer(x);
+  if (usable(splitTotal) && splitFirst !== undefined) {
     clauses.push(
       shareClause(
         splitFirst,
@@ -127,17 +187,17 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
         "split's first-collective share",
       ),
     );
-    clauses.push(relationClause(splitTotal, fresh, S.splitToFirst, S.freshToFirst, 'split against a fresh init'));
+    if (fresh !== undefined) clauses.push(relationClause(splitTotal, fresh, S.splitToFirst, S.freshToFirst, 'split against a fresh init'));
   }
-  if (splitTotal !== undefined && share1 !== undefined)
+  if (usable(splitTotal) && usable(share1))
     clauses.push(relationClause(share1, splitTotal, S.splitShare1ToFirst, S.splitShare0ToFirst, 'splitShare 1 against 0'));
   // A shrink of 2 ranks leaves a one-rank child, with no peer to connect to: set beside the
   // study's shrink of a multi-rank communicator it is named, not judged (like with like).
   const shrinkStudy = acrossNodes ? S.nodesShrinkToFirst : S.shrinkToFirst;
   const shrinkToOne = shrink !== undefined && run.ranks - 1 === 1 && shrinkStudy.host.ranks > 2;
-  if (shrink !== undefined && !shrinkToOne)
+  if (usable(shrink) && !shrinkToOne && fresh !== undefined)
     clauses.push(relationClause(shrink, fresh, shrinkStudy, acrossNodes ? S.nodesFreshToFirst : S.freshToFirst, 'shrink against a fresh init'));
-  if (grow !== undefined)
+  if (usable(grow) && fresh !== undefined)
     clauses.push(
       relationClause(
         grow,
@@ -154,9 +214,15 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
       )
     : '';
   const study = [studySentence(here, clauses), named].filter((x) => x !== '').join(' ');
+  const against =
+    fresh !== undefined
+      ? `against a fresh init (${ms(fresh)})`
+      : freshMedian !== undefined
+        ? `not set against a fresh init (it reads 0 ms, below the timer's resolution)`
+        : `not set against a fresh init (${freshMissingWords(run)})`;
   return {
     id: 'rebuild-vs-init',
-    text: `To the first collective, against a fresh init (${ms(fresh)}): ${parts.join('; ')}.${study ? ` ${study}` : ''}`,
+    text: `To the first collective, ${against}: ${parts.join('; ')}.${study ? ` ${study}` : ''}`,
   };
 }
 

@@ -11,7 +11,7 @@ import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Clause, type Here } from './agreement';
-import { bytes, ms, pct, stats, times, type VerdictLine } from './format';
+import { bytes, failureOf, isBelowTimer, isNoMemory, ms, pct, stats, times, type VerdictLine } from './format';
 
 /** The TP shapes of a pool variant: "tp4+2+1" → [4, 2, 1]; "tp2+1/splitShare=1" → [2, 1]. */
 export function poolShapes(variant: string): number[] {
@@ -50,10 +50,19 @@ function poolFigures(v: VariantSummary): PoolFigures {
 }
 
 function memoryWords(f: PoolFigures, gpuBytes: number | undefined): string {
+  if (isNoMemory(f.bytes!)) {
+    const nccl = f.memStatsBytes !== undefined ? `; ncclCommMemStats counts ${bytes(f.memStatsBytes)}` : '';
+    return `no memory change measured per GPU (the free-memory delta reads ${bytes(f.bytes!)}${nccl})`;
+  }
   const share = gpuBytes ? `${pct(f.bytes! / gpuBytes)} of its memory` : undefined;
   const nccl = f.memStatsBytes !== undefined ? `ncclCommMemStats counts ${bytes(f.memStatsBytes)}` : undefined;
   const extra = [share, nccl].filter((x) => x !== undefined).join('; ');
   return `${bytes(f.bytes!)} per GPU${extra ? ` (${extra})` : ''}`;
+}
+
+/** "takes 872 MiB per GPU (…)" or "shows no memory change per GPU (…)". */
+function takesWords(f: PoolFigures, gpuBytes: number | undefined): string {
+  return isNoMemory(f.bytes!) ? memoryWords(f, gpuBytes).replace(/^no memory change measured/, 'shows no memory change') : `takes ${memoryWords(f, gpuBytes)}`;
 }
 
 function childName(shapes: number[]): string {
@@ -64,6 +73,8 @@ function childName(shapes: number[]): string {
 /** "turns a 49.2 ms rebuild of its one-rank child … into a 0.023 ms switch (…)" or the switch against the rebuild. */
 function switchWords(f: PoolFigures): string | undefined {
   if (f.sw === undefined || f.rebuild === undefined) return undefined;
+  if (isBelowTimer(f.sw) && !isBelowTimer(f.rebuild))
+    return `turns a ${ms(f.rebuild)} rebuild of ${childName(f.shapes)} (split + first collective) into a switch below the timer's resolution (it reads 0 ms)`;
   const r = relation(f.sw, f.rebuild);
   return r === 'lower'
     ? `turns a ${ms(f.rebuild)} rebuild of ${childName(f.shapes)} (split + first collective) into a ${ms(f.sw)} switch (the rebuild costs ${times(f.rebuild / f.sw)} the switch)`
@@ -80,7 +91,11 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
   const e = run.experiments.find((x) => x.experiment === 'pool');
   const plainV = e?.variants.find((v) => !v.variant.endsWith('/splitShare=1'));
   const sharedV = e?.variants.find((v) => v.variant.endsWith('/splitShare=1'));
-  if (!plainV) return undefined;
+  if (!plainV) {
+    // The pool was planned but stopped before any figure: what stopped it, from the run's errors.
+    const failure = e ? failureOf(run, 'pool') : undefined;
+    return failure ? { id: 'pool', text: `The prewarmed pool has no figure in this run (${failure.text}).` } : undefined;
+  }
   const plain = poolFigures(plainV);
   const shared = sharedV ? poolFigures(sharedV) : undefined;
   const gpuBytes = run.stamp?.gpus[0]?.totalBytes;
@@ -98,20 +113,31 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
   }
 
   const plainSwitch = switchWords(plain);
-  let text = `A prewarmed pool of every TP shape (${plain.variant}, splitShare 0) takes ${memoryWords(plain, gpuBytes)}${plainSwitch ? ` and ${plainSwitch}` : ''}.`;
+  let text = `A prewarmed pool of every TP shape (${plain.variant}, splitShare 0) ${takesWords(plain, gpuBytes)}${plainSwitch ? ` and ${plainSwitch}` : ''}.`;
   if (shared?.bytes !== undefined) {
     const sharedSwitch = switchWords(shared);
-    text += ` With splitShare 1 (every child sharing the parent's resources) it takes ${memoryWords(shared, gpuBytes)}, ${times(shared.bytes / plain.bytes)} the pool without sharing${sharedSwitch ? `, and ${sharedSwitch}` : ''}.`;
+    // A ratio only between two pools that both show memory: "no memory change" is said, never divided by.
+    const ratio = !isNoMemory(plain.bytes) && !isNoMemory(shared.bytes) ? `, ${times(shared.bytes / plain.bytes)} the pool without sharing` : '';
+    text += ` With splitShare 1 (every child sharing the parent's resources) it ${takesWords(shared, gpuBytes)}${ratio}${sharedSwitch ? `, and ${sharedSwitch}` : ''}.`;
   }
+  const childWords = (x: number): string => (isNoMemory(x) ? 'no memory change measured' : `${bytes(x)} per GPU`);
   if (plain.tp2ChildBytes !== undefined) {
-    text += ` One TP2 child takes ${bytes(plain.tp2ChildBytes)} per GPU${shared?.tp2ChildBytes !== undefined ? ` (${bytes(shared.tp2ChildBytes)} with splitShare 1)` : ''}.`;
+    const sharedChild = shared?.tp2ChildBytes;
+    text += ` One TP2 child takes ${childWords(plain.tp2ChildBytes)}${sharedChild !== undefined ? ` (${isNoMemory(sharedChild) ? 'no memory change measured' : bytes(sharedChild)} with splitShare 1)` : ''}.`;
   }
-  const clauses: Clause[] = [figureClause(plain.bytes, S.poolBytes, `pool per GPU (here ${plain.variant})`)];
-  if (plain.tp2ChildBytes !== undefined) clauses.push(figureClause(plain.tp2ChildBytes, S.tp2ChildBytes, 'one TP2 child per GPU'));
+  // A figure that reads no memory change or 0 ms is not set beside the study's (no "0 MiB (0×)").
+  const clauses: Clause[] = [];
+  const unset: string[] = [];
+  if (isNoMemory(plain.bytes)) unset.push('the pool here shows no memory change');
+  else clauses.push(figureClause(plain.bytes, S.poolBytes, `pool per GPU (here ${plain.variant})`));
+  if (plain.tp2ChildBytes !== undefined && !isNoMemory(plain.tp2ChildBytes)) clauses.push(figureClause(plain.tp2ChildBytes, S.tp2ChildBytes, 'one TP2 child per GPU'));
   // A switch to a one-rank child runs a collective with no peer: named beside the study's switch
   // (a collective among several ranks + graph capture), not judged against it.
   const switchToOne = plain.shapes[1] === 1;
-  if (plain.sw !== undefined && !switchToOne) clauses.push(figureClause(plain.sw, S.poolSwitch, 'switch'));
+  if (plain.sw !== undefined && !switchToOne) {
+    if (isBelowTimer(plain.sw)) unset.push("the switch here reads 0 ms, below the timer's resolution");
+    else clauses.push(figureClause(plain.sw, S.poolSwitch, 'switch'));
+  }
   const onChild = stats(plainV, 'steady/child')?.median;
   const onFresh = stats(plainV, 'steady/fresh')?.median;
   const child = plain.shapes[1];
@@ -123,5 +149,7 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
     plain.sw !== undefined && switchToOne
       ? ` ${studyNotCompared([S.poolSwitch], 'the switch here is to a one-rank child, whose collective has no peer')}`
       : '';
-  return { id: 'pool', text: `${text} ${studySentence(here, clauses)}${named}` };
+  const notSet = unset.length > 0 ? ` ${studyNotCompared(isNoMemory(plain.bytes) ? [S.poolBytes] : [S.poolSwitch], unset.join('; '))}` : '';
+  const sentence = studySentence(here, clauses);
+  return { id: 'pool', text: `${text}${sentence ? ` ${sentence}` : ''}${named}${notSet}` };
 }

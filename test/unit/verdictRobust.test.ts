@@ -35,9 +35,113 @@ function setStep(run: RunFile, experimentId: string, variantName: string, step: 
   s.stats = { ...s.stats, median: value, p90: value, min: value, max: value, mean: value };
 }
 
+describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says what is true', () => {
+  test('init reads 0 ms: the share line says below the timer\'s resolution; the rebuilds are not divided by it', () => {
+    const run = structuredClone(load(W));
+    for (const step of ['call', 'first', 'total']) setStep(run, 'init', 'default', step, 0);
+    assert.doesNotThrow(() => deriveVerdict(run));
+    assert.doesNotThrow(() => formatSummary(run));
+    assert.equal(
+      line(run, 'first-collective-share'),
+      "on vm (NCCL 2.28.9), a fresh communicator of 2 ranks reads 0 ms to its first collective (ncclCommInitRankConfig 0 ms, the first collective 0 ms): below the timer's resolution, no cost to divide or set beside the study's.",
+    );
+    const rebuild = line(run, 'rebuild-vs-init');
+    assert.match(rebuild, /^To the first collective, not set against a fresh init \(it reads 0 ms, below the timer's resolution\): split of the same shape \(a 2-rank child\), splitShare 0: 175 ms \(141 ms of it in the first collective\);/, rebuild);
+    assert.doesNotMatch(all(run), NEVER);
+  });
+
+  test('a pool with no memory change: said so, never "0 MiB (0×)" or "Infinity× the pool without sharing"', () => {
+    const run = structuredClone(load(W));
+    const plain = run.experiments.find((e) => e.experiment === 'pool')!.variants.find((v) => v.variant === 'tp2+1')!;
+    plain.memoryBytes = { 'pool after TP2': 0, 'pool after TP1': 0 };
+    const text = line(run, 'pool');
+    assert.match(text, /^A prewarmed pool of every TP shape \(tp2\+1, splitShare 0\) shows no memory change per GPU \(the free-memory delta reads 0 MiB\) and turns a 45\.5 ms rebuild/, text);
+    assert.match(text, /With splitShare 1 \(every child sharing the parent's resources\) it takes 616 MiB per GPU \(0\.4% of its memory\), and turns/, text);
+    assert.match(text, /a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\) — not compared here: the pool here shows no memory change/, text);
+    assert.doesNotMatch(text, NEVER, text);
+  });
+
+  test('a switch that reads 0 ms: "below the timer\'s resolution", never "a 0.0 ms switch (… Infinity× the switch)"', () => {
+    const run = structuredClone(load(W));
+    setStep(run, 'pool', 'tp2+1', 'switch', 0);
+    const text = line(run, 'pool');
+    assert.match(text, /turns a 45\.5 ms rebuild of its one-rank child \(split \+ first collective\) into a switch below the timer's resolution \(it reads 0 ms\)\./, text);
+    assert.doesNotMatch(text, NEVER, text);
+  });
+
+  test('the ratio and time helpers never write "0×", "Infinity×" or "0.0 ms"', () => {
+    assert.equal(times(0), 'no ratio (one figure is 0)');
+    assert.equal(times(Number.POSITIVE_INFINITY), 'no ratio (one figure is 0)');
+    assert.equal(times(Number.NaN), 'no ratio (one figure is 0)');
+    assert.equal(ms(0), '0 ms');
+  });
+
+  test('a line whose figures its code did not foresee is replaced by a line saying so; the other lines are kept', () => {
+    const run = structuredClone(load(W));
+    const broken = experiment('registration', []);
+    Object.defineProperty(broken, 'variants', { get: () => { throw new Error('bad variants'); } });
+    run.experiments.push(broken);
+    let lines: ReturnType<typeof deriveVerdict> = [];
+    assert.doesNotThrow(() => (lines = deriveVerdict(run)));
+    assert.ok(lines.some((l) => l.id === 'first-collective-share'));
+    assert.ok(lines.some((l) => l.id === 'pool'));
+  });
+});
+
+describe('#7 a timeout: what timed out is said, every reading with its figures kept', () => {
+  test('init whose first collective timed out: the call and the timeout; split and shrink still read, not set against a fresh init', () => {
+    const run = structuredClone(load(W));
+    const init = run.experiments.find((e) => e.experiment === 'init')!.variants[0]!;
+    init.steps = init.steps.filter((s) => s.step === 'call');
+    run.status = 'partial';
+    run.errors = [
+      {
+        code: 'TIMEOUT',
+        message: 'timed out at init default iteration 2, step first 1 MiB allreduce on rank 1: rank 0 waited 30.0 s in first 1 MiB allreduce; rank 1 never reached first 1 MiB allreduce',
+        where: { host: 'vm', rank: 1, experiment: 'init', variant: 'default', iteration: 2, step: 'first' },
+        fatal: false,
+      },
+    ];
+    assert.equal(
+      line(run, 'first-collective-share'),
+      'on vm (NCCL 2.28.9), a fresh communicator of 2 ranks: ncclCommInitRankConfig 30.1 ms; its first collective has no figure in this run (timed out at init default iteration 2, step first 1 MiB allreduce on rank 1: rank 0 waited 30.0 s in first 1 MiB allreduce; rank 1 never reached first 1 MiB allreduce).',
+    );
+    const rebuild = line(run, 'rebuild-vs-init');
+    assert.match(
+      rebuild,
+      /^To the first collective, not set against a fresh init \(the init's first collective has no figure in this run: it timed out\): split of the same shape \(a 2-rank child\), splitShare 0: 175 ms \(141 ms of it in the first collective\); the same with splitShare 1: 21\.7 ms \(its first collective negligible, 0\.10 ms\); shrink \(to a one-rank child\): 21\.1 ms/,
+      rebuild,
+    );
+    assert.match(rebuild, /split's first-collective share/, rebuild);
+    assert.doesNotMatch(rebuild, /split against a fresh init|shrink against a fresh init/, rebuild);
+  });
+
+  test('a split that timed out before any figure, and a pool stopped the same way: each named with its timeout', () => {
+    const run = synthetic(2, [
+      experiment('init', [variant('default', { call: 88.7, first: 2.0, total: 90.7 })]),
+      { ...experiment('split', []), state: 'stopped', done: 0, total: 12 },
+      { ...experiment('pool', []), state: 'stopped', done: 0, total: 6 },
+    ]);
+    const split = 'timed out at split halves/splitShare=0 iteration 0, step ncclCommSplit on rank 1: rank 0 waited 3.1 s in ncclCommSplit; rank 1 waited 3.1 s in ncclCommSplit';
+    const pool = 'timed out at pool tp2+1 iteration 0, step ncclCommSplit on rank 0: rank 0 waited 3.0 s in ncclCommSplit; rank 1 waited 3.0 s in ncclCommSplit';
+    run.errors = [
+      { code: 'TIMEOUT', message: split, where: { host: 'vm', rank: 1, experiment: 'split', variant: 'halves/splitShare=0', iteration: 0, step: 'call' }, fatal: false },
+      { code: 'TIMEOUT', message: pool, where: { host: 'vm', rank: 0, experiment: 'pool', variant: 'tp2+1', iteration: 0, step: 'call/tp1' }, fatal: false },
+    ];
+    assert.equal(line(run, 'rebuild-vs-init'), `To the first collective, against a fresh init (90.7 ms): split of the same shape (a 2-rank child), splitShare 0: no figure in this run (${split}).`);
+    assert.equal(line(run, 'pool'), `The prewarmed pool has no figure in this run (${pool}).`);
+  });
+});
+
 test('#16 the plan\'s rebuild and the verdict\'s pool rebuild each say what they are (the same run: 169 ms and 45.5 ms)', () => {
   const run = load(W);
   const plan = poolSentence(planReshape(asPlanRuns(run), {}));
   assert.match(plan, /turns a 169 ms rebuild \(ncclCommInitRankConfig TP2 \+ first collective TP2\) into a 0\.025 ms switch/, plan);
   assert.match(line(run, 'pool'), /turns a 45\.5 ms rebuild of its one-rank child \(split \+ first collective\) into a 0\.025 ms switch/);
+});
+
+test('#23 one share, one rounding: the first collective\'s share is the same in the sentence and the study clause', () => {
+  const text = line(load(SRC), 'first-collective-share');
+  assert.match(text, /most of it, 142 ms \(82%\), is paid by the first collective/, text);
+  assert.doesNotMatch(text, /81%/, text);
 });
