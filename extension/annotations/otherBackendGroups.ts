@@ -109,3 +109,31 @@ export function firstArgument(argsText: string): string | undefined {
   const m = /^\(\s*(?:group\s*=\s*)?([A-Za-z_][\w.\s]*?)\s*[,)]/.exec(argsText);
   return m?.[1] ? squash(m[1]) : undefined;
 }
+
+/**
+ * `destroy_process_group(self)`: the group destroyed is the object whose method this is, a process
+ * group implemented in Python (a ProcessGroup subclass registered with c10d, as torchft's are),
+ * not one c10d's NCCL factory made; the NCCL communicators such a class may hold belong to a backend
+ * it keeps and are torn down by that backend's own abort / shutdown. So it is no NCCL teardown.
+ * `argsText`: the argument list with its parentheses.
+ */
+export function destroysItself(api: ApiName, argsText: string): boolean {
+  return api === 'destroy_process_group' && firstArgument(argsText) === 'self';
+}
+
+/**
+ * Is `receiver` bound, earlier in the function the call at `at` is in (`fnStart`: its body's
+ * start), to a group's CUDA backend (`backend = pg._get_backend(torch.device("cuda"))`)? Then its
+ * `abort()` / `shutdown()` tears that NCCL backend down, whatever the variable is called. A
+ * variable that also holds another device's backend on another path is still one (the CUDA path
+ * is an NCCL teardown).
+ */
+export function holdsCudaBackend(receiver: string, text: string, fnStart: number, at: number): boolean {
+  if (!NAME.test(receiver)) return false;
+  const escaped = receiver.replace(/\./g, '\\.');
+  const bound = new RegExp(
+    `(?:^|[^\\w.])${escaped}[ \\t]*=[ \\t]*[\\w.]+[ \\t]*\\.[ \\t]*_get_backend[ \\t]*\\([ \\t]*(?:torch[ \\t]*\\.[ \\t]*)?device[ \\t]*\\([ \\t]*(['"])cuda(?::\\d+)?\\1`,
+    'm',
+  );
+  return bound.test(text.slice(fnStart, at));
+}

@@ -33,7 +33,7 @@ import {
 } from './pythonNames';
 import { eagerOf, nextStatementIsCollective, registeredBackend, warmUpAfter } from './pythonEager';
 import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
-import { OtherBackendGroups, firstArgument, groupMethod } from './otherBackendGroups';
+import { OtherBackendGroups, destroysItself, firstArgument, groupMethod, holdsCudaBackend } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
 import {
   innermost,
@@ -317,7 +317,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       if (lhs) otherBackendAssignments.push({ name: squash(lhs.text), index: lhs.start });
       continue;
     }
-    if (registeredBackend(api, args, text)) continue;
+    if (registeredBackend(api, args, text) || destroysItself(api, argsText)) continue;
     const method = groupMethod(api, written, fulls);
     if ((method || api === 'destroy_process_group' || api === 'ProcessGroup.shutdown') && /gloo/i.test(written + argsText)) continue;
     const site = pythonSite(call, api, written, text, loops, functions, calledInLoop, assigned);
@@ -334,7 +334,9 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     if (torn && otherGroups?.has(torn.group, torn.at)) return false;
     if (!groupMethod(s.api, s.written, fulls)) return true;
     const receiver = receiverOf(s.written);
-    return groupVariables.has(receiver) || GROUP_RECEIVER.test(receiver);
+    if (groupVariables.has(receiver) || GROUP_RECEIVER.test(receiver)) return true;
+    const fn = innermost(functions, s.startIndex, s.endIndex);
+    return holdsCudaBackend(receiver, text, fn?.start ?? lineStartIndex(text, Math.max(0, s.startIndex - 4000)), s.startIndex);
   });
 
   // 6. Eager or lazy, warm-ups, and the first collectives of lazy groups.
