@@ -352,9 +352,21 @@ export function suspendLine(run: RunFile): VerdictLine | undefined {
     );
   if (destroy !== undefined && init !== undefined) {
     const r = relation(suspend + back, destroy + init);
-    against.push(
-      `the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${ms(suspend + back)} vs ${ms(destroy + init)})${r === 'lower' ? ': suspend/resume is the cheaper way here' : r === 'higher' ? ': destroy + re-init is the cheaper way here' : ''}`,
-    );
+    // The way back to the first collective is what a job waits for when it needs the communicator
+    // again: a way is "the cheaper way" only when its round trip is cheaper and its way back is not
+    // the longer one; otherwise both facts are said.
+    const backR = relation(back, init);
+    const way =
+      r === 'lower'
+        ? backR === 'higher'
+          ? ', but the way back that a job waits for, resume to the first collective, is the longer one: neither way is the cheaper on both counts here'
+          : ': suspend/resume is the cheaper way here'
+        : r === 'higher'
+          ? backR === 'lower'
+            ? ', but the way back that a job waits for, resume to the first collective, is the shorter one: neither way is the cheaper on both counts here'
+            : ': destroy + re-init is the cheaper way here'
+          : '';
+    against.push(`the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${ms(suspend + back)} vs ${ms(destroy + init)})${way}`);
   }
   if (against.length > 0) text += ` In this run, ${against.join('; ')}.`;
   return { id: 'suspend', text: `${text} ${NO_STUDY}` };

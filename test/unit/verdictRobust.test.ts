@@ -133,6 +133,20 @@ describe('#7 a timeout: what timed out is said, every reading with its figures k
   });
 });
 
+test('#12 suspend: a round trip that is cheaper with a way back that is longer is not "the cheaper way"; both facts said', () => {
+  const text = line(load(SRC), 'suspend');
+  assert.match(
+    text,
+    /resuming to the first collective costs more than a fresh init to its first collective \(257 ms vs 174 ms\); the round trip, suspend \+ resume, costs less than destroy \+ re-init \(559 ms vs 681 ms\), but the way back that a job waits for, resume to the first collective, is the longer one: neither way is the cheaper on both counts here\./,
+    text,
+  );
+  assert.doesNotMatch(text, /the cheaper way here/, text);
+  // A resume that is also the shorter way back: "the cheaper way" stands.
+  const run = structuredClone(load(SRC));
+  for (const step of ['resume', 'total']) setStep(run, 'suspend', 'default', step, 100);
+  assert.match(line(run, 'suspend'), /\(402 ms vs 681 ms\): suspend\/resume is the cheaper way here\./);
+});
+
 test('#16 the plan\'s rebuild and the verdict\'s pool rebuild each say what they are (the same run: 169 ms and 45.5 ms)', () => {
   const run = load(W);
   const plan = poolSentence(planReshape(asPlanRuns(run), {}));
