@@ -79,6 +79,20 @@ export function times(x: number): string {
 }
 
 /**
+ * The note a judgement carries when the run recorded fewer than 3 iterations per step: "here from
+ * one recorded iteration per step: each word rests on a single observation" (the wording of the
+ * study sentence's note, agreement.ts studySentence). Undefined for a simulated run (its figures
+ * are not judged) or 3 iterations and more.
+ * @param here.iterations the run's recorded iterations per step (its options).
+ */
+export function fewIterationsNote(here: { simulated: boolean; iterations?: number }): string | undefined {
+  if (here.simulated || here.iterations === undefined || here.iterations >= 3) return undefined;
+  return here.iterations === 1
+    ? 'here from one recorded iteration per step: each word rests on a single observation'
+    : `here from ${here.iterations} recorded iterations per step: too few to show a spread`;
+}
+
+/**
  * What stopped an experiment (or one variant of it), from the run's errors: the first error of
  * that variant (or else of the experiment), not an expected hang of a field case. "timed out at
  * split halves/splitShare=0 iteration 0, step ncclCommSplit on rank 1: …" for a hang, "it failed:

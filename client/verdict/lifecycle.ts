@@ -21,7 +21,7 @@ import {
   type Clause,
   type Here,
 } from './agreement';
-import { bytes, failureOf, isBelowTimer, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
+import { bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
 
@@ -127,6 +127,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   ];
   const parts: string[] = [];
   const totals: Record<string, number | undefined> = {};
+  let judged = false;
   for (const r of rebuilds) {
     const total = median(run, r.experiment, r.variant, 'total');
     const first = median(run, r.experiment, r.variant, 'first');
@@ -144,6 +145,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
       parts.push(`${r.name}: ${ms(total)}${firstNote ? ` (${firstNote.slice(2)})` : ''}`);
       continue;
     }
+    judged = true;
     const rel = relation(total, fresh);
     parts.push(
       `${r.name}: ${ms(total)} (${pct(total / fresh)} of a fresh init, ${rel === 'same' ? 'about the same' : rel === 'lower' ? 'cheaper' : 'costlier'}${firstNote})`,
@@ -213,6 +215,9 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
         `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranks} ranks`,
       )
     : '';
+  // The "cheaper"/"costlier" words are judgements too: with no study sentence to carry the
+  // few-iterations note, the line carries it.
+  const few = judged && clauses.length === 0 ? fewIterationsNote(here) : undefined;
   const study = [studySentence(here, clauses), named].filter((x) => x !== '').join(' ');
   const against =
     fresh !== undefined
@@ -222,7 +227,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
         : `not set against a fresh init (${freshMissingWords(run)})`;
   return {
     id: 'rebuild-vs-init',
-    text: `To the first collective, ${against}: ${parts.join('; ')}.${study ? ` ${study}` : ''}`,
+    text: `To the first collective, ${against}: ${parts.join('; ')}${few ? ` (${few})` : ''}.${study ? ` ${study}` : ''}`,
   };
 }
 
@@ -259,8 +264,17 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   };
 }
 
+/**
+ * A sentence (ending in ".") with the few-iterations note before its last full stop when the run
+ * recorded fewer than 3 iterations per step: its words rest on that few observations.
+ */
+function withFewNote(sentence: string, here: Here | undefined): string {
+  const few = here ? fewIterationsNote(here) : undefined;
+  return few ? `${sentence.replace(/\.$/, '')} (${few}).` : sentence;
+}
+
 /** connect-mode: NCCL_RUNTIME_CONNECT 1 (lazy) against 0 (connect at creation). */
-export function connectModeLine(run: RunFile): VerdictLine | undefined {
+export function connectModeLine(run: RunFile, here?: Here): VerdictLine | undefined {
   const lazy = variantOf(run, 'connect-mode', 'init/runtimeConnect=1');
   const eager = variantOf(run, 'connect-mode', 'init/runtimeConnect=0');
   const [lazyCall, eagerCall, lazyFirst, eagerFirst] = [
@@ -283,11 +297,11 @@ export function connectModeLine(run: RunFile): VerdictLine | undefined {
   } else {
     text = `NCCL_RUNTIME_CONNECT=0 does not lower the first collective here (${figures}).`;
   }
-  return { id: 'connect-mode', text: `${text} ${NO_STUDY}` };
+  return { id: 'connect-mode', text: `${withFewNote(text, here)} ${NO_STUDY}` };
 }
 
 /** registration: ncclCommRegister of 64 MiB, again, and the first collectives on the buffer. */
-export function registrationLine(run: RunFile): VerdictLine | undefined {
+export function registrationLine(run: RunFile, here?: Here): VerdictLine | undefined {
   const reg = variantOf(run, 'registration', 'register/64MiB');
   const [first, again, firstUse, secondUse] = ['register', 'registerAgain', 'firstUse', 'secondUse'].map((s) => stats(reg, s)?.median);
   if (first === undefined || again === undefined || firstUse === undefined || secondUse === undefined) return undefined;
@@ -300,7 +314,7 @@ export function registrationLine(run: RunFile): VerdictLine | undefined {
     r === 'higher'
       ? `the first collective on the buffer pays ${ms(firstUse - secondUse)} more than the second (${ms(firstUse)} vs ${ms(secondUse)})`
       : `the first collective on the buffer ${costWords(r)} the second (${ms(firstUse)} vs ${ms(secondUse)})`;
-  return { id: 'registration', text: `Registering 64 MiB: ncclCommRegister ${ms(first)}, ${againText}; ${useText}. ${NO_STUDY}` };
+  return { id: 'registration', text: `${withFewNote(`Registering 64 MiB: ncclCommRegister ${ms(first)}, ${againText}; ${useText}.`, here)} ${NO_STUDY}` };
 }
 
 /**
@@ -324,7 +338,7 @@ function memStatsAcrossSuspend(v: VariantSummary): string | undefined {
 }
 
 /** suspend: ncclCommSuspend / ncclCommResume against destroy + a fresh init in the same run. */
-export function suspendLine(run: RunFile): VerdictLine | undefined {
+export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined {
   const v = variantOf(run, 'suspend', 'default');
   const [suspend, resume, first] = ['suspend', 'resume', 'first'].map((s) => stats(v, s)?.median);
   if (!v || suspend === undefined || resume === undefined || first === undefined) return undefined;
@@ -368,6 +382,6 @@ export function suspendLine(run: RunFile): VerdictLine | undefined {
           : '';
     against.push(`the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${ms(suspend + back)} vs ${ms(destroy + init)})${way}`);
   }
-  if (against.length > 0) text += ` In this run, ${against.join('; ')}.`;
+  if (against.length > 0) text += ` ${withFewNote(`In this run, ${against.join('; ')}.`, here)}`;
   return { id: 'suspend', text: `${text} ${NO_STUDY}` };
 }

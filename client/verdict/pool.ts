@@ -11,7 +11,7 @@ import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Clause, type Here } from './agreement';
-import { bytes, failureOf, isBelowTimer, isNoMemory, ms, pct, stats, times, type VerdictLine } from './format';
+import { bytes, fewIterationsNote, failureOf, isBelowTimer, isNoMemory, ms, pct, stats, times, type VerdictLine } from './format';
 
 /** The TP shapes of a pool variant: "tp4+2+1" → [4, 2, 1]; "tp2+1/splitShare=1" → [2, 1]. */
 export function poolShapes(variant: string): number[] {
@@ -150,6 +150,9 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
       ? ` ${studyNotCompared([S.poolSwitch], 'the switch here is to a one-rank child, whose collective has no peer')}`
       : '';
   const notSet = unset.length > 0 ? ` ${studyNotCompared(isNoMemory(plain.bytes) ? [S.poolBytes] : [S.poolSwitch], unset.join('; '))}` : '';
+  // The switch/rebuild words are judgements: with no study sentence to carry the few-iterations
+  // note, the line carries it.
+  const few = clauses.length === 0 ? fewIterationsNote(here) : undefined;
   const sentence = studySentence(here, clauses);
-  return { id: 'pool', text: `${text}${sentence ? ` ${sentence}` : ''}${named}${notSet}` };
+  return { id: 'pool', text: `${few ? `${text.replace(/\.$/, '')} (${few}).` : text}${sentence ? ` ${sentence}` : ''}${named}${notSet}` };
 }

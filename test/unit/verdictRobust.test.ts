@@ -154,6 +154,38 @@ test('#16 the plan\'s rebuild and the verdict\'s pool rebuild each say what they
   assert.match(line(run, 'pool'), /turns a 45\.5 ms rebuild of its one-rank child \(split \+ first collective\) into a 0\.025 ms switch/);
 });
 
+describe('#17 fewer than 3 recorded iterations: every judgement carries the single-observation note', () => {
+  const NOTE = '(here from one recorded iteration per step: each word rests on a single observation)';
+  const one = (run: RunFile): RunFile => ({ ...run, options: { ...run.options, iterations: 1 } });
+  test('connect mode and registration (no study figure) carry it', () => {
+    const run = one(
+      synthetic(2, [
+        experiment('connect-mode', [
+          variant('init/runtimeConnect=1', { call: 32.5, first: 142, total: 174 }),
+          variant('init/runtimeConnect=0', { call: 195, first: 0.21, total: 195 }),
+        ]),
+        experiment('registration', [variant('register/64MiB', { register: 0.5, registerAgain: 0.01, firstUse: 0.4, secondUse: 0.3 })]),
+      ]),
+    );
+    assert.equal(
+      line(run, 'connect-mode'),
+      `NCCL_RUNTIME_CONNECT=0 moves the first-collective cost into init here (init 195 ms with NCCL_RUNTIME_CONNECT=0 vs 32.5 ms with runtime connect, first collective 0.21 ms vs 142 ms); to the first collective it costs more than runtime connect (195 ms vs 174 ms) ${NOTE}. The study published no figure for this.`,
+    );
+    assert.ok(line(run, 'registration').endsWith(`${NOTE}. The study published no figure for this.`), line(run, 'registration'));
+  });
+  test('suspend, and a pool and rebuild whose study figures are only named (a one-rank child), carry it', () => {
+    const run = one(structuredClone(load(SRC)));
+    assert.ok(line(run, 'suspend').includes(`neither way is the cheaper on both counts here ${NOTE}.`), line(run, 'suspend'));
+    const pool = one(structuredClone(load(W)));
+    pool.experiments = pool.experiments.filter((e) => e.experiment === 'pool' || e.experiment === 'init');
+    const p = pool.experiments.find((e) => e.experiment === 'pool')!;
+    p.variants = p.variants.map((v) => ({ ...v, memoryBytes: { 'pool after TP2': 0, 'pool after TP1': 0 } }));
+    assert.match(line(pool, 'pool'), /\(the rebuild costs 1813× the switch\)\. With splitShare 1 .* \(here from one recorded iteration per step: each word rests on a single observation\)\./);
+    const rebuild = one(synthetic(2, [experiment('init', [variant('default', { call: 30, first: 140, total: 170 })]), experiment('shrink', [variant('default', { call: 21, first: 0.01, total: 21 })])]));
+    assert.match(line(rebuild, 'rebuild-vs-init'), /shrink \(to a one-rank child\): 21\.0 ms \(12% of a fresh init, cheaper; its first collective negligible, 0\.010 ms\) \(here from one recorded iteration per step: each word rests on a single observation\)\./);
+  });
+});
+
 test('#23 one share, one rounding: the first collective\'s share is the same in the sentence and the study clause', () => {
   const text = line(load(SRC), 'first-collective-share');
   assert.match(text, /most of it, 142 ms \(82%\), is paid by the first collective/, text);
