@@ -83,13 +83,38 @@ export function formatTable(rows: string[][]): string {
     .join('\n');
 }
 
-/** One line: host, GPU count and model, NCCL version and path (or what is unknown yet). */
+/**
+ * One line: host, GPU count and model, NCCL version and path (or what is unknown). A run over
+ * several nodes names each node with its GPUs and ranks (the stamp is of one of them, said so).
+ * A run without a stamp but with figures says the file has none (GPUs and NCCL version not
+ * recorded); without figures either, that the agent stopped before its plan.
+ */
 export function headerLine(run: RunFile): string {
   const s = run.stamp;
   const sim = isSimulatedRun(run) ? ' · SIMULATED NCCL' : '';
-  if (!s) return `host ${run.host}: no environment stamp (the agent stopped before its plan)${sim}`;
+  const ranks = `${run.ranks} rank${run.ranks === 1 ? '' : 's'}`;
+  if (!s) {
+    const measured = run.experiments.some((e) => e.variants.length > 0 || Object.keys(e.samples ?? {}).length > 0);
+    return measured
+      ? `host ${run.host}: no environment stamp in this file (GPUs and NCCL version not recorded) · ${ranks}${sim}`
+      : `host ${run.host}: no environment stamp (the agent stopped before its plan)${sim}`;
+  }
+  const nodes = run.nodes ?? [];
+  if (nodes.length > 1) {
+    const gpus = nodes.reduce((a, n) => a + n.gpus.length, 0);
+    const names = [...new Set(nodes.flatMap((n) => n.gpus))].join(', ') || 'no GPU';
+    const each = nodes.map((n) => `${n.hostname || n.address} (${n.gpus.length} GPU${n.gpus.length === 1 ? '' : 's'}, ${rankSpan(n.ranks)})`).join(', ');
+    return `${nodes.length} nodes from ${run.host}: ${each} · ${gpus} GPU${gpus === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath} (stamp of ${s.hostname})${sim}`;
+  }
   const names = [...new Set(s.gpus.map((g) => g.name))].join(', ') || 'no GPU';
-  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${run.ranks} rank${run.ranks === 1 ? '' : 's'} · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
+  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
+}
+
+/** A node's ranks: "rank 3", "ranks 0–7", "ranks 0, 2, 5". */
+function rankSpan(ranks: number[]): string {
+  if (ranks.length === 1) return `rank ${ranks[0]}`;
+  const contiguous = ranks.every((r, i) => i === 0 || r === ranks[i - 1]! + 1);
+  return contiguous && ranks.length > 0 ? `ranks ${ranks[0]}–${ranks[ranks.length - 1]}` : `ranks ${ranks.join(', ')}`;
 }
 
 function statRow(label: string, st: StepStats): string[] {
@@ -155,7 +180,7 @@ export function formatShrinkAbortTable(run: RunFile): string[] {
   const rows = [['shrink flag', 'survivors release the parent', 'excluded rank', 'outcome'], ...outcomes.map((o) => [o.flag, o.release, o.excluded, o.text])];
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return [
-    `field case C5 (shrink-abort) on NCCL ${run.stamp?.ncclVersion ?? '?'}: after ncclCommShrink drops the last rank, each way to release the parent:`,
+    `field case C5 (shrink-abort) on ${run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL (version not recorded)'}: after ncclCommShrink drops the last rank, each way to release the parent:`,
     ...rows.map((r) => `  ${r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  ')}`),
   ];
 }

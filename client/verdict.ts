@@ -16,7 +16,7 @@ import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import type { Here } from './verdict/agreement';
 import { c10dLines, hangCaseLines, oneRankMemoryLine, splitShareLines } from './verdict/fieldCases';
 import type { VerdictLine } from './verdict/format';
-import { describeHost } from './verdict/host';
+import { describeHost, describeWhere } from './verdict/host';
 import { coldStartLine } from './verdict/coldStart';
 import { dropCheckLine, drainLine } from './verdict/inFlight';
 import { connectModeLine, firstCollectiveShare, rebuildLine, registrationLine, suspendLine, teardownLine } from './verdict/lifecycle';
@@ -24,7 +24,7 @@ import { poolLine } from './verdict/pool';
 import { shrinkAbortLines } from './verdict/shrinkAbort';
 
 export { bytes, ms, pct, type VerdictLine } from './verdict/format';
-export { describeHost } from './verdict/host';
+export { describeHost, describeWhere, nodeNames } from './verdict/host';
 export {
   combinationText,
   SHRINK_ABORT_CASE,
@@ -40,7 +40,7 @@ export {
  * a simulated run starts with "SIMULATED — ".
  */
 export function deriveVerdict(run: RunFile): VerdictLine[] {
-  const where = `on ${run.stamp?.hostname ?? run.host} (NCCL ${run.stamp?.ncclVersion ?? '?'})`;
+  const where = describeWhere(run);
   const here: Here = { host: describeHost(run), simulated: isSimulatedRun(run), ...(typeof run.options?.iterations === 'number' ? { iterations: run.options.iterations } : {}) };
   // A reading never throws (this also runs in the live reducer, client/runModel.ts): a line whose
   // figures its code did not foresee is replaced by a line that says so, the others kept.

@@ -43,23 +43,53 @@ export function interconnect(topology: string | undefined, ranks: number): strin
 
 /** The commonest GPU model of the stamp without the vendor's prefix: "NVIDIA H200" → "H200". */
 function gpuModel(run: RunFile): string | undefined {
-  const names = (run.stamp?.gpus ?? []).slice(0, Math.max(1, run.ranks)).map((g) => g.name.replace(/^NVIDIA\s+/i, '').trim());
+  // Over several nodes the stamp is of one host: each node's GPU models are in the run's nodes.
+  const fromNodes = (run.nodes?.length ?? 0) > 1 ? run.nodes!.flatMap((n) => n.gpus) : [];
+  if (!run.stamp && fromNodes.length === 0) return undefined;
+  const all = fromNodes.length > 0 ? fromNodes : (run.stamp?.gpus ?? []).slice(0, Math.max(1, run.ranks)).map((g) => g.name);
+  const names = all.map((g) => g.replace(/^NVIDIA\s+/i, '').trim());
   if (names.length === 0) return undefined;
   const count = new Map<string, number>();
   for (const n of names) count.set(n, (count.get(n) ?? 0) + 1);
   return [...count.entries()].sort((a, b) => b[1] - a[1])[0]![0];
 }
 
+/** The most hosts named one by one; past it "gpu0, gpu1, … and 5 more". */
+const NAMED_HOSTS = 8;
+
 /**
- * The run's host in a few words: "2× H200 NVLink", "1× H200", "8× H100 over 2 hosts",
- * "4 ranks on gpu1" (no stamp). Read from the run's stamp, ranks and nodes.
+ * The hosts of a run over several nodes, named: "gpu0 and gpu1", "n0, n1 and n2", past
+ * NAMED_HOSTS "n0, …, n7 and 4 more". Undefined for a run on one host (no `nodes`, or one).
+ */
+export function nodeNames(run: RunFile): string | undefined {
+  const nodes = run.nodes ?? [];
+  if (nodes.length < 2) return undefined;
+  const names = nodes.map((n) => n.hostname || n.address || `node ${n.index}`);
+  const shown = names.length > NAMED_HOSTS ? [...names.slice(0, NAMED_HOSTS), `${names.length - NAMED_HOSTS} more`] : names;
+  return `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}`;
+}
+
+/**
+ * Where the run was measured, for the verdict's first line: "on vm (NCCL 2.28.9)", "on gpu0 and
+ * gpu1, 2 nodes (NCCL 2.28.9)", "on localhost (NCCL version not recorded)" for a run without a
+ * stamp. Read from the run's stamp, host and nodes.
+ */
+export function describeWhere(run: RunFile): string {
+  const nodes = nodeNames(run);
+  const host = nodes ? `${nodes}, ${run.nodes!.length} nodes` : (run.stamp?.hostname ?? run.host);
+  return `on ${host} (${run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL version not recorded'})`;
+}
+
+/**
+ * The run's host in a few words: "2× H200 NVLink", "1× H200", "16× H100 over 2 hosts, gpu0 and
+ * gpu1", "4 ranks on gpu1" (no stamp). Read from the run's stamp, ranks and nodes.
  */
 export function describeHost(run: RunFile): string {
   const ranks = run.ranks;
-  const hosts = run.nodes && run.nodes.length > 1 ? run.nodes.length : 1;
+  const nodes = nodeNames(run);
   const model = gpuModel(run);
-  if (!model) return `${ranks} rank${ranks === 1 ? '' : 's'} on ${run.host}`;
-  if (hosts > 1) return `${ranks}× ${model} over ${hosts} hosts`;
+  if (!model) return `${ranks} rank${ranks === 1 ? '' : 's'} on ${nodes ?? run.host}`;
+  if (nodes) return `${ranks}× ${model} over ${run.nodes!.length} hosts, ${nodes}`;
   const link = interconnect(run.stamp?.topology, ranks);
   return `${ranks}× ${model}${link ? ` ${link}` : ''}`;
 }

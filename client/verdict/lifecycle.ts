@@ -80,17 +80,22 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
         ? `most of it, ${ms(first)} (${pct(first / total)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
         : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / total)}) and the first collective ${ms(first)} (${pct(first / total)})${notSum}`;
   // One rank has no peer to connect to, while the study's communicators had several: its
-  // first-collective share and its init-to-first-collective total are named, not judged.
+  // first-collective share and its init-to-first-collective total are named, not judged. Across
+  // nodes the study's own figure across nodes (a fresh init to its first collective) is the one
+  // compared; it published no share across nodes.
+  const acrossNodes = (run.nodes?.length ?? 1) > 1;
   const study =
     run.ranks < 2 && S.initToFirst.host.ranks >= 2
       ? studyNotCompared(
           [S.initCall, S.initToFirst],
           `a communicator of 1 rank has no peer to connect to, the study's had ${S.initToFirst.host.ranks} ranks`,
         )
-      : studySentence(here, [
-          shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
-          figureClause(total, S.initToFirst, 'init to first collective'),
-        ]);
+      : acrossNodes
+        ? studySentence(here, [figureClause(total, S.nodesFreshToFirst, 'a fresh init to its first collective')])
+        : studySentence(here, [
+            shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
+            figureClause(total, S.initToFirst, 'init to first collective'),
+          ]);
   return { id: 'first-collective-share', text: `${where}, ${of}: ${how}. ${study}` };
 }
 
@@ -253,11 +258,15 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   if (floors.length === 0) return undefined;
   // At one rank there is no peer to tear down with, while the study's communicators had several
   // (and the runs show the floors move with the rank count): named, not judged.
+  // Across nodes the teardown waits on the network, while the study's floors are of one host: named, not judged.
   const oneRank = run.ranks < 2 && S.abort.host.ranks >= 2;
+  const nodes = run.nodes?.length ?? 1;
   const named = [abort && S.abort, revoke !== undefined && S.revoke, destroy !== undefined && S.destroy].filter((f): f is StudyFigure => f !== false && f !== undefined);
   const study = oneRank
     ? studyNotCompared(named, `a communicator of 1 rank has no peer, the study's had ${S.abort.host.ranks} ranks`)
-    : studySentence(here, clauses);
+    : nodes > 1
+      ? studyNotCompared(named, `this run spans ${nodes} hosts, the study's teardown was measured on one`)
+      : studySentence(here, clauses);
   return {
     id: 'teardown-floors',
     text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}. ${study}`,

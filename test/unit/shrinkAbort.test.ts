@@ -110,7 +110,7 @@ describe('C5 table of combinations', () => {
     const head = lines.find((l) => l.id === 'shrink-abort')!;
     assert.equal(
       head.text,
-      'Field case C5, "shrink with abort, then destroy, hangs" on gpu1 (NCCL ?): after ncclCommShrink drops the last rank, 2 of 12 ways to release the parent completed, 1 stopped by the hang guard, 1 failed, 8 not run. ' +
+      'Field case C5, "shrink with abort, then destroy, hangs" on gpu1 (NCCL version not recorded): after ncclCommShrink drops the last rank, 2 of 12 ways to release the parent completed, 1 stopped by the hang guard, 1 failed, 8 not run. ' +
         'The reported combination (NCCL_SHRINK_ABORT; survivors ncclCommDestroy the parent; excluded rank aborts it) was stopped by the hang guard: the survivors did not get out of ncclCommDestroy. ' +
         'Aborting the parent on the survivors instead completed (ncclCommAbort 480 ms). The study published no figure for this.',
     );
@@ -123,7 +123,7 @@ describe('C5 table of combinations', () => {
   test('the CLI table has a row per combination with its outcome, terminal-safe', () => {
     const hostile = c5Run({ ...run, errors: [{ ...run.errors[0]!, message: 'hung \x1b[31mred' }] });
     const rows = formatShrinkAbortTable(sanitizeForTerminal(hostile));
-    assert.match(rows[0]!, /^field case C5 \(shrink-abort\) on NCCL \?: /);
+    assert.match(rows[0]!, /^field case C5 \(shrink-abort\) on NCCL \(version not recorded\): /);
     assert.equal(rows.length, 2 + 12);
     assert.match(rows[1]!, /^ {2}shrink flag +survivors release the parent +excluded rank +outcome$/);
     assert.ok(rows.some((r) => /^ {2}NCCL_SHRINK_ABORT +ncclCommDestroy +aborts +stopped by the hang guard: hung \\x1b\[31mred$/.test(r)), rows.join('\n'));

@@ -184,7 +184,7 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
     const text = must(run, 'rebuild-vs-init');
     assert.match(
       text,
-      /Study \(8× V100 across nodes, NCCL 2\.32\.3\) vs here \(4× A40 over 2 hosts\): shrink against a fresh init 0\.98× \(180 ms vs 184 ms\)/,
+      /Study \(8× V100 across nodes, NCCL 2\.32\.3\) vs here \(4× A40 over 2 hosts, n0 and n1\): shrink against a fresh init 0\.98× \(180 ms vs 184 ms\)/,
     );
     assert.doesNotMatch(must(fourRanks(), 'rebuild-vs-init'), /V100/);
   });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { deriveVerdict, ms } from '../../client/verdict';
 import { times } from '../../client/verdict/format';
-import { formatSummary } from '../../cli/summary';
+import { formatSummary, headerLine } from '../../cli/summary';
 import { planReshape } from '../../client/plan/planner';
 import { poolSentence } from '../../client/plan/sentences';
 import type { RunFile } from '../../protocol/runFile';
@@ -186,8 +186,41 @@ describe('#17 fewer than 3 recorded iterations: every judgement carries the sing
   });
 });
 
+describe('#19 a run over several nodes names every host', () => {
+  const twoNodes = (): RunFile => {
+    const run = structuredClone(load(W));
+    run.ranks = 16;
+    run.nodes = [0, 1].map((index) => ({
+      index,
+      hostname: `gpu${index}`,
+      address: `10.0.0.${index + 1}`,
+      ranks: Array.from({ length: 8 }, (_, i) => 8 * index + i),
+      gpus: Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'),
+    }));
+    return run;
+  };
+  test('header and verdict: both hosts, the node count; teardown not judged against the study\'s one-host floors', () => {
+    const run = twoNodes();
+    assert.match(headerLine(run), /^2 nodes from localhost: gpu0 \(8 GPUs, ranks 0–7\), gpu1 \(8 GPUs, ranks 8–15\) · 16 GPUs NVIDIA H100 80GB HBM3 · 16 ranks · NCCL 2\.28\.9 .* \(stamp of vm\)$/);
+    assert.match(line(run, 'first-collective-share'), /^on gpu0 and gpu1, 2 nodes \(NCCL 2\.28\.9\), a fresh communicator of 16 ranks/);
+    assert.match(line(run, 'first-collective-share'), /vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): a fresh init to its first collective 184 ms vs 170 ms/);
+    assert.match(line(run, 'teardown-floors'), /— not compared here: this run spans 2 hosts, the study's teardown was measured on one/);
+    assert.doesNotMatch(line(run, 'teardown-floors'), /agrees|differs/);
+  });
+});
+
 test('#23 one share, one rounding: the first collective\'s share is the same in the sentence and the study clause', () => {
   const text = line(load(SRC), 'first-collective-share');
   assert.match(text, /most of it, 142 ms \(82%\), is paid by the first collective/, text);
   assert.doesNotMatch(text, /81%/, text);
+});
+
+test('#25 a run without a stamp but with figures: the header and the verdict say the stamp is missing, not that the agent stopped', () => {
+  const run = structuredClone(load(W));
+  delete run.stamp;
+  assert.equal(headerLine(run), 'host localhost: no environment stamp in this file (GPUs and NCCL version not recorded) · 2 ranks');
+  assert.match(line(run, 'first-collective-share'), /^on localhost \(NCCL version not recorded\), a fresh communicator of 2 ranks costs 170 ms/);
+  assert.doesNotMatch(all(run), /NCCL \?/);
+  const empty = { ...run, experiments: [] };
+  assert.equal(headerLine(empty), 'host localhost: no environment stamp (the agent stopped before its plan)');
 });
