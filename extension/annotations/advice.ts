@@ -185,7 +185,7 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
     range: site.nameRange,
     message: `the first collective on ${plain(w.variable, 60)} pays ~${formatMs(first.stats.median)} ${pays} on ${hostOf(a)}${firstAt}; warm it up right after creation${simulatedNote(a)}`,
     fix: {
-      title: `Insert a warm-up collective after creation (moves ~${formatMs(first.stats.median)} here)`,
+      title: `Insert a warm-up collective after creation (moves ~${formatMs(first.stats.median)} here${isOneRank(a) ? '; 1 rank: no peer to connect, so not what more ranks pay' : ''})`,
       edits: [{ range: { start: where.at, end: where.at }, newText: `${where.prefix}${indent}${call}\n` }, ...torch.edits],
     },
   };

@@ -177,6 +177,12 @@ test('#5 one-rank advice and registration: each says the run has 1 rank, no peer
   assert.doesNotMatch(nccl.message, /lazy connect|stays/, nccl.message);
   assert.match(nccl.message, /plus the NCCL communicator's first collective \(0\.008 ms\), 14\.8 ms in all; 1 rank: no peer to connect/, nccl.message);
   assert.match(nccl.fix.title, /on localhost, 1 rank;/, nccl.fix.title);
+  // The warm-up fix at 1 rank.
+  const groupText = 'import torch\nimport torch.distributed as dist\ndef f():\n    g = dist.new_group([0])\n    x = 1\n    dist.all_reduce(torch.ones(1), group=g)\n';
+  const { store: s1 } = await storeOf(runFolder([read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json')]));
+  const cold = findings(await scanText('python', groupText), (api) => resolveAnnotation(api, s1.active, s1.profiles, RULES), groupText).find((f) => f.code === 'commcost.coldGroup');
+  assert.ok(cold?.fix, 'a warm-up fix');
+  assert.match(cold.fix.title, /here; 1 rank: no peer to connect, so not what more ranks pay\)$/, cold.fix.title);
   // Registration at 1 rank.
   const { a } = await annotate(read(X1_2307), 'ncclCommRegister');
   assert.equal(reading(a), '1 rank: no peer to connect, so this does not show what registering (and the first collective on the registered buffer) costs a communicator of more ranks');
