@@ -238,7 +238,7 @@ export const QUALIFIED_LAST_NAMES: readonly string[] = [
 ];
 
 /** Where each API's backend (or device type) argument is: its keyword and positional index. */
-const BACKEND_ARG: Partial<Record<ApiName, { keyword: string; position: number; deviceType?: boolean }>> = {
+export const BACKEND_ARG: Partial<Record<ApiName, { keyword: string; position: number; deviceType?: boolean }>> = {
   init_process_group: { keyword: 'backend', position: 0 },
   new_group: { keyword: 'backend', position: 2 },
   new_subgroups: { keyword: 'backend', position: 2 },

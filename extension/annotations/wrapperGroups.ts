@@ -13,7 +13,9 @@
  * could carry a `device_id`. `device_id=p` where `p` is a parameter of the wrapper defaulting to
  * `None` is forwarded: then each call decides (passing `p` not `None` makes it eager).
  */
+import type { ApiName } from './apiTypes';
 import type { CallSite } from './callSiteTypes';
+import { BACKEND_ARG } from './pythonNames';
 
 /** A function's source span: its name's start, its body's start and end (UTF-16 indices). */
 export interface DefSpan {
@@ -35,6 +37,8 @@ interface Param {
  */
 export interface LazyGroup {
   forwards?: { param: string; index: number };
+  /** The wrapper's parameter that is the creation's backend: a call passing a string naming no NCCL backend (`"gloo"`) makes no NCCL group. */
+  backend?: { param: string; index: number };
 }
 
 /** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first). */
@@ -139,12 +143,30 @@ export function lazyGroupOf(site: CallSite, text: string, def: DefSpan | undefin
   } else if (site.eager === true) return undefined;
   // A `**` splat may carry a device_id, unless it is a dict literal that names none.
   if (parts.some((a) => a.startsWith('**') && !(/^\*\*\s*\{/.test(a) && !a.includes('device_id')))) return undefined;
-  return returnsValueAt(text, site.startIndex, def, site.api === '_new_process_group_helper') ? lazy : undefined;
+  if (!returnsValueAt(text, site.startIndex, def, site.api === '_new_process_group_helper')) return undefined;
+  const spec = BACKEND_ARG[site.api as ApiName];
+  const backend = spec && argumentValue(parts, spec.keyword, spec.position);
+  const p = backend !== undefined && NAME.test(backend) ? paramsOf(text, def).find((x) => x.name === backend) : undefined;
+  return p ? { ...lazy, backend: { param: p.name, index: p.index } } : lazy;
+}
+
+/** The value a call passes for keyword `keyword` or at positional index `index` (-1: keyword only), as written. */
+function argumentValue(parts: readonly string[], keyword: string, index: number): string | undefined {
+  const kw = parts.find((a) => new RegExp(`^${escape(keyword)}\\s*=(?!=)`).test(a));
+  if (kw) return kw.slice(kw.indexOf('=') + 1).trim();
+  const positional: string[] = [];
+  for (const a of parts) {
+    if (a.startsWith('*')) return undefined;
+    if (/^[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)/.test(a)) break;
+    positional.push(a);
+  }
+  return index >= 0 ? positional[index] : undefined;
 }
 
 /**
  * A call of a wrapper that returns `lazy`: is the group it makes lazy (`{}`), lazy unless the
- * calling function's own parameter says otherwise (`forwards`), eager, or unknown (a splat)?
+ * calling function's own parameter says otherwise (`forwards`, `backend`), eager, or unknown (a
+ * splat that may carry the device_id; a backend literal naming no NCCL backend, `"gloo"`)?
  * `start`/`end`: the call's callee start and argument-list end; `def`: the calling function
  * (for a forwarded parameter of its own).
  */
@@ -155,19 +177,23 @@ export function lazyAtCall(
   end: number,
   def: DefSpan | undefined,
 ): LazyGroup | 'eager' | 'unknown' {
-  const fw = lazy.forwards;
-  if (!fw) return {};
+  const { forwards: fw, backend: bk } = lazy;
+  if (!fw && !bk) return {};
   const args = parenthesized(text, start, end);
   if (args === undefined) return 'unknown';
   const parts = topLevel(args);
-  const keyword = parts.find((a) => new RegExp(`^${escape(fw.param)}\\s*=`).test(a));
-  let value: string | undefined;
-  if (keyword) value = keyword.slice(keyword.indexOf('=') + 1).trim();
-  else {
-    if (parts.some((a) => a.startsWith('*'))) return 'unknown';
-    const positional = parts.filter((a) => !/^[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)/.test(a));
-    if (fw.index >= 0 && positional.length > fw.index) value = positional[fw.index];
+  const params = def ? paramsOf(text, def) : [];
+  const out: LazyGroup = {};
+  if (bk) {
+    const value = argumentValue(parts, bk.param, bk.index);
+    // A literal backend naming no NCCL one: no NCCL group is made.
+    if (value !== undefined && /^['"]/.test(value) && !/nccl/i.test(value)) return 'unknown';
+    const p = value !== undefined && NAME.test(value) ? params.find((x) => x.name === value) : undefined;
+    if (p) out.backend = { param: p.name, index: p.index };
   }
-  if (value === undefined) return {};
-  return deviceIdValue(value, def ? paramsOf(text, def) : []);
+  if (!fw) return out;
+  const value = argumentValue(parts, fw.param, fw.index);
+  if (value === undefined) return parts.some((a) => a.startsWith('*')) ? 'unknown' : out;
+  const v = deviceIdValue(value, params);
+  return v === 'eager' ? v : { ...out, ...v };
 }

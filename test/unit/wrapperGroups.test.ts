@@ -68,9 +68,13 @@ describe('first collective of a lazy group made through a wrapper (synthetic ref
     assert.equal(eagerOf(/self\.eager_refit = open_refit_group\(/), true);
     assert.equal(eagerOf(/self\.tp_group = lazy_ranks_group\(/), false);
     // None on the eager groups (device_id by the call, by the wrapper), on gloo ones (by the call, by the wrapper).
-    const none = [/group=self\.eager_refit\)/, /group=self\.host_refit\)/, /group=self\.ep_group\)/, /group=self\.cpu_group\)/].map((re) =>
-      lineOf(WORKER, re),
-    );
+    const none = [
+      /group=self\.eager_refit\)/,
+      /group=self\.host_refit\)/,
+      /group=self\.host_positional\)/,
+      /group=self\.ep_group\)/,
+      /group=self\.cpu_group\)/,
+    ].map((re) => lineOf(WORKER, re));
     for (const s of index.sites(WORKER))
       assert.ok(!none.includes(s.range.start.line + 1), `not a site: ${s.range.start.line + 1} ${s.api}`);
   });
