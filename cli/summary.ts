@@ -66,7 +66,10 @@ const KIND_LABEL: Record<string, string> = {
   teardown: 'teardown',
 };
 
+/** A table cell in ms: "176.3", "17.41", "0.280", "0.00038" (never "0.000" for a figure above 0), "0". */
 function ms(x: number): string {
+  if (x === 0) return '0';
+  if (Math.abs(x) < 0.001) return String(Number(x.toPrecision(2)));
   return x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3);
 }
 

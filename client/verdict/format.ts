@@ -33,12 +33,16 @@ export function pct(x: number): string {
 }
 
 /**
- * A time (ms) in a sentence: "176 ms" / "17.4 ms" / "0.28 ms" / "0.014 ms"; 0 (or less) reads
- * "0 ms", never "0.0 ms". A figure that is not finite reads "no figure".
+ * A time (ms) in a sentence: "176 ms" / "17.4 ms" / "0.28 ms" / "0.014 ms"; from 1000 ms in
+ * seconds ("1.00 s", "12.5 s", "60000 s"); 0 (or less) reads "0 ms", never "0.0 ms". A figure
+ * that is not finite reads "no figure".
  */
 export function ms(x: number): string {
   if (!Number.isFinite(x)) return 'no figure';
   if (x <= 0) return '0 ms';
+  if (x >= 100_000) return `${Math.round(x / 1000)} s`;
+  if (x >= 10_000) return `${(x / 1000).toFixed(1)} s`;
+  if (x >= 1000) return `${(x / 1000).toFixed(2)} s`;
   if (x >= 100) return `${Math.round(x)} ms`;
   if (x >= 10) return `${x.toFixed(1)} ms`;
   return `${x.toPrecision(2)} ms`;
@@ -76,6 +80,17 @@ export function times(x: number): string {
   if (x >= 10) return `${Math.round(x)}×`;
   if (x >= 0.1) return `${Number(x.toFixed(2))}×`;
   return `${Number(x.toPrecision(2))}×`;
+}
+
+/**
+ * "an 8-rank child", "a 2-rank child", "an 11-rank child", "a one-rank child": the article a
+ * count written in digits takes before a noun.
+ */
+export function aRanks(n: number, noun: string): string {
+  if (n === 1) return `a one-rank ${noun}`;
+  const d = String(n);
+  const an = d.startsWith('8') || ((d.length % 3 === 2) && /^1[18]/.test(d));
+  return `${an ? 'an' : 'a'} ${d}-rank ${noun}`;
 }
 
 /**

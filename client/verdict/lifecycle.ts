@@ -21,7 +21,7 @@ import {
   type Clause,
   type Here,
 } from './agreement';
-import { bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
+import { aRanks, bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
 
@@ -107,7 +107,7 @@ function headlineSplit(ranks: number): { variant: string; share1: string; name: 
 }
 
 function rankWords(n: number): string {
-  return n === 1 ? 'a one-rank child' : `a ${n}-rank child`;
+  return aRanks(n, 'child');
 }
 
 /**

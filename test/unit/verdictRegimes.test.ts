@@ -78,7 +78,7 @@ describe('first collective share: one sentence per regime, with correct percenta
     [
       'a long init: small share, not negligible in ms',
       init(1950, 50),
-      /ncclCommInitRankConfig pays 1950 ms \(98%\) and the first collective 50\.0 ms \(3%\)/,
+      /ncclCommInitRankConfig pays 1\.95 s \(98%\) and the first collective 50\.0 ms \(3%\)/,
       /nearly all/,
     ],
     // 0.8 ms is under 1 ms but 40% of the total: not negligible.

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { deriveVerdict, ms } from '../../client/verdict';
-import { times } from '../../client/verdict/format';
+import { aRanks, times } from '../../client/verdict/format';
 import { formatSummary, headerLine } from '../../cli/summary';
 import { planReshape } from '../../client/plan/planner';
 import { poolSentence } from '../../client/plan/sentences';
@@ -206,6 +206,37 @@ describe('#19 a run over several nodes names every host', () => {
     assert.match(line(run, 'first-collective-share'), /vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): a fresh init to its first collective 184 ms vs 170 ms/);
     assert.match(line(run, 'teardown-floors'), /— not compared here: this run spans 2 hosts, the study's teardown was measured on one/);
     assert.doesNotMatch(line(run, 'teardown-floors'), /agrees|differs/);
+  });
+});
+
+describe('#22 units and articles', () => {
+  test('1000 ms and more in seconds; never "0.0 ms"', () => {
+    assert.equal(ms(1000), '1.00 s');
+    assert.equal(ms(1500), '1.50 s');
+    assert.equal(ms(12_500), '12.5 s');
+    assert.equal(ms(60_000_000), '60000 s');
+    assert.equal(ms(999), '999 ms');
+    const run = synthetic(1, [experiment('abort', [variant('default', { abort: 1000, reinit: 17, first: 0.01, total: 17 })])]);
+    assert.match(line(run, 'teardown-floors'), /ncclCommAbort 1\.00 s \(min 980 ms\)/);
+  });
+  test('"an 8-rank child", "an 11-rank child", "a 2-rank child"', () => {
+    assert.equal(aRanks(8, 'child'), 'an 8-rank child');
+    assert.equal(aRanks(11, 'child'), 'an 11-rank child');
+    assert.equal(aRanks(18, 'child'), 'an 18-rank child');
+    assert.equal(aRanks(80, 'child'), 'an 80-rank child');
+    assert.equal(aRanks(2, 'child'), 'a 2-rank child');
+    assert.equal(aRanks(1, 'child'), 'a one-rank child');
+    const run = synthetic(16, [
+      experiment('init', [variant('default', { call: 30, first: 140, total: 170 })]),
+      experiment('split', [variant('halves/splitShare=0', { call: 34, first: 0.02, total: 34 })]),
+    ]);
+    assert.match(line(run, 'rebuild-vs-init'), /split into halves \(an 8-rank child\), splitShare 0: 34\.0 ms/);
+  });
+  test('the table never prints "0.000" for a step above 0', () => {
+    const run = synthetic(2, [experiment('init', [variant('default', { call: 30, first: 0.00038, total: 30 })])]);
+    const row = formatSummary(run).split('\n').find((l) => l.includes('init default · first collective'))!;
+    assert.match(row, /\s0\.00038\s/, row);
+    assert.doesNotMatch(row, /0\.000\s/, row);
   });
 });
 
