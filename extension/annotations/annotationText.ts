@@ -274,13 +274,17 @@ function headlineNote(a: Annotation, m: Measured, site?: CallSite): string | und
  * new_group): pays the group's init + connect, 191 ms (p90 204 ms) — once, on this first call.").
  * Undefined for other sites.
  * @param figure the first-collective figure of the answering run (ms), when measured
+ * @param beneath the figure is of the NCCL call beneath (no c10d figures): said so, never "the group's init + connect"
  */
-export function firstCollectiveLine(site: CallSite, figure: Figure | undefined): string | undefined {
+export function firstCollectiveLine(site: CallSite, figure: Figure | undefined, beneath = false): string | undefined {
   const of = site.firstCollectiveOf;
   if (!of) return undefined;
   const group = of.variable === 'the default group' ? 'the default group' : codeSpan(of.variable);
   const by = of.api ? ` by ${escapeMarkdown(of.api, 60)}` : '';
   const cost = figure ? `, ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)})` : '';
+  // Figures of the NCCL call beneath (no c10d figures): the first collective after an NCCL init, not the group's init + connect.
+  if (beneath && figure)
+    return `First collective on ${group} (created at line ${of.line + 1}${by}): ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)}) as the first collective after the NCCL init beneath (this run has no c10d figures) — once, on this first call.`;
   return `First collective on ${group} (created at line ${of.line + 1}${by}): pays the group's init + connect${cost} — once, on this first call; later collectives on it do not.`;
 }
 
@@ -344,7 +348,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
   const note = headlineNote(a, m, site);
   if (note) out.push('', note);
-  const pays = firstCollectiveLine(site, m.headline);
+  const pays = firstCollectiveLine(site, m.headline, m.via !== undefined);
   if (pays) out.push('', pays);
   out.push('', `| step | ${CELL_GAP}median | ${CELL_GAP}p90 |`, '|---|---:|---:|');
   for (const r of [

@@ -154,6 +154,16 @@ test('#3 init_process_group / new_group answered by the NCCL init beneath: the i
     r,
     'without device_id the first collective pays the init (30.1 ms) plus the connect (139 ms), 170 ms in all, from the NCCL init beneath (experiment init; this run has no c10d figures)',
   );
+  // The default group's first collective, answered by the NCCL init's first collective: never "the group's init + connect".
+  const text = 'import torch\nimport torch.distributed as dist\ndef main():\n    dist.init_process_group("nccl")\n    t = torch.ones(1, device="cuda")\n    dist.all_reduce(t)\n';
+  const { sites } = await scanText('python', text);
+  const fc = sites.find((x) => x.api === 'first_collective');
+  assert.ok(fc, 'the default group\'s first collective is a site');
+  const { store } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
+  const fa = resolveAnnotation('first_collective', store.active, store.profiles, RULES, { creator: 'init_process_group' });
+  const md = hoverMarkdown(fa, fc, hoverLinks(fa));
+  assert.doesNotMatch(md, /pays the group's init \+ connect/, md);
+  assert.match(md, /: 139 ms \(p90 146 ms\) as the first collective after the NCCL init beneath \(this run has no c10d figures\)/, md);
   // At 1 rank: no connect, and what that does not show.
   const { a: one } = await annotate(read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json'), 'new_group', false);
   assert.match(reading(one) ?? '', /plus the NCCL communicator's first collective \(0\.008 ms\), 14\.8 ms in all, .*; 1 rank: no peer to connect, so this does not show what a group of more ranks pays in its first collective$/);
