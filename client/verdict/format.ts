@@ -40,12 +40,14 @@ export function pct(x: number): string {
 export function ms(x: number): string {
   if (!Number.isFinite(x)) return 'no figure';
   if (x <= 0) return '0 ms';
-  if (x >= 100_000) return `${Math.round(x / 1000)} s`;
-  if (x >= 10_000) return `${(x / 1000).toFixed(1)} s`;
-  if (x >= 1000) return `${(x / 1000).toFixed(2)} s`;
-  if (x >= 100) return `${Math.round(x)} ms`;
-  if (x >= 10) return `${x.toFixed(1)} ms`;
-  return `${x.toPrecision(2)} ms`;
+  // Each threshold is where the shorter form would round up to the next one (999.6 ms is "1.00 s",
+  // never "1000 ms"; 99.96 ms is "100 ms", never "100.0 ms").
+  if (x >= 99_950) return `${Math.round(x / 1000)} s`;
+  if (x >= 9995) return `${(x / 1000).toFixed(1)} s`;
+  if (x >= 999.5) return `${(x / 1000).toFixed(2)} s`;
+  if (x >= 99.95) return `${Math.round(x)} ms`;
+  if (x >= 9.995) return `${x.toFixed(1)} ms`;
+  return `${Number(x.toPrecision(2)) >= 10 ? x.toFixed(1) : x.toPrecision(2)} ms`;
 }
 
 /**

@@ -216,6 +216,11 @@ describe('#22 units and articles', () => {
     assert.equal(ms(12_500), '12.5 s');
     assert.equal(ms(60_000_000), '60000 s');
     assert.equal(ms(999), '999 ms');
+    // Where the shorter form would round up to the next: 999.6 ms is 1.00 s, 99.96 ms is 100 ms, 9.996 ms is 10.0 ms.
+    assert.equal(ms(999.6), '1.00 s');
+    assert.equal(ms(99.96), '100 ms');
+    assert.equal(ms(9.996), '10.0 ms');
+    assert.equal(ms(9996), '10.0 s');
     const run = synthetic(1, [experiment('abort', [variant('default', { abort: 1000, reinit: 17, first: 0.01, total: 17 })])]);
     assert.match(line(run, 'teardown-floors'), /ncclCommAbort 1\.00 s \(min 980 ms\)/);
   });
