@@ -208,13 +208,14 @@ export async function loadRun(path: string): Promise<RunFile> {
  * (client/verdict.ts `deriveVerdict`). The verdict stored in a file is what the rules of the day
  * it was saved said; every surface (the CLI report, the results panel, the exported HTML, the
  * samples) shows the one recomputed here instead. Should deriving throw on a file the rules do not
- * foresee, the stored verdict is kept, so that the run's figures are still shown.
+ * foresee, the verdict is one line that says so (never the stored one, which may be stale), and
+ * the run's figures are still shown. `derive` is the verdict's rules (tests give others).
  */
-function withCurrentVerdict(run: RunFile): RunFile {
+export function withCurrentVerdict(run: RunFile, derive: (run: RunFile) => NonNullable<RunFile['verdict']> = deriveVerdict): RunFile {
   try {
-    return { ...run, verdict: deriveVerdict(run) };
-  } catch {
-    return run;
+    return { ...run, verdict: derive(run) };
+  } catch (e) {
+    return { ...run, verdict: [{ id: 'no-verdict', text: `No verdict: this run's figures could not be read by the verdict's rules (${errorText(e)}); the figures below are as measured.` }] };
   }
 }
 

@@ -15,7 +15,7 @@
  * in test/unit/client.test.ts, "known_hosts").
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -332,15 +332,20 @@ describe('CLI flags', () => {
       return cli(['report', fifo]);
     }, /pipe\.json is a named pipe \(FIFO\), not a file commcost can read/],
     ['report of /dev/zero', () => cli(['report', '/dev/zero']), /\/dev\/zero is a device, not a file commcost can read/],
-    ['report of a validated run whose step median is 0 (exit 2, no stack trace)', () => {
-      const run = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'runs', 'simulated-2ranks-init-split.json'), 'utf8')) as RunFile;
-      (run.experiments[0]!.variants[0]!.steps[2]!.stats as { median: number }).median = 0;
-      const file = join(saveDir, 'median0.json');
-      writeFileSync(file, JSON.stringify(run));
-      return cli(['report', file, '--html', join(saveDir, 'median0.html')]);
-    }, /cannot report .*median0\.json: the file holds figures the report cannot use/],
   ];
   for (const [name, fn, re] of cases) check(`cli: ${name}`, fn, re);
+  test('cli: report of a validated run whose step median is 0: reported (exit 0), no NaN, no Infinity, no stack trace', { skip: existsSync(join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`' }, () => {
+    const run = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'runs', 'simulated-2ranks-init-split.json'), 'utf8')) as RunFile;
+    (run.experiments[0]!.variants[0]!.steps[2]!.stats as { median: number }).median = 0;
+    const file = join(saveDir, 'median0.json');
+    writeFileSync(file, JSON.stringify(run));
+    const r = spawnSync(process.execPath, [join(repoRoot, 'bin', 'commcost.js'), 'report', file, '--html', join(saveDir, 'median0.html')], { encoding: 'utf8', timeout: 60_000 });
+    const out = `${r.stdout}${r.stderr}`;
+    assert.equal(r.status, 0, out);
+    assert.match(out, /verdict for this host:/);
+    assert.doesNotMatch(out, /NaN|Infinity|internal error|\n\s+at |No verdict/);
+    assert.ok(existsSync(join(saveDir, 'median0.html')));
+  });
   test('nothing was measured or saved by the bad flags', () => assert.equal(existsSync(join(saveDir, 'x')), false));
 });
 

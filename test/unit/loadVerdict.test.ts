@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { loadRun } from '../../client/resultsStore';
+import { loadRun, withCurrentVerdict } from '../../client/resultsStore';
 import { deriveVerdict } from '../../client/verdict';
 import type { RunFile } from '../../protocol/runFile';
 
@@ -28,4 +28,14 @@ test('a stored verdict from older rules is replaced by the one derived from the 
   assert.deepEqual(run.verdict, deriveVerdict(stale));
   // Everything else is as stored.
   assert.deepEqual({ ...run, verdict: [] }, { ...stale, verdict: [] });
+});
+
+test('a run the verdict\'s rules cannot read still loads: its verdict is one line saying so, never the stored one', () => {
+  const stored = JSON.parse(readFileSync(REAL, 'utf8')) as RunFile;
+  const bad = { ...stored, verdict: [{ id: 'init', text: 'an old rule said this' }] } as RunFile;
+  const run = withCurrentVerdict(bad, () => {
+    throw new Error('a rule broke');
+  });
+  assert.deepEqual(run.verdict, [{ id: 'no-verdict', text: "No verdict: this run's figures could not be read by the verdict's rules (a rule broke); the figures below are as measured." }]);
+  assert.deepEqual(run.experiments, stored.experiments);
 });
