@@ -14,7 +14,7 @@ import { formatBytes, formatMs as annotationMs } from '../../extension/annotatio
 import type { RunFile } from '../../protocol/runFile';
 import { OUT_DIR, waitUntil, type UiSession } from './uiEnv';
 import { committedRun, committedRunText, runLabelOf, staleAfterDaysFor, stepStats } from './committedRuns';
-import { dayOf, WHEEL, wheelRun, stats, sessionHelpers, uiSessionHooks, uiSkip } from './scenarioSupport';
+import { dayOf, FIRST_LENS_MS, WHEEL, wheelRun, stats, sessionHelpers, uiSessionHooks, uiSkip } from './scenarioSupport';
 
 const skip = uiSkip('UI tests');
 
@@ -69,7 +69,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       const initMem = WHEEL.experiments.find((e) => e.experiment === 'init')?.variants[0]?.memoryBytes?.afterFirst;
       assert.ok(initMem !== undefined);
       const pyLens = lens('to first collective');
-      await pyLens.waitFor({ state: 'visible', timeout: 20_000 });
+      await pyLens.waitFor({ state: 'visible', timeout: FIRST_LENS_MS });
       const pyLensText = await pyLens.innerText();
       assert.equal(
         pyLensText.replace(/^\S+ /, ''),
@@ -86,7 +86,8 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       // C++: ncclCommSplit itself.
       await openFile('comm.cc', 'ncclCommSplit');
       const ccLens = lens('to first collective');
-      await ccLens.waitFor({ state: 'visible', timeout: 20_000 });
+      // The C/C++ grammar loads on the first C/C++ document: a first lens again.
+      await ccLens.waitFor({ state: 'visible', timeout: FIRST_LENS_MS });
       const ccLensText = await ccLens.innerText();
       assert.ok(ccLensText.includes(`${annotationMs(split.median)} to first collective`), ccLensText);
       const mem = WHEEL.experiments.find((e) => e.experiment === 'split')?.variants.find((v) => v.variant === 'whole/splitShare=0')

@@ -17,6 +17,7 @@ import {
   result,
   chartsRun,
   CHART_SHOTS,
+  FIRST_LENS_MS,
   textInk,
   sessionHelpers,
   uiSessionHooks,
@@ -42,7 +43,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       await s.openFolder(ws);
       await openFile('comm.cc', 'ncclCommSplit');
       const open = lens('to first collective');
-      await open.waitFor({ state: 'visible', timeout: 20_000 });
+      await open.waitFor({ state: 'visible', timeout: FIRST_LENS_MS });
       await open.locator('a').first().click();
       const frame = await s.resultsFrame();
       await waitUntil(() => frame.evaluate<boolean>(`document.body.classList.contains('vscode-light')`), 'a light theme in the panel', 10_000);
