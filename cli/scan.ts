@@ -14,7 +14,7 @@ import { CommcostError, errorText } from '../client/errors';
 import { loadRun } from '../client/resultsStore';
 import { siteIsEager } from '../extension/annotations/annotationModel';
 import { ANNOTATION_DEFAULTS } from '../extension/annotations/annotationSettings';
-import { formatMs, memoryPerGpu, runLabel } from '../extension/annotations/annotationText';
+import { firstCollectiveElsewhere, formatMs, memoryPerGpu, runLabel } from '../extension/annotations/annotationText';
 import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, type GrammarFiles } from '../extension/annotations/callSites';
 import { resolveAnnotation } from '../extension/annotations/figures';
 import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../extension/annotations/profiles';
@@ -52,6 +52,12 @@ export interface ScanFigure {
   /** Ranks of the communicator the headline variant creates, where the run tells (1: nothing to connect); null when unknown. */
   childRanks: number | null;
   via: string | null;
+  /**
+   * Set when this creation's first collective is a call site of its own further on (a group held
+   * in a variable, or a lazy init_process_group's default group): the figure is then the call
+   * alone, and that 1-based line pays the first collective (`medianMs`), so one cost is shown at one line.
+   */
+  firstCollectiveAt: { line: number; medianMs: number } | null;
   simulated: boolean;
   stale: string[];
   /** The run's label as the editor shows it: host · NCCL version · date. */
@@ -147,7 +153,9 @@ function figureOf(
   const a = resolveAnnotation(site.api, profile, [profile], rules, { eager: siteIsEager(site, sites), chosen: profile });
   const m = a.measured;
   if (!m) return { figure: null, notMeasured: a.missing?.reason ?? 'not measured in this run' };
-  const h = m.headline;
+  // One cost at one line (annotationText.ts firstCollectiveElsewhere): the call here, the first collective at its own line.
+  const elsewhere = firstCollectiveElsewhere(a, site, sites);
+  const h = elsewhere?.call ?? m.headline;
   return {
     figure: {
       experiment: m.experiment,
@@ -160,6 +168,7 @@ function figureOf(
       memoryPerGpuBytes: memoryPerGpu(m) ?? null,
       childRanks: m.main.childRanks ?? null,
       via: m.via ?? null,
+      firstCollectiveAt: elsewhere ? { line: elsewhere.line, medianMs: elsewhere.first.stats.median } : null,
       simulated: a.simulated,
       stale: a.stale,
       run: runLabel(m.source),
@@ -286,7 +295,8 @@ export function formatScanTable(report: ScanReport): string {
 
 function figureText(f: ScanFigure): string {
   const one = f.childRanks === 1 ? ', one-rank communicator: nothing to connect' : '';
-  return `${formatMs(f.medianMs)} ${f.label} (${f.experiment} ${f.variant}, p90 ${formatMs(f.p90Ms)}, n = ${f.n}${one})`;
+  const at = f.firstCollectiveAt ? `; its first collective (line ${f.firstCollectiveAt.line}) pays ${formatMs(f.firstCollectiveAt.medianMs)}` : '';
+  return `${formatMs(f.medianMs)} ${f.label} (${f.experiment} ${f.variant}, p90 ${formatMs(f.p90Ms)}, n = ${f.n}${one})${at}`;
 }
 
 /**

@@ -6,8 +6,10 @@
  * here failed on the code before its fix.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scanCommand, type ScanReport } from '../../cli/scan';
 import { test } from 'node:test';
 import { codeLensTitle, decorationLabel, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
 import { findings } from '../../extension/annotations/advice';
@@ -222,6 +224,15 @@ test('#4 the default group: a lazy init_process_group gives its call and points 
   assert.match(init.label, /^0\.500 ms \(\+191 ms at line 6\)/, init.label);
   const first = lensOf('first_collective');
   assert.match(first.lens, /^⏱ 191 ms /, first.lens);
+  // `commcost scan` (the review's repro) says the same: the call at line 4, the first collective at line 6.
+  const dir = mkdtempSync(join(tmpdir(), 'commcost-default-group-'));
+  writeFileSync(join(dir, 'job.py'), text);
+  let out = '';
+  assert.equal(await scanCommand(['.'], { json: true, run: join(RESULTS, 'h200x2-torch2.11-nccl2.28.9-c10d.json') }, { out: (t) => (out += t), err: () => {}, cwd: dir }), 0);
+  const doc = JSON.parse(out) as ScanReport;
+  const line4 = doc.sites.find((x) => x.line === 4)?.figure;
+  assert.deepEqual([line4?.label, line4?.firstCollectiveAt?.line], ['init_process_group (lazy)', 6]);
+  assert.ok(line4 && line4.medianMs < 1 && (line4.firstCollectiveAt?.medianMs ?? 0) > 100, JSON.stringify(line4));
   // With device_id the init is made at its line: no pointer.
   const eager = text.replace('init_process_group("nccl")', 'init_process_group("nccl", device_id=torch.device("cuda", 0))');
   const e = await scanText('python', eager);
