@@ -61,9 +61,12 @@ test('C1: the c10d sentence on the H200 run (torch 2.11) reads its own figures a
   const lazyFirst = stepOf(c10d, 'c10d', 'new_group/lazy-default', 'first');
   assert.ok(line.text.includes(`first all_reduce pays ${ms(lazyFirst)}`), line.text);
   assert.ok(line.text.includes(`the first all_reduce ${ms(eagerFirst)}`), line.text);
-  // On this host the eager first all_reduce still pays the connect (NCCL connects lazily), so the verdict must not claim eager init fixes it.
+  // On this host the eager first all_reduce still pays most of it, so the verdict must not claim
+  // eager init fixes it; what it pays is given by its figure, not named (the experiment does not
+  // time the connect apart).
   assert.ok(eagerFirst > lazyFirst / 5);
-  assert.match(line.text, /not the connect/);
+  assert.match(line.text, /not all of the first all_reduce's cost/);
+  assert.doesNotMatch(line.text, /the connect/);
   const life = deriveVerdict(c10d).find((l) => l.id === 'c10d-lifecycle')!;
   assert.ok(life.text.includes(`shrink_group ${ms(stepOf(c10d, 'c10d', 'shrink_group', 'call'))}`), life.text);
   // The same run with an eager first all_reduce a tenth of the lazy one: then eager init is the fix.
