@@ -6,6 +6,7 @@
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
+import type { WrapperCallSite } from './wrapperIndex';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
 import { lazyGroupOf, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
@@ -310,4 +311,35 @@ export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string 
 /** Does the function a call is in return the call's value (memoised on the call)? */
 export function returnedByCaller(f: FileEntry, call: Call): boolean {
   return (call.returned ??= returnsValueAt(f.text, call.start, f.defs[call.def]?.span));
+}
+
+/** The site of `call` reaching `inner`: the inner site's meaning (api, role, callsInto, eager, keywords), the call's position. */
+export function callerSite(
+  f: FileEntry,
+  call: Call,
+  inner: { site: CallSite; chain: string[] },
+  wrapper: WrapperCallSite['wrapper'],
+): WrapperCallSite {
+  const meaning = inner.site as CallSite & Record<string, unknown>;
+  const extra: Record<string, unknown> = {};
+  // Fields the finder may add about what the call does (not where it is).
+  for (const k of ['callsInto', 'eager']) if (meaning[k] !== undefined) extra[k] = meaning[k];
+  const enclosing = f.defs[call.def];
+  return {
+    ...(extra as Partial<CallSite>),
+    api: inner.site.api,
+    role: inner.site.role,
+    language: 'python',
+    written: call.callee,
+    range: { start: { line: call.line, character: call.col }, end: { line: call.endLine, character: call.endCol } },
+    nameRange: { start: { line: call.line, character: call.col }, end: { line: call.nameEndLine, character: call.nameEndCol } },
+    startIndex: call.start,
+    endIndex: call.end,
+    ...(enclosing ? { enclosingFunction: enclosing.key.split('.').pop()! } : {}),
+    keywords: [...inner.site.keywords],
+    argumentInsert: { line: call.argsLine, character: call.argsCol + 1 },
+    hasArguments: call.hasArgs,
+    chain: [...inner.chain],
+    wrapper,
+  };
 }

@@ -41,7 +41,7 @@ export interface LazyGroup {
   backend?: { param: string; index: number };
 }
 
-/** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first). */
+/** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first); a `ProcessGroupNCCL` registered in a returned front end: {@link registeredBackendGroup}. */
 const RETURNS_GROUP: ReadonlySet<string> = new Set(['new_group', '_new_process_group_helper']);
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -130,6 +130,7 @@ function deviceIdValue(value: string, params: readonly Param[]): LazyGroup | 'ea
  * returned.
  */
 export function lazyGroupOf(site: CallSite, text: string, def: DefSpan | undefined): LazyGroup | undefined {
+  if (site.api === 'ProcessGroupNCCL') return registeredBackendGroup(site, text, def);
   if (!def || !RETURNS_GROUP.has(site.api) || site.warmUp?.warm) return undefined;
   const args = parenthesized(text, site.startIndex, site.endIndex);
   if (args === undefined) return undefined;
@@ -165,8 +166,9 @@ function argumentValue(parts: readonly string[], keyword: string, index: number)
 
 /**
  * A call of a wrapper that returns `lazy`: is the group it makes lazy (`{}`), lazy unless the
- * calling function's own parameter says otherwise (`forwards`, `backend`), eager, or unknown (a
- * splat that may carry the device_id; a backend literal naming no NCCL backend, `"gloo"`)?
+ * calling function's own parameter says otherwise (`forwards`, `backend`), eager, unknown (a
+ * splat that may carry the device_id), or no NCCL group at all (`notNccl`: the call passes a
+ * backend literal naming no NCCL backend, `"gloo"`)?
  * `start`/`end`: the call's callee start and argument-list end; `def`: the calling function
  * (for a forwarded parameter of its own).
  */
@@ -176,7 +178,7 @@ export function lazyAtCall(
   start: number,
   end: number,
   def: DefSpan | undefined,
-): LazyGroup | 'eager' | 'unknown' {
+): LazyGroup | 'eager' | 'unknown' | 'notNccl' {
   const { forwards: fw, backend: bk } = lazy;
   if (!fw && !bk) return {};
   const args = parenthesized(text, start, end);
@@ -187,7 +189,7 @@ export function lazyAtCall(
   if (bk) {
     const value = argumentValue(parts, bk.param, bk.index);
     // A literal backend naming no NCCL one: no NCCL group is made.
-    if (value !== undefined && /^['"]/.test(value) && !/nccl/i.test(value)) return 'unknown';
+    if (value !== undefined && /^['"]/.test(value) && !/nccl/i.test(value)) return 'notNccl';
     const p = value !== undefined && NAME.test(value) ? params.find((x) => x.name === value) : undefined;
     if (p) out.backend = { param: p.name, index: p.index };
   }
@@ -196,4 +198,29 @@ export function lazyAtCall(
   if (value === undefined) return parts.some((a) => a.startsWith('*')) ? 'unknown' : out;
   const v = deviceIdValue(value, params);
   return v === 'eager' ? v : { ...out, ...v };
+}
+
+/**
+ * A `ProcessGroupNCCL` built directly (lazy unless the code connects it: CallSite `eager`), held in
+ * a variable that is registered as the backend of a front end the function returns
+ * (`backend_class = ProcessGroupNCCL(store, rank, size, options)` …
+ * `pg._register_backend(device, backend_type, backend_class)` … `return pg`: vLLM's stateless
+ * groups). When it is made in a branch on a parameter compared to `"nccl"`
+ * (`elif backend == "nccl":`), that parameter is the backend a call passes.
+ */
+function registeredBackendGroup(site: CallSite, text: string, def: DefSpan | undefined): LazyGroup | undefined {
+  const held = site.assignedTo?.replace(/\s+/g, '');
+  if (!def || site.eager !== false || !held || !NAME.test(held)) return undefined;
+  const after = text.slice(site.endIndex, def.end);
+  const reg = new RegExp(
+    `^[ \\t]*([A-Za-z_][A-Za-z0-9_]*)[ \\t]*\\.[ \\t]*_register_backend[ \\t]*\\([^)]*\\b${escape(held)}\\b`,
+    'm',
+  ).exec(after);
+  if (!reg || !new RegExp(`^[ \\t]*return[ \\t]+${escape(reg[1]!)}[ \\t]*(?:#.*)?$`, 'm').test(after)) return undefined;
+  // The nearest branch before the creation that tests a parameter against "nccl".
+  const before = text.slice(def.body, site.startIndex);
+  const branches = [...before.matchAll(/^[ \t]*(?:el)?if[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*==[ \t]*(['"])nccl\2[ \t]*:/gim)];
+  const name = branches[branches.length - 1]?.[1];
+  const p = name ? paramsOf(text, def).find((x) => x.name === name) : undefined;
+  return p ? { backend: { param: p.name, index: p.index } } : {};
 }

@@ -29,6 +29,7 @@ import {
 } from './callSites';
 import { ModuleTable, qualifyCallee, type Binding, type ModuleRef } from './pythonModules';
 import {
+  callerSite,
   derivationKey,
   FACTS_QUERY,
   otherFacts,
@@ -277,9 +278,10 @@ export class WrapperIndex {
         const def = this.files.get(w.path)!.defs[w.def]!;
         const calls = this.countCalls(target, w, t);
         for (const inner of w.inners) {
-          const site = callerSite(f, call, inner, { file: w.path, line: def.line, calls });
-          // The caller decides a group whose device_id the wrapper forwards.
+          // The caller decides a group whose device_id or backend the wrapper forwards.
           const lazy = inner.lazy && lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
+          if (lazy === 'notNccl') continue;
+          const site = callerSite(f, call, inner, { file: w.path, line: def.line, calls });
           if (lazy === 'eager') site.eager = true;
           else if (lazy && lazy !== 'unknown') {
             if (lazy.forwards) delete site.eager;
@@ -312,7 +314,7 @@ export class WrapperIndex {
         const inner = w?.inners.find((i) => i.lazy);
         if (!inner?.lazy) continue;
         const lazy = lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
-        if (lazy === 'eager' || lazy === 'unknown' || lazy.forwards) continue;
+        if (lazy === 'eager' || lazy === 'unknown' || lazy === 'notNccl' || lazy.forwards) continue;
         makers.push({
           startIndex: call.start,
           endIndex: call.end,
@@ -470,15 +472,14 @@ export class WrapperIndex {
             const display = f.defs[call.def]!.display;
             for (const inner of callee.inners) {
               if (inner.chain.length > round + 2 || w.inners.some((x) => x.api === inner.api) || inner.chain.includes(display)) continue;
-              const lazy =
-                inner.lazy && returnedByCaller(f, call)
-                  ? lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span)
-                  : undefined;
+              const lazy = inner.lazy && lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
+              // A call passing another backend ("gloo") to the backend the wrapper forwards makes no NCCL group.
+              if (lazy === 'notNccl') continue;
               w.inners.push({
                 api: inner.api,
                 chain: [display, ...inner.chain],
                 site: inner.site,
-                ...(lazy && lazy !== 'eager' && lazy !== 'unknown' ? { lazy } : {}),
+                ...(lazy && lazy !== 'eager' && lazy !== 'unknown' && returnedByCaller(f, call) ? { lazy } : {}),
               });
               next.add(f.defs[call.def]!.callName);
             }
@@ -526,30 +527,4 @@ function defIn(f: FileEntry, name: string): DefId | undefined {
   if (f.functions.has(name)) return defId(f.path, name);
   if (f.classes.has(name) && f.defByKey.has(`${name}.__init__`)) return defId(f.path, `${name}.__init__`);
   return undefined;
-}
-
-/** The site of `call` reaching `inner`: the inner site's meaning (api, role, callsInto, eager, keywords), the call's position. */
-function callerSite(f: FileEntry, call: Call, inner: Inner, wrapper: WrapperCallSite['wrapper']): WrapperCallSite {
-  const meaning = inner.site as CallSite & Record<string, unknown>;
-  const extra: Record<string, unknown> = {};
-  // Fields the finder may add about what the call does (not where it is).
-  for (const k of ['callsInto', 'eager']) if (meaning[k] !== undefined) extra[k] = meaning[k];
-  const enclosing = f.defs[call.def];
-  return {
-    ...(extra as Partial<CallSite>),
-    api: inner.site.api,
-    role: inner.site.role,
-    language: 'python',
-    written: call.callee,
-    range: { start: { line: call.line, character: call.col }, end: { line: call.endLine, character: call.endCol } },
-    nameRange: { start: { line: call.line, character: call.col }, end: { line: call.nameEndLine, character: call.nameEndCol } },
-    startIndex: call.start,
-    endIndex: call.end,
-    ...(enclosing ? { enclosingFunction: enclosing.key.split('.').pop()! } : {}),
-    keywords: [...inner.site.keywords],
-    argumentInsert: { line: call.argsLine, character: call.argsCol + 1 },
-    hasArguments: call.hasArgs,
-    chain: [...inner.chain],
-    wrapper,
-  };
 }

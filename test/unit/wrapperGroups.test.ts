@@ -93,6 +93,18 @@ describe('first collective of a lazy group made through a wrapper (synthetic ref
     );
   });
 
+  test('a ProcessGroupNCCL registered in the front end the helper returns: the first send on it; the call passing "gloo" to the backend the helper branches on is no site at all', async () => {
+    const index = await indexed();
+    const file = join(PKG, 'rollout', 'transfer.py');
+    assert.deepEqual(firsts(index.sites(file)), [
+      `${lineOf(file, /group=self\.device_group\)/)} dist.send <- self.device_group (${lineOf(file, /self\.device_group = /)}, ProcessGroupNCCL)`,
+    ]);
+    assert.deepEqual(
+      index.callerSites(file).map((s) => `${s.range.start.line + 1} ${s.api} ${s.eager}`),
+      [`${lineOf(file, /self\.device_group = /)} ProcessGroupNCCL false`],
+    );
+  });
+
   test('the finder alone does not guess: without the wrapper facts a wrapper call has no first collective; given as groupMakers, it has', async () => {
     const finder = await loadFinder();
     const text = readFileSync(WORKER, 'utf8');
