@@ -297,7 +297,11 @@ export function connectModeLine(run: RunFile, here?: Here): VerdictLine | undefi
   const eagerTotal = stats(eager, 'total')?.median ?? eagerCall + eagerFirst;
   const figures = `init ${ms(eagerCall)} with NCCL_RUNTIME_CONNECT=0 vs ${ms(lazyCall)} with runtime connect, first collective ${ms(eagerFirst)} vs ${ms(lazyFirst)}`;
   let text: string;
-  if (shareRegime(lazyFirst, lazyTotal) === 'negligible') {
+  if (run.ranks < 2) {
+    // One rank has no peer: its first collective connects nothing either way, so the run shows
+    // the two modes' figures, not what the mode does to a connect.
+    text = `A communicator of 1 rank has no peer to connect to, so this run does not show what NCCL_RUNTIME_CONNECT=0 does to the connect; to the first collective it ${costWords(relation(eagerTotal, lazyTotal))} runtime connect here (${ms(eagerTotal)} vs ${ms(lazyTotal)}; ${figures}).`;
+  } else if (shareRegime(lazyFirst, lazyTotal) === 'negligible') {
     text = `With runtime connect the first collective already costs only ${ms(lazyFirst)} of ${ms(lazyTotal)}: NCCL_RUNTIME_CONNECT=0 has no first-collective cost to remove here (${figures}).`;
   } else if (shareRegime(eagerFirst, eagerTotal) === 'negligible') {
     text = `NCCL_RUNTIME_CONNECT=0 moves the first-collective cost into init here (${figures}); to the first collective it ${costWords(relation(eagerTotal, lazyTotal))} runtime connect (${ms(eagerTotal)} vs ${ms(lazyTotal)}).`;
@@ -323,7 +327,10 @@ export function registrationLine(run: RunFile, here?: Here): VerdictLine | undef
     r === 'higher'
       ? `the first collective on the buffer pays ${ms(firstUse - secondUse)} more than the second (${ms(firstUse)} vs ${ms(secondUse)})`
       : `the first collective on the buffer ${costWords(r)} the second (${ms(firstUse)} vs ${ms(secondUse)})`;
-  return { id: 'registration', text: `${withFewNote(`Registering 64 MiB: ncclCommRegister ${ms(first)}, ${againText}; ${useText}.`, here)} ${NO_STUDY}` };
+  // One rank has no peer: a collective on the buffer moves nothing between GPUs, so the run does
+  // not show what registration saves a communicator of several ranks.
+  const oneRank = run.ranks < 2 ? ' A communicator of 1 rank has no peer to exchange the buffer with, so this does not show what registration saves a communicator of several ranks.' : '';
+  return { id: 'registration', text: `${withFewNote(`Registering 64 MiB: ncclCommRegister ${ms(first)}, ${againText}; ${useText}.`, here)}${oneRank} ${NO_STUDY}` };
 }
 
 /**

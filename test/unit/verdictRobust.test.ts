@@ -260,3 +260,21 @@ test('#25 a run without a stamp but with figures: the header and the verdict say
   const empty = { ...run, experiments: [] };
   assert.equal(headerLine(empty), 'host localhost: no environment stamp (the agent stopped before its plan)');
 });
+
+test('#5 (its verdict lines) 1 rank: connect mode and registration say there is no peer, and that the run does not show what they do for several ranks', () => {
+  const run = synthetic(1, [
+    experiment('connect-mode', [
+      variant('init/runtimeConnect=1', { call: 19.6, first: 0.012, total: 19.6 }),
+      variant('init/runtimeConnect=0', { call: 38.7, first: 0.0086, total: 38.7 }),
+    ]),
+    experiment('registration', [variant('register/64MiB', { register: 0.00076, registerAgain: 0.00019, firstUse: 0.0016, secondUse: 0.0011 })]),
+  ]);
+  assert.equal(
+    line(run, 'connect-mode'),
+    'A communicator of 1 rank has no peer to connect to, so this run does not show what NCCL_RUNTIME_CONNECT=0 does to the connect; to the first collective it costs more than runtime connect here (38.7 ms vs 19.6 ms; init 38.7 ms with NCCL_RUNTIME_CONNECT=0 vs 19.6 ms with runtime connect, first collective 0.0086 ms vs 0.012 ms). The study published no figure for this.',
+  );
+  assert.match(line(run, 'registration'), /\. A communicator of 1 rank has no peer to exchange the buffer with, so this does not show what registration saves a communicator of several ranks\. The study published no figure for this\.$/);
+  // At 2 ranks neither note.
+  const two = synthetic(2, [experiment('registration', [variant('register/64MiB', { register: 0.5, registerAgain: 0.01, firstUse: 0.4, secondUse: 0.3 })])]);
+  assert.doesNotMatch(line(two, 'registration'), /1 rank/);
+});
