@@ -11,6 +11,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { distDir } from './agentHarness';
+import { freePort, waitListening } from './ports';
 
 /** What a flood did to the agent. RSS figures in bytes, from /proc; times in ms. */
 export interface FloodResult {
@@ -64,15 +65,6 @@ function rssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
 /**
  * Starts a launched rank 0 (world of 2, simulated NCCL), floods it, asks it a hello, then (when
  * `idle` > 0) opens `idle` silent connections at once to probe its connection cap; kills it.
@@ -88,7 +80,11 @@ export async function floodLaunchedRank0(connections: number, bytes: number, idl
   rank0.stderr.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => rank0.on('exit', (c) => r(c)));
   try {
-    for (let i = 0; i < 100 && !/rank 0 of 2/.test(stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    // Listening (not only started: its start-up log line comes before the listen, and a flood of
+    // refused connections would test nothing), then settled, for the RSS before.
+    await waitListening(rank0.pid!, port, 30_000, () => rank0.exitCode !== null).catch((e: Error) => {
+      throw new Error(`${e.message}: ${stderr.slice(-1500)}`);
+    });
     await new Promise((r) => setTimeout(r, 800));
     const pid = rank0.pid!;
     const rssBefore = rssBytes(pid);
@@ -125,9 +121,12 @@ export async function floodLaunchedRank0(connections: number, bytes: number, idl
       let got = '';
       const hello = { t: 'node/hello', nonce: randomBytes(16).toString('hex'), hostname: 'h', pid: 1, fixedRank: 1, worldSize: 2, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true };
       const s = net.connect(port, '127.0.0.1', () => s.write(JSON.stringify(hello) + '\n'));
+      // Ended, not destroyed, once answered: 'close' then waits for rank 0's own end of the
+      // connection, so rank 0 no longer counts it against its cap when the silent connections
+      // below arrive (a destroy raced them: one more closed than the cap explains).
       s.on('data', (d) => {
         got += d.toString();
-        if (got.includes('\n')) s.destroy();
+        if (got.includes('\n')) s.end();
       });
       s.on('error', () => undefined);
       s.on('close', () => resolve(got));
