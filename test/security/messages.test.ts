@@ -22,6 +22,7 @@ import { BarrierServer, barrierHello } from '../../remote-agent/barrierServer';
 import { tokenProof } from '../../remote-agent/nodes';
 import { NodeServer } from '../../remote-agent/nodeServer';
 import { NOT_BUILT, distDir, is, startAgent, trackedRuns } from '../support/agentHarness';
+import { freePort, waitListening } from '../support/ports';
 
 /** Lines that are JSON but not messages, and messages with a field of the wrong type. */
 const HOSTILE = [
@@ -135,12 +136,18 @@ describe('control channel: a hostile connection and a hostile rank holding the s
   }
 });
 
-/** Connects to `port` and writes `lines`; resolves with what came back when the peer closes or after `ms`. */
-function probe(port: number, lines: string[], ms = 1500): Promise<{ text: string; closed: boolean }> {
+/**
+ * Connects to `port` and writes `lines`; resolves with what came back when the peer closes, when
+ * what came back matches `answer` (then closes), or after `ms`.
+ */
+function probe(port: number, lines: string[], ms = 1500, answer?: RegExp): Promise<{ text: string; closed: boolean }> {
   return new Promise((resolve) => {
     let text = '';
     const s = net.connect(port, '127.0.0.1', () => s.write(lines.join('\n') + '\n'));
-    s.on('data', (d) => (text += d.toString()));
+    s.on('data', (d) => {
+      text += d.toString();
+      if (answer?.test(text)) s.destroy();
+    });
     s.on('error', () => undefined);
     const t = setTimeout(() => {
       s.destroy();
@@ -164,7 +171,8 @@ describe('node server (in process): hostile lines before and after the token is 
         assert.ok(got.closed, `${line}: the connection stayed open`);
       }
       const hello = { t: 'node/hello', nonce: randomBytes(16).toString('hex'), hostname: 'h', pid: 1, index: 1, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true };
-      const got = await probe(port, [JSON.stringify(hello)], 500);
+      // Waited for (up to 10 s), not given 500 ms: a loaded machine may run this process late.
+      const got = await probe(port, [JSON.stringify(hello)], 10_000, /node\/challenge/);
       assert.match(got.text, /node\/challenge/);
     } finally {
       server.close();
@@ -204,7 +212,10 @@ describe('node server (in process): hostile lines before and after the token is 
       s.write(JSON.stringify({ t: 'node/auth', proof: tokenProof(token, 'node', String(challenge.nonce)) }) + '\n');
       assert.equal((await next()).t, 'node/welcome');
       s.write([...HOSTILE, '{"t":"node/exit","rank":null,"code":1,"signal":null}', '{"t":"node/log","rank":0,"line":null}'].join('\n') + '\n');
-      await new Promise((r) => setTimeout(r, 300));
+      // Until the server has read them all (up to 10 s), not a fixed 300 ms.
+      const malformed = (): number => logs.filter((l) => /sent a malformed message/.test(l)).length;
+      for (const until = Date.now() + 10_000; malformed() < HOSTILE.length + 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 50)); // a drop would follow the last line at once
       assert.ok(!s.destroyed, 'the joined node was dropped');
       assert.equal(server.nodes.length, 1);
       assert.ok(logs.filter((l) => /sent a malformed message/.test(l)).length >= HOSTILE.length, logs.join('\n'));
@@ -217,12 +228,7 @@ describe('node server (in process): hostile lines before and after the token is 
 
 describe('launched rank 0 on 0.0.0.0 with COMMCOST_TOKEN set', { skip: NOT_BUILT }, () => {
   test('hostile lines before the token is proved never crash it: it still answers a hello', { timeout: 30_000 }, async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as net.AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-launched-'));
     const agent = path.join(__dirname, '..', '..', 'dist', 'agent.js');
     const rank0 = spawn(process.execPath, [agent, 'rank', '--simulate', '--experiments', 'init', '--deadline', '20', '--out', path.join(dir, 'run.jsonl')], {
@@ -233,12 +239,14 @@ describe('launched rank 0 on 0.0.0.0 with COMMCOST_TOKEN set', { skip: NOT_BUILT
     rank0.stderr.on('data', (d) => (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => rank0.on('exit', (c) => r(c)));
     try {
-      // Wait until it listens.
-      for (let i = 0; i < 100 && !/rank 0 of 2/.test(stderr); i++) await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 500));
+      // Wait until it listens (its start-up line comes before the listen: a fixed sleep after it
+      // was too short on a loaded machine).
+      await waitListening(rank0.pid!, port, 20_000, () => rank0.exitCode !== null).catch((e: Error) => {
+        throw new Error(`${e.message}: ${stderr.slice(-1500)}`);
+      });
       for (const line of HOSTILE) await probe(port, [line], 300);
       const hello = { t: 'node/hello', nonce: randomBytes(16).toString('hex'), hostname: 'h', pid: 1, fixedRank: 1, worldSize: 2, slots: 1, devices: [0], gpus: ['G'], ncclVersion: '2', simulated: true };
-      const got = await probe(port, [JSON.stringify(hello)], 800);
+      const got = await probe(port, [JSON.stringify(hello)], 10_000, /node\/challenge/);
       assert.equal(rank0.exitCode, null, `rank 0 exited: ${stderr.slice(-1500)}`);
       assert.match(got.text, /node\/challenge/, stderr.slice(-1500));
       assert.doesNotMatch(stderr, /TypeError|Cannot read properties/);
