@@ -101,7 +101,8 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
   } else if (m.main.call && m.main.total && m.main.first) {
     const { call, first, total } = m.main;
     if (call.stats.median >= WORTH_MOVING_MS && call.stats.median >= WORTH_MOVING_SHARE * total.stats.median) {
-      const second = one ? "the NCCL communicator's first collective" : 'the connect';
+      // The init experiment times the first collective, not a connect apart.
+      const second = "the NCCL communicator's first collective";
       message = `the run ${label} has no c10d figures; from the NCCL init beneath (experiment ${plain(m.experiment, 30)}${one ? ', 1 rank' : ''}), without device_id the first collective pays the init (${formatMs(call.stats.median)}) plus ${second} (${formatMs(first.stats.median)}), ${formatMs(total.stats.median)} in all${one ? `; ${ONE_RANK}` : ''}`;
       title = `Pass device_id for eager init (the NCCL init beneath takes ${formatMs(call.stats.median)} of the ${formatMs(total.stats.median)} on ${hostOf(a)}${one ? ', 1 rank' : ''}; uses the current CUDA device)`;
     }
@@ -145,7 +146,7 @@ function beneathPays(m: Measured, fileEager: boolean): { pays: Figure; words: st
   const { call, first, total } = m.main;
   if (!m.via || m.experiment !== 'init' || !call || !first || !total) return undefined;
   const one = m.main.childRanks === 1 || m.source.run.ranks === 1;
-  const second = one ? "the NCCL communicator's first collective" : 'the connect';
+  const second = "the NCCL communicator's first collective";
   const limit = one ? `; ${ONE_RANK}` : '';
   return fileEager
     ? { pays: first, words: `(${second}, from the NCCL init beneath: this run has no c10d figures${limit})` }

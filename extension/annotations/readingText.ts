@@ -52,8 +52,8 @@ const ONE_RANK_LIMIT = '1 rank: no peer to connect, so this does not show what a
 function beneathInit(m: Measured, call: number, first: number, total: number): string {
   const single = m.main.childRanks === 1 || m.source.run.ranks === 1;
   const one = single ? `; ${ONE_RANK_LIMIT}` : '';
-  // One rank has no peer: its first collective is not a connect.
-  const second = single ? "the NCCL communicator's first collective" : 'the connect';
+  // The init experiment times the first collective, not a connect apart (and one rank has no peer).
+  const second = "the NCCL communicator's first collective";
   return `without device_id the first collective pays the init (${formatMs(call)}) plus ${second} (${formatMs(first)}), ${formatMs(total)} in all, from the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}; this run has no c10d figures)${connectStamp(m)}${one}`;
 }
 

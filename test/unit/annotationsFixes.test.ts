@@ -84,7 +84,7 @@ for (const [name, text] of warmUpCases) {
       // No c10d figures: a group made without device_id pays the NCCL init beneath's call + first collective in its first collective.
       assert.equal(f.fix.title, `Insert a warm-up collective after creation (moves ~${formatMs(total.median)} here)`);
       assert.ok(
-        f.message.includes(`pays ~${formatMs(total.median)} (without device_id: the init ${formatMs(call.median)} plus the connect ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost`),
+        f.message.includes(`pays ~${formatMs(total.median)} (without device_id: the init ${formatMs(call.median)} plus the NCCL communicator's first collective ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost`),
         f.message,
       );
       const fixed = applyEdits(text, f.fix.edits);
@@ -119,7 +119,7 @@ test('the cold-group diagnostic names the first collective on the group in anoth
   // tp and dp are returned at line 10 (`return tp, dp, ep`): their first collectives are in main.
   assert.equal(
     tuple.get(7),
-    `the first collective on tp pays ~${formatMs(stats(wheel, 'init', 'default', 'total').median)} (without device_id: the init ${formatMs(stats(wheel, 'init', 'default', 'call').median)} plus the connect ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost (the first one in this file: dist.broadcast at line 22, in main); warm it up right after creation`,
+    `the first collective on tp pays ~${formatMs(stats(wheel, 'init', 'default', 'total').median)} (without device_id: the init ${formatMs(stats(wheel, 'init', 'default', 'call').median)} plus the NCCL communicator's first collective ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost (the first one in this file: dist.broadcast at line 22, in main); warm it up right after creation`,
   );
   assert.match(tuple.get(8)!, /\(the first one in this file: dist\.all_reduce at line 21, in main\)/);
   assert.match(tuple.get(28)!, /\(the first one in this file: dist\.barrier at line 35, in uses_single\)/);
@@ -172,7 +172,7 @@ for (const [name, text] of eagerCases) {
     // The run has no c10d figures: what it shows is the NCCL init beneath, said so; never c10d behaviour as its finding.
     assert.equal(
       f.message,
-      `the run ${label(wheel)} has no c10d figures; from the NCCL init beneath (experiment init), without device_id the first collective pays the init (${formatMs(call.median)}) plus the connect (${formatMs(first.median)}), ${formatMs(total.median)} in all`,
+      `the run ${label(wheel)} has no c10d figures; from the NCCL init beneath (experiment init), without device_id the first collective pays the init (${formatMs(call.median)}) plus the NCCL communicator's first collective (${formatMs(first.median)}), ${formatMs(total.median)} in all`,
     );
     assert.doesNotMatch(f.message, /builds the NCCL communicator lazily/);
     const fixed = applyEdits(text, f.fix.edits);
