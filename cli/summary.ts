@@ -73,8 +73,16 @@ function ms(x: number): string {
   return x >= 100 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3);
 }
 
+/** bytes → "484.0 MiB"; "0 MiB" for no bytes, never "0.0 MiB" (a figure that reads no change). */
 function mib(bytes: number): string {
-  return `${(bytes / (1 << 20)).toFixed(1)} MiB`;
+  return `${mibCell(bytes)} MiB`;
+}
+
+/** bytes → MiB with one decimal ("484.0"), "0" for 0, "0.04" below 0.05 MiB (never "0.0" for a figure above 0). */
+function mibCell(bytes: number): string {
+  const m = bytes / (1 << 20);
+  if (m === 0) return '0';
+  return Math.abs(m) < 0.05 ? String(Number(m.toPrecision(1))) : m.toFixed(1);
 }
 
 /** Pads rows into aligned columns (first column left-aligned, the others right-aligned). */
@@ -303,7 +311,7 @@ export function formatComparison(untrusted: readonly RunFile[]): string {
       for (const m of v.memory) {
         const row = [`${e.experiment} ${v.variant} · memory ${memoryPointLabel(m.point)} (MiB per GPU)`];
         m.bytes.forEach((b, i) => {
-          row.push(b === null ? '–' : (b / (1 << 20)).toFixed(1));
+          row.push(b === null ? '–' : mibCell(b));
           if (i > 0) row.push(formatRatio(m.ratio[i]));
         });
         rows.push(row);

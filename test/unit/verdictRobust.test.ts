@@ -243,6 +243,13 @@ describe('#22 units and articles', () => {
     assert.match(row, /\s0\.00038\s/, row);
     assert.doesNotMatch(row, /0\.000\s/, row);
   });
+  test('a memory line of no bytes reads "0 MiB per GPU", never "0.0 MiB"', () => {
+    const run = synthetic(2, [experiment('init', [variant('default', { call: 30, first: 140, total: 170 }, { afterCall: 0, afterFirst: 484 })])]);
+    const text = formatSummary(run);
+    assert.match(text, /memory init default after the call: 0 MiB per GPU/, text);
+    assert.match(text, /memory init default after the first collective: 484\.0 MiB per GPU/, text);
+    assert.doesNotMatch(text, /\b0\.0 MiB/, text);
+  });
 });
 
 test('#23 one share, one rounding: the first collective\'s share is the same in the sentence and the study clause', () => {
