@@ -198,7 +198,10 @@ describe('launchers', { skip: NOT_BUILT }, () => {
     const args = [agent, 'rank', '--simulate', '--experiments', 'init', '--deadline', '3'];
     const rank0 = run(process.execPath, args, env(0), dir);
     const first = run(process.execPath, args, env(1), dir);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The twin starts once rank 0 has logged the first one's join (up to 20 s), not after a fixed
+    // 1.5 s: on a loaded machine the twin could join first and the other one be refused.
+    for (const until = Date.now() + 20_000; !/\(rank 1\)/.test(rank0.stderr) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    assert.match(rank0.stderr, /node \d+: .* \(rank 1\)/, 'rank 1 joined');
     const twin = run(process.execPath, args, env(1), dir);
     assert.equal(await twin.exit, 1);
     assert.match(twin.stderr, /refused this node: rank 1 has already joined from 127\.0\.0\.1/);
