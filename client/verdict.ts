@@ -40,8 +40,20 @@ export {
  * a simulated run starts with "SIMULATED — ".
  */
 export function deriveVerdict(run: RunFile): VerdictLine[] {
-  const where = describeWhere(run);
-  const here: Here = { host: describeHost(run), simulated: isSimulatedRun(run), ...(typeof run.options?.iterations === 'number' ? { iterations: run.options.iterations } : {}) };
+  // Where and "here" fall back to the run's host and rank count if its stamp or nodes are malformed.
+  const safe = (f: () => string, fallback: string): string => {
+    try {
+      return f();
+    } catch {
+      return fallback;
+    }
+  };
+  const where = safe(() => describeWhere(run), `on ${String(run.host)}`);
+  const here: Here = {
+    host: safe(() => describeHost(run), `${run.ranks} rank${run.ranks === 1 ? '' : 's'} on ${String(run.host)}`),
+    simulated: safe(() => String(isSimulatedRun(run)), String(run.simulated === true)) === 'true',
+    ...(typeof run.options?.iterations === 'number' ? { iterations: run.options.iterations } : {}),
+  };
   // A reading never throws (this also runs in the live reducer, client/runModel.ts): a line whose
   // figures its code did not foresee is replaced by a line that says so, the others kept.
   const read = (id: string, f: () => VerdictLine | VerdictLine[] | undefined): VerdictLine[] => {

@@ -44,7 +44,7 @@ export function interconnect(topology: string | undefined, ranks: number): strin
 /** The commonest GPU model of the stamp without the vendor's prefix: "NVIDIA H200" → "H200". */
 function gpuModel(run: RunFile): string | undefined {
   // Over several nodes the stamp is of one host: each node's GPU models are in the run's nodes.
-  const fromNodes = (run.nodes?.length ?? 0) > 1 ? run.nodes!.flatMap((n) => n.gpus) : [];
+  const fromNodes = (run.nodes?.length ?? 0) > 1 ? run.nodes!.flatMap((n) => (n.gpus ?? []).filter((g): g is string => typeof g === 'string')) : [];
   if (!run.stamp && fromNodes.length === 0) return undefined;
   const all = fromNodes.length > 0 ? fromNodes : (run.stamp?.gpus ?? []).slice(0, Math.max(1, run.ranks)).map((g) => g.name);
   const names = all.map((g) => g.replace(/^NVIDIA\s+/i, '').trim());

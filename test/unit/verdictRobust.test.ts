@@ -85,6 +85,18 @@ describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says wha
     assert.doesNotThrow(() => (lines = deriveVerdict(run)));
     assert.ok(lines.some((l) => l.id === 'first-collective-share'));
     assert.ok(lines.some((l) => l.id === 'pool'));
+    assert.ok(lines.some((l) => l.id === 'unread:registration' && /^The registration reading could not be formed from this run's figures \(bad variants\)\.$/.test(l.text)));
+  });
+
+  test('a malformed stamp or nodes (as a live run may hold before validation): the verdict falls back to the run\'s host, never throws', () => {
+    const run = structuredClone(load(W));
+    (run.stamp as unknown as { gpus: unknown }).gpus = {};
+    run.nodes = [{ index: 0, hostname: 'a', address: 'a', ranks: [0] }, { index: 1, hostname: 'b', address: 'b', ranks: [1] }] as never;
+    assert.doesNotThrow(() => deriveVerdict(run));
+    const broken = structuredClone(load(W));
+    (broken.stamp as unknown as { gpus: unknown }).gpus = {};
+    assert.doesNotThrow(() => deriveVerdict(broken));
+    assert.match(line(broken, 'first-collective-share'), /vs here \(2 ranks on localhost\)/);
   });
 });
 
