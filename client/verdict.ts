@@ -19,7 +19,7 @@ import type { VerdictLine } from './verdict/format';
 import { describeHost, describeWhere } from './verdict/host';
 import { coldStartLine } from './verdict/coldStart';
 import { dropCheckLine, drainLine } from './verdict/inFlight';
-import { connectModeLine, firstCollectiveShare, rebuildLine, registrationLine, suspendLine, teardownLine } from './verdict/lifecycle';
+import { connectModeLine, firstCollectiveShare, rebuildLine, registrationLine, stoppedLine, suspendLine, teardownLine } from './verdict/lifecycle';
 import { poolLine } from './verdict/pool';
 import { shrinkAbortLines } from './verdict/shrinkAbort';
 
@@ -80,6 +80,7 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
     ...read('split-share', () => splitShareLines(run)),
     ...read('hang-cases', () => hangCaseLines(run)),
     ...read('shrink-abort', () => shrinkAbortLines(run, where)),
+    ...read('stopped', () => stoppedLine(run)),
   ];
   if (here.simulated) return lines.map((l) => ({ ...l, text: `SIMULATED — ${l.text}` }));
   return lines;

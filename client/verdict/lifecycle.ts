@@ -401,3 +401,33 @@ export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined 
   if (against.length > 0) text += ` ${withFewNote(`In this run, ${against.join('; ')}.`, here)}`;
   return { id: 'suspend', text: `${text} ${NO_STUDY}` };
 }
+
+/** The experiments whose lines would say nothing when they stopped before any figure, in words. */
+const STOPPED_NAMES: Record<string, string> = {
+  init: 'a fresh init (ncclCommInitRankConfig and its first collective)',
+  destroy: 'ncclCommFinalize + ncclCommDestroy',
+  abort: 'ncclCommAbort',
+  revoke: 'ncclCommRevoke',
+  suspend: 'ncclCommSuspend and ncclCommResume',
+  'connect-mode': 'the NCCL_RUNTIME_CONNECT comparison',
+  registration: 'ncclCommRegister',
+  drain: 'the drain sweep',
+  'cold-start': 'the cold start',
+};
+
+/**
+ * The experiments of the run that stopped before any summarised figure (no variant), each with
+ * what stopped it from the run's errors: "No figure in this run for ncclCommAbort (timed out at
+ * abort default iteration 0, …)." Split, shrink, grow and the pool are said in their own lines;
+ * field cases' expected hangs are their results. Undefined when every such experiment has figures.
+ */
+export function stoppedLine(run: RunFile): VerdictLine | undefined {
+  const parts: string[] = [];
+  for (const e of run.experiments) {
+    const name = STOPPED_NAMES[e.experiment];
+    if (!name || e.variants.length > 0) continue;
+    const failure = failureOf(run, e.experiment);
+    if (failure) parts.push(`${name} (${failure.text})`);
+  }
+  return parts.length === 0 ? undefined : { id: 'stopped', text: `No figure in this run for ${parts.join('; ')}.` };
+}

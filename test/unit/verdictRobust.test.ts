@@ -143,6 +143,18 @@ describe('#7 a timeout: what timed out is said, every reading with its figures k
     assert.equal(line(run, 'rebuild-vs-init'), `To the first collective, against a fresh init (90.7 ms): split of the same shape (a 2-rank child), splitShare 0: no figure in this run (${split}).`);
     assert.equal(line(run, 'pool'), `The prewarmed pool has no figure in this run (${pool}).`);
   });
+
+  test('an experiment of the other lines that stopped before any figure (abort) is named with its timeout; one with figures is not', () => {
+    const abort = 'timed out at abort default iteration 0, step ncclCommAbort on rank 1: rank 0 waited 30.0 s in ncclCommAbort; rank 1 waited 30.0 s in ncclCommAbort';
+    const run = synthetic(2, [
+      experiment('destroy', [variant('default', { finalize: 0.1, destroy: 500, total: 500 })]),
+      { ...experiment('abort', []), state: 'stopped', done: 0, total: 5 },
+    ]);
+    run.errors = [{ code: 'TIMEOUT', message: abort, where: { host: 'vm', rank: 1, experiment: 'abort', variant: 'default', iteration: 0, step: 'abort' }, fatal: false }];
+    assert.equal(line(run, 'stopped'), `No figure in this run for ncclCommAbort (${abort}).`);
+    assert.match(line(run, 'teardown-floors'), /ncclCommFinalize \+ ncclCommDestroy 500 ms/);
+    assert.equal(deriveVerdict(synthetic(2, [experiment('destroy', [variant('default', { total: 500 })])])).some((l) => l.id === 'stopped'), false);
+  });
 });
 
 test('#12 suspend: a round trip that is cheaper with a way back that is longer is not "the cheaper way"; both facts said', () => {
