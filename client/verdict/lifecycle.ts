@@ -146,6 +146,11 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
           : shareRegime(first, total) === 'negligible'
             ? `; its first collective negligible, ${ms(first)}`
             : `; ${ms(first)} of it in the first collective`;
+    if (isBelowTimer(total)) {
+      // A rebuild that reads 0 ms is not a cost: neither divided nor called cheaper.
+      parts.push(`${r.name}: 0 ms, below the timer's resolution`);
+      continue;
+    }
     if (fresh === undefined) {
       parts.push(`${r.name}: ${ms(total)}${firstNote ? ` (${firstNote.slice(2)})` : ''}`);
       continue;

@@ -50,6 +50,16 @@ describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says wha
     assert.doesNotMatch(all(run), NEVER);
   });
 
+  test('a rebuild that reads 0 ms: said below the timer\'s resolution, neither a share of a fresh init nor "cheaper"', () => {
+    const run = synthetic(2, [
+      experiment('init', [variant('default', { call: 30, first: 140, total: 170 })]),
+      experiment('shrink', [variant('default', { call: 0, first: 0, total: 0 })]),
+    ]);
+    const text = line(run, 'rebuild-vs-init');
+    assert.match(text, /^To the first collective, against a fresh init \(170 ms\): shrink \(to a one-rank child\): 0 ms, below the timer's resolution\. /, text);
+    assert.doesNotMatch(text, /0% of a fresh init|cheaper|agrees|differs/, text);
+  });
+
   test('a pool with no memory change: said so, never "0 MiB (0×)" or "Infinity× the pool without sharing"', () => {
     const run = structuredClone(load(W));
     const plain = run.experiments.find((e) => e.experiment === 'pool')!.variants.find((v) => v.variant === 'tp2+1')!;
