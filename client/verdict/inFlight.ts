@@ -11,7 +11,7 @@ import type { CountSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import { rangeClause, studySentence, type Here } from './agreement';
-import { ms, stats, variantOf, type VerdictLine } from './format';
+import { isBelowTimer, ms, stats, variantOf, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
 
@@ -148,13 +148,16 @@ export function drainLine(run: RunFile, here: Here): VerdictLine | undefined {
     text += `${text ? ' ' : 'Drain: '}${items.join('; ')}: this run has no inFlightAtStart count, so whether the work was still in flight as the call began is not known: not known to be a drain figure.`;
   }
 
-  const sweep = drained.filter((f) => f.mode === 'finalize').map((f) => f.value);
+  // A figure that reads 0 ms is below the timer's resolution: not set beside the study's range.
+  const sweep = drained.filter((f) => f.mode === 'finalize').map((f) => f.value).filter((v) => !isBelowTimer(v));
   const study =
     sweep.length > 0
       ? studySentence(here, [
           rangeClause(Math.min(...sweep), Math.max(...sweep), S.drain, sweep.length > 1 ? 'until quiet (the sweep)' : 'until quiet'),
         ])
-      : `Not set beside the study's ${S.drain.written}: no drain figure here.`;
+      : drained.some((f) => f.mode === 'finalize')
+        ? `Not set beside the study's ${S.drain.written}: the drain here reads 0 ms, below the timer's resolution.`
+        : `Not set beside the study's ${S.drain.written}: no drain figure here.`;
   return { id: 'drain', text: `${text} ${study}` };
 }
 

@@ -246,19 +246,24 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   const floors: string[] = [];
   const clauses: Clause[] = [];
   const abort = stats(variantOf(run, 'abort'), 'abort');
+  // A floor that reads 0 ms is below the timer's resolution: said so, not set beside the study's.
+  const below = " (0 ms: below the timer's resolution)";
   if (abort) {
-    floors.push(`ncclCommAbort ${ms(abort.median)} (min ${ms(abort.min)})`);
-    clauses.push(figureClause(abort.median, S.abort));
+    if (isBelowTimer(abort.median)) floors.push(`ncclCommAbort${below}`);
+    else {
+      floors.push(`ncclCommAbort ${ms(abort.median)} (min ${ms(abort.min)})`);
+      clauses.push(figureClause(abort.median, S.abort));
+    }
   }
   const revoke = median(run, 'revoke', 'idle/destroy', 'revoke');
   if (revoke !== undefined) {
-    floors.push(`ncclCommRevoke until quiet ${ms(revoke)}`);
-    clauses.push(figureClause(revoke, S.revoke));
+    floors.push(`ncclCommRevoke until quiet${isBelowTimer(revoke) ? below : ` ${ms(revoke)}`}`);
+    if (!isBelowTimer(revoke)) clauses.push(figureClause(revoke, S.revoke));
   }
   const destroy = median(run, 'destroy', undefined, 'total');
   if (destroy !== undefined) {
-    floors.push(`ncclCommFinalize + ncclCommDestroy ${ms(destroy)}`);
-    clauses.push(figureClause(destroy, S.destroy));
+    floors.push(`ncclCommFinalize + ncclCommDestroy${isBelowTimer(destroy) ? below : ` ${ms(destroy)}`}`);
+    if (!isBelowTimer(destroy)) clauses.push(figureClause(destroy, S.destroy));
   }
   if (floors.length === 0) return undefined;
   // At one rank there is no peer to tear down with, while the study's communicators had several
@@ -274,7 +279,7 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
       : studySentence(here, clauses);
   return {
     id: 'teardown-floors',
-    text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}. ${study}`,
+    text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}.${study ? ` ${study}` : ''}`,
   };
 }
 

@@ -60,6 +60,23 @@ describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says wha
     assert.doesNotMatch(text, /0% of a fresh init|cheaper|agrees|differs/, text);
   });
 
+  test('a teardown floor that reads 0 ms: said so, not set beside the study\'s (no "no ratio … differs")', () => {
+    const run = synthetic(2, [
+      experiment('abort', [variant('default', { abort: 0, reinit: 17, first: 0.01, total: 17 })]),
+      experiment('destroy', [variant('default', { finalize: 0.1, destroy: 500, total: 500 })]),
+    ]);
+    const text = line(run, 'teardown-floors');
+    assert.match(text, /^Tearing a communicator of 2 ranks down costs: ncclCommAbort \(0 ms: below the timer's resolution\); ncclCommFinalize \+ ncclCommDestroy 500 ms\. Study .*: ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 500 ms/, text);
+    assert.doesNotMatch(text, /ncclCommAbort 485–534 ms vs|no ratio/, text);
+  });
+
+  test('a drain that reads 0 ms is not set beside the study\'s range (no "no ratio" end)', () => {
+    const v = variant('finalize/16MiB', { finalize: 0, sync: 0, total: 0 });
+    v.counts = { inFlightAtStart: { min: 1, max: 1, sum: 10, n: 10 } };
+    const text = line(synthetic(2, [experiment('drain', [v])]), 'drain');
+    assert.match(text, /ncclCommFinalize until quiet: 16 MiB alone 0 ms\. Not set beside the study's 7–112 ms: the drain here reads 0 ms, below the timer's resolution\.$/, text);
+  });
+
   test('a pool with no memory change: said so, never "0 MiB (0×)" or "Infinity× the pool without sharing"', () => {
     const run = structuredClone(load(W));
     const plain = run.experiments.find((e) => e.experiment === 'pool')!.variants.find((v) => v.variant === 'tp2+1')!;
