@@ -17,6 +17,18 @@ export function formatMs(ms: number | undefined | null): string {
   return Number(ms.toPrecision(3)).toString();
 }
 
+/**
+ * A duration with its unit: below 1 s as {@link formatMs} in ms ("485.3 ms"), from 1 s in seconds
+ * with 3 significant digits at most one decimal beyond ("1.86 s", "14.2 s", "141.4 s"), so a wall
+ * of minutes never reads "141384.0 ms". Non-finite → "–".
+ */
+export function formatDuration(ms: number | undefined | null): string {
+  if (ms === undefined || ms === null || !Number.isFinite(ms)) return '–';
+  if (Math.abs(ms) < 999.95) return `${formatMs(ms)} ms`;
+  const s = ms / 1000;
+  return `${Math.abs(s) >= 10 ? s.toFixed(1) : s.toFixed(2)} s`;
+}
+
 /** A whole count with its thousands grouped: 12345 → "12,345" (no Intl: its first call costs tens of ms). */
 export function formatCount(n: number): string {
   return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');

@@ -4,12 +4,13 @@
  * expected hangs, each hang under the experiment it belongs to.
  */
 import type { RunFile } from '../protocol/runFile';
-import { formatMs } from './format';
+import { formatDuration } from './format';
 
 type RunError = RunFile['errors'][number];
 
 /**
- * The header's wall-time line: the run's wall time (ms), with the time spent inside the NCCL and
+ * The header's wall-time line: the run's wall time (ms in the file; said in ms below 1 s, else in
+ * seconds), with the time spent inside the NCCL and
  * CUDA calls commcost's addon made (`libraryMs`, or `measuredMs` in older files; the MAX over ranks per rank session) when there
  * is any. The c10d experiment's calls are made by torch in its Python driver, not by the addon: a
  * run with c10d says they are not counted, and a run whose figure is 0 (c10d alone) shows the wall
@@ -18,9 +19,9 @@ type RunError = RunFile['errors'][number];
 export function wallText(run: Pick<RunFile, 'wallMs' | 'libraryMs' | 'measuredMs' | 'experiments'>): string {
   if (run.wallMs === undefined || !Number.isFinite(run.wallMs)) return '';
   const measured = run.libraryMs ?? run.measuredMs;
-  if (measured === undefined || !Number.isFinite(measured) || measured <= 0) return `${formatMs(run.wallMs)} ms`;
+  if (measured === undefined || !Number.isFinite(measured) || measured <= 0) return formatDuration(run.wallMs);
   const c10d = (Array.isArray(run.experiments) ? run.experiments : []).some((e) => e.experiment === 'c10d');
-  return `${formatMs(run.wallMs)} ms (${formatMs(measured)} ms of it inside the NCCL and CUDA calls commcost made${c10d ? "; the c10d experiment's calls, made by torch, are not counted" : ''})`;
+  return `${formatDuration(run.wallMs)} (${formatDuration(measured)} of it inside the NCCL and CUDA calls commcost made${c10d ? "; the c10d experiment's calls, made by torch, are not counted" : ''})`;
 }
 
 /** A run's errors as the view lists them. */

@@ -9,6 +9,7 @@ import type { RunExperiment, RunFile } from '../../protocol/runFile';
 import { axisMax, barEnds, barsPerGroup, CHART_LAYOUT, chartHeight, chartModel, legendLabels, legendRows, memoryChartModel, NEUTRAL_SLOT, type ChartModel } from '../../webview/chartData';
 import { chartColors, formatColor, mixColor, parseColor, PALETTE } from '../../webview/chartTheme';
 import { runErrors, wallText } from '../../webview/runFacts';
+import { formatDuration } from '../../webview/format';
 import { variantViews, type VariantView } from '../../webview/stats';
 
 const RESULTS = join(__dirname, '..', '..', 'docs', 'results');
@@ -193,9 +194,14 @@ test('chart colours follow the theme\'s variables: dark text on light, light tex
 });
 
 test('wall line: the c10d run (0 ms in commcost\'s own calls) shows its wall time only, never "timed steps 0 ms"', () => {
-  assert.equal(wallText(C10D), `${(C10D.wallMs as number).toFixed(1)} ms`);
+  assert.equal(wallText(C10D), formatDuration(C10D.wallMs));
   const text = wallText(CATALOGUE);
-  assert.match(text, /ms of it inside the NCCL and CUDA calls commcost made\)$/);
+  assert.match(text, / (ms|s) of it inside the NCCL and CUDA calls commcost made\)$/);
+  // A wall of minutes reads in seconds, never "141384.0 ms".
+  assert.equal(wallText({ wallMs: 141_384, libraryMs: 136_383.2, experiments: [] } as unknown as RunFile), '141.4 s (136.4 s of it inside the NCCL and CUDA calls commcost made)');
+  assert.equal(wallText({ wallMs: 1_864, libraryMs: 412.5, experiments: [] } as unknown as RunFile), '1.86 s (412.5 ms of it inside the NCCL and CUDA calls commcost made)');
+  assert.equal(formatDuration(999.9), '999.9 ms');
+  assert.equal(formatDuration(999.96), '1.00 s');
   assert.match(wallText({ ...CATALOGUE, experiments: [...CATALOGUE.experiments, ...C10D.experiments] }), /the c10d experiment's calls, made by torch, are not counted/);
   assert.equal(wallText({ experiments: [] } as unknown as RunFile), '');
 });
