@@ -10,6 +10,7 @@ import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote, simulatedMixNote } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
+import { fieldCaseLabel } from '../client/verdict/fieldCases';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
@@ -180,7 +181,9 @@ export function ncclViewLines(experiment: string, v: VariantSummary): string[] {
 }
 
 /**
- * Field case C5 as a table: one row per combination of the shrink-abort experiment (shrink flag,
+ * Field case C5 as a table, headed by its label named in words as the verdict names it
+ * ('Field case C5, "shrink with abort, then destroy, hangs" (shrink-abort) on NCCL 2.28.9'), as it
+ * comes before the verdict: one row per combination of the shrink-abort experiment (shrink flag,
  * the survivors' release of the parent, the excluded rank's) with its outcome on this run's NCCL:
  * timed (medians, ms), stopped by the hang guard (its message), failed, or not run. Empty when
  * the run did not plan the experiment. `run` must already be terminal-safe.
@@ -191,7 +194,7 @@ export function formatShrinkAbortTable(run: RunFile): string[] {
   const rows = [['shrink flag', 'survivors release the parent', 'excluded rank', 'outcome'], ...outcomes.map((o) => [o.flag, o.release, o.excluded, o.text])];
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return [
-    `field case C5 (shrink-abort) on ${run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL (version not recorded)'}: after ncclCommShrink drops the last rank, each way to release the parent:`,
+    `${fieldCaseLabel('C5', 'shrink-abort')} on ${run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL version not recorded'}: after ncclCommShrink drops the last rank, each way to release the parent:`,
     ...rows.map((r) => `  ${r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  ')}`),
   ];
 }

@@ -17,6 +17,7 @@ import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, rankCountNote, simulatedMixNote, type Comparison, type ComparisonData } from '../protocol/compare';
 import { shrinkAbortOutcomes } from './verdict';
+import { fieldCaseLabel } from './verdict/fieldCases';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
 export class ReportBundleError extends Error {
@@ -168,7 +169,7 @@ function fallbackHtml(run: RunFile): string {
   const c5 = shrinkAbortOutcomes(run);
   if (c5) {
     out.push(
-      `<h2>Field case C5 on NCCL ${e(s?.ncclVersion ?? '?')}: releasing the parent after ncclCommShrink</h2><table><thead><tr><th>shrink flag</th><th>survivors release the parent</th><th>excluded rank</th><th>outcome</th></tr></thead><tbody>`,
+      `<h2>${e(fieldCaseLabel('C5'))} on ${s?.ncclVersion ? `NCCL ${e(s.ncclVersion)}` : 'NCCL version not recorded'}: releasing the parent after ncclCommShrink</h2><table><thead><tr><th>shrink flag</th><th>survivors release the parent</th><th>excluded rank</th><th>outcome</th></tr></thead><tbody>`,
     );
     for (const o of c5) out.push(`<tr><td>${e(o.flag)}</td><td>${e(o.release)}</td><td>${e(o.excluded)}</td><td>${e(o.text)}</td></tr>`);
     out.push('</tbody></table>');

@@ -123,7 +123,7 @@ describe('C5 table of combinations', () => {
   test('the CLI table has a row per combination with its outcome, terminal-safe', () => {
     const hostile = c5Run({ ...run, errors: [{ ...run.errors[0]!, message: 'hung \x1b[31mred' }] });
     const rows = formatShrinkAbortTable(sanitizeForTerminal(hostile));
-    assert.match(rows[0]!, /^field case C5 \(shrink-abort\) on NCCL \(version not recorded\): /);
+    assert.match(rows[0]!, /^Field case C5, "shrink with abort, then destroy, hangs" \(shrink-abort\) on NCCL version not recorded: /);
     assert.equal(rows.length, 2 + 12);
     assert.match(rows[1]!, /^ {2}shrink flag +survivors release the parent +excluded rank +outcome$/);
     assert.ok(rows.some((r) => /^ {2}NCCL_SHRINK_ABORT +ncclCommDestroy +aborts +stopped by the hang guard: hung \\x1b\[31mred$/.test(r)), rows.join('\n'));
