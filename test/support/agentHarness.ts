@@ -138,3 +138,31 @@ export function trackedRuns(): { track(run: AgentRun): AgentRun; cleanup(): void
     },
   };
 }
+
+/**
+ * The message of `run`'s start-up timeout ('timed out at startup: rank … did not start CUDA and
+ * NCCL within N s'), or undefined when it had none.
+ */
+export function startupTimeout(run: AgentRun): string | undefined {
+  return run.events.find((e): e is Extract<AgentEvent, { type: 'run/error' }> => e.type === 'run/error' && /^timed out at startup/.test(e.message))?.message;
+}
+
+/**
+ * Runs `attempt` (which starts an agent and waits for what its test needs) again, at most
+ * `attempts` times in all, while its run timed out at start-up: a test's short deadline (2 s) is
+ * also the ranks' start-up deadline, which a loaded machine can miss before the point the test
+ * checks is reached; such a run tested nothing. Each discarded run is killed and its processes
+ * waited for. Says so on stdout.
+ * @returns what the last attempt returned (a start-up timeout on the last attempt is the caller's to report)
+ */
+export async function pastStartup<T extends { run: AgentRun }>(what: string, attempt: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    const got = await attempt();
+    const timedOut = startupTimeout(got.run);
+    if (!timedOut || i >= attempts) return got;
+    console.log(`${what}: the ranks did not start within the run's deadline (attempt ${i}: ${timedOut}); run again`);
+    got.run.child.kill('SIGKILL');
+    await got.run.exited;
+    await waitGone(got.run.dir);
+  }
+}
