@@ -10,7 +10,7 @@
 import type { CountSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
-import { rangeClause, studySentence, type Here } from './agreement';
+import { rangeClause, studyNotCompared, studySentence, type Here } from './agreement';
 import { isBelowTimer, ms, stats, variantOf, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
@@ -88,7 +88,8 @@ const MODE_SHORT = { finalize: 'finalize', 'stream-sync': 'stream synchronize' }
  * study's 7–112 ms (their range against the study's); every other variant is said "not a drain
  * figure" with the count of rank-iterations whose work had finished before the call, or, in a
  * run without the count, that whether work was in flight is not known. Never compared with the
- * study without a drain figure.
+ * study without a drain figure: the study's figure is then named with its host and source, not
+ * compared (agreement.ts studyNotCompared).
  */
 export function drainLine(run: RunFile, here: Here): VerdictLine | undefined {
   const figures = drainFigures(run);
@@ -155,9 +156,13 @@ export function drainLine(run: RunFile, here: Here): VerdictLine | undefined {
       ? studySentence(here, [
           rangeClause(Math.min(...sweep), Math.max(...sweep), S.drain, sweep.length > 1 ? 'until quiet (the sweep)' : 'until quiet'),
         ])
-      : drained.some((f) => f.mode === 'finalize')
-        ? `Not set beside the study's ${S.drain.written}: the drain here reads 0 ms, below the timer's resolution.`
-        : `Not set beside the study's ${S.drain.written}: no drain figure here.`;
+      : // Named with its host and source, as every study figure the verdict gives (agreement.ts).
+        studyNotCompared(
+          [S.drain],
+          drained.some((f) => f.mode === 'finalize')
+            ? "the drain here reads 0 ms, below the timer's resolution"
+            : 'this run has no drain figure',
+        );
   return { id: 'drain', text: `${text} ${study}` };
 }
 

@@ -10,10 +10,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { deriveVerdict } from '../../client/verdict';
 import { renderReport } from '../../client/htmlReport';
 import { formatSummary } from '../../cli/summary';
 import type { RunFile } from '../../protocol/runFile';
-import { experiment, synthetic } from './verdictRuns';
+import { experiment, synthetic, variant } from './verdictRuns';
 
 
 function stubBundle(): string {
@@ -22,6 +23,14 @@ function stubBundle(): string {
   writeFileSync(path, 'window.__commcost = "loaded";');
   return path;
 }
+
+const NEVER = /NaN|Infinity|undefined|\b0×|0\.0 ms|0\.0 MiB|NCCL \?|\(no ratio/;
+
+const line = (run: RunFile, id: string): string => {
+  const text = deriveVerdict(run).find((l) => l.id === id)?.text;
+  assert.ok(text, `no ${id} line in:\n${deriveVerdict(run).map((l) => l.id).join(', ')}`);
+  return text;
+};
 
 const noscript = (html: string): string => /<noscript>([\s\S]*)<\/noscript>/.exec(html)?.[1] ?? '';
 
@@ -46,5 +55,20 @@ describe('field case C5 headings (leftover 1)', () => {
     assert.match(bare, /<h2>Field case C5, &#34;shrink with abort, then destroy, hangs&#34; on NCCL version not recorded: releasing the parent after ncclCommShrink<\/h2>/);
     assert.doesNotMatch(bare, /NCCL \?/);
     assert.match(noscript(renderReport(c5Run(), { webviewJsPath: stubBundle() })), /<h2>Field case C5, &#34;shrink with abort, then destroy, hangs&#34; on NCCL 2\.28\.9: /);
+  });
+});
+
+describe('the drain without a figure (leftover 2)', () => {
+  test("the study's 7–112 ms is given with its host and source, not bare", () => {
+    // A drain whose work had finished before the call: not a drain figure.
+    const v = variant('finalize/16MiB', { finalize: 1.2, sync: 0.01, total: 1.2 });
+    v.counts = { inFlightAtStart: { min: 0, max: 0, sum: 0, n: 10 } };
+    const text = line(synthetic(2, [experiment('drain', [v])]), 'drain');
+    assert.match(
+      text,
+      / Study \(4× A40 PCIe, NCCL 2\.32\.3\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in DESIGN\.md "Figures from the study"\)\.$/,
+      text,
+    );
+    assert.doesNotMatch(text, NEVER, text);
   });
 });
