@@ -18,7 +18,7 @@
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
 import { STUDY_SHARES, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
-import { bytes, ms, num, pct, times } from './format';
+import { bytes, fewIterationsNote, isBelowTimer, isNoMemory, ms, msAll, num, pct, seconds, times } from './format';
 
 /** A part (e.g. the first collective) is negligible when it is at most this share of its total… */
 export const NEGLIGIBLE_SHARE = 0.05;
@@ -96,8 +96,30 @@ export interface Here {
   iterations?: number;
 }
 
-function figureText(x: number, f: StudyFigure): string {
-  return f.unit === 'bytes' ? bytes(x) : ms(x);
+/**
+ * The study's figure and the run's figures (in the unit of `f`: ms or bytes) written in one unit,
+ * the unit the study wrote its figure in where it can be: "0.16–0.43 s" against 508 ms is "0.508 s",
+ * "~76 MB" against 80 MiB is "84 MB" (the study's MB are 10^6 bytes). A time the study wrote in ms against a run's figure of 1 s or
+ * more is written, with the study's, in seconds ("0.092 s vs 1.95 s"). Never two units in one comparison.
+ */
+export function sameUnit(f: StudyFigure, values: readonly number[]): { study: string; here: string[] } {
+  if (f.unit === 'bytes') {
+    const unit = /\d (MB|GB)\b/.exec(f.written)?.[1];
+    if (unit === undefined) return { study: f.written, here: values.map(bytes) };
+    const scale = unit === 'GB' ? 1e9 : 1e6;
+    const write = (x: number): string => `${x / scale >= 10 ? Math.round(x / scale) : Number((x / scale).toPrecision(2))} ${unit}`;
+    return { study: f.written, here: values.map(write) };
+  }
+  if (/\d s$/.test(f.written)) return { study: f.written, here: msAll(values, true) };
+  if (!values.some((x) => x >= 999.5)) return { study: f.written, here: values.map(ms) };
+  const study = f.min === f.max ? seconds(f.min) : `${seconds(f.min).replace(/ s$/, '')}–${seconds(f.max)}`;
+  return { study, here: msAll(values, true) };
+}
+
+/** Why a figure of the run is not set against the study's: it reads 0 (a time below the timer's resolution, or no memory change). */
+function zeroWords(x: number, f: StudyFigure): string | undefined {
+  if (f.unit === 'bytes') return isNoMemory(x) ? 'no memory change measured here' : undefined;
+  return isBelowTimer(x) ? "it reads 0 ms here, below the timer's resolution" : undefined;
 }
 
 /**
@@ -106,6 +128,10 @@ function figureText(x: number, f: StudyFigure): string {
  * @param value the run's figure, in the unit of `f` (ms or bytes).
  */
 export function figureClause(value: number, f: StudyFigure, name = f.what): Clause {
+  const pair = sameUnit(f, [value]);
+  // A figure that reads 0 makes no ratio: named, not judged, never divided by.
+  const zero = zeroWords(value, f);
+  if (zero !== undefined) return { host: f.host, text: `${name} ${pair.study} vs ${pair.here[0]}`, agrees: false, notJudged: zero, sources: [f] };
   const ref = value < f.min ? f.min : value > f.max ? f.max : undefined;
   const ratio = ref === undefined ? 1 : value / ref;
   const where =
@@ -116,7 +142,7 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
         : `${times(ratio)} its ${ref === f.max ? 'upper' : 'lower'} end`;
   return {
     host: f.host,
-    text: `${name} ${f.written} vs ${figureText(value, f)} (${where})`,
+    text: `${name} ${pair.study} vs ${pair.here[0]} (${where})`,
     agrees: Math.abs(Math.log(ratio)) <= Math.log(ORDER_BAND) + EPSILON,
     sources: [f],
   };
@@ -130,6 +156,11 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
  */
 export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.what): Clause {
   if (lo === hi) return figureClause(lo, f, name);
+  const pair = sameUnit(f, [lo, hi]);
+  const span = `${pair.here[0]!.replace(/ (ms|s|MB|GB|MiB|GiB)$/, (u) => (pair.here[1]!.endsWith(u) ? '' : u))}–${pair.here[1]}`;
+  // An end that reads 0 makes no ratio: named, not judged, never divided by.
+  const zero = zeroWords(Math.min(lo, hi), f);
+  if (zero !== undefined) return { host: f.host, text: `${name} ${pair.study} vs ${span}`, agrees: false, notJudged: zero.replace(/^it reads/, 'its lowest reads'), sources: [f] };
   const low = figureClause(lo, f);
   const high = figureClause(hi, f);
   const endWords = (x: number, which: string): string | undefined => {
@@ -140,7 +171,7 @@ export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.wha
   const outside = [endWords(lo, 'lowest'), endWords(hi, 'highest')].filter((w): w is string => w !== undefined);
   return {
     host: f.host,
-    text: `${name} ${f.written} vs ${figureText(lo, f).replace(/ ms$/, '')}–${figureText(hi, f)} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
+    text: `${name} ${pair.study} vs ${span} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
     agrees: low.agrees && high.agrees,
     sources: [f],
   };
@@ -173,16 +204,21 @@ export function shareClause(part: number, total: number, studyPart: number, stud
  * 43 ms init and 92 ms init + first 1 MB allreduce) vs 82% (139 ms of 170 ms)".
  */
 export function shareClauseOf(part: number, total: number, study: StudyShare, name: string): Clause {
-  const share = part / total;
   const studyShare = study.part / study.total;
-  const points = Math.abs(share - studyShare) * 100;
-  const shown = Math.round(points);
   const derived = study.derivation
     ? `derived by commcost ${study.derivation}`
     : `derived by commcost from the study's figures: ${num(study.part)} of ${num(study.total)} ms`;
+  const [partText, totalText] = msAll([part, total]);
+  // A total that reads 0 has no share: named, not judged, never divided by.
+  if (isBelowTimer(total)) {
+    return { host: study.host, text: `${name} ${pct(studyShare)} (${derived}) vs no share (${partText} of ${totalText})`, agrees: false, notJudged: "a total of 0 ms here, below the timer's resolution", sources: study.from };
+  }
+  const share = part / total;
+  const points = Math.abs(share - studyShare) * 100;
+  const shown = Math.round(points);
   return {
     host: study.host,
-    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (${ms(part)} of ${ms(total)})`,
+    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (${partText} of ${totalText})`,
     agrees: points <= SHARE_POINTS + EPSILON,
     detail: `(${shown} point${shown === 1 ? '' : 's'} apart)`,
     sources: study.from,
@@ -208,14 +244,15 @@ export function relationClause(a: number, b: number, sa: StudyFigure, sb: StudyF
   const ratio = a / b;
   const base = `${name} ${ratioText(lo, hi)} (${sa.written} vs ${sb.written}) vs`;
   const sources = sa === sb ? [sa] : [sa, sb];
+  const [aText, bText] = msAll([a, b]);
   if (!(Number.isFinite(ratio) && ratio > 0)) {
-    return { host: sa.host, text: `${base} ${ms(a)} vs ${ms(b)}`, agrees: false, notJudged: 'no ratio: a zero figure', sources };
+    return { host: sa.host, text: `${base} no ratio (${aText} vs ${bText})`, agrees: false, notJudged: "a figure here reads 0 ms, below the timer's resolution", sources };
   }
   const ref = ratio < lo ? lo : ratio > hi ? hi : undefined;
   const apart = ref === undefined ? 1 : ratio / ref;
   return {
     host: sa.host,
-    text: `${base} ${times(ratio)} (${ms(a)} vs ${ms(b)})`,
+    text: `${base} ${times(ratio)} (${aText} vs ${bText})`,
     agrees: Math.abs(Math.log(apart)) <= Math.log(RATIO_FACTOR) + EPSILON,
     detail:
       ref === undefined
@@ -260,12 +297,9 @@ export function studySentence(here: Here, clauses: Clause[]): string {
               : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`,
         );
       const sources = studySources(clauses.filter((c) => c.host === host).flatMap((c) => c.sources));
-      const few = !here.simulated && here.iterations !== undefined && here.iterations < 3;
-      const tail = here.simulated
-        ? ' (not compared: simulated figures are not measurements)'
-        : few
-          ? ` (here ${here.iterations === 1 ? 'from one recorded iteration per step: each word rests on a single observation' : `from ${here.iterations} recorded iterations per step: too few to show a spread`})`
-          : '';
+      // One wording of the few-iterations note for every line (format.ts).
+      const few = fewIterationsNote(here);
+      const tail = here.simulated ? ' (not compared: simulated figures are not measurements)' : few ? ` (${few})` : '';
       return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${sources ? ` (study: ${sources})` : ''}${tail}.`;
     })
     .join(' ');

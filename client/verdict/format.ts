@@ -51,6 +51,28 @@ export function ms(x: number): string {
 }
 
 /**
+ * A time (ms) written in seconds, for a comparison whose unit is the second: 508 → "0.508 s",
+ * 92 → "0.092 s", 1950 → "1.95 s" (from 1 s as {@link ms} writes it); 0 (or less) reads "0 s". A
+ * figure that is not finite reads "no figure".
+ */
+export function seconds(x: number): string {
+  if (!Number.isFinite(x)) return 'no figure';
+  if (x <= 0) return '0 s';
+  if (x >= 999.5) return ms(x);
+  return `${Number((x / 1000).toPrecision(3))} s`;
+}
+
+/**
+ * The times (ms) of one comparison in one unit: all in seconds ({@link seconds}) when any of them
+ * is 1 s or more (or `inSeconds` is set: the other side of the comparison is written in seconds),
+ * else all in ms ({@link ms}). "1.20 s vs 0.098 s", never "1.20 s vs 98 ms".
+ */
+export function msAll(xs: readonly number[], inSeconds = false): string[] {
+  const s = inSeconds || xs.some((x) => Number.isFinite(x) && x >= 999.5);
+  return xs.map((x) => (s ? seconds(x) : ms(x)));
+}
+
+/**
  * Whether a timed figure (ms, a median) reads 0: the step ended within the timer's resolution (the
  * harness's `CLOCK_MONOTONIC` pair, docs/METHOD.md "Why a practical floor"). A reading says so
  * ("below the timer's resolution") instead of dividing by it or calling it a cost.
@@ -98,7 +120,7 @@ export function aRanks(n: number, noun: string): string {
 /**
  * The note a judgement carries when the run recorded fewer than 3 iterations per step: "here from
  * one recorded iteration per step: each word rests on a single observation" (the wording of the
- * study sentence's note, agreement.ts studySentence). Undefined for a simulated run (its figures
+ * study sentence's note: agreement.ts studySentence uses it). Undefined for a simulated run (its figures
  * are not judged) or 3 iterations and more.
  * @param here.iterations the run's recorded iterations per step (its options).
  */
@@ -107,6 +129,15 @@ export function fewIterationsNote(here: { simulated: boolean; iterations?: numbe
   return here.iterations === 1
     ? 'here from one recorded iteration per step: each word rests on a single observation'
     : `here from ${here.iterations} recorded iterations per step: too few to show a spread`;
+}
+
+/**
+ * A sentence (ending in ".") with the few-iterations note ({@link fewIterationsNote}) before its
+ * last full stop when the run recorded fewer than 3 iterations per step; as it is otherwise.
+ */
+export function withFewNote(sentence: string, here: { simulated: boolean; iterations?: number } | undefined): string {
+  const few = here ? fewIterationsNote(here) : undefined;
+  return few ? `${sentence.replace(/\.$/, '')} (${few}).` : sentence;
 }
 
 /**

@@ -21,7 +21,7 @@ import {
   type Clause,
   type Here,
 } from './agreement';
-import { aRanks, bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, pct, stats, variantOf, type VerdictLine } from './format';
+import { aRanks, bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, pct, stats, variantOf, withFewNote, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
 
@@ -290,15 +290,6 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
     id: 'teardown-floors',
     text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}.${study ? ` ${study}` : ''}`,
   };
-}
-
-/**
- * A sentence (ending in ".") with the few-iterations note before its last full stop when the run
- * recorded fewer than 3 iterations per step: its words rest on that few observations.
- */
-function withFewNote(sentence: string, here: Here | undefined): string {
-  const few = here ? fewIterationsNote(here) : undefined;
-  return few ? `${sentence.replace(/\.$/, '')} (${few}).` : sentence;
 }
 
 /** connect-mode: NCCL_RUNTIME_CONNECT 1 (lazy) against 0 (connect at creation). */

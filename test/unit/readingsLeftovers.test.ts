@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { deriveVerdict } from '../../client/verdict';
+import { figureClause, rangeClause, relationClause, shareClause, studySentence } from '../../client/verdict/agreement';
+import { fewIterationsNote } from '../../client/verdict/format';
+import { STUDY_FIGURES as S } from '../../client/studyFigures';
 import { renderReport } from '../../client/htmlReport';
 import { formatSummary } from '../../cli/summary';
 import type { RunFile } from '../../protocol/runFile';
@@ -24,7 +27,7 @@ function stubBundle(): string {
   return path;
 }
 
-const NEVER = /NaN|Infinity|undefined|\b0×|0\.0 ms|0\.0 MiB|NCCL \?|\(no ratio/;
+const NEVER = /NaN|Infinity|undefined|\b0×|(?<![\d.])0\.0 (ms|MiB)|NCCL \?|\(no ratio \(/;
 
 const line = (run: RunFile, id: string): string => {
   const text = deriveVerdict(run).find((l) => l.id === id)?.text;
@@ -70,5 +73,43 @@ describe('the drain without a figure (leftover 2)', () => {
       text,
     );
     assert.doesNotMatch(text, NEVER, text);
+  });
+});
+
+describe('agreement.ts: one wording, one unit, no division by 0 (leftover 3)', () => {
+  const HERE = { host: '2× H200 NVLink', simulated: false };
+  test("the study sentence's few-iterations note is format.ts's, word for word", () => {
+    for (const iterations of [1, 2]) {
+      const s = studySentence({ ...HERE, iterations }, [figureClause(100, S.initToFirst)]);
+      assert.ok(s.endsWith(` (${fewIterationsNote({ simulated: false, iterations })!}).`), s);
+    }
+  });
+
+  test('a comparison writes both sides in one unit: the study in seconds, the run in seconds', () => {
+    assert.match(studySentence(HERE, [figureClause(508, S.destroy)]), /ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 0\.508 s \(1\.18× its upper end\): agrees/);
+    // A run's figure of 1 s or more against a study figure written in ms: both in seconds.
+    assert.equal(figureClause(1950, S.initToFirst).text, 'init to the first 1 MB allreduce 0.092 s vs 1.95 s (21×)');
+    assert.match(rangeClause(600, 1200, S.drain).text, / 0\.007–0\.112 s vs 0\.6–1\.20 s \(/);
+    assert.match(relationClause(1200, 98, S.coldToFirst, S.warmToFirst, 'cold against warm').text, /\(1\.20 s vs 0\.098 s\)/);
+    assert.match(shareClause(1500, 2000, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initCall.host, 'share').text, /\(1\.50 s of 2\.00 s\)/);
+    for (const c of [figureClause(508, S.destroy), figureClause(1950, S.initToFirst), rangeClause(600, 1200, S.drain)]) {
+      assert.doesNotMatch(c.text, / ms\b.* s\b| s\b.* ms\b/, c.text);
+    }
+  });
+
+  test('a figure of 0 is named, not judged, never divided by', () => {
+    for (const c of [
+      figureClause(0, S.destroy),
+      figureClause(0, S.poolBytes),
+      rangeClause(0, 50, S.drain),
+      shareClause(0, 0, 49, 92, S.initCall.host, 'share'),
+      relationClause(0, 98, S.coldToFirst, S.warmToFirst, 'cold against warm'),
+    ]) {
+      const s = studySentence(HERE, [c]);
+      assert.equal(c.agrees, false);
+      assert.match(s, /: not judged \((a figure here reads 0 ms|it reads 0 ms here|its lowest reads 0 ms here|no memory change measured here|a total of 0 ms here)/, s);
+      assert.doesNotMatch(s, NEVER, s);
+      assert.doesNotMatch(s, /agrees|differs|points apart/, s);
+    }
   });
 });
