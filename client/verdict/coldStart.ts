@@ -9,7 +9,7 @@ import type { NcclInitSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Here } from './agreement';
-import { median, ms, stats, times, variantOf, type VerdictLine } from './format';
+import { isBelowTimer, median, msAll, stats, times, variantOf, withFewNote, type VerdictLine } from './format';
 
 /** NCCL's figures are whole 10 ms steps (seconds with two decimals): shown as whole ms. */
 function ncclMs(x: number): string {
@@ -64,24 +64,33 @@ export function coldStartLine(run: RunFile, here: Here): VerdictLine | undefined
   const warm = median(run, 'cold-start', 'default', 'warm');
   if (cold === undefined || warm === undefined) return undefined;
   const r = relation(cold, warm);
-  const coldOverWarm = ratioOf(v, 'coldOverWarm') ?? cold / warm;
+  // A figure that reads 0 ms makes no ratio: said so in words, never divided by.
+  const zero = [isBelowTimer(cold) && 'cold', isBelowTimer(warm) && 'warm'].filter((x): x is string => x !== false);
   const initRatio = ratioOf(v, 'coldInitOverWarmInit');
+  const ratio =
+    zero.length > 0
+      ? `no ratio: ${zero.length === 2 ? 'both read' : `the ${zero[0]} one reads`} 0 ms, below the timer's resolution`
+      : `${times(ratioOf(v, 'coldOverWarm') ?? cold / warm)}${initRatio !== undefined && initRatio > 0 ? `; the init call alone ${times(initRatio)}` : ''}`;
+  // One unit for both figures: they are compared.
+  const [coldText, warmText] = msAll([cold, warm]);
   const text =
-    `A fresh process's first communicator costs ${ms(cold)} to its first collective, a second one in the same process ${ms(warm)}: ` +
-    `cold ${costWords(r)} warm (${times(coldOverWarm)}${initRatio !== undefined ? `; the init call alone ${times(initRatio)}` : ''}).`;
+    `A fresh process's first communicator costs ${coldText} to its first collective, a second one in the same process ${warmText}: ` +
+    `cold ${costWords(r)} warm (${ratio}).`;
   const view = ncclViewSentence(v?.ncclInit, stats(v, 'cold')?.n);
   // Each figure runs to the first collective, which at one rank has no peer to connect to while
-  // the study's communicators had several: named, not judged (as firstCollectiveShare does).
-  const study =
-    run.ranks < 2 && S.coldToFirst.host.ranks >= 2
-      ? studyNotCompared(
-          [S.coldToFirst, S.warmToFirst],
-          `these run to the first collective, which at 1 rank has no peer to connect to; the study's communicators had ${S.coldToFirst.host.ranks} ranks`,
-        )
-      : studySentence(here, [
-          figureClause(cold, S.coldToFirst, 'cold'),
-          figureClause(warm, S.warmToFirst, 'warm'),
-          relationClause(cold, warm, S.coldToFirst, S.warmToFirst, 'cold against warm'),
-        ]);
-  return { id: 'cold-start', text: `${text}${view ? ` ${view}` : ''} ${study}` };
+  // the study's communicators had several: named, not judged (as firstCollectiveShare does). The
+  // cost words are still a judgement: with no study sentence to carry the few-iterations note,
+  // the line carries it.
+  const oneRank = run.ranks < 2 && S.coldToFirst.host.ranks >= 2;
+  const study = oneRank
+    ? studyNotCompared(
+        [S.coldToFirst, S.warmToFirst],
+        `these run to the first collective, which at 1 rank has no peer to connect to; the study's communicators had ${S.coldToFirst.host.ranks} ranks`,
+      )
+    : studySentence(here, [
+        figureClause(cold, S.coldToFirst, 'cold'),
+        figureClause(warm, S.warmToFirst, 'warm'),
+        relationClause(cold, warm, S.coldToFirst, S.warmToFirst, 'cold against warm'),
+      ]);
+  return { id: 'cold-start', text: `${oneRank ? withFewNote(text, here) : text}${view ? ` ${view}` : ''} ${study}` };
 }

@@ -113,3 +113,26 @@ describe('agreement.ts: one wording, one unit, no division by 0 (leftover 3)', (
     }
   });
 });
+
+describe('cold start (leftover 4)', () => {
+  const cold = (c: number, w: number, ranks = 2, over: Partial<RunFile> = {}): RunFile =>
+    synthetic(ranks, [experiment('cold-start', [variant('default', { cold: c, warm: w })])], over);
+
+  test('a warm figure of 0 reads as a sentence: no ratio, said why, never nested "(no ratio (…))"', () => {
+    const text = line(cold(500, 0), 'cold-start');
+    assert.match(text, /a second one in the same process 0 ms: cold costs more than warm \(no ratio: the warm one reads 0 ms, below the timer's resolution\)\./, text);
+    assert.doesNotMatch(text, NEVER, text);
+    assert.match(line(cold(0, 0), 'cold-start'), /\(no ratio: both read 0 ms, below the timer's resolution\)/);
+  });
+
+  test('cold and warm in one unit', () => {
+    assert.match(line(cold(1200, 98), 'cold-start'), /costs 1\.20 s to its first collective, a second one in the same process 0\.098 s: cold costs more than warm \(12×\)/);
+  });
+
+  test('at 1 rank (not compared with the study) the cost words carry the few-iterations note', () => {
+    const base = cold(500, 100, 1);
+    const run = { ...base, options: { ...base.options!, iterations: 1 } };
+    assert.match(line(run, 'cold-start'), /cold costs more than warm \(5×\) \(here from one recorded iteration per step: each word rests on a single observation\)\./);
+    assert.doesNotMatch(line(base, 'cold-start'), /recorded iteration/);
+  });
+});
