@@ -72,14 +72,14 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
     ...read('cold-start', () => coldStartLine(run, here)),
     ...read('pool', () => poolLine(run, here)),
     ...read('connect-mode', () => connectModeLine(run, here)),
-    ...read('one-rank-memory', () => oneRankMemoryLine(run)),
+    ...read('one-rank-memory', () => oneRankMemoryLine(run, here)),
     ...read('registration', () => registrationLine(run, here)),
     ...read('drain', () => drainLine(run, here)),
     ...read('drop-check', () => dropCheckLine(run)),
     ...read('c10d', () => c10dLines(run, here)),
-    ...read('split-share', () => splitShareLines(run)),
-    ...read('hang-cases', () => hangCaseLines(run)),
-    ...read('shrink-abort', () => shrinkAbortLines(run, where)),
+    ...read('split-share', () => splitShareLines(run, here)),
+    ...read('hang-cases', () => hangCaseLines(run, here)),
+    ...read('shrink-abort', () => shrinkAbortLines(run, where, here)),
     ...read('stopped', () => stoppedLine(run)),
   ];
   if (here.simulated) return lines.map((l) => ({ ...l, text: `SIMULATED — ${l.text}` }));

@@ -4,14 +4,16 @@
  * (init-abort). Each sentence is chosen by the run's figures and errors; a case whose experiment
  * is missing from the run is left out. C5 is in shrinkAbort.ts. Each case line names its case in
  * words on the label's first use ({@link fieldCaseLabel}) and ends with "The study published no
- * figure for this." (the cases come from public reports, not from the study); a one-rank run's C1
+ * figure for this." (the cases come from public reports, not from the study), after the
+ * few-iterations note when the run recorded fewer than 3 iterations per step (format.ts
+ * withFewNote: each case line is a judgement no study sentence carries); a one-rank run's C1
  * line says what one rank shows and what it cannot (there is no peer to connect to).
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { STUDY_FIGURES as S } from '../studyFigures';
 import { figureClause, shareRegime, studyNotCompared, studySentence, type Here } from './agreement';
-import { bytes, MiB, ms, stats, variantOf, type VerdictLine } from './format';
+import { bytes, MiB, ms, msAll, stats, variantOf, withFewNote, type VerdictLine } from './format';
 
 /** Said at the end of every field-case line: the cases come from public reports, not from the study. */
 export const NO_STUDY_FIGURE = 'The study published no figure for this.';
@@ -82,8 +84,10 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
           : moved
             ? 'Eager init moves the cost into new_group here.'
             : `${creationMoved ? "Eager init moves the creation into new_group, not all of the first all_reduce's cost" : 'Eager init does not move the first-collective cost here'}: the first all_reduce still pays ${ms(eagerFirst.median)} of ${ms(eagerCall.median + eagerFirst.median)}, so whichever collective comes first pays it (a warm-up collective right after creation takes it out of the first step).`) +
-        `${oneRankNote} ${NO_STUDY_FIGURE}`,
+        `${oneRankNote}`,
     });
+    // Its words are judgements: with no study sentence to carry the few-iterations note, the line carries it.
+    lines[lines.length - 1]!.text = `${withFewNote(lines[lines.length - 1]!.text, here)} ${NO_STUDY_FIGURE}`;
   }
   const parts: string[] = [];
   const destroy = stats(variantOf(run, 'c10d', 'init/eager') ?? variantOf(run, 'c10d', 'init/lazy'), 'destroy');
@@ -105,7 +109,7 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
 }
 
 /** Field case C2 (experiment split-share): memory per GPU added by each split group, per splitShare setting. */
-export function splitShareLines(run: RunFile): VerdictLine[] {
+export function splitShareLines(run: RunFile, here?: Here): VerdictLine[] {
   const e = run.experiments.find((x) => x.experiment === 'split-share');
   if (!e) return [];
   const perGroup = (v: VariantSummary): { groups: number; total: number } | undefined => {
@@ -127,12 +131,12 @@ export function splitShareLines(run: RunFile): VerdictLine[] {
     if (m) parts.push(`${names[v.variant] ?? v.variant}: ${bytes(m.total / m.groups)} per group (${bytes(m.total)} for ${m.groups})`);
   }
   return parts.length > 0
-    ? [{ id: 'split-share', text: `${fieldCaseLabel('C2')}: memory per GPU after each split group's first collective — ${parts.join('; ')}. ${NO_STUDY_FIGURE}` }]
+    ? [{ id: 'split-share', text: `${withFewNote(`${fieldCaseLabel('C2')}: memory per GPU after each split group's first collective — ${parts.join('; ')}.`, here)} ${NO_STUDY_FIGURE}` }]
     : [];
 }
 
 /** Field cases C4 (split-subset) and C6 (init-abort): the hanging variant and the way out, from the run's errors and summaries. */
-export function hangCaseLines(run: RunFile): VerdictLine[] {
+export function hangCaseLines(run: RunFile, here?: Here): VerdictLine[] {
   const lines: VerdictLine[] = [];
   /**
    * What became of a variant expected to hang: stopped by the hang guard (a TIMEOUT naming it),
@@ -157,7 +161,7 @@ export function hangCaseLines(run: RunFile): VerdictLine[] {
     const c4 = outcome('split-subset', 'subset-only', 'ncclCommSplit called by only some ranks');
     lines.push({
       id: 'split-subset',
-      text: `${fieldCaseLabel('C4')}: ${c4.clause}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.${c4.detail} ${NO_STUDY_FIGURE}`,
+      text: `${withFewNote(`${fieldCaseLabel('C4')}: ${c4.clause}${nocolor ? `; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, ${ms(nocolor.median)} to the first collective` : ''}.`, here)}${c4.detail} ${NO_STUDY_FIGURE}`,
     });
   }
   const nonblocking = variantOf(run, 'init-abort', 'nonblocking');
@@ -166,9 +170,21 @@ export function hangCaseLines(run: RunFile): VerdictLine[] {
   const abortCall = nonblocking?.steps.find((x) => x.step === 'abortCall');
   if (experimentIn('init-abort')) {
     const c6 = outcome('init-abort', 'blocking', 'a blocking init whose peer never joins');
+    let aborted = '';
+    if (abortStep) {
+      // One unit for the poll in the step's label, the whole and the abort call: "polled 1.50 s …
+      // 1.50 s in all", never "polled 1500 ms … 1.50 s in all".
+      const polled = [...abortStep.label.matchAll(/(\d+(?:\.\d+)?) ms\b/g)].map((m) => Number(m[1]));
+      const figures = [abortStep.stats.median, ...(abortCall ? [abortCall.stats.median] : [])];
+      const written = msAll([...figures, ...polled]);
+      const [whole, call] = written;
+      let i = figures.length;
+      const label = abortStep.label.replace(/(\d+(?:\.\d+)?) ms\b/g, () => written[i++]!);
+      aborted = `; a non-blocking one was aborted (${label}): ${whole} in all${abortCall ? `, of which ncclCommAbort itself took ${call}` : ''}`;
+    }
     lines.push({
       id: 'init-abort',
-      text: `${fieldCaseLabel('C6')}: ${c6.clause}${abortStep ? `; a non-blocking one was aborted (${abortStep.label}): ${ms(abortStep.stats.median)} in all${abortCall ? `, of which ncclCommAbort itself took ${ms(abortCall.stats.median)}` : ''}` : ''}.${c6.detail} ${NO_STUDY_FIGURE}`,
+      text: `${withFewNote(`${fieldCaseLabel('C6')}: ${c6.clause}${aborted}.`, here)}${c6.detail} ${NO_STUDY_FIGURE}`,
     });
   }
   return lines;
@@ -179,7 +195,7 @@ export function hangCaseLines(run: RunFile): VerdictLine[] {
  * per GPU for each setting the run measured, and whether it lands at creation or at the first
  * collective (more than 1 MiB after the call counts as landing at the first collective).
  */
-export function oneRankMemoryLine(run: RunFile): VerdictLine | undefined {
+export function oneRankMemoryLine(run: RunFile, here?: Here): VerdictLine | undefined {
   // Runs before 0.1.0's baseline fix counted the warm parent too and recorded it as `parent`.
   const childBytes = (m: Record<string, number> | undefined): number | undefined =>
     m?.afterFirst === undefined ? undefined : m.afterFirst - (m.parent ?? 0);
@@ -205,7 +221,7 @@ export function oneRankMemoryLine(run: RunFile): VerdictLine | undefined {
           .filter((x) => x.m!.later !== undefined && x.m!.later > MiB)
           .map((x) => `${x.name}: ${bytes(x.m!.later!)} of it at the first collective`)
           .join('; ') || 'where it lands was not recorded';
-    return { id: 'one-rank-memory', text: `${fieldCaseLabel('C3')}: a one-rank communicator takes, per GPU, ${list}; ${landed}. ${NO_STUDY_FIGURE}` };
+    return { id: 'one-rank-memory', text: `${withFewNote(`${fieldCaseLabel('C3')}: a one-rank communicator takes, per GPU, ${list}; ${landed}.`, here)} ${NO_STUDY_FIGURE}` };
   }
   return undefined;
 }

@@ -6,7 +6,8 @@
 import type { ErrorEvent, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { fieldCaseLabel, NO_STUDY_FIGURE } from './fieldCases';
-import { ms, stats, variantOf, type VerdictLine } from './format';
+import { ms, stats, variantOf, withFewNote, type VerdictLine } from './format';
+import type { Here } from './agreement';
 
 /** One way to release the parent after a shrink (field case C5, experiment shrink-abort). */
 export interface ShrinkAbortCombination {
@@ -97,8 +98,11 @@ export function combinationText(c: ShrinkAbortCombination): string {
   return `${c.flag}; survivors ${c.release} the parent; excluded rank ${EXCLUDED_TEXT[c.excluded]}`;
 }
 
-/** The C5 verdict: one line on the whole table, then one per combination. */
-export function shrinkAbortLines(run: RunFile, where: string): VerdictLine[] {
+/**
+ * The C5 verdict: one line on the whole table (with the few-iterations note when the run
+ * recorded fewer than 3 iterations per step), then one per combination.
+ */
+export function shrinkAbortLines(run: RunFile, where: string, here?: Here): VerdictLine[] {
   const outcomes = shrinkAbortOutcomes(run);
   if (!outcomes) return [];
   const count = (o: ShrinkAbortOutcome['outcome']): number => outcomes.filter((x) => x.outcome === o).length;
@@ -120,7 +124,7 @@ export function shrinkAbortLines(run: RunFile, where: string): VerdictLine[] {
   if (reported.outcome === 'hang' && viaAbort?.outcome === 'timed' && viaAbortRelease) {
     text += ` Aborting the parent on the survivors instead completed (ncclCommAbort ${ms(viaAbortRelease.median)}).`;
   }
-  text += ` ${NO_STUDY_FIGURE}`;
+  text = `${withFewNote(text, here)} ${NO_STUDY_FIGURE}`;
   return [
     { id: 'shrink-abort', text },
     ...outcomes.map((o) => ({ id: `shrink-abort:${o.variant}`, text: `C5 ${o.variant} (${combinationText(o)}): ${o.text}` })),

@@ -17,7 +17,7 @@ import { STUDY_FIGURES as S } from '../../client/studyFigures';
 import { renderReport } from '../../client/htmlReport';
 import { formatSummary } from '../../cli/summary';
 import type { RunFile } from '../../protocol/runFile';
-import { experiment, synthetic, variant } from './verdictRuns';
+import { experiment, load, synthetic, variant } from './verdictRuns';
 
 
 function stubBundle(): string {
@@ -134,5 +134,46 @@ describe('cold start (leftover 4)', () => {
     const run = { ...base, options: { ...base.options!, iterations: 1 } };
     assert.match(line(run, 'cold-start'), /cold costs more than warm \(5×\) \(here from one recorded iteration per step: each word rests on a single observation\)\./);
     assert.doesNotMatch(line(base, 'cold-start'), /recorded iteration/);
+  });
+});
+
+describe('field cases C2–C6 (leftover 5)', () => {
+  const cases = (): RunFile => load('h200x2-nccl2.28.9-wheel.cases.json');
+
+  test('C6: the poll in the label, the whole and the abort call in one unit', () => {
+    const run = cases();
+    const nb = run.experiments.find((e) => e.experiment === 'init-abort')!.variants.find((v) => v.variant === 'nonblocking')!;
+    const whole = nb.steps.find((s) => s.step === 'abort')!;
+    whole.label = 'non-blocking init polled 1500 ms, then ncclCommAbort';
+    whole.stats = { ...whole.stats, median: 1500.2 };
+    nb.steps.push({ ...structuredClone(whole), step: 'abortCall', label: 'the ncclCommAbort call alone', stats: { ...whole.stats, median: 0.42 } });
+    const text = line(run, 'init-abort');
+    assert.match(text, /a non-blocking one was aborted \(non-blocking init polled 1\.50 s, then ncclCommAbort\): 1\.50 s in all, of which ncclCommAbort itself took 0\.00042 s\./, text);
+    assert.doesNotMatch(text, / ms\b/, text);
+  });
+
+  test('C2–C6 carry the few-iterations note at 1 and 2 recorded iterations, before "The study published no figure for this."', () => {
+    const shrinkAbort = synthetic(2, [experiment('shrink-abort', [])]);
+    const oneRankMemory = synthetic(2, [
+      experiment('connect-mode', [
+        variant('one-rank/runtimeConnect=1', {}, { afterCall: 300, afterFirst: 500 }),
+        variant('one-rank/runtimeConnect=0', {}, { afterCall: 500, afterFirst: 500 }),
+      ]),
+    ]);
+    for (const [run, ids] of [
+      [cases(), ['split-share', 'split-subset', 'init-abort']],
+      [shrinkAbort, ['shrink-abort']],
+      [oneRankMemory, ['one-rank-memory']],
+    ] as const) {
+      for (const iterations of [1, 2]) {
+        const few = { ...run, options: { ...run.options!, iterations } };
+        for (const id of ids) {
+          const text = line(few, id);
+          assert.ok(text.includes(` (${fewIterationsNote({ simulated: false, iterations })!}).`), `${id} at ${iterations}: ${text}`);
+          assert.match(text, /The study published no figure for this\.$/, text);
+        }
+      }
+      for (const id of ids) assert.doesNotMatch(line({ ...run, options: { ...run.options!, iterations: 10 } }, id), /recorded iteration/);
+    }
   });
 });

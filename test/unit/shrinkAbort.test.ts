@@ -112,12 +112,12 @@ describe('C5 table of combinations', () => {
       head.text,
       'Field case C5, "shrink with abort, then destroy, hangs" on gpu1 (NCCL version not recorded): after ncclCommShrink drops the last rank, 2 of 12 ways to release the parent completed, 1 stopped by the hang guard, 1 failed, 8 not run. ' +
         'The reported combination (NCCL_SHRINK_ABORT; survivors ncclCommDestroy the parent; excluded rank aborts it) was stopped by the hang guard: the survivors did not get out of ncclCommDestroy. ' +
-        'Aborting the parent on the survivors instead completed (ncclCommAbort 480 ms). The study published no figure for this.',
+        'Aborting the parent on the survivors instead completed (ncclCommAbort 480 ms) (here from one recorded iteration per step: each word rests on a single observation). The study published no figure for this.',
     );
     assert.equal(lines.filter((l) => l.id.startsWith('shrink-abort:')).length, 12);
     assert.ok(deriveVerdict({ ...run, simulated: true }).every((l) => l.text.startsWith('SIMULATED — ')));
     const allTimed = c5Run({ experiments: [{ experiment: 'shrink-abort', variants: SHRINK_ABORT_COMBINATIONS.map((c) => timed(c.variant, 3)), done: 24, total: 24, samples: {}, state: 'finished' }] });
-    assert.match(deriveVerdict(allTimed).find((l) => l.id === 'shrink-abort')!.text, /12 of 12 ways to release the parent completed\. The reported combination .* completed\. The study published no figure for this\.$/);
+    assert.match(deriveVerdict(allTimed).find((l) => l.id === 'shrink-abort')!.text, /12 of 12 ways to release the parent completed\. The reported combination .* completed \(here from one recorded iteration per step: each word rests on a single observation\)\. The study published no figure for this\.$/);
   });
 
   test('the CLI table has a row per combination with its outcome, terminal-safe', () => {
