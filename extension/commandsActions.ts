@@ -14,6 +14,7 @@ import type { OutputLog } from './outputLog';
 import { reportFileName } from './commandsModel';
 import { deletableRunFile } from './runsViewModel';
 import { ComparePanel, ResultsPanel } from './webviewPanel';
+import { ncclText } from './annotations/formatText';
 
 /** What the actions need from the extension. */
 export interface ActionEnv {
@@ -38,7 +39,7 @@ export function openRunPanel(env: ActionEnv, run: RunFile, path: string): Result
 
 /** Opens a comparison panel of `profiles` (the first is run A, the baseline of every ratio). */
 export function openComparePanel(env: ActionEnv, profiles: readonly Profile[]): ComparePanel {
-  const title = `commcost: compare ${profiles.map((p) => `${p.run.host} · NCCL ${p.run.stamp?.ncclVersion ?? '?'}${isSimulatedRun(p.run) ? ' (simulated)' : ''}`).join(' vs ')}`;
+  const title = `commcost: compare ${profiles.map((p) => `${p.run.host} · ${ncclText(p.run.stamp?.ncclVersion)}${isSimulatedRun(p.run) ? ' (simulated)' : ''}`).join(' vs ')}`;
   return ComparePanel.show(
     env.extension.extensionUri,
     title.length > 120 ? `${title.slice(0, 119)}…` : title,
@@ -123,7 +124,7 @@ export async function deleteRunFile(env: ActionEnv, p: Profile, folders: readonl
     `Delete the run file ${basename(p.path)}?`,
     {
       modal: true,
-      detail: `${p.path}\n\n${p.run.host} · NCCL ${p.run.stamp?.ncclVersion ?? '?'}${isSimulatedRun(p.run) ? ' · SIMULATED' : ''}\nOnly this file is deleted; other runs and reports are kept. This cannot be undone.`,
+      detail: `${p.path}\n\n${p.run.host} · ${ncclText(p.run.stamp?.ncclVersion)}${isSimulatedRun(p.run) ? ' · SIMULATED' : ''}\nOnly this file is deleted; other runs and reports are kept. This cannot be undone.`,
     },
     remove,
   );

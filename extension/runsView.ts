@@ -22,6 +22,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Profile } from './annotations/profiles';
+import { ncclText } from './annotations/formatText';
 import type { RunsApi } from './annotations/register';
 import type { ActionEnv } from './commandsActions';
 import { pickRun, pickRunsToCompare } from './commands';
@@ -141,7 +142,7 @@ export function registerRunsView(ctx: CommcostContext, env: ActionEnv, runs: Run
     }),
     vscode.commands.registerCommand('commcost.runs.setActive', async (node?: unknown) => {
       const p = profileOf(node ?? view.selection[0]);
-      if (p && (await runs.setActive(p.key))) void vscode.window.setStatusBarMessage(`commcost: annotations now come from ${p.run.host} · NCCL ${p.run.stamp?.ncclVersion ?? '?'}`, 4000);
+      if (p && (await runs.setActive(p.key))) void vscode.window.setStatusBarMessage(`commcost: annotations now come from ${p.run.host} · ${ncclText(p.run.stamp?.ncclVersion)}`, 4000);
     }),
     vscode.commands.registerCommand('commcost.runs.compare', async (node?: unknown, selection?: unknown) => {
       let chosen = selectedRuns(node, selection);

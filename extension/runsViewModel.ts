@@ -9,7 +9,7 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { isSimulatedRun } from '../protocol/runFile';
-import { plain, runLabel, runSizeText } from './annotations/annotationText';
+import { ncclText, plain, runLabel, runSizeText } from './annotations/annotationText';
 import { staleReasons, type Profile, type RunFolder, type StaleRules } from './annotations/profiles';
 
 /** One saved run in the tree. */
@@ -68,7 +68,7 @@ export function runNode(p: Profile, active: Profile | undefined, profiles: reado
   const stale = staleReasons(p, p, profiles, rules);
   const simulated = isSimulatedRun(p.run);
   const s = p.run.stamp;
-  const nccl = `NCCL ${plain(s?.ncclVersion ?? '?', 20)}`;
+  const nccl = ncclText(s?.ncclVersion, (t) => plain(t, 20));
   const gpus = runSizeText(p.run.ranks, s?.gpus, (t) => plain(t, 40));
   const tooltip = [
     `${simulated ? 'SIMULATED NCCL (figures are not measurements) · ' : ''}${plain(p.run.host, 60)} · ${nccl} · ${gpus}`,

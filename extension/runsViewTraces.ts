@@ -13,7 +13,7 @@ import type { Term } from '../client/plan/terms';
 import { traceObservations } from '../client/plan/traceTerms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { isSimulatedTrace, ncclVersionText, type TraceFile } from '../protocol/trace';
-import { escapeMarkdown, plain, plural } from './annotations/annotationText';
+import { escapeMarkdown, ncclText, plain, plural } from './annotations/annotationText';
 import type { LoadedTrace } from './annotations/traces';
 import { jobName } from './annotations/tracesText';
 import { utcMinute } from './runsViewModel';
@@ -183,7 +183,7 @@ export function compareTraceWithRun(traceFile: string, trace: TraceFile, runFile
     };
   });
   const traceSide = `${plain(trace.host, 40)} · NCCL ${ncclVersionText(trace.ncclVersion)}`;
-  const runSide = `${plain(run.host, 40)} · NCCL ${plain(run.stamp?.ncclVersion ?? '?', 20)}`;
+  const runSide = `${plain(run.host, 40)} · ${ncclText(run.stamp?.ncclVersion, (t) => plain(t, 20))}`;
   const notes: string[] = [];
   if (run.host === 'localhost' || trace.host === 'localhost') {
     if (trace.host !== run.host) notes.push(`the run was measured on "localhost" and the trace on ${plain(trace.host, 40)}: check they are the same machine`);

@@ -300,7 +300,7 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
     const envDiff: Record<string, string | undefined> = {};
     for (const k of differing) envDiff[k] = envs[index]![k];
     const simulated = isSimulatedRun(run);
-    const parts = [String(s?.hostname || run.host || '?'), s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL ?'];
+    const parts = [String(s?.hostname || run.host || '?'), s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL version not recorded'];
     if (ranksDiffer) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} rank${run.ranks === 1 ? '' : 's'}`);
     for (const k of differing) parts.push(envDiff[k] === undefined ? `${k} unset` : `${k}=${envDiff[k]}`);
     const info: ComparedRunInfo = {

@@ -8,11 +8,11 @@
  */
 import type { CallSite } from './callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured, type VariantFigures } from './figures';
-import { escapeMarkdown, formatBytes, formatMs, plain, runSizeText } from './formatText';
+import { escapeMarkdown, formatBytes, formatMs, ncclText, plain, runSizeText } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
 import { reading, skipGate, timeoutWords } from './readingText';
 
-export { escapeMarkdown, formatBytes, formatMs, percent, plain, plural, runSizeText } from './formatText';
+export { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, plural, runSizeText } from './formatText';
 export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate, timeoutWords } from './readingText';
 
 /** The memory per GPU the annotation shows: after the first collective, else after the call. */
@@ -42,7 +42,7 @@ function baseLabel(p: Profile): string {
   // A run stopped before its end (Cancel, the hang guard, an error) says so wherever it is named,
   // as a trace's label does: what it lacks was not measured, never zero.
   const partial = p.run.status === 'partial' || p.run.status === 'failed' ? ` · ${p.run.status}` : '';
-  return `${sim}${plain(p.run.host, 40)} · NCCL ${plain(p.run.stamp?.ncclVersion ?? '?', 20)} · ${new Date(p.time).toISOString().slice(0, 10)}${partial}`;
+  return `${sim}${plain(p.run.host, 40)} · ${ncclText(p.run.stamp?.ncclVersion, (t) => plain(t, 20))} · ${new Date(p.time).toISOString().slice(0, 10)}${partial}`;
 }
 
 /** "00:22 UTC": when the run started (its profile time), to the minute. */
@@ -328,7 +328,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     if (pays) out.push(pays, '');
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 200)}.`);
     if (a.active)
-      out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, NCCL ${escapeMarkdown(a.active.run.stamp?.ncclVersion ?? '?')}`);
+      out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, ${ncclText(a.active.run.stamp?.ncclVersion, (t) => escapeMarkdown(t))}`);
     if (a.missing?.timedOut && a.missing.timedOut.hint) out.push('', `Hint from the run: ${escapeMarkdown(a.missing.timedOut.hint, 200)}.`);
     if (skipGate(a))
       out.push('', `${a.active ? escapeMarkdown(a.active.run.host, 60) : 'This host'} cannot run it as measured: measure it on a host, or with an NCCL, that meets this.`);
@@ -393,7 +393,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   const date = new Date(m.source.time).toISOString().slice(0, 10);
   out.push(
     '',
-    `*${escapeMarkdown(run.host, 60)}${stamp ? ` (${escapeMarkdown(stamp.hostname, 60)})` : ''} · ${gpus} · NCCL ${escapeMarkdown(stamp?.ncclVersion ?? '?', 30)} · ${date} · n = ${n}*`,
+    `*${escapeMarkdown(run.host, 60)}${stamp ? ` (${escapeMarkdown(stamp.hostname, 60)})` : ''} · ${gpus} · ${ncclText(stamp?.ncclVersion, (t) => escapeMarkdown(t, 30))} · ${date} · n = ${n}*`,
   );
   if (a.why && a.active)
     out.push(
@@ -413,7 +413,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
 export function profileLabel(p: Profile): string {
   const s = p.run.stamp;
   const size = runSizeText(p.run.ranks, s?.gpus, (t) => plain(t, 30));
-  return `${plain(p.run.host, 40)} · NCCL ${plain(s?.ncclVersion ?? '?', 16)} · ${size} · ${new Date(p.time).toISOString().slice(0, 16).replace('T', ' ')}`;
+  return `${plain(p.run.host, 40)} · ${ncclText(s?.ncclVersion, (t) => plain(t, 16))} · ${size} · ${new Date(p.time).toISOString().slice(0, 16).replace('T', ' ')}`;
 }
 
 /** What the status bar item shows: its text and tooltip. */

@@ -15,12 +15,26 @@ export function formatMs(ms: number): string {
   return `${ms.toFixed(3)} ms`;
 }
 
-/** Bytes as MiB / GiB: 484 MiB, 76.5 MiB, 1.5 GiB. */
+/**
+ * Bytes as MiB / GiB: 484 MiB, 76.5 MiB, 1.5 GiB; no bytes read "0 MiB", never "0.0 MiB", and a
+ * figure under 0.05 MiB keeps one significant digit ("0.04 MiB"), as the CLI's memory lines do.
+ */
 export function formatBytes(bytes: number): string {
   const mib = bytes / 1048576;
   if (Math.abs(mib) >= 1024) return `${(mib / 1024).toFixed(1)} GiB`;
   if (Math.abs(mib) >= 100) return `${Math.round(mib)} MiB`;
+  if (mib === 0) return '0 MiB';
+  if (Math.abs(mib) < 0.05) return `${Number(mib.toPrecision(1))} MiB`;
   return `${mib.toFixed(1)} MiB`;
+}
+
+/**
+ * A run's NCCL in words: "NCCL 2.28.9", or "NCCL version not recorded" for a run without an
+ * environment stamp (as the verdict and the CLI header say it), never "NCCL ?".
+ * @param safe makes the run's untrusted version text safe for the surface (plain, escapeMarkdown).
+ */
+export function ncclText(version: string | undefined, safe: (t: string) => string = (t) => t): string {
+  return version ? `NCCL ${safe(version)}` : 'NCCL version not recorded';
 }
 
 /** Untrusted text for plain-text surfaces: one line, no control characters, at most `max` characters. */

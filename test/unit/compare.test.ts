@@ -120,7 +120,7 @@ describe('compareRuns on fixture runs', () => {
   test('untrusted junk does not throw', () => {
     const junk = { schema: 'commcost.run/1', id: 7, experiments: [null, { experiment: 'init', variants: [{ variant: 'default', steps: [null, { step: 'call' }] }] }] } as unknown as RunFile;
     const c = compareRuns([junk, a]);
-    assert.equal(c.runs[0]!.label, '? · NCCL ? · ? ranks');
+    assert.equal(c.runs[0]!.label, '? · NCCL version not recorded · ? ranks');
     assert.ok(Number.isNaN(c.experiments[0]!.variants[0]!.steps[0]!.cells[0]!.median));
   });
 

@@ -14,6 +14,10 @@ import { deriveVerdict } from '../../client/verdict';
 import { figureClause, rangeClause, relationClause, shareClause, studySentence } from '../../client/verdict/agreement';
 import { fewIterationsNote } from '../../client/verdict/format';
 import { STUDY_FIGURES as S } from '../../client/studyFigures';
+import { formatBytes, ncclText, profileLabel, statusText } from '../../extension/annotations/annotationText';
+import { runsTree } from '../../extension/runsViewModel';
+import { compareRuns } from '../../protocol/compare';
+import { runFolder, storeOf } from '../support/annotationFixtures';
 import { renderReport } from '../../client/htmlReport';
 import { formatSummary } from '../../cli/summary';
 import type { RunFile } from '../../protocol/runFile';
@@ -175,5 +179,27 @@ describe('field cases C2–C6 (leftover 5)', () => {
       }
       for (const id of ids) assert.doesNotMatch(line({ ...run, options: { ...run.options!, iterations: 10 } }, id), /recorded iteration/);
     }
+  });
+});
+
+describe('extension surfaces (leftover 6)', () => {
+  test('memory of no bytes reads "0 MiB", never "0.0 MiB"; under 0.05 MiB one significant digit', () => {
+    assert.equal(formatBytes(0), '0 MiB');
+    assert.equal(formatBytes(40 * 1024), '0.04 MiB');
+    assert.equal(formatBytes(4 * 2 ** 20), '4.0 MiB');
+    assert.equal(formatBytes(484 * 2 ** 20), '484 MiB');
+  });
+
+  test('a run without a stamp: "NCCL version not recorded" in the status bar, the runs view, the run picker and the comparison legend', async () => {
+    const run: RunFile = { ...structuredClone(load('h200x2-nccl2.28.9-wheel.json')), stamp: undefined, verdict: undefined };
+    const { store } = await storeOf(runFolder([run]));
+    const p = store.profiles[0];
+    assert.ok(p, 'the stamp-less run loads');
+    const status = statusText(p, true, [], [], { simulated: 0, foreign: 0 }, store.profiles);
+    const node = runsTree(store.profiles, p, { now: p.time, staleAfterDays: 30, expectedNcclVersion: '' })[0]!.runs[0]!;
+    const texts = [status.text, status.tooltip, profileLabel(p), node.label, node.description, node.tooltip, compareRuns([run, run]).runs[0]!.label];
+    for (const t of texts) assert.doesNotMatch(t, /NCCL \?/, t);
+    for (const t of [status.text, profileLabel(p), node.tooltip, compareRuns([run, run]).runs[0]!.label]) assert.match(t, /NCCL version not recorded/, t);
+    assert.equal(ncclText('2.28.9'), 'NCCL 2.28.9');
   });
 });
