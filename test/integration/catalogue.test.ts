@@ -256,9 +256,9 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     const file = runFile(run);
     assert.deepEqual(shrinkAbortOutcomes(file)!.map((o) => o.outcome), Array(12).fill('timed'));
     const text = formatSummary(file);
-    assert.match(text, /field case C5 \(shrink-abort\) on NCCL 2\.28\.9/);
+    assert.match(text, /Field case C5, "shrink with abort, then destroy, hangs" \(shrink-abort\) on NCCL 2\.28\.9/);
     assert.match(text, /NCCL_SHRINK_ABORT\s+ncclCommDestroy\s+aborts\s+timed: shrink [\d.]+ ms, first collective [\d.]+ ms, parent released by the survivors in [\d.]+ ms, by the excluded rank in [\d.]+ ms/);
-    assert.match(text, /Field case C5 .*12 of 12 ways to release the parent completed\. The reported combination .* completed\./);
+    assert.match(text, /Field case C5, "shrink with abort, then destroy, hangs" .*12 of 12 ways to release the parent completed\. The reported combination .* completed\./);
   });
 
   test('C5 shrink-abort on simulated 2.31.2: NCCL_SHRINK_ABORT, then destroy while the excluded rank aborts, is stopped by the hang guard at the release; what ran before is kept', async () => {
@@ -306,7 +306,7 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
     for (const v of SHRINK_ABORT_VARIANTS.slice(before.length + 1)) assert.ok(['timed', 'hang'].includes(by(v)), `${v}: ${by(v)}`);
     process.stderr.write(`C5 on simulated 2.31.2: ${outcomes.map((o) => `${o.variant}=${o.outcome}`).join(', ')}\n`);
     const text = formatSummary(file);
-    assert.match(text, /field case C5 \(shrink-abort\) on NCCL 2\.31\.2/);
+    assert.match(text, /Field case C5, "shrink with abort, then destroy, hangs" \(shrink-abort\) on NCCL 2\.31\.2/);
     assert.match(text, /NCCL_SHRINK_ABORT\s+ncclCommDestroy\s+aborts\s+stopped by the hang guard: timed out at shrink-abort abort\/destroy\/excluded-aborts .*rank 1 never reached ncclCommDestroy \(parent\)/);
     assert.match(text, /The reported combination \(NCCL_SHRINK_ABORT; survivors ncclCommDestroy the parent; excluded rank aborts it\) was stopped by the hang guard.* Aborting the parent on the survivors instead completed \(ncclCommAbort [\d.]+ ms\)\./);
   });
