@@ -11,6 +11,7 @@ import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '..
 import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote, simulatedMixNote } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
 import { fieldCaseLabel } from '../client/verdict/fieldCases';
+import { nodeGpus, nodesText } from '../protocol/runNodes';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 
 /** Shown whenever a run was measured on the simulated NCCL. */
@@ -97,7 +98,8 @@ export function formatTable(rows: string[][]): string {
 
 /**
  * One line: host, GPU count and model, NCCL version and path (or what is unknown). A run over
- * several nodes names each node with its GPUs and ranks (the stamp is of one of them, said so).
+ * several nodes names each node with its GPUs and ranks (protocol/runNodes.ts, as the results
+ * page and the HTML report do; the stamp is of one of them, said so).
  * A run without a stamp but with figures says the file has none (GPUs and NCCL version not
  * recorded); without figures either, that the agent stopped before its plan.
  */
@@ -111,22 +113,15 @@ export function headerLine(run: RunFile): string {
       ? `host ${run.host}: no environment stamp in this file (GPUs and NCCL version not recorded) · ${ranks}${sim}`
       : `host ${run.host}: no environment stamp (the agent stopped before its plan)${sim}`;
   }
-  const nodes = run.nodes ?? [];
-  if (nodes.length > 1) {
-    const gpus = nodes.reduce((a, n) => a + n.gpus.length, 0);
-    const names = [...new Set(nodes.flatMap((n) => n.gpus))].join(', ') || 'no GPU';
-    const each = nodes.map((n) => `${n.hostname || n.address} (${n.gpus.length} GPU${n.gpus.length === 1 ? '' : 's'}, ${rankSpan(n.ranks)})`).join(', ');
-    return `${nodes.length} nodes from ${run.host}: ${each} · ${gpus} GPU${gpus === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath} (stamp of ${s.hostname})${sim}`;
+  const each = nodesText(run);
+  const nodeGpuList = nodeGpus(run);
+  if (each !== undefined && nodeGpuList !== undefined) {
+    const gpus = nodeGpuList.length;
+    const names = [...new Set(nodeGpuList)].join(', ') || 'no GPU';
+    return `${run.nodes!.length} nodes from ${run.host}: ${each} · ${gpus} GPU${gpus === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath} (stamp of ${s.hostname})${sim}`;
   }
   const names = [...new Set(s.gpus.map((g) => g.name))].join(', ') || 'no GPU';
   return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
-}
-
-/** A node's ranks: "rank 3", "ranks 0–7", "ranks 0, 2, 5". */
-function rankSpan(ranks: number[]): string {
-  if (ranks.length === 1) return `rank ${ranks[0]}`;
-  const contiguous = ranks.every((r, i) => i === 0 || r === ranks[i - 1]! + 1);
-  return contiguous && ranks.length > 0 ? `ranks ${ranks[0]}–${ranks[ranks.length - 1]}` : `ranks ${ranks.join(', ')}`;
 }
 
 function statRow(label: string, st: StepStats): string[] {

@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, rankCountNote, simulatedMixNote, type Comparison, type ComparisonData } from '../protocol/compare';
+import { nodesText } from '../protocol/runNodes';
 import { shrinkAbortOutcomes } from './verdict';
 import { fieldCaseLabel } from './verdict/fieldCases';
 
@@ -121,7 +122,7 @@ function errorList(list: RunFile['errors']): string {
 }
 
 /**
- * The `<noscript>` body: header facts, the SIMULATED banner, every step's figures, memory (the
+ * The `<noscript>` body: header facts (every node of a run over several), the SIMULATED banner, every step's figures, memory (the
  * free-memory delta and NCCL's count, or why the run has none), NCCL's view of a cold start,
  * skips, errors.
  */
@@ -130,8 +131,13 @@ function fallbackHtml(run: RunFile): string {
   const e = escapeHtml;
   if (isSimulatedRun(run)) out.push(`<p class="banner-sim"><strong>SIMULATED</strong> ${e(SIMULATED_TEXT)}</p>`);
   const s = run.stamp;
+  // A run over several nodes names each node with its host, GPUs and ranks (as the CLI header and
+  // the results page do); the stamp is then of one of them, said so.
+  const nodes = nodesText(run);
   out.push(`<p>host ${e(run.host)} · status ${e(run.status)} · ranks ${e(run.ranks)}`);
-  if (s) out.push(` · NCCL ${e(s.ncclVersion)} (${e(s.ncclPath)}) · ${e(s.startedAt)}`);
+  if (nodes !== undefined) out.push(` · ${e(run.nodes!.length)} nodes: ${e(nodes)}`);
+  if (s) out.push(` · NCCL ${e(s.ncclVersion)} (${e(s.ncclPath)})${nodes !== undefined ? ` (stamp of ${e(s.hostname)})` : ''} · ${e(s.startedAt)}`);
+  else out.push(' · no environment stamp (GPUs and NCCL version not recorded)');
   out.push('</p>');
   for (const exp of run.experiments ?? []) {
     out.push(

@@ -1,10 +1,11 @@
 /**
  * Facts of a run that the view's header and sections show, derived from the run file alone
- * (pure: no DOM): the wall-time line, and the errors split into real errors and the field cases'
+ * (pure: no DOM): the header's rows, the wall-time line, and the errors split into real errors and the field cases'
  * expected hangs, each hang under the experiment it belongs to.
  */
 import type { RunFile } from '../protocol/runFile';
-import { formatDuration } from './format';
+import { nodeGpus, nodesText } from '../protocol/runNodes';
+import { formatDate, formatDuration, formatGpus, formatMs } from './format';
 
 type RunError = RunFile['errors'][number];
 
@@ -54,4 +55,38 @@ export function runErrors(run: Pick<RunFile, 'errors' | 'experiments'>): RunErro
     out.hangsByExperiment.set(id, list);
   }
   return out;
+}
+
+/**
+ * The header's rows (label, text): host, its nodes when the run spans several (each with its host,
+ * GPUs and ranks, as the CLI header names them; the GPUs then counted over every node and the
+ * stamp said to be of one of them), GPUs, NCCL, driver, date, ranks, iterations, process start,
+ * wall time. Every value is text (the view adds it as a text node).
+ */
+export function metaRows(run: RunFile): [string, string][] {
+  const s = run.stamp;
+  const nodes = nodesText(run);
+  const gpusOfNodes = nodeGpus(run);
+  const stampOf = nodes !== undefined && s?.hostname ? ` (stamp of ${s.hostname})` : '';
+  const rows: [string, string][] = [
+    ['host', `${String(run.host ?? '')}${s?.hostname ? (nodes !== undefined ? ` (coordinator; the stamp below is of ${s.hostname})` : ` (${s.hostname})`) : ''}`],
+  ];
+  if (nodes !== undefined) rows.push(['nodes', `${run.nodes!.length}: ${nodes}`]);
+  if (gpusOfNodes !== undefined) rows.push(['GPUs', formatGpus(gpusOfNodes.map((name) => ({ name })))]);
+  else if (s) rows.push(['GPUs', formatGpus(s.gpus)]);
+  if (s) {
+    rows.push(['NCCL', `${s.ncclVersion} · ${s.ncclPath}${s.ncclSource ? ` (${s.ncclSource})` : ''}${stampOf}`]);
+    rows.push(['driver', `${s.driverVersion}${stampOf}`]);
+    rows.push(['date', formatDate(s.startedAt)]);
+  }
+  rows.push(['ranks', String(run.ranks ?? '')]);
+  const o = run.options;
+  if (o) rows.push(['n', `${o.iterations} recorded + ${o.warmup} warmup per step`]);
+  if (run.startup) {
+    const cuda = Array.isArray(run.startup.cudaInitMs) ? run.startup.cudaInitMs.map(formatMs).join(', ') : '';
+    rows.push(['process start', `CUDA init ${cuda} ms per rank · first ncclGetUniqueId ${formatMs(run.startup.firstUniqueIdMs)} ms (not in any figure below)`]);
+  }
+  const wall = wallText(run);
+  if (wall) rows.push(['wall', wall]);
+  return rows;
 }

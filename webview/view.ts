@@ -13,10 +13,10 @@ import { MemoryLineChart, memoryLineHeight } from './memoryLineChart';
 import { memoryChartFor, type MemoryChart } from './memoryLineData';
 import { chartHeight, ExperimentChart } from './charts';
 import { h, replaceChildren, setText } from './dom';
-import { formatDate, formatGpus, formatMs, formatWhere } from './format';
+import { formatWhere } from './format';
 import { dataSignature, variantViews } from './stats';
 import { AtMostEvery } from './scheduler';
-import { runErrors, wallText } from './runFacts';
+import { metaRows, runErrors } from './runFacts';
 import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
 import { PlanSection } from './planView';
 import { StudyCharts } from './studyCharts';
@@ -301,23 +301,7 @@ export class RunView {
   }
 
   private renderMeta(run: RunFile): void {
-    const s = run.stamp;
-    const rows: [string, string][] = [['host', `${String(run.host ?? '')}${s?.hostname ? ` (${s.hostname})` : ''}`]];
-    if (s) {
-      rows.push(['GPUs', formatGpus(s.gpus)]);
-      rows.push(['NCCL', `${s.ncclVersion} · ${s.ncclPath}${s.ncclSource ? ` (${s.ncclSource})` : ''}`]);
-      rows.push(['driver', s.driverVersion]);
-      rows.push(['date', formatDate(s.startedAt)]);
-    }
-    rows.push(['ranks', String(run.ranks ?? '')]);
-    const o = run.options;
-    if (o) rows.push(['n', `${o.iterations} recorded + ${o.warmup} warmup per step`]);
-    if (run.startup) {
-      const cuda = Array.isArray(run.startup.cudaInitMs) ? run.startup.cudaInitMs.map(formatMs).join(', ') : '';
-      rows.push(['process start', `CUDA init ${cuda} ms per rank · first ncclGetUniqueId ${formatMs(run.startup.firstUniqueIdMs)} ms (not in any figure below)`]);
-    }
-    const wall = wallText(run);
-    if (wall) rows.push(['wall', wall]);
+    const rows = metaRows(run);
     const key = JSON.stringify(rows);
     if (key === this.metaKey) return;
     this.metaKey = key;

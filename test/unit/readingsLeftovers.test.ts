@@ -18,6 +18,7 @@ import { formatBytes, ncclText, profileLabel, statusText } from '../../extension
 import { runsTree } from '../../extension/runsViewModel';
 import { compareRuns } from '../../protocol/compare';
 import { runFolder, storeOf } from '../support/annotationFixtures';
+import { metaRows } from '../../webview/runFacts';
 import { renderReport } from '../../client/htmlReport';
 import { formatSummary } from '../../cli/summary';
 import type { RunFile } from '../../protocol/runFile';
@@ -201,5 +202,40 @@ describe('extension surfaces (leftover 6)', () => {
     for (const t of texts) assert.doesNotMatch(t, /NCCL \?/, t);
     for (const t of [status.text, profileLabel(p), node.tooltip, compareRuns([run, run]).runs[0]!.label]) assert.match(t, /NCCL version not recorded/, t);
     assert.equal(ncclText('2.28.9'), 'NCCL 2.28.9');
+  });
+});
+
+describe('a run over several nodes names every node (leftover 7)', () => {
+  const twoNodes = (): RunFile => {
+    const run = structuredClone(load('h200x2-nccl2.28.9-wheel.json'));
+    run.ranks = 16;
+    run.nodes = [0, 1].map((index) => ({
+      index,
+      hostname: `gpu${index}`,
+      address: `10.0.0.${index + 1}`,
+      ranks: Array.from({ length: 8 }, (_, i) => 8 * index + i),
+      gpus: Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'),
+    }));
+    return run;
+  };
+
+  test("the results page's header: each node's host, GPUs and ranks; the GPUs of every node; the stamp said to be of one", () => {
+    const rows = new Map(metaRows(twoNodes()));
+    assert.equal(rows.get('nodes'), '2: gpu0 (8 GPUs, ranks 0–7), gpu1 (8 GPUs, ranks 8–15)');
+    assert.equal(rows.get('GPUs'), '16 × NVIDIA H100 80GB HBM3');
+    assert.equal(rows.get('host'), 'localhost (coordinator; the stamp below is of vm)');
+    assert.match(rows.get('NCCL')!, /^2\.28\.9 · .* \(stamp of vm\)$/);
+    // One host: as before, no nodes row.
+    const one = new Map(metaRows(load('h200x2-nccl2.28.9-wheel.json')));
+    assert.equal(one.get('nodes'), undefined);
+    assert.equal(one.get('host'), 'localhost (vm)');
+    assert.equal(one.get('GPUs'), '2 × NVIDIA H200');
+  });
+
+  test("the HTML report's header names every node", () => {
+    const header = /<p>host [^<]*<\/p>/.exec(noscript(renderReport(twoNodes(), { webviewJsPath: stubBundle() })))?.[0] ?? '';
+    assert.match(header, / · 2 nodes: gpu0 \(8 GPUs, ranks 0–7\), gpu1 \(8 GPUs, ranks 8–15\) · NCCL 2\.28\.9 \([^)]*\) \(stamp of vm\) · /, header);
+    const bare = /<p>host [^<]*<\/p>/.exec(noscript(renderReport({ ...twoNodes(), stamp: undefined }, { webviewJsPath: stubBundle() })))?.[0] ?? '';
+    assert.match(bare, /no environment stamp \(GPUs and NCCL version not recorded\)/, bare);
   });
 });
