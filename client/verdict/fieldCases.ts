@@ -172,13 +172,14 @@ export function hangCaseLines(run: RunFile, here?: Here): VerdictLine[] {
     const c6 = outcome('init-abort', 'blocking', 'a blocking init whose peer never joins');
     let aborted = '';
     if (abortStep) {
-      // One unit for the poll in the step's label, the whole and the abort call: "polled 1.50 s …
-      // 1.50 s in all", never "polled 1500 ms … 1.50 s in all".
+      // One unit for the poll in the step's label and the whole, which are set side by side:
+      // "polled 1.50 s … 1.50 s in all", never "polled 1500 ms … 1.50 s in all". The abort call,
+      // a part thousands of times smaller, keeps its own unit ("0.11 ms", not "0.000105 s").
       const polled = [...abortStep.label.matchAll(/(\d+(?:\.\d+)?) ms\b/g)].map((m) => Number(m[1]));
-      const figures = [abortStep.stats.median, ...(abortCall ? [abortCall.stats.median] : [])];
-      const written = msAll([...figures, ...polled]);
-      const [whole, call] = written;
-      let i = figures.length;
+      const written = msAll([abortStep.stats.median, ...polled]);
+      const whole = written[0]!;
+      const call = abortCall ? ms(abortCall.stats.median) : '';
+      let i = 1;
       const label = abortStep.label.replace(/(\d+(?:\.\d+)?) ms\b/g, () => written[i++]!);
       aborted = `; a non-blocking one was aborted (${label}): ${whole} in all${abortCall ? `, of which ncclCommAbort itself took ${call}` : ''}`;
     }

@@ -96,7 +96,7 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   const nb = split.experiments.find((e) => e.experiment === 'init-abort')!.variants.find((v) => v.variant === 'nonblocking')!;
   const whole = nb.steps.find((s) => s.step === 'abort')!;
   nb.steps.push({ ...structuredClone(whole), step: 'abortCall', label: 'the ncclCommAbort call alone', stats: { ...whole.stats, median: 0.42 } });
-  assert.match(deriveVerdict(split).find((l) => l.id === 'init-abort')!.text, new RegExp(`${ms(whole.stats.median).replace('.', '\\.')} in all, of which ncclCommAbort itself took 0\\.00042 s\\. Hang guard: `));
+  assert.match(deriveVerdict(split).find((l) => l.id === 'init-abort')!.text, new RegExp(`${ms(whole.stats.median).replace('.', '\\.')} in all, of which ncclCommAbort itself took 0\\.42 ms\\. Hang guard: `));
   // Without the hang-guard errors and without figures of the hanging variant (a run cancelled
   // during the hang), the sentences say it did not run, never that it did not hang.
   const noErrors = deriveVerdict({ ...cases, errors: [], status: 'partial' });
