@@ -88,6 +88,14 @@ const ABORT: Answer = {
   extra: [{ step: 'reinit', kinds: ['call'] }, FIRST, TOTAL],
 };
 const DESTROY_TOTAL: StepRef = { step: 'total', kinds: ['teardown'] };
+/** What a c10d teardown that destroys a group answers from when the run has no c10d figures: the NCCL finalize + destroy. */
+const C10D_DESTROY_BENEATH: Answer & { note: string } = {
+  experiment: 'destroy',
+  variants: ['default'],
+  call: DESTROY_TOTAL,
+  extra: [{ step: 'finalize' }, { step: 'destroy' }],
+  note: 'the NCCL finalize + destroy behind it',
+};
 
 /** c10d variants (remote-agent/experiments/c10d.ts), lazy first: what a call without device_id does. */
 const C10D_INIT = ['init/lazy', 'init/eager'] as const;
@@ -250,13 +258,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
       whenEager: ['init/eager', 'init/lazy'],
       call: { step: 'destroy', kinds: ['teardown'] },
     },
-    underlying: {
-      experiment: 'destroy',
-      variants: ['default'],
-      call: DESTROY_TOTAL,
-      extra: [{ step: 'finalize' }, { step: 'destroy' }],
-      note: 'the NCCL finalize + destroy behind it',
-    },
+    underlying: C10D_DESTROY_BENEATH,
   },
   _abort_process_group: {
     api: '_abort_process_group',
@@ -286,13 +288,7 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
       variants: C10D_INIT,
       call: { step: 'destroy', kinds: ['teardown'] },
     },
-    underlying: {
-      experiment: 'destroy',
-      variants: ['default'],
-      call: DESTROY_TOTAL,
-      extra: [{ step: 'finalize' }, { step: 'destroy' }],
-      note: 'the NCCL finalize + destroy behind it',
-    },
+    underlying: C10D_DESTROY_BENEATH,
   },
   init_device_mesh: {
     api: 'init_device_mesh',

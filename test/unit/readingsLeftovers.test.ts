@@ -22,7 +22,7 @@ import { metaRows } from '../../webview/runFacts';
 import { renderReport } from '../../client/htmlReport';
 import { formatSummary } from '../../cli/summary';
 import type { RunFile } from '../../protocol/runFile';
-import { experiment, load, synthetic, variant } from './verdictRuns';
+import { experiment, load, synthetic, twoNodes as twoNodesOf, variant } from './verdictRuns';
 
 
 function stubBundle(): string {
@@ -207,18 +207,7 @@ describe('extension surfaces (leftover 6)', () => {
 });
 
 describe('a run over several nodes names every node (leftover 7)', () => {
-  const twoNodes = (): RunFile => {
-    const run = structuredClone(load('h200x2-nccl2.28.9-wheel.json'));
-    run.ranks = 16;
-    run.nodes = [0, 1].map((index) => ({
-      index,
-      hostname: `gpu${index}`,
-      address: `10.0.0.${index + 1}`,
-      ranks: Array.from({ length: 8 }, (_, i) => 8 * index + i),
-      gpus: Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'),
-    }));
-    return run;
-  };
+  const twoNodes = (): RunFile => twoNodesOf('h200x2-nccl2.28.9-wheel.json');
 
   test("the results page's header: each node's host, GPUs and ranks; the GPUs of every node; the stamp said to be of one", () => {
     const rows = new Map(metaRows(twoNodes()));

@@ -15,7 +15,7 @@ import { planReshape } from '../../client/plan/planner';
 import { poolSentence } from '../../client/plan/sentences';
 import type { RunFile } from '../../protocol/runFile';
 import { asPlanRuns } from './planRuns';
-import { experiment, load, synthetic, variant } from './verdictRuns';
+import { experiment, load, synthetic, twoNodes as twoNodesOf, variant } from './verdictRuns';
 
 const W = 'h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json';
 const SRC = 'h200x2-2026-12-01/h200x2-nccl2.30.7-source.json';
@@ -243,18 +243,7 @@ describe('#17 fewer than 3 recorded iterations: every judgement carries the sing
 });
 
 describe('#19 a run over several nodes names every host', () => {
-  const twoNodes = (): RunFile => {
-    const run = structuredClone(load(W));
-    run.ranks = 16;
-    run.nodes = [0, 1].map((index) => ({
-      index,
-      hostname: `gpu${index}`,
-      address: `10.0.0.${index + 1}`,
-      ranks: Array.from({ length: 8 }, (_, i) => 8 * index + i),
-      gpus: Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'),
-    }));
-    return run;
-  };
+  const twoNodes = (): RunFile => twoNodesOf(W);
   test('header and verdict: both hosts, the node count; teardown not judged against the study\'s one-host floors', () => {
     const run = twoNodes();
     assert.match(headerLine(run), /^2 nodes from localhost: gpu0 \(8 GPUs, ranks 0–7\), gpu1 \(8 GPUs, ranks 8–15\) · 16 GPUs NVIDIA H100 80GB HBM3 · 16 ranks · NCCL 2\.28\.9 .* \(stamp of vm\)$/);

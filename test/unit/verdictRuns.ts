@@ -114,3 +114,20 @@ export function fourRanks(): RunFile {
     PCIE_TOPOLOGY_4,
   );
 }
+
+/**
+ * The committed 2×H200 run `name` (docs/results) made into a run over two nodes, gpu0 and gpu1,
+ * of 8 H100s and 8 ranks each (16 ranks): for the readings of runs over several hosts.
+ */
+export function twoNodes(name: string): RunFile {
+  const run = structuredClone(load(name));
+  run.ranks = 16;
+  run.nodes = [0, 1].map((index) => ({
+    index,
+    hostname: `gpu${index}`,
+    address: `10.0.0.${index + 1}`,
+    ranks: Array.from({ length: 8 }, (_, i) => 8 * index + i),
+    gpus: Array.from({ length: 8 }, () => 'NVIDIA H100 80GB HBM3'),
+  }));
+  return run;
+}
