@@ -120,6 +120,8 @@ export interface GroupMakerCall {
   line: number;
   /** The creation API the wrapper ends in (picks the first collective's lazy variant). */
   api: ApiName;
+  /** The wrapper returns a tuple and the group is this element (`pg, store = make_group(…)`: 0). */
+  element?: number;
 }
 
 /** Options of a scan: what the finder cannot know from the file alone. */

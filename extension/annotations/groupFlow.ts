@@ -82,7 +82,7 @@ const MAX_HOLDERS = 32;
 const TUPLES: ReadonlySet<string> = new Set(['expression_list', 'tuple', 'pattern_list', 'tuple_pattern', 'list_pattern', 'list']);
 
 const squash = (s: string): string => s.replace(/\s+/g, '');
-const lastName = (s: string): string => /([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(s)?.[1] ?? s;
+const lastName = (s: string): string => /([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(s.replace(/\[[\s\S]*$/, ''))?.[1] ?? s;
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Innermost span containing `index`. */
@@ -105,6 +105,12 @@ function exprOf(n: Node, depth = 0): Expr {
   }
   return e;
 }
+
+/**
+ * A subscript of an attribute (`self.groups[key]`, `self.pgs[0]`): a group kept in a dict or list
+ * attribute, followed only to the same expression text (whitespace aside).
+ */
+const attrSubscript = (e: Expr): boolean => e.type === 'subscript' && /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\[/.test(squash(e.text));
 
 /** The argument values of a call's argument list (positional, and keyword values). */
 function argumentValues(args: Node): Expr[] {
@@ -264,17 +270,19 @@ export class GroupFlow {
    * or the group reaches no collective.
    * @returns the first collective and the name of what first holds the group (`self.g`)
    */
-  firstCollectiveOfCall(start: number, end: number, callee: string): (FirstCollective & { variable: string }) | undefined {
+  firstCollectiveOfCall(start: number, end: number, callee: string, element?: number): (FirstCollective & { variable: string }) | undefined {
     const near = this.mentioning(lastName(squash(callee)));
     const home = innermost(this.fns, start);
     const origins: Holder[] = [];
     let variable: string | undefined;
     for (const a of near.assignments) {
       if (a.rhs.start !== start || a.rhs.end !== end) continue;
-      const h = this.holderFor(a.lhs, a);
+      // A wrapper returning `(group, store)`: the target at the group's place (`self.pg, self.store = …`).
+      const target = element === undefined ? a.lhs : a.lhs.elements?.[element];
+      const h = target && this.holderFor(target, a);
       if (h) {
         origins.push(h);
-        variable ??= a.lhs.text;
+        variable ??= target.text;
       }
     }
     if (variable === undefined) return undefined;
@@ -285,7 +293,7 @@ export class GroupFlow {
   /** The holder a value is bound to by `lhs` (an identifier or attribute) of an assignment placed in `fn` and `cls`. */
   private holderFor(lhs: Expr, where: { fn: FlowFunction | undefined; cls: TextRange | undefined }): Holder | undefined {
     if (lhs.type === 'identifier') return { kind: 'name', name: lhs.text, scope: where.fn, boundAt: lhs.end };
-    if (lhs.type === 'attribute') return { kind: 'attr', text: squash(lhs.text), cls: where.cls };
+    if (lhs.type === 'attribute' || attrSubscript(lhs)) return { kind: 'attr', text: squash(lhs.text), cls: where.cls };
     return undefined;
   }
 
@@ -315,7 +323,7 @@ export class GroupFlow {
         if (h.scope === undefined && at !== undefined) return true;
         return at === h.scope && e.start >= h.boundAt;
       }
-      if (h.kind === 'attr') return e.type === 'attribute' && squash(e.text) === h.text && within(h.cls, e.start);
+      if (h.kind === 'attr') return (e.type === 'attribute' || attrSubscript(e)) && squash(e.text) === h.text && within(h.cls, e.start);
       return callOf(h.fn, e);
     };
     const holderFor = (lhs: Expr, where: { fn: FlowFunction | undefined; cls: TextRange | undefined }): Holder | undefined => this.holderFor(lhs, where);

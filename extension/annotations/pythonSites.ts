@@ -386,7 +386,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   // Groups made lazily by a project's wrapper and returned (the wrapper index says which calls).
   for (const m of options?.groupMakers ?? []) {
     if (collectives.length === 0) break;
-    const first = groupFlow().firstCollectiveOfCall(m.startIndex, m.endIndex, m.written);
+    const first = groupFlow().firstCollectiveOfCall(m.startIndex, m.endIndex, m.written, m.element);
     const c = first && collectivesOnLine.get(first.line)?.find((x) => x.written === first.call);
     if (first && c) addFirst(c, first.variable, { line: m.line, api: m.api });
   }

@@ -8,7 +8,7 @@ import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
 import type { WrapperCallSite } from './wrapperIndex';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
-import { lazyGroupOf, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
+import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
   /** `name`, or `Class.name` for a method. */
@@ -311,6 +311,20 @@ export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string 
 /** Does the function a call is in return the call's value (memoised on the call)? */
 export function returnedByCaller(f: FileEntry, call: Call): boolean {
   return (call.returned ??= returnsValueAt(f.text, call.start, f.defs[call.def]?.span));
+}
+
+/**
+ * The lazy group `lazy` that `call` receives, as the calling function passes it on by returning it
+ * (`return make(…)`, `pg, store = make(…)` … `return pg`, `g = make(…)` … `return g, rank`: its
+ * `element` follows, wrapperGroups.ts `returnedAt`): `{ lazy }`, or `{}` when not returned.
+ */
+export function passedOn(f: FileEntry, call: Call, lazy: LazyGroup): { lazy?: LazyGroup } {
+  if (!returnedByCaller(f, call) && lazy.element === undefined) return {};
+  const r = returnedAt(f.text, call.start, f.defs[call.def]?.span, lazy.element);
+  if (!r) return {};
+  const rest: LazyGroup = { ...lazy };
+  delete rest.element;
+  return { lazy: r.element === undefined ? rest : { ...rest, element: r.element } };
 }
 
 /** The site of `call` reaching `inner`: the inner site's meaning (api, role, callsInto, eager, keywords), the call's position. */

@@ -39,6 +39,13 @@ export interface LazyGroup {
   forwards?: { param: string; index: number };
   /** The wrapper's parameter that is the creation's backend: a call passing a string naming no NCCL backend (`"gloo"`) makes no NCCL group. */
   backend?: { param: string; index: number };
+  /**
+   * The wrapper passes its own `**kwargs` (this name) on to the creation: a call passing
+   * `device_id=` there (a keyword, or a dict splat naming it) is eager; any other call is unknown.
+   */
+  kwargs?: string;
+  /** The wrapper returns a tuple and the group is this element of it (`return pg, store`: 0). */
+  element?: number;
 }
 
 /** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first); a `ProcessGroupNCCL` registered in a returned front end: {@link registeredBackendGroup}. */
@@ -106,14 +113,59 @@ function paramsOf(text: string, def: DefSpan): Param[] {
  * `x = f(…)` / `x, _ = f(…)` (`tuple`: the first element is the value) and a `return x` in its body.
  */
 export function returnsValueAt(text: string, start: number, def: DefSpan | undefined, tuple = false): boolean {
-  if (!def || start < def.body || start >= def.end) return false;
+  return returnedAt(text, start, def, tuple ? 0 : undefined, true) !== undefined;
+}
+
+/**
+ * Where the function at `def` returns the group that the call starting at `start` yields
+ * (`element`: the group is that element of the tuple the call returns; undefined: the whole value):
+ * `return f(…)` returns it as the call does (`{ element }`); `g = f(…)` / `g, s = f(…)` (the
+ * target at `element`) then `return g` returns it whole (`{}`), `return g, s` / `return (s, g)`
+ * as element 0 / 1 (`{ element: 0 }`). Undefined when it is not returned. `single`: a lone name
+ * receiving a tuple-returning call holds the group itself (the `_new_process_group_helper` rule of
+ * {@link returnsValueAt}).
+ */
+export function returnedAt(
+  text: string,
+  start: number,
+  def: DefSpan | undefined,
+  element?: number,
+  single = false,
+): { element?: number } | undefined {
+  if (!def || start < def.body || start >= def.end) return undefined;
   const before = text.slice(text.lastIndexOf('\n', start - 1) + 1, start);
-  if (/(?:^|[^A-Za-z0-9_.])return\s+$/.test(before)) return true;
-  const m =
-    /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$/.exec(before) ??
-    (tuple ? /^\s*\(?\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*[A-Za-z_][A-Za-z0-9_]*\s*\)?\s*=\s*$/.exec(before) : null);
-  if (!m) return false;
-  return new RegExp(`^[ \\t]*return[ \\t]+${escape(m[1]!)}[ \\t]*(?:#.*)?$`, 'm').test(text.slice(start, def.end));
+  if (/(?:^|[^A-Za-z0-9_.])return\s+$/.test(before)) return element === undefined ? {} : { element };
+  const m = /^\s*([^=]+?)\s*=\s*$/.exec(before);
+  if (!m) return undefined;
+  const targets = topLevel(m[1]!.replace(/^\(([\s\S]*)\)$/, '$1'));
+  if (!targets.every((t) => NAME.test(t))) return undefined;
+  let name: string | undefined;
+  let carried: number | undefined;
+  if (targets.length === 1) {
+    name = targets[0];
+    carried = single ? undefined : element;
+  } else if (element !== undefined) name = targets[element];
+  if (!name) return undefined;
+  const returns = new RegExp('^[ \\t]*return[ \\t]+([^#\\n]+?)[ \\t]*(?:#.*)?$', 'gm');
+  const body = text.slice(start, def.end);
+  for (let r = returns.exec(body); r; r = returns.exec(body)) {
+    const parts = topLevel(r[1]!.replace(/^\(([\s\S]*)\)$/, '$1'));
+    if (parts.length === 1 && parts[0] === name) return carried === undefined ? {} : { element: carried };
+    const at = parts.indexOf(name);
+    if (parts.length > 1 && at >= 0 && carried === undefined) return { element: at };
+  }
+  return undefined;
+}
+
+/** The name of the `**kwargs` parameter of the function at `def`, or undefined. */
+function kwargsParam(text: string, def: DefSpan): string | undefined {
+  const header = text.slice(def.start, def.body);
+  const open = header.indexOf('(');
+  const close = header.lastIndexOf(')');
+  if (open < 0 || close < open) return undefined;
+  const p = topLevel(header.slice(open + 1, close)).find((x) => x.startsWith('**'));
+  const name = p?.slice(2).split(':')[0]!.trim();
+  return name && NAME.test(name) ? name : undefined;
 }
 
 /** What a `device_id` value does: `None` leaves it lazy, a parameter of the function (default `None`) forwards it, anything else makes it eager. */
@@ -142,9 +194,15 @@ export function lazyGroupOf(site: CallSite, text: string, def: DefSpan | undefin
     if (v === 'eager') return undefined;
     lazy = v;
   } else if (site.eager === true) return undefined;
-  // A `**` splat may carry a device_id, unless it is a dict literal that names none.
-  if (parts.some((a) => a.startsWith('**') && !(/^\*\*\s*\{/.test(a) && !a.includes('device_id')))) return undefined;
-  if (!returnsValueAt(text, site.startIndex, def, site.api === '_new_process_group_helper')) return undefined;
+  // A `**` splat may carry a device_id, unless it is a dict literal that names none; the wrapper's
+  // own `**kwargs` passed on whole leaves it to each call (`kwargs`).
+  const splats = parts.filter((a) => a.startsWith('**') && !(/^\*\*\s*\{/.test(a) && !a.includes('device_id')));
+  const own = kwargsParam(text, def);
+  if (splats.length > 1 || (splats.length === 1 && (device || !own || splats[0]!.slice(2).trim() !== own))) return undefined;
+  if (splats.length === 1) lazy = { ...lazy, kwargs: own! };
+  const returned = returnedAt(text, site.startIndex, def, site.api === '_new_process_group_helper' ? 0 : undefined, true);
+  if (!returned) return undefined;
+  if (returned.element !== undefined) lazy = { ...lazy, element: returned.element };
   const spec = BACKEND_ARG[site.api as ApiName];
   const backend = spec && argumentValue(parts, spec.keyword, spec.position);
   const p = backend !== undefined && NAME.test(backend) ? paramsOf(text, def).find((x) => x.name === backend) : undefined;
@@ -179,13 +237,13 @@ export function lazyAtCall(
   end: number,
   def: DefSpan | undefined,
 ): LazyGroup | 'eager' | 'unknown' | 'notNccl' {
-  const { forwards: fw, backend: bk } = lazy;
-  if (!fw && !bk) return {};
+  const { forwards: fw, backend: bk, kwargs: kw, element } = lazy;
+  const out: LazyGroup = element === undefined ? {} : { element };
+  if (!fw && !bk && !kw) return out;
   const args = parenthesized(text, start, end);
   if (args === undefined) return 'unknown';
   const parts = topLevel(args);
   const params = def ? paramsOf(text, def) : [];
-  const out: LazyGroup = {};
   if (bk) {
     const value = argumentValue(parts, bk.param, bk.index);
     // A literal backend naming no NCCL one: no NCCL group is made.
@@ -193,11 +251,36 @@ export function lazyAtCall(
     const p = value !== undefined && NAME.test(value) ? params.find((x) => x.name === value) : undefined;
     if (p) out.backend = { param: p.name, index: p.index };
   }
+  // The wrapper's `**kwargs` reach the creation: only a device_id the call shows decides (eager).
+  if (kw) return passesDeviceId(parts, text, start, def) ? 'eager' : 'unknown';
   if (!fw) return out;
   const value = argumentValue(parts, fw.param, fw.index);
   if (value === undefined) return parts.some((a) => a.startsWith('*')) ? 'unknown' : out;
   const v = deviceIdValue(value, params);
   return v === 'eager' ? v : { ...out, ...v };
+}
+
+/**
+ * Does a call (its top-level arguments `parts`, its callee at `start`, in the function at `def`)
+ * pass a `device_id` other than `None` into `**kwargs`: `device_id=…` itself, a dict literal
+ * naming it splatted (`**{"device_id": d}`, `**dict(device_id=d)`), or `**name` where `name` is
+ * bound earlier in the same function to such a dict (`kw = {"device_id": d}` / `kw["device_id"] = d`)?
+ */
+function passesDeviceId(parts: readonly string[], text: string, start: number, def: DefSpan | undefined): boolean {
+  const named = (t: string): boolean => /(?:(['"])device_id\1\s*:|\bdevice_id\s*=)\s*(?!None\b)\S/.test(t);
+  for (const a of parts) {
+    if (/^device_id\s*=(?!=)/.test(a)) return a.slice(a.indexOf('=') + 1).trim() !== 'None';
+    if (!a.startsWith('**')) continue;
+    const v = a.slice(2).trim();
+    if (/^(?:\{|dict\s*\()/.test(v)) {
+      if (named(v)) return true;
+    } else if (NAME.test(v) && def && start > def.body) {
+      const body = text.slice(def.body, start);
+      const bound = new RegExp(`^[ \\t]*${escape(v)}[ \\t]*(?:=[ \\t]*(?:\\{|dict[ \\t]*\\()([^\\n]*)$|\\[[ \\t]*(['"])device_id\\2[ \\t]*\\][ \\t]*=[ \\t]*(?!None\\b)\\S)`, 'gm');
+      for (let m = bound.exec(body); m; m = bound.exec(body)) if (m[1] === undefined || named(`{${m[1]}`)) return true;
+    }
+  }
+  return false;
 }
 
 /**

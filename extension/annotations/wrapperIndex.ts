@@ -34,7 +34,7 @@ import {
   FACTS_QUERY,
   otherFacts,
   pythonFacts,
-  returnedByCaller,
+  passedOn,
   surfaceOf,
   type Call,
   type FileEntry,
@@ -321,6 +321,7 @@ export class WrapperIndex {
           written: call.callee,
           line: call.line,
           api: inner.api as GroupMakerCall['api'],
+          ...(lazy.element !== undefined ? { element: lazy.element } : {}),
         });
       }
     }
@@ -479,7 +480,7 @@ export class WrapperIndex {
                 api: inner.api,
                 chain: [display, ...inner.chain],
                 site: inner.site,
-                ...(lazy && lazy !== 'eager' && lazy !== 'unknown' && returnedByCaller(f, call) ? { lazy } : {}),
+                ...(lazy && lazy !== 'eager' && lazy !== 'unknown' ? passedOn(f, call, lazy) : {}),
               });
               next.add(f.defs[call.def]!.callName);
             }

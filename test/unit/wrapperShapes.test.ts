@@ -1,0 +1,80 @@
+// Lazy groups made through a project's own wrappers in the shapes frameworks write them
+// (wrapperGroups.ts, wrapperFacts.ts `passedOn`, groupFlow.ts `firstCollectiveOfCall`), on a
+// synthetic package written for these tests (test/fixtures/callsites/lazy_wrappers/shapes):
+// wrappers returning a tuple holding the group (`return pg, store`, `return (rank, group)`) and
+// callers unpacking it (`self.pg, self.store = …`, `pg, _ = …`); a wrapper passing its **kwargs
+// on to new_group (eager only when the call shows a device_id); groups kept in a dict attribute.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import type { CallSite } from '../../extension/annotations/callSites';
+import { WrapperIndex } from '../../extension/annotations/wrapperIndex';
+import { CALLSITES, loadFinder } from '../support/annotationFixtures';
+
+const PKG = join(CALLSITES, 'lazy_wrappers', 'shapes');
+const TRAINER = join(PKG, 'trainer.py');
+
+async function indexed(): Promise<WrapperIndex> {
+  const index = await WrapperIndex.create(await loadFinder());
+  for (const n of readdirSync(PKG).sort()) if (n.endsWith('.py')) index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
+  return index;
+}
+
+/** The 1-based line of `file` that matches `re` (exactly one). */
+function lineOf(file: string, re: RegExp): number {
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((l, i) => (re.test(l) ? [i + 1] : []));
+  assert.equal(lines.length, 1, `${file}: ${re} matches ${lines.length} lines`);
+  return lines[0]!;
+}
+
+/** "line callee <- group (created at line, by api)" of the first-collective sites (lines 1-based). */
+const firsts = (sites: readonly CallSite[]): string[] =>
+  sites
+    .filter((s) => s.role === 'firstCollective')
+    .map(
+      (s) =>
+        `${s.range.start.line + 1} ${s.written} <- ${s.firstCollectiveOf?.variable} (${(s.firstCollectiveOf?.line ?? -2) + 1}, ${s.firstCollectiveOf?.api})`,
+    );
+
+/** The expected first-collective line: `call` at the line matching `use`, on `variable` made at the line matching `made`. */
+const first = (call: string, use: RegExp, variable: string, made: RegExp, api: string): string =>
+  `${lineOf(TRAINER, use)} ${call} <- ${variable} (${lineOf(TRAINER, made)}, ${api})`;
+
+describe('lazy groups through wrappers: tuples, **kwargs, dict attributes (synthetic shapes package)', () => {
+  test('a wrapper returning a tuple with the group: the unpacked target at the group’s place gets the first collective, never the store', async () => {
+    const index = await indexed();
+    const got = firsts(index.sites(TRAINER));
+    for (const want of [
+      first('dist.all_reduce', /group=self\.pg\)/, 'self.pg', /self\.pg, self\.store = /, 'new_group'),
+      first('dist.all_reduce', /group=self\.dp\)/, 'self.dp', /self\.rank, self\.dp = /, 'new_group'),
+      first('dist.broadcast', /group=self\.refit\)/, 'refit', /refit, _ = make_helper_group/, '_new_process_group_helper'),
+      first('dist.barrier', /barrier\(group=self\.pair\)/, 'self.pair', /self\.pair = group_pair/, 'new_group'),
+      first('dist.all_reduce', /group=pg\)/, 'pg', /pg, _ = make_group_with_store\(ranks, "local"\)/, 'new_group'),
+    ])
+      assert.ok(got.includes(want), `missing ${want} in\n${got.join('\n')}`);
+    assert.ok(!got.some((l) => l.startsWith(`${lineOf(TRAINER, /group=self\.store\)/)} `)), 'the store is no group');
+  });
+
+  test('**kwargs passed on to new_group: device_id by keyword, by a dict literal, by a dict variable → eager; nothing said → unknown, no first collective', async () => {
+    const index = await indexed();
+    const eagerOf = (re: RegExp): boolean | undefined =>
+      index.callerSites(TRAINER).find((s) => s.range.start.line + 1 === lineOf(TRAINER, re))?.eager;
+    assert.equal(eagerOf(/self\.eager_kw = /), true);
+    assert.equal(eagerOf(/self\.eager_dict = /), true);
+    assert.equal(eagerOf(/self\.eager_literal = /), true);
+    assert.equal(eagerOf(/self\.unknown = /), undefined);
+    const none = [/group=self\.eager_kw\)/, /group=self\.eager_dict\)/, /group=self\.eager_literal\)/, /group=self\.unknown\)/].map((re) => lineOf(TRAINER, re));
+    for (const s of index.sites(TRAINER)) assert.ok(!none.includes(s.range.start.line + 1), `not a site: ${s.range.start.line + 1} ${s.api}`);
+  });
+
+  test('a group kept in a dict attribute: followed to the subscript of the same text only', async () => {
+    const index = await indexed();
+    const got = firsts(index.sites(TRAINER));
+    const want = first('dist.all_gather_into_tensor', /group=self\.groups\[key\]\)/, 'self.groups[key]', /self\.groups\[key\] = /, 'new_group');
+    assert.ok(got.includes(want), `missing ${want} in\n${got.join('\n')}`);
+    assert.ok(!got.some((l) => l.startsWith(`${lineOf(TRAINER, /group=self\.other\[name\]\)/)} `)), 'another subscript is not followed');
+  });
+});
