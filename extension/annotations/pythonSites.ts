@@ -384,8 +384,10 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     }
   }
   // Groups made lazily by a project's wrapper and returned (the wrapper index says which calls).
-  for (const m of options?.groupMakers ?? []) {
+  const wrapped = options?.groupMakers ?? [];
+  for (const m of wrapped) {
     if (collectives.length === 0) break;
+    if (m.api === 'init_process_group') continue;
     const first = groupFlow().firstCollectiveOfCall(m.startIndex, m.endIndex, m.written, m.element);
     const c = first && collectivesOnLine.get(first.line)?.find((x) => x.written === first.call);
     if (first && c) addFirst(c, first.variable, { line: m.line, api: m.api });
@@ -400,12 +402,15 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
         ? { start: fn.startIndex, line: fn.startPosition.row, written: fn.text, fn, args }
         : undefined,
   };
-  let walks = 0;
-  for (const s of inits) {
-    // A file with more lazy inits than this is generated or pathological: the first ones are followed.
-    if (s.eager !== false || walks++ >= MAX_DEFAULT_WALKS) continue;
+  // Lazy inits, then calls of a project's wrapper that makes one (the wrapper index's groupMakers).
+  const lazyInits = [
+    ...inits.filter((s) => s.eager === false).map((s) => ({ startIndex: s.startIndex, endIndex: s.endIndex, ...creationOf(s) })),
+    ...wrapped.filter((m) => m.api === 'init_process_group'),
+  ];
+  // A file with more lazy inits than this is generated or pathological: the first ones are followed.
+  for (const s of lazyInits.slice(0, MAX_DEFAULT_WALKS)) {
     const c = firstDefaultCollective(ctx, s.endIndex, innermost(functions, s.startIndex, s.endIndex));
-    if (c) addFirst({ ...c, end: c.args.endIndex }, 'the default group', creationOf(s));
+    if (c) addFirst({ ...c, end: c.args.endIndex }, 'the default group', { line: s.line, api: s.api });
   }
   const out: CallSite[] = [...kept.map(({ args: _args, ...site }) => site), ...firsts].sort((x, y) => x.startIndex - y.startIndex);
   return { language: 'python', sites: out, facts: pythonFacts(b.last, b.lastTopLevelImportLine) };

@@ -319,6 +319,7 @@ export function returnedByCaller(f: FileEntry, call: Call): boolean {
  * `element` follows, wrapperGroups.ts `returnedAt`): `{ lazy }`, or `{}` when not returned.
  */
 export function passedOn(f: FileEntry, call: Call, lazy: LazyGroup): { lazy?: LazyGroup } {
+  if (lazy.default) return { lazy };
   if (!returnedByCaller(f, call) && lazy.element === undefined) return {};
   const r = returnedAt(f.text, call.start, f.defs[call.def]?.span, lazy.element);
   if (!r) return {};

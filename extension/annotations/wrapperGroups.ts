@@ -46,6 +46,8 @@ export interface LazyGroup {
   kwargs?: string;
   /** The wrapper returns a tuple and the group is this element of it (`return pg, store`: 0). */
   element?: number;
+  /** The wrapper starts the default group lazily (`init_process_group` without `device_id`, nothing returned): its first collective follows the call. */
+  default?: true;
 }
 
 /** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first); a `ProcessGroupNCCL` registered in a returned front end: {@link registeredBackendGroup}. */
@@ -183,6 +185,7 @@ function deviceIdValue(value: string, params: readonly Param[]): LazyGroup | 'ea
  */
 export function lazyGroupOf(site: CallSite, text: string, def: DefSpan | undefined): LazyGroup | undefined {
   if (site.api === 'ProcessGroupNCCL') return registeredBackendGroup(site, text, def);
+  if (site.api === 'init_process_group') return lazyDefaultGroup(site, text, def);
   if (!def || !RETURNS_GROUP.has(site.api) || site.warmUp?.warm) return undefined;
   const args = parenthesized(text, site.startIndex, site.endIndex);
   if (args === undefined) return undefined;
@@ -238,7 +241,7 @@ export function lazyAtCall(
   def: DefSpan | undefined,
 ): LazyGroup | 'eager' | 'unknown' | 'notNccl' {
   const { forwards: fw, backend: bk, kwargs: kw, element } = lazy;
-  const out: LazyGroup = element === undefined ? {} : { element };
+  const out: LazyGroup = { ...(element === undefined ? {} : { element }), ...(lazy.default ? { default: true as const } : {}) };
   if (!fw && !bk && !kw) return out;
   const args = parenthesized(text, start, end);
   if (args === undefined) return 'unknown';
@@ -258,6 +261,16 @@ export function lazyAtCall(
   if (value === undefined) return parts.some((a) => a.startsWith('*')) ? 'unknown' : out;
   const v = deviceIdValue(value, params);
   return v === 'eager' ? v : { ...out, ...v };
+}
+
+/**
+ * A lazy `init_process_group` (the finder's `eager === false`: no `device_id`, no warm-up, no
+ * splat) in a function that returns no value (`return` / `return None` only): calling the
+ * function starts the default group lazily (`{ default: true }`).
+ */
+function lazyDefaultGroup(site: CallSite, text: string, def: DefSpan | undefined): LazyGroup | undefined {
+  if (!def || site.eager !== false) return undefined;
+  return /^[ \t]*return[ \t]+(?!None[ \t]*(?:#.*)?$)[^\s#]/m.test(text.slice(def.body, def.end)) ? undefined : { default: true };
 }
 
 /**

@@ -3,7 +3,8 @@
 // synthetic package written for these tests (test/fixtures/callsites/lazy_wrappers/shapes):
 // wrappers returning a tuple holding the group (`return pg, store`, `return (rank, group)`) and
 // callers unpacking it (`self.pg, self.store = …`, `pg, _ = …`); a wrapper passing its **kwargs
-// on to new_group (eager only when the call shows a device_id); groups kept in a dict attribute.
+// on to new_group (eager only when the call shows a device_id); groups kept in a dict attribute;
+// init_process_group started through a wrapper (the default group's first collective).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -68,6 +69,18 @@ describe('lazy groups through wrappers: tuples, **kwargs, dict attributes (synth
     assert.equal(eagerOf(/self\.unknown = /), undefined);
     const none = [/group=self\.eager_kw\)/, /group=self\.eager_dict\)/, /group=self\.eager_literal\)/, /group=self\.unknown\)/].map((re) => lineOf(TRAINER, re));
     for (const s of index.sites(TRAINER)) assert.ok(!none.includes(s.range.start.line + 1), `not a site: ${s.range.start.line + 1} ${s.api}`);
+  });
+
+  test('init_process_group through a wrapper returning nothing: the default group’s first collective is found from the wrapper’s call; through the eager wrapper, none', async () => {
+    const index = await indexed();
+    const launch = join(PKG, 'launch.py');
+    assert.deepEqual(firsts(index.sites(launch)), [
+      `${lineOf(launch, /dist\.all_reduce\(t\)/)} dist.all_reduce <- the default group (${lineOf(launch, /start_workers\("nccl"/)}, init_process_group)`,
+    ]);
+    assert.equal(index.callerSites(launch).find((s) => s.api === 'init_process_group')?.eager, false);
+    const eager = join(PKG, 'launch_eager.py');
+    assert.deepEqual(firsts(index.sites(eager)), []);
+    assert.equal(index.callerSites(eager).find((s) => s.api === 'init_process_group')?.eager, true);
   });
 
   test('a group kept in a dict attribute: followed to the subscript of the same text only', async () => {
