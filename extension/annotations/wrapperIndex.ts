@@ -27,22 +27,12 @@ import {
   type SourceLanguage,
   type TextChange,
 } from './callSites';
-import { ModuleTable, qualifyCallee, type Binding, type ModuleRef } from './pythonModules';
-import {
-  callerSite,
-  derivationKey,
-  FACTS_QUERY,
-  otherFacts,
-  pythonFacts,
-  passedOn,
-  surfaceOf,
-  type Call,
-  type FileEntry,
-} from './wrapperFacts';
-import { lazyAtCall, type LazyGroup } from './wrapperGroups';
+import { ModuleTable, type Binding, type ModuleRef } from './pythonModules';
+import { callerSite, derivationKey, FACTS_QUERY, otherFacts, pythonFacts, surfaceOf, type Call, type FileEntry } from './wrapperFacts';
+import { defId, deriveWrappers, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { lazyAtCall } from './wrapperGroups';
 
-/** Rounds of the walk from direct wrappers to their callers' functions: a chain has at most this + 2 links. */
-export const MAX_HOPS = 4;
+export { MAX_HOPS } from './wrapperDerive';
 
 /** A call site made through wrappers: the finder's fields (api, role, callsInto… of the call inside) at the caller's position. */
 export interface WrapperCallSite extends CallSite {
@@ -68,26 +58,6 @@ export interface WrapperInfo {
 
 // ---------------------------------------------------------------------------------------------
 // The index
-
-type DefId = string;
-const defId = (path: string, key: string): DefId => `${path}\u0000${key}`;
-
-interface Inner {
-  api: string;
-  chain: string[];
-  /** The finder's site at the end of the chain. */
-  site: CallSite;
-  /** The wrapper returns the group that site makes, lazily (wrapperGroups.ts). */
-  lazy?: LazyGroup;
-}
-interface Wrapper {
-  path: string;
-  def: number;
-  inners: Inner[];
-}
-
-/** Roles whose call sites do not make their function a wrapper: a group's first collective belongs to that group. */
-const NOT_A_WRAPPER_ROLE: ReadonlySet<string> = new Set(['firstCollective']);
 
 /** Options of {@link WrapperIndex.setFile}. */
 export interface SetFileOptions {
@@ -123,7 +93,7 @@ export class WrapperIndex {
   private consulted: string[] | undefined;
   /** groupFirstSites per file entry (a new entry per setFile), for one set of maker calls. */
   private readonly firsts = new WeakMap<FileEntry, { key: string; sites: CallSite[] }>();
-  private table: { wrappers: Map<DefId, Wrapper>; names: Set<string>; counts: Map<DefId, number> } | undefined;
+  private table: WrapperTable | undefined;
 
   private constructor(
     private readonly finder: CallSiteFinder,
@@ -429,76 +399,13 @@ export class WrapperIndex {
     return g ? this.lookup(g, name, depth) : undefined;
   }
 
-  /** Which defs are wrappers, re-derived from the per-file facts after any change (no parsing). */
-  private derive(): NonNullable<WrapperIndex['table']> {
-    if (this.table) return this.table;
-    const wrappers = new Map<DefId, Wrapper>();
-    const entryOf = (f: FileEntry, def: number): Wrapper => {
-      const id = defId(f.path, f.defs[def]!.key);
-      let w = wrappers.get(id);
-      if (!w) wrappers.set(id, (w = { path: f.path, def, inners: [] }));
-      return w;
-    };
-    let frontier = new Set<string>();
-    for (const f of this.files.values()) {
-      f.sites.forEach((site, i) => {
-        const def = f.siteDefs[i]!;
-        if (def < 0 || NOT_A_WRAPPER_ROLE.has(site.role)) return;
-        const w = entryOf(f, def);
-        if (w.inners.some((x) => x.api === site.api)) return;
-        const lazy = f.siteLazy[i];
-        w.inners.push({
-          api: site.api,
-          chain: [f.defs[def]!.display, qualifyCallee(site.written.replace(/\s+/g, ''), f.imports)],
-          site,
-          ...(lazy ? { lazy } : {}),
-        });
-        frontier.add(f.defs[def]!.callName);
-      });
-    }
-    // Breadth first: the functions calling the wrappers that gained an API in the last round take
-    // the chains that round made (chains of round + 2 links), so a chain grows one link a round.
-    for (let round = 0; round < MAX_HOPS && frontier.size > 0; round++) {
-      const next = new Set<string>();
-      for (const name of frontier) {
-        for (const path of this.callers.get(name) ?? []) {
-          const f = this.files.get(path)!;
-          for (const call of f.calls.get(name) ?? []) {
-            if (call.def < 0 || call.notNccl) continue;
-            const target = this.resolve(f, call);
-            const callee = target ? wrappers.get(target) : undefined;
-            if (!callee) continue;
-            const w = entryOf(f, call.def);
-            if (w === callee) continue;
-            const display = f.defs[call.def]!.display;
-            for (const inner of callee.inners) {
-              if (inner.chain.length > round + 2 || w.inners.some((x) => x.api === inner.api) || inner.chain.includes(display)) continue;
-              const lazy = inner.lazy && lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
-              // A call passing another backend ("gloo") to the backend the wrapper forwards makes no NCCL group.
-              if (lazy === 'notNccl') continue;
-              w.inners.push({
-                api: inner.api,
-                chain: [display, ...inner.chain],
-                site: inner.site,
-                ...(lazy && lazy !== 'eager' && lazy !== 'unknown' ? passedOn(f, call, lazy) : {}),
-              });
-              next.add(f.defs[call.def]!.callName);
-            }
-          }
-        }
-      }
-      frontier = next;
-    }
-    this.table = {
-      wrappers,
-      names: new Set([...wrappers.values()].map((w) => this.files.get(w.path)!.defs[w.def]!.callName)),
-      counts: new Map(),
-    };
-    return this.table;
+  /** Which defs are wrappers, re-derived from the per-file facts after any change (no parsing; wrapperDerive.ts). */
+  private derive(): WrapperTable {
+    return (this.table ??= deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call)));
   }
 
   /** How many lifecycle calls the wrapper's body makes: the finder's sites in it and its calls of wrappers. */
-  private countCalls(id: DefId, w: Wrapper, t: NonNullable<WrapperIndex['table']>): number {
+  private countCalls(id: DefId, w: Wrapper, t: WrapperTable): number {
     const known = t.counts.get(id);
     if (known !== undefined) return known;
     const f = this.files.get(w.path)!;
