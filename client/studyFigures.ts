@@ -4,9 +4,10 @@
  * differs (rules in client/verdict/agreement.ts, documented in docs/METHOD.md, "The verdict").
  * No other file may hold a figure of the study.
  *
- * Source of every entry: the design brief's section "Figures from the study"
- * (/work/shared/design/DESIGN.md in the project's shared folder), which quotes the study; each
- * entry names the measurement of the study it comes from. Hardware is 4× NVIDIA A40 over PCIe
+ * Source of every entry: the design brief's section "Figures from the study", which quotes the
+ * study (and, for the planner's three, its "Plan a reshape" brief); both are reproduced in
+ * docs/METHOD.md, "The study's figures", which every sentence cites. Each entry names the
+ * measurement of the study it comes from. Hardware is 4× NVIDIA A40 over PCIe
  * with NCCL 2.32.3 unless an entry names another host. The study's own warning applies to every
  * comparison: "on other hardware expect the same orders of magnitude, not the same values".
  */
@@ -38,12 +39,13 @@ export interface StudyFigure {
   source: string;
   /** The measurement of the study it comes from, in a few words, e.g. "init + first 1 MB allreduce". */
   measurement: string;
-  /** Where the study's figure is quoted, e.g. 'DESIGN.md "Figures from the study"'. */
+  /** Where the study's figure is quoted in the repository: 'docs/METHOD.md "The study's figures"'. */
   document: string;
 }
 
-const SECTION = 'DESIGN.md "Figures from the study"';
-const PLAN_ISSUE = 'issue 17, "Plan a reshape"';
+/** Where every figure below is quoted in the repository: the table there is kept equal to this file by a unit test. */
+const SECTION = 'docs/METHOD.md "The study\'s figures"';
+const PLAN_ISSUE = SECTION;
 
 function fig(
   what: string,
@@ -134,7 +136,7 @@ export const STUDY_FIGURES = {
   ),
   warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold vs warm process: first init + first collective'),
   drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages'),
-  // The study's derived results, quoted by issue 17 ("Plan a reshape"); used by client/plan/.
+  // The study's derived results, quoted by the "Plan a reshape" brief; used by client/plan/.
   migrationPause: {
     what: 'a live migration pause',
     unit: 'ms',
@@ -154,9 +156,9 @@ export const STUDY_FIGURES = {
     written: '~0.5 s',
     host: STUDY_A40,
     source:
-      'DESIGN.md: "abort and revoke sit on a ~0.5 s floor" (the study\'s summary of abort 485–534 ms and revoke 499–502 ms); the 500 ms floor of the study\'s Figure 3 (issue 17, "Plan a reshape")',
+      `the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 (${SECTION})`,
     measurement: "the study's summary of abort 485–534 ms and revoke 499–502 ms; the 500 ms floor of its Figure 3",
-    document: `DESIGN.md; ${PLAN_ISSUE}`,
+    document: SECTION,
   },
   pool8Bytes: {
     what: 'a pool of every TP shape at 8 GPUs, per GPU (the study\'s estimate)',
@@ -183,7 +185,7 @@ export const STUDY_POOL_ESTIMATE = {
   communicators: 15,
   writtenCount: '~15 shapes',
   bytes: STUDY_FIGURES.pool8Bytes,
-  source: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (issue 17, "Plan a reshape")',
+  source: `estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (${SECTION})`,
 } as const;
 
 /**

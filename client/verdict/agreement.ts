@@ -266,7 +266,7 @@ export function relationClause(a: number, b: number, sa: StudyFigure, sb: StudyF
 
 /**
  * The study's sources of these figures, compactly: each measurement once, then where it is
- * quoted, e.g. 'init; init + first 1 MB allreduce, in DESIGN.md "Figures from the study"'.
+ * quoted, e.g. 'init; init + first 1 MB allreduce, in docs/METHOD.md "The study's figures"'.
  * @returns '' when there is no figure.
  */
 export function studySources(figures: readonly StudyFigure[]): string {

@@ -108,7 +108,7 @@ test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank chil
   assert.match(rebuild, /grow against a fresh init [^;]*: agrees \(here 1\.19× the study's ratio\)/);
   const pool = line(run, 'pool');
   assert.doesNotMatch(pool, /switch[^;.]*: (agrees|differs)/, pool);
-  assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer \(study: switch inside the pool, in DESIGN\.md \"Figures from the study\"\)\./, pool);
+  assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer \(study: switch inside the pool, in docs\/METHOD\.md "The study's figures"\)\./, pool);
   assert.match(pool, /pool per GPU \(here tp2\+1\) 464 MB .*: agrees/);
   // At 4 ranks the shrink leaves 3 ranks and is judged.
   const four = synthetic(4, [

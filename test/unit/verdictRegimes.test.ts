@@ -118,7 +118,7 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
     const text = must(load('h200x2-nccl2.28.9-wheel.json'), 'first-collective-share');
     assert.match(
       text,
-      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 53% \(derived by commcost from its 43 ms init and 92 ms init \+ first 1 MB allreduce\) vs 82% \(144 ms of 176 ms\): differs \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees \(study: init; init \+ first 1 MB allreduce, in DESIGN\.md \"Figures from the study\"\)\.$/,
+      /Study \(4× A40 PCIe, NCCL 2\.32\.3\) vs here \(2× H200 NVLink\): first collective's share 53% \(derived by commcost from its 43 ms init and 92 ms init \+ first 1 MB allreduce\) vs 82% \(144 ms of 176 ms\): differs \(28 points apart\); init to first collective 92 ms vs 176 ms \(1\.91×\): agrees \(study: init; init \+ first 1 MB allreduce, in docs\/METHOD\.md "The study's figures"\)\.$/,
     );
   });
   test("1 rank: the study's figures are named, not judged (no peer to connect to; the study had 4 ranks)", () => {

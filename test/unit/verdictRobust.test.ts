@@ -74,7 +74,7 @@ describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says wha
     const v = variant('finalize/16MiB', { finalize: 0, sync: 0, total: 0 });
     v.counts = { inFlightAtStart: { min: 1, max: 1, sum: 10, n: 10 } };
     const text = line(synthetic(2, [experiment('drain', [v])]), 'drain');
-    assert.match(text, /ncclCommFinalize until quiet: 16 MiB alone 0 ms\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: the drain here reads 0 ms, below the timer's resolution \(study: drain of four in-flight 16–256 MB messages, in DESIGN\.md "Figures from the study"\)\.$/, text);
+    assert.match(text, /ncclCommFinalize until quiet: 16 MiB alone 0 ms\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: the drain here reads 0 ms, below the timer's resolution \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/, text);
   });
 
   test('a pool with no memory change: said so, never "0 MiB (0×)" or "Infinity× the pool without sharing"', () => {

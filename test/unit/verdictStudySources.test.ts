@@ -19,7 +19,7 @@ import { renderReport } from '../../client/htmlReport';
 import { experiment, load, oneRank, synthetic, variant } from './verdictRuns';
 
 const repoRoot = join(__dirname, '..', '..');
-const DOC = 'in DESIGN.md "Figures from the study"';
+const DOC = 'in docs/METHOD.md "The study\'s figures"';
 const HERE = { host: '2× H200 NVLink', simulated: false };
 const line = (run: RunFile, id: string): string => {
   const text = deriveVerdict(run).find((l) => l.id === id)?.text;
@@ -101,7 +101,7 @@ describe('the HTML report carries the same verdict text', () => {
   test('sources and derived shares in the exported report', { skip: existsSync(bundle) ? false : 'dist/webview.js is not built' }, async () => {
     const run = await loadRun(join(repoRoot, 'docs', 'results', 'h200x2-nccl2.28.9-wheel.json'));
     const html = renderReport(run, { webviewJsPath: bundle });
-    assert.ok(html.includes('(study: init; init + first 1 MB allreduce, in DESIGN.md \\"Figures from the study\\")'), 'no source in the report');
+    assert.ok(html.includes('(study: init; init + first 1 MB allreduce, in docs/METHOD.md \\"The study\'s figures\\")'), 'no source in the report');
     assert.ok(html.includes('53% (derived by commcost from its 43 ms init'), 'no derived share in the report');
   });
 });
