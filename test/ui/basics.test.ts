@@ -219,10 +219,19 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       assert.equal((await resultTabs()).length, 2);
       await s.command('View: Close All Editors');
       writeFileSync(settingsFile, JSON.stringify({ ...settings, 'commcost.reusePanel': true }));
-      await s.page.waitForTimeout(1_500); // the settings file is read again
-      await open(wheel);
-      await open(system);
-      const tabs = await resultTabs();
+      // VS Code reads the settings file again after it changes, on its own time (later on a
+      // loaded machine): two panels may mean the setting has not arrived yet, so the pair is
+      // opened again, up to 4 times. A product that never reuses its panel fails every time.
+      let tabs: string[] = [];
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        await s.page.waitForTimeout(1_500);
+        await open(wheel);
+        await open(system);
+        tabs = await resultTabs();
+        if (tabs.length === 1) break;
+        console.log(`reusePanel: ${tabs.length} panels after attempt ${attempt}; the setting may not be read yet`);
+        await s.command('View: Close All Editors');
+      }
       assert.equal(tabs.length, 1, `one reused panel: ${tabs.join(' | ')}`);
       assert.match(tabs[0]!, new RegExp(`NCCL ${system.stamp!.ncclVersion.replace(/\./g, '\\.')}`));
       await s.shot('basics-reuse-panel');
