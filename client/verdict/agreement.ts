@@ -280,26 +280,31 @@ export function studySources(figures: readonly StudyFigure[]): string {
  * The sentence that sets a line's figures beside the study's, one part per study host:
  * "Study (4× A40 PCIe, NCCL 2.32.3) vs here (2× H200 NVLink): init to first collective 92 ms vs
  * 176 ms (1.9×): agrees (study: init + first 1 MB allreduce, in DESIGN.md "Figures from the
- * study")." The sources of the study's figures are named once per sentence. A simulated run's figures are set beside the study's but not judged.
+ * study")." The sources of the study's figures are named once per sentence. For a simulated run
+ * the study's figures are only named (studyNotCompared): simulated figures are not measurements.
  * @returns '' when there is no clause.
  */
 export function studySentence(here: Here, clauses: Clause[]): string {
+  // A simulated run's figures are not measurements: the study's figures are named, and nothing
+  // is set against them (no "92 ms vs 94.8 ms (1.03×)", which reads as a comparison).
+  if (here.simulated) {
+    const figures = [...new Set(clauses.flatMap((c) => c.sources))];
+    return figures.length > 0 ? studyNotCompared(figures, 'simulated figures are not measurements') : '';
+  }
   const hosts = [...new Set(clauses.map((c) => c.host))];
   return hosts
     .map((host) => {
       const parts = clauses
         .filter((c) => c.host === host)
         .map((c) =>
-          here.simulated
-            ? c.text
-            : c.notJudged !== undefined
+          c.notJudged !== undefined
               ? `${c.text}: not judged (${c.notJudged})`
               : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`,
         );
       const sources = studySources(clauses.filter((c) => c.host === host).flatMap((c) => c.sources));
       // One wording of the few-iterations note for every line (format.ts).
       const few = fewIterationsNote(here);
-      const tail = here.simulated ? ' (not compared: simulated figures are not measurements)' : few ? ` (${few})` : '';
+      const tail = few ? ` (${few})` : '';
       return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${sources ? ` (study: ${sources})` : ''}${tail}.`;
     })
     .join(' ');

@@ -165,12 +165,19 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
       /destroy_process_group 0\.94–0\.96 s vs 0\.507 s \(0\.54× its lower end\): agrees \(study: [^)]+\)\.$/,
     );
   });
-  test('a simulated run is set beside the study but never judged', () => {
+  test('a simulated run names the study\'s figures but never sets its own against them', () => {
     const sim = { ...load('h200x2-nccl2.28.9-wheel.json'), simulated: true };
+    let named = 0;
     for (const l of deriveVerdict(sim)) {
       assert.doesNotMatch(l.text, /: (agrees|differs)\b/, l.text);
-      if (/Study \(/.test(l.text)) assert.match(l.text, /\(not compared: simulated figures are not measurements\)\./);
+      // No "92 ms vs 94.8 ms (1.03×)": nothing of the simulation is set against the study.
+      assert.doesNotMatch(l.text, /Study \([^)]*\) vs here/, l.text);
+      for (const m of l.text.matchAll(/Study \([^)]*\): [^—]*— not compared here: ([^(]*)\(study:/g)) {
+        named++;
+        assert.ok(m[1]!.startsWith('simulated figures are not measurements') || !/ vs /.test(m[0]), l.text);
+      }
     }
+    assert.ok(named >= 3, 'the study is named beside the simulated lines');
   });
   test('a run over several hosts is compared with the study across nodes (8× V100)', () => {
     const run = fourRanks();
