@@ -48,6 +48,13 @@ export const EXIT_HELP = `Exit codes:
        (without --simulate / --simulate-if-no-gpu)
   130  quit by a third Ctrl-C (nothing saved)`;
 
+/** The exit codes of the commands that read files and measure nothing (report, scan, plan). */
+export const FILES_EXIT_HELP = `Exit codes:
+  0    done: the summary or table printed, and every output written
+  1    an unexpected failure, said on stderr with what failed
+  2    bad input: a flag, a file that cannot be read or is not a commcost run (or trace) file,
+       an output that cannot be written`;
+
 function noGpuError(run: RunFile) {
   return run.errors.find((e) => e.code === 'NO_GPU');
 }
@@ -412,7 +419,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('render a saved run as a self-contained HTML report and print its summary; with several runs, compare them')
     .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first)')
     .option('--html <file>', 'output file (default: the (first) run file with .html, or .compare.html; its folder must exist)')
-    .addHelpText('after', `\n${EXIT_HELP}\n`)
+    .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
     .action(async (files: string[], flags: { html?: string }) => setExit(await report(files, flags.html)));
 
   program
@@ -421,7 +428,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('[paths...]', 'files or folders (default: the current folder); .git, node_modules, virtual environments and .gitignored paths are skipped')
     .option('--run <file>', 'the run whose figures answer each call (a saved run .json, or a launched run .jsonl)')
     .option('--json', 'print a JSON document instead of the table (fields: README, "commcost scan")')
-    .addHelpText('after', `\n${EXIT_HELP}\n`)
+    .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
     .action(async (paths: string[], flags: ScanFlags) =>
       setExit(await scanCommand(paths, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
     );
@@ -436,7 +443,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--gpus <n>', 'also estimate the pool at n GPUs (4 and 8 always)')
     .option('--trace <file>', 'a trace of your job (commcost trace): its observed creation and first-collective figures replace the run\'s of the same API and size; it has no step time, give --step')
     .option('--json', 'print the plan as JSON (README, "commcost plan")')
-    .addHelpText('after', `\n${EXIT_HELP}\n`)
+    .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
     .action(async (flags: PlanFlags) => setExit(await planCommand(flags, (t) => process.stdout.write(t))));
   program
     .command('trace')

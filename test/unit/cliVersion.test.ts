@@ -20,3 +20,13 @@ test('the bundled CLI (dist/cli.js, as packaged) says the same', { skip: existsS
   const out = execFileSync(process.execPath, [join(root, 'bin', 'commcost.js'), '--version'], { cwd: root, encoding: 'utf8' });
   assert.equal(out, expected);
 });
+
+test('each command\'s --help gives its own exit codes: measure its run\'s, report/scan/plan those of a command that measures nothing', () => {
+  const help = (cmd: string): string => execFileSync(process.execPath, ['--import', 'tsx', join(root, 'cli', 'main.ts'), cmd, '--help'], { cwd: root, encoding: 'utf8' });
+  assert.match(help('measure'), /1 {4}the run is partial/);
+  for (const cmd of ['report', 'scan', 'plan']) {
+    const text = help(cmd);
+    assert.match(text, /0 {4}done: the summary or table printed, and every output written/, cmd);
+    assert.doesNotMatch(text, /the run is partial|Ctrl-C/, cmd);
+  }
+});
