@@ -15,8 +15,14 @@ describe('wall split and release skew lines', () => {
   test('a split run: each part with its share, the two target ratios', () => {
     check({ wallMs: 10_000, wallSplit: { timedMs: 4000, setupMs: 1000, processStartMs: 2000, processExitMs: 500, harnessMs: 2500 } }, [
       /^wall 10\.0 s = timed calls 4\.00 s \(40%\) \+ setup the method needs 1\.00 s \(10%\) \+ rank process starts 2\.00 s \(20%\) \+ exits 0\.50 s \(5%\) \+ harness 2\.50 s \(25%\)$/,
-      /wall \/ \(timed \+ setup\) = 2\.00 \(target ≤ 1\.25\); process starts 20% of the wall \(target < 10%\)/,
+      /^ {2}commcost's efficiency targets: wall \/ \(timed \+ setup\) = 2\.00 \(target ≤ 1\.25\); process starts 20% of the wall \(target < 10%\): the wall ratio and the process starts not met: the run took longer than the method needs, which costs time, not accuracy/,
     ]);
+  });
+
+  test('met or not is read from the figures, not their rounding: 9.6% of the wall in starts is met, 10.4% is not', () => {
+    const split = (starts: number) => ({ wallMs: 10_000, wallSplit: { timedMs: 5000, setupMs: 3500, processStartMs: starts, processExitMs: 100, harnessMs: 1400 - (starts - 960) } });
+    check(split(960), [/^wall/, /process starts 10% of the wall \(target < 10%\): both met$/]);
+    check(split(1040), [/^wall/, /process starts 10% of the wall \(target < 10%\): the process starts not met/]);
   });
 
   test('older files: libraryMs, else measuredMs; nothing without a wall or a figure', () => {
