@@ -107,11 +107,19 @@ export async function readRegularFile(path: string, label: string, opts: { maxBy
   try {
     handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (e) {
+    const errno = (e as NodeJS.ErrnoException).code;
+    // The common cases in words, with the absolute path the name was looked up as.
+    if (errno === 'ENOENT') {
+      const what = label === path ? `no such file "${path}"` : `${label}: no such file`;
+      const hint = code === 'BAD_RUN_FILE' ? "check the path; a saved run is a .json file in the workspace's .commcost/runs/ or the --save-dir folder" : 'check the path';
+      throw new CommcostError(code, `${what} (${resolve(path)})`, { cause: e, hint });
+    }
+    if (errno === 'EACCES') throw new CommcostError(code, `cannot read ${label} (${resolve(path)}): permission denied`, { cause: e, hint: 'check the file\'s permissions' });
     throw new CommcostError(code, `cannot read ${label}: ${errorText(e)}`, { cause: e, hint: 'check the path' });
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile()) throw new CommcostError(code, `${label} is ${kindOf(st)}, not a file commcost can read`, { hint: 'give a regular file' });
+    if (!st.isFile()) throw new CommcostError(code, `${label} is ${kindOf(st)}, not a file commcost can read`, { hint: st.isDirectory() ? 'give a file inside it, e.g. one of its .json runs' : 'give a regular file' });
     if (st.size > maxBytes) throw new CommcostError(code, `${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`, { hint: 'give the file commcost wrote' });
     const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
     let got = 0;
