@@ -162,10 +162,10 @@ const MUTATIONS = [
   },
   {
     id: 'verdict-share-x100',
-    what: "the verdict's first-collective share is 100× too large",
+    what: "the verdict reads its first-collective share's regime from a share 100× too large",
     file: 'client/verdict/lifecycle.ts',
-    find: 'const parts = call + first;',
-    replace: 'const parts = (call + first) / 100;',
+    find: 'const regime = shareRegime(first, total);',
+    replace: 'const regime = shareRegime(first * 100, total);',
     tests: [{ file: VERDICT, name: 'first collective share' }],
   },
   {
