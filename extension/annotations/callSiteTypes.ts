@@ -108,7 +108,9 @@ export interface FileFacts {
  * A call in the scanned file that makes a lazy NCCL group and returns it through a project's own
  * wrapper (e.g. `self.g = init_custom_process_group(...)`, the wrapper ending in
  * `_new_process_group_helper(...)` without `device_id`), as the wrapper index (wrapperIndex.ts)
- * knows it: the finder follows what it returns to the group's first collective.
+ * knows it: the finder follows what it returns to the group's first collective. A call of API
+ * `init_process_group` starts the default group lazily through a wrapper returning nothing: the
+ * finder walks from it to the default group's first collective (defaultGroup.ts).
  */
 export interface GroupMakerCall {
   /** The callee's first character and the end of the argument list (UTF-16 indices, as CallSite startIndex / endIndex). */

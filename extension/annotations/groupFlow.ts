@@ -82,7 +82,8 @@ const MAX_HOLDERS = 32;
 const TUPLES: ReadonlySet<string> = new Set(['expression_list', 'tuple', 'pattern_list', 'tuple_pattern', 'list_pattern', 'list']);
 
 const squash = (s: string): string => s.replace(/\s+/g, '');
-const lastName = (s: string): string => /([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(s.replace(/\[[\s\S]*$/, ''))?.[1] ?? s;
+/** The last name of a dotted path, its trailing subscripts left out (`groups` of `self.groups[key]`). */
+const lastName = (s: string): string => /([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(s.replace(/(?:\[[^\]]*\]\s*)+$/, ''))?.[1] ?? s;
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Innermost span containing `index`. */

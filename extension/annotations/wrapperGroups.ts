@@ -11,7 +11,10 @@
  * return the group they make) passing no `device_id` (or `device_id=None`), with no warm-up
  * collective after it and nothing else making it eager (CallSite `eager`), and no `**` splat that
  * could carry a `device_id`. `device_id=p` where `p` is a parameter of the wrapper defaulting to
- * `None` is forwarded: then each call decides (passing `p` not `None` makes it eager).
+ * `None` is forwarded: then each call decides (passing `p` not `None` makes it eager). The
+ * wrapper's own `**kwargs` passed on whole: a call showing a `device_id` there is eager, any
+ * other unknown. The group may be returned as an element of a tuple (`return pg, store`). A lazy
+ * `init_process_group` in a function returning no value starts the default group lazily.
  */
 import type { ApiName } from './apiTypes';
 import type { CallSite } from './callSiteTypes';
