@@ -85,7 +85,7 @@ test('C2, C4, C6: the case sentences of the H200 cases run come from its summari
   assert.ok(share.text.includes(`splitShare 0: ${Math.round(v0.memoryBytes![`after ${groups} groups`]! / groups / 2 ** 20)} MiB per group`), share.text);
   const c4 = lines.find((l) => l.id === 'split-subset')!;
   // The hang guard's own message follows the sentence, not inside parentheses.
-  assert.match(c4.text, /^Field case C4, \"split hangs when only some ranks call it\": ncclCommSplit called by only some ranks hung and was stopped by the hang guard; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, [\d.]+ ms to the first collective\. Hang guard: rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit.*\.$/);
+  assert.match(c4.text, /^Field case C4, "split hangs when only some ranks call it": ncclCommSplit called by only some ranks hung and was stopped by the hang guard; with NCCL_SPLIT_NOCOLOR from the other ranks it completed, [\d.]+ ms to the first collective\. Hang guard: rank 0 waited [\d.]+ s in ncclCommSplit; rank 1 never reached ncclCommSplit.*\.$/);
   assert.ok(c4.text.includes(ms(stepOf(cases, 'split-subset', 'nocolor', 'total'))), c4.text);
   const c6 = lines.find((l) => l.id === 'init-abort')!;
   assert.match(c6.text, /a blocking init whose peer never joins hung and was stopped by the hang guard/);
