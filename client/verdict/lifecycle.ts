@@ -21,7 +21,7 @@ import {
   type Clause,
   type Here,
 } from './agreement';
-import { aRanks, bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, pct, stats, variantOf, withFewNote, type VerdictLine } from './format';
+import { aRanks, bytes, failureOf, fewIterationsNote, isBelowTimer, median, MiB, ms, msAll, pct, stats, variantOf, withFewNote, type VerdictLine } from './format';
 
 const NO_STUDY = 'The study published no figure for this.';
 
@@ -383,12 +383,14 @@ export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined 
   if (nccl) text += ` ${nccl}`;
   const destroy = median(run, 'destroy', undefined, 'total');
   const init = median(run, 'init', undefined, 'total');
+  // The two sides of a comparison in one unit ("1.20 s vs 0.681 s", never "1.20 s vs 681 ms").
+  const vs = (a: number, b: number): string => msAll([a, b]).join(' vs ');
   const against: string[] = [];
   if (destroy !== undefined)
-    against.push(`suspending ${costWords(relation(suspend, destroy))} a finalize + destroy (${ms(suspend)} vs ${ms(destroy)})`);
+    against.push(`suspending ${costWords(relation(suspend, destroy))} a finalize + destroy (${vs(suspend, destroy)})`);
   if (init !== undefined)
     against.push(
-      `resuming to the first collective ${costWords(relation(back, init))} a fresh init to its first collective (${ms(back)} vs ${ms(init)})`,
+      `resuming to the first collective ${costWords(relation(back, init))} a fresh init to its first collective (${vs(back, init)})`,
     );
   if (destroy !== undefined && init !== undefined) {
     const r = relation(suspend + back, destroy + init);
@@ -406,7 +408,7 @@ export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined 
             ? ', but the way back that a job waits for, resume to the first collective, is the shorter one: neither way is the cheaper on both counts here'
             : ': destroy + re-init is the cheaper way here'
           : '';
-    against.push(`the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${ms(suspend + back)} vs ${ms(destroy + init)})${way}`);
+    against.push(`the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${vs(suspend + back, destroy + init)})${way}`);
   }
   if (against.length > 0) text += ` ${withFewNote(`In this run, ${against.join('; ')}.`, here)}`;
   return { id: 'suspend', text: `${text} ${NO_STUDY}` };

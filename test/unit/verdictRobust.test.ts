@@ -196,6 +196,13 @@ test('#12 suspend: a round trip that is cheaper with a way back that is longer i
   const run = structuredClone(load(SRC));
   for (const step of ['resume', 'total']) setStep(run, 'suspend', 'default', step, 100);
   assert.match(line(run, 'suspend'), /\(402 ms vs 681 ms\): suspend\/resume is the cheaper way here\./);
+  // A side past 1 s puts both sides of that comparison in seconds, never "1.20 s vs 681 ms".
+  const slow = structuredClone(load(SRC));
+  for (const step of ['resume', 'total']) setStep(slow, 'suspend', 'default', step, 1100);
+  const t = line(slow, 'suspend');
+  assert.match(t, /\(1\.10 s vs 0\.174 s\)/, t);
+  assert.match(t, /\(1\.40 s vs 0\.681 s\)/, t);
+  assert.doesNotMatch(t, /\d s vs [\d.]+ ms|ms vs [\d.]+ s\b/, t);
 });
 
 test('#16 the plan\'s rebuild and the verdict\'s pool rebuild each say what they are (the same run: 169 ms and 45.5 ms)', () => {
