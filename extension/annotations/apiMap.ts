@@ -97,6 +97,16 @@ const C10D_DESTROY_BENEATH: Answer & { note: string } = {
   note: 'the NCCL finalize + destroy behind it',
 };
 
+/** A c10d abort of a group (`_abort_process_group`, `ProcessGroup.abort`): the c10d abort variant, else the ncclCommAbort beneath. */
+const c10dAbort = (api: ApiName): ApiEntry => ({
+  api,
+  language: 'python',
+  role: 'teardown',
+  callsInto: 'ncclCommAbort',
+  answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
+  underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
+});
+
 /** c10d variants (remote-agent/experiments/c10d.ts), lazy first: what a call without device_id does. */
 const C10D_INIT = ['init/lazy', 'init/eager'] as const;
 const C10D_NEW_GROUP = ['new_group/lazy-default', 'new_group/eager-default'] as const;
@@ -260,22 +270,8 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     },
     underlying: C10D_DESTROY_BENEATH,
   },
-  _abort_process_group: {
-    api: '_abort_process_group',
-    language: 'python',
-    role: 'teardown',
-    callsInto: 'ncclCommAbort',
-    answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
-    underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
-  },
-  'ProcessGroup.abort': {
-    api: 'ProcessGroup.abort',
-    language: 'python',
-    role: 'teardown',
-    callsInto: 'ncclCommAbort',
-    answer: { experiment: 'c10d', variants: ['abort'], call: { step: 'abort', kinds: ['teardown', 'call'] } },
-    underlying: { ...ABORT, note: 'the ncclCommAbort behind it' },
-  },
+  _abort_process_group: c10dAbort('_abort_process_group'),
+  'ProcessGroup.abort': c10dAbort('ProcessGroup.abort'),
   'ProcessGroup.shutdown': {
     api: 'ProcessGroup.shutdown',
     language: 'python',

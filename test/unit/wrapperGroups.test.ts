@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { CallSite } from '../../extension/annotations/callSites';
 import { WrapperIndex } from '../../extension/annotations/wrapperIndex';
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
+import { firsts, lineOf } from '../support/wrapperSites';
 
 const PKG = join(CALLSITES, 'lazy_wrappers', 'refit');
 const WORKER = join(PKG, 'rollout', 'worker.py');
@@ -31,24 +31,6 @@ async function indexed(): Promise<WrapperIndex> {
   for (const f of pythonFiles(PKG)) index.setFile(f, 'python', readFileSync(f, 'utf8'));
   return index;
 }
-
-/** The 1-based line of `file` that matches `re` (exactly one). */
-function lineOf(file: string, re: RegExp): number {
-  const lines = readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((l, i) => (re.test(l) ? [i + 1] : []));
-  assert.equal(lines.length, 1, `${file}: ${re} matches ${lines.length} lines`);
-  return lines[0]!;
-}
-
-/** "line callee ← group (created at line, by api)" of the first-collective sites (lines 1-based). */
-const firsts = (sites: readonly CallSite[]): string[] =>
-  sites
-    .filter((s) => s.role === 'firstCollective')
-    .map(
-      (s) =>
-        `${s.range.start.line + 1} ${s.written} <- ${s.firstCollectiveOf?.variable} (${(s.firstCollectiveOf?.line ?? -2) + 1}, ${s.firstCollectiveOf?.api})`,
-    );
 
 describe('first collective of a lazy group made through a wrapper (synthetic refit package)', () => {
   test('self.refit_group = open_refit_group(...) in __init__: the broadcast in a later method is the first collective; eager, gloo and unreturned groups have none', async () => {

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { CallSite } from '../../extension/annotations/callSites';
 import { WrapperIndex } from '../../extension/annotations/wrapperIndex';
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
+import { firsts, lineOf } from '../support/wrapperSites';
 
 const PKG = join(CALLSITES, 'lazy_wrappers', 'shapes');
 const TRAINER = join(PKG, 'trainer.py');
@@ -21,24 +21,6 @@ async function indexed(): Promise<WrapperIndex> {
   for (const n of readdirSync(PKG).sort()) if (n.endsWith('.py')) index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
   return index;
 }
-
-/** The 1-based line of `file` that matches `re` (exactly one). */
-function lineOf(file: string, re: RegExp): number {
-  const lines = readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((l, i) => (re.test(l) ? [i + 1] : []));
-  assert.equal(lines.length, 1, `${file}: ${re} matches ${lines.length} lines`);
-  return lines[0]!;
-}
-
-/** "line callee <- group (created at line, by api)" of the first-collective sites (lines 1-based). */
-const firsts = (sites: readonly CallSite[]): string[] =>
-  sites
-    .filter((s) => s.role === 'firstCollective')
-    .map(
-      (s) =>
-        `${s.range.start.line + 1} ${s.written} <- ${s.firstCollectiveOf?.variable} (${(s.firstCollectiveOf?.line ?? -2) + 1}, ${s.firstCollectiveOf?.api})`,
-    );
 
 /** The expected first-collective line: `call` at the line matching `use`, on `variable` made at the line matching `made`. */
 const first = (call: string, use: RegExp, variable: string, made: RegExp, api: string): string =>
