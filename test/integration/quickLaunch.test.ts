@@ -9,28 +9,21 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { privateAgentCopy, repoRoot } from '../support/agentHarness';
-import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
+import { bundledCliSshSkip, loopbackSshSuite } from '../support/sshServer';
 
 const bin = path.join(repoRoot, 'bin', 'commcost.js');
-const skip = sshdMissingReason() ?? (fs.existsSync(path.join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`');
+const skip = bundledCliSshSkip(repoRoot);
 
 describe('one-command start of a deployed agent (bundled CLI, loopback sshd)', { skip }, () => {
-  let server: SshServer;
-  const dirs: string[] = [];
-  before(async () => {
-    server = await startSshServer();
-  });
-  after(async () => {
-    await server?.stop();
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-  });
+  const ssh = loopbackSshSuite();
+  const dirs = ssh.dirs;
 
   const run = (agentDir: string): Promise<{ code: number | null; stderr: string }> => {
     const save = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-quick-runs-'));
     dirs.push(save);
-    const args = ['measure', '--host', server.alias, '--ssh-config', server.sshConfigPath, '--known-hosts', server.knownHostsPath, '--agent-dir', agentDir, '--simulate', '--verbose', '--experiments', 'init', '--ranks', '1', '--iterations', '1', '--warmup', '0', '--save-dir', save];
+    const args = ['measure', '--host', ssh.server.alias, '--ssh-config', ssh.server.sshConfigPath, '--known-hosts', ssh.server.knownHostsPath, '--agent-dir', agentDir, '--simulate', '--verbose', '--experiments', 'init', '--ranks', '1', '--iterations', '1', '--warmup', '0', '--save-dir', save];
     return new Promise((resolve) => {
       const child = spawn(process.execPath, [bin, ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SSH_AUTH_SOCK: '' } });
       let stderr = '';

@@ -16,25 +16,18 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { repoRoot } from '../support/agentHarness';
-import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
+import { bundledCliSshSkip, loopbackSshSuite } from '../support/sshServer';
 
 const FILES = 24;
 const BAR_MS = 40;
 const bin = path.join(repoRoot, 'bin', 'commcost.js');
-const skip = sshdMissingReason() ?? (fs.existsSync(path.join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`');
+const skip = bundledCliSshSkip(repoRoot);
 
 describe('deploy uploads over SSH (bundled CLI, loopback sshd)', { skip }, () => {
-  let server: SshServer;
-  const dirs: string[] = [];
-  before(async () => {
-    server = await startSshServer();
-  });
-  after(async () => {
-    await server?.stop();
-    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-  });
+  const ssh = loopbackSshSuite();
+  const dirs = ssh.dirs;
 
   test(`a 1 KB upload takes a few ms (the fastest of ${FILES} under ${BAR_MS} ms)`, async () => {
     const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-upload-'));
@@ -45,7 +38,7 @@ describe('deploy uploads over SSH (bundled CLI, loopback sshd)', { skip }, () =>
     for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(agentDir, 'native', `pad-${i}.bin`), randomBytes(1024));
     const saveDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-upload-runs-'));
     dirs.push(saveDir);
-    const args = ['measure', '--host', server.alias, '--ssh-config', server.sshConfigPath, '--known-hosts', server.knownHostsPath, '--agent-dir', agentDir, '--simulate', '--verbose', '--save-dir', saveDir];
+    const args = ['measure', '--host', ssh.server.alias, '--ssh-config', ssh.server.sshConfigPath, '--known-hosts', ssh.server.knownHostsPath, '--agent-dir', agentDir, '--simulate', '--verbose', '--save-dir', saveDir];
     const stderr = await new Promise<string>((resolve) => {
       const child = spawn(process.execPath, [bin, ...args], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SSH_AUTH_SOCK: '' } });
       let text = '';

@@ -4,11 +4,12 @@
  * Needs /usr/sbin/sshd (`apt-get install -y openssh-server`); {@link sshdAvailable} tells.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 
 export const SSHD = '/usr/sbin/sshd';
 
@@ -179,5 +180,37 @@ export async function startSshServer(opts: SshServerOptions = {}): Promise<SshSe
       }
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Why a suite that drives the bundled CLI (bin/commcost.js → dist/cli.js) over the loopback sshd
+ * cannot run here, or false: sshd missing, or dist/cli.js not built.
+ */
+export function bundledCliSshSkip(repoRoot: string): string | false {
+  return sshdMissingReason() ?? (existsSync(join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`');
+}
+
+/**
+ * The loopback sshd of one test suite (call inside `describe`): started before its tests and
+ * stopped after them, when the folders its tests push onto `dirs` are removed too. `server`
+ * throws when read before the sshd has started.
+ */
+export function loopbackSshSuite(): { readonly server: SshServer; dirs: string[] } {
+  let server: SshServer | undefined;
+  const dirs: string[] = [];
+  before(async () => {
+    server = await startSshServer();
+  });
+  after(async () => {
+    await server?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    get server(): SshServer {
+      if (!server) throw new Error('the loopback sshd of this suite has not started');
+      return server;
+    },
+    dirs,
   };
 }
