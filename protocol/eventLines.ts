@@ -37,16 +37,24 @@ export class ProtocolError extends Error {
 }
 
 /**
+ * The JSON value of one protocol line.
+ * @param who the side that sent it, for the message
+ * @throws ProtocolError when the line is not JSON
+ */
+function jsonOf(line: string, who: 'agent' | 'host'): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    throw new ProtocolError(`${who} sent a line that is not JSON: ${line.slice(0, 200)}`, line);
+  }
+}
+
+/**
  * Parses one agent stdout line.
  * @throws ProtocolError when the line is not JSON or not a known event type.
  */
 export function parseAgentEvent(line: string): AgentEvent {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    throw new ProtocolError(`agent sent a line that is not JSON: ${line.slice(0, 200)}`, line);
-  }
+  const value = jsonOf(line, 'agent');
   if (!isRecord(value) || typeof value.type !== 'string' || !AGENT_EVENT_TYPES.has(value.type)) {
     throw new ProtocolError(`agent sent an unknown message: ${line.slice(0, 200)}`, line);
   }
@@ -71,12 +79,7 @@ export function parseAgentEvent(line: string): AgentEvent {
  * @throws ProtocolError when the line is not JSON or not a known command.
  */
 export function parseHostCommand(line: string): HostCommand {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    throw new ProtocolError(`host sent a line that is not JSON: ${line.slice(0, 200)}`, line);
-  }
+  const value = jsonOf(line, 'host');
   if (!isRecord(value) || (value.type !== 'run/start' && value.type !== 'run/cancel' && value.type !== 'node/join' && value.type !== 'host/keepalive')) {
     throw new ProtocolError(`host sent an unknown command: ${line.slice(0, 200)}`, line);
   }
