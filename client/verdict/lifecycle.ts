@@ -255,23 +255,28 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   const floors: string[] = [];
   const clauses: Clause[] = [];
   const abort = stats(variantOf(run, 'abort'), 'abort');
+  const revoke = median(run, 'revoke', 'idle/destroy', 'revoke');
+  const destroy = median(run, 'destroy', undefined, 'total');
+  // The floors are set side by side, so every figure of the line is in one unit ("1.00 s (min
+  // 0.992 s); … 0.499 s", never "1.00 s (min 992 ms); … 499 ms").
+  const shown = [abort?.median, abort?.min, revoke, destroy].filter((x): x is number => x !== undefined && !isBelowTimer(x));
+  const inSeconds = msAll(shown)[0]?.endsWith(' s') === true;
+  const t = (x: number): string => msAll([x], inSeconds)[0]!;
   // A floor that reads 0 ms is below the timer's resolution: said so, not set beside the study's.
   const below = " (0 ms: below the timer's resolution)";
   if (abort) {
     if (isBelowTimer(abort.median)) floors.push(`ncclCommAbort${below}`);
     else {
-      floors.push(`ncclCommAbort ${ms(abort.median)} (min ${ms(abort.min)})`);
+      floors.push(`ncclCommAbort ${t(abort.median)} (min ${t(abort.min)})`);
       clauses.push(figureClause(abort.median, S.abort));
     }
   }
-  const revoke = median(run, 'revoke', 'idle/destroy', 'revoke');
   if (revoke !== undefined) {
-    floors.push(`ncclCommRevoke until quiet${isBelowTimer(revoke) ? below : ` ${ms(revoke)}`}`);
+    floors.push(`ncclCommRevoke until quiet${isBelowTimer(revoke) ? below : ` ${t(revoke)}`}`);
     if (!isBelowTimer(revoke)) clauses.push(figureClause(revoke, S.revoke));
   }
-  const destroy = median(run, 'destroy', undefined, 'total');
   if (destroy !== undefined) {
-    floors.push(`ncclCommFinalize + ncclCommDestroy${isBelowTimer(destroy) ? below : ` ${ms(destroy)}`}`);
+    floors.push(`ncclCommFinalize + ncclCommDestroy${isBelowTimer(destroy) ? below : ` ${t(destroy)}`}`);
     if (!isBelowTimer(destroy)) clauses.push(figureClause(destroy, S.destroy));
   }
   if (floors.length === 0) return undefined;

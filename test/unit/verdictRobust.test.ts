@@ -274,7 +274,15 @@ describe('#22 units and articles', () => {
     assert.equal(ms(9.996), '10.0 ms');
     assert.equal(ms(9996), '10.0 s');
     const run = synthetic(1, [experiment('abort', [variant('default', { abort: 1000, reinit: 17, first: 0.01, total: 17 })])]);
-    assert.match(line(run, 'teardown-floors'), /ncclCommAbort 1\.00 s \(min 980 ms\)/);
+    // The floors are set side by side: one unit for the whole list, the min beside its median too.
+    assert.match(line(run, 'teardown-floors'), /ncclCommAbort 1\.00 s \(min 0\.98 s\)/);
+  });
+  test('the teardown floors of a real 1-rank run (abort ≈ 1 s, destroy ≈ 0.5 s) in one unit: never "1.00 s (min 992 ms); … 499 ms"', () => {
+    const text = line(load('h200x1-2026-12-01/h200x1-nccl2.28.3-system.json'), 'teardown-floors');
+    assert.match(text, /^Tearing a communicator of 1 rank down costs: ncclCommAbort 1\.00 s \(min 0\.992 s\); ncclCommFinalize \+ ncclCommDestroy 0\.499 s\./, text);
+    assert.doesNotMatch(text.split('. Study')[0]!, /\d ms/, text);
+    // A 2-rank run whose floors are all under 1 s stays in ms.
+    assert.match(line(load(W), 'teardown-floors'), /ncclCommAbort 517 ms \(min 506 ms\); ncclCommRevoke until quiet 505 ms; ncclCommFinalize \+ ncclCommDestroy 508 ms\./);
   });
   test('"an 8-rank child", "an 11-rank child", "a 2-rank child"', () => {
     assert.equal(aRanks(8, 'child'), 'an 8-rank child');
