@@ -11,8 +11,8 @@
  * Queried only around the words that matter (rangedQuery.ts). No `vscode` import.
  */
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
-import { API_MAP, FIRST_COLLECTIVE, type ApiName } from './apiMap';
-import type { CallSite, Range, ScanOptions, ScanResult } from './callSiteTypes';
+import { API_MAP, type ApiName } from './apiMap';
+import type { CallSite, ScanOptions, ScanResult } from './callSiteTypes';
 import { firstDefaultCollective, onDefaultGroup, type DefaultCandidate } from './defaultGroup';
 import { GroupFlow } from './groupFlow';
 import {
@@ -32,21 +32,11 @@ import {
   type ArgumentText,
 } from './pythonNames';
 import { eagerOf, nextStatementIsCollective, registeredBackend, warmUpAfter } from './pythonEager';
+import { firstCollectiveSite, pythonSite, type PyCall } from './pythonSiteBuild';
 import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
 import { OtherBackendGroups, destroysItself, firstArgument, groupMethod, holdsCudaBackend } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
-import {
-  innermost,
-  lastSegment,
-  namesRegExp,
-  pos,
-  rangeOf,
-  repetition,
-  statementInfo,
-  lineStartIndex,
-  type FunctionSpan,
-  type Span,
-} from './scanShared';
+import { innermost, lastSegment, lineStartIndex, namesRegExp, type FunctionSpan, type Span } from './scanShared';
 
 export const PY_IMPORT_QUERY = `
 (import_statement) @import
@@ -73,14 +63,6 @@ export interface PythonQueries {
   /** Returns, assignments, functions and classes: following a group (groupFlow.ts). */
   flow: TsQuery;
   scale: number;
-}
-
-interface PyCall {
-  fn: Node;
-  args: Node;
-  /** The callee's text and node type (read once: each read crosses into WebAssembly). */
-  written: string;
-  type: string;
 }
 
 const squash = (s: string): string => s.replace(/\s+/g, '');
@@ -421,100 +403,4 @@ function torchftReceiver(receiver: string, maker: Maker | undefined, fulls: (w: 
   if (maker === 'torchft') return true;
   const ctor = /^([A-Za-z_][\w.]*)\(.*\)$/s.exec(receiver)?.[1];
   return ctor !== undefined && fulls(ctor).some(isTorchftNccl);
-}
-
-function pythonSite(
-  call: PyCall,
-  api: ApiName,
-  written: string,
-  text: string,
-  loops: readonly (Span & { kind: string })[],
-  functions: readonly FunctionSpan[],
-  calledInLoop: ReadonlyMap<string, number>,
-  assigned: ReadonlyMap<number, { start: number; text: string }>,
-): CallSite {
-  const { fn, args } = call;
-  const start = fn.startIndex;
-  const end = args.endIndex;
-  const range: Range = { start: pos(fn.startPosition), end: pos(args.endPosition) };
-  // Keywords and the last argument: only where a fix may add a keyword (children cost a walk).
-  const keywords: string[] = [];
-  let lastArg: Node | null = null;
-  if (api === 'init_process_group' && args.type === 'argument_list') {
-    for (const a of args.namedChildren) {
-      if (!a || a.type === 'comment') continue;
-      lastArg = a;
-      if (a.type === 'keyword_argument') {
-        const k = a.childForFieldName('name')?.text;
-        if (k) keywords.push(k);
-      }
-    }
-  }
-  const fnSpan = innermost(functions, start, end);
-  const repeated = repetition(start, end, loops, fnSpan, calledInLoop);
-  const lhs = assigned.get(start);
-  const assignedTo = lhs?.text;
-  const stmtStart = lhs?.start ?? start;
-  const stmtStartPos = indexToPosition(text, stmtStart, fn.startPosition, start);
-  return {
-    api,
-    role: API_MAP[api].role,
-    language: 'python',
-    written,
-    range,
-    nameRange: rangeOf(fn),
-    startIndex: start,
-    endIndex: end,
-    ...(repeated ? { repeated } : {}),
-    ...(fnSpan ? { enclosingFunction: fnSpan.name } : {}),
-    keywords,
-    argumentInsert: lastArg ? pos(lastArg.endPosition) : { line: args.startPosition.row, character: args.startPosition.column + 1 },
-    hasArguments: lastArg !== null,
-    ...(assignedTo ? { assignedTo } : {}),
-    statement: statementInfo(stmtStart, range.end, stmtStartPos, text),
-    callsInto: API_MAP[api].callsInto,
-  };
-}
-
-/** The site of a lazy group's first collective `c` (created by `creation`, held in `variable`). */
-function firstCollectiveSite(
-  c: DefaultCandidate & { end: number },
-  variable: string,
-  creation: { line: number; api: ApiName },
-  functions: readonly FunctionSpan[],
-): CallSite {
-  const nameRange: Range = rangeOf(c.fn);
-  const range: Range = { start: nameRange.start, end: pos(c.args.endPosition) };
-  const fnSpan = innermost(functions, c.start, c.end);
-  // Never `repeated`: the group's init and connect are paid by its first call only, even when
-  // the collective sits in a loop or a per-step function.
-  return {
-    api: FIRST_COLLECTIVE,
-    role: API_MAP[FIRST_COLLECTIVE].role,
-    language: 'python',
-    written: c.written,
-    range,
-    nameRange,
-    startIndex: c.start,
-    endIndex: c.end,
-    ...(fnSpan ? { enclosingFunction: fnSpan.name } : {}),
-    keywords: [],
-    argumentInsert: { line: c.args.startPosition.row, character: c.args.startPosition.column + 1 },
-    hasArguments: c.args.namedChildCount > 0,
-    callsInto: API_MAP[FIRST_COLLECTIVE].callsInto,
-    firstCollectiveOf: { variable, line: creation.line, api: creation.api },
-  };
-}
-
-/** The position of `index`, given a known position `known` at index `knownIndex` ≥ `index` on a nearby line. */
-function indexToPosition(
-  text: string,
-  index: number,
-  known: { row: number; column: number },
-  knownIndex: number,
-): { line: number; character: number } {
-  if (index === knownIndex) return pos(known);
-  let line = known.row;
-  for (let i = index; i < knownIndex; i++) if (text.charCodeAt(i) === 10) line--;
-  return { line, character: index - lineStartIndex(text, index) };
 }
