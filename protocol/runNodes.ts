@@ -39,3 +39,19 @@ export function nodesText(run: Pick<RunFile, 'nodes'>): string | undefined {
 export function nodeGpus(run: Pick<RunFile, 'nodes'>): string[] | undefined {
   return severalNodes(run)?.flatMap((n) => n.gpus);
 }
+
+/** The most hosts named one by one; past it "gpu0, gpu1, … and 5 more". */
+const NAMED_NODES = 8;
+
+/**
+ * The hosts of a run over several nodes, by name only: "gpu0 and gpu1", "n0, n1 and n2", past 8
+ * "n0, …, n7 and 4 more" (for the verdict's "on …" and the comparison's run labels). Undefined for
+ * a run on one host (no `nodes`, or one).
+ */
+export function nodeNamesText(run: Pick<RunFile, 'nodes'>): string | undefined {
+  const nodes = severalNodes(run);
+  if (!nodes) return undefined;
+  const names = nodes.map((n) => n.name);
+  const shown = names.length > NAMED_NODES ? [...names.slice(0, NAMED_NODES), `${names.length - NAMED_NODES} more`] : names;
+  return `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}`;
+}

@@ -3,6 +3,7 @@
  * interconnect between the GPUs the ranks used when the stamp has `nvidia-smi topo -m`, the
  * number of hosts). Never hard-coded: a run without a stamp is described by its rank count.
  */
+import { nodeNamesText } from '../../protocol/runNodes';
 import type { RunFile } from '../../protocol/runFile';
 
 /** How two GPUs are linked, from one cell of `nvidia-smi topo -m`. */
@@ -54,19 +55,13 @@ function gpuModel(run: RunFile): string | undefined {
   return [...count.entries()].sort((a, b) => b[1] - a[1])[0]![0];
 }
 
-/** The most hosts named one by one; past it "gpu0, gpu1, … and 5 more". */
-const NAMED_HOSTS = 8;
-
 /**
- * The hosts of a run over several nodes, named: "gpu0 and gpu1", "n0, n1 and n2", past
- * NAMED_HOSTS "n0, …, n7 and 4 more". Undefined for a run on one host (no `nodes`, or one).
+ * The hosts of a run over several nodes, named: "gpu0 and gpu1", "n0, n1 and n2", past 8 "n0, …,
+ * n7 and 4 more" (protocol/runNodes.ts nodeNamesText, which the comparison's labels use too).
+ * Undefined for a run on one host (no `nodes`, or one).
  */
 export function nodeNames(run: RunFile): string | undefined {
-  const nodes = run.nodes ?? [];
-  if (nodes.length < 2) return undefined;
-  const names = nodes.map((n) => n.hostname || n.address || `node ${n.index}`);
-  const shown = names.length > NAMED_HOSTS ? [...names.slice(0, NAMED_HOSTS), `${names.length - NAMED_HOSTS} more`] : names;
-  return `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}`;
+  return nodeNamesText(run);
 }
 
 /**

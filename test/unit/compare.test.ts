@@ -111,6 +111,19 @@ describe('compareRuns on fixture runs', () => {
     ]);
   });
 
+  test('a run over several nodes is labelled by its nodes, not by the one host its stamp is of (the CLI legend too)', () => {
+    const nodes = (names: string[]): RunFile['nodes'] => names.map((hostname, index) => ({ index, hostname, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
+    const two: RunFile = { ...a, id: 'n2', ranks: 4, nodes: nodes(['gpu0', 'gpu1']) };
+    const many: RunFile = { ...a, id: 'n10', ranks: 20, nodes: nodes(Array.from({ length: 10 }, (_, i) => `n${i}`)) };
+    const labels = describeRuns([a, two, many]).map((i) => i.label);
+    assert.deepEqual(labels, [
+      'gpu1 · NCCL 2.28.9 · 2 ranks',
+      'gpu0 and gpu1 (2 nodes) · NCCL 2.28.9 · 4 ranks',
+      'n0, n1, n2, n3, n4, n5, n6, n7 and 2 more (10 nodes) · NCCL 2.28.9 · 20 ranks',
+    ]);
+    assert.match(formatComparison([a, two]), /^ {2}B = gpu0 and gpu1 \(2 nodes\) · NCCL 2\.28\.9 · 4 ranks \(run n2, /m);
+  });
+
   test('an experiment stopped before its summary is compared on its recorded samples', () => {
     const partial = run('p', { status: 'partial' }, [{ experiment: 'init', variants: [], done: 4, total: 11, state: 'stopped', samples: { default: { call: [30, 10, 20, 40] } } }]);
     const cell = compareRuns([a, partial]).experiments[0]!.variants[0]!.steps[0]!.cells[1]!;
