@@ -1,7 +1,7 @@
 /**
  * Which Python calls are NCCL lifecycle call sites, by name: the fully qualified names of
  * torch.distributed (c10d), of frameworks and backends that create or tear down a communicator,
- * of nccl4py and of NCCL itself reached through ctypes; the methods that count only on a
+ * of nccl4py, of CuPy's NCCL binding and of NCCL itself reached through ctypes; the methods that count only on a
  * receiver known to be a communicator of one of those libraries; and the backend argument that
  * tells an NCCL group from a gloo / mpi / xccl / mooncake one. Pure data and string rules: the
  * tree is read by pythonSites.ts. No `vscode` import.
@@ -80,6 +80,15 @@ const NCCL4PY_BINDINGS: Record<string, NcclApi> = {
 for (const m of ['nccl.bindings.nccl', 'nccl.bindings'])
   for (const [f, api] of Object.entries(NCCL4PY_BINDINGS)) PY_QUALIFIED.set(`${m}.${f}`, api);
 
+// CuPy's NCCL binding (`from cupy.cuda import nccl`): the communicator class's constructor calls
+// ncclCommInitRank (ncclCommInitRankConfig from NCCL 2.18, with the config it is given or none),
+// its static `initAll` ncclCommInitAll.
+const CUPY_NCCL_MODULES = ['cupy.cuda.nccl', 'cupy_backends.cuda.libs.nccl'];
+for (const m of CUPY_NCCL_MODULES) {
+  PY_QUALIFIED.set(`${m}.NcclCommunicator`, 'ncclCommInitRank');
+  PY_QUALIFIED.set(`${m}.NcclCommunicator.initAll`, 'ncclCommInitAll');
+}
+
 /**
  * Module paths of vLLM-style `PyNcclCommunicator` classes (vLLM, SGLang): any
  * `….pynccl.PyNcclCommunicator`, or `….pynccl.NCCLCommunicator` (the same class's name in vLLM 0.4.0).
@@ -157,6 +166,12 @@ export const NCCL4PY_METHODS: Readonly<Record<string, NcclApi>> = {
   register_window: 'ncclCommWindowRegister',
   get_mem_stat: 'ncclCommMemStats',
 };
+/** CuPy's `NcclCommunicator` methods: `commSplit` makes a child with ncclCommSplit; `destroy`, `abort`. */
+export const CUPY_METHODS: Readonly<Record<string, NcclApi>> = {
+  commSplit: 'ncclCommSplit',
+  destroy: 'ncclCommDestroy',
+  abort: 'ncclCommAbort',
+};
 /** torchcomms' `TorchComm` methods: `split` makes a child with ncclCommSplit, `finalize` destroys the communicator. */
 export const TORCHCOMMS_METHODS: Readonly<Record<string, NcclApi>> = { split: 'ncclCommSplit', finalize: 'ncclCommDestroy' };
 
@@ -170,6 +185,7 @@ export const METHOD_NAMES: readonly string[] = [
   ...new Set([
     ...Object.keys(NCCL4PY_METHODS),
     ...Object.keys(TORCHCOMMS_METHODS),
+    ...Object.keys(CUPY_METHODS),
     'configure',
     'eager_connect_single_device',
     'abort',
@@ -182,15 +198,18 @@ export interface Libraries {
   nccl4py: boolean;
   torchcomms: boolean;
   torchft: boolean;
+  /** CuPy's NCCL binding (`cupy.cuda.nccl`). */
+  cupy: boolean;
 }
 
 export function librariesOf(bindings: ReadonlyMap<string, readonly string[]>): Libraries {
-  const libs: Libraries = { nccl4py: false, torchcomms: false, torchft: false };
+  const libs: Libraries = { nccl4py: false, torchcomms: false, torchft: false, cupy: false };
   for (const fulls of bindings.values())
     for (const f of fulls) {
       if (f === 'nccl' || f.startsWith('nccl.')) libs.nccl4py = true;
       if (f === 'torchcomms' || f.startsWith('torchcomms.')) libs.torchcomms = true;
       if (f === 'torchft' || f.startsWith('torchft.')) libs.torchft = true;
+      if (CUPY_NCCL_MODULES.some((m) => f === m || f.startsWith(`${m}.`))) libs.cupy = true;
     }
   return libs;
 }

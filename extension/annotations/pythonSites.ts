@@ -2,7 +2,8 @@
  * The Python scan: the NCCL lifecycle call sites of one parsed file, as real code writes them —
  * c10d (`dist.new_group`, aliases, DeepSpeed's `deepspeed.comm`), backends built directly
  * (`ProcessGroupNCCL(...)`, `eager_connect_single_device`), framework constructors
- * (`PyNcclCommunicator`, Ray collective groups, torchcomms, torchft's `configure`), nccl4py, and
+ * (`PyNcclCommunicator`, Ray collective groups, torchcomms, torchft's `configure`), nccl4py, CuPy's
+ * `cupy.cuda.nccl` (`NcclCommunicator`, `initAll`, `commSplit`, `destroy`, `abort`), and
  * NCCL through ctypes (`lib.ncclCommInitRank(...)`, `self._funcs["ncclCommInitRank"](...)`);
  * which names count is pythonNames.ts. Groups of another backend (gloo, mpi, xccl, …), stores,
  * strings, comments and ctypes prototypes are not call sites. Each creation says whether the
@@ -17,6 +18,7 @@ import { firstDefaultCollective, onDefaultGroup, type DefaultCandidate } from '.
 import { GroupFlow } from './groupFlow';
 import {
   COMM_RECEIVER,
+  CUPY_METHODS,
   GROUP_RECEIVER,
   NCCL4PY_METHODS,
   NCCL_NAMES,
@@ -73,7 +75,7 @@ const SUBSCRIPT_NCCL = /\[\s*(?:"|')(ncclComm[A-Za-z]+)(?:"|')\s*\]$/;
 const MAX_DEFAULT_WALKS = 8;
 
 /** What a creating call makes, for the methods called on what it is assigned to. */
-type Maker = 'nccl4py' | 'torchcomms' | 'torchft' | 'ncclBackend' | 'otherBackend';
+type Maker = 'nccl4py' | 'torchcomms' | 'cupy' | 'torchft' | 'ncclBackend' | 'otherBackend';
 
 /**
  * Finds the call sites of a parsed Python file (`text` is what `tree` was parsed from);
@@ -107,6 +109,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   const names = [...QUALIFIED_LAST_NAMES, ...NCCL_NAMES, 'abort', 'shutdown', 'eager_connect_single_device'];
   if (libs.nccl4py) names.push(...Object.keys(NCCL4PY_METHODS));
   if (libs.torchcomms) names.push(...Object.keys(TORCHCOMMS_METHODS));
+  if (libs.cupy) names.push(...Object.keys(CUPY_METHODS));
   if (libs.torchft) names.push('configure');
   for (const [local, all] of b.all)
     if (
@@ -178,9 +181,11 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     return lhs ? scoped(squash(lhs.text), call.fn.startIndex) : undefined;
   };
   const makerOf = (receiver: string, at: number): Maker | undefined => makers.get(scoped(receiver, at)) ?? makers.get(`-1:${receiver}`);
-  const isComm = (receiver: string, at: number, lib: 'nccl4py' | 'torchcomms'): boolean => {
-    const maker = makerOf(receiver, at);
-    return maker === lib || (libs[lib] && maker === undefined && COMM_RECEIVER.test(receiver));
+  // An element of a list of communicators (`comms[i].destroy()`) is one of them.
+  const isComm = (receiver: string, at: number, lib: 'nccl4py' | 'torchcomms' | 'cupy'): boolean => {
+    const r = receiver.replace(/\[[^\]]*\]$/, '');
+    const maker = makerOf(r, at);
+    return maker === lib || (libs[lib] && maker === undefined && COMM_RECEIVER.test(r));
   };
   // In text order: a child (`half = comm.split(...)`) is a communicator of its parent's library.
   for (const call of calls) {
@@ -193,6 +198,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     if (call.type === 'attribute' && ['split', 'shrink', 'grow'].includes(method) && isComm(receiver, call.fn.startIndex, 'nccl4py'))
       maker = 'nccl4py';
     else if (call.type === 'attribute' && method === 'split' && isComm(receiver, call.fn.startIndex, 'torchcomms')) maker = 'torchcomms';
+    else if (call.type === 'attribute' && method === 'commSplit' && isComm(receiver, call.fn.startIndex, 'cupy')) maker = 'cupy';
+    else if (fs.some((f) => /^cupy(_backends)?\..*\.NcclCommunicator(\.initAll)?$/.test(f) && qualifiedApi(f))) maker = 'cupy';
     else if (fs.some((f) => /^nccl\./.test(f) && /\.(init|init_all)$/.test(f))) maker = 'nccl4py';
     else if (fs.some((f) => qualifiedApi(f) === 'new_comm')) maker = 'torchcomms';
     else if (fs.some(isTorchftNccl)) maker = 'torchft';
@@ -245,6 +252,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       candidates.push({ call, api: NCCL4PY_METHODS[method]!, written });
     } else if (isMethod && method in TORCHCOMMS_METHODS && isComm(receiver, at, 'torchcomms')) {
       candidates.push({ call, api: TORCHCOMMS_METHODS[method]!, written });
+    } else if (isMethod && method in CUPY_METHODS && isComm(receiver, at, 'cupy')) {
+      candidates.push({ call, api: CUPY_METHODS[method]!, written });
     } else if (isMethod && method === 'configure' && torchftReceiver(receiver, makerOf(receiver, at), fulls)) {
       candidates.push({ call, api: 'ProcessGroupNCCL.configure', written });
     } else if (isMethod && method === 'eager_connect_single_device' && makerOf(receiver, at) !== 'otherBackend') {
