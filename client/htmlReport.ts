@@ -92,7 +92,8 @@ function ncclViewHtml(v: VariantSummary): string {
   const view = v.ncclInit && typeof v.ncclInit === 'object' ? v.ncclInit : undefined;
   if (!view && ratios.length === 0) return '';
   const out: string[] = [`<h3>NCCL&#39;s view (Init timings) · ${e(v.variant)}</h3>`];
-  if (ratios.length > 0) out.push(`<p>Ratios of the medians: ${ratios.map((r) => `${e(r.label)} ${e(r.value >= 10 ? r.value.toFixed(1) : r.value.toFixed(2))}×`).join('; ')}</p>`);
+  // The same words as the CLI (formatRatio): a ratio below 0.1 never reads "0.00×".
+  if (ratios.length > 0) out.push(`<p>Ratios of the medians: ${ratios.map((r) => `${e(r.label)} ${e(formatRatio(r.value))}`).join('; ')}</p>`);
   const medians = view?.medians && typeof view.medians === 'object' ? view.medians : {};
   const creations = Object.keys(medians);
   if (creations.length > 0) {
