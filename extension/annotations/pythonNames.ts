@@ -29,6 +29,9 @@ PY_QUALIFIED.set(`${DIST}.ProcessGroup.abort`, 'ProcessGroup.abort');
 PY_QUALIFIED.set(`${DIST}.distributed_c10d.ProcessGroup.abort`, 'ProcessGroup.abort');
 PY_QUALIFIED.set(`${DIST}.ProcessGroup.shutdown`, 'ProcessGroup.shutdown');
 PY_QUALIFIED.set(`${DIST}.distributed_c10d.ProcessGroup.shutdown`, 'ProcessGroup.shutdown');
+// new_subgroups_by_enumeration makes the subgroups new_subgroups makes (a new_group each, the same
+// backend argument at the same place), from listed ranks: reported as new_subgroups.
+for (const m of [DIST, `${DIST}.distributed_c10d`]) PY_QUALIFIED.set(`${m}.new_subgroups_by_enumeration`, 'new_subgroups');
 // torch's private helper that shut a group's NCCL backend down before ProcessGroup.shutdown (< 2.7).
 PY_QUALIFIED.set(`${DIST}.distributed_c10d._shutdown_backend`, 'ProcessGroup.shutdown');
 // c10d backends built directly.
