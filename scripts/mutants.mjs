@@ -79,7 +79,7 @@ const MUTATIONS = [
   {
     id: 'graph-capture-zero-native',
     what: 'graphAllReduce reports a capture of 0 ms',
-    file: 'native/src/commOps.cc',
+    file: 'native/src/commBuffers.cc',
     find: 'parts->captureMs = msBetween(t0, t1);',
     replace: 'parts->captureMs = msBetween(t0, t0);',
     tests: [{ file: TIMING, name: 'pool: the switch times the CUDA-graph capture' }],
@@ -130,7 +130,7 @@ const MUTATIONS = [
   {
     id: 'step-timer-after-call',
     what: 'the native step timer starts after the library call returns',
-    file: 'native/src/commOps.cc',
+    file: 'native/src/commOpsInternal.h',
     find: '  uint64_t t0 = monotonicNs();\n  call();\n',
     replace: '  call();\n  uint64_t t0 = monotonicNs();\n',
     tests: [{ file: NATIVE, name: 'init, first and steady allreduce' }],

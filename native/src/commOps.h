@@ -1,4 +1,5 @@
-// commOps.h: the process's device state, the communicator table and every timed operation.
+// commOps.h: the process's device state, the communicator table and every timed operation
+// (defined in commOps.cc, commLifecycle.cc and commBuffers.cc; commOpsInternal.h says which).
 //
 // Timing rule (DESIGN.md, "Measurement method"): make the primary context current on the calling
 // thread, then (if a barrier gen is given) wait at the barrier, then take CLOCK_MONOTONIC around

@@ -2,7 +2,7 @@
 // data helpers of their drop check.
 //
 // armInFlight (JavaScript thread) arms a plan: a list of allreduces. The next timed operation
-// (any op that goes through commOps.cc's timedCall) runs it on its worker thread, after the
+// (any op that goes through commOpsInternal.h's timedCall) runs it on its worker thread, after the
 // barrier released and before its span starts: it enqueues the allreduces on the addon's stream
 // (not synchronized), records a CUDA event after them and queries it (cuEventQuery ==
 // CUDA_ERROR_NOT_READY: work was in flight when the call began). After the call it notes the call

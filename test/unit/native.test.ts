@@ -226,7 +226,7 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
     assert.equal(err.result, 3);
     assert.match(err.libraryError ?? '', /internal error/);
     assert.equal(err.lastError, 'simulated failure in ncclCommSplit on rank 0');
-    assert.match(err.where, /^commOps\.cc:\d+$/);
+    assert.match(err.where, /^commLifecycle\.cc:\d+$/);
     assert.ok(err.message.includes('ncclCommSplit') && err.message.includes('simulated failure'), err.message);
     const bad = await rejection(r!.call('commSplit', comms[0], 0, 0, { blocking: 2 }));
     assert.equal(bad.code, 'ARG');
