@@ -121,8 +121,12 @@ const PY_COLLECTIVE_NAMES = [
   'irecv',
   'batch_isend_irecv',
 ];
+/**
+ * The collectives by fully qualified name: torch.distributed's, and DeepSpeed's `deepspeed.comm`
+ * ones, which pass their arguments on one to one (the group at the same place) to torch.distributed.
+ */
 export const PY_COLLECTIVES: ReadonlySet<string> = new Set(
-  PY_COLLECTIVE_NAMES.flatMap((n) => [`${DIST}.${n}`, `${DIST}.distributed_c10d.${n}`]),
+  PY_COLLECTIVE_NAMES.flatMap((n) => [`${DIST}.${n}`, `${DIST}.distributed_c10d.${n}`, `deepspeed.comm.${n}`, `deepspeed.comm.comm.${n}`]),
 );
 
 /**
