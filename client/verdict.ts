@@ -53,6 +53,7 @@ export function deriveVerdict(run: RunFile): VerdictLine[] {
     host: safe(() => describeHost(run), `${run.ranks} rank${run.ranks === 1 ? '' : 's'} on ${String(run.host)}`),
     simulated: safe(() => String(isSimulatedRun(run)), String(run.simulated === true)) === 'true',
     ...(typeof run.options?.iterations === 'number' ? { iterations: run.options.iterations } : {}),
+    ...(Array.isArray(run.nodes) && run.nodes.length > 1 ? { nodes: run.nodes.length } : {}),
   };
   // A reading never throws (this also runs in the live reducer, client/runModel.ts): a line whose
   // figures its code did not foresee is replaced by a line that says so, the others kept.

@@ -94,6 +94,11 @@ export interface Here {
   simulated: boolean;
   /** Recorded iterations per step of the run (its options); below 3 a judgement is said to rest on that few. */
   iterations?: number;
+  /**
+   * Hosts the run's ranks spanned (its `nodes`; 1 or absent: one host). Across hosts a figure of
+   * the study measured on one host is named, not judged ({@link studySentence}).
+   */
+  nodes?: number;
 }
 
 /**
@@ -281,7 +286,8 @@ export function studySources(figures: readonly StudyFigure[]): string {
  * "Study (4× A40 PCIe, NCCL 2.32.3) vs here (2× H200 NVLink): init to first collective 92 ms vs
  * 176 ms (1.9×): agrees (study: init + first 1 MB allreduce, in DESIGN.md "Figures from the
  * study")." The sources of the study's figures are named once per sentence. For a simulated run
- * the study's figures are only named (studyNotCompared): simulated figures are not measurements.
+ * the study's figures are only named (studyNotCompared): simulated figures are not measurements;
+ * for a run over several hosts ({@link Here.nodes}) so are the study's figures of one host.
  * @returns '' when there is no clause.
  */
 export function studySentence(here: Here, clauses: Clause[]): string {
@@ -290,6 +296,17 @@ export function studySentence(here: Here, clauses: Clause[]): string {
   if (here.simulated) {
     const figures = [...new Set(clauses.flatMap((c) => c.sources))];
     return figures.length > 0 ? studyNotCompared(figures, 'simulated figures are not measurements') : '';
+  }
+  // A run over several hosts pays the network where the study's one-host figures did not (its
+  // connect, its teardown): like with like, those are named, not judged; the study's figures
+  // across nodes are judged.
+  const nodes = here.nodes ?? 1;
+  if (nodes > 1 && clauses.some((c) => !c.host.acrossNodes)) {
+    const oneHost = clauses.filter((c) => !c.host.acrossNodes);
+    const figures = [...new Set(oneHost.flatMap((c) => c.sources))];
+    const across = studySentence(here, clauses.filter((c) => c.host.acrossNodes));
+    const named = studyNotCompared(figures, `this run spans ${nodes} hosts, the study's ${figures.length === 1 ? 'figure was' : 'figures were'} of one host`);
+    return [across, named].filter((x) => x !== '').join(' ');
   }
   const hosts = [...new Set(clauses.map((c) => c.host))];
   return hosts

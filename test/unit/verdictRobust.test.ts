@@ -259,6 +259,22 @@ describe('#19 a run over several nodes names every host', () => {
     assert.match(line(run, 'teardown-floors'), /— not compared here: this run spans 2 hosts, the study's teardown was measured on one/);
     assert.doesNotMatch(line(run, 'teardown-floors'), /agrees|differs/);
   });
+  test('the study\'s one-host figures are named, not judged, in every line of a run over several nodes; its figures across nodes are judged', () => {
+    const run = twoNodes();
+    const rebuild = line(run, 'rebuild-vs-init');
+    // Split has no study figure across nodes: its share and ratios were judged against the A40 host's.
+    assert.doesNotMatch(rebuild, /split's first-collective share \d+%[^;]*: (agrees|differs)/, rebuild);
+    assert.doesNotMatch(rebuild, /split against a fresh init [^;]*: (agrees|differs)/, rebuild);
+    assert.match(rebuild, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommSplit 23 ms; [^—]*— not compared here: this run spans 2 hosts, the study's figures were of one host/, rebuild);
+    assert.match(rebuild, /Study \(8× V100 across nodes, NCCL 2\.32\.3\) vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): shrink against a fresh init [^;]*: (agrees|differs)/, rebuild);
+    for (const id of ['cold-start', 'drain']) {
+      const text = line(run, id);
+      assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): [^—]*— not compared here: this run spans 2 hosts, the study's figures? (was|were) of one host/, text);
+      assert.doesNotMatch(text, /agrees|differs/, text);
+    }
+    // The same run on one host is judged as before.
+    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold 493–523 ms vs [^;]*: agrees/);
+  });
 });
 
 describe('#22 units and articles', () => {
