@@ -1,7 +1,7 @@
 /**
  * The first collective on the default process group after a lazy `init_process_group`: the
  * statements after the init in its function are read in order; a collective that runs on the
- * default group (no `group` argument, or `None` / `WORLD`) is the answer, and a call of a
+ * default group (no `group` argument, or `None` / `WORLD`, or a name bound only to it) is the answer, and a call of a
  * function of the same file (`launch()`, `self.warm_up()`) is followed into that function's body
  * (depth-first, a few levels) before the next statement; when the init's function ends first, the
  * walk goes on after the first call of that function in the file (`setup()` in `main`). Nothing is
@@ -30,6 +30,8 @@ export interface DefaultGroupContext {
   scale: number;
   /** The collective starting at `start` (its callee), or undefined when the call there is no collective. */
   collectiveAt: (fn: Node, args: Node) => DefaultCandidate | undefined;
+  /** Names that hold the default group ({@link worldAliases}). */
+  world?: ReadonlySet<string>;
 }
 
 const DEF = /^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(/gm;
@@ -51,8 +53,31 @@ function definitionsOf(ctx: DefaultGroupContext): Map<string, number> {
 const MAX_DEPTH = 4;
 const MAX_BODIES = 24;
 
-/** Does the collective run on the default group (its `group` argument absent, `None` or `…WORLD`)? */
-export function onDefaultGroup(c: DefaultCandidate): boolean {
+const ASSIGNED = /^[ \t]*([A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*(.*)$/gm;
+const DEFAULT_GROUP_VALUE = /^(?:[A-Za-z_][A-Za-z0-9_.]*\.)?(?:WORLD|_get_default_group\(\))$/;
+
+/**
+ * The names `text` binds only to the default group (`pg = dist.group.WORLD`,
+ * `world = GroupMember.WORLD`, `g = _get_default_group()`), each assigned nothing else anywhere
+ * in the file; read from the text, one pass.
+ */
+export function worldAliases(text: string): Set<string> {
+  const world = new Set<string>();
+  const other = new Set<string>();
+  ASSIGNED.lastIndex = 0;
+  for (let m = ASSIGNED.exec(text); m; m = ASSIGNED.exec(text)) {
+    const value = (m[2] ?? '').replace(/#.*$/, '').replace(/\s+/g, '');
+    (DEFAULT_GROUP_VALUE.test(value) ? world : other).add(m[1] ?? '');
+  }
+  for (const n of other) world.delete(n);
+  return world;
+}
+
+/**
+ * Does the collective run on the default group (its `group` argument absent, `None`, `…WORLD`,
+ * or a name of `world`, those {@link worldAliases} found)?
+ */
+export function onDefaultGroup(c: DefaultCandidate, world?: ReadonlySet<string>): boolean {
   const name = lastSegment(c.written);
   let positional = 0;
   for (const a of c.args.namedChildren) {
@@ -60,7 +85,8 @@ export function onDefaultGroup(c: DefaultCandidate): boolean {
     if (a.type === 'keyword_argument') {
       if (a.childForFieldName('name')?.text !== 'group') continue;
       const v = a.childForFieldName('value');
-      return !v || v.type === 'none' || /(^|\.)WORLD$/.test(v.text.replace(/\s+/g, ''));
+      const value = v?.text.replace(/\s+/g, '') ?? '';
+      return !v || v.type === 'none' || /(^|\.)WORLD$/.test(value) || world?.has(value) === true;
     }
     if (a.type === 'list_splat' || a.type === 'dictionary_splat') return false;
     positional++;
@@ -110,7 +136,7 @@ export function firstDefaultCollective(
     for (const { fn, args } of callsIn(start, end)) {
       const c = ctx.collectiveAt(fn, args);
       if (c) {
-        if (onDefaultGroup(c)) return c;
+        if (onDefaultGroup(c, ctx.world)) return c;
         continue;
       }
       const written = fn.text.replace(/\s+/g, '');

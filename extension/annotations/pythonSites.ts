@@ -14,7 +14,7 @@
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, type ApiName } from './apiMap';
 import type { CallSite, ScanOptions, ScanResult } from './callSiteTypes';
-import { firstDefaultCollective, onDefaultGroup, type DefaultCandidate } from './defaultGroup';
+import { firstDefaultCollective, onDefaultGroup, worldAliases, type DefaultCandidate } from './defaultGroup';
 import { GroupFlow } from './groupFlow';
 import {
   COMM_RECEIVER,
@@ -335,10 +335,11 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   let flow: GroupFlow | undefined;
   const inits = kept.filter((s) => s.api === 'init_process_group');
   const lastCollective = collectives.reduce((m, c) => Math.max(m, c.start), -1);
+  const world = inits.length > 0 || (options?.groupMakers ?? []).some((m) => m.api === 'init_process_group') ? worldAliases(text) : undefined;
   for (const s of inits) {
     s.collectivesAfter = lastCollective >= s.endIndex;
     lines ??= text.split('\n');
-    const warm = nextStatementIsCollective(s, lines, collectivesOnLine, (c) => onDefaultGroup(c));
+    const warm = nextStatementIsCollective(s, lines, collectivesOnLine, (c) => onDefaultGroup(c, world));
     s.eager = s.keywords.includes('device_id') || warm ? true : s.args.some((a) => a.text.startsWith('**')) ? undefined : false;
   }
   const fileEager = inits.some((s) => s.eager === true) ? true : inits.some((s) => s.eager === false) ? false : undefined;
@@ -392,6 +393,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       collectiveStarts.has(fn.startIndex) || fulls(fn.text).some((f) => PY_COLLECTIVES.has(f))
         ? { start: fn.startIndex, line: fn.startPosition.row, written: fn.text, fn, args }
         : undefined,
+    world,
   };
   // Lazy inits, then calls of a project's wrapper that makes one (the wrapper index's groupMakers).
   const lazyInits = [
