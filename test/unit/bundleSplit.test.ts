@@ -25,7 +25,7 @@ describe('extension bundles', { skip: skip ? `${skip} not built (node scripts/bu
   test('activation evaluates none of the lazy modules; no lazy bundle copies a module of the entry', () => {
     const entry = ownModules(join(dist, 'extension.js'));
     assert.ok(entry.has('extension/extension.ts') && entry.size > 20, `unexpected entry modules: ${[...entry].slice(0, 5).join(', ')}`);
-    for (const heavy of ['extension/measureCommand.ts', 'extension/traceCommand.ts', 'client/sshSession.ts', 'client/trace/merge.ts', 'client/runSession.ts'])
+    for (const heavy of ['extension/measureCommand.ts', 'extension/traceCommand.ts', 'client/sshSession.ts', 'client/trace/merge.ts', 'client/runSession.ts', 'client/agentStart.ts', 'client/agentDrive.ts', 'client/nodeAgents.ts'])
       assert.ok(!entry.has(heavy), `dist/extension.js holds ${heavy}: activation evaluates it`);
     for (const name of LAZY) {
       const text = readFileSync(join(dist, `${name}.js`), 'utf8');
