@@ -48,11 +48,15 @@ export const SAME_FLOOR_MS = PRACTICAL_FLOOR_MS;
 
 /**
  * How `a` compares with `b`: lower, about the same (within SAME_FACTOR, or for times in ms less
- * than SAME_FLOOR_MS apart), higher.
+ * than SAME_FLOOR_MS apart), higher. A figure below 0 counts as 0.
  * @param unit 'ms' (default) applies the absolute floor; 'bytes' compares by ratio only.
  */
 export type Relation = 'lower' | 'same' | 'higher';
 export function relation(a: number, b: number, unit: 'ms' | 'bytes' = 'ms'): Relation {
+  // A figure below 0 (a damaged file) reads 0 like every figure at or below the timer's
+  // resolution (format.ts isBelowTimer): -643 ms against -187 ms is not "lower".
+  if (a < 0) a = 0;
+  if (b < 0) b = 0;
   if (unit === 'ms' && Math.abs(a - b) < SAME_FLOOR_MS) return 'same';
   if (a * SAME_FACTOR < b) return 'lower';
   if (a > b * SAME_FACTOR) return 'higher';

@@ -391,13 +391,24 @@ export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined 
   // The two sides of a comparison in one unit ("1.20 s vs 0.681 s", never "1.20 s vs 681 ms").
   const vs = (a: number, b: number): string => msAll([a, b]).join(' vs ');
   const against: string[] = [];
+  // A figure that reads 0 ms (or less) is below the timer's resolution: a comparison with it is
+  // named, never read as cheaper or costlier ("suspending costs less than … (0 ms vs 507 ms)").
+  const zero = (...xs: number[]): boolean => xs.some((x) => isBelowTimer(x));
+  const notSet = (what: string, other: string, a: number, b: number): string =>
+    `${what} is not set against ${other} (${vs(a, b)}: a figure below the timer's resolution)`;
   if (destroy !== undefined)
-    against.push(`suspending ${costWords(relation(suspend, destroy))} a finalize + destroy (${vs(suspend, destroy)})`);
+    against.push(
+      zero(suspend, destroy)
+        ? notSet('suspending', 'a finalize + destroy', suspend, destroy)
+        : `suspending ${costWords(relation(suspend, destroy))} a finalize + destroy (${vs(suspend, destroy)})`,
+    );
   if (init !== undefined)
     against.push(
-      `resuming to the first collective ${costWords(relation(back, init))} a fresh init to its first collective (${vs(back, init)})`,
+      zero(back, init)
+        ? notSet('resuming to the first collective', 'a fresh init to its first collective', back, init)
+        : `resuming to the first collective ${costWords(relation(back, init))} a fresh init to its first collective (${vs(back, init)})`,
     );
-  if (destroy !== undefined && init !== undefined) {
+  if (destroy !== undefined && init !== undefined && !zero(suspend, back, destroy, init)) {
     const r = relation(suspend + back, destroy + init);
     // The way back to the first collective is what a job waits for when it needs the communicator
     // again: a way is "the cheaper way" only when its round trip is cheaper and its way back is not

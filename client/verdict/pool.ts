@@ -75,6 +75,11 @@ function switchWords(f: PoolFigures): string | undefined {
   if (f.sw === undefined || f.rebuild === undefined) return undefined;
   if (isBelowTimer(f.sw) && !isBelowTimer(f.rebuild))
     return `turns a ${ms(f.rebuild)} rebuild of ${childName(f.shapes)} (split + first collective) into a switch below the timer's resolution (it reads 0 ms)`;
+  // A rebuild that reads 0 ms is not set against the switch: "(0 ms) costs more than … (0 ms)".
+  if (isBelowTimer(f.rebuild))
+    return isBelowTimer(f.sw)
+      ? `switching to ${childName(f.shapes)} and rebuilding it on demand both read 0 ms here, below the timer's resolution: neither is set against the other`
+      : `switching to ${childName(f.shapes)} takes ${ms(f.sw)}; rebuilding it on demand reads 0 ms here, below the timer's resolution, so the two are not set against each other`;
   const r = relation(f.sw, f.rebuild);
   return r === 'lower'
     ? `turns a ${ms(f.rebuild)} rebuild of ${childName(f.shapes)} (split + first collective) into a ${ms(f.sw)} switch (the rebuild costs ${times(f.rebuild / f.sw)} the switch)`

@@ -36,6 +36,33 @@ function setStep(run: RunFile, experimentId: string, variantName: string, step: 
 }
 
 describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says what is true', () => {
+  test('suspend, cold start and pool: a figure that reads 0 ms (or less) is named, never read as cheaper or costlier', () => {
+    // destroy reads 0 ms: suspending is not "costlier than a finalize + destroy (302 ms vs 0 ms)", nor is the round trip judged.
+    const run = structuredClone(load(SRC));
+    setStep(run, 'destroy', 'default', 'total', 0);
+    const suspend = line(run, 'suspend');
+    assert.match(suspend, /suspending is not set against a finalize \+ destroy \(302 ms vs 0 ms: a figure below the timer's resolution\); resuming to the first collective costs more than a fresh init/, suspend);
+    assert.doesNotMatch(suspend, /round trip|costs more than a finalize/, suspend);
+    // A negative figure (a damaged file) is below the timer too: never "suspend/resume is the cheaper way here".
+    const neg = structuredClone(load(SRC));
+    for (const step of ['suspend', 'resume', 'first', 'total']) setStep(neg, 'suspend', 'default', step, -1);
+    assert.doesNotMatch(line(neg, 'suspend'), /cheaper way|costs less than/);
+    // Cold start: two negative figures both read 0 ms, so neither is "less" than the other.
+    const cold = structuredClone(load(SRC));
+    setStep(cold, 'cold-start', 'default', 'cold', -643);
+    setStep(cold, 'cold-start', 'default', 'warm', -187);
+    const c = line(cold, 'cold-start');
+    assert.match(c, /: cold costs about the same as warm \(no ratio: both read 0 ms, below the timer's resolution\)\./, c);
+    // Pool: "switching (0 ms) costs more than rebuilding it on demand (0 ms)" contradicted itself.
+    const pool = structuredClone(load(SRC));
+    setStep(pool, 'pool', 'tp2+1', 'switch', -0.032);
+    setStep(pool, 'pool', 'tp2+1', 'rebuild', -31.4);
+    const p = line(pool, 'pool');
+    assert.match(p, /switching to its one-rank child and rebuilding it on demand both read 0 ms here, below the timer's resolution: neither is set against the other/, p);
+    assert.doesNotMatch(p, /\(0 ms\) costs (more|less|about the same)/, p);
+    setStep(pool, 'pool', 'tp2+1', 'switch', 0.032);
+    assert.match(line(pool, 'pool'), /switching to its one-rank child takes 0\.032 ms; rebuilding it on demand reads 0 ms here, below the timer's resolution, so the two are not set against each other/);
+  });
   test('init reads 0 ms: the share line says below the timer\'s resolution; the rebuilds are not divided by it', () => {
     const run = structuredClone(load(W));
     for (const step of ['call', 'first', 'total']) setStep(run, 'init', 'default', step, 0);
