@@ -4,14 +4,21 @@
  * by annotationText.ts, so importers are unchanged.
  */
 
-/** `ms` for people: 0.017 ms, 4.52 ms, 47.7 ms, 176 ms, 1.23 s. */
+/**
+ * `ms` for people: 0.017 ms, 4.52 ms, 47.7 ms, 176 ms, 1.23 s. Each threshold is where the shorter
+ * form would round up to the next (999.7 ms is "1.00 s", never "1000 ms" beside a p90 of "1.00 s";
+ * 99.96 ms is "100 ms", never "100.0 ms"); a figure above 0 but under 0.0005 ms keeps two
+ * significant digits ("0.00038 ms", never "0.000 ms"), and 0 reads "0 ms".
+ */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return '—';
   const a = Math.abs(ms);
-  if (a >= 1000) return `${(ms / 1000).toFixed(2)} s`;
-  if (a >= 100) return `${Math.round(ms)} ms`;
-  if (a >= 10) return `${ms.toFixed(1)} ms`;
-  if (a >= 1) return `${ms.toFixed(2)} ms`;
+  if (a === 0) return '0 ms';
+  if (a >= 999.5) return `${(ms / 1000).toFixed(2)} s`;
+  if (a >= 99.95) return `${Math.round(ms)} ms`;
+  if (a >= 9.995) return `${ms.toFixed(1)} ms`;
+  if (a >= 0.9995) return `${ms.toFixed(2)} ms`;
+  if (a < 0.0005) return `${Number(ms.toPrecision(2))} ms`;
   return `${ms.toFixed(3)} ms`;
 }
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scanCommand, type ScanReport } from '../../cli/scan';
 import { test } from 'node:test';
-import { codeLensTitle, decorationLabel, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
+import { codeLensTitle, decorationLabel, formatMs, hoverLinks, hoverMarkdown, reading } from '../../extension/annotations/annotationText';
 import { findings } from '../../extension/annotations/advice';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { ApiName } from '../../extension/annotations/apiMap';
@@ -238,4 +238,22 @@ test('#4 the default group: a lazy init_process_group gives its call and points 
   const e = await scanText('python', eager);
   const s = e.sites.find((x) => x.api === 'init_process_group')!;
   assert.doesNotMatch(codeLensTitle(resolveAnnotation(s.api, store.active, store.profiles, RULES, { eager: true }), s, e.sites), /its first collective \(line/);
+});
+
+test('formatMs: a figure never reads "1000 ms" beside a p90 of "1.00 s" (the 1-rank abort of the 1×H200 NCCL 2.28.3 run), nor "0.000 ms"', async () => {
+  assert.equal(formatMs(999.7), '1.00 s');
+  assert.equal(formatMs(1000.1), '1.00 s');
+  assert.equal(formatMs(99.96), '100 ms');
+  assert.equal(formatMs(9.996), '10.0 ms');
+  assert.equal(formatMs(0.9996), '1.00 ms');
+  assert.equal(formatMs(0), '0 ms');
+  assert.equal(formatMs(0.00038), '0.00038 ms');
+  assert.equal(formatMs(0.017), '0.017 ms');
+  const run = read('h200x1-2026-12-01/h200x1-nccl2.28.3-system.json');
+  const abort = run.experiments.find((e) => e.experiment === 'abort')!.variants[0]!.steps.find((s) => s.step === 'abort')!.stats;
+  assert.ok(abort.median >= 999.5 && abort.median < 1000 && abort.p90 >= 1000, `the committed run's abort: ${abort.median} ms, p90 ${abort.p90} ms`);
+  const { a } = await annotate(run, 'ncclCommAbort');
+  const lens = codeLensTitle(a);
+  assert.match(lens, /^⏱ 1\.00 s ncclCommAbort/, lens);
+  assert.doesNotMatch(lens, /1000 ms/, lens);
 });
