@@ -67,6 +67,19 @@ export interface FileEntry {
   imports: ImportFacts;
   /** Calls by the last name of their callee. */
   calls: Map<string, Call[]>;
+  /**
+   * Variables assigned a call's value (`b = Backend(…)`, `self.comm = Backend(…)`): name (`b`,
+   * `self.comm`) → where (the def, -1 at module level) and the callee, a class's constructor maybe.
+   */
+  instances: Map<string, Instance[]>;
+  /** Names assigned at module level (a function's `global` may rebind them). */
+  moduleNames: Set<string>;
+}
+
+/** A variable assigned the value of a call of `ctor` in def `def` (-1: module level). */
+export interface Instance {
+  def: number;
+  ctor: string;
 }
 
 export const FACTS_QUERY = `
@@ -75,6 +88,7 @@ export const FACTS_QUERY = `
 (call function: [(identifier) (attribute)] @fn arguments: (_) @args)
 (import_statement) @import
 (import_from_statement) @import
+(assignment left: [(identifier) (attribute)] @lhs right: (call function: [(identifier) (attribute)] @ctor))
 `;
 
 /** A `backend="…"` keyword argument with a string literal. */
@@ -92,6 +106,10 @@ function addModuleAliases(text: string, imports: ImportFacts): void {
 }
 
 const CALLEE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+/** A module-level assignment's target. */
+const MODULE_NAME = /^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=(?!=)/gm;
+/** An instance variable: a name, or `self.name`. */
+const INSTANCE_TARGET = /^(?:self\.)?[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface Span {
   start: number;
@@ -133,6 +151,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     fn: { s: number; sl: number; sc: number; el: number; ec: number };
     a: { s: number; e: number; sl: number; sc: number; el: number; ec: number };
   }[] = [];
+  const assigned: { target: string; ctor: string; at: number }[] = [];
   for (const m of query.matches(tree.rootNode)) {
     const c = m.captures;
     if (m.patternIndex <= 1) {
@@ -163,9 +182,15 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
         fn: { s: fn.startIndex, sl: fs.row, sc: fs.column, el: fe.row, ec: fe.column },
         a: { s: args.startIndex, e: args.endIndex, sl: as.row, sc: as.column, el: ae.row, ec: ae.column },
       });
-    } else {
+    } else if (m.patternIndex <= 4) {
       const node = c[0]?.node;
       if (node) addImport(node.text, imports);
+    } else {
+      const lhs = c.find((x) => x.name === 'lhs')?.node;
+      const ctor = c.find((x) => x.name === 'ctor')?.node;
+      const target = lhs?.text.replace(/\s+/g, '') ?? '';
+      const callee = ctor?.text.replace(/\s+/g, '') ?? '';
+      if (lhs && INSTANCE_TARGET.test(target) && CALLEE.test(callee)) assigned.push({ target, ctor: callee, at: lhs.startIndex });
     }
   }
 
@@ -210,6 +235,21 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     stack.push(s);
   }
 
+  const instances = new Map<string, Instance[]>();
+  assigned.sort((x, y) => x.at - y.at);
+  const assignedOwners = owners(
+    spans,
+    assigned.map((a) => a.at),
+  );
+  assigned.forEach((a, i) => {
+    let list = instances.get(a.target);
+    if (!list) instances.set(a.target, (list = []));
+    list.push({ def: assignedOwners[i]!, ctor: a.ctor });
+  });
+  const moduleNames = new Set<string>();
+  MODULE_NAME.lastIndex = 0;
+  for (let m = MODULE_NAME.exec(text); m; m = MODULE_NAME.exec(text)) moduleNames.add(m[1]!);
+
   // Keep the calls that may reach a function of the workspace.
   raw.sort((x, y) => x.fn.s - y.fn.s);
   const callOwners = owners(
@@ -224,7 +264,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     const keep =
       dot < 0
         ? functions.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
-        : first === 'self' || first === 'cls' || imports.bindings.has(first);
+        : first === 'self' || first === 'cls' || imports.bindings.has(first) || instances.has(first);
     if (!keep) return;
     const last = dot < 0 ? r.callee : r.callee.slice(r.callee.lastIndexOf('.') + 1);
     const backend = BACKEND_KEYWORD.exec(text.slice(r.a.s, r.a.e));
@@ -257,7 +297,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const siteDefs: number[] = new Array<number>(sites.length).fill(-1);
   order.forEach((o, k) => (siteDefs[o.i] = siteOwners[k]!));
   const siteLazy = sites.map((s, i) => lazyGroupOf(s, text, defs[siteDefs[i]!]?.span));
-  return { path, language: 'python', sites, siteDefs, siteLazy, text, defs, defByKey, functions, classes, imports, calls };
+  return { path, language: 'python', sites, siteDefs, siteLazy, text, defs, defByKey, functions, classes, imports, calls, instances, moduleNames };
 }
 
 /** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
@@ -275,12 +315,34 @@ export function otherFacts(path: string, language: SourceLanguage, sites: CallSi
     classes: new Set(),
     imports: emptyImports(),
     calls: new Map(),
+    instances: new Map(),
+    moduleNames: new Set(),
   };
 }
 
 /**
+ * The callee whose value `receiver` (`b`, `self.comm`) holds where `call` is: `self.x` as the
+ * methods of the call's class assign it; a name as the call's own function assigns it, else — a
+ * module-level name its function neither assigns nor takes as a parameter — as the file assigns
+ * it anywhere (`global`). Undefined when none, or when the assignments call different callees.
+ */
+export function instanceOf(f: FileEntry, call: Call, receiver: string): string | undefined {
+  const list = f.instances.get(receiver);
+  if (!list) return undefined;
+  const single = (l: readonly Instance[]): string | undefined => (l.length > 0 && l.every((i) => i.ctor === l[0]!.ctor) ? l[0]!.ctor : undefined);
+  const def = f.defs[call.def];
+  if (receiver.startsWith('self.')) return def?.cls ? single(list.filter((i) => f.defs[i.def]?.cls === def.cls)) : undefined;
+  const local = list.filter((i) => i.def === call.def);
+  if (local.length > 0 || !def) return single(local);
+  if (!f.moduleNames.has(receiver)) return undefined;
+  const params = f.text.slice(def.span.start, def.span.body);
+  if (new RegExp(`[(,]\\s*\\**${receiver}\\s*[:=,)]`).test(params)) return undefined;
+  return single(list);
+}
+
+/**
  * What other files may resolve to in this one: its top-level functions, its classes with an
- * `__init__`, its imports (re-exports). An edit that leaves it unchanged keeps every other
+ * `__init__`, its methods (called on instances), its imports (re-exports). An edit that leaves it unchanged keeps every other
  * file's resolutions.
  */
 export function surfaceOf(f: FileEntry): string {
@@ -289,7 +351,10 @@ export function surfaceOf(f: FileEntry): string {
     ([k, b]) => `${k}=${b.kind}:${b.ref.level}:${b.ref.dotted}${b.kind === 'member' ? `:${b.name}` : ''}`,
   );
   const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
-  return [[...f.functions].sort().join(','), classes.sort().join(','), bindings.sort().join(','), stars.join(',')].join('|');
+  const methods = [...f.defByKey.keys()].filter((k) => k.includes('.'));
+  return [[...f.functions].sort().join(','), classes.sort().join(','), methods.sort().join(','), bindings.sort().join(','), stars.join(',')].join(
+    '|',
+  );
 }
 
 /**
@@ -300,6 +365,9 @@ export function surfaceOf(f: FileEntry): string {
  */
 export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string {
   const parts = [f.defs.map((d) => d.key).join(',')];
+  // What instance methods resolve through (instanceOf).
+  for (const [k, l] of f.instances) parts.push(`${k}=${l.map((i) => `${i.def}:${i.ctor}`).join('/')}`);
+  parts.push([...f.moduleNames].join(','));
   f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}:${JSON.stringify(f.siteLazy[i] ?? null)}`));
   for (const name of names)
     for (const c of f.calls.get(name) ?? [])

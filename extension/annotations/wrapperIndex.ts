@@ -15,7 +15,10 @@
  * Calls that resolve: `f(…)` (a function of this file, or imported by `from m import f`, through
  * re-exports), `m.f(…)` / `pkg.m.f(…)` (`import pkg.m as m`, `from pkg import m`), `self.f(…)` /
  * `cls.f(…)` (a method of the enclosing class, same file), `C(…)` (a class whose `__init__` is a
- * wrapper). C/C++ files keep the finder's sites only. No `vscode` import.
+ * wrapper), `x.f(…)` / `self.x.f(…)` on an instance (`x = C(…)` in the same function, at module
+ * level through `global`, `self.x = C(…)` in the class's methods: wrapperFacts.ts `instanceOf`;
+ * `C` as `C(…)` resolves, the method defined in its class). C/C++ files keep the finder's sites
+ * only. No `vscode` import.
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import {
@@ -28,7 +31,17 @@ import {
   type TextChange,
 } from './callSites';
 import { ModuleTable, type Binding, type ModuleRef } from './pythonModules';
-import { callerSite, derivationKey, FACTS_QUERY, otherFacts, pythonFacts, surfaceOf, type Call, type FileEntry } from './wrapperFacts';
+import {
+  callerSite,
+  derivationKey,
+  FACTS_QUERY,
+  instanceOf,
+  otherFacts,
+  pythonFacts,
+  surfaceOf,
+  type Call,
+  type FileEntry,
+} from './wrapperFacts';
 import { defId, deriveWrappers, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
 
@@ -356,13 +369,45 @@ export class WrapperIndex {
     }
     if (parts[0] === 'self' || parts[0] === 'cls') {
       const cls = f.defs[call.def]?.cls;
+      if (parts.length === 3 && parts[0] === 'self') return this.instanceMethod(f, call, `self.${parts[1]}`, name);
       if (parts.length !== 2 || !cls) return undefined;
       const key = `${cls}.${name}`;
       return f.defByKey.has(key) ? defId(f.path, key) : undefined;
     }
     const b = f.imports.bindings.get(parts[0]!);
+    if (!b && parts.length === 2) return this.instanceMethod(f, call, parts[0]!, name);
     const g = b ? this.moduleOf(f.path, b, parts.slice(1, -1), 0) : undefined;
     return g ? this.lookup(g, name, 0) : undefined;
+  }
+
+  /** Method `method` of the class whose instance `receiver` holds at `call` (wrapperFacts.ts `instanceOf`). */
+  private instanceMethod(f: FileEntry, call: Call, receiver: string, method: string): DefId | undefined {
+    const ctor = instanceOf(f, call, receiver);
+    const parts = ctor?.split('.') ?? [];
+    const name = parts[parts.length - 1];
+    if (!ctor || !name) return undefined;
+    let cls: { path: string; name: string } | undefined;
+    if (parts.length === 1) {
+      const b = f.imports.bindings.get(name);
+      cls = f.classes.has(name) ? { path: f.path, name } : b?.kind === 'member' ? this.classIn(f.path, b.ref, b.name, 0) : undefined;
+    } else {
+      const b = f.imports.bindings.get(parts[0]!);
+      const g = b ? this.moduleOf(f.path, b, parts.slice(1, -1), 0) : undefined;
+      cls = g ? this.classIn(g, undefined, name, 0) : undefined;
+    }
+    const key = cls && `${cls.name}.${method}`;
+    return cls && key && this.files.get(cls.path)?.defByKey.has(key) ? defId(cls.path, key) : undefined;
+  }
+
+  /** Class `name` of the module `ref` names from `from` (or of file `from` itself), through re-exports. */
+  private classIn(from: string, ref: ModuleRef | undefined, name: string, depth: number): { path: string; name: string } | undefined {
+    const path = ref ? this.modules.resolve(from, ref) : from;
+    const g = path ? this.files.get(path) : undefined;
+    if (!path || !g) return undefined;
+    this.consulted?.push(path);
+    if (g.classes.has(name)) return { path, name };
+    const b = g.imports.bindings.get(name);
+    return b?.kind === 'member' && depth < 4 ? this.classIn(path, b.ref, b.name, depth + 1) : undefined;
   }
 
   /**

@@ -335,10 +335,13 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
     assert.deepEqual(callers(index, weights), [
       '6 init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group',
       '9 self.init_weights_update_group new_group WeightSync.init_weights_update_group > init_custom_process_group > torch.distributed.new_group',
+      // `sync = WeightSync()` … `sync.setup(…)`: a method called on an instance of the class.
+      '15 sync.setup new_group WeightSync.setup > WeightSync.init_weights_update_group > init_custom_process_group > torch.distributed.new_group',
     ]);
-    // backend="gloo" (line 10) is not NCCL; `sync.setup(…)` goes through an instance: not followed.
+    // backend="gloo" (line 10) is not NCCL.
     assert.deepEqual(callers(index, loop), [
       '6 cu.init_custom_process_group new_group init_custom_process_group > torch.distributed.new_group',
+      '14 weights.start new_group start > WeightSync.setup > WeightSync.init_weights_update_group > init_custom_process_group > torch.distributed.new_group',
     ]);
     assert.deepEqual(callers(index, utils), []);
     assert.equal(index.directSites(utils).length, 1);
@@ -363,7 +366,7 @@ describe('a made-up workspace (relative imports, import … as, self. methods, c
   test('an edit re-parses only that file: a wrapper removed takes its callers with it, restored brings them back', async () => {
     const { index, parses } = await indexOf(SYNTHETIC);
     const before = { weights: callers(index, weights), loop: callers(index, loop) };
-    assert.equal(before.weights.length, 2);
+    assert.equal(before.weights.length, 3);
     const original = readFileSync(utils, 'utf8');
     const n = parses();
     index.setFile(utils, 'python', original.replace('group = dist.new_group(ranks=ranks, backend=backend)', 'group = None'));
@@ -454,7 +457,7 @@ test('the editor model shows sites through wrappers, and refreshes other open do
   const via = state.scan.sites.filter(isWrapperSite);
   assert.deepEqual(
     via.map((s) => s.range.start.line + 1),
-    [6, 9],
+    [6, 9, 15],
   );
   const found = model.at(weights, { line: 8, character: 12 });
   assert.ok(found && isWrapperSite(found.site));
