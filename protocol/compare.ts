@@ -93,12 +93,14 @@ export function ratioOf(value: number | undefined | null, base: number | undefin
 }
 
 /**
- * A ratio as "1.07×", "12.3×", or with two significant digits below 0.1 ("0.058×", "0.000057×"),
- * so that a ratio the figures give is never printed "0.00×"; "–" when undefined.
+ * A ratio as "1.07×", "12.3×", from 100 a whole number ("17010×", never "17010.0×"), or with two
+ * significant digits below 0.1 ("0.058×", "0.000057×"), so that a ratio the figures give is never
+ * printed "0.00×"; "–" when undefined.
  */
 export function formatRatio(ratio: number | undefined): string {
   if (ratio === undefined || !Number.isFinite(ratio)) return '–';
   if (ratio !== 0 && Math.abs(ratio) < 0.1) return `${Number(ratio.toPrecision(2))}×`;
+  if (Math.abs(ratio) >= 99.95) return `${Math.round(ratio)}×`;
   return `${ratio >= 10 ? ratio.toFixed(1) : ratio.toFixed(2)}×`;
 }
 

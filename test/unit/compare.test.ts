@@ -143,6 +143,10 @@ describe('compareRuns on fixture runs', () => {
     assert.equal(ratioOf(NaN, 2), undefined);
     assert.equal(formatRatio(1.0749), '1.07×');
     assert.equal(formatRatio(12.34), '12.3×');
+    // From 100 a whole number: a 1-rank against a 4-rank first collective read "17010.0×".
+    assert.equal(formatRatio(17010.04), '17010×');
+    assert.equal(formatRatio(158.2), '158×');
+    assert.equal(formatRatio(99.94), '99.9×');
     assert.equal(formatRatio(undefined), '–');
   });
 });
