@@ -53,8 +53,18 @@ export interface LazyGroup {
   default?: true;
 }
 
-/** The creation APIs whose call returns the group it makes (`_new_process_group_helper`: `(group, store)`, the group first); a `ProcessGroupNCCL` registered in a returned front end: {@link registeredBackendGroup}. */
-const RETURNS_GROUP: ReadonlySet<string> = new Set(['new_group', '_new_process_group_helper']);
+/**
+ * The creation APIs whose call returns the group it makes (`_new_process_group_helper`:
+ * `(group, store)`; `new_subgroups` and `new_subgroups_by_enumeration`: `(this rank's subgroup,
+ * all of them)`: the group first, {@link TUPLE_FIRST}); a `ProcessGroupNCCL` registered in a
+ * returned front end: {@link registeredBackendGroup}.
+ */
+const RETURNS_GROUP: ReadonlySet<string> = new Set(['new_group', '_new_process_group_helper', 'new_subgroups']);
+/** The creations that return a tuple whose first element is the group. */
+const TUPLE_FIRST: ReadonlySet<string> = new Set(['_new_process_group_helper', 'new_subgroups']);
+/** A target that holds a value whole: a name, an attribute, a subscript of one (`cls._cache[key]`). */
+const HOLDER = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\[[^\[\]=]+\])?$/;
+const squash = (t: string): string => t.replace(/\s+/g, '');
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -126,7 +136,8 @@ export function returnsValueAt(text: string, start: number, def: DefSpan | undef
  * (`element`: the group is that element of the tuple the call returns; undefined: the whole value):
  * `return f(…)` returns it as the call does (`{ element }`); `g = f(…)` / `g, s = f(…)` (the
  * target at `element`) then `return g` returns it whole (`{}`), `return g, s` / `return (s, g)`
- * as element 0 / 1 (`{ element: 0 }`). Undefined when it is not returned. `single`: a lone name
+ * as element 0 / 1 (`{ element: 0 }`); a cache (`cache[key] = f(…)`, or `g = f(…)` then
+ * `cache[key] = g`, and `return cache[key]`) returns it whole. Undefined when it is not returned. `single`: a lone name
  * receiving a tuple-returning call holds the group itself (the `_new_process_group_helper` rule of
  * {@link returnsValueAt}).
  */
@@ -142,8 +153,8 @@ export function returnedAt(
   if (/(?:^|[^A-Za-z0-9_.])return\s+$/.test(before)) return element === undefined ? {} : { element };
   const m = /^\s*([^=]+?)\s*=\s*$/.exec(before);
   if (!m) return undefined;
-  const targets = topLevel(m[1]!.replace(/^\(([\s\S]*)\)$/, '$1'));
-  if (!targets.every((t) => NAME.test(t))) return undefined;
+  const targets = topLevel(m[1]!.replace(/^\(([\s\S]*)\)$/, '$1')).map(squash);
+  if (!targets.every((t) => NAME.test(t) || (targets.length === 1 && HOLDER.test(t)))) return undefined;
   let name: string | undefined;
   let carried: number | undefined;
   if (targets.length === 1) {
@@ -153,9 +164,13 @@ export function returnedAt(
   if (!name) return undefined;
   const returns = new RegExp('^[ \\t]*return[ \\t]+([^#\\n]+?)[ \\t]*(?:#.*)?$', 'gm');
   const body = text.slice(start, def.end);
+  // Holders it is stored into whole (`cache[key] = g`): returning one returns it.
+  const holders = new Set([name]);
+  const stored = new RegExp(`^[ \\t]*([^=\\n]+?)[ \\t]*=[ \\t]*${escape(name)}[ \\t]*(?:#.*)?$`, 'gm');
+  for (let h = stored.exec(body); h; h = stored.exec(body)) if (HOLDER.test(squash(h[1]!))) holders.add(squash(h[1]!));
   for (let r = returns.exec(body); r; r = returns.exec(body)) {
-    const parts = topLevel(r[1]!.replace(/^\(([\s\S]*)\)$/, '$1'));
-    if (parts.length === 1 && parts[0] === name) return carried === undefined ? {} : { element: carried };
+    const parts = topLevel(r[1]!.replace(/^\(([\s\S]*)\)$/, '$1')).map(squash);
+    if (parts.length === 1 && holders.has(parts[0]!)) return carried === undefined ? {} : { element: carried };
     const at = parts.indexOf(name);
     if (parts.length > 1 && at >= 0 && carried === undefined) return { element: at };
   }
@@ -206,7 +221,7 @@ export function lazyGroupOf(site: CallSite, text: string, def: DefSpan | undefin
   const own = kwargsParam(text, def);
   if (splats.length > 1 || (splats.length === 1 && (device || !own || splats[0]!.slice(2).trim() !== own))) return undefined;
   if (splats.length === 1) lazy = { ...lazy, kwargs: own! };
-  const returned = returnedAt(text, site.startIndex, def, site.api === '_new_process_group_helper' ? 0 : undefined, true);
+  const returned = returnedAt(text, site.startIndex, def, TUPLE_FIRST.has(site.api) ? 0 : undefined, true);
   if (!returned) return undefined;
   if (returned.element !== undefined) lazy = { ...lazy, element: returned.element };
   const spec = BACKEND_ARG[site.api as ApiName];

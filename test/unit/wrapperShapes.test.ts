@@ -4,7 +4,8 @@
 // wrappers returning a tuple holding the group (`return pg, store`, `return (rank, group)`) and
 // callers unpacking it (`self.pg, self.store = …`, `pg, _ = …`); a wrapper passing its **kwargs
 // on to new_group (eager only when the call shows a device_id); groups kept in a dict attribute;
-// init_process_group started through a wrapper (the default group's first collective).
+// init_process_group started through a wrapper (the default group's first collective); groups
+// kept in a class-level cache and returned from it (lazy_wrappers/cached).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,4 +73,16 @@ describe('lazy groups through wrappers: tuples, **kwargs, dict attributes (synth
     assert.ok(got.includes(want), `missing ${want} in\n${got.join('\n')}`);
     assert.ok(!got.some((l) => l.startsWith(`${lineOf(TRAINER, /group=self\.other\[name\]\)/)} `)), 'another subscript is not followed');
   });
+});
+
+test('groups kept in a cache and returned from it (new_group, new_subgroups_by_enumeration\'s own subgroup): their first collectives; the list of subgroups, none', async () => {
+  const dir = join(CALLSITES, 'lazy_wrappers', 'cached');
+  const bridge = join(dir, 'bridge.py');
+  const index = await WrapperIndex.create(await loadFinder());
+  index.setFile(bridge, 'python', readFileSync(bridge, 'utf8'));
+  const at = (re: RegExp): number => lineOf(bridge, re);
+  assert.deepEqual(firsts(index.sites(bridge)), [
+    `${at(/dist\.broadcast\(x, src=0, group=self\.ring\)/)} dist.broadcast <- self.ring (${at(/self\.ring = self\._ring_group/)}, new_subgroups)`,
+    `${at(/dist\.all_reduce\(x, group=self\.pair\)/)} dist.all_reduce <- self.pair (${at(/self\.pair = self\._pair_group/)}, new_group)`,
+  ]);
 });
