@@ -8,7 +8,7 @@
  */
 import type { CallSite } from './callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured, type VariantFigures } from './figures';
-import { escapeMarkdown, formatBytes, formatMs, ncclText, plain, runSizeText } from './formatText';
+import { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, runSizeText } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
 import { reading, skipGate, timeoutWords } from './readingText';
 
@@ -18,6 +18,23 @@ export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate, timeoutWords } from './readi
 /** The memory per GPU the annotation shows: after the first collective, else after the call. */
 export function memoryPerGpu(m: Measured): number | undefined {
   return m.main.memoryAfterFirst ?? m.main.memoryAfterCall;
+}
+
+/**
+ * Whether a memory figure (bytes per GPU, a free-memory delta) shows a change: it rounds to 1 MiB
+ * or more (the verdict's rule, client/verdict/format.ts isNoMemory).
+ */
+function memoryChanged(bytes: number): boolean {
+  return Math.round(bytes / 1048576) > 0;
+}
+
+/**
+ * A memory figure of a lens, label or other-variant line: "484 MiB/GPU", or "no memory change
+ * measured" when the delta rounds to 0 MiB or less (a shrink_group that also releases its parent
+ * group nets 0: never "0 MiB/GPU", as if the group cost nothing).
+ */
+function memoryPart(bytes: number): string {
+  return memoryChanged(bytes) ? `${formatBytes(bytes)}/GPU` : 'no memory change measured';
 }
 
 /**
@@ -162,7 +179,7 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
   const released = releaseWords(a, m);
   const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
   if (released) parts.push(released);
-  else if (mem !== undefined) parts.push(`${formatBytes(mem)}/GPU`);
+  else if (mem !== undefined) parts.push(memoryPart(mem));
   if (m.main.childRanks === 1) parts.push('one-rank communicator');
   const via = m.via ? ` (${m.experiment} beneath)` : '';
   const stale = a.stale.length ? ' · stale' : '';
@@ -185,7 +202,7 @@ export function decorationLabel(a: Annotation, site?: CallSite, sites?: readonly
   const head = elsewhere
     ? `${formatMs(elsewhere.call.stats.median)} (+${formatMs(elsewhere.first.stats.median)} at line ${elsewhere.line})`
     : formatMs(m.headline.stats.median);
-  const text = `${head}${released ? ` · ${released}` : mem !== undefined ? ` · ${formatBytes(mem)}/GPU` : ''}${one}`;
+  const text = `${head}${released ? ` · ${released}` : mem !== undefined ? ` · ${memoryPart(mem)}` : ''}${one}`;
   const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
   return `${a.simulated ? 'SIMULATED ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }
@@ -241,7 +258,7 @@ function variantLine(v: VariantFigures, withMemory: boolean): string {
   const h = v.total ?? v.call;
   const mem = withMemory ? (v.memoryAfterFirst ?? v.memoryAfterCall) : undefined;
   const one = oneRank(v);
-  return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${formatBytes(mem)}/GPU` : ''}${one ? ` (${one})` : ''}`;
+  return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${memoryPart(mem)}` : ''}${one ? ` (${one})` : ''}`;
 }
 
 /**
@@ -373,14 +390,18 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
         `The resume to first collective of the same run (${formatMs(m.resume.stats.median)}, p90 ${formatMs(m.resume.stats.p90)}) is ncclCommResume's figure, shown on its line.`,
       );
   } else if (mem !== undefined) {
-    const share = m.gpuTotalBytes ? ` (${((100 * mem) / m.gpuTotalBytes).toFixed(2)}% of the GPU)` : '';
+    // A share as measured (never "0.00% of the GPU"); a delta of 0 MiB or less is no change.
+    const share = m.gpuTotalBytes && memoryChanged(mem) ? ` (${percent(mem, m.gpuTotalBytes)} of the GPU)` : '';
     const afterCall =
       m.main.memoryAfterFirst !== undefined && m.main.memoryAfterCall !== undefined
         ? `; ${formatBytes(m.main.memoryAfterCall)} after the call`
         : '';
+    const point = m.main.memoryAfterFirst !== undefined ? ' after the first collective' : ' after the call';
     out.push(
       '',
-      `Memory per GPU: ${formatBytes(mem)}${m.main.memoryAfterFirst !== undefined ? ' after the first collective' : ' after the call'}${share}${afterCall}`,
+      memoryChanged(mem)
+        ? `Memory per GPU: ${formatBytes(mem)}${point}${share}${afterCall}`
+        : `Memory per GPU: no change measured${point} (the free-memory delta reads ${formatBytes(Math.max(0, mem))})${afterCall}`,
     );
   }
   const r = reading(a);

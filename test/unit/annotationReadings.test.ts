@@ -257,3 +257,19 @@ test('formatMs: a figure never reads "1000 ms" beside a p90 of "1.00 s" (the 1-r
   assert.match(lens, /^⏱ 1\.00 s ncclCommAbort/, lens);
   assert.doesNotMatch(lens, /1000 ms/, lens);
 });
+
+test('a memory delta that reads 0 MiB (shrink_group also releases its parent group) is "no memory change measured", never "0 MiB/GPU" or "0.00% of the GPU"', async () => {
+  const run = read('h200x2-torch2.11-nccl2.28.9-c10d.json');
+  const { a } = await annotate(run, 'shrink_group');
+  const site = await siteOf('python', 'import torch.distributed as dist\ndist.shrink_group([1])\n', 'shrink_group');
+  const lens = codeLensTitle(a, site, [site]);
+  assert.match(lens, /^⏱ 507 ms to first collective · no memory change measured · one-rank communicator — /, lens);
+  assert.match(decorationLabel(a, site, [site]) ?? '', /^507 ms · no memory change measured · one-rank/);
+  const hover = hoverMarkdown(a, site, hoverLinks(a));
+  assert.match(hover, /Memory per GPU: no change measured after the call \(the free-memory delta reads 0 MiB\)/, hover);
+  assert.doesNotMatch(`${lens}\n${hover}`, /\b0 MiB\/GPU|0\.00% of the GPU/);
+  // A group that takes memory keeps its figure and its share of the GPU, as measured.
+  const { a: init } = await annotate(run, 'init_process_group');
+  const initSite = await siteOf('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n', 'init_process_group');
+  assert.match(hoverMarkdown(init, initSite, hoverLinks(init)), /Memory per GPU: 484 MiB after the first collective \(0\.34% of the GPU\); 0 MiB after the call/);
+});
