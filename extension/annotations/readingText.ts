@@ -104,7 +104,13 @@ export function reading(a: Annotation): string | undefined {
       sentence = `the first collective is ${p} of this ${what} (${of})${call ? `; the call takes ${formatMs(call.stats.median)}` : ''}`;
     }
     if (m.freshInit && m.freshInit.stats.median > 0) {
-      sentence += `; a fresh init to first collective takes ${formatMs(m.freshInit.stats.median)} on this run (this is ${percent(total.stats.median, m.freshInit.stats.median)} of it)`;
+      // A one-rank child has no peer to connect to, a fresh init of several ranks has: like with
+      // like, as the verdict's rebuild line ("not set against the 2-rank fresh init").
+      const ranks = m.source.run.ranks;
+      sentence +=
+        m.main.childRanks === 1 && ranks > 1
+          ? `; not set against this run's fresh init of ${ranks} ranks (${formatMs(m.freshInit.stats.median)} to first collective): a one-rank child has no peer to connect to`
+          : `; a fresh init to first collective takes ${formatMs(m.freshInit.stats.median)} on this run (this is ${percent(total.stats.median, m.freshInit.stats.median)} of it)`;
     }
     // A splitShare=1 child shares its parent's resources: a headline of it stands for "this split"
     // only with that said, and with the splitShare=0 split missing from the run said too.
@@ -123,10 +129,23 @@ export function reading(a: Annotation): string | undefined {
   }
   if (m.experiment === 'abort' && call) {
     const reinit = m.main.extra.find((f) => f.step === 'total');
-    if (reinit)
-      return `recovering costs ${formatMs(call.stats.median + reinit.stats.median)}: the abort (${formatMs(call.stats.median)}) then a re-init to first collective (${formatMs(reinit.stats.median)})`;
+    if (reinit) {
+      // A sum and its parts in one unit: "1.02 s: the abort (1.00 s) then a re-init … (0.0171 s)".
+      const [sum, abort, again] = sameUnit([call.stats.median + reinit.stats.median, call.stats.median, reinit.stats.median]);
+      return `recovering costs ${sum}: the abort (${abort}) then a re-init to first collective (${again})`;
+    }
   }
   return undefined;
+}
+
+/**
+ * Times (ms) written in one unit: each as {@link formatMs} when all are below 1 s, else each in
+ * seconds with three significant digits ("1.02 s", "1.00 s", "0.0171 s"), so that a sum and its
+ * parts never mix s and ms.
+ */
+function sameUnit(xs: readonly number[]): string[] {
+  if (!xs.some((x) => Math.abs(x) >= 999.5)) return xs.map(formatMs);
+  return xs.map((x) => (Math.abs(x) >= 999.5 ? formatMs(x) : `${Number((x / 1000).toPrecision(3))} s`));
 }
 
 /**

@@ -273,3 +273,20 @@ test('a memory delta that reads 0 MiB (shrink_group also releases its parent gro
   const initSite = await siteOf('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n', 'init_process_group');
   assert.match(hoverMarkdown(init, initSite, hoverLinks(init)), /Memory per GPU: 484 MiB after the first collective \(0\.34% of the GPU\); 0 MiB after the call/);
 });
+
+test('a one-rank shrink child is not set against the run\'s 2-rank fresh init (the verdict\'s rule); a 2-rank child still is', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json');
+  const { a: shrink } = await annotate(run, 'ncclCommShrink');
+  const r = reading(shrink) ?? '';
+  assert.match(r, /; not set against this run's fresh init of 2 ranks \(174 ms to first collective\): a one-rank child has no peer to connect to$/, r);
+  assert.doesNotMatch(r, /this is \d+% of it/, r);
+  const { a: grow } = await annotate(run, 'ncclCommGrow');
+  assert.match(reading(grow) ?? '', /; a fresh init to first collective takes 174 ms on this run \(this is 101% of it\)$/);
+});
+
+test('recovering after an abort: the sum and its parts in one unit ("1.02 s: the abort (1.00 s) then a re-init … (0.0171 s)")', async () => {
+  const { a } = await annotate(read('h200x1-2026-12-01/h200x1-nccl2.28.3-system.json'), 'ncclCommAbort');
+  assert.equal(reading(a), 'recovering costs 1.02 s: the abort (1.00 s) then a re-init to first collective (0.0171 s)');
+  const { a: two } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'ncclCommAbort');
+  assert.equal(reading(two), 'recovering costs 688 ms: the abort (517 ms) then a re-init to first collective (172 ms)');
+});
