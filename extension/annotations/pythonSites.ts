@@ -335,7 +335,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   let flow: GroupFlow | undefined;
   const inits = kept.filter((s) => s.api === 'init_process_group');
   const lastCollective = collectives.reduce((m, c) => Math.max(m, c.start), -1);
-  const world = inits.length > 0 || (options?.groupMakers ?? []).some((m) => m.api === 'init_process_group') ? worldAliases(text) : undefined;
+  const world =
+    inits.length > 0 || (options?.groupMakers ?? []).some((m) => m.api === 'init_process_group') ? worldAliases(text) : undefined;
   for (const s of inits) {
     s.collectivesAfter = lastCollective >= s.endIndex;
     lines ??= text.split('\n');

@@ -297,7 +297,22 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const siteDefs: number[] = new Array<number>(sites.length).fill(-1);
   order.forEach((o, k) => (siteDefs[o.i] = siteOwners[k]!));
   const siteLazy = sites.map((s, i) => lazyGroupOf(s, text, defs[siteDefs[i]!]?.span));
-  return { path, language: 'python', sites, siteDefs, siteLazy, text, defs, defByKey, functions, classes, imports, calls, instances, moduleNames };
+  return {
+    path,
+    language: 'python',
+    sites,
+    siteDefs,
+    siteLazy,
+    text,
+    defs,
+    defByKey,
+    functions,
+    classes,
+    imports,
+    calls,
+    instances,
+    moduleNames,
+  };
 }
 
 /** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
@@ -329,7 +344,8 @@ export function otherFacts(path: string, language: SourceLanguage, sites: CallSi
 export function instanceOf(f: FileEntry, call: Call, receiver: string): string | undefined {
   const list = f.instances.get(receiver);
   if (!list) return undefined;
-  const single = (l: readonly Instance[]): string | undefined => (l.length > 0 && l.every((i) => i.ctor === l[0]!.ctor) ? l[0]!.ctor : undefined);
+  const single = (l: readonly Instance[]): string | undefined =>
+    l.length > 0 && l.every((i) => i.ctor === l[0]!.ctor) ? l[0]!.ctor : undefined;
   const def = f.defs[call.def];
   if (receiver.startsWith('self.')) return def?.cls ? single(list.filter((i) => f.defs[i.def]?.cls === def.cls)) : undefined;
   const local = list.filter((i) => i.def === call.def);
@@ -352,9 +368,13 @@ export function surfaceOf(f: FileEntry): string {
   );
   const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
   const methods = [...f.defByKey.keys()].filter((k) => k.includes('.'));
-  return [[...f.functions].sort().join(','), classes.sort().join(','), methods.sort().join(','), bindings.sort().join(','), stars.join(',')].join(
-    '|',
-  );
+  return [
+    [...f.functions].sort().join(','),
+    classes.sort().join(','),
+    methods.sort().join(','),
+    bindings.sort().join(','),
+    stars.join(','),
+  ].join('|');
 }
 
 /**

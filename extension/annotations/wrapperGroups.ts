@@ -63,7 +63,7 @@ const RETURNS_GROUP: ReadonlySet<string> = new Set(['new_group', '_new_process_g
 /** The creations that return a tuple whose first element is the group. */
 const TUPLE_FIRST: ReadonlySet<string> = new Set(['_new_process_group_helper', 'new_subgroups']);
 /** A target that holds a value whole: a name, an attribute, a subscript of one (`cls._cache[key]`). */
-const HOLDER = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\[[^\[\]=]+\])?$/;
+const HOLDER = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\[[^[\]=]+\])?$/;
 const squash = (t: string): string => t.replace(/\s+/g, '');
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -62,7 +62,11 @@ const aliasCases: [string, string, string | undefined][] = [
     'dist.new_subgroups_by_enumeration',
     'new_subgroups',
   ],
-  ['import torch.distributed as dist\ndist.new_subgroups_by_enumeration([[0, 1]], None, "gloo")\n', 'dist.new_subgroups_by_enumeration', undefined],
+  [
+    'import torch.distributed as dist\ndist.new_subgroups_by_enumeration([[0, 1]], None, "gloo")\n',
+    'dist.new_subgroups_by_enumeration',
+    undefined,
+  ],
   ['import mylib as dist2\ndist2.new_group()\n', 'dist2.new_group', undefined],
   ['from mylib import new_group\nnew_group()\n', 'new_group', undefined],
   ['import torch.distributed as dist\nclass W:\n    def abort(self):\n        pass\nW().abort()\n', 'W().abort', undefined],

@@ -75,7 +75,7 @@ describe('lazy groups through wrappers: tuples, **kwargs, dict attributes (synth
   });
 });
 
-test('groups kept in a cache and returned from it (new_group, new_subgroups_by_enumeration\'s own subgroup): their first collectives; the list of subgroups, none', async () => {
+test("groups kept in a cache and returned from it (new_group, new_subgroups_by_enumeration's own subgroup): their first collectives; the list of subgroups, none", async () => {
   const dir = join(CALLSITES, 'lazy_wrappers', 'cached');
   const bridge = join(dir, 'bridge.py');
   const index = await WrapperIndex.create(await loadFinder());
