@@ -17,6 +17,7 @@ import { STUDY_FIGURES } from '../client/studyFigures';
 import { poolVariants } from '../client/plan/strategies';
 import { stepTerm, type PlanRun } from '../client/plan/terms';
 import type { RunFile } from '../protocol/runFile';
+import { nodeGpus, nodeNamesText } from '../protocol/runNodes';
 
 /** A run shown in the study charts: its label in the legend, and the file name its steps are cited by. */
 export interface StudyRun {
@@ -126,11 +127,20 @@ function why(r: StudyRun, experiment: string, variant: string, step: string): st
   return stepTerm(runs, step, experiment, [variant], step).missing?.why ?? `${experiment}/${variant} has no ${step}`;
 }
 
-/** One colour per distinct host and NCCL version (stamp hostname, else the run's host). */
+/**
+ * Where a run was measured, in a chart's words: its nodes for a run over several hosts ("gpu0 and
+ * gpu1 (2 nodes)"; its stamp is of one host only), else the stamp's hostname, else the run's host.
+ */
+function whereOf(r: RunFile): string {
+  const nodes = nodeNamesText(r);
+  return nodes !== undefined ? `${nodes} (${r.nodes!.length} nodes)` : (r.stamp?.hostname ?? r.host);
+}
+
+/** One colour per distinct host (or set of nodes) and NCCL version (stamp hostname, else the run's host). */
 export function studyLegend(runs: readonly StudyRun[]): StudyLegend {
   const keys: string[] = [];
   const colorOf = runs.map((r) => {
-    const key = `${r.run.stamp?.hostname ?? r.run.host}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}`;
+    const key = `${whereOf(r.run)}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}`;
     if (!keys.includes(key)) keys.push(key);
     return keys.indexOf(key);
   });
@@ -211,11 +221,12 @@ export interface Figure3Model {
   max: number;
 }
 
-/** A run's configuration in words: host · GPUs · NCCL · ranks. */
+/** A run's configuration in words: host (or nodes) · GPUs · NCCL · ranks. */
 export function configText(r: RunFile): string {
-  const gpus = r.stamp?.gpus ?? [];
-  const names = [...new Set(gpus.map((g) => g.name))];
-  return [r.stamp?.hostname ?? r.host, names.length === 1 ? `${Math.min(gpus.length, r.ranks)}× ${names[0]}` : undefined, r.stamp?.ncclVersion ? `NCCL ${r.stamp.ncclVersion}` : undefined, `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`]
+  // Over several nodes the GPUs are every node's (runNodes.ts nodeGpus), not the stamp's one host.
+  const names = nodeGpus(r) ?? (r.stamp?.gpus ?? []).map((g) => g.name);
+  const models = [...new Set(names)];
+  return [whereOf(r), models.length === 1 ? `${Math.min(names.length, r.ranks)}× ${models[0]}` : undefined, r.stamp?.ncclVersion ? `NCCL ${r.stamp.ncclVersion}` : undefined, `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`]
     .filter((x): x is string => x !== undefined)
     .join(' · ');
 }

@@ -88,3 +88,17 @@ test('the committed 2×H200 runs: one colour per host and NCCL version, every fi
   assert.equal(f3.groups[0]!.abort!.ms, abort.stats.median);
   assert.equal(f3.groups.length, 2);
 });
+
+test('a run over several nodes: its legend and configuration name its nodes and all their GPUs, not the one host its stamp is of', () => {
+  const one = load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json');
+  const run = structuredClone(one);
+  run.ranks = 4;
+  run.nodes = [0, 1].map((index) => ({ index, hostname: `gpu${index}`, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
+  const nodes = { label: 'N', file: 'two-nodes.json', run };
+  const single = { label: 'S', file: 'h200x2-nccl2.30.7-source.json', run: one };
+  const legend = studyLegend([single, nodes]);
+  assert.deepEqual(legend.keys, ['vm · NCCL 2.30.7', 'gpu0 and gpu1 (2 nodes) · NCCL 2.30.7']);
+  assert.deepEqual(legend.colorOf, [0, 1]);
+  const m = figure3Model([single, nodes]);
+  assert.deepEqual(m.groups.map((g) => g.config), ['vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks', 'gpu0 and gpu1 (2 nodes) · 4× NVIDIA H200 · NCCL 2.30.7 · 4 ranks']);
+});
