@@ -11,9 +11,16 @@ import { releasesMemory, type Annotation, type Figure, type Measured, type Varia
 import { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, runSizeText } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
 import { reading, skipGate, timeoutWords } from './readingText';
+import type { RunFile } from '../../protocol/runFile';
+import { nodeGpus, nodeNamesText } from '../../protocol/runNodes';
 
 export { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, plural, runSizeText } from './formatText';
 export { FIRST_NEGLIGIBLE_SHARE, reading, skipGate, timeoutWords } from './readingText';
+
+/** A run's GPUs for its size in words: every node's over several hosts (runNodes.ts nodeGpus), else its stamp's. */
+function gpusOf(run: RunFile): readonly { name?: string }[] | undefined {
+  return nodeGpus(run)?.map((name) => ({ name })) ?? run.stamp?.gpus;
+}
 
 /** The memory per GPU the annotation shows: after the first collective, else after the call. */
 export function memoryPerGpu(m: Measured): number | undefined {
@@ -409,13 +416,13 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (site.repeated && !site.firstCollectiveOf)
     out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
   if (m.others.length) out.push('', `Other variants: ${m.others.map((v) => variantLine(v, showsMemory(a))).join(' · ')}`);
-  const gpus = runSizeText(run.ranks, stamp?.gpus, (t) => escapeMarkdown(t, 60));
+  const gpus = runSizeText(run.ranks, gpusOf(run), (t) => escapeMarkdown(t, 60));
   const n = (m.main.total ?? m.headline).stats.n;
   const date = new Date(m.source.time).toISOString().slice(0, 10);
-  out.push(
-    '',
-    `*${escapeMarkdown(run.host, 60)}${stamp ? ` (${escapeMarkdown(stamp.hostname, 60)})` : ''} · ${gpus} · ${ncclText(stamp?.ncclVersion, (t) => escapeMarkdown(t, 30))} · ${date} · n = ${n}*`,
-  );
+  // A run over several nodes names them: its stamp is of one host only.
+  const nodes = nodeNamesText(run);
+  const where = nodes ? ` (${escapeMarkdown(nodes, 120)}, ${run.nodes!.length} nodes)` : stamp ? ` (${escapeMarkdown(stamp.hostname, 60)})` : '';
+  out.push('', `*${escapeMarkdown(run.host, 60)}${where} · ${gpus} · ${ncclText(stamp?.ncclVersion, (t) => escapeMarkdown(t, 30))} · ${date} · n = ${n}*`);
   if (a.why && a.active)
     out.push(
       '',
@@ -433,7 +440,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
 /** One line naming a run in the run picker: host, NCCL, its size (ranks, and the host's GPUs: {@link runSizeText}), UTC start. */
 export function profileLabel(p: Profile): string {
   const s = p.run.stamp;
-  const size = runSizeText(p.run.ranks, s?.gpus, (t) => plain(t, 30));
+  const size = runSizeText(p.run.ranks, gpusOf(p.run), (t) => plain(t, 30));
   return `${plain(p.run.host, 40)} · ${ncclText(s?.ncclVersion, (t) => plain(t, 16))} · ${size} · ${new Date(p.time).toISOString().slice(0, 16).replace('T', ' ')}`;
 }
 

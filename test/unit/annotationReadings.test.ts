@@ -21,6 +21,7 @@ import { profileLabel } from '../../extension/annotations/annotationText';
 import { runNode } from '../../extension/runsViewModel';
 import type { RunFile } from '../../protocol/runFile';
 import { RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
+import { twoNodes } from './verdictRuns';
 
 const RULES: StaleRules = { now: Date.parse('2026-12-02T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
 const read = (name: string): RunFile => JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as RunFile;
@@ -289,4 +290,14 @@ test('recovering after an abort: the sum and its parts in one unit ("1.02 s: the
   assert.equal(reading(a), 'recovering costs 1.02 s: the abort (1.00 s) then a re-init to first collective (0.0171 s)');
   const { a: two } = await annotate(read('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'ncclCommAbort');
   assert.equal(reading(two), 'recovering costs 688 ms: the abort (517 ms) then a re-init to first collective (172 ms)');
+});
+
+test('a run over several nodes: the hover footer and the run picker name its nodes and all their GPUs, never "16 ranks (its host has 2× NVIDIA H200)"', async () => {
+  const run = twoNodes('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const { a, store } = await annotate(run, 'ncclCommInitRank');
+  const site = await siteOf('cpp', 'void f(){ ncclCommInitRank(&c, n, id, r); }', 'ncclCommInitRank');
+  const hover = hoverMarkdown(a, site, hoverLinks(a));
+  assert.match(hover, /\*localhost \(gpu0 and gpu1, 2 nodes\) · 16 ranks on 16× NVIDIA H100 80GB HBM3 · NCCL 2\\\.28\\\.9 · /, hover);
+  assert.doesNotMatch(hover, /its host has/, hover);
+  assert.match(profileLabel(store.profiles[0]!), /· 16 ranks on 16× NVIDIA H100 80GB HBM3 ·/);
 });
