@@ -101,8 +101,11 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
 
 /** The split variant a headline uses: a multi-rank child with its lazy connect (DESIGN, "Readings follow measurement"). */
 function headlineSplit(ranks: number): { variant: string; share1: string; name: string; childRanks: number } {
+  // The halves are colored rank < n/2 (remote-agent split.ts): at an odd n the first child is the
+  // larger, ceil(n/2) ranks, and it is on the critical path (the step is the MAX over ranks), as
+  // the annotations say (apiMap.ts splitChildRanks).
   return ranks >= 4
-    ? { variant: 'halves/splitShare=0', share1: 'halves/splitShare=1', name: 'split into halves', childRanks: Math.floor(ranks / 2) }
+    ? { variant: 'halves/splitShare=0', share1: 'halves/splitShare=1', name: 'split into halves', childRanks: Math.ceil(ranks / 2) }
     : { variant: 'whole/splitShare=0', share1: 'whole/splitShare=1', name: 'split of the same shape', childRanks: ranks };
 }
 

@@ -339,6 +339,13 @@ describe('#22 units and articles', () => {
       experiment('split', [variant('halves/splitShare=0', { call: 34, first: 0.02, total: 34 })]),
     ]);
     assert.match(line(run, 'rebuild-vs-init'), /split into halves \(an 8-rank child\), splitShare 0: 34\.0 ms/);
+    // At an odd world size the halves (color rank < n/2) are 3 and 2 ranks: the figure, a MAX over
+    // ranks, is the larger child's, as the annotations say (apiMap.ts splitChildRanks).
+    const odd = synthetic(5, [
+      experiment('init', [variant('default', { call: 30, first: 140, total: 170 })]),
+      experiment('split', [variant('halves/splitShare=0', { call: 34, first: 120, total: 154 })]),
+    ]);
+    assert.match(line(odd, 'rebuild-vs-init'), /split into halves \(a 3-rank child\), splitShare 0: 154 ms/);
   });
   test('the table never prints "0.000" for a step above 0', () => {
     const run = synthetic(2, [experiment('init', [variant('default', { call: 30, first: 0.00038, total: 30 })])]);
