@@ -16,7 +16,7 @@
 import { STUDY_FIGURES } from '../client/studyFigures';
 import { poolVariants } from '../client/plan/strategies';
 import { stepTerm, type PlanRun } from '../client/plan/terms';
-import type { RunFile } from '../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { nodeGpus, nodeNamesText } from '../protocol/runNodes';
 
 /** A run shown in the study charts: its label in the legend, and the file name its steps are cited by. */
@@ -136,11 +136,17 @@ function whereOf(r: RunFile): string {
   return nodes !== undefined ? `${nodes} (${r.nodes!.length} nodes)` : (r.stamp?.hostname ?? r.host);
 }
 
+/** " · SIMULATED" for a run on commcost's simulated NCCL (its figures are not measurements), else "". */
+function simulatedMark(r: RunFile): string {
+  return isSimulatedRun(r) ? ' · SIMULATED' : '';
+}
+
 /** One colour per distinct host (or set of nodes) and NCCL version (stamp hostname, else the run's host). */
 export function studyLegend(runs: readonly StudyRun[]): StudyLegend {
   const keys: string[] = [];
   const colorOf = runs.map((r) => {
-    const key = `${whereOf(r.run)}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}`;
+    // A simulated run never shares a measured run's colour: its bars are not measurements.
+    const key = `${whereOf(r.run)}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}${simulatedMark(r.run)}`;
     if (!keys.includes(key)) keys.push(key);
     return keys.indexOf(key);
   });
@@ -221,14 +227,15 @@ export interface Figure3Model {
   max: number;
 }
 
-/** A run's configuration in words: host (or nodes) · GPUs · NCCL · ranks. */
+/** A run's configuration in words: host (or nodes) · GPUs · NCCL · ranks, and SIMULATED for a simulated run. */
 export function configText(r: RunFile): string {
   // Over several nodes the GPUs are every node's (runNodes.ts nodeGpus), not the stamp's one host.
   const names = nodeGpus(r) ?? (r.stamp?.gpus ?? []).map((g) => g.name);
   const models = [...new Set(names)];
   return [whereOf(r), models.length === 1 ? `${Math.min(names.length, r.ranks)}× ${models[0]}` : undefined, r.stamp?.ncclVersion ? `NCCL ${r.stamp.ncclVersion}` : undefined, `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`]
     .filter((x): x is string => x !== undefined)
-    .join(' · ');
+    .join(' · ')
+    .concat(simulatedMark(r));
 }
 
 /**

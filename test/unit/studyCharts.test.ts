@@ -102,3 +102,12 @@ test('a run over several nodes: its legend and configuration name its nodes and 
   const m = figure3Model([single, nodes]);
   assert.deepEqual(m.groups.map((g) => g.config), ['vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks', 'gpu0 and gpu1 (2 nodes) · 4× NVIDIA H200 · NCCL 2.30.7 · 4 ranks']);
 });
+
+test('a simulated run never shares a measured run\'s colour or label in the study charts (same host and NCCL version)', () => {
+  const measured = { label: 'A', file: 'a.json', run: load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json') };
+  const sim = { label: 'B', file: 'b.json', run: { ...structuredClone(measured.run), simulated: true } };
+  const legend = studyLegend([measured, sim]);
+  assert.deepEqual(legend.keys, ['vm · NCCL 2.30.7', 'vm · NCCL 2.30.7 · SIMULATED']);
+  assert.deepEqual(legend.colorOf, [0, 1]);
+  assert.deepEqual(figure3Model([measured, sim]).groups.map((g) => g.config), ['vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks', 'vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks · SIMULATED']);
+});
