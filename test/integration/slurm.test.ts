@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RunOptions } from '../../protocol/events';
 import { runMeasurement, type RunRequest } from '../../client/runSession';
 import { srunArgsFor } from '../../client/slurm';
-import { NOT_BUILT, privateAgentCopy, processesMatching, repoRoot, waitGone } from '../support/agentHarness';
+import { NOT_BUILT, privateAgentCopy, processesMatching, psLines, repoRoot, waitGone } from '../support/agentHarness';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
 const skip = NOT_BUILT || sshdMissingReason() || false;
@@ -67,7 +67,10 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
     assert.ok(logs.some((l) => /rank 0 of 3 \(slurm\), coordinator \S+:\d+ \(COMMCOST_PORT\)/.test(l)), logs.filter((l) => /rank 0 of/.test(l)).join('\n'));
     // The run is also on the login node's shared home, next to the deployed agent.
     assert.ok(logs.some((l) => /the run is also written to \S+\/runs\/\S+\.jsonl/.test(l)));
-    assert.deepEqual(await waitGone('agent.js rank'), []);
+    // Ranks exit on their own after run/done; 15 s as for the cancel below, since a loaded CI
+    // machine can take more than the default 5 s to reap three rank processes and their shells.
+    const left = await waitGone('agent.js rank', 15_000);
+    assert.deepEqual(left, [], `left: ${psLines(left)}`);
   });
 
   test('a login node without srun: a clear error naming the path and the setting', { timeout: 60_000 }, async () => {
@@ -116,6 +119,7 @@ describe('Slurm login node over SSH (stand-in srun)', { skip }, () => {
     );
     assert.equal(run.status, 'partial');
     assert.ok((run.experiments[0]?.samples.default?.call?.length ?? 0) >= 2, JSON.stringify(run.experiments[0]?.samples));
-    assert.deepEqual(await waitGone('agent.js rank', 15_000), [], `left: ${processesMatching('agent.js rank').join(', ')}`);
+    const left = await waitGone('agent.js rank', 15_000);
+    assert.deepEqual(left, [], `left: ${psLines(left)}`);
   });
 });

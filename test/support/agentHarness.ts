@@ -116,6 +116,18 @@ export async function waitGone(marker: string, ms = 5000): Promise<number[]> {
   return left;
 }
 
+/** "pid args" of each of `pids` still alive, joined by "; " (what a leftover-process assertion prints). */
+export function psLines(pids: number[]): string {
+  if (pids.length === 0) return 'none';
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '-p', pids.join(',')], { encoding: 'utf8' }).trim();
+  } catch {
+    // ps exits 1 when none of them is alive any more.
+  }
+  return out ? out.split('\n').map((l) => l.trim()).join('; ') : `${pids.join(', ')} (gone since)`;
+}
+
 /** Why agent tests skip on a checkout that has not been built. */
 export const NOT_BUILT = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
 
