@@ -310,7 +310,10 @@ export function studySentence(here: Here, clauses: Clause[]): string {
     const figures = [...new Set(oneHost.flatMap((c) => c.sources))];
     const across = studySentence(here, clauses.filter((c) => c.host.acrossNodes));
     const named = studyNotCompared(figures, `this run spans ${nodes} hosts, the study's ${figures.length === 1 ? 'figure was' : 'figures were'} of one host`);
-    return [across, named].filter((x) => x !== '').join(' ');
+    // The line's own cost words are judgements too: with no judged clause to carry the
+    // few-iterations note, the named sentence carries it.
+    const few = across === '' ? fewIterationsNote(here) : undefined;
+    return [across, few ? `${named.replace(/\.$/, '')} (${few}).` : named].filter((x) => x !== '').join(' ');
   }
   const hosts = [...new Set(clauses.map((c) => c.host))];
   return hosts
