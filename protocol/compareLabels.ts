@@ -6,7 +6,7 @@
  * text returned as data (the caller escapes it). Re-exported by compare.ts.
  */
 import { isSimulatedRun, type RunFile } from './runFile';
-import { nodeNamesText } from './runNodes';
+import { nodeGpus, nodeNamesText } from './runNodes';
 
 /** One run as the comparison names it. */
 export interface ComparedRunInfo {
@@ -100,9 +100,18 @@ function envOf(run: RunFile, rankNames: readonly string[]): Record<string, strin
 }
 
 /**
+ * The GPU models of a run, without the vendor's prefix: "H200", "A40, H200"; every node's over
+ * several hosts, else the stamp's; "" when not recorded.
+ */
+function gpuModels(run: RunFile): string {
+  const names = nodeGpus(run) ?? (Array.isArray(run.stamp?.gpus) ? run.stamp!.gpus.map((g) => String(g?.name ?? '')) : []);
+  return [...new Set(names.map((n) => n.replace(/^NVIDIA\s+/i, '').trim()).filter((n) => n !== ''))].sort().join(', ');
+}
+
+/**
  * Labels that tell the runs apart: host (the stamp's hostname, else the target; for a run over
- * several nodes its nodes, "gpu0 and gpu1 (2 nodes)") · NCCL version ·
- * the ranks when they differ · every NCCL_* / TORCH_NCCL_* variable of the stamps whose value
+ * several nodes its nodes, "gpu0 and gpu1 (2 nodes)") · NCCL version · the GPU models when they
+ * differ · the ranks when they differ · every NCCL_* / TORCH_NCCL_* variable of the stamps whose value
  * differs (`NAME=value`, `NAME unset`), and every rank method variable that differs
  * (`rank MALLOC_ARENA_MAX=1`, `… =not recorded` for runs from before the stamp had rankEnv) · "SIMULATED" for a simulated run. When two labels are
  * still equal, the NCCL path is added, then the start time, then "#n".
@@ -115,6 +124,9 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
   for (const e of envs) union(names, Object.keys(e).sort());
   const differing = names.filter((k) => new Set(envs.map((e) => e[k])).size > 1);
   const ranksDiffer = new Set(runs.map((r) => r.ranks)).size > 1;
+  // Runs of other machines may share a hostname ("vm", "localhost"): their GPU models tell them apart.
+  const models = runs.map(gpuModels);
+  const modelsDiffer = new Set(models).size > 1;
   const infos = runs.map((run, index): ComparedRunInfo => {
     const s = run.stamp;
     const envDiff: Record<string, string | undefined> = {};
@@ -124,6 +136,7 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
     const nodes = nodeNamesText(run);
     const where = nodes !== undefined ? `${nodes} (${run.nodes!.length} nodes)` : String(s?.hostname || run.host || '?');
     const parts = [where, s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL version not recorded'];
+    if (modelsDiffer) parts.push(models[index] || 'GPUs not recorded');
     if (ranksDiffer) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} rank${run.ranks === 1 ? '' : 's'}`);
     for (const k of differing) parts.push(envDiff[k] === undefined ? `${k} unset` : `${k}=${envDiff[k]}`);
     const info: ComparedRunInfo = {

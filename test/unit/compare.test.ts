@@ -111,17 +111,25 @@ describe('compareRuns on fixture runs', () => {
     ]);
   });
 
+  test('runs of other machines with one hostname: the GPU models tell them apart when they differ', () => {
+    const h200: RunFile = { ...a, id: 'h', stamp: stamp({ gpus: [{ ordinal: 0, name: 'NVIDIA H200', totalBytes: 141e9, pciBusId: '0000:01:00.0' }] }) };
+    assert.deepEqual(describeRuns([a, h200]).map((i) => i.label), ['gpu1 · NCCL 2.28.9 · A40', 'gpu1 · NCCL 2.28.9 · H200']);
+    // The same models: not said.
+    assert.deepEqual(describeRuns([a, { ...a, id: 'a2', ranks: 4 }]).map((i) => i.label), ['gpu1 · NCCL 2.28.9 · 2 ranks', 'gpu1 · NCCL 2.28.9 · 4 ranks']);
+  });
+
   test('a run over several nodes is labelled by its nodes, not by the one host its stamp is of (the CLI legend too)', () => {
     const nodes = (names: string[]): RunFile['nodes'] => names.map((hostname, index) => ({ index, hostname, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
     const two: RunFile = { ...a, id: 'n2', ranks: 4, nodes: nodes(['gpu0', 'gpu1']) };
     const many: RunFile = { ...a, id: 'n10', ranks: 20, nodes: nodes(Array.from({ length: 10 }, (_, i) => `n${i}`)) };
     const labels = describeRuns([a, two, many]).map((i) => i.label);
+    // The fixture's one host has A40s, its nodes H200s: the models differ, so the labels say them.
     assert.deepEqual(labels, [
-      'gpu1 · NCCL 2.28.9 · 2 ranks',
-      'gpu0 and gpu1 (2 nodes) · NCCL 2.28.9 · 4 ranks',
-      'n0, n1, n2, n3, n4, n5, n6, n7 and 2 more (10 nodes) · NCCL 2.28.9 · 20 ranks',
+      'gpu1 · NCCL 2.28.9 · A40 · 2 ranks',
+      'gpu0 and gpu1 (2 nodes) · NCCL 2.28.9 · H200 · 4 ranks',
+      'n0, n1, n2, n3, n4, n5, n6, n7 and 2 more (10 nodes) · NCCL 2.28.9 · H200 · 20 ranks',
     ]);
-    assert.match(formatComparison([a, two]), /^ {2}B = gpu0 and gpu1 \(2 nodes\) · NCCL 2\.28\.9 · 4 ranks \(run n2, /m);
+    assert.match(formatComparison([a, two]), /^ {2}B = gpu0 and gpu1 \(2 nodes\) · NCCL 2\.28\.9 · H200 · 4 ranks \(run n2, /m);
   });
 
   test('an experiment stopped before its summary is compared on its recorded samples', () => {
@@ -133,7 +141,7 @@ describe('compareRuns on fixture runs', () => {
   test('untrusted junk does not throw', () => {
     const junk = { schema: 'commcost.run/1', id: 7, experiments: [null, { experiment: 'init', variants: [{ variant: 'default', steps: [null, { step: 'call' }] }] }] } as unknown as RunFile;
     const c = compareRuns([junk, a]);
-    assert.equal(c.runs[0]!.label, '? · NCCL version not recorded · ? ranks');
+    assert.equal(c.runs[0]!.label, '? · NCCL version not recorded · GPUs not recorded · ? ranks');
     assert.ok(Number.isNaN(c.experiments[0]!.variants[0]!.steps[0]!.cells[0]!.median));
   });
 
