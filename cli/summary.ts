@@ -107,13 +107,15 @@ export function headerLine(run: RunFile): string {
   const s = run.stamp;
   const sim = isSimulatedRun(run) ? ' · SIMULATED NCCL' : '';
   const ranks = `${run.ranks} rank${run.ranks === 1 ? '' : 's'}`;
+  const each = nodesText(run);
   if (!s) {
     const measured = run.experiments.some((e) => e.variants.length > 0 || Object.keys(e.samples ?? {}).length > 0);
+    // A run over several nodes still names them: the nodes come from the coordinator's plan, not the stamp.
+    const where = each !== undefined ? `${run.nodes!.length} nodes from ${run.host}: ${each}` : `host ${run.host}`;
     return measured
-      ? `host ${run.host}: no environment stamp in this file (GPUs and NCCL version not recorded) · ${ranks}${sim}`
-      : `host ${run.host}: no environment stamp (the agent stopped before its plan)${sim}`;
+      ? `${where}: no environment stamp in this file (GPUs and NCCL version not recorded) · ${ranks}${sim}`
+      : `${where}: no environment stamp (the agent stopped before its plan)${sim}`;
   }
-  const each = nodesText(run);
   const nodeGpuList = nodeGpus(run);
   if (each !== undefined && nodeGpuList !== undefined) {
     const gpus = nodeGpuList.length;

@@ -285,6 +285,9 @@ describe('#19 a run over several nodes names every host', () => {
     assert.match(line(run, 'first-collective-share'), /vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): a fresh init to its first collective 184 ms vs 170 ms/);
     assert.match(line(run, 'teardown-floors'), /— not compared here: this run spans 2 hosts, the study's teardown was measured on one/);
     assert.doesNotMatch(line(run, 'teardown-floors'), /agrees|differs/);
+    // Without a stamp the nodes are still named (they come from the coordinator's plan).
+    const bare = { ...run, stamp: undefined };
+    assert.equal(headerLine(bare), '2 nodes from localhost: gpu0 (8 GPUs, ranks 0–7), gpu1 (8 GPUs, ranks 8–15): no environment stamp in this file (GPUs and NCCL version not recorded) · 16 ranks');
   });
   test('the study\'s one-host figures are named, not judged, in every line of a run over several nodes; its figures across nodes are judged', () => {
     const run = twoNodes();
