@@ -52,13 +52,16 @@ export function ms(x: number): string {
 
 /**
  * A time (ms) written in seconds, for a comparison whose unit is the second: 508 → "0.508 s",
- * 92 → "0.092 s", 1950 → "1.95 s" (from 1 s as {@link ms} writes it); 0 (or less) reads "0 s". A
+ * 500.1 → "0.500 s", 92 → "0.092 s", 1950 → "1.95 s" (from 1 s as {@link ms} writes it); 0 (or less) reads "0 s". A
  * figure that is not finite reads "no figure".
  */
 export function seconds(x: number): string {
   if (!Number.isFinite(x)) return 'no figure';
   if (x <= 0) return '0 s';
   if (x >= 999.5) return ms(x);
+  // Three significant digits with their trailing zeros from 100 ms ("0.500 s" beside "0.987 s",
+  // never "0.5 s"); below, the digits there are ("0.092 s", "0.0171 s").
+  if (x >= 99.95) return `${(x / 1000).toFixed(3)} s`;
   return `${Number((x / 1000).toPrecision(3))} s`;
 }
 

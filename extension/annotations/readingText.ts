@@ -145,7 +145,8 @@ export function reading(a: Annotation): string | undefined {
  */
 function sameUnit(xs: readonly number[]): string[] {
   if (!xs.some((x) => Math.abs(x) >= 999.5)) return xs.map(formatMs);
-  return xs.map((x) => (Math.abs(x) >= 999.5 ? formatMs(x) : `${Number((x / 1000).toPrecision(3))} s`));
+  const inSeconds = (x: number): string => (Math.abs(x) >= 99.95 ? (x / 1000).toFixed(3) : String(Number((x / 1000).toPrecision(3))));
+  return xs.map((x) => (Math.abs(x) >= 999.5 ? formatMs(x) : `${inSeconds(x)} s`));
 }
 
 /**

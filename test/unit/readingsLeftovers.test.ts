@@ -94,7 +94,7 @@ describe('agreement.ts: one wording, one unit, no division by 0 (leftover 3)', (
     assert.match(studySentence(HERE, [figureClause(508, S.destroy)]), /ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 0\.508 s \(1\.18× its upper end\): agrees/);
     // A run's figure of 1 s or more against a study figure written in ms: both in seconds.
     assert.equal(figureClause(1950, S.initToFirst).text, 'init to the first 1 MB allreduce 0.092 s vs 1.95 s (21×)');
-    assert.match(rangeClause(600, 1200, S.drain).text, / 0\.007–0\.112 s vs 0\.6–1\.20 s \(/);
+    assert.match(rangeClause(600, 1200, S.drain).text, / 0\.007–0\.112 s vs 0\.600–1\.20 s \(/);
     assert.match(relationClause(1200, 98, S.coldToFirst, S.warmToFirst, 'cold against warm').text, /\(1\.20 s vs 0\.098 s\)/);
     assert.match(shareClause(1500, 2000, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initCall.host, 'share').text, /\(1\.50 s of 2\.00 s\)/);
     for (const c of [figureClause(508, S.destroy), figureClause(1950, S.initToFirst), rangeClause(600, 1200, S.drain)]) {

@@ -93,7 +93,7 @@ describe('#6 a zero figure: no throw, no NaN/Infinity/0×, the sentence says wha
       experiment('destroy', [variant('default', { finalize: 0.1, destroy: 500, total: 500 })]),
     ]);
     const text = line(run, 'teardown-floors');
-    assert.match(text, /^Tearing a communicator of 2 ranks down costs: ncclCommAbort \(0 ms: below the timer's resolution\); ncclCommFinalize \+ ncclCommDestroy 500 ms\. Study .*: ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 0\.5 s/, text);
+    assert.match(text, /^Tearing a communicator of 2 ranks down costs: ncclCommAbort \(0 ms: below the timer's resolution\); ncclCommFinalize \+ ncclCommDestroy 500 ms\. Study .*: ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 0\.500 s/, text);
     assert.doesNotMatch(text, /ncclCommAbort 485–534 ms vs|no ratio/, text);
   });
 
@@ -324,7 +324,9 @@ describe('#22 units and articles', () => {
     assert.equal(ms(9996), '10.0 s');
     const run = synthetic(1, [experiment('abort', [variant('default', { abort: 1000, reinit: 17, first: 0.01, total: 17 })])]);
     // The floors are set side by side: one unit for the whole list, the min beside its median too.
-    assert.match(line(run, 'teardown-floors'), /ncclCommAbort 1\.00 s \(min 0\.98 s\)/);
+    assert.match(line(run, 'teardown-floors'), /ncclCommAbort 1\.00 s \(min 0\.980 s\)/);
+    // Three significant digits, trailing zeros kept: a 500.1 ms floor beside 0.987 s is "0.500 s", never "0.5 s".
+    assert.match(line(load('h200x1-2026-12-01/h200x1-nccl2.30.7-source.json'), 'teardown-floors'), /ncclCommRevoke until quiet 0\.987 s; ncclCommFinalize \+ ncclCommDestroy 0\.500 s\./);
   });
   test('the teardown floors of a real 1-rank run (abort ≈ 1 s, destroy ≈ 0.5 s) in one unit: never "1.00 s (min 992 ms); … 499 ms"', () => {
     const text = line(load('h200x1-2026-12-01/h200x1-nccl2.28.3-system.json'), 'teardown-floors');
