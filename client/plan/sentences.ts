@@ -8,11 +8,14 @@ import type { Plan, StrategyPlan } from './planner';
 import type { PoolEstimate } from './estimate';
 import { bytesText, msText, percentText, stepShareText } from './units';
 
-/** "in this simulated run (SIMULATED: …)" or "on this host (2× NVIDIA H200, NCCL 2.28.9)". */
+/**
+ * "in this simulated run (SIMULATED: …)", "on this host (2× NVIDIA H200, NCCL 2.28.9)", or over
+ * several nodes "on gpu0 and gpu1 (16× NVIDIA H200 over 2 nodes, NCCL 2.28.9)".
+ */
 export function planWhere(plan: Plan): string {
   const h = plan.host;
   const what = `${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''}`;
-  return h.simulated ? `SIMULATED — in this simulated run (${what}; commcost's simulated NCCL, not a measurement)` : `on this host (${what})`;
+  return h.simulated ? `SIMULATED — in this simulated run (${what}; commcost's simulated NCCL, not a measurement)` : `on ${h.nodes !== undefined ? h.hostname : 'this host'} (${what})`;
 }
 
 /** ", 2.3% of a 60 GiB budget" / " per GPU, more than the 60 GiB budget (120%)" / the GPU's share; "" without either. */

@@ -111,7 +111,11 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
   const creationNote = `the rebuild is the init experiment's ${tpn} communicator, for every shape (smaller shapes were not timed by init)`;
 
   // The communicator each reshape from the maximum topology makes: split halves, shrink by one, grow to n.
-  const childSize: Record<string, number> = { split: Math.max(1, Math.floor(n / 2)), shrink: Math.max(1, n - 1), grow: n };
+  // The halves are colored rank < n/2 (remote-agent/experiments/split.ts): at an odd n the first
+  // child is the larger, ceil(n/2) ranks, and the step is the MAX over ranks, so its figure is that child's.
+  const halves = Math.max(1, Math.ceil(n / 2));
+  const halvesNote = `the child is the split experiment's halves (TP${halves}${n % 2 === 1 && n > 1 ? ', the larger half: the step is the MAX over ranks' : ''})`;
+  const childSize: Record<string, number> = { split: halves, shrink: Math.max(1, n - 1), grow: n };
   const fromMax = (id: StrategyId, name: string, experiment: 'split' | 'shrink' | 'grow', variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => ({
     id,
     name,
@@ -177,9 +181,9 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
     },
     fromMax('split', 'split from the maximum topology', 'split', 'halves/splitShare=0', 'ncclCommSplit into halves',
       'afterFirst', `keep a warm ${tpn} communicator; at each switch split it (halves) and run the first collective on the child`,
-      `the child is the split experiment's halves (TP${Math.max(1, Math.floor(n / 2))})`),
+      halvesNote),
     fromMax('split-share', 'split from the maximum topology, splitShare=1', 'split', 'halves/splitShare=1', 'ncclCommSplit into halves (splitShare 1)',
-      'afterFirst', `as the split, from a ${tpn} parent created with splitShare 1`, `the child is the split experiment's halves (TP${Math.max(1, Math.floor(n / 2))})`),
+      'afterFirst', `as the split, from a ${tpn} parent created with splitShare 1`, halvesNote),
     fromMax('shrink', 'shrink from the maximum topology', 'shrink', 'default', 'ncclCommShrink',
       'afterFirst', `keep a warm ${tpn} communicator; at each switch shrink it and run the first collective`, `the run's shrink drops one rank (${n} → ${n - 1})`),
     fromMax('grow', 'grow to the maximum topology', 'grow', 'default', 'ncclCommGrow',

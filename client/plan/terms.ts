@@ -7,6 +7,7 @@
  * from the first run, in the order given, that has its experiment's variant.
  */
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
+import { nodeGpus, nodeNamesText } from '../../protocol/runNodes';
 import { PlanInputError } from './units';
 
 /** One run given to the planner and the file it was read from (shown as each term's source). */
@@ -67,9 +68,12 @@ export interface Term {
 
 /** The facts of the combined runs the plan states: host, ranks, GPU memory, NCCL, simulated. */
 export interface PlanHost {
+  /** The stamp's hostname; over several nodes their names ("gpu0 and gpu1", protocol/runNodes.ts nodeNamesText). */
   hostname: string;
-  /** "2× NVIDIA H200" from the stamp, or "2 ranks" without one. */
+  /** "2× NVIDIA H200" from the stamp, "16× NVIDIA H200 over 2 nodes" from the nodes, or "2 ranks" without either. */
   text: string;
+  /** Hosts the ranks spanned, when 2 or more (the run's `nodes`); absent for one host. */
+  nodes?: number;
   ranks: number;
   ncclVersion?: string;
   /** The smallest GPU's memory among the ranks' GPUs (stamp gpus[].totalBytes), bytes. */
@@ -87,7 +91,8 @@ export interface PlanHost {
 export function planHost(runs: readonly PlanRun[]): PlanHost {
   const first = runs[0];
   if (!first) throw new PlanInputError('no run to plan from', '--run', 'give a run file: --run .commcost/runs/<run>.json');
-  const hostOf = (r: RunFile): string => r.stamp?.hostname ?? r.host;
+  // Over several nodes the stamp is of one host only: the run is named by its nodes.
+  const hostOf = (r: RunFile): string => nodeNamesText(r) ?? r.stamp?.hostname ?? r.host;
   for (const p of runs.slice(1)) {
     const what =
       hostOf(p.run) !== hostOf(first.run)
@@ -107,11 +112,19 @@ export function planHost(runs: readonly PlanRun[]): PlanHost {
   }
   const r = first.run;
   const gpus = (r.stamp?.gpus ?? []).slice(0, Math.max(1, r.ranks));
-  const names = [...new Set(gpus.map((g) => g.name))];
-  const sizes = gpus.map((g) => g.totalBytes).filter((b) => Number.isFinite(b) && b > 0);
+  // Over several nodes every node's GPUs (one per rank), not the stamp's one host's.
+  const onNodes = nodeGpus(r);
+  const names = [...new Set(onNodes ?? gpus.map((g) => g.name))];
+  // The stamp gives memory for its own host's GPUs only: over several nodes it stands for every
+  // GPU only when every node's GPU model is one the stamp measured.
+  const sized = onNodes === undefined ? gpus : names.every((n) => (r.stamp?.gpus ?? []).some((g) => g.name === n)) ? (r.stamp?.gpus ?? []).filter((g) => names.includes(g.name)) : [];
+  const sizes = sized.map((g) => g.totalBytes).filter((b) => Number.isFinite(b) && b > 0);
+  const nodes = onNodes !== undefined ? r.nodes!.length : undefined;
+  const over = nodes !== undefined ? ` over ${nodes} nodes` : '';
   return {
     hostname: hostOf(r),
-    text: names.length === 1 ? `${r.ranks}× ${names[0]}` : `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`,
+    text: names.length === 1 ? `${onNodes?.length ?? r.ranks}× ${names[0]}${over}` : `${r.ranks} rank${r.ranks === 1 ? '' : 's'}${over}`,
+    ...(nodes !== undefined ? { nodes } : {}),
     ranks: r.ranks,
     ...(r.stamp?.ncclVersion ? { ncclVersion: r.stamp.ncclVersion } : {}),
     ...(sizes.length > 0 ? { gpuBytes: Math.min(...sizes) } : {}),

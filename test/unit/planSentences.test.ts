@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { planReshape } from '../../client/plan/planner';
 import { planSentences, poolSentence, strategySentence } from '../../client/plan/sentences';
-import { planCommand } from '../../cli/plan';
+import { formatPlan, planCommand } from '../../cli/plan';
 import { CommcostError } from '../../client/errors';
 import { asPlanRuns, fourRankRun, h200x1, h200x2 } from './planRuns';
 
@@ -59,6 +59,32 @@ test('simulated runs are said so first, at 1, 2 and 4 ranks', () => {
     assert.match(lines[0]!, /^SIMULATED — in this simulated run \(/, `${ranks} ranks`);
     assert.doesNotMatch(lines[0]!, /on this host/);
   }
+});
+
+test('a run over several nodes: the plan names its nodes and all their GPUs, never the one host its stamp is of', () => {
+  const run = fourRankRun();
+  // The stamp is of one host (vm, 4× NVIDIA H200); the run spanned gpu0 and gpu1, 2 GPUs each.
+  run.nodes = [0, 1].map((index) => ({ index, hostname: `gpu${index}`, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
+  const plan = planReshape(asPlanRuns(run), inputs);
+  assert.equal(plan.host.hostname, 'gpu0 and gpu1');
+  assert.equal(plan.host.text, '4× NVIDIA H200 over 2 nodes');
+  assert.match(formatPlan(plan), /^plan for gpu0 and gpu1: 4× NVIDIA H200 over 2 nodes, NCCL [\d.]+ — runs run1\.json$/m);
+  assert.doesNotMatch(formatPlan(plan), /plan for vm/);
+  assert.match(poolSentence(plan), /^on gpu0 and gpu1 \(4× NVIDIA H200 over 2 nodes, NCCL [\d.]+\), a pool of 3 shapes/);
+  // A node whose GPU model the stamp did not measure: no GPU memory to take a share of.
+  run.nodes[1]!.gpus = ['NVIDIA H100', 'NVIDIA H100'];
+  const mixed = planReshape(asPlanRuns(run), {});
+  assert.equal(mixed.host.text, '4 ranks over 2 nodes');
+  assert.equal(mixed.host.gpuBytes, undefined);
+  // One host: unchanged.
+  assert.match(formatPlan(planReshape(asPlanRuns(fourRankRun()), {})), /^plan for [^:]+: 4× NVIDIA H200, NCCL/m);
+});
+
+test('an odd world size: the halves split is named by its larger child, ceil(n/2) ranks (split.ts colors rank < n/2), whose figure the MAX over ranks is', () => {
+  const note = (ranks: number) => planReshape(asPlanRuns(fourRankRun({ ranks })), {}).strategies.find((s) => s.id === 'split')!.note;
+  assert.equal(note(5), "the child is the split experiment's halves (TP3, the larger half: the step is the MAX over ranks)");
+  assert.equal(note(4), "the child is the split experiment's halves (TP2)");
+  assert.equal(note(3), "the child is the split experiment's halves (TP2, the larger half: the step is the MAX over ranks)");
 });
 
 test('a background cost longer than the interval is said so', () => {
