@@ -7,8 +7,9 @@
 /**
  * `ms` for people: 0.017 ms, 4.52 ms, 47.7 ms, 176 ms, 1.23 s. Each threshold is where the shorter
  * form would round up to the next (999.7 ms is "1.00 s", never "1000 ms" beside a p90 of "1.00 s";
- * 99.96 ms is "100 ms", never "100.0 ms"); a figure above 0 but under 0.0005 ms keeps two
- * significant digits ("0.00038 ms", never "0.000 ms"), and 0 reads "0 ms".
+ * 99.96 ms is "100 ms", never "100.0 ms"); a figure above 0 but under 0.01 ms keeps two
+ * significant digits, as the CLI's verdict does ("0.0084 ms", "0.00038 ms", never "0.008 ms" or
+ * "0.000 ms"), and 0 reads "0 ms".
  */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return '—';
@@ -18,7 +19,9 @@ export function formatMs(ms: number): string {
   if (a >= 99.95) return `${Math.round(ms)} ms`;
   if (a >= 9.995) return `${ms.toFixed(1)} ms`;
   if (a >= 0.9995) return `${ms.toFixed(2)} ms`;
-  if (a < 0.0005) return `${Number(ms.toPrecision(2))} ms`;
+  // Near the timer's resolution, two significant digits as the CLI's verdict writes them
+  // (client/verdict/format.ts `ms`): 0.0084 ms, 0.00076 ms, never "0.008 ms" or "0.001 ms".
+  if (a < 0.00995) return `${ms.toPrecision(2)} ms`;
   return `${ms.toFixed(3)} ms`;
 }
 
