@@ -275,6 +275,55 @@ function measuredIn(
   };
 }
 
+/** One skipped experiment (or variant) of a run file, with the agent's reason. */
+type Skip = RunFile['skipped'][number];
+
+/**
+ * The skip of `run` that covers `answer`: a skip of one of its variants by name (a one-GPU c10d
+ * run skips `shrink_group` alone, with its own reason), else of its whole experiment. A skip of
+ * another variant of the same experiment (c10d's `init/eager` on an old torch) never answers for
+ * this one. Undefined when none covers it.
+ */
+function skipOf(run: RunFile, answer: Answer): Skip | undefined {
+  const of = (run.skipped ?? []).filter((x) => x.experiment === answer.experiment);
+  const byVariant = of.find((x) => x.variant !== undefined && answer.variants.some((w) => matchesVariant(x.variant as string, w)));
+  return byVariant ?? of.find((x) => x.variant === undefined);
+}
+
+/**
+ * Whether `reason`, the skip of the call beneath (the agent's "needs N GPUs, host has M"), holds
+ * for `answer` too on `run`'s host: its communicator has a size with N ranks and none with the
+ * run's (apiMap.ts `childRanks`: c10d's shrink_group drops a rank, so one GPU leaves it nothing).
+ * A gate on the NCCL version never holds for it: c10d uses the NCCL torch loads, not the run's.
+ */
+function sameRankGate(answer: Answer, reason: string, run: RunFile): boolean {
+  const gate = /^needs (\d+) GPUs, host has \d+$/.exec(reason);
+  if (!gate || !answer.childRanks) return false;
+  const variant = answer.variants[0] ?? '';
+  return answer.childRanks(variant, { ranks: Number(gate[1]) }) !== undefined && answer.childRanks(variant, run) === undefined;
+}
+
+/** The call beneath `entry`'s API, named with its experiment: "the ncclCommShrink behind it, experiment shrink". */
+function beneathName(entry: ApiEntry): string {
+  return `${entry.underlying?.note ?? 'the call beneath'}, experiment ${entry.underlying?.experiment ?? '?'}`;
+}
+
+/**
+ * The skip of the call beneath, after "not measured in this run", where the call itself can still
+ * be measured on that host (c10d's split_group on one GPU): "; the ncclCommSplit behind it
+ * (experiment split) was skipped on localhost: needs 2 GPUs, host has 1", and, where its
+ * communicator would have one rank there, that measuring it there gives a one-rank communicator.
+ */
+function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): string {
+  const underlying = entry.underlying;
+  if (!underlying) return '';
+  const variant = entry.answer.variants[0] ?? '';
+  const one = entry.role === 'create' && (run.ranks === 1 || entry.answer.childRanks?.(variant, run) === 1);
+  return `; ${underlying.note} (experiment ${underlying.experiment}) was skipped on ${run.host}: ${reason}${
+    one ? `; measured there, ${entry.api} makes a one-rank communicator: nothing to connect` : ''
+  }`;
+}
+
 /** Why the answering run is not the active one, in words for the hover and the status bar tooltip. */
 function whyElsewhere(
   entry: ApiEntry,
@@ -360,7 +409,12 @@ export function resolveAnnotation(
       stale: [],
       simulated: isSimulatedProfile(active),
     };
-  const skipped = active.run.skipped.find((s) => s.experiment === entry.answer.experiment);
+  const direct = skipOf(active.run, entry.answer);
+  const beneath = direct || !entry.underlying ? undefined : skipOf(active.run, entry.underlying);
+  // The call beneath was skipped for a size the call itself needs too (shrink_group on one GPU):
+  // its skip is the call's, and measuring again on that host would skip it again.
+  const inherited = beneath && entry.underlying && sameRankGate(entry.answer, beneath.reason, active.run) ? beneath : undefined;
+  const skipped = direct ?? inherited;
   const timedOut = skipped ? undefined : timeoutOf(active.run, entry.answer.experiment);
   const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager, context.creator)));
   const kind = !other
@@ -376,10 +430,10 @@ export function resolveAnnotation(
       experiment: entry.answer.experiment,
       ...(timedOut ? { timedOut } : {}),
       reason: skipped
-        ? `skipped on ${active.run.host}: ${skipped.reason}`
+        ? `skipped on ${active.run.host}${inherited ? ` (${beneathName(entry)})` : ''}: ${skipped.reason}`
         : timedOut
           ? `${timedOut.message.startsWith('timed out') ? '' : 'timed out: '}${timedOut.message}`
-          : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}`,
+          : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}${beneath ? beneathSkipped(entry, beneath.reason, active.run) : ''}`,
     },
     stale: [],
     simulated: isSimulatedProfile(active),

@@ -96,6 +96,48 @@ test('an experiment the host cannot run (needs 2 GPUs, host has 1): the lens and
   assert.equal(codeLensTitle(reg), '⏱ not measured in this run · Measure this on localhost');
 });
 
+test('1 GPU, no c10d figures: shrink_group inherits the ncclCommShrink skip (measuring there would skip it again); split_group says its ncclCommSplit was skipped and what measuring it there gives', async () => {
+  const run = read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  assert.deepEqual(
+    run.skipped.filter((x) => x.experiment === 'split' || x.experiment === 'shrink').map((x) => x.reason),
+    ['needs 2 GPUs, host has 1', 'needs 2 GPUs, host has 1'],
+  );
+  const { store } = await storeOf(runFolder([run]));
+  const shrink = resolveAnnotation('shrink_group', store.active, store.profiles, RULES);
+  assert.equal(shrink.missing?.experiment, 'c10d');
+  assert.equal(shrink.missing?.reason, 'skipped on localhost (the ncclCommShrink behind it, experiment shrink): needs 2 GPUs, host has 1');
+  assert.equal(skipGate(shrink), 'needs 2 GPUs, host has 1');
+  assert.equal(codeLensTitle(shrink), '⏱ skipped on localhost: needs 2 GPUs, host has 1 · Measure on a host that meets it');
+  const site = (await scanText('python', 'import torch.distributed as dist\ng = dist.shrink_group([1])\n')).sites.find((x) => x.api === 'shrink_group');
+  assert.ok(site);
+  const md = hoverMarkdown(shrink, site, hoverLinks(shrink));
+  assert.doesNotMatch(md, /Measure this on localhost/, md);
+  assert.match(md, /localhost cannot run it as measured/, md);
+  // c10d times split_group on one GPU (the committed 1-GPU c10d run has it): the Measure link stays, and the reading says the split beneath was skipped.
+  const c10d = read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json');
+  assert.ok(c10d.experiments.find((e) => e.experiment === 'c10d')?.variants.some((v) => v.variant === 'split_group'));
+  const split = resolveAnnotation('split_group', store.active, store.profiles, RULES);
+  assert.equal(
+    split.missing?.reason,
+    'not measured in this run; the ncclCommSplit behind it (experiment split) was skipped on localhost: needs 2 GPUs, host has 1; measured there, split_group makes a one-rank communicator: nothing to connect',
+  );
+  assert.equal(skipGate(split), undefined);
+  assert.equal(codeLensTitle(split), '⏱ not measured in this run · Measure this on localhost');
+  // A 2-GPU run without c10d figures answers both from the NCCL calls beneath.
+  const { store: two } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
+  for (const api of ['split_group', 'shrink_group'] as const) assert.ok(resolveAnnotation(api, two.active, two.profiles, RULES).measured, api);
+});
+
+test("a c10d run's skip of one variant answers for that variant alone (an old torch without split_group, one GPU for shrink_group)", async () => {
+  const run = read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json');
+  const exp = run.experiments.find((e) => e.experiment === 'c10d')!;
+  exp.variants = exp.variants.filter((v) => v.variant !== 'split_group');
+  run.skipped = [{ experiment: 'c10d', variant: 'split_group', reason: 'torch 2.4.1 has no split_group (needs torch ≥ 2.5)' }, ...run.skipped];
+  const { store } = await storeOf(runFolder([run]));
+  assert.equal(resolveAnnotation('shrink_group', store.active, store.profiles, RULES).missing?.reason, 'skipped on localhost: needs 2 GPUs, host has 1');
+  assert.equal(resolveAnnotation('split_group', store.active, store.profiles, RULES).missing?.reason, 'skipped on localhost: torch 2.4.1 has no split_group (needs torch ≥ 2.5)');
+});
+
 test('a traced first collective creates the group only when it was made lazily, and connects it only when it has more than one rank', () => {
   const t = JSON.parse(readFileSync(join(RESULTS, 'h200x2-2026-12-01', 'trace-torch-tp-reshape-nccl2.28.9.json'), 'utf8')) as TraceFile;
   const base = t.sites.find((x) => x.api === 'new_group' && x.firstCollective !== null) ?? t.sites.find((x) => x.api === 'new_group')!;
