@@ -225,3 +225,32 @@ export const STUDY_SHARES = {
     host: F.splitFirst.host,
   },
 } as const satisfies Record<string, StudyShare>;
+
+/** What {@link studyNotComparedWhy} reads of a run: its ranks, the hosts they spanned, simulated or not. */
+export interface StudyRegime {
+  /** World size of the run's communicators. */
+  ranks: number;
+  /** Hosts the ranks spanned (the run's `nodes`; 1 for one host). */
+  nodes: number;
+  /** True for a run on commcost's simulated NCCL; absent or false for a measured run. */
+  simulated?: boolean;
+}
+
+/**
+ * Why the study's figure `f` is named beside a run's figures but not compared with them, or
+ * undefined when it is compared. One rule for the verdict (client/verdict/lifecycle.ts, the
+ * teardown floors; agreement.ts studySentence for simulated runs) and the study charts
+ * (webview/studyChartsData.ts, the notes under Figures 2 and 3), checked in this order:
+ * - a run of 1 rank against a study figure of several ranks: "a communicator of 1 rank has no
+ *   peer, the study's had 4 ranks";
+ * - a run over several hosts against a study figure of one host: "this run spans 2 hosts, the
+ *   study's <subject> was measured on one";
+ * - a simulated run: "simulated figures are not measurements".
+ * @param subject what the study measured, in a few words ("teardown", "migration pause").
+ */
+export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: string): string | undefined {
+  if (run.ranks < 2 && f.host.ranks >= 2) return `a communicator of 1 rank has no peer, the study's had ${f.host.ranks} ranks`;
+  if (run.nodes > 1 && !f.host.acrossNodes) return `this run spans ${run.nodes} hosts, the study's ${subject} was measured on one`;
+  if (run.simulated) return 'simulated figures are not measurements';
+  return undefined;
+}

@@ -180,12 +180,16 @@ class StudyChart {
   }
 }
 
-/** The words under a chart: colours (several runs), the lines' sources, and what is absent. */
-function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine[], absent: readonly string[], drawn: readonly string[] = []): HTMLElement {
+/**
+ * The words under a chart: colours (several runs), the lines' sources, the runs a study line is
+ * drawn beside but not compared with (and why), and what is absent.
+ */
+function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine[], absent: readonly string[], drawn: readonly string[] = [], notCompared: readonly string[] = []): HTMLElement {
   return h('div', { class: 'study-notes muted' },
     drawn.length > 0 ? h('p', {}, `Bars: ${drawn.join('; ')}.`) : null,
     legend && legend.keys.length > 1 ? h('p', {}, `Colours: one per host and NCCL version — ${legend.keys.map((k, i) => `${i + 1}: ${k}`).join('; ')}.`) : null,
     ...lines.map((l) => h('p', {}, `${l.style === 'dashed' ? 'Dashed' : 'Dotted'}: ${l.label} — ${l.source}.`)),
+    ...notCompared.map((n) => h('p', { class: 'study-not-compared' }, n)),
     absent.length > 0 ? h('p', {}, 'Not drawn (the run has no figure for it):') : null,
     absent.length > 0 ? h('ul', {}, ...absent.map((a) => h('li', {}, a))) : null,
   );
@@ -228,10 +232,10 @@ export class StudyCharts {
     const m2 = figure2Model(this.runs);
     const m3 = figure3Model(this.runs);
     this.fig2.draw(figure2Data(m2, this.runs, c));
-    replaceChildren(this.notes2, notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn));
+    replaceChildren(this.notes2, notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn, m2.notCompared));
     this.fig3.box.hidden = m3.groups.length === 0;
     if (m3.groups.length > 0) this.fig3.draw(figure3Data(m3, c));
-    replaceChildren(this.notes3, notes(this.runs.length > 1 ? m3.legend : undefined, [m3.floor], m3.absent));
+    replaceChildren(this.notes3, notes(this.runs.length > 1 ? m3.legend : undefined, [m3.floor], m3.absent, [], m3.notCompared));
   }
 
   dispose(): void {

@@ -13,7 +13,7 @@
  * invented); so is a reference line the run lacks. Several runs: one colour per host and NCCL
  * version (runs of the same host and version share it).
  */
-import { STUDY_FIGURES } from '../client/studyFigures';
+import { STUDY_FIGURES, studyNotComparedWhy, type StudyFigure } from '../client/studyFigures';
 import { poolVariants } from '../client/plan/strategies';
 import { stepTerm, type PlanRun } from '../client/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
@@ -71,6 +71,8 @@ export interface Figure2Model {
   absent: string[];
   /** Which variant each split/shrink/grow bar is and the size of its child ("split: split/whole/splitShare=0, a child of 2 ranks"). */
   drawn: string[];
+  /** Per run whose bars the study's migration pause is drawn beside but not compared with, why ({@link notComparedNotes}). */
+  notCompared: string[];
   legend: StudyLegend;
   /** Log axis ends: powers of ten around every segment end, whisker and line. */
   min: number;
@@ -98,7 +100,9 @@ export const FIGURE2_CATEGORIES: readonly CategoryDef[] = [
     name: 'split',
     experiment: 'split',
     variants: (n) => {
-      const halves = { variant: 'halves/splitShare=0', child: Math.max(1, Math.floor(n / 2)) };
+      // The halves are colored rank < n/2 (remote-agent/experiments/split.ts): at an odd n the
+      // larger child, ceil(n/2) ranks, is the one whose figure the MAX over ranks reports.
+      const halves = { variant: 'halves/splitShare=0', child: Math.max(1, Math.ceil(n / 2)) };
       const whole = { variant: 'whole/splitShare=0', child: n };
       return halves.child >= 2 ? [halves, whole] : [whole, halves];
     },
@@ -163,6 +167,25 @@ function logBounds(values: readonly number[]): { min: number; max: number } {
 const who = (runs: readonly StudyRun[], r: StudyRun) => (runs.length > 1 ? ` (${r.label})` : '');
 
 /**
+ * The notes under a chart for the runs (of `drawn`, indices into `runs`) whose bars the study's
+ * figure `f` is drawn beside but that the verdict does not compare with it, by its rule
+ * (client/studyFigures.ts studyNotComparedWhy: 1 rank, several hosts, simulated): "The study's
+ * floor (~0.5 s, 4× A40 PCIe, NCCL 2.32.3) is shown for reference, not compared with this run: a
+ * communicator of 1 rank has no peer, the study's had 4 ranks (study: …, in docs/METHOD.md …)."
+ * Empty when every drawn run is compared.
+ * @param line the line's name ("floor", "migration pause"); `subject` what the study measured ("teardown").
+ */
+export function notComparedNotes(runs: readonly StudyRun[], drawn: ReadonlySet<number>, f: StudyFigure, line: string, subject: string): string[] {
+  return runs.flatMap((r, i) => {
+    if (!drawn.has(i)) return [];
+    const why = studyNotComparedWhy(f, { ranks: r.run.ranks, nodes: Array.isArray(r.run.nodes) && r.run.nodes.length > 1 ? r.run.nodes.length : 1, simulated: isSimulatedRun(r.run) }, subject);
+    if (why === undefined) return [];
+    const whom = runs.length > 1 ? `run ${r.label} (${configText(r.run)})` : 'this run';
+    return [`The study's ${line} (${f.written}, ${f.host.text}) is shown for reference, not compared with ${whom}: ${why} (study: ${f.measurement}, in ${f.document}).`];
+  });
+}
+
+/**
  * The Figure 2 model of `runs` (one bar per run per category; see the file comment).
  * Reference lines: the study's migration pause (studyFigures.ts, with its source) and, per run
  * that measured it, its in-pool swap (pool/<variant>/switch median).
@@ -206,7 +229,9 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
       return [...out, at];
     });
   });
-  return { categories: FIGURE2_CATEGORIES.map((c) => c.name), bars, lines, absent, drawn, legend: studyLegend(runs), ...logBounds([...ends, ...lines.map((l) => l.ms)]) };
+  const withBars = new Set(bars.flat().map((b) => b.run));
+  const notCompared = notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause');
+  return { categories: FIGURE2_CATEGORIES.map((c) => c.name), bars, lines, absent, drawn, notCompared, legend: studyLegend(runs), ...logBounds([...ends, ...lines.map((l) => l.ms)]) };
 }
 
 /** One configuration of Figure 3: a run's abort and finalize + destroy (ms), either absent with why. */
@@ -222,6 +247,8 @@ export interface Figure3Model {
   groups: Figure3Group[];
   floor: StudyLine;
   absent: string[];
+  /** Per run whose bars the study's floor is drawn beside but not compared with, why ({@link notComparedNotes}). */
+  notCompared: string[];
   legend: StudyLegend;
   min: number;
   max: number;
@@ -258,5 +285,6 @@ export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
   const f = STUDY_FIGURES.abortFloor;
   const floor: StudyLine = { label: `the study's floor ${f.written}`, ms: f.min, style: 'dashed', source: f.source };
   const values = groups.flatMap((g) => [g.abort, g.finalizeDestroy].flatMap((s) => (s ? [s.ms, s.p90] : [])));
-  return { groups, floor, absent, legend: studyLegend(runs), ...logBounds([...values, floor.ms]) };
+  const notCompared = notComparedNotes(runs, new Set(groups.map((g) => g.run)), f, 'floor', 'teardown');
+  return { groups, floor, absent, notCompared, legend: studyLegend(runs), ...logBounds([...values, floor.ms]) };
 }

@@ -8,7 +8,7 @@
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { STUDY_FIGURES as S, type StudyFigure } from '../studyFigures';
+import { STUDY_FIGURES as S, studyNotComparedWhy, type StudyFigure } from '../studyFigures';
 import {
   costWords,
   figureClause,
@@ -286,14 +286,11 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   // At one rank there is no peer to tear down with, while the study's communicators had several
   // (and the runs show the floors move with the rank count): named, not judged.
   // Across nodes the teardown waits on the network, while the study's floors are of one host: named, not judged.
-  const oneRank = run.ranks < 2 && S.abort.host.ranks >= 2;
-  const nodes = run.nodes?.length ?? 1;
+  // One rule with the study charts' Figure 3 note (studyFigures.ts studyNotComparedWhy); a simulated
+  // run is left to studySentence, which names the figures of its clauses.
+  const why = studyNotComparedWhy(S.abort, { ranks: run.ranks, nodes: run.nodes?.length ?? 1 }, 'teardown');
   const named = [abort && S.abort, revoke !== undefined && S.revoke, destroy !== undefined && S.destroy].filter((f): f is StudyFigure => f !== false && f !== undefined);
-  const study = oneRank
-    ? studyNotCompared(named, `a communicator of 1 rank has no peer, the study's had ${S.abort.host.ranks} ranks`)
-    : nodes > 1
-      ? studyNotCompared(named, `this run spans ${nodes} hosts, the study's teardown was measured on one`)
-      : studySentence(here, clauses);
+  const study = why !== undefined ? studyNotCompared(named, why) : studySentence(here, clauses);
   return {
     id: 'teardown-floors',
     text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}.${study ? ` ${study}` : ''}`,

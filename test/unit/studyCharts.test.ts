@@ -111,3 +111,42 @@ test('a simulated run never shares a measured run\'s colour or label in the stud
   assert.deepEqual(legend.colorOf, [0, 1]);
   assert.deepEqual(figure3Model([measured, sim]).groups.map((g) => g.config), ['vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks', 'vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks · SIMULATED']);
 });
+
+test('the study\'s lines beside runs the verdict does not compare with them (1 rank, several nodes, simulated): a note says shown for reference, not compared, and why; none beside a measured run of one host and several ranks', () => {
+  const two = { label: 'S', file: 'h200x2-nccl2.30.7-source.json', run: load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json') };
+  // Several ranks on one host, measured: compared by the verdict, so no note.
+  assert.deepEqual(figure3Model([two]).notCompared, []);
+  assert.deepEqual(figure2Model([two]).notCompared, []);
+  // 1 rank: no peer, the study's floor had 4 ranks.
+  const one = { label: 'O', file: 'h200x1.json', run: load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json') };
+  assert.deepEqual(figure3Model([one]).notCompared, [
+    "The study's floor (~0.5 s, 4× A40 PCIe, NCCL 2.32.3) is shown for reference, not compared with this run: a communicator of 1 rank has no peer, the study's had 4 ranks (study: the study's summary of abort 485–534 ms and revoke 499–502 ms; the 500 ms floor of its Figure 3, in docs/METHOD.md \"The study's figures\").",
+  ]);
+  assert.match(figure2Model([one]).notCompared.join('\n'), /^The study's migration pause \(69 ms, 4× A40 PCIe, NCCL 2\.32\.3\) is shown for reference, not compared with this run: a communicator of 1 rank has no peer, the study's had 4 ranks \(study: migration pause, the reference line of the study's Figure 2, in /);
+  // Several nodes: the study's figures were of one host; the note names the run when there are several.
+  const run = structuredClone(two.run);
+  run.ranks = 4;
+  run.nodes = [0, 1].map((index) => ({ index, hostname: `gpu${index}`, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
+  const nodes = { label: 'N', file: 'two-nodes.json', run };
+  const both = figure3Model([two, nodes]).notCompared;
+  assert.equal(both.length, 1);
+  assert.match(both[0]!, /^The study's floor \(~0\.5 s, 4× A40 PCIe, NCCL 2\.32\.3\) is shown for reference, not compared with run N \(gpu0 and gpu1 \(2 nodes\) · 4× NVIDIA H200 · NCCL 2\.30\.7 · 4 ranks\): this run spans 2 hosts, the study's teardown was measured on one \(study: /);
+  assert.match(figure2Model([nodes]).notCompared[0]!, /not compared with this run: this run spans 2 hosts, the study's migration pause was measured on one/);
+  // Simulated: not measurements.
+  const sim = { label: 'B', file: 'b.json', run: { ...structuredClone(two.run), simulated: true } };
+  assert.match(figure3Model([sim]).notCompared[0]!, /not compared with this run: simulated figures are not measurements/);
+  // A run with no bar in the chart gets no note (nothing is drawn beside the line for it).
+  assert.deepEqual(figure3Model([{ ...one, run: { ...one.run, ranks: 1, experiments: [] } }]).notCompared, []);
+});
+
+test('Figure 2 at an odd world size: the halves split is drawn as its larger child, ceil(n/2) ranks (split.ts colors rank < n/2)', () => {
+  const r = four();
+  r.run.ranks = 5;
+  const m = figure2Model([r]);
+  assert.equal(m.bars[1]![0]!.segments[0]!.source, 'split/halves/splitShare=0/call');
+  assert.equal(m.bars[1]![0]!.child, 3);
+  assert.match(m.drawn.join('\n'), /split: split\/halves\/splitShare=0, a child of 3 ranks/);
+  // At 3 ranks the larger half has 2 ranks: the halves are drawn, not the whole split.
+  r.run.ranks = 3;
+  assert.equal(figure2Model([r]).bars[1]![0]!.child, 2);
+});
