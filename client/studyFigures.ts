@@ -254,3 +254,14 @@ export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: s
   if (run.simulated) return 'simulated figures are not measurements';
   return undefined;
 }
+
+/**
+ * The note under a chart that draws the study's figure `f` beside a run's bars that
+ * {@link studyNotComparedWhy} says are not compared with it: "The study's floor (~0.5 s, 4× A40
+ * PCIe, NCCL 2.32.3) is shown for reference, not compared with this run: <why> (study: <its
+ * measurement>, in <where quoted>)." Used by the study charts and the Plan chart.
+ * @param line the line's name ("floor", "migration pause"); `whom` "this run" or "run B (…)".
+ */
+export function studyReferenceNote(f: StudyFigure, line: string, whom: string, why: string): string {
+  return `The study's ${line} (${f.written}, ${f.host.text}) is shown for reference, not compared with ${whom}: ${why} (study: ${f.measurement}, in ${f.document}).`;
+}

@@ -11,6 +11,8 @@ export interface PlanChartModel {
   missing: string[];
   /** Vertical reference lines: the step (dashed) and the study's migration pause (dotted). */
   lines: { label: string; ms: number; style: 'dashed' | 'dotted' }[];
+  /** Under the chart: the study's migration pause is for reference, not compared with this run, and why (1 rank, several hosts, simulated); absent when it is compared. */
+  pauseNote?: string;
   /** The log axis' ends: powers of ten around every bar and line. */
   min: number;
   max: number;
@@ -28,6 +30,7 @@ export function planChartModel(plan: Plan): PlanChartModel {
     bars,
     missing,
     lines,
+    ...(plan.study.migrationPauseNote !== undefined && bars.length > 0 ? { pauseNote: plan.study.migrationPauseNote } : {}),
     min: 10 ** Math.floor(Math.log10(Math.min(...values))),
     max: 10 ** Math.ceil(Math.log10(Math.max(...values)) + 1e-9),
   };

@@ -94,6 +94,8 @@ export class PlanSection {
   private readonly sentencesBox = h('ul', { class: 'plan-sentences' });
   private readonly chartBox = h('div', { class: 'chart plan-chart' });
   private readonly missingBox = h('p', { class: 'muted' });
+  /** The study's migration pause drawn for reference only, with why (planChartData.ts pauseNote). */
+  private readonly pauseNoteBox = h('p', { class: 'muted plan-not-compared' });
   private chart: Chart<'bar'> | undefined;
   private lastModel: PlanChartModel | undefined;
   private stopTheme: (() => void) | undefined;
@@ -106,7 +108,7 @@ export class PlanSection {
       h('h2', {}, 'Plan a reshape'),
       h('div', { class: 'plan-inputs' },
         label('shapes', this.inputs.shapes), label('switch every', this.inputs.every), label('step', this.inputs.step), label('budget per GPU', this.inputs.budget)),
-      this.origin, this.problem, this.chartBox, this.missingBox, this.tableBox, this.sentencesBox);
+      this.origin, this.problem, this.chartBox, this.missingBox, this.pauseNoteBox, this.tableBox, this.sentencesBox);
     this.origin.hidden = true;
     for (const input of Object.values(this.inputs)) input.addEventListener('input', () => this.recompute(true));
   }
@@ -153,6 +155,8 @@ export class PlanSection {
     replaceChildren(this.sentencesBox, ...planSentences(plan).map((s) => h('li', {}, s)));
     const model = planChartModel(plan);
     replaceChildren(this.missingBox, model.missing.length > 0 ? `no total (a term is missing): ${model.missing.join(', ')}` : '');
+    replaceChildren(this.pauseNoteBox, model.pauseNote ?? '');
+    this.pauseNoteBox.hidden = model.pauseNote === undefined;
     this.draw(model);
   }
 

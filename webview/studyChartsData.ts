@@ -13,7 +13,7 @@
  * invented); so is a reference line the run lacks. Several runs: one colour per host and NCCL
  * version (runs of the same host and version share it).
  */
-import { STUDY_FIGURES, studyNotComparedWhy, type StudyFigure } from '../client/studyFigures';
+import { STUDY_FIGURES, studyNotComparedWhy, studyReferenceNote, type StudyFigure } from '../client/studyFigures';
 import { poolVariants } from '../client/plan/strategies';
 import { stepTerm, type PlanRun } from '../client/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
@@ -181,7 +181,7 @@ export function notComparedNotes(runs: readonly StudyRun[], drawn: ReadonlySet<n
     const why = studyNotComparedWhy(f, { ranks: r.run.ranks, nodes: Array.isArray(r.run.nodes) && r.run.nodes.length > 1 ? r.run.nodes.length : 1, simulated: isSimulatedRun(r.run) }, subject);
     if (why === undefined) return [];
     const whom = runs.length > 1 ? `run ${r.label} (${configText(r.run)})` : 'this run';
-    return [`The study's ${line} (${f.written}, ${f.host.text}) is shown for reference, not compared with ${whom}: ${why} (study: ${f.measurement}, in ${f.document}).`];
+    return [studyReferenceNote(f, line, whom, why)];
   });
 }
 

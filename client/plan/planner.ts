@@ -7,7 +7,7 @@
  * critical-path term has no total. docs/METHOD.md, "Planning a reshape". Pure: used by the CLI
  * (`commcost plan`), the webview's Plan section and the HTML report.
  */
-import { STUDY_FIGURES, STUDY_POOL_ESTIMATE } from '../studyFigures';
+import { STUDY_FIGURES, STUDY_POOL_ESTIMATE, studyNotComparedWhy, studyReferenceNote } from '../studyFigures';
 import { estimatePools, type PoolEstimate } from './estimate';
 import { strategyTerms, tpShapes, type StrategyId, type StrategyTerms } from './strategies';
 import { planHost, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
@@ -82,7 +82,18 @@ export interface Plan {
   estimates: PoolEstimate[];
   /** The trace given, what it replaced and what it left out; `hostNote` when its host is not the runs'. */
   trace?: PlanTrace & { hostNote?: string };
-  study: { migrationPauseMs: number; pool8Bytes: number; pool8Communicators: number; pool8Written: string; source: string };
+  study: {
+    migrationPauseMs: number;
+    /**
+     * Set when the plan's runs are not compared with the study's migration pause (1 rank, several
+     * hosts, simulated: studyFigures.ts studyNotComparedWhy): the note a chart drawing the pause gives.
+     */
+    migrationPauseNote?: string;
+    pool8Bytes: number;
+    pool8Communicators: number;
+    pool8Written: string;
+    source: string;
+  };
 }
 
 function breakEven(a: StrategyPlan, b: StrategyPlan, intervalMs: number | undefined): BreakEven | undefined {
@@ -143,6 +154,7 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     throw new PlanInputError(`--gpus ${inputs.gpus} is not a GPU count`, '--gpus', 'give a whole number ≥ 1, e.g. --gpus 16');
   }
   const pause = STUDY_FIGURES.migrationPause.min;
+  const pauseWhy = studyNotComparedWhy(STUDY_FIGURES.migrationPause, { ranks: host.ranks, nodes: host.nodes ?? 1, simulated: host.simulated }, 'migration pause');
   const { switchEveryMs, stepMs } = inputs;
   const terms = strategyTerms(runs, host.ranks, shapes);
   const strategies = (traced ? applyTrace(terms, traced) : terms).map((t): StrategyPlan => {
@@ -190,6 +202,7 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     ...(traced ? { trace: traced } : {}),
     study: {
       migrationPauseMs: pause,
+      ...(pauseWhy !== undefined ? { migrationPauseNote: studyReferenceNote(STUDY_FIGURES.migrationPause, 'migration pause', runs.length > 1 ? 'these runs' : 'this run', pauseWhy) } : {}),
       pool8Bytes: STUDY_POOL_ESTIMATE.bytes.min,
       pool8Communicators: STUDY_POOL_ESTIMATE.communicators,
       pool8Written: `${STUDY_POOL_ESTIMATE.writtenCount}, ${STUDY_POOL_ESTIMATE.bytes.written} at ${STUDY_POOL_ESTIMATE.gpus} GPUs`,
