@@ -5,7 +5,7 @@
  */
 import { formatMs, plain, runLabel } from './annotationText';
 import type { CallSite, FileFacts, Position, Range, ScanResult } from './callSites';
-import type { Annotation, Figure, Measured } from './figures';
+import type { Annotation, Figure, Measured, VariantFigures } from './figures';
 import type { ApiName } from './apiMap';
 
 export type FindingCode = 'commcost.creationInLoop' | 'commcost.lazyInit' | 'commcost.coldGroup';
@@ -54,15 +54,70 @@ function afterStatement(site: CallSite, lines: readonly string[]): { at: Positio
   return { at: { line: end.line, character: last.length }, prefix: '\n' };
 }
 
+/**
+ * The figures of a creation in a loop for `site`: where the run has a c10d variant made each way
+ * ({@link Measured} `assumes`), the one the code makes (`site.eager`: device_id or not); else the headline's.
+ */
+function loopVariant(site: CallSite, m: Measured): VariantFigures {
+  if (!m.assumes || site.eager === undefined) return m.main;
+  const way = site.eager ? /(^|\/)eager\b/ : /(^|\/)lazy\b/;
+  return [m.main, ...m.others].find((v) => way.test(v.variant)) ?? m.main;
+}
+
+/**
+ * Where a group made by `site` pays its communicator's creation, as the figures that answer it
+ * say: `lazy` for a c10d variant made lazily (the agent's `…lazy…` names), or — from the NCCL
+ * init beneath, no c10d figures — a creation the code leaves without device_id (`site.eager`
+ * false): the figure from creation to first collective is paid where a collective first runs on
+ * the group; `eager` for an eager c10d variant or, from the NCCL init beneath, a creation with
+ * device_id: the call pays the init. Undefined when neither the variant nor the code says (the
+ * figures are then given as the call's and the first collective's, without a claim).
+ */
+function createdAt(site: CallSite, m: Measured, v: VariantFigures): 'lazy' | 'eager' | undefined {
+  if (m.experiment === 'c10d') return /(^|\/)lazy\b/.test(v.variant) ? 'lazy' : /(^|\/)eager\b/.test(v.variant) ? 'eager' : undefined;
+  if (m.via && m.experiment === 'init') return site.eager === true ? 'eager' : site.eager === false ? 'lazy' : undefined;
+  return undefined;
+}
+
+/**
+ * A creation in a loop or per step. The message says where each new group pays what the run
+ * measured: for a lazily made group (no device_id), the figure from creation to first collective
+ * is paid where a collective first runs on each new group, the call itself taking little; for an
+ * eager one the call pays the init. Figures from the variant that matches the code ({@link loopVariant}).
+ */
 function creationInLoop(site: CallSite, a: Annotation): Finding | undefined {
   const m = a.measured;
   if (!site.repeated || site.role !== 'create' || !m) return undefined;
-  const each = m.main.total ?? m.headline;
-  return {
-    code: 'commcost.creationInLoop',
-    range: site.nameRange,
-    message: `creating a group here costs ~${formatMs(each.stats.median)} each time on ${hostOf(a)}${m.main.childRanks === 1 ? ' (as a one-rank communicator: nothing to connect)' : ''} (${plain(site.repeated.detail, 120)}); build it once or prewarm a pool${simulatedNote(a)}`,
-  };
+  const v = loopVariant(site, m);
+  const host = hostOf(a);
+  const one = v.childRanks === 1 ? ' (as a one-rank communicator: nothing to connect)' : '';
+  const where = `(${plain(site.repeated.detail, 120)})`;
+  const tail = `; build it once or prewarm a pool${simulatedNote(a)}`;
+  const { call, first } = v;
+  const total = v.total ?? (v === m.main ? m.headline : undefined);
+  if (!call || !first || !total)
+    return finding(site, `creating a group here costs ~${formatMs((total ?? m.headline).stats.median)} each time on ${host}${one} ${where}${tail}`);
+  const beneath = m.via !== undefined && m.experiment === 'init';
+  const from = beneath ? ', from the NCCL init beneath (this run has no c10d figures)' : '';
+  const parts = beneath
+    ? `the NCCL init ${formatMs(call.stats.median)} plus its first collective ${formatMs(first.stats.median)}${from}`
+    : `the call takes ${formatMs(call.stats.median)}, its first collective ${formatMs(first.stats.median)}`;
+  const each = formatMs(total.stats.median);
+  switch (createdAt(site, m, v)) {
+    case 'lazy':
+      return finding(site, `each new group made here ${where} without device_id costs ~${each} from creation to first collective on ${host}${one}, paid only when a collective first runs on it: ${parts}${tail}`);
+    case 'eager':
+      return finding(
+        site,
+        `creating a group here ${where} takes ~${formatMs(call.stats.median)} each time on ${host}${one}: made eagerly, the call pays the ${beneath ? 'NCCL ' : ''}init; its first collective takes ${formatMs(first.stats.median)} more, ~${each} to first collective${from}${tail}`,
+      );
+    default:
+      return finding(site, `creating a group here ${where} costs ~${each} to first collective each time on ${host}${one}: ${parts}${tail}`);
+  }
+}
+
+function finding(site: CallSite, message: string): Finding {
+  return { code: 'commcost.creationInLoop', range: site.nameRange, message };
 }
 
 /** At one rank: what a one-rank run cannot show about connecting (advice says it beside its figure). */

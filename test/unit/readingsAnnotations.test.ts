@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { scanCommand } from '../../cli/scan';
 import { findings } from '../../extension/annotations/advice';
 import { nodeModulesGrammars } from '../../extension/annotations/callSites';
-import { codeLensTitle, hoverLinks, hoverMarkdown, reading, skipGate, statusText } from '../../extension/annotations/annotationText';
+import { codeLensTitle, formatMs, hoverLinks, hoverMarkdown, reading, skipGate, statusText } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
 import type { RunFile } from '../../protocol/runFile';
@@ -181,9 +181,47 @@ test('quick fixes on a lazily made group: its first collective pays the lazy cre
   assert.ok(cold1, one.join('\n'));
   assert.match(cold1, /pays ~50\.0 ms of lazy creation \(a one-rank group: nothing to connect\)/);
   assert.doesNotMatch(one.join('\n'), /of lazy connect/);
-  const loop1 = one.find((m) => m.startsWith('creating a group here'));
-  assert.match(loop1 ?? '', /costs ~50\.5 ms each time on localhost \(as a one-rank communicator: nothing to connect\)/);
-  assert.doesNotMatch(two.find((m) => m.startsWith('creating a group here')) ?? '', /one-rank/);
+  const loop1 = one.find((m) => m.startsWith('each new group made here'));
+  assert.match(loop1 ?? '', /costs ~50\.5 ms from creation to first collective on localhost \(as a one-rank communicator: nothing to connect\)/);
+  assert.doesNotMatch(two.find((m) => m.startsWith('each new group made here')) ?? '', /one-rank/);
+});
+
+test('a group made in a loop: lazily (no device_id), the figure to first collective is paid where a collective first runs on each new group; eagerly, the call pays the init; from the run\'s own figures in every regime', async () => {
+  const lazyText = ['import torch', 'import torch.distributed as dist', 'dist.init_process_group("nccl")', 'for i in range(3):', '    g = dist.new_group([0, 1])', ''].join('\n');
+  const eagerText = lazyText.replace('"nccl")', '"nccl", device_id=torch.device("cuda", 0))');
+  const loopOf = async (run: RunFile, text: string): Promise<string> => {
+    const { store } = await storeOf(runFolder([run]));
+    // A simulated run is never active by itself: it answers when chosen.
+    const active = store.active ?? store.profiles[0];
+    const context = store.active ? {} : { chosen: active };
+    const f = findings(await scanText('python', text), (api) => resolveAnnotation(api, active, store.profiles, RULES, context), text).find((x) => x.code === 'commcost.creationInLoop');
+    assert.ok(f, text);
+    return f.message;
+  };
+  const ms = (x: number) => formatMs(x).replace('.', '\\.');
+  // 2 ranks, c10d figures: the lazy variant's call is small; its total is paid at the group's first collective.
+  const c10d2 = read('h200x2-torch2.11-nccl2.28.9-c10d.json');
+  const [lc, lf, lt] = ['call', 'first', 'total'].map((s) => step(c10d2, 'c10d', 'new_group/lazy-default', s)) as [number, number, number];
+  const lazy2 = await loopOf(c10d2, lazyText);
+  assert.match(lazy2, new RegExp(`^each new group made here \\(inside a for loop \\(line 4\\)\\) without device_id costs ~${ms(lt)} from creation to first collective on localhost, paid only when a collective first runs on it: the call takes ${ms(lc)}, its first collective ${ms(lf)}; build it once or prewarm a pool$`), lazy2);
+  assert.doesNotMatch(lazy2, /creating a group here costs/, lazy2);
+  const [ec, ef, et] = ['call', 'first', 'total'].map((s) => step(c10d2, 'c10d', 'new_group/eager-default', s)) as [number, number, number];
+  const eager2 = await loopOf(c10d2, eagerText);
+  assert.equal(eager2, `creating a group here (inside a for loop (line 4)) takes ~${formatMs(ec)} each time on localhost: made eagerly, the call pays the init; its first collective takes ${formatMs(ef)} more, ~${formatMs(et)} to first collective; build it once or prewarm a pool`);
+  // 1 rank: still a one-rank communicator, said so.
+  const c10d1 = read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json');
+  assert.match(await loopOf(c10d1, lazyText), /without device_id costs ~50\.5 ms from creation to first collective on localhost \(as a one-rank communicator: nothing to connect\), paid only when a collective first runs on it: the call takes 0\.460 ms/);
+  // No c10d figures: from the NCCL init beneath, said so; lazily, the init itself is paid at the first collective.
+  const wheel = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const [ic, ifirst, it] = ['call', 'first', 'total'].map((s) => step(wheel, 'init', 'default', s)) as [number, number, number];
+  assert.equal(
+    await loopOf(wheel, lazyText),
+    `each new group made here (inside a for loop (line 4)) without device_id costs ~${formatMs(it)} from creation to first collective on localhost, paid only when a collective first runs on it: the NCCL init ${formatMs(ic)} plus its first collective ${formatMs(ifirst)}, from the NCCL init beneath (this run has no c10d figures); build it once or prewarm a pool`,
+  );
+  assert.match(await loopOf(wheel, eagerText), new RegExp(`takes ~${ms(ic)} each time on localhost: made eagerly, the call pays the NCCL init; its first collective takes ${ms(ifirst)} more, ~${ms(it)} to first collective, from the NCCL init beneath \\(this run has no c10d figures\\)`));
+  // Simulated figures keep their note.
+  const sim = { ...c10d2, simulated: true, stamp: c10d2.stamp && { ...c10d2.stamp, simulated: true } };
+  assert.match(await loopOf(sim, lazyText), /prewarm a pool \(SIMULATED figures, not a measurement\)$/);
 });
 
 test('a partial run is named partial in the CodeLens and the status bar: what it lacks was not measured', async () => {
