@@ -318,7 +318,8 @@ function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): string {
   const underlying = entry.underlying;
   if (!underlying) return '';
   const variant = entry.answer.variants[0] ?? '';
-  const one = entry.role === 'create' && (run.ranks === 1 || entry.answer.childRanks?.(variant, run) === 1);
+  // Only where the call's own communicator would have one rank there (never shrink_group on one GPU: it has none).
+  const one = entry.role === 'create' && entry.answer.childRanks?.(variant, run) === 1;
   return `; ${underlying.note} (experiment ${underlying.experiment}) was skipped on ${run.host}: ${reason}${
     one ? `; measured there, ${entry.api} makes a one-rank communicator: nothing to connect` : ''
   }`;

@@ -123,6 +123,15 @@ test('1 GPU, no c10d figures: shrink_group inherits the ncclCommShrink skip (mea
   );
   assert.equal(skipGate(split), undefined);
   assert.equal(codeLensTitle(split), '⏱ not measured in this run · Measure this on localhost');
+  // An old NCCL on one GPU: the shrink beneath skipped for its version (c10d loads torch's NCCL, so not inherited),
+  // and shrink_group is never called a one-rank communicator there (dropping a rank of one leaves none).
+  const old = read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
+  old.skipped = old.skipped.map((x) => (x.experiment === 'shrink' ? { ...x, reason: 'needs NCCL ≥ 2.27.3, host has 2.26.2' } : x));
+  const { store: oldStore } = await storeOf(runFolder([old]));
+  assert.equal(
+    resolveAnnotation('shrink_group', oldStore.active, oldStore.profiles, RULES).missing?.reason,
+    'not measured in this run; the ncclCommShrink behind it (experiment shrink) was skipped on localhost: needs NCCL ≥ 2.27.3, host has 2.26.2',
+  );
   // A 2-GPU run without c10d figures answers both from the NCCL calls beneath.
   const { store: two } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
   for (const api of ['split_group', 'shrink_group'] as const) assert.ok(resolveAnnotation(api, two.active, two.profiles, RULES).measured, api);
