@@ -350,7 +350,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     if (through) out.push(through, '');
     const pays = firstCollectiveLine(site, undefined);
     if (pays) out.push(pays, '');
-    out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 200)}.`);
+    // A reason may name the call beneath and its own skip (figures.ts): room for both.
+    out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 320)}.`);
     if (a.active)
       out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, ${ncclText(a.active.run.stamp?.ncclVersion, (t) => escapeMarkdown(t))}`);
     if (a.missing?.timedOut && a.missing.timedOut.hint) out.push('', `Hint from the run: ${escapeMarkdown(a.missing.timedOut.hint, 200)}.`);

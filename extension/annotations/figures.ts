@@ -321,7 +321,7 @@ function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): string {
   // Only where the call's own communicator would have one rank there (never shrink_group on one GPU: it has none).
   const one = entry.role === 'create' && entry.answer.childRanks?.(variant, run) === 1;
   return `; ${underlying.note} (experiment ${underlying.experiment}) was skipped on ${run.host}: ${reason}${
-    one ? `; measured there, ${entry.api} makes a one-rank communicator: nothing to connect` : ''
+    one ? '; measured there, it makes a one-rank communicator: nothing to connect' : ''
   }`;
 }
 

@@ -119,10 +119,14 @@ test('1 GPU, no c10d figures: shrink_group inherits the ncclCommShrink skip (mea
   const split = resolveAnnotation('split_group', store.active, store.profiles, RULES);
   assert.equal(
     split.missing?.reason,
-    'not measured in this run; the ncclCommSplit behind it (experiment split) was skipped on localhost: needs 2 GPUs, host has 1; measured there, split_group makes a one-rank communicator: nothing to connect',
+    'not measured in this run; the ncclCommSplit behind it (experiment split) was skipped on localhost: needs 2 GPUs, host has 1; measured there, it makes a one-rank communicator: nothing to connect',
   );
   assert.equal(skipGate(split), undefined);
   assert.equal(codeLensTitle(split), '⏱ not measured in this run · Measure this on localhost');
+  const splitSite = (await scanText('python', 'import torch.distributed as dist\ng = dist.split_group(None, [[0]])\n')).sites.find((x) => x.api === 'split_group');
+  assert.ok(splitSite);
+  // The hover gives the whole reason, never cut.
+  assert.match(hoverMarkdown(split, splitSite, hoverLinks(split)), /one\\-rank communicator\\: nothing to connect\.\n/);
   // An old NCCL on one GPU: the shrink beneath skipped for its version (c10d loads torch's NCCL, so not inherited),
   // and shrink_group is never called a one-rank communicator there (dropping a rank of one leaves none).
   const old = read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
