@@ -88,8 +88,10 @@ test('runsTree: text from a hostile run file is made plain (no control character
   const { store } = await loaded([evil]);
   const tree = runsTree(store.profiles, store.active, rules(Date.parse('2026-12-01T00:00:00Z')));
   const node = tree[0]!.runs[0]!;
+  // eslint-disable-next-line no-control-regex -- the test looks for control characters
   for (const text of [tree[0]!.label, node.label, node.description]) assert.doesNotMatch(text, /[\u0000-\u001f\u202e]/);
   // The tooltip is plain text, one fact a line: the hostile host stays on its own line.
+  // eslint-disable-next-line no-control-regex -- the test looks for control characters
   assert.doesNotMatch(node.tooltip, /[\u0000-\u0009\u000b-\u001f\u202e]/);
   assert.equal(node.tooltip.split('\n').filter((l) => l.includes('[x](command:evil)')).length, 1);
   assert.ok(node.tooltip.split('\n').every((l) => !/^<img/.test(l)));
