@@ -1,0 +1,87 @@
+/**
+ * The run labels and memory words that both the lens/label text (annotationText.ts) and the
+ * hover's Markdown (hoverText.ts) use: a run's label told apart from its peers, its GPUs, memory
+ * per GPU and whether it shows a change, one-rank children. Pure; its public names are re-exported
+ * by annotationText.ts. Run-file text goes through `plain` here; the hover escapes what it adds.
+ */
+import type { Annotation, Measured, VariantFigures } from './figures';
+import { formatBytes, ncclText, plain } from './formatText';
+import { isSimulatedProfile, type Profile } from './profiles';
+import type { RunFile } from '../../protocol/runFile';
+import { nodeGpus } from '../../protocol/runNodes';
+
+/** A run's GPUs for its size in words: every node's over several hosts (runNodes.ts nodeGpus), else its stamp's. */
+export function gpusOf(run: RunFile): readonly { name?: string }[] | undefined {
+  return nodeGpus(run)?.map((name) => ({ name })) ?? run.stamp?.gpus;
+}
+
+/** The memory per GPU the annotation shows: after the first collective, else after the call. */
+export function memoryPerGpu(m: Measured): number | undefined {
+  return m.main.memoryAfterFirst ?? m.main.memoryAfterCall;
+}
+
+/**
+ * Whether a memory figure (bytes per GPU, a free-memory delta) shows a change: it rounds to 1 MiB
+ * or more (the verdict's rule, client/verdict/format.ts isNoMemory).
+ */
+export function memoryChanged(bytes: number): boolean {
+  return Math.round(bytes / 1048576) > 0;
+}
+
+/**
+ * A memory figure of a lens, label or other-variant line: "484 MiB/GPU", or "no memory change
+ * measured" when the delta rounds to 0 MiB or less (a shrink_group that also releases its parent
+ * group nets 0: never "0 MiB/GPU", as if the group cost nothing).
+ */
+export function memoryPart(bytes: number): string {
+  return memoryChanged(bytes) ? `${formatBytes(bytes)}/GPU` : 'no memory change measured';
+}
+
+/**
+ * The short label of a run, said by the status bar and every annotation: "localhost · NCCL
+ * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run, "… · 2026-11-29 ·
+ * partial" for a run stopped before its end. When another run of
+ * `peers` (the store's profiles) would read the same, the label adds the UTC time it started
+ * ("… · 2026-11-30 00:22 UTC"), and when that still does not tell them apart, its experiments
+ * ("… · 00:22 UTC · init-abort, split-subset"): two different runs never read alike.
+ */
+export function runLabel(p: Profile, peers: readonly Profile[] = []): string {
+  const base = baseLabel(p);
+  const twins = peers.filter((q) => q !== p && q.key !== p.key && baseLabel(q) === base);
+  if (twins.length === 0) return base;
+  const timed = `${base} ${timeOf(p)}`;
+  if (!twins.some((q) => timeOf(q) === timeOf(p))) return timed;
+  return `${timed} · ${plain(p.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 60)}`;
+}
+
+function baseLabel(p: Profile): string {
+  const sim = isSimulatedProfile(p) ? 'SIMULATED · ' : '';
+  // A run stopped before its end (Cancel, the hang guard, an error) says so wherever it is named,
+  // as a trace's label does: what it lacks was not measured, never zero.
+  const partial = p.run.status === 'partial' || p.run.status === 'failed' ? ` · ${p.run.status}` : '';
+  return `${sim}${plain(p.run.host, 40)} · ${ncclText(p.run.stamp?.ncclVersion, (t) => plain(t, 20))} · ${new Date(p.time).toISOString().slice(0, 10)}${partial}`;
+}
+
+/** "00:22 UTC": when the run started (its profile time), to the minute. */
+function timeOf(p: Profile): string {
+  return `${new Date(p.time).toISOString().slice(11, 16)} UTC`;
+}
+
+/** The label of run `p` in `a`'s annotation, told apart from the other runs and from `also` ({@link runLabel}). */
+export function sourceLabel(a: Annotation, p: Profile, ...also: Profile[]): string {
+  return runLabel(p, [...(a.peers ?? []), ...also]);
+}
+
+/**
+ * Whether memory per GPU belongs to what `a` headlines: a creation (create), a registration or a
+ * suspend/resume — never a teardown, whose variant's memory is that of the communicator it was
+ * made with (or, for an abort, of the re-init), nor a query.
+ */
+export function showsMemory(a: Annotation): boolean {
+  return a.entry.role === 'create' || a.entry.role === 'register' || a.entry.role === 'suspend';
+}
+
+/** "one-rank communicator: nothing to connect" for a one-rank child, else undefined. */
+export function oneRank(v: VariantFigures): string | undefined {
+  return v.childRanks === 1 ? 'one-rank communicator: nothing to connect' : undefined;
+}
