@@ -87,6 +87,9 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
     const host = a.active ? plain(a.active.run.host, 40) : undefined;
     const reason = a.missing?.reason ?? '';
     const gate = skipGate(a);
+    // The run did not ask for it, and its host cannot run it (the Measure picker's gate): measuring there would skip it.
+    if (a.missing?.cannotRun)
+      return `${sim}⏱ ${plain(a.missing.experiment, 30)} on ${host ?? '…'}: ${plain(a.missing.cannotRun, 60)} · Measure on a host that meets it`;
     // Measuring again on the same host would skip it again: say why, and offer another host.
     if (gate) return `${sim}⏱ skipped on ${host ?? '…'}: ${plain(gate, 60)} · Measure on a host that meets it`;
     // Nothing can measure it: say what the run shows instead, and offer no measurement.

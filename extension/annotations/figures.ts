@@ -11,7 +11,8 @@
  * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
 import type { StepStats, VariantSummary } from '../../protocol/events';
-import { EXPERIMENT_IDS } from '../../protocol/runOptions';
+import { EXPERIMENT_IDS, type ExperimentId } from '../../protocol/runOptions';
+import type { unavailableReason } from '../experimentInfo';
 import { memStatsNote, type RunExperiment, type RunFile } from '../../protocol/runFile';
 
 /** One error of a run file (what failed, where, why). */
@@ -126,6 +127,12 @@ export interface Annotation {
      * read it at its memory points).
      */
     unmeasurable?: true;
+    /**
+     * The host of the active run cannot run the experiment, by the Measure picker's gate
+     * (SiteContext `unavailable`): its words, e.g. "needs 2 GPUs, the host's last run had 1".
+     * Measuring there would be skipped: offer another host.
+     */
+    cannotRun?: string;
   };
   /** Reasons the figures are stale ([] = fresh). */
   stale: string[];
@@ -152,6 +159,14 @@ export interface SiteContext {
    * `firstCollectiveOf.api`); picks that creation's variant (apiMap.ts `byCreator`).
    */
   creator?: ApiName;
+  /**
+   * The Measure picker's gate (experimentInfo.ts `unavailableReason`), passed by a caller that has
+   * it loaded (it reads the agent's experiment modules, which activation does not load). With it,
+   * an experiment the active run did not request and its host cannot run — by the GPUs its stamp
+   * lists (or its ranks, when more) and its NCCL — says so (`missing.cannotRun`) instead of
+   * offering a measurement that would be skipped. A simulated run is never gated: its size is chosen.
+   */
+  unavailable?: typeof unavailableReason;
 }
 
 /**
@@ -325,6 +340,20 @@ function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): string {
   }`;
 }
 
+/**
+ * Why `run`'s host cannot run `experiment`, by `gate` (experimentInfo.ts `unavailableReason`) at
+ * the host's GPUs (its stamp's list; the run's ranks when more, as over several nodes) and the
+ * run's NCCL version. Undefined without a gate, without a stamp that lists GPUs, for a simulated
+ * run, for an id that is no experiment, or when the host can run it.
+ */
+function hostGate(experiment: string, run: RunFile, gate: SiteContext['unavailable']): string | undefined {
+  const gpus = run.stamp?.gpus?.length;
+  if (!gate || !gpus || run.simulated === true || !(EXPERIMENT_IDS as readonly string[]).includes(experiment)) return undefined;
+  const v = run.stamp?.ncclVersion;
+  const nccl = typeof v === 'string' && /^\d+\.\d+\.\d+$/.test(v) ? { ncclVersion: v } : {};
+  return gate(experiment as ExperimentId, { ranks: Math.max(gpus, run.ranks), ...nccl, simulated: false }, false);
+}
+
 /** Why the answering run is not the active one, in words for the hover and the status bar tooltip. */
 function whyElsewhere(
   entry: ApiEntry,
@@ -417,6 +446,7 @@ export function resolveAnnotation(
   const inherited = beneath && entry.underlying && sameRankGate(entry.answer, beneath.reason, active.run) ? beneath : undefined;
   const skipped = direct ?? inherited;
   const timedOut = skipped ? undefined : timeoutOf(active.run, entry.answer.experiment);
+  const cannotRun = skipped || timedOut ? undefined : hostGate(entry.answer.experiment, active.run, context.unavailable);
   const other = profiles.find((p) => !pool.includes(p) && answers.some(([answer, via]) => measuredIn(p, entry, answer, via, eager, context.creator)));
   const kind = !other
     ? ''
@@ -430,11 +460,14 @@ export function resolveAnnotation(
     missing: {
       experiment: entry.answer.experiment,
       ...(timedOut ? { timedOut } : {}),
+      ...(cannotRun ? { cannotRun } : {}),
       reason: skipped
         ? `skipped on ${active.run.host}${inherited ? ` (${beneathName(entry)})` : ''}: ${skipped.reason}`
         : timedOut
           ? `${timedOut.message.startsWith('timed out') ? '' : 'timed out: '}${timedOut.message}`
-          : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}${beneath ? beneathSkipped(entry, beneath.reason, active.run) : ''}`,
+          : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}${beneath ? beneathSkipped(entry, beneath.reason, active.run) : ''}${
+              cannotRun ? `; experiment ${entry.answer.experiment} cannot run on ${active.run.host}: ${cannotRun}` : ''
+            }`,
     },
     stale: [],
     simulated: isSimulatedProfile(active),

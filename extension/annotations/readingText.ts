@@ -152,10 +152,13 @@ function sameUnit(xs: readonly number[]): string[] {
 /**
  * The condition a skipped experiment needs and the host lacks, from the run's skip reason as the
  * agent writes it ("needs 2 GPUs, host has 1", "needs NCCL ≥ 2.29.2, host has 2.28.9"): measuring
- * again on that host would skip it again. Undefined when `a` has figures or was not skipped so.
+ * again on that host would skip it again; or, for an experiment the run did not ask for, the
+ * Measure picker's gate for its host (figures.ts `missing.cannotRun`). Undefined when `a` has
+ * figures or neither holds.
  */
 export function skipGate(a: Annotation): string | undefined {
   if (a.measured) return undefined;
+  if (a.missing?.cannotRun) return a.missing.cannotRun;
   const m = /^skipped on .+?: (.*\bneeds\b.*\bhost has\b.*)$/.exec(a.missing?.reason ?? '');
   return m?.[1];
 }
