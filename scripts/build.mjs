@@ -134,7 +134,8 @@ function vendorPlugin() {
       b.onResolve({ filter }, (a) => ({ path: a.path, namespace: 'vendor-shim' }));
       b.onLoad({ filter: /.*/, namespace: 'vendor-shim' }, (a) => ({ contents: `module.exports = require(${JSON.stringify(`./vendor/${a.path}.js`)});`, loader: 'js', resolveDir: root }));
       b.onResolve({ filter: /^\.\/vendor\// }, (a) => ({ path: a.path, external: true }));
-      for (const [, name] of LAZY) b.onResolve({ filter: new RegExp(`^\\./${name}$`) }, () => ({ path: `./${name}.js`, external: true }));
+      // From any folder (./name, ../name): every bundle lies flat in dist/, beside ./name.js.
+      for (const [, name] of LAZY) b.onResolve({ filter: new RegExp(`^\\.\\.?/(\\.\\./)*${name}$`) }, () => ({ path: `./${name}.js`, external: true }));
     },
   };
 }

@@ -16,7 +16,7 @@ import {
   type SourceLanguage,
   type TextChange,
 } from './callSites';
-import { resolveAnnotation, type Annotation } from './figures';
+import { resolveAnnotation, type Annotation, type SiteContext } from './figures';
 import type { Profile, ProfileStore, StaleRules } from './profiles';
 
 /** A call answered by another run than the active one (for the status bar tooltip). */
@@ -94,6 +94,8 @@ export class AnnotationModel {
   cachedOpens = 0;
   private readonly cache = new Map<string, Annotation>();
   private wrappers: WrapperCallers | undefined;
+  /** The Measure picker's gate (experimentInfo.ts `unavailableReason`), once {@link setGate} gave it. */
+  private gate: SiteContext['unavailable'];
 
   /**
    * @param finder the loaded finder
@@ -156,6 +158,7 @@ export class AnnotationModel {
         eager,
         ...(chosen ? { chosen } : {}),
         ...(creator ? { creator } : {}),
+        ...(this.gate ? { unavailable: this.gate } : {}),
       });
       this.cache.set(key, a);
     }
@@ -182,6 +185,17 @@ export class AnnotationModel {
       }
     }
     return out;
+  }
+
+  /**
+   * Gives the model the Measure picker's gate (experimentInfo.ts `unavailableReason`, loaded lazily
+   * by register.ts: it holds the agent's experiment needs): from then on a site whose experiment
+   * the run did not ask for and whose host cannot run it says so instead of offering a Measure that
+   * would be skipped (figures.ts `SiteContext.unavailable`). Forgets the annotations made without it.
+   */
+  setGate(gate: NonNullable<SiteContext['unavailable']>): void {
+    this.gate = gate;
+    this.invalidate();
   }
 
   /** Forgets every annotation and finding (profiles, the active profile or settings changed). */

@@ -171,6 +171,15 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
       if (!model) finder.dispose();
       else {
         scope.add(finder);
+        // The Measure picker's gate (its own lazy bundle, dist/experimentInfo.js: the agent's
+        // experiment needs), so a site its host cannot run says so rather than offer a Measure.
+        void import('../experimentInfo')
+          .then((info) => {
+            if (!model || scope.isDisposed) return;
+            model.setGate(info.unavailableReason);
+            refreshAll();
+          })
+          .catch((err: unknown) => log.error(`annotations: could not load the experiments' needs: ${err instanceof Error ? err.message : String(err)}`));
         // Callers of the workspace's wrapper functions become call sites (built in the background).
         void engine.startWrapperIndex(scope, finder, model, log, refreshUris).catch((err: unknown) =>
           log.error(`annotations: wrapper index: ${err instanceof Error ? err.message : String(err)}`),

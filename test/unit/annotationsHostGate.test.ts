@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { AnnotationModel } from '../../extension/annotations/annotationModel';
 import { codeLensTitle, hoverLinks, hoverMarkdown, skipGate } from '../../extension/annotations/annotationText';
 import { resolveAnnotation } from '../../extension/annotations/figures';
 import type { StaleRules } from '../../extension/annotations/profiles';
 import { experimentNeeds, unavailableReason } from '../../extension/experimentInfo';
 import type { RunFile } from '../../protocol/runFile';
-import { RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
+import { loadFinder, RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
 
 const RULES: StaleRules = { now: Date.parse('2026-12-02T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
 const read = (name: string): RunFile => JSON.parse(readFileSync(join(RESULTS, name), 'utf8')) as RunFile;
@@ -50,4 +51,18 @@ test('1-GPU c10d run that did not ask for split: ncclCommSplit says split needs 
   const b = resolveAnnotation('ncclCommSplit', s2.active, s2.profiles, RULES, { unavailable: unavailableReason });
   assert.equal(b.missing?.cannotRun, undefined);
   assert.equal(codeLensTitle(b), '⏱ not measured in this run · Measure this on localhost');
+});
+
+test('the annotation model: a site is gated once the gate is given (setGate, as register.ts does after loading experimentInfo), and the annotations made before it are forgotten', async () => {
+  const run = read('h200x1-trace-2026-12-01/h200x1-nccl2.28.9-init-coldstart-c10d.json');
+  const { store } = await storeOf(runFolder([run]));
+  const model = new AnnotationModel(await loadFinder(), store, () => RULES);
+  const uri = 'file:///split.cpp';
+  const site = model.open(uri, 'cpp', '#include <nccl.h>\nvoid f(ncclComm_t c, ncclComm_t* o) { ncclCommSplit(c, 0, 0, o, NULL); }\n', 1).scan.sites.find((x) => x.api === 'ncclCommSplit');
+  assert.ok(site);
+  assert.equal(codeLensTitle(model.annotateSite(uri, site)), '⏱ not measured in this run · Measure this on localhost', 'no gate yet');
+  model.setGate(unavailableReason);
+  const gated = model.annotateSite(uri, site);
+  assert.equal(gated.missing?.cannotRun, unavailableReason('split', { ranks: 1, ncclVersion: '2.28.9', simulated: false }, false));
+  assert.match(codeLensTitle(gated), /^⏱ split on localhost: needs \d+ GPUs.* · Measure on a host that meets it$/);
 });
