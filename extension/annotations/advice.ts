@@ -55,27 +55,43 @@ function afterStatement(site: CallSite, lines: readonly string[]): { at: Positio
 }
 
 /**
- * The figures of a creation in a loop for `site`: where the run has a c10d variant made each way
- * ({@link Measured} `assumes`), the one the code makes (`site.eager`: device_id or not); else the headline's.
+ * Whether the code makes the communicator in the creation call itself, as the run's variants are
+ * told apart (c10d's eager variant: device_id bound): `init_process_group` with `device_id`,
+ * `new_group` / `destroy_process_group` in a file whose `init_process_group` passes it
+ * (`fileBound`), any other creation as the finder says (`site.eager`: split_group, a direct NCCL
+ * init…). A warm-up collective right after a lazy creation does not count: the group is still made
+ * lazily, by that collective, and pays the lazy variant's call plus first collective.
+ * @returns undefined when the code does not say (a `**kwargs` that may carry device_id, no `init_process_group` in the file)
  */
-function loopVariant(site: CallSite, m: Measured): VariantFigures {
-  if (!m.assumes || site.eager === undefined) return m.main;
-  const way = site.eager ? /(^|\/)eager\b/ : /(^|\/)lazy\b/;
+function madeByCall(site: CallSite, fileBound: boolean): boolean | undefined {
+  // The finder leaves `eager` undefined where the code does not say (a `**kwargs`, no init in the file).
+  if (site.api === 'init_process_group' || site.api === 'new_group' || site.api === 'destroy_process_group')
+    return site.keywords.includes('device_id') || (site.api !== 'init_process_group' && fileBound) ? true : site.eager === undefined ? undefined : false;
+  return site.eager;
+}
+
+/**
+ * The figures of a creation in a loop for `site`: where the run has a c10d variant made each way
+ * ({@link Measured} `assumes`), the one the code makes (`bound`: {@link madeByCall}); else the headline's.
+ */
+function loopVariant(m: Measured, bound: boolean | undefined): VariantFigures {
+  if (!m.assumes || bound === undefined) return m.main;
+  const way = bound ? /(^|\/)eager\b/ : /(^|\/)lazy\b/;
   return [m.main, ...m.others].find((v) => way.test(v.variant)) ?? m.main;
 }
 
 /**
  * Where a group made by `site` pays its communicator's creation, as the figures that answer it
  * say: `lazy` for a c10d variant made lazily (the agent's `…lazy…` names), or — from the NCCL
- * init beneath, no c10d figures — a creation the code leaves without device_id (`site.eager`
- * false): the figure from creation to first collective is paid where a collective first runs on
- * the group; `eager` for an eager c10d variant or, from the NCCL init beneath, a creation with
+ * init beneath, no c10d figures — a creation the code leaves without device_id (`bound` false):
+ * the figure from creation to first collective is paid where a collective first runs on the
+ * group; `eager` for an eager c10d variant or, from the NCCL init beneath, a creation with
  * device_id: the call pays the init. Undefined when neither the variant nor the code says (the
  * figures are then given as the call's and the first collective's, without a claim).
  */
-function createdAt(site: CallSite, m: Measured, v: VariantFigures): 'lazy' | 'eager' | undefined {
+function createdAt(m: Measured, v: VariantFigures, bound: boolean | undefined): 'lazy' | 'eager' | undefined {
   if (m.experiment === 'c10d') return /(^|\/)lazy\b/.test(v.variant) ? 'lazy' : /(^|\/)eager\b/.test(v.variant) ? 'eager' : undefined;
-  if (m.via && m.experiment === 'init') return site.eager === true ? 'eager' : site.eager === false ? 'lazy' : undefined;
+  if (m.via && m.experiment === 'init') return bound === true ? 'eager' : bound === false ? 'lazy' : undefined;
   return undefined;
 }
 
@@ -85,10 +101,11 @@ function createdAt(site: CallSite, m: Measured, v: VariantFigures): 'lazy' | 'ea
  * is paid where a collective first runs on each new group, the call itself taking little; for an
  * eager one the call pays the init. Figures from the variant that matches the code ({@link loopVariant}).
  */
-function creationInLoop(site: CallSite, a: Annotation): Finding | undefined {
+function creationInLoop(site: CallSite, a: Annotation, fileBound: boolean): Finding | undefined {
   const m = a.measured;
   if (!site.repeated || site.role !== 'create' || !m) return undefined;
-  const v = loopVariant(site, m);
+  const bound = madeByCall(site, fileBound);
+  const v = loopVariant(m, bound);
   const host = hostOf(a);
   const one = v.childRanks === 1 ? ' (as a one-rank communicator: nothing to connect)' : '';
   const where = `(${plain(site.repeated.detail, 120)})`;
@@ -103,7 +120,7 @@ function creationInLoop(site: CallSite, a: Annotation): Finding | undefined {
     ? `the NCCL init ${formatMs(call.stats.median)} plus its first collective ${formatMs(first.stats.median)}${from}`
     : `the call takes ${formatMs(call.stats.median)}, its first collective ${formatMs(first.stats.median)}`;
   const each = formatMs(total.stats.median);
-  switch (createdAt(site, m, v)) {
+  switch (createdAt(m, v, bound)) {
     case 'lazy':
       return finding(site, `each new group made here ${where} without device_id costs ~${each} from creation to first collective on ${host}${one}, paid only when a collective first runs on it: ${parts}${tail}`);
     case 'eager':
@@ -258,7 +275,7 @@ export function findings(scan: ScanResult, annotate: (api: ApiName) => Annotatio
   const fileEager = scan.sites.some((s) => s.api === 'init_process_group' && s.keywords.includes('device_id'));
   for (const site of scan.sites) {
     const a = annotate(site.api);
-    for (const f of [creationInLoop(site, a), lazyInit(site, a, scan.facts), coldGroup(site, a, scan.facts, lines, fileEager)]) if (f) out.push(f);
+    for (const f of [creationInLoop(site, a, fileEager), lazyInit(site, a, scan.facts), coldGroup(site, a, scan.facts, lines, fileEager)]) if (f) out.push(f);
   }
   return out;
 }
