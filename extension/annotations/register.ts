@@ -173,10 +173,12 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
         scope.add(finder);
         // The Measure picker's gate (its own lazy bundle, dist/experimentInfo.js: the agent's
         // experiment needs), so a site its host cannot run says so rather than offer a Measure.
+        const gateStarted = performance.now();
         void import('../experimentInfo')
           .then((info) => {
             if (!model || scope.isDisposed) return;
             model.setGate(info.unavailableReason);
+            log.info(`annotations: the experiments' needs loaded in ${Math.round(performance.now() - gateStarted)} ms (a call its host cannot run says so)`);
             refreshAll();
           })
           .catch((err: unknown) => log.error(`annotations: could not load the experiments' needs: ${err instanceof Error ? err.message : String(err)}`));
