@@ -14,11 +14,21 @@ import { formatComparison, formatSummary, terminalSafe } from './summary';
 async function compareReport(files: string[], html: string | undefined): Promise<number> {
   const runs: RunFile[] = [];
   for (const file of files) runs.push(await loadRun(file));
-  const out = html ?? files[0]!.replace(/\.json$/i, '') + '.compare.html';
-  await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
-  process.stdout.write(formatComparison(runs));
+  return writeReport(html ?? files[0]!.replace(/\.json$/i, '') + '.compare.html', html !== undefined, () => formatComparison(runs), () => renderComparisonReport(runs));
+}
+
+/**
+ * Checks the output `out` (never through a link: outputs.ts), writes `summary()` on stdout, then the
+ * HTML page `page()` to `out`, and says where on stderr.
+ * @param given whether `out` came from --html (named so in an error)
+ * @returns EXIT_OK (exitCodes.ts)
+ * @throws CommcostError BAD_INPUT when `out` cannot be written
+ */
+async function writeReport(out: string, given: boolean, summary: () => string, page: () => string): Promise<number> {
+  await checkOutputFile(out, given ? `--html ${out}` : `the report ${out}`);
+  process.stdout.write(summary());
   try {
-    await writeFileSafely(out, renderComparisonReport(runs), `the report ${out}`);
+    await writeFileSafely(out, page(), `the report ${out}`);
   } catch (e) {
     if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_INPUT', `cannot write the report ${out}: ${errorText(e)}`, { cause: e });
@@ -52,15 +62,5 @@ async function reportInner(files: string[], html: string | undefined): Promise<n
   const file = files[0]!;
   // The verdict is derived data: loadRun recomputed it, so older files and newer rules agree.
   const run = await loadRun(file);
-  const out = html ?? file.replace(/\.jsonl?$/i, '') + '.html';
-  await checkOutputFile(out, html !== undefined ? `--html ${out}` : `the report ${out}`);
-  process.stdout.write(formatSummary(run));
-  try {
-    await writeFileSafely(out, renderReport(run), `the report ${out}`);
-  } catch (e) {
-    if (e instanceof CommcostError) throw e;
-    throw new CommcostError('BAD_INPUT', `cannot write the report ${out}: ${errorText(e)}`, { cause: e });
-  }
-  process.stderr.write(`wrote ${terminalSafe(out)}\n`);
-  return EXIT_OK;
+  return writeReport(html ?? file.replace(/\.jsonl?$/i, '') + '.html', html !== undefined, () => formatSummary(run), () => renderReport(run));
 }
