@@ -12,10 +12,10 @@ import { CommcostError, errorText } from '../client/errors';
 import { validateTraceFile } from '../client/traceSchema';
 import type { TraceFile } from '../protocol/trace';
 import { loadRun } from '../client/resultsStore';
-import { planReshape, type BreakEven, type Plan, type StrategyPlan } from '../client/plan/planner';
-import { planSentences } from '../client/plan/sentences';
-import { termSourceText, type PlanRun, type Term } from '../client/plan/terms';
-import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText, type Budget } from '../client/plan/units';
+import { planReshape, type BreakEven, type Plan, type StrategyPlan } from '../readings/plan/planner';
+import { planSentences } from '../readings/plan/sentences';
+import { termSourceText, type PlanRun, type Term } from '../readings/plan/terms';
+import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText, type Budget } from '../readings/plan/units';
 import { terminalSafeLines } from './summary';
 
 /** The flags of `commcost plan` as commander gives them (strings, `run` repeatable). */

@@ -12,14 +12,14 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { CommcostError, errorText } from '../client/errors';
 import { loadRun } from '../client/resultsStore';
-import { siteIsEager } from '../extension/annotations/annotationModel';
-import { ANNOTATION_DEFAULTS } from '../extension/annotations/annotationSettings';
-import { firstCollectiveElsewhere, formatMs, memoryPerGpu, runLabel } from '../extension/annotations/annotationText';
-import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, type GrammarFiles } from '../extension/annotations/callSites';
-import { resolveAnnotation } from '../extension/annotations/figures';
-import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../extension/annotations/profiles';
-import { SOURCE_EXTENSIONS, sourceLanguageOf, walkSources } from '../extension/annotations/sourceWalk';
-import { WrapperIndex, type WrapperCallSite } from '../extension/annotations/wrapperIndex';
+import { siteIsEager } from '../readings/siteVariant';
+import { ANNOTATION_DEFAULTS } from '../readings/annotationSettings';
+import { firstCollectiveElsewhere, formatMs, memoryPerGpu, runLabel } from '../readings/annotationText';
+import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, type GrammarFiles } from '../sites/callSites';
+import { resolveAnnotation } from '../readings/figures';
+import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../readings/profiles';
+import { SOURCE_EXTENSIONS, sourceLanguageOf, walkSources } from '../client/sourceWalk';
+import { WrapperIndex, type WrapperCallSite } from '../sites/wrapperIndex';
 import { terminalSafe } from './summary';
 
 /** The version of the `--json` document (`commcostScan`). */

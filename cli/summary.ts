@@ -9,8 +9,8 @@
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote, simulatedMixNote } from '../protocol/compare';
-import { deriveVerdict, shrinkAbortOutcomes } from '../client/verdict';
-import { fieldCaseLabel } from '../client/verdict/fieldCases';
+import { deriveVerdict, shrinkAbortOutcomes } from '../readings/verdict';
+import { fieldCaseLabel } from '../readings/verdict/fieldCases';
 import { nodeGpus, nodesText } from '../protocol/runNodes';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 

@@ -17,8 +17,8 @@ import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, rankCountNote, simulatedMixNote, type Comparison, type ComparisonData } from '../protocol/compare';
 import { nodesText } from '../protocol/runNodes';
-import { shrinkAbortOutcomes } from './verdict';
-import { fieldCaseLabel } from './verdict/fieldCases';
+import { shrinkAbortOutcomes } from '../readings/verdict';
+import { fieldCaseLabel } from '../readings/verdict/fieldCases';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
 export class ReportBundleError extends Error {

@@ -12,7 +12,7 @@ import { parseAgentEvent } from '../protocol/events';
 import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
-import { deriveVerdict } from './verdict';
+import { deriveVerdict } from '../readings/verdict';
 import { outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */

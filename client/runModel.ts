@@ -8,7 +8,7 @@
  */
 import type { AgentEvent, ErrorEvent, ExperimentId, RunOptions } from '../protocol/events';
 import { RUN_FILE_SCHEMA, type RunExperiment, type RunFile } from '../protocol/runFile';
-import { deriveVerdict } from './verdict';
+import { deriveVerdict } from '../readings/verdict';
 
 /** An error entry of a run (an ErrorEvent without its type tag). */
 export type RunError = Omit<ErrorEvent, 'type'>;

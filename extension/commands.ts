@@ -18,8 +18,8 @@
  * loaded runs are accepted, never paths.
  */
 import * as vscode from 'vscode';
-import type { Profile } from './annotations/profiles';
-import type { RunsApi } from './annotations/register';
+import type { Profile } from '../readings/profiles';
+import type { RunsApi } from './annotations/runsApi';
 import { compareChoice, MANAGE_TRUST, RESTRICTED_LINE, whenTrusted, type RestrictedAction } from './commandsModel';
 import type { CommcostContext } from './extensionContext';
 import type { OutputLog } from './outputLog';

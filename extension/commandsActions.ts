@@ -9,12 +9,13 @@ import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { errorText } from '../client/errors';
-import type { Profile, RunFolder } from './annotations/profiles';
+import type { Profile } from '../readings/profiles';
+import type { RunFolder } from '../client/profileStore';
 import type { OutputLog } from './outputLog';
 import { reportFileName } from './commandsModel';
 import { deletableRunFile } from './runsViewModel';
 import { ComparePanel, ResultsPanel } from './webviewPanel';
-import { ncclText } from './annotations/formatText';
+import { ncclText } from '../readings/formatText';
 
 /** What the actions need from the extension. */
 export interface ActionEnv {

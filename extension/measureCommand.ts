@@ -15,9 +15,9 @@ import { confirmUnknownHostKey } from './hostKeyPrompt';
 import { describeHostEntry, entryRequest, parseHostEntry, type EntryRequest, type HostEntry } from './hostEntries';
 import { runController, type RunOutcome, type RunRequest } from './runController';
 import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
-import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from './annotations/profiles';
+import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from '../client/profileStore';
 import { ResultsPanel } from './webviewPanel';
-import * as info from './experimentInfo';
+import * as info from '../readings/experimentInfo';
 
 const RECENT_KEY = 'commcost.recentHosts';
 const ENTER_HOST = 'Enter a host…';

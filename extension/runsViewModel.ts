@@ -9,8 +9,9 @@
  */
 import { isAbsolute, relative, sep } from 'node:path';
 import { isSimulatedRun } from '../protocol/runFile';
-import { ncclText, plain, runLabel, runSizeText } from './annotations/annotationText';
-import { staleReasons, type Profile, type RunFolder, type StaleRules } from './annotations/profiles';
+import { ncclText, plain, runLabel, runSizeText } from '../readings/annotationText';
+import { staleReasons, type Profile, type StaleRules } from '../readings/profiles';
+import { type RunFolder } from '../client/profileStore';
 
 /** One saved run in the tree. */
 export interface RunNode {

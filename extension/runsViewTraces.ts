@@ -8,14 +8,14 @@
  * annotationText.ts `plain` (or `escapeMarkdown` in the comparison); tooltips are plain strings.
  */
 import { isAbsolute, relative, sep } from 'node:path';
-import { strategyTerms, tpShapes } from '../client/plan/strategies';
-import type { Term } from '../client/plan/terms';
-import { traceObservations } from '../client/plan/traceTerms';
+import { strategyTerms, tpShapes } from '../readings/plan/strategies';
+import type { Term } from '../readings/plan/terms';
+import { traceObservations } from '../readings/plan/traceTerms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { isSimulatedTrace, ncclVersionText, type TraceFile } from '../protocol/trace';
-import { escapeMarkdown, ncclText, plain, plural } from './annotations/annotationText';
-import type { LoadedTrace } from './annotations/traces';
-import { jobName } from './annotations/tracesText';
+import { escapeMarkdown, ncclText, plain, plural } from '../readings/annotationText';
+import type { LoadedTrace } from '../readings/traces';
+import { jobName } from '../readings/tracesText';
 import { utcMinute } from './runsViewModel';
 
 /** One trace in the tree. */

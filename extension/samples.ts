@@ -12,8 +12,8 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import type { RunFolder } from './annotations/profiles';
-import type { RunsApi } from './annotations/register';
+import type { RunFolder } from '../client/profileStore';
+import type { RunsApi } from './annotations/runsApi';
 import type { CommcostContext } from './extensionContext';
 
 /** The host name of the sample runs (scripts/build.mjs writes the same). */

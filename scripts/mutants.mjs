@@ -163,7 +163,7 @@ const MUTATIONS = [
   {
     id: 'verdict-share-x100',
     what: "the verdict reads its first-collective share's regime from a share 100× too large",
-    file: 'client/verdict/lifecycle.ts',
+    file: 'readings/verdict/lifecycle.ts',
     find: 'const regime = shareRegime(first, total);',
     replace: 'const regime = shareRegime(first * 100, total);',
     tests: [{ file: VERDICT, name: 'first collective share' }],
@@ -171,7 +171,7 @@ const MUTATIONS = [
   {
     id: 'verdict-pct-x100',
     what: 'pct writes a share 100× too large',
-    file: 'client/verdict/format.ts',
+    file: 'readings/verdict/format.ts',
     find: 'const p = x * 100;',
     replace: 'const p = x * 100 * 100;',
     tests: [{ file: VERDICT, name: 'pct: a share in percent' }],

@@ -3,7 +3,7 @@
  * sums of the run's steps), on a log axis, with the step time and the study's migration pause as
  * reference lines; strategies without a total are listed as missing, never drawn as 0.
  */
-import type { Plan } from '../client/plan/planner';
+import type { Plan } from '../readings/plan/planner';
 
 export interface PlanChartModel {
   bars: { label: string; ms: number }[];

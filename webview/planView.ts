@@ -8,9 +8,9 @@
 import { BarController, BarElement, CategoryScale, Chart, LogarithmicScale, Tooltip, type Plugin } from 'chart.js';
 import type { RunFile } from '../protocol/runFile';
 import type { PlanRequest } from '../protocol/webviewMessages';
-import { planReshape, type Plan, type PlanInputs } from '../client/plan/planner';
-import { planSentences } from '../client/plan/sentences';
-import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../client/plan/units';
+import { planReshape, type Plan, type PlanInputs } from '../readings/plan/planner';
+import { planSentences } from '../readings/plan/sentences';
+import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../readings/plan/units';
 import { onThemeChange } from './charts';
 import { chartColors } from './chartTheme';
 import { h, replaceChildren } from './dom';

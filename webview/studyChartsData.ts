@@ -13,9 +13,9 @@
  * invented); so is a reference line the run lacks. Several runs: one colour per host and NCCL
  * version (runs of the same host and version share it).
  */
-import { STUDY_FIGURES, studyNotComparedWhy, studyReferenceNote, type StudyFigure } from '../client/studyFigures';
-import { poolVariants } from '../client/plan/strategies';
-import { stepTerm, type PlanRun } from '../client/plan/terms';
+import { STUDY_FIGURES, studyNotComparedWhy, studyReferenceNote, type StudyFigure } from '../readings/studyFigures';
+import { poolVariants } from '../readings/plan/strategies';
+import { stepTerm, type PlanRun } from '../readings/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { nodeGpus, nodeNamesText } from '../protocol/runNodes';
 

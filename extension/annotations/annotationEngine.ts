@@ -5,6 +5,6 @@
  * and the workspace's wrapper index. Modules it shares with dist/extension.js (the API map, the
  * runs store, the texts) are taken from there, one instance.
  */
-export { CallSiteFinder, shippedGrammars } from './callSites';
+export { CallSiteFinder, shippedGrammars } from '../../sites/callSites';
 export { AnnotationModel } from './annotationModel';
 export { startWrapperIndex } from './wrapperWatch';

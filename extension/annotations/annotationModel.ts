@@ -5,8 +5,8 @@
  * No `vscode` import.
  */
 import { createHash } from 'node:crypto';
-import { findings, type Finding } from './advice';
-import type { ApiName } from './apiMap';
+import { findings, type Finding } from '../../readings/advice';
+import type { ApiName } from '../../sites/apiMap';
 import {
   ParsedDocument,
   type CallSite,
@@ -15,27 +15,17 @@ import {
   type ScanResult,
   type SourceLanguage,
   type TextChange,
-} from './callSites';
-import { resolveAnnotation, type Annotation, type SiteContext } from './figures';
-import type { Profile, ProfileStore, StaleRules } from './profiles';
+} from '../../sites/callSites';
+import { resolveAnnotation, type Annotation, type SiteContext } from '../../readings/figures';
+import { siteIsEager } from '../../readings/siteVariant';
+import type { Profile, StaleRules } from '../../readings/profiles';
+import type { ProfileStore } from '../../client/profileStore';
 
 /** A call answered by another run than the active one (for the status bar tooltip). */
 export interface AnsweredElsewhere {
   api: ApiName;
   source: Profile;
   why: string;
-}
-
-/**
- * Whether the figures that answer `site` are those of an eager creation: `init_process_group`
- * passes `device_id`; `new_group` / `destroy_process_group` in a file whose `init_process_group`
- * passes it. Only these APIs have eager variants (apiMap.ts `whenEager`).
- */
-export function siteIsEager(site: CallSite, sites: readonly CallSite[]): boolean {
-  const eagerInit = (s: CallSite): boolean => s.api === 'init_process_group' && s.keywords.includes('device_id');
-  if (site.api === 'init_process_group') return eagerInit(site);
-  if (site.api === 'new_group' || site.api === 'destroy_process_group') return sites.some(eagerInit);
-  return false;
 }
 
 /**

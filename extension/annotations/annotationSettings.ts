@@ -4,30 +4,7 @@
  * `workspace.getConfiguration('commcost').get`.
  */
 import { SettingsError } from '../settings';
-
-export interface AnnotationSettings {
-  codeLens: boolean;
-  decorations: boolean;
-  diagnostics: boolean;
-  /** Labels at or above this many ms are coloured "medium". */
-  mediumMs: number;
-  /** Labels at or above this many ms are coloured "large". */
-  largeMs: number;
-  /** Figures older than this many days are stale. */
-  staleAfterDays: number;
-  /** The NCCL version the workspace's environment loads; "" = the last run on the profile's host. */
-  expectedNcclVersion: string;
-}
-
-export const ANNOTATION_DEFAULTS: AnnotationSettings = {
-  codeLens: true,
-  decorations: true,
-  diagnostics: true,
-  mediumMs: 50,
-  largeMs: 200,
-  staleAfterDays: 30,
-  expectedNcclVersion: '',
-};
+import { ANNOTATION_DEFAULTS, type AnnotationSettings } from '../../readings/annotationSettings';
 
 function bool(get: (k: string) => unknown, key: string, dflt: boolean): boolean {
   const v = get(key);

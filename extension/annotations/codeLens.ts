@@ -5,9 +5,9 @@
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
-import { codeLensTitle, skipGate } from './annotationText';
-import type { TraceObservation } from './traces';
-import { observedLensTitle } from './tracesText';
+import { codeLensTitle, skipGate } from '../../readings/annotationText';
+import type { TraceObservation } from '../../readings/traces';
+import { observedLensTitle } from '../../readings/tracesText';
 
 export class AnnotationCodeLensProvider implements vscode.CodeLensProvider {
   /**

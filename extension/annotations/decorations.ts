@@ -5,9 +5,9 @@
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
-import { costClass, decorationLabel, firstCollectiveElsewhere, type CostClass } from './annotationText';
-import type { TraceObservation } from './traces';
-import { observedLabel, observedMs } from './tracesText';
+import { costClass, decorationLabel, firstCollectiveElsewhere, type CostClass } from '../../readings/annotationText';
+import type { TraceObservation } from '../../readings/traces';
+import { observedLabel, observedMs } from '../../readings/tracesText';
 
 type Kind = CostClass | 'stale';
 

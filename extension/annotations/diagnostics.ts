@@ -4,7 +4,7 @@
  * warm-up collective. Each cites a figure of the run.
  */
 import * as vscode from 'vscode';
-import type { Range } from './callSites';
+import type { Range } from '../../sites/callSites';
 import type { AnnotationModel } from './annotationModel';
 
 export function toRange(r: Range): vscode.Range {

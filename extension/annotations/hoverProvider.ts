@@ -5,9 +5,9 @@
  */
 import * as vscode from 'vscode';
 import type { AnnotationModel } from './annotationModel';
-import { HOVER_COMMANDS, hoverLinks, hoverMarkdown } from './annotationText';
-import type { TraceObservation } from './traces';
-import { observedMarkdown, openTraceUri, TRACE_COMMANDS } from './tracesText';
+import { HOVER_COMMANDS, hoverLinks, hoverMarkdown } from '../../readings/annotationText';
+import type { TraceObservation } from '../../readings/traces';
+import { observedMarkdown, openTraceUri, TRACE_COMMANDS } from '../../readings/tracesText';
 
 export class AnnotationHoverProvider implements vscode.HoverProvider {
   /**

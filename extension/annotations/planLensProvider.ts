@@ -7,13 +7,14 @@
  */
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import { tpShapes } from '../../client/plan/strategies';
+import { tpShapes } from '../../readings/plan/strategies';
 import type { CommcostContext } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import type { AnnotationModel } from './annotationModel';
-import { runLabel } from './annotationText';
-import { findReshapeRoutines, planLensText } from './planLens';
-import type { Profile, ProfileStore } from './profiles';
+import { runLabel } from '../../readings/annotationText';
+import { findReshapeRoutines, planLensText } from '../../sites/planLens';
+import type { Profile } from '../../readings/profiles';
+import type { ProfileStore } from '../../client/profileStore';
 
 /** The command the lens runs. */
 export const PLAN_RESHAPE_COMMAND = 'commcost.planReshape';

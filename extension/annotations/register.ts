@@ -9,21 +9,24 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import type { RunsApi } from './runsApi';
 import { EXPERIMENT_IDS } from '../../protocol/events';
 import type { CommcostContext } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import { SettingsError } from '../settings';
 import { samplesFolder, SAMPLES_SHOWN_KEY } from '../samples';
 import type { AnnotationModel } from './annotationModel';
-import { ANNOTATION_DEFAULTS, readAnnotationSettings, type AnnotationSettings } from './annotationSettings';
-import { mappedExperiments } from './apiMap';
-import { isSourceLanguage } from './callSiteTypes';
+import { ANNOTATION_DEFAULTS, type AnnotationSettings } from '../../readings/annotationSettings';
+import { readAnnotationSettings } from './annotationSettings';
+import { mappedExperiments } from '../../sites/apiMap';
+import { isSourceLanguage } from '../../sites/callSiteTypes';
 import { AnnotationCodeLensProvider } from './codeLens';
 import { CostDecorations } from './decorations';
 import { updateDiagnostics } from './diagnostics';
 import { AnnotationHoverProvider } from './hoverProvider';
 import { registerPlanLens } from './planLensProvider';
-import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, type RunFolder, type StaleRules } from './profiles';
+import { CHOSEN_PROFILE_KEY, GLOBAL_ORIGINS_KEY, ProfileStore, workspaceIdOf, type RunFolder } from '../../client/profileStore';
+import type { StaleRules } from '../../readings/profiles';
 import { AnnotationQuickFixes } from './quickFixes';
 import { CLEAR_TRACE, pickProfile, ProfileStatusBar } from './statusBar';
 import { TraceAnnotations } from './tracesWatch';
@@ -39,29 +42,6 @@ export interface AnnotationEnv {
   ctx: CommcostContext;
   extension: vscode.ExtensionContext;
   log: OutputLog;
-}
-
-/**
- * The saved runs as the annotations hold them, for the Runs view and the palette commands
- * (extension/runsView.ts, extension/commands.ts): one store, one active run, one change event.
- */
-export interface RunsApi {
-  /** The loaded runs (workspace first, then global storage) and the active one. */
-  readonly store: ProfileStore;
-  /** The staleness rules now (settings and the clock). */
-  rules(): StaleRules;
-  /** Loads the runs once if nothing has loaded them yet (the annotations load them with tree-sitter). */
-  ensureLoaded(): Promise<void>;
-  /** Reads the run folders again. */
-  reload(): Promise<void>;
-  /** Makes the run with `key` the active one (the user's choice, kept per workspace); false when unknown. */
-  setActive(key: string): Promise<boolean>;
-  /** The folders runs are read from, as the store reads them. */
-  folders(): RunFolder[];
-  /** Fires after the runs were reloaded, the active run changed or the settings changed. */
-  readonly onDidChange: vscode.Event<void>;
-  /** The traces of the user's job (`.commcost/traces`) and the one the annotations ask first (the Runs view's Traces group). */
-  readonly traces: TraceAnnotations;
 }
 
 /** Registers every annotation surface; all of it is disposed with `env.ctx`. Returns the saved runs' API. */
@@ -174,7 +154,7 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
         // The Measure picker's gate (its own lazy bundle, dist/experimentInfo.js: the agent's
         // experiment needs), so a site its host cannot run says so rather than offer a Measure.
         const gateStarted = performance.now();
-        void import('../experimentInfo')
+        void import('../../readings/experimentInfo')
           .then((info) => {
             if (!model || scope.isDisposed) return;
             model.setGate(info.unavailableReason);

@@ -6,13 +6,14 @@
  */
 import * as vscode from 'vscode';
 import type { AnsweredElsewhere } from './annotationModel';
-import { formatMs, plain, profileLabel, statusText } from './annotationText';
+import { formatMs, plain, profileLabel, statusText } from '../../readings/annotationText';
 
-export { profileLabel } from './annotationText';
-import { isSimulatedProfile, staleReasons, type Profile, type ProfileStore, type StaleRules } from './profiles';
+export { profileLabel } from '../../readings/annotationText';
+import { isSimulatedProfile, staleReasons, type Profile, type StaleRules } from '../../readings/profiles';
+import { type ProfileStore } from '../../client/profileStore';
 import { isSimulatedTrace } from '../../protocol/trace';
-import type { TraceStore } from './traces';
-import { traceLabel } from './tracesText';
+import type { TraceStore } from '../../client/traceStore';
+import { traceLabel } from '../../readings/tracesText';
 
 /**
  * The status bar tooltip's line about traces: which trace answers traced lines (the chosen one, or

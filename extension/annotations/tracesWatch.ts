@@ -8,7 +8,8 @@
 import * as vscode from 'vscode';
 import type { OutputLog } from '../outputLog';
 import type { AnnotationModel } from './annotationModel';
-import { CHOSEN_TRACE_KEY, observeDocument, TRACES_DIR, TraceStore, type DocSite, type TraceObservation } from './traces';
+import { CHOSEN_TRACE_KEY, observeDocument, TRACES_DIR, TraceStore } from '../../client/traceStore';
+import { type DocSite, type TraceObservation } from '../../readings/traces';
 import { join } from 'node:path';
 import { isSimulatedTrace } from '../../protocol/trace';
 

@@ -11,9 +11,9 @@ import * as vscode from 'vscode';
 import type { Disposable } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import type { AnnotationModel, WrapperCallers } from './annotationModel';
-import type { CallSiteFinder } from './callSites';
-import { SKIPPED_FOLDERS, sourceLanguageOf, walkSources } from './sourceWalk';
-import { WrapperIndex } from './wrapperIndex';
+import type { CallSiteFinder } from '../../sites/callSites';
+import { SKIPPED_FOLDERS, sourceLanguageOf, walkSources } from '../../client/sourceWalk';
+import { WrapperIndex } from '../../sites/wrapperIndex';
 
 /** Python files indexed at most (a larger workspace keeps the first ones, and says so in the log). */
 const MAX_INDEXED_FILES = 20_000;

@@ -22,6 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { parseInitTimings, viewsOfCreations } from '../ncclInitTimings';
+import { minNcclOf } from '../../protocol/catalogue';
 import { BLOCKING, firstStep, needsNccl, versionCode, versionString, type ExperimentModule, type RankContext } from './experiment';
 
 /** The first NCCL release that writes the `Init timings` line. */
@@ -74,7 +75,7 @@ export const coldStartExperiment: ExperimentModule = {
     process.once('exit', removeLogDir);
   },
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1');
+    const skip = needsNccl(ctx, minNcclOf('cold-start'));
     if (skip) return { skip };
     const first = firstStep(ctx.options).label;
     const note =

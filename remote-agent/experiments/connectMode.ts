@@ -12,6 +12,7 @@
  * for both memory allocators: cuMem and plain cudaMalloc).
  */
 import type { StepPlan, VariantPlan } from '../../protocol/events';
+import { minNcclOf } from '../../protocol/catalogue';
 import { BLOCKING, creationSteps, formatBytes, needsNccl, needsRanks, warmCommunicator, type ExperimentModule, type PlanContext } from './experiment';
 
 /** NCCL_ALGO values with a variant of their own, and the ranks each needs. */
@@ -57,7 +58,7 @@ export const connectModeExperiment: ExperimentModule = {
   },
   plan(ctx) {
     skippedVariants = [];
-    const skip = needsNccl(ctx, '2.22.3');
+    const skip = needsNccl(ctx, minNcclOf('connect-mode'));
     if (skip) return { skip };
     const variants: VariantPlan[] = [];
     for (const rc of ['1', '0']) variants.push({ variant: `init/runtimeConnect=${rc}`, steps: initSteps(ctx) });

@@ -7,6 +7,10 @@ import type { ExperimentId, NcclInitParts, RunOptions, StepPlan, VariantPlan } f
 import type { CommConfig, NativeBinding, Timed } from '../nativeBinding';
 
 /** The blocking config used for every communicator unless a variant says otherwise. */
+import { versionCode, versionString } from '../../protocol/catalogue';
+
+export { versionCode, versionString };
+
 export const BLOCKING: CommConfig = { blocking: 1 };
 
 /** What the coordinator knows when it plans. */
@@ -200,17 +204,6 @@ export function formatBytes(bytes: number): string {
 /** The step "first collective on the new communicator". */
 export function firstStep(options: RunOptions): StepPlan {
   return { step: 'first', label: `first ${formatBytes(options.firstCollectiveBytes ?? 1 << 20)} allreduce`, kind: 'first' };
-}
-
-/** Version code of a dotted version: "2.18.1" → 21801. */
-export function versionCode(version: string): number {
-  const [major = 0, minor = 0, patch = 0] = version.split('.').map((x) => Number(x));
-  return major * 10000 + minor * 100 + patch;
-}
-
-/** Dotted version of a code: 22809 → "2.28.9". */
-export function versionString(code: number): string {
-  return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
 }
 
 /** Skip reason when the host's NCCL predates `needed` ("needs NCCL ≥ 2.18.1, host has 2.17.1"). */

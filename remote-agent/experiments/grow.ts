@@ -3,12 +3,13 @@
  * id with ncclCommGetUniqueId, existing ranks call ncclCommGrow with their parent, the new
  * rank with the id; then the first collective on the grown communicator.
  */
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { BLOCKING, creationSteps, needsNccl, needsRanks, needsSymbols, type ExperimentModule } from './experiment';
 
 export const growExperiment: ExperimentModule = {
   id: 'grow',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.29.2') ?? needsSymbols(ctx, 'ncclCommGrow', 'ncclCommGetUniqueId') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('grow')) ?? needsSymbols(ctx, 'ncclCommGrow', 'ncclCommGetUniqueId') ?? needsRanks(ctx, minGpusOf('grow'));
     if (skip) return { skip };
     return [{ variant: 'default', steps: creationSteps(ctx.options, 'ncclCommGrow', 'grow to first collective') }];
   },

@@ -3,12 +3,13 @@
  * communicator; a steady allreduce on the warm communicator as the bandwidth reference.
  */
 import type { RunOptions } from '../../protocol/events';
+import { minNcclOf } from '../../protocol/catalogue';
 import { BLOCKING, firstStep, formatBytes, needsNccl, type ExperimentModule } from './experiment';
 
 export const initExperiment: ExperimentModule = {
   id: 'init',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1');
+    const skip = needsNccl(ctx, minNcclOf('init'));
     if (skip) return { skip };
     return [
       {

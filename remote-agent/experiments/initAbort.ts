@@ -7,6 +7,7 @@
  * blocking init cannot be aborted from the calling thread; the hang guard is expected to stop
  * it at the run's deadline and kill every rank.
  */
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { needsNccl, needsRanks, type ExperimentModule } from './experiment';
 
 /** How long the non-blocking init is polled before the abort, ms. */
@@ -17,7 +18,7 @@ export function pollDeadlineMs(deadlineSeconds: number): number {
 export const initAbortExperiment: ExperimentModule = {
   id: 'init-abort',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('init-abort')) ?? needsRanks(ctx, minGpusOf('init-abort'));
     if (skip) return { skip };
     const poll = pollDeadlineMs(ctx.options.deadlineSeconds);
     return [

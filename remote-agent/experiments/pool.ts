@@ -14,6 +14,7 @@
  * the pool's total the last point.
  */
 import type { StepPlan } from '../../protocol/events';
+import { minNcclOf } from '../../protocol/catalogue';
 import { BLOCKING, formatBytes, needsNccl, type ExperimentModule, type RankContext } from './experiment';
 
 /** TP shapes of `n` GPUs: n, n/2, … while even, then 1 (6 → 6, 3, 1). */
@@ -33,7 +34,7 @@ const INTERLEAVED_BYTES = 16 << 20;
 export const poolExperiment: ExperimentModule = {
   id: 'pool',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1');
+    const skip = needsNccl(ctx, minNcclOf('pool'));
     if (skip) return { skip };
     const [n, ...children] = tpShapes(ctx.ranks);
     const steps: StepPlan[] = [

@@ -6,6 +6,7 @@
  * ncclMemAlloc buffers.
  */
 import type { StepPlan } from '../../protocol/events';
+import { minNcclOf } from '../../protocol/catalogue';
 import { formatBytes, needsNccl, needsSymbols, warmCommunicator, type ExperimentModule } from './experiment';
 
 const SIZES = [64 << 20, 256 << 20, 1 << 30];
@@ -24,7 +25,7 @@ interface State {
 export const registrationExperiment: ExperimentModule<State> = {
   id: 'registration',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.19.1') ?? needsSymbols(ctx, 'ncclCommRegister', 'ncclCommDeregister', 'ncclMemAlloc');
+    const skip = needsNccl(ctx, minNcclOf('registration')) ?? needsSymbols(ctx, 'ncclCommRegister', 'ncclCommDeregister', 'ncclMemAlloc');
     if (skip) return { skip };
     const useSteps = (bytes: number): StepPlan[] => [
       { step: 'firstUse', label: `first ${formatBytes(bytes)} allreduce on the registered buffer`, kind: 'first' },

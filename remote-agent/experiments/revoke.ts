@@ -11,6 +11,7 @@
  * middle and last float): a slice holding the number of ranks everywhere completed, any other
  * was dropped (`inFlightCompleted`, `inFlightDropped`, per rank).
  */
+import { minNcclOf } from '../../protocol/catalogue';
 import { firstStep, needsNccl, needsRanks, needsSymbols, warmCommunicator, type ExperimentModule } from './experiment';
 import type { StepPlan } from '../../protocol/events';
 import { countInFlight } from './drain';
@@ -27,7 +28,7 @@ function parse(variant: string): { inflight: boolean; then: 'destroy' | 'shrink-
 export const revokeExperiment: ExperimentModule<DropCheck | undefined> = {
   id: 'revoke',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.28.7') ?? needsSymbols(ctx, 'ncclCommRevoke');
+    const skip = needsNccl(ctx, minNcclOf('revoke')) ?? needsSymbols(ctx, 'ncclCommRevoke');
     if (skip) return { skip };
     const canShrink = !needsSymbols(ctx, 'ncclCommShrink') && !needsRanks(ctx, 2);
     const revokeSteps: StepPlan[] = [

@@ -10,6 +10,7 @@
  * (dropCheck.ts) on the survivors: `inFlightAtStart`, `inFlightCompleted`, `inFlightDropped`.
  */
 import type { VariantPlan } from '../../protocol/events';
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { creationSteps, needsNccl, needsRanks, needsSymbols, shrinkLastRank, warmCommunicator, type ExperimentModule } from './experiment';
 import { countInFlight } from './drain';
 import { armDropCheck, readDropCheck, releaseDropCheck, setupDropCheck, type DropCheck } from './dropCheck';
@@ -21,7 +22,7 @@ const IN_FLIGHT_BYTES = 64 << 20;
 export const shrinkExperiment: ExperimentModule<DropCheck | undefined> = {
   id: 'shrink',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.27.3') ?? needsSymbols(ctx, 'ncclCommShrink') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('shrink')) ?? needsSymbols(ctx, 'ncclCommShrink') ?? needsRanks(ctx, minGpusOf('shrink'));
     if (skip) return { skip };
     return Object.keys(FLAGS).map(
       (variant): VariantPlan => ({

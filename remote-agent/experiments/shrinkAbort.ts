@@ -21,6 +21,7 @@
  * likeliest to hang).
  */
 import type { StepPlan } from '../../protocol/events';
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { creationSteps, needsNccl, needsRanks, needsSymbols, shrinkLastRank, warmCommunicator, type ExperimentModule, type PlanContext } from './experiment';
 
 /** One combination: shrink flag, the survivors' release of the parent, the excluded rank's. */
@@ -89,7 +90,7 @@ export const shrinkAbortExperiment: ExperimentModule = {
     return {};
   },
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.27.3') ?? needsSymbols(ctx, 'ncclCommShrink') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('shrink-abort')) ?? needsSymbols(ctx, 'ncclCommShrink') ?? needsRanks(ctx, minGpusOf('shrink-abort'));
     if (skip) return { skip };
     // Each combination either ends or hangs on this NCCL version: both are the case's answer.
     return SHRINK_ABORT_VARIANTS.map((variant) => ({

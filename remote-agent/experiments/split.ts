@@ -7,6 +7,7 @@
  * each child has one rank per node, so every link crosses the network).
  */
 import type { VariantPlan } from '../../protocol/events';
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { creationSteps, needsNccl, needsRanks, warmCommunicator, type ExperimentModule } from './experiment';
 
 type Shape = 'halves' | 'whole' | 'intra-node' | 'inter-node';
@@ -47,7 +48,7 @@ export function splitColor(shape: Shape, rank: number, worldSize: number, nodeOf
 export const splitExperiment: ExperimentModule<{ parent: number }> = {
   id: 'split',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('split')) ?? needsRanks(ctx, minGpusOf('split'));
     if (skip) return { skip };
     const variants: VariantPlan[] = [];
     const shapes: Shape[] = hasTopologySplits(ctx.nodeOfRank) ? ['halves', 'whole', 'intra-node', 'inter-node'] : ['halves', 'whole'];

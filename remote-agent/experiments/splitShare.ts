@@ -6,6 +6,7 @@
  * group shows whether groups share the parent's resources (flat) or not (linear in K).
  */
 import type { StepPlan } from '../../protocol/events';
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { needsNccl, needsRanks, warmCommunicator, type ExperimentModule } from './experiment';
 
 /** How many groups: K = 1 … max(n, 3), so that growth is visible on 2 GPUs too. */
@@ -23,7 +24,7 @@ export const splitShareExperiment: ExperimentModule = {
     return parse(variant).override ? { NCCL_COMM_SPLIT_SHARE_RESOURCES: '1' } : {};
   },
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('split-share')) ?? needsRanks(ctx, minGpusOf('split-share'));
     if (skip) return { skip };
     const steps: StepPlan[] = [];
     for (let k = 1; k <= groupCount(ctx.ranks); k++) {

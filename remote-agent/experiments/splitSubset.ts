@@ -5,6 +5,7 @@
  * call, so the callers block; the hang guard is expected to stop it at the deadline with
  * "rank R never reached ncclCommSplit", kill every rank and keep what was measured before.
  */
+import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
 import { creationSteps, needsNccl, needsRanks, warmCommunicator, type ExperimentModule } from './experiment';
 
 const NOCOLOR = -1;
@@ -12,7 +13,7 @@ const NOCOLOR = -1;
 export const splitSubsetExperiment: ExperimentModule<{ parent: number }> = {
   id: 'split-subset',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.18.1') ?? needsRanks(ctx, 2);
+    const skip = needsNccl(ctx, minNcclOf('split-subset')) ?? needsRanks(ctx, minGpusOf('split-subset'));
     if (skip) return { skip };
     return [
       { variant: 'nocolor', steps: creationSteps(ctx.options, 'ncclCommSplit (others pass NCCL_SPLIT_NOCOLOR)', 'split to first collective') },

@@ -2,6 +2,7 @@
  * suspend: ncclCommSuspend(NCCL_SUSPEND_MEM) of a warm communicator (memory released) and
  * ncclCommResume, then the first collective after the resume.
  */
+import { minNcclOf } from '../../protocol/catalogue';
 import { firstStep, needsNccl, needsSymbols, warmCommunicator, type ExperimentModule } from './experiment';
 
 const NCCL_SUSPEND_MEM = 0x01;
@@ -9,7 +10,7 @@ const NCCL_SUSPEND_MEM = 0x01;
 export const suspendExperiment: ExperimentModule = {
   id: 'suspend',
   plan(ctx) {
-    const skip = needsNccl(ctx, '2.29.7') ?? needsSymbols(ctx, 'ncclCommSuspend', 'ncclCommResume');
+    const skip = needsNccl(ctx, minNcclOf('suspend')) ?? needsSymbols(ctx, 'ncclCommSuspend', 'ncclCommResume');
     if (skip) return { skip };
     return [
       {

@@ -11,9 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AnnotationModel } from '../../extension/annotations/annotationModel';
-import { codeLensTitle, decorationLabel, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
-import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, type SourceLanguage } from '../../extension/annotations/callSites';
-import { ProfileStore } from '../../extension/annotations/profiles';
+import { codeLensTitle, decorationLabel, hoverLinks, hoverMarkdown } from '../../readings/annotationText';
+import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, type SourceLanguage } from '../../sites/callSites';
+import { ProfileStore } from '../../client/profileStore';
 
 const root = process.cwd();
 const fixtures = join(root, 'test', 'fixtures', 'callsites');

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { AnnotationModel } from '../../extension/annotations/annotationModel';
-import { codeLensTitle } from '../../extension/annotations/annotationText';
-import { CallSiteFinder, nodeModulesGrammars, type SourceLanguage } from '../../extension/annotations/callSites';
-import { ProfileStore } from '../../extension/annotations/profiles';
+import { codeLensTitle } from '../../readings/annotationText';
+import { CallSiteFinder, nodeModulesGrammars, type SourceLanguage } from '../../sites/callSites';
+import { ProfileStore } from '../../client/profileStore';
 
 async function main(): Promise<void> {
   const [file, language] = [process.argv[2]!, process.argv[3] as SourceLanguage];

@@ -22,9 +22,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, type TextChange } from '../../extension/annotations/callSites';
-import { walkSources } from '../../extension/annotations/sourceWalk';
-import { WrapperIndex } from '../../extension/annotations/wrapperIndex';
+import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, type TextChange } from '../../sites/callSites';
+import { walkSources } from '../../client/sourceWalk';
+import { WrapperIndex } from '../../sites/wrapperIndex';
 
 const root = process.cwd();
 const FIXTURES = join(root, 'test', 'fixtures', 'callsites', 'wrappers');

@@ -11,7 +11,7 @@ import { after, describe, test } from 'node:test';
 import type { ExperimentSummaryEvent, VariantSummary } from '../../protocol/events';
 import { memStatsNote, type RunFile } from '../../protocol/runFile';
 import { applyEvent, newRun } from '../../client/runModel';
-import { shrinkAbortOutcomes } from '../../client/verdict';
+import { shrinkAbortOutcomes } from '../../readings/verdict';
 import { formatSummary } from '../../cli/summary';
 import { renderReport } from '../../client/htmlReport';
 import { validateRunFile } from '../../client/runFileSchema';

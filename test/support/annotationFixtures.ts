@@ -3,8 +3,8 @@
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallSiteFinder, nodeModulesGrammars, type ScanResult, type SourceLanguage } from '../../extension/annotations/callSites';
-import { ProfileStore } from '../../extension/annotations/profiles';
+import { CallSiteFinder, nodeModulesGrammars, type ScanResult, type SourceLanguage } from '../../sites/callSites';
+import { ProfileStore } from '../../client/profileStore';
 import type { RunFile } from '../../protocol/runFile';
 
 export const ROOT = join(__dirname, '..', '..');

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { CallSite } from '../../extension/annotations/callSites';
+import type { CallSite } from '../../sites/callSites';
 
 /** The 1-based line of `file` that matches `re` (exactly one; asserts so). */
 export function lineOf(file: string, re: RegExp): number {

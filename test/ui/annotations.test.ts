@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { formatBytes, formatMs as annotationMs } from '../../extension/annotations/annotationText';
+import { formatBytes, formatMs as annotationMs } from '../../readings/annotationText';
 import type { RunFile } from '../../protocol/runFile';
 import { OUT_DIR, waitUntil, type UiSession } from './uiEnv';
 import { committedRun, committedRunText, runLabelOf, staleAfterDaysFor, stepStats } from './committedRuns';

@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StepStats } from '../../protocol/events';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
-import { mappedExperiments } from '../../extension/annotations/apiMap';
-import { runLabel } from '../../extension/annotations/annotationText';
-import { runTime, type Profile } from '../../extension/annotations/profiles';
+import { mappedExperiments } from '../../sites/apiMap';
+import { runLabel } from '../../readings/annotationText';
+import { runTime, type Profile } from '../../readings/profiles';
 import { REPO } from './uiEnv';
 
 const DAY = 86_400_000;

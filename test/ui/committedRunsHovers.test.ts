@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { formatMs as annotationMs } from '../../extension/annotations/annotationText';
+import { formatMs as annotationMs } from '../../readings/annotationText';
 import type { RunFile } from '../../protocol/runFile';
 import { OUT_DIR, waitUntil, type UiSession } from './uiEnv';
 import {

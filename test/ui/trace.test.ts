@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasGpu } from '../../client/trace/run';
 import { after, before, describe, test } from 'node:test';
-import { formatMs } from '../../extension/annotations/annotationText';
+import { formatMs } from '../../readings/annotationText';
 import type { TraceFile, TraceSite } from '../../protocol/trace';
 import { committedRun, committedRunText, staleAfterDaysFor, stepStats } from './committedRuns';
 import { OUT_DIR, REPO, UiSession, uiMissingReason, waitUntil } from './uiEnv';

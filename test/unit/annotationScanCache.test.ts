@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AnnotationModel, SCAN_CACHE_SIZE } from '../../extension/annotations/annotationModel';
-import { ProfileStore, type StaleRules } from '../../extension/annotations/profiles';
+import { ProfileStore } from '../../client/profileStore';
+import { type StaleRules } from '../../readings/profiles';
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
 
 const RULES: StaleRules = { now: Date.parse('2026-12-01T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { API_MAP, FIRST_COLLECTIVE, FRAMEWORK_APIS, NCCL_APIS, PYTHON_APIS, mappedExperiments } from '../../extension/annotations/apiMap';
-import { ParsedDocument, treeEditOf, type TextChange } from '../../extension/annotations/callSites';
+import { API_MAP, FIRST_COLLECTIVE, FRAMEWORK_APIS, NCCL_APIS, PYTHON_APIS, mappedExperiments } from '../../sites/apiMap';
+import { ParsedDocument, treeEditOf, type TextChange } from '../../sites/callSites';
 import { CALLSITES, fixtureFiles, languageOf, loadFinder, scanText } from '../support/annotationFixtures';
 
 /** `# expect: new_group loop, init_process_group` → per line: "api[ kind]" entries. */

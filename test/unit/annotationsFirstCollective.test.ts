@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AnnotationModel } from '../../extension/annotations/annotationModel';
-import { codeLensTitle, decorationLabel, formatMs, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
-import { resolveAnnotation } from '../../extension/annotations/figures';
-import type { StaleRules } from '../../extension/annotations/profiles';
+import { codeLensTitle, decorationLabel, formatMs, hoverLinks, hoverMarkdown } from '../../readings/annotationText';
+import { resolveAnnotation } from '../../readings/figures';
+import type { StaleRules } from '../../readings/profiles';
 import type { RunFile } from '../../protocol/runFile';
 import { CALLSITES, loadFinder, RESULTS, runFolder, storeOf } from '../support/annotationFixtures';
 

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { applyEdits, findings, type Finding } from '../../extension/annotations/advice';
-import { formatMs } from '../../extension/annotations/annotationText';
-import type { ApiName } from '../../extension/annotations/apiMap';
-import { resolveAnnotation } from '../../extension/annotations/figures';
-import type { ProfileStore } from '../../extension/annotations/profiles';
+import { applyEdits, findings, type Finding } from '../../readings/advice';
+import { formatMs } from '../../readings/annotationText';
+import type { ApiName } from '../../sites/apiMap';
+import { resolveAnnotation } from '../../readings/figures';
+import type { ProfileStore } from '../../client/profileStore';
 import type { RunFile } from '../../protocol/runFile';
 import { CALLSITES, rawRun, runFolder, scanText, storeOf } from '../support/annotationFixtures';
 

@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AnnotationModel } from '../../extension/annotations/annotationModel';
-import { codeLensTitle, hoverLinks, hoverMarkdown, skipGate } from '../../extension/annotations/annotationText';
-import { resolveAnnotation } from '../../extension/annotations/figures';
-import type { StaleRules } from '../../extension/annotations/profiles';
-import { experimentNeeds, unavailableReason } from '../../extension/experimentInfo';
+import { codeLensTitle, hoverLinks, hoverMarkdown, skipGate } from '../../readings/annotationText';
+import { resolveAnnotation } from '../../readings/figures';
+import type { StaleRules } from '../../readings/profiles';
+import { experimentNeeds, unavailableReason } from '../../readings/experimentInfo';
 import type { RunFile } from '../../protocol/runFile';
 import { loadFinder, RESULTS, runFolder, scanText, storeOf } from '../support/annotationFixtures';
 

@@ -11,10 +11,10 @@ import {
   hoverLinks as hoverLinksFor,
   hoverMarkdown,
   reading,
-} from '../../extension/annotations/annotationText';
-import { resolveAnnotation } from '../../extension/annotations/figures';
-import { staleReasons, type StaleRules } from '../../extension/annotations/profiles';
-import type { CallSite } from '../../extension/annotations/callSites';
+} from '../../readings/annotationText';
+import { resolveAnnotation } from '../../readings/figures';
+import { staleReasons, type StaleRules } from '../../readings/profiles';
+import type { CallSite } from '../../sites/callSites';
 import type { RunFile } from '../../protocol/runFile';
 import { rawRun, runFolder, scanText, storeOf } from '../support/annotationFixtures';
 

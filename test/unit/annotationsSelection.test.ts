@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import type { ApiName } from '../../extension/annotations/apiMap';
-import { resolveAnnotation, type Annotation } from '../../extension/annotations/figures';
-import { ProfileStore, type RunFolder, type StaleRules } from '../../extension/annotations/profiles';
+import type { ApiName } from '../../sites/apiMap';
+import { resolveAnnotation, type Annotation } from '../../readings/figures';
+import { ProfileStore, type RunFolder } from '../../client/profileStore';
+import { type StaleRules } from '../../readings/profiles';
 import type { RunFile } from '../../protocol/runFile';
 import { RESULTS, rawRun } from '../support/annotationFixtures';
 

@@ -19,9 +19,10 @@ import {
   reading,
   runLabel,
   statusText,
-} from '../../extension/annotations/annotationText';
-import { resolveAnnotation } from '../../extension/annotations/figures';
-import { ProfileStore, withOrigin, workspaceIdOf, type StaleRules } from '../../extension/annotations/profiles';
+} from '../../readings/annotationText';
+import { resolveAnnotation } from '../../readings/figures';
+import { ProfileStore, withOrigin, workspaceIdOf } from '../../client/profileStore';
+import { type StaleRules } from '../../readings/profiles';
 import { runController, type RunDeps } from '../../extension/runController';
 import type { RunFile } from '../../protocol/runFile';
 import { loadFinder, RESULTS, rawRun, runFolder, scanText, storeOf } from '../support/annotationFixtures';

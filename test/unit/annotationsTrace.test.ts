@@ -9,19 +9,10 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { CallSiteFinder, nodeModulesGrammars, ParsedDocument } from '../../extension/annotations/callSites';
-import { formatMs } from '../../extension/annotations/annotationText';
-import {
-  answeringTraces,
-  bestShift,
-  fileMatchScore,
-  observeDocument,
-  parseTrace,
-  traceAnchors,
-  TraceStore,
-  type DocSite,
-  type LoadedTrace,
-} from '../../extension/annotations/traces';
+import { CallSiteFinder, nodeModulesGrammars, ParsedDocument } from '../../sites/callSites';
+import { formatMs } from '../../readings/annotationText';
+import { answeringTraces, bestShift, traceAnchors, type DocSite, type LoadedTrace } from '../../readings/traces';
+import { fileMatchScore, observeDocument, parseTrace, TraceStore } from '../../client/traceStore';
 import {
   jobName,
   ncclVersionText,
@@ -31,7 +22,7 @@ import {
   observedSentence,
   ranksText,
   traceLabel,
-} from '../../extension/annotations/tracesText';
+} from '../../readings/tracesText';
 import type { TraceFile } from '../../protocol/trace';
 
 const ROOT = join(__dirname, '..', '..');

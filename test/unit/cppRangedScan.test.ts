@@ -8,10 +8,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { Language, Parser, Query } from 'web-tree-sitter';
-import { nodeModulesGrammars } from '../../extension/annotations/callSites';
-import { CPP_QUERY, scanCpp } from '../../extension/annotations/cppSites';
-import { PY_CALL_QUERY } from '../../extension/annotations/pythonSites';
-import { probeIndexScale } from '../../extension/annotations/rangedQuery';
+import { nodeModulesGrammars } from '../../sites/callSites';
+import { CPP_QUERY, scanCpp } from '../../sites/cppSites';
+import { PY_CALL_QUERY } from '../../sites/pythonSites';
+import { probeIndexScale } from '../../sites/rangedQuery';
 
 const root = join(__dirname, '..', '..');
 let parser: Parser;

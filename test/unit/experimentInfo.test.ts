@@ -12,7 +12,7 @@ import {
   needsText,
   skippedNote,
   unavailableReason,
-} from '../../extension/experimentInfo';
+} from '../../readings/experimentInfo';
 import { EXPERIMENT_IDS } from '../../protocol/events';
 
 const root = join(__dirname, '..', '..');

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CallSiteFinder, nodeModulesGrammars } from '../../extension/annotations/callSites';
+import { CallSiteFinder, nodeModulesGrammars } from '../../sites/callSites';
 
 const root = join(__dirname, '..', '..');
 const CPP = 'void f(ncclComm_t c) { ncclCommDestroy(c); }\n';

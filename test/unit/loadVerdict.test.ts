@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { loadRun, withCurrentVerdict } from '../../client/resultsStore';
-import { deriveVerdict } from '../../client/verdict';
+import { deriveVerdict } from '../../readings/verdict';
 import type { RunFile } from '../../protocol/runFile';
 
 const dir = mkdtempSync(join(tmpdir(), 'commcost-loadverdict-'));

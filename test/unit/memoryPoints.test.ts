@@ -5,7 +5,7 @@
 // The page itself is loaded in headless Chromium by test/security/reportMemoryPoints.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { splitShareLines } from '../../client/verdict/fieldCases';
+import { splitShareLines } from '../../readings/verdict/fieldCases';
 import type { RunExperiment, RunFile } from '../../protocol/runFile';
 import { memoryChartModel } from '../../webview/chartData';
 import { MEMORY_BARS_MAX, MEMORY_LINE_SAMPLES, memoryChartFor, memoryLineModel, type MemoryLineModel } from '../../webview/memoryLineData';

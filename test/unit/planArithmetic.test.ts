@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planReshape, type Plan, type StrategyPlan } from '../../client/plan/planner';
-import type { StrategyId } from '../../client/plan/strategies';
-import { parseBudget, parseDuration, parseShapes, PlanInputError } from '../../client/plan/units';
+import { planReshape, type Plan, type StrategyPlan } from '../../readings/plan/planner';
+import type { StrategyId } from '../../readings/plan/strategies';
+import { parseBudget, parseDuration, parseShapes, PlanInputError } from '../../readings/plan/units';
 import { asPlanRuns, fourRankRun } from './planRuns';
 
 const MiB = 2 ** 20;

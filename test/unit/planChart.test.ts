@@ -1,7 +1,7 @@
 /** The Plan section's chart model: bars only for strategies with a total, reference lines, log bounds. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planReshape } from '../../client/plan/planner';
+import { planReshape } from '../../readings/plan/planner';
 import { planChartModel } from '../../webview/planChartData';
 import { asPlanRuns, fourRankRun } from './planRuns';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { findReshapeRoutines, literalInts, planLensText, ranksSize } from '../../extension/annotations/planLens';
+import { findReshapeRoutines, literalInts, planLensText, ranksSize } from '../../sites/planLens';
 import { createMessage, RunStateNotification, ShowPlanNotification } from '../../protocol/webviewMessages';
 import { ROOT, scanText } from '../support/annotationFixtures';
 

@@ -3,7 +3,7 @@
  * tests), made from the 2×H200 run's frame by verdictRuns.ts, and the recorded runs of docs/results.
  */
 import type { RunFile } from '../../protocol/runFile';
-import type { PlanRun } from '../../client/plan/terms';
+import type { PlanRun } from '../../readings/plan/terms';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
 /** Every experiment the planner reads, at 4 ranks, round figures (ms; memory MiB); grow skipped. */

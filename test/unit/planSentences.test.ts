@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { planReshape } from '../../client/plan/planner';
-import { planSentences, poolSentence, strategySentence } from '../../client/plan/sentences';
+import { planReshape } from '../../readings/plan/planner';
+import { planSentences, poolSentence, strategySentence } from '../../readings/plan/sentences';
 import { formatPlan, planCommand } from '../../cli/plan';
 import { CommcostError } from '../../client/errors';
 import { asPlanRuns, fourRankRun, h200x1, h200x2 } from './planRuns';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
 import type { RunState } from '../../protocol/webviewMessages';
-import type { StaleRules } from '../../extension/annotations/profiles';
+import type { StaleRules } from '../../readings/profiles';
 import { compareChoice, MANAGE_TRUST, reportFileName, untrustedRefusal, whenTrusted } from '../../extension/commandsModel';
 import { parseRestoreState, restoreAttribute } from '../../extension/panelSerializerState';
 import { OPEN_REPORT, OPEN_RESULTS, REVEAL_FILE, runController, type RunDeps } from '../../extension/runController';

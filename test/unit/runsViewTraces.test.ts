@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { LoadedTrace } from '../../extension/annotations/traces';
+import type { LoadedTrace } from '../../readings/traces';
 import { compareTraceWithRun, comparisonMarkdown, deletableTraceFile, traceReportPath, tracesGroup } from '../../extension/runsViewTraces';
 import type { RunFile } from '../../protocol/runFile';
 import type { TraceFile } from '../../protocol/trace';

@@ -9,7 +9,7 @@ import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { normalizeOptions } from '../../remote-agent/coordinator';
 import { combinationName, parseCombination, SHRINK_ABORT_VARIANTS, shrinkAbortExperiment } from '../../remote-agent/experiments/shrinkAbort';
-import { deriveVerdict, SHRINK_ABORT_CASE, SHRINK_ABORT_COMBINATIONS, shrinkAbortOutcomes } from '../../client/verdict';
+import { deriveVerdict, SHRINK_ABORT_CASE, SHRINK_ABORT_COMBINATIONS, shrinkAbortOutcomes } from '../../readings/verdict';
 import { formatShrinkAbortTable, sanitizeForTerminal } from '../../cli/summary';
 
 const options = normalizeOptions({ experiments: ['shrink-abort'] });

@@ -4,7 +4,7 @@
 // several runs get one colour per host and NCCL version.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { STUDY_FIGURES } from '../../client/studyFigures';
+import { STUDY_FIGURES } from '../../readings/studyFigures';
 import { figure2Model, figure3Model, studyLegend, type StudyRun } from '../../webview/studyChartsData';
 import { fourRankRun } from './planRuns';
 import { experiment, load, variant } from './verdictRuns';

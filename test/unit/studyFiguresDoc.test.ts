@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { STUDY_FIGURES, STUDY_POOL_ESTIMATE } from '../../client/studyFigures';
+import { STUDY_FIGURES, STUDY_POOL_ESTIMATE } from '../../readings/studyFigures';
 
 const method = readFileSync(join(__dirname, '../../docs/METHOD.md'), 'utf8');
 

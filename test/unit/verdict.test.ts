@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
 import { validateRunFile } from '../../client/runFileSchema';
-import { deriveVerdict, ms, pct } from '../../client/verdict';
+import { deriveVerdict, ms, pct } from '../../readings/verdict';
 
 const file = path.join(__dirname, '..', '..', 'docs', 'results', 'h200x2-nccl2.28.9-wheel.json');
 const run: RunFile = validateRunFile(JSON.parse(fs.readFileSync(file, 'utf8')));

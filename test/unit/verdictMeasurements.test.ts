@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CountSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { deriveVerdict } from '../../client/verdict';
+import { deriveVerdict } from '../../readings/verdict';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
 const W = 'h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json';

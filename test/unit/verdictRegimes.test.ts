@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { deriveVerdict, describeHost, ms, pct } from '../../client/verdict';
+import { deriveVerdict, describeHost, ms, pct } from '../../readings/verdict';
 import { experiment, fourRanks, load, oneRank, synthetic, variant } from './verdictRuns';
 
 const line = (run: RunFile, id: string): string | undefined => deriveVerdict(run).find((l) => l.id === id)?.text;

@@ -8,11 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { deriveVerdict, ms } from '../../client/verdict';
-import { aRanks, times } from '../../client/verdict/format';
+import { deriveVerdict, ms } from '../../readings/verdict';
+import { aRanks, times } from '../../readings/verdict/format';
 import { formatSummary, headerLine } from '../../cli/summary';
-import { planReshape } from '../../client/plan/planner';
-import { poolSentence } from '../../client/plan/sentences';
+import { planReshape } from '../../readings/plan/planner';
+import { poolSentence } from '../../readings/plan/sentences';
 import type { RunFile } from '../../protocol/runFile';
 import { asPlanRuns } from './planRuns';
 import { experiment, load, synthetic, twoNodes as twoNodesOf, variant } from './verdictRuns';

@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { deriveVerdict } from '../../client/verdict';
-import { RATIO_FACTOR, relationClause, SHARE_POINTS, shareClause, studySentence } from '../../client/verdict/agreement';
-import { STUDY_FIGURES as S, STUDY_A40 } from '../../client/studyFigures';
+import { deriveVerdict } from '../../readings/verdict';
+import { RATIO_FACTOR, relationClause, SHARE_POINTS, shareClause, studySentence } from '../../readings/verdict/agreement';
+import { STUDY_FIGURES as S, STUDY_A40 } from '../../readings/studyFigures';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
 const line = (run: RunFile, id: string): string => {

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { deriveVerdict } from '../../client/verdict';
-import { FIELD_CASES, NO_STUDY_FIGURE } from '../../client/verdict/fieldCases';
+import { deriveVerdict } from '../../readings/verdict';
+import { FIELD_CASES, NO_STUDY_FIGURE } from '../../readings/verdict/fieldCases';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
 const line = (run: RunFile, id: string): string => {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { deriveVerdict } from '../../client/verdict';
+import { deriveVerdict } from '../../readings/verdict';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
 const rebuild = (run: ReturnType<typeof load>): string => deriveVerdict(run).find((l) => l.id === 'rebuild-vs-init')!.text;

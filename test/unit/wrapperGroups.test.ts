@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { WrapperIndex } from '../../extension/annotations/wrapperIndex';
+import { WrapperIndex } from '../../sites/wrapperIndex';
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
 import { firsts, lineOf } from '../support/wrapperSites';
 

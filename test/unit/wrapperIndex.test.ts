@@ -8,11 +8,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { AnnotationModel, type WrapperCallers } from '../../extension/annotations/annotationModel';
-import { chainLine, hoverLinks, hoverMarkdown } from '../../extension/annotations/annotationText';
-import { ProfileStore } from '../../extension/annotations/profiles';
-import type { CallSite, CallSiteFinder } from '../../extension/annotations/callSites';
-import { addImport, emptyImports, ModuleTable, qualifyCallee } from '../../extension/annotations/pythonModules';
-import { WrapperIndex, type WrapperCallSite } from '../../extension/annotations/wrapperIndex';
+import { chainLine, hoverLinks, hoverMarkdown } from '../../readings/annotationText';
+import { ProfileStore } from '../../client/profileStore';
+import type { CallSite, CallSiteFinder } from '../../sites/callSites';
+import { addImport, emptyImports, ModuleTable, qualifyCallee } from '../../sites/pythonModules';
+import { WrapperIndex, type WrapperCallSite } from '../../sites/wrapperIndex';
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
 
 const WRAPPERS = join(CALLSITES, 'wrappers');

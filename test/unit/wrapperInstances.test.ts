@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { WrapperIndex } from '../../extension/annotations/wrapperIndex';
+import { WrapperIndex } from '../../sites/wrapperIndex';
 import { CALLSITES, loadFinder } from '../support/annotationFixtures';
 import { lineOf } from '../support/wrapperSites';
 

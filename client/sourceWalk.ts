@@ -10,7 +10,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import type { SourceLanguage } from './callSites';
+import type { SourceLanguage } from '../sites/callSites';
 
 /** The language the finder reads a file in, by its extension (lower case, with the dot). */
 export const SOURCE_EXTENSIONS: Readonly<Record<string, SourceLanguage>> = {

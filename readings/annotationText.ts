@@ -8,7 +8,7 @@
  * names, skip reasons) goes through {@link escapeMarkdown} in Markdown and {@link plain} in
  * plain-text surfaces. Links are built by the caller from our own ids only.
  */
-import type { CallSite } from './callSites';
+import type { CallSite } from '../sites/callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured } from './figures';
 import { formatBytes, formatMs, ncclText, plain, runSizeText } from './formatText';
 import { gpusOf, memoryPart, memoryPerGpu, runLabel, showsMemory, sourceLabel } from './labelText';

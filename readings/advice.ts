@@ -4,9 +4,9 @@
  * ranges and text edits that diagnostics.ts / quickFixes.ts turn into VS Code objects.
  */
 import { formatMs, plain, runLabel } from './annotationText';
-import type { CallSite, FileFacts, Position, Range, ScanResult } from './callSites';
+import type { CallSite, FileFacts, Position, Range, ScanResult } from '../sites/callSites';
 import type { Annotation, Figure, Measured, VariantFigures } from './figures';
-import type { ApiName } from './apiMap';
+import type { ApiName } from '../sites/apiMap';
 
 export type FindingCode = 'commcost.creationInLoop' | 'commcost.lazyInit' | 'commcost.coldGroup';
 

@@ -7,8 +7,8 @@
 import type { Annotation, Measured, VariantFigures } from './figures';
 import { formatBytes, ncclText, plain } from './formatText';
 import { isSimulatedProfile, type Profile } from './profiles';
-import type { RunFile } from '../../protocol/runFile';
-import { nodeGpus } from '../../protocol/runNodes';
+import type { RunFile } from '../protocol/runFile';
+import { nodeGpus } from '../protocol/runNodes';
 
 /** A run's GPUs for its size in words: every node's over several hosts (runNodes.ts nodeGpus), else its stamp's. */
 export function gpusOf(run: RunFile): readonly { name?: string }[] | undefined {

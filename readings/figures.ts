@@ -10,10 +10,10 @@
  * before stale, (4) the active run, (5) newest first; the first answers. Within that run the
  * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
-import type { StepStats, VariantSummary } from '../../protocol/events';
-import { EXPERIMENT_IDS, type ExperimentId } from '../../protocol/runOptions';
-import type { unavailableReason } from '../experimentInfo';
-import { memStatsNote, type RunExperiment, type RunFile } from '../../protocol/runFile';
+import type { StepStats, VariantSummary } from '../protocol/events';
+import { EXPERIMENT_IDS, type ExperimentId } from '../protocol/runOptions';
+import type { unavailableReason } from './experimentInfo';
+import { memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 
 /** One error of a run file (what failed, where, why). */
 export type RunError = RunFile['errors'][number];
@@ -42,7 +42,7 @@ function unmeasurableReason(entry: ApiEntry, run: RunFile): string {
   }
   return `no commcost experiment times ${entry.api}`;
 }
-import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from './apiMap';
+import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from '../sites/apiMap';
 import { answeringProfiles, isSimulatedProfile, staleReasons, type Profile, type StaleRules } from './profiles';
 
 /** One step's distribution over the recorded iterations (ms), with its label from the run. */

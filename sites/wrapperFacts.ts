@@ -6,7 +6,7 @@
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
-import type { WrapperCallSite } from './wrapperIndex';
+import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
 import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 

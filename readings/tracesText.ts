@@ -5,7 +5,7 @@
  * trace has as null is said to be not measured, with the trace's notes. Trace files are untrusted:
  * text from one goes through `escapeMarkdown` (Markdown) or `plain` (plain text).
  */
-import { isSimulatedTrace, ncclVersionText, type TraceFile, type TracePhaseStats, type TraceSite } from '../../protocol/trace';
+import { isSimulatedTrace, ncclVersionText, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
 
 export { ncclVersionText };
 import { CELL_GAP, escapeMarkdown, formatBytes, formatMs, plain } from './annotationText';

@@ -7,12 +7,12 @@
  * Run files are untrusted: every text that comes from one goes through {@link escapeMarkdown};
  * links are built from our own ids only (profile keys, apiMap.ts experiment ids).
  */
-import type { CallSite } from './callSites';
+import type { CallSite } from '../sites/callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured, type VariantFigures } from './figures';
 import { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, runSizeText } from './formatText';
 import { gpusOf, memoryChanged, memoryPart, memoryPerGpu, oneRank, showsMemory, sourceLabel } from './labelText';
 import { reading, skipGate } from './readingText';
-import { nodeNamesText } from '../../protocol/runNodes';
+import { nodeNamesText } from '../protocol/runNodes';
 
 /** Links the hover offers, built by the caller from our own ids. */
 export interface HoverLinks {
