@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import type { PreparedFolder } from './quickLaunch';
 import { CommcostError, errorText } from './errors';
+import type { PreparedFolder } from './preparedFolder';
 import type { RemoteExec, SshSession } from './sshSession';
 
 /** One payload file: `rel` is its POSIX path inside the deployed folder. */

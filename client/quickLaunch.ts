@@ -18,7 +18,10 @@ import { wrapAgentChannel, type AgentProcess } from './agentProcess';
 import type { AgentPayload } from './deploy';
 import { MIN_NODE_MAJOR } from './deploy';
 import { CommcostError } from './errors';
+import type { PreparedFolder } from './preparedFolder';
 import type { SshSession } from './sshSession';
+
+export type { PreparedFolder } from './preparedFolder';
 
 /** Most characters read of what the script prepared for a deploy (a folder line and one line per file). */
 const MAX_PREPARED_CHARS = 4 * 1024 * 1024;
@@ -55,17 +58,6 @@ export const LAUNCH_SCRIPT = [
 export type QuickLaunch =
   | { launched: true; agent: AgentProcess; node: { path: string; version: string }; remoteDir: string }
   | { launched: false; reason: string; node?: { path: string; version: string }; prepared?: PreparedFolder };
-
-/**
- * What the launch script did for a deploy when files were missing or changed: the folder it made
- * (with the payload's subfolders), the files already in place (their sha256 matched), and the
- * subfolders it could not make.
- */
-export interface PreparedFolder {
-  remoteDir: string;
-  present: Set<string>;
-  mkdirFailed: string[];
-}
 
 /** Reads the lines after a not-launched marker (COMMCOST-DIR, COMMCOST-OK, COMMCOST-MKDIR-FAILED). */
 export function parsePrepared(lines: readonly string[]): PreparedFolder | undefined {

@@ -1,9 +1,10 @@
 /**
- * Reading and writing the protocol's lines (the messages are in events.ts): an agent's stdout line
- * parsed and shape-checked into an AgentEvent, a line of the agent's stdin into a HostCommand, a
- * message serialised as a line. Every check happens before a message is used.
+ * Reading and writing the protocol's lines (the messages are in eventTypes.ts, re-exported by
+ * events.ts): an agent's stdout line parsed and shape-checked into an AgentEvent, a line of the
+ * agent's stdin into a HostCommand, a message serialised as a line. Every check happens before a
+ * message is used.
  */
-import type { AgentEvent, HostCommand } from './events';
+import type { AgentEvent, HostCommand } from './eventTypes';
 import { eventShapeProblem, isNum, isRecord, isStr } from './eventShapes';
 import { livenessProblem } from './liveness';
 

@@ -3,7 +3,7 @@
  * a line of a known type but the wrong shape must not crash the host or put values into a run
  * file that its schema refuses. Pure; used before any field is read.
  */
-import type { AgentEvent } from './events';
+import type { AgentEvent } from './eventTypes';
 import { EXPERIMENT_IDS } from './runOptions';
 
 /** True for a plain object (not null, not an array). */

@@ -16,8 +16,11 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import { rankProcessEnv } from './environment';
 import { LineChannel } from './lineChannel';
+import type { RankCallbacks, RankHandle } from './rankHandle';
 import { spawnRankProcess } from './rankSpawner';
 import type { CoordinatorToNode, NodeToCoordinator } from './rankWire';
+
+export type { RankCallbacks, RankHandle } from './rankHandle';
 
 /** Where a part of a multi-node run writes its log lines. */
 export type Log = (line: string) => void;
@@ -31,21 +34,6 @@ export type Log = (line: string) => void;
 export const NODE_SILENCE_MS = Number(process.env.COMMCOST_NODE_SILENCE_MS) > 0 ? Number(process.env.COMMCOST_NODE_SILENCE_MS) : 10_000;
 /** How often either side of a node connection pings the other, ms. */
 export const PING_MS = 1_000;
-
-/** A rank process as the rank session sees it, wherever it runs. */
-export interface RankHandle {
-  /** Ends it now (SIGKILL). Safe to call again or after it ended. */
-  kill(): void;
-  /** True once it has exited. */
-  readonly exited: boolean;
-  /** Resolves when it has exited. */
-  readonly done: Promise<void>;
-}
-
-export interface RankCallbacks {
-  onLine(line: string): void;
-  onExit(code: number | null, signal: string | null): void;
-}
 
 /** HMAC-SHA256 of `role|nonce` under the run's token: each side proves it knows the token without sending it. */
 export function tokenProof(token: string, role: 'node' | 'coordinator', nonce: string): string {

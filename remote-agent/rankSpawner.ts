@@ -22,7 +22,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { RankCallbacks, RankHandle } from './nodes';
+import type { RankCallbacks, RankHandle } from './rankHandle';
 
 /** The worker's code (plain CommonJS, evaluated: the bundle needs no file of its own). */
 const WORKER_SOURCE = `

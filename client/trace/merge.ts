@@ -21,10 +21,11 @@
 import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
 import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
+import type { NativeFrame } from './nativeFrame';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
-/** A native frame as the plugin records it. */
-export interface NativeFrame { obj: string; addr: string; base: string; sym: string; symOff: string }
+export type { NativeFrame } from './nativeFrame';
+
 /** A resolved source location. */
 export interface SourceLocation { file: string; line: number | null; func: string | null }
 /** Resolves a native frame to file:line (addr2line on the host), or null. */

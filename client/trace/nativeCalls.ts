@@ -7,7 +7,7 @@
  * hook's calls: the call whose window holds the plugin's `init` created the communicator; the
  * teardown call whose window holds `finalize` tore it down.
  */
-import type { NativeFrame } from './merge';
+import type { NativeFrame } from './nativeFrame';
 
 /** One interposed call. */
 export interface NativeCall {
