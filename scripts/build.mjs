@@ -30,14 +30,14 @@ const vendorEntry = (name) => (name === 'web-tree-sitter' ? './node_modules/web-
  * Our own modules bundled on their own beside dist/extension.js and required from it at first use,
  * so that activation evaluates none of them: the Measure command (the engine, SSH, deploy, the
  * experiment picker), Trace Python File (the trace engine) and the experiment picker's facts
- * (extension/experimentInfo.ts: the agent's experiment modules). A module such a bundle shares with
+ * (readings/experimentInfo.ts, with the catalogue's table). A module such a bundle shares with
  * dist/extension.js is not copied: it resolves to the one instance dist/extension.js holds
  * (`__shared`, see {@link lazyPlugin}), so module state and classes (instanceof) stay one. A module
  * that several lazy bundles hold and dist/extension.js does not is copied into each: it must be
  * listed in {@link LAZY_COPIES_OK} (stateless), or the build fails.
  */
 const LAZY = [
-  ['extension/experimentInfo.ts', 'experimentInfo'],
+  ['readings/experimentInfo.ts', 'experimentInfo'],
   ['extension/measureCommand.ts', 'measureCommand'],
   ['extension/traceCommand.ts', 'traceCommand'],
   ['extension/annotations/annotationEngine.ts', 'annotationEngine'],
@@ -134,8 +134,8 @@ function vendorPlugin() {
       b.onResolve({ filter }, (a) => ({ path: a.path, namespace: 'vendor-shim' }));
       b.onLoad({ filter: /.*/, namespace: 'vendor-shim' }, (a) => ({ contents: `module.exports = require(${JSON.stringify(`./vendor/${a.path}.js`)});`, loader: 'js', resolveDir: root }));
       b.onResolve({ filter: /^\.\/vendor\// }, (a) => ({ path: a.path, external: true }));
-      // From any folder (./name, ../name): every bundle lies flat in dist/, beside ./name.js.
-      for (const [, name] of LAZY) b.onResolve({ filter: new RegExp(`^\\.\\.?/(\\.\\./)*${name}$`) }, () => ({ path: `./${name}.js`, external: true }));
+      // From any folder (./name, ../name, ../../readings/name): every bundle lies flat in dist/, beside ./name.js.
+      for (const [, name] of LAZY) b.onResolve({ filter: new RegExp(`^\\.\\.?/([\\w.-]+/)*${name}$`) }, () => ({ path: `./${name}.js`, external: true }));
     },
   };
 }

@@ -13,7 +13,9 @@ import {
   skippedNote,
   unavailableReason,
 } from '../../readings/experimentInfo';
-import { EXPERIMENT_IDS } from '../../protocol/events';
+import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, type ExperimentId } from '../../protocol/events';
+import { EXPERIMENT_NEEDS, versionCode } from '../../protocol/catalogue';
+import { CATALOGUE } from '../../remote-agent/experiments/catalogue';
 
 const root = join(__dirname, '..', '..');
 const runOf = (name: string) =>
@@ -73,3 +75,29 @@ test('the completion message says what was skipped and why (ncclCommGrow on NCCL
   assert.equal(skippedNote(onlyGrow), ' — nothing measured: every experiment was skipped: grow (needs NCCL ≥ 2.29.2, host has 2.28.9)');
   assert.equal(skippedNote(runOf('h200x2-nccl2.30.7-source.json')), '');
 });
+
+// The catalogue (protocol/catalogue.ts) is the one table both sides read: every agent module's
+// plan, asked at a host that lacks everything, skips for exactly the need the table gives, and
+// plans once the need is met — so the picker's gate can never drift from the agent's.
+
+const EVERY_SYMBOL = new Proxy({} as Record<string, boolean>, { get: () => true });
+const skipAt = (id: ExperimentId, ranks: number, ncclVersionCode: number): string | undefined => {
+  const p = CATALOGUE[id].plan({ ranks, ncclVersionCode, symbols: EVERY_SYMBOL, options: { ...DEFAULT_RUN_OPTIONS, experiments: [id] } });
+  return 'skip' in p ? p.skip : undefined;
+};
+
+for (const id of EXPERIMENT_IDS.filter((x) => x !== 'c10d')) {
+  test(`catalogue: ${id}'s module gates its plan on the catalogue's needs (${JSON.stringify(EXPERIMENT_NEEDS[id])})`, () => {
+    const need = EXPERIMENT_NEEDS[id];
+    const tooOld = skipAt(id, 1024, 0);
+    if (need.minNccl) {
+      assert.match(tooOld ?? '', new RegExp(`needs NCCL ≥ ${need.minNccl.replace(/\./g, '\\.')}`));
+      assert.doesNotMatch(skipAt(id, 1024, versionCode(need.minNccl)) ?? '', /needs NCCL/, 'plans at its oldest NCCL');
+    } else assert.doesNotMatch(tooOld ?? '', /needs NCCL/);
+    const oneGpu = skipAt(id, 1, 99_99_99);
+    if (need.minGpus && need.minGpus > 1) {
+      assert.match(oneGpu ?? '', new RegExp(`needs ${need.minGpus} GPUs`));
+      assert.equal(skipAt(id, need.minGpus, 99_99_99), undefined, `plans at ${need.minGpus} GPUs`);
+    } else assert.doesNotMatch(oneGpu ?? '', /needs \d+ GPUs/);
+  });
+}
