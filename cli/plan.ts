@@ -1,8 +1,8 @@
 /**
  * `commcost plan --run FILE [--run FILE …] [--trace FILE] [--shapes tp4,tp2,tp1] [--switch-every 2s]
  * [--step 30ms] [--kv-budget 60GiB|0.4] [--gpus n] [--json]`: the study's reshape method on the
- * runs' figures (client/plan/planner.ts), with a trace's observed figures preferred where it has
- * them (client/plan/traceTerms.ts). Prints one row per strategy (critical path per switch, shares of the
+ * runs' figures (readings/plan/planner.ts), with a trace's observed figures preferred where it has
+ * them (readings/plan/traceTerms.ts). Prints one row per strategy (critical path per switch, shares of the
  * step and the interval, prepaid, deferred, memory per GPU and its shares, break-even against the
  * on-demand rebuild), then every term with the run step it came from (or why it is missing), the
  * sentences and the pool at n GPUs. Exit 2 on bad input.

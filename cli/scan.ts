@@ -1,6 +1,6 @@
 /**
  * `commcost scan [paths…] [--run FILE] [--json]`: every lifecycle call site under the given files
- * and folders, on the editor's engine — the call-site finder (extension/annotations/callSites.ts),
+ * and folders, on the editor's engine — the call-site finder (sites/callSites.ts),
  * the wrapper index (wrapperIndex.ts: callers of functions that make a lifecycle call, across the
  * files scanned) and the one rule that picks a call's figure (figures.ts `resolveAnnotation`, with
  * the `--run` file as the only run). Folders are walked by sourceWalk.ts (no `.git`,

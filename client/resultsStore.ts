@@ -205,7 +205,7 @@ export async function loadRun(path: string): Promise<RunFile> {
 
 /**
  * `run` with its verdict derived again from its own figures by today's rules
- * (client/verdict.ts `deriveVerdict`). The verdict stored in a file is what the rules of the day
+ * (readings/verdict.ts `deriveVerdict`). The verdict stored in a file is what the rules of the day
  * it was saved said; every surface (the CLI report, the results panel, the exported HTML, the
  * samples) shows the one recomputed here instead. Should deriving throw on a file the rules do not
  * foresee, the verdict is one line that says so (never the stored one, which may be stale), and

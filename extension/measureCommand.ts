@@ -231,7 +231,7 @@ async function resultsDir(extension: vscode.ExtensionContext): Promise<{ dir: st
 
 /**
  * Records which workspace a run saved to global storage came from (none: null), so that the
- * annotations of other windows leave it out (annotations/profiles.ts `foreign`).
+ * annotations of other windows leave it out (readings/profiles.ts `foreign`).
  */
 async function recordGlobalOrigin(extension: vscode.ExtensionContext, path: string): Promise<void> {
   const workspace = workspaceIdOf(

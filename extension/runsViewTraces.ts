@@ -1,7 +1,7 @@
 /**
  * The Runs view's "Traces" group (pure, no `vscode` import; unit-tested in
  * test/unit/runsViewTraces.test.ts): the traces of the user's own job (`.commcost/traces/*.json`
- * of the workspace folders, loaded and validated by annotations/traces.ts `TraceStore`), newest
+ * of the workspace folders, loaded and validated by client/traceStore.ts `TraceStore`), newest
  * first, each with its command, host, NCCL version, date, SIMULATED, partial, and whether it is
  * the trace the annotations ask first (the user's choice), and a trace compared with a run
  * ({@link compareTraceWithRun}). Trace files are untrusted: every text shown goes through

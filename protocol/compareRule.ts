@@ -2,7 +2,7 @@
  * The one rule of a comparison of runs: whether a run's step differs from the first run's by more
  * than the spread of their own samples, and by enough to matter ({@link judgeDifference}), with its
  * wording ({@link differenceWords}, {@link differenceRuleText}) and the practical floor it shares
- * with the verdict's "about the same" (client/verdict/agreement.ts). Pure; re-exported by
+ * with the verdict's "about the same" (readings/verdict/agreement.ts). Pure; re-exported by
  * compare.ts, which applies it to every step of the runs it aligns.
  */
 import { mannWhitney, quantileSorted, smallestRankTestP } from './rankTest';
@@ -61,7 +61,7 @@ function spreadOf(samples: readonly number[]): [number, number] {
 export const PRACTICAL_FLOOR_MS = 0.05;
 /**
  * The practical floor of a notable ratio: a ratio inside [0.9, 1.1] (ends included) is never
- * marked (a 10% step; 1.1 is also the verdict's "about the same", client/verdict/agreement.ts
+ * marked (a 10% step; 1.1 is also the verdict's "about the same", readings/verdict/agreement.ts
  * SAME_FACTOR).
  */
 export const PRACTICAL_FLOOR_RATIO: readonly [number, number] = [0.9, 1.1];

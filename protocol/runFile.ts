@@ -40,7 +40,7 @@ export interface RunFile {
   skipped: Omit<SkippedEvent, 'type'>[];
   errors: Omit<ErrorEvent, 'type'>[];
   /**
-   * The study's conclusions derived from this run's own figures (client/verdict.ts), refreshed
+   * The study's conclusions derived from this run's own figures (readings/verdict.ts), refreshed
    * after every experiment summary. Derived data: recomputed whenever a run is rendered.
    */
   verdict?: { id: string; text: string }[];

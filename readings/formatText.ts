@@ -20,7 +20,7 @@ export function formatMs(ms: number): string {
   if (a >= 9.995) return `${ms.toFixed(1)} ms`;
   if (a >= 0.9995) return `${ms.toFixed(2)} ms`;
   // Near the timer's resolution, two significant digits as the CLI's verdict writes them
-  // (client/verdict/format.ts `ms`): 0.0084 ms, 0.00076 ms, never "0.008 ms" or "0.001 ms".
+  // (readings/verdict/format.ts `ms`): 0.0084 ms, 0.00076 ms, never "0.008 ms" or "0.001 ms".
   if (a < 0.00995) return `${ms.toPrecision(2)} ms`;
   return `${ms.toFixed(3)} ms`;
 }

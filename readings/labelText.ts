@@ -22,7 +22,7 @@ export function memoryPerGpu(m: Measured): number | undefined {
 
 /**
  * Whether a memory figure (bytes per GPU, a free-memory delta) shows a change: it rounds to 1 MiB
- * or more (the verdict's rule, client/verdict/format.ts isNoMemory).
+ * or more (the verdict's rule, readings/verdict/format.ts isNoMemory).
  */
 export function memoryChanged(bytes: number): boolean {
   return Math.round(bytes / 1048576) > 0;

@@ -1,7 +1,7 @@
 /**
  * The study's published figures: the one table of them in product code. The verdict
- * (client/verdict/*) sets a run's own figures beside these and says whether the host agrees or
- * differs (rules in client/verdict/agreement.ts, documented in docs/METHOD.md, "The verdict").
+ * (readings/verdict/*) sets a run's own figures beside these and says whether the host agrees or
+ * differs (rules in readings/verdict/agreement.ts, documented in docs/METHOD.md, "The verdict").
  * No other file may hold a figure of the study.
  *
  * Source of every entry: the design brief's section "Figures from the study", which quotes the
@@ -136,7 +136,7 @@ export const STUDY_FIGURES = {
   ),
   warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold vs warm process: first init + first collective'),
   drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages'),
-  // The study's derived results, quoted by the "Plan a reshape" brief; used by client/plan/.
+  // The study's derived results, quoted by the "Plan a reshape" brief; used by readings/plan/.
   migrationPause: {
     what: 'a live migration pause',
     unit: 'ms',
@@ -238,7 +238,7 @@ export interface StudyRegime {
 
 /**
  * Why the study's figure `f` is named beside a run's figures but not compared with them, or
- * undefined when it is compared. One rule for the verdict (client/verdict/lifecycle.ts, the
+ * undefined when it is compared. One rule for the verdict (readings/verdict/lifecycle.ts, the
  * teardown floors; agreement.ts studySentence for simulated runs) and the study charts
  * (webview/studyChartsData.ts, the notes under Figures 2 and 3), checked in this order:
  * - a run of 1 rank against a study figure of several ranks: "a communicator of 1 rank has no

@@ -5,11 +5,11 @@
  * the minority or the majority of the cost; a rebuild cheaper or costlier than a fresh init; …),
  * so it is true at 1, 2 and n ranks, simulated, partial or on an old NCCL. A conclusion whose
  * experiment is missing from the run is left out, never filled with a belief about NCCL. Each
- * line the study measured ends with the study's figure (client/studyFigures.ts) and whether this
- * host agrees or differs (client/verdict/agreement.ts; docs/METHOD.md, "The verdict"). Shown by
+ * line the study measured ends with the study's figure (readings/studyFigures.ts) and whether this
+ * host agrees or differs (readings/verdict/agreement.ts; docs/METHOD.md, "The verdict"). Shown by
  * the CLI after its table, by the webview and the HTML report.
  *
- * The lines live by concern in client/verdict/: lifecycle.ts, pool.ts, inFlight.ts (drain and the
+ * The lines live by concern in readings/verdict/: lifecycle.ts, pool.ts, inFlight.ts (drain and the
  * drop check), coldStart.ts, fieldCases.ts, shrinkAbort.ts.
  */
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';

@@ -224,7 +224,7 @@ if (watch) {
     buildExtension(),
     buildPrecompiled(),
   ]);
-  // The tree-sitter runtime and grammars the annotations load (extension/annotations/callSites.ts).
+  // The tree-sitter runtime and grammars the annotations load (sites/callSites.ts).
   mkdirSync(join(root, 'dist/grammars'), { recursive: true });
   for (const wasm of ['web-tree-sitter/tree-sitter.wasm', 'tree-sitter-python/tree-sitter-python.wasm', 'tree-sitter-cpp/tree-sitter-cpp.wasm']) {
     copyFileSync(join(root, 'node_modules', wasm), join(root, 'dist/grammars', wasm.split('/')[1]));

@@ -1,6 +1,6 @@
 /**
  * The Plan section of the results view and the HTML report: the reshape planner
- * (client/plan/planner.ts) on the shown run, with inputs (shapes, switch interval, step, memory
+ * (readings/plan/planner.ts) on the shown run, with inputs (shapes, switch interval, step, memory
  * budget) that recompute the table, the sentences and the chart as the user types. The chart is
  * the critical path per strategy on a log axis with the step (dashed) and the study's migration
  * pause (dotted) as reference lines. All text is inserted as text.

@@ -19,7 +19,7 @@ import type { ProfileStore } from '../../client/profileStore';
 /** The command the lens runs. */
 export const PLAN_RESHAPE_COMMAND = 'commcost.planReshape';
 
-/** Experiments the planner adds up (client/plan/strategies.ts): a run without any has nothing to plan from. */
+/** Experiments the planner adds up (readings/plan/strategies.ts): a run without any has nothing to plan from. */
 const PLAN_EXPERIMENTS = new Set(['init', 'pool', 'split', 'shrink', 'grow', 'suspend', 'destroy']);
 const plans = (p: Profile): boolean => p.run.experiments.some((e) => PLAN_EXPERIMENTS.has(e.experiment));
 

@@ -1,7 +1,7 @@
 /**
  * The verdict's regimes and its rules for agreeing with the study (docs/METHOD.md, "The
  * verdict"). Pure: every input is a figure of the run (ms or bytes, medians) or of
- * client/studyFigures.ts.
+ * readings/studyFigures.ts.
  *
  * The agree/differ rule, one tolerance per kind of comparison (docs/METHOD.md, "The verdict"):
  * - a time or a size of the run against the study's figure agrees when their ratio is within

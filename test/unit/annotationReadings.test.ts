@@ -251,7 +251,7 @@ test('formatMs: a figure never reads "1000 ms" beside a p90 of "1.00 s" (the 1-r
   assert.equal(formatMs(0), '0 ms');
   assert.equal(formatMs(0.00038), '0.00038 ms');
   assert.equal(formatMs(0.017), '0.017 ms');
-  // Near the timer's resolution, two significant digits as the CLI's verdict (client/verdict/format.ts ms):
+  // Near the timer's resolution, two significant digits as the CLI's verdict (readings/verdict/format.ts ms):
   // the 1×H200 NCCL 2.28.3 run's first collective (0.008971 ms) and 64 MiB register (0.000764 ms).
   for (const x of [0.008971, 0.000764, 0.0084, 0.0099, 0.00996, 0.0123]) assert.equal(formatMs(x), verdictMs(x), `${x} ms`);
   assert.equal(formatMs(0.0084), '0.0084 ms');

@@ -1,4 +1,4 @@
-// Traces as annotations (extension/annotations/traces.ts, tracesText.ts): which document a
+// Traces as annotations (readings/traces.ts, tracesText.ts; client/traceStore.ts): which document a
 // trace's site names (absolute, workspace-relative, trailing path from another host), which lines
 // it observed (also after the file moved), which trace answers, and the words in each regime —
 // the committed 2×H200 trace of examples/trace/torch_tp_reshape.py (a cold 2-rank creation, warm

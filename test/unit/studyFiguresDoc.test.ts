@@ -1,6 +1,6 @@
 /**
  * The study's figures are cited in every verdict sentence as 'docs/METHOD.md "The study's
- * figures"': that section must exist, and hold every figure of client/studyFigures.ts as written
+ * figures"': that section must exist, and hold every figure of readings/studyFigures.ts as written
  * and the measurement it comes from, so that a reader who follows a citation finds the figure.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The agree/differ rule of the verdict (client/verdict/agreement.ts; review defect 14): a share
+ * The agree/differ rule of the verdict (readings/verdict/agreement.ts; review defect 14): a share
  * against the study's by absolute points with one tolerance (SHARE_POINTS), a ratio of two
  * figures of the run against the study's same ratio on a log scale with one factor
  * (RATIO_FACTOR), checked at and just past each boundary, and on the runs whose readings the

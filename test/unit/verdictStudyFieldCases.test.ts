@@ -1,5 +1,5 @@
 /**
- * The field-case lines of the verdict (client/verdict/fieldCases.ts, shrinkAbort.ts): each label
+ * The field-case lines of the verdict (readings/verdict/fieldCases.ts, shrinkAbort.ts): each label
  * C1–C6 is named in words on its first use and the line says the study published no figure for it
  * (review defect 24); a one-rank C1 says what one rank shows and what it cannot (review defect 5:
  * "Eager init moves the cost into new_group here." read as a finding about connecting).

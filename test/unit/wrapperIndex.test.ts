@@ -1,4 +1,4 @@
-// The wrapper index (extension/annotations/wrapperIndex.ts) on synthetic packages written for these
+// The wrapper index (sites/wrapperIndex.ts) on synthetic packages written for these
 // tests in the shapes of Megatron-LM, OpenRLHF and RL weight-sync helpers, and on the real files
 // when materialized (test/fixtures/callsites/wrappers/README.md): callers of functions that make a
 // lifecycle call become call sites across files, with their chain; cycles end; an edit re-parses
