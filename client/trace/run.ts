@@ -13,11 +13,12 @@
  * `<cwd>/.commcost/traces/` (or `out`). On an SSH host: remote.ts (the same variables, built here).
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TraceFile } from '../../protocol/trace';
 import { CommcostError } from '../errors';
+import { makePrivateDir } from '../privateDir';
 import { interposerEnv, interposerPath, ncclLogEnv } from './jobEnv';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation } from './merge';
 import { NCCL_LOG_SUFFIX } from './ncclView';
@@ -147,7 +148,8 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
     if (o.out) throw new CommcostError('BAD_INPUT', `--out ${o.out}: its folder does not exist`, { hint: 'create the folder or pick another file' });
     mkdirSync(dirname(outFile), { recursive: true });
   }
-  const recordsDir = mkdtempSync(join(tmpdir(), 'commcost-trace-'));
+  // A private folder of the OS temp folder (mkdtemp, 0700, checked: ../privateDir.ts), removed below.
+  const recordsDir = await makePrivateDir('commcost-trace-');
   try {
     let simLibDir: string | undefined;
     if (o.simulate) {
