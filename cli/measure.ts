@@ -6,7 +6,6 @@
  */
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { RunOptions } from '../protocol/events';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { killLocalAgents } from '../client/agentProcess';
@@ -14,6 +13,7 @@ import { CommcostError, errorText } from '../client/errors';
 import { isLocalTarget } from '../client/hosts';
 import { renderComparisonReport, renderReport, webviewBundleCandidates } from '../client/htmlReport';
 import { checkOutputFile, ensureWritableDir, saveRun } from '../client/resultsStore';
+import { makePrivateDir, removePrivateDir } from '../client/privateDir';
 import { writeFileSafely } from '../client/safeWrite';
 import { runMeasurement } from '../client/runSession';
 import { srunArgsFor } from '../client/slurm';
@@ -71,22 +71,31 @@ async function measureOnce(f: MeasureFlags, options: RunOptions, progress: Progr
 }
 
 /**
- * Saves the run in `dir`; when that fails, says why and saves it in `<os temp>/commcost-runs`
- * instead; when that fails too, writes the run JSON on stderr. Nothing measured is lost.
+ * Saves the run in `dir`; when that fails, says why and saves it in a new private folder of the
+ * OS temp folder instead (`<parent>/commcost-runs-XXXXXX/<id>.json`: mkdtemp, mode 0700, checked
+ * to be a real folder of yours — client/privateDir.ts; never a fixed name another user could have
+ * made first or linked elsewhere); the folder is kept (it holds the run), or removed when the save
+ * in it fails too, and the run JSON then goes to `write`. Nothing measured is lost.
+ * @param write where the messages go (stderr)
+ * @param fallbackParent where the private folder is made (default: the OS temp folder, TMPDIR)
  * @returns the path saved to and whether it is the folder asked for
  */
-export async function saveWithFallback(dir: string, run: RunFile, write: (text: string) => void, fallbackDir = join(tmpdir(), 'commcost-runs')): Promise<{ path?: string; asked: boolean }> {
+export async function saveWithFallback(dir: string, run: RunFile, write: (text: string) => void, fallbackParent: string = tmpdir()): Promise<{ path?: string; asked: boolean }> {
   try {
     return { path: await saveRun(dir, run), asked: true };
   } catch (e) {
     write(`commcost: ${terminalSafeLines(e instanceof CommcostError ? e.message : `cannot save the run in ${dir}: ${errorText(e)}`)}\n`);
   }
+  let fallbackDir: string | undefined;
   try {
+    fallbackDir = await makePrivateDir('commcost-runs-', fallbackParent);
     const path = await saveRun(fallbackDir, run);
     write(`commcost: saved the run in the OS temp folder instead: ${path}\n`);
     return { path, asked: false };
   } catch (e) {
-    write(`commcost: cannot save it in ${fallbackDir} either (${terminalSafe(errorText(e))}); the run file follows:\n${JSON.stringify(run)}\n`);
+    // Only the folder made just now is removed (empty but for a failed temp file).
+    if (fallbackDir) await removePrivateDir(fallbackDir);
+    write(`commcost: cannot save it in ${fallbackDir ?? fallbackParent} either (${terminalSafe(errorText(e))}); the run file follows:\n${JSON.stringify(run)}\n`);
     return { asked: false };
   }
 }

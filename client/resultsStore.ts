@@ -13,7 +13,7 @@ import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 import { deriveVerdict } from '../readings/verdict';
-import { outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
+import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
 const KERNEL_FS = ['/proc', '/sys'];
@@ -50,7 +50,8 @@ async function statOrUndefined(path: string) {
 
 /**
  * Makes sure `dir` is a folder we can write into, creating it (and missing parents) when asked:
- * refuses folders under /proc and /sys, a path whose existing part is a file, a folder that is not
+ * refuses folders under /proc and /sys, a `.commcost` part that is a symbolic link
+ * (linkedCommcostDirProblem), a path whose existing part is a file, a folder that is not
  * writable; creates one level at a time (never Node's recursive mkdir, which can loop forever on
  * kernel file systems), then writes and removes a probe file. Gives up after `deadlineMs`.
  * @param label how the folder is named in messages, e.g. `--save-dir .commcost/runs`
@@ -64,6 +65,9 @@ export async function ensureWritableDir(dir: string, label: string, opts: { crea
     throw new CommcostError('BAD_INPUT', `${label} is under ${kernel}, a kernel file system: nothing can be saved there`, { hint: 'choose another folder' });
   }
   const check = async (): Promise<string> => {
+    // A committed `.commcost` or `.commcost/runs` that is a link (even a dangling one) is refused.
+    const linked = await linkedCommcostDirProblem(abs, label);
+    if (linked) throw linked;
     // The nearest part of the path that exists must be a folder.
     const missing: string[] = [];
     let existing = abs;

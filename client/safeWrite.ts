@@ -11,8 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, open, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { lstat, open, readlink, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CommcostError, errorText } from './errors';
 
 /** What kind of thing `lstat` found, in words. */
@@ -46,6 +46,41 @@ export async function outputTargetProblem(path: string, label: string): Promise<
     ? 'commcost never writes through a link (a cloned repository may hold one pointing outside it): remove the link, or give another file name'
     : 'give the name of a regular file, or a new one';
   return new CommcostError('BAD_INPUT', `${label}: ${abs} is ${what}`, { hint });
+}
+
+/**
+ * Why commcost must not write in `dir` because a `.commcost` part of it is a symbolic link, or
+ * undefined when none is: from the first `.commcost` segment of the absolute path on (`.commcost`,
+ * `.commcost/runs`, `.commcost/traces`, …), each part that exists is checked with `lstat`. A
+ * cloned repository may commit `.commcost/runs` as a link to elsewhere (or a dangling one): saves
+ * and traces would land outside it. Parts above `.commcost` (your own folders) are not judged.
+ * @param dir the folder about to be created or written in (relative to the working folder, or absolute)
+ * @param label how the output is named in messages, e.g. `--save-dir .commcost/runs`
+ * @returns a CommcostError BAD_INPUT naming the link, where it points and what to do; or undefined
+ */
+export async function linkedCommcostDirProblem(dir: string, label: string): Promise<CommcostError | undefined> {
+  const abs = resolve(dir);
+  const parts = abs.split(sep);
+  const from = parts.indexOf('.commcost');
+  if (from < 0) return undefined;
+  for (let i = from; i < parts.length; i++) {
+    const part = parts.slice(0, i + 1).join(sep) || sep;
+    let st;
+    try {
+      st = await lstat(part);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      return new CommcostError('BAD_INPUT', `${label}: cannot inspect ${part}: ${errorText(e)}`, { hint: 'choose another folder', cause: e });
+    }
+    if (st.isSymbolicLink()) {
+      const to = await readlink(part).catch(() => '?');
+      const dangling = await stat(part).then(() => '', () => ', which does not exist');
+      return new CommcostError('BAD_INPUT', `${label}: ${part} is a symbolic link (to ${to}${dangling}): commcost writes its runs and traces only in a real folder, never through a link`, {
+        hint: `a cloned repository may commit it as a link to elsewhere: remove the link (rm ${part}; it is made again as a folder), or give another folder (--save-dir, --out)`,
+      });
+    }
+  }
+  return undefined;
 }
 
 /**

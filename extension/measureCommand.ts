@@ -225,6 +225,10 @@ async function askIterations(dflt: number): Promise<number | undefined> {
 async function resultsDir(extension: vscode.ExtensionContext): Promise<{ dir: string; global: boolean }> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const uri = folder ? vscode.Uri.joinPath(folder.uri, '.commcost', 'runs') : vscode.Uri.joinPath(extension.globalStorageUri, 'runs');
+  // A committed .commcost or .commcost/runs that is a link (even a dangling one) is refused (SECURITY.md).
+  const { linkedCommcostDirProblem } = await import('../client/safeWrite');
+  const linked = await linkedCommcostDirProblem(uri.fsPath, 'the runs folder .commcost/runs');
+  if (linked) throw linked;
   await mkdir(uri.fsPath, { recursive: true });
   return { dir: uri.fsPath, global: !folder };
 }

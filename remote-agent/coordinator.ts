@@ -18,6 +18,7 @@ import type { DeviceInfo, LoadInfo } from './nativeBinding';
 import { emptyViewRecord } from './ncclInitTimings';
 import type { NodeServer } from './nodeServer';
 import { summarizeExperiment } from './rankCombine';
+import { makePrivateDir, SESSION_DIR_ENV, SESSION_DIR_ERROR_ENV, type PrivateDir } from './privateDir';
 import { RankSession } from './rankSession';
 import { warmSpawnThreads } from './rankSpawner';
 import { loadLibrary, normalizeOptions, RunSetupError, type NormalizedOptions } from './runSetup';
@@ -202,6 +203,17 @@ export class Coordinator {
     reportStartup: boolean,
     cluster: ClusterPlacement | undefined,
   ): Promise<{ experiment: ExperimentId; expected: boolean } | undefined> {
+    // A private folder the session's ranks share (c10d's FileStore), made here and removed below.
+    let sessionDir: PrivateDir | undefined;
+    if (work.some((w) => CATALOGUE[w.experiment].sessionDir)) {
+      try {
+        sessionDir = makePrivateDir('commcost-session-');
+        env = { ...env, [SESSION_DIR_ENV]: sessionDir.path };
+      } catch (e) {
+        this.log(`no private folder for the session: ${(e as Error).message}`);
+        env = { ...env, [SESSION_DIR_ERROR_ENV]: (e as Error).message };
+      }
+    }
     const session = new RankSession(ranks, options, info, work, env, this.records, this.onCombined, this.emit, this.log, reportStartup, this.plan, cluster);
     this.session = session;
     // The failure is reported as it happens, before the ranks are aborted and reaped (up to the
@@ -231,6 +243,7 @@ export class Coordinator {
       return experiment === undefined ? undefined : { experiment, expected };
     } finally {
       this.session = undefined;
+      sessionDir?.remove();
     }
   }
 }

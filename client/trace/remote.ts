@@ -23,12 +23,13 @@
  *    the host's `addr2line`, merges exactly as a local trace (merge.ts) and saves the trace file
  *    locally; the file's `host` is the SSH host.
  */
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import type { ClientChannel } from 'ssh2';
 import { CommcostError, errorText } from '../errors';
 import { collectPayload, deployAgent } from '../deploy';
 import { resolveTarget } from '../hosts';
+import { linkedCommcostDirProblem, writeFileSafely } from '../safeWrite';
 import { SshSession, type HostKeyPolicy } from '../sshSession';
 import { interposerEnv, ncclLogEnv } from './jobEnv';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation, type Symbolizer } from './merge';
@@ -177,7 +178,8 @@ function distDirOf(base: string): string {
  * Runs `o.command` traced on `o.host`, downloads and merges the records, saves the trace locally.
  * Never throws for what the job does (crash, signal, deadline, cancel, a dropped connection after
  * it started: the trace is then 'partial' and says what is missing).
- * @throws CommcostError BAD_INPUT (empty command, `out` folder missing, no plugin for the host's
+ * @throws CommcostError BAD_INPUT (empty command, `out` folder missing, a `.commcost` or
+ *   `.commcost/traces` that is a symbolic link, no plugin for the host's
  *   architecture, the remote folder missing), HOST_UNREACHABLE / HOST_KEY_* / AUTH_FAILED
  *   (connect), DEPLOY_FAILED, NO_AGENT (no built dist/)
  */
@@ -189,7 +191,11 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   if (target.kind === 'local') {
     // localhost: the local engine, in --cwd (relative to here) or here; the trace saved here.
     const cwd = o.remoteCwd ? resolve(o.localCwd, o.remoteCwd) : o.localCwd;
-    if (!o.out) mkdirSync(join(o.localCwd, '.commcost', 'traces'), { recursive: true });
+    if (!o.out) {
+      const linked = await linkedCommcostDirProblem(join(o.localCwd, '.commcost', 'traces'), 'the trace folder .commcost/traces');
+      if (linked) throw linked;
+      mkdirSync(join(o.localCwd, '.commcost', 'traces'), { recursive: true });
+    }
     const r = await runTrace({
       command, cwd, stdio: o.stdio, processGroup: true, out: o.out ? resolve(o.localCwd, o.out) : join(o.localCwd, '.commcost', 'traces', `${new Date().toISOString().replace(/[:.]/g, '-')}-${traceName(command)}.json`),
       ...(o.base !== undefined ? { base: o.base } : {}), ...(o.simulate !== undefined ? { simulate: o.simulate } : {}), ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
@@ -199,6 +205,9 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outFile = o.out ? resolve(o.localCwd, o.out) : join(o.localCwd, '.commcost', 'traces', `${stamp}-${traceName(command)}.json`);
+  // Checked before anything runs on the host: a committed .commcost/traces that is a link is refused.
+  const linked = await linkedCommcostDirProblem(dirname(outFile), o.out ? `--out ${o.out}` : 'the trace folder .commcost/traces');
+  if (linked) throw linked;
   if (!existsSync(dirname(outFile))) {
     if (o.out) throw new CommcostError('BAD_INPUT', `--out ${o.out}: its folder does not exist`, { hint: 'create the folder or pick another file' });
   }
@@ -253,9 +262,11 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     if (!ran.lost && missing.length === 0) await removeTemp(session, tmp, files.map((f) => f.name), !!o.simulate).catch(() => undefined);
     const result: RemoteTraceResult = { trace, outFile, exitCode: ran.code, exitSignal: ran.signal, uploaded, remoteCwd: facts.cwd, ...(ran.stopped ? { stopped: ran.stopped } : {}), ...(startError ? { startError } : {}) };
     try {
+      // Checked again (the job ran meanwhile), then never through a link (../safeWrite.ts).
+      const linked = await linkedCommcostDirProblem(dirname(outFile), o.out ? `--out ${o.out}` : 'the trace folder .commcost/traces');
+      if (linked) throw linked;
       mkdirSync(dirname(outFile), { recursive: true });
-      writeFileSync(outFile + '.tmp', JSON.stringify(trace, null, 1) + '\n');
-      renameSync(outFile + '.tmp', outFile);
+      await writeFileSafely(outFile, JSON.stringify(trace, null, 1) + '\n', `the trace ${outFile}`);
     } catch (e) {
       result.saveError = (e as Error).message;
     }

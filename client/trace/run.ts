@@ -13,11 +13,13 @@
  * `<cwd>/.commcost/traces/` (or `out`). On an SSH host: remote.ts (the same variables, built here).
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TraceFile } from '../../protocol/trace';
 import { CommcostError } from '../errors';
+import { makePrivateDir } from '../privateDir';
+import { linkedCommcostDirProblem, writeFileSafely } from '../safeWrite';
 import { interposerEnv, interposerPath, ncclLogEnv } from './jobEnv';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation } from './merge';
 import { NCCL_LOG_SUFFIX } from './ncclView';
@@ -133,7 +135,8 @@ export interface TraceRunResult {
 /**
  * Runs `o.command` traced, merges the records and saves the trace file (write then rename).
  * Never throws for what the job does (crash, signal, cancel: the trace is then 'partial').
- * @throws CommcostError BAD_INPUT for an empty command, an `out` whose folder does not exist, or
+ * @throws CommcostError BAD_INPUT for an empty command, an `out` whose folder does not exist, a
+ *   `.commcost` or `.commcost/traces` that is a symbolic link, or
  *   missing native artifacts ({@link traceArtifacts})
  */
 export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
@@ -143,11 +146,15 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
   const tracesDir = join(o.cwd, '.commcost', 'traces');
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outFile = o.out ? resolve(o.cwd, o.out) : join(tracesDir, `${stamp}-${traceName(command)}.json`);
+  // A committed .commcost or .commcost/traces that is a link (even a dangling one) is refused.
+  const linked = await linkedCommcostDirProblem(dirname(outFile), o.out ? `--out ${o.out}` : 'the trace folder .commcost/traces');
+  if (linked) throw linked;
   if (!existsSync(dirname(outFile))) {
     if (o.out) throw new CommcostError('BAD_INPUT', `--out ${o.out}: its folder does not exist`, { hint: 'create the folder or pick another file' });
     mkdirSync(dirname(outFile), { recursive: true });
   }
-  const recordsDir = mkdtempSync(join(tmpdir(), 'commcost-trace-'));
+  // A private folder of the OS temp folder (mkdtemp, 0700, checked: ../privateDir.ts), removed below.
+  const recordsDir = await makePrivateDir('commcost-trace-');
   try {
     let simLibDir: string | undefined;
     if (o.simulate) {
@@ -215,8 +222,8 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
     const trace = mergeTrace(files, { command, startedAt, endedAt: new Date().toISOString(), exitCode: code, signal, ...(stopped ? { stopped } : {}), host: hostname(), ...(ncclLog.skipped ? { ncclLogSkipped: ncclLog.skipped } : { ncclLogAsked: true }) }, addr2lineSymbolizer());
     const result: TraceRunResult = { trace, outFile, exitCode: code, exitSignal: signal, ...(stopped ? { stopped } : {}), ...(startError ? { startError } : {}) };
     try {
-      writeFileSync(outFile + '.tmp', JSON.stringify(trace, null, 1) + '\n');
-      renameSync(outFile + '.tmp', outFile);
+      // Never through a link, never in place (temp file O_EXCL|O_NOFOLLOW + rename: ../safeWrite.ts).
+      await writeFileSafely(outFile, JSON.stringify(trace, null, 1) + '\n', `the trace ${outFile}`);
     } catch (e) {
       result.saveError = (e as Error).message;
     }

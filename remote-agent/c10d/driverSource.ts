@@ -1,7 +1,7 @@
 /**
  * The c10d driver's Python source (its docstring says what it does). Kept as a string so the
- * agent stays one bundle: experiments/c10d.ts writes it to a temp file and runs it with the
- * host's Python. test/unit/c10dDriver.test.ts compiles it and tests its barrier client.
+ * agent stays one bundle: experiments/c10d.ts writes it into a private folder of the rank process
+ * (remote-agent/privateDir.ts: mkdtemp, 0700, a new 0600 file) and runs it with the host's Python. test/unit/c10dDriver.test.ts compiles it and tests its barrier client.
  */
 export const DRIVER_SOURCE = String.raw`"""commcost's c10d driver: one process per rank, started by the agent's rank process.
 

@@ -13,15 +13,14 @@
  * aborted after its first collective).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import type { StepPlan, VariantPlan } from '../../protocol/events';
 import { onLines } from '../lineChannel';
 import { needsRanks, versionCode, type ExperimentModule, type PlanContext, type RankContext } from './experiment';
 import { DRIVER_SOURCE } from '../c10d/driverSource';
 import { applicationEnv, hostPython } from '../environment';
+import { checkPrivateDir, makePrivateDir, PrivateDirError, SESSION_DIR_ENV, SESSION_DIR_ERROR_ENV } from '../privateDir';
 
 /** What the host's torch supports, from the driver's probe. */
 export interface TorchProbe {
@@ -31,18 +30,37 @@ export interface TorchProbe {
   error?: string;
   /** Set by the agent when the Python itself was not found (ENOENT): no such file, or not on PATH. */
   notFound?: boolean;
+  /** Set by the agent when the driver could not be written (no private temp folder): `error` says why. */
+  driverNotWritten?: boolean;
 }
 
-/** Writes the driver next to the system temp dir once per content. @returns its path. */
-export function driverPath(): string {
-  const hash = createHash('sha256').update(DRIVER_SOURCE).digest('hex').slice(0, 12);
-  const file = path.join(os.tmpdir(), `commcost-c10d-${hash}.py`);
-  if (!fs.existsSync(file)) {
-    const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, DRIVER_SOURCE);
-    fs.renameSync(tmp, file);
+/** The driver written out for one use: its file, in a private folder of its own. */
+export interface DriverFile {
+  /** The driver's absolute path: `<private folder>/driver.py`, mode 0600. */
+  readonly file: string;
+  /** The private folder it is in (mode 0700, owned by this user, made by this process). */
+  readonly dir: string;
+  /** Removes the folder and the driver. Idempotent; never throws. */
+  remove(): void;
+}
+
+/**
+ * Writes the driver (DRIVER_SOURCE) into a new private folder of this process
+ * (`<temp>/commcost-c10d-XXXXXX/driver.py`; remote-agent/privateDir.ts): a folder made just now
+ * with mode 0700 and checked, a file created new (O_EXCL, O_NOFOLLOW, mode 0600). Nothing
+ * already in the shared temp folder is ever run. The caller removes it when done.
+ * @param parent where the private folder is made (default: the system temp folder)
+ * @throws PrivateDirError when no private folder can be made or written
+ */
+export function writeDriver(parent?: string): DriverFile {
+  const dir = makePrivateDir('commcost-c10d-', parent);
+  try {
+    const file = dir.writeFile('driver.py', DRIVER_SOURCE);
+    return { file, dir: dir.path, remove: () => dir.remove() };
+  } catch (e) {
+    dir.remove();
+    throw e;
   }
-  return file;
 }
 
 /**
@@ -51,12 +69,20 @@ export function driverPath(): string {
  * @returns what torch supports, or `error`: the first line of why the probe failed.
  */
 export function probeTorch(python: string = hostPython()): TorchProbe {
+  let driver: DriverFile;
   try {
-    const out = execFileSync(python, [driverPath(), 'probe'], { timeout: 60000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    driver = writeDriver();
+  } catch (e) {
+    return { error: (e as Error).message, driverNotWritten: true };
+  }
+  try {
+    const out = execFileSync(python, [driver.file, 'probe'], { timeout: 60000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return JSON.parse(out.trim().split('\n').pop() ?? '{}') as TorchProbe;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { error: `${python} was not found (no such file, or not on PATH)`, notFound: true };
     return { error: e instanceof Error ? e.message.split('\n')[0] : String(e) };
+  } finally {
+    driver.remove();
   }
 }
 
@@ -65,6 +91,7 @@ export function probeTorch(python: string = hostPython()): TorchProbe {
  * the host, and how to choose another.
  */
 export function probeFailureReason(python: string, probe: TorchProbe, host: string = os.hostname()): string {
+  if (probe.driverNotWritten) return `the c10d driver could not be written on ${host}: ${probe.error}`;
   const what = probe.notFound ? `was not found on ${host} (no such file, or not on PATH)` : `cannot import torch on ${host}: ${probe.error}`;
   return `the Python ${python} ${what}; give the Python that has torch with --python / commcost.python (or COMMCOST_PYTHON)`;
 }
@@ -108,13 +135,38 @@ export function c10dVariants(ctx: PlanContext, probe: TorchProbe): { variants: V
 interface DriverState {
   child: ChildProcess;
   next(): Promise<Record<string, unknown>>;
+  /** The driver file this rank wrote, removed at teardown (and at the process's exit). */
+  driver: DriverFile;
+}
+
+/**
+ * The folder of the session's torch FileStores, shared by the session's ranks on this host: the
+ * private folder the coordinator made for the session (COMMCOST_SESSION_DIR; coordinator.ts
+ * `runSession`, {@link ExperimentModule.sessionDir}), checked here (a real folder, ours, mode 0700).
+ * @param env the rank's environment
+ * @returns the folder's absolute path
+ * @throws PrivateDirError when there is none, or it is not private (nothing is then written in it)
+ */
+export function c10dStoreDir(env: NodeJS.ProcessEnv): string {
+  const dir = env[SESSION_DIR_ENV];
+  if (!dir) {
+    const why = env[SESSION_DIR_ERROR_ENV];
+    throw new PrivateDirError(`c10d needs a private folder for its store, and the agent made none${why ? `: ${why}` : ''}`);
+  }
+  if (!fs.existsSync(dir)) {
+    throw new PrivateDirError(`c10d's store folder ${dir} (made by the coordinating agent) is not on ${os.hostname()}: c10d over several hosts needs the temp folder on a file system every host shares (TMPDIR)`);
+  }
+  checkPrivateDir(dir, `c10d's store folder ${dir}`);
+  return dir;
 }
 
 /** Starts the driver for `variant` as this rank; resolves once its default group is ready. */
 async function startDriver(rc: RankContext, variant: string): Promise<DriverState> {
-  const storeDir = path.join(os.tmpdir(), `commcost-c10d-store-${rc.sessionId}`);
-  fs.mkdirSync(storeDir, { recursive: true });
-  const child = spawn(hostPython(rc.options.python), [driverPath(), variant], {
+  const storeDir = c10dStoreDir(process.env);
+  // This rank's own copy of the driver, in a folder it has just made: never a file already there.
+  // (Removed at teardown; makePrivateDir removes it at this process's exit otherwise.)
+  const driver = writeDriver();
+  const child = spawn(hostPython(rc.options.python), [driver.file, variant], {
     env: {
       // The driver is a torch application: it runs with the agent's environment, not the rank's method variables.
       ...applicationEnv(process.env),
@@ -172,8 +224,13 @@ async function startDriver(rc: RankContext, variant: string): Promise<DriverStat
       else if (exited) reject(new Error(exited));
       else waiters.push(settle);
     });
-  await next(); // ready
-  return { child, next };
+  try {
+    await next(); // ready
+  } catch (e) {
+    driver.remove();
+    throw e;
+  }
+  return { child, next, driver };
 }
 
 /** True when `python` does not start on this host (no such file, or not on PATH); ≤ 5 s. */
@@ -209,6 +266,7 @@ export const c10dExperiment: ExperimentModule<DriverState> = {
     skippedVariants = skipped;
     return variants;
   },
+  sessionDir: true,
   variantEnv() {
     // Every variant in rank processes of its own (torch's default group is per process); no
     // variables beyond the run's.
@@ -232,5 +290,6 @@ export const c10dExperiment: ExperimentModule<DriverState> = {
     state.child.stdin!.write(JSON.stringify({ cmd: 'exit' }) + '\n');
     await state.next().catch(() => undefined);
     state.child.stdin!.end();
+    state.driver.remove();
   },
 };

@@ -18,11 +18,11 @@
  * beside the figures as `cold` and `warm` (ncclInitTimings.ts).
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 import { parseInitTimings, viewsOfCreations } from '../ncclInitTimings';
 import { minNcclOf } from '../../protocol/catalogue';
+import { makePrivateDir } from '../privateDir';
 import { BLOCKING, firstStep, needsNccl, versionCode, versionString, type ExperimentModule, type RankContext } from './experiment';
 
 /** The first NCCL release that writes the `Init timings` line. */
@@ -70,7 +70,8 @@ export const coldStartExperiment: ExperimentModule = {
   variantEnv: () => ({ ...COLD_START_ENV }),
   beforeLoad() {
     // NCCL reads these at its first call: set before the library loads. %h host, %p pid.
-    logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-nccl-log-'));
+    // A private folder (mkdtemp, 0700, checked: remote-agent/privateDir.ts): NCCL writes its log there.
+    logDir = makePrivateDir('commcost-nccl-log-').path;
     Object.assign(process.env, COLD_START_ENV, { NCCL_DEBUG_FILE: path.join(logDir, 'nccl.%h.%p.log') });
     process.once('exit', removeLogDir);
   },

@@ -171,6 +171,12 @@ export interface ExperimentModule<State = unknown> {
    */
   variantEnv?(variant: string): Record<string, string> | undefined;
   /**
+   * The session's ranks on one host share a folder (e.g. c10d's torch FileStore): the coordinator
+   * makes a private one per rank session (remote-agent/privateDir.ts: mkdtemp, mode 0700, checked),
+   * gives its path to the ranks in COMMCOST_SESSION_DIR and removes it when the session ends.
+   */
+  sessionDir?: boolean;
+  /**
    * Each iteration runs in a fresh set of rank processes of its own (with `variantEnv`): the
    * coordinator starts one set per iteration, warmups included (cold-start).
    */

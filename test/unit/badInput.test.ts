@@ -332,6 +332,24 @@ describe('CLI flags', () => {
       return cli(['report', fifo]);
     }, /pipe\.json is a named pipe \(FIFO\), not a file commcost can read/],
     ['report of /dev/zero', () => cli(['report', '/dev/zero']), /\/dev\/zero is a device, not a file commcost can read/],
+    // A cloned repository's .commcost/runs committed as a dangling link, or .commcost as a link elsewhere.
+    ['--save-dir through a dangling .commcost/runs link', () => {
+      const repo = join(saveDir, 'dangling-repo');
+      if (!existsSync(repo)) {
+        mkdirSync(join(repo, '.commcost'), { recursive: true });
+        symlinkSync(join(saveDir, 'no-such-folder'), join(repo, '.commcost', 'runs'));
+      }
+      return cli(['measure', '--simulate', '--save-dir', join(repo, '.commcost', 'runs')]);
+    }, /--save-dir .*: .*\.commcost\/runs is a symbolic link \(to .*no-such-folder, which does not exist\)[^]*hint: .*remove the link/],
+    ['--save-dir under a .commcost that is a link', () => {
+      const repo = join(saveDir, 'linked-repo');
+      if (!existsSync(repo)) {
+        mkdirSync(join(saveDir, 'elsewhere'), { recursive: true });
+        mkdirSync(repo, { recursive: true });
+        symlinkSync(join(saveDir, 'elsewhere'), join(repo, '.commcost'));
+      }
+      return cli(['measure', '--simulate', '--save-dir', join(repo, '.commcost', 'runs')]);
+    }, /--save-dir .*: .*linked-repo\/\.commcost is a symbolic link \(to .*elsewhere\)/],
   ];
   for (const [name, fn, re] of cases) check(`cli: ${name}`, fn, re);
   test('cli: report of a validated run whose step median is 0: reported (exit 0), no NaN, no Infinity, no stack trace', { skip: existsSync(join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`' }, () => {

@@ -8,10 +8,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { BarrierServer } from '../../remote-agent/barrierServer';
-import { c10dExperiment, c10dVariants, driverPath, probeTorch, type TorchProbe } from '../../remote-agent/experiments/c10d';
+import { c10dExperiment, c10dVariants, probeTorch, writeDriver, type TorchProbe } from '../../remote-agent/experiments/c10d';
 import { normalizeOptions } from '../../remote-agent/coordinator';
+
+/** The driver, written once for this file's tests into a private folder of this process; removed at the end. */
+const driver = writeDriver();
+after(() => driver.remove());
+const driverPath = (): string => driver.file;
 
 /** The rank session's secret the barrier clients prove in their hello. */
 const BARRIER_TOKEN = 'c10d'.repeat(8);

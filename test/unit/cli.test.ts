@@ -1,9 +1,9 @@
 // cli/: the summary's escaping and SIMULATED label, flag checks, progress text, saving with a
 // fallback; client/runSession.ts: a cancel before the agent's hello, and a stop at once.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
 import { CommcostError } from '../../client/errors';
@@ -178,10 +178,13 @@ test('a save that fails goes to the fallback folder, and past that to stderr: no
   writeFileSync(join(dir, 'afile'), '');
   const run = sample();
   let said = '';
+  mkdirSync(join(dir, 'fallback'));
   const saved = await saveWithFallback(join(dir, 'afile'), run, (t) => (said += t), join(dir, 'fallback'));
   assert.equal(saved.asked, false);
-  assert.equal(saved.path, join(dir, 'fallback', `${run.id}.json`));
-  assert.deepEqual(JSON.parse(readFileSync(saved.path, 'utf8')), run);
+  // In a new private folder of the fallback's parent (mkdtemp, 0700), never a fixed name.
+  assert.match(saved.path ?? '', new RegExp(`^${join(dir, 'fallback').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/commcost-runs-[^/]{6}/${run.id}\\.json$`));
+  assert.equal(statSync(dirname(saved.path!)).mode & 0o777, 0o700);
+  assert.deepEqual(JSON.parse(readFileSync(saved.path!, 'utf8')), run);
   assert.match(said, /cannot save the run: .*afile is a file, not a folder/);
   assert.match(said, /saved the run in the OS temp folder instead: /);
   said = '';
