@@ -264,14 +264,22 @@ describe('catalogue on the simulated NCCL', { skip }, () => {
   test('C5 shrink-abort on simulated 2.31.2: NCCL_SHRINK_ABORT, then destroy while the excluded rank aborts, is stopped by the hang guard at the release; what ran before is kept', async () => {
     const deadlineSeconds = 2;
     // Again when its ranks did not start within the 2 s (a loaded machine): that run tested nothing.
-    const { run, error, stoppedAt } = await pastStartup('C5 shrink-abort on 2.31.2', async () => {
+    const { run, error } = await pastStartup('C5 shrink-abort on 2.31.2', async () => {
       const run = runs.track(startAgent({ experiments: ['shrink-abort', 'destroy'], iterations: 1, deadlineSeconds }, { COMMCOST_SIM_VERSION: '23102' }));
       const error = await run.waitFor(is('run/error'), 90000);
-      const stoppedAt = Date.now();
-      await run.waitFor(is('run/done'), 30000);
-      return { run, error, stoppedAt };
+      await run.waitFor(is('run/done'), 90000);
+      return { run, error };
     });
-    assert.ok(Date.now() - stoppedAt < 10000, 'the stopped session is torn down and the run goes on at once');
+    // Torn down at once: the next session's first iteration follows the stop as soon as a session
+    // can start on this machine — measured in this same run (its first session's start-up), so a
+    // loaded machine is not a failure, and a stop that waited on the hung rank (tens of s) still is.
+    const errorIndex = run.events.indexOf(error);
+    const nextIndex = run.events.findIndex((e, i) => i > errorIndex && e.type === 'run/progress');
+    const firstIndex = run.events.findIndex((e) => e.type === 'run/progress');
+    assert.ok(nextIndex > errorIndex && firstIndex >= 0, 'the run goes on after the stop');
+    const startup = run.arrivedAt[firstIndex]! - run.startedAt;
+    const gap = run.arrivedAt[nextIndex]! - run.arrivedAt[errorIndex]!;
+    assert.ok(gap <= 3 * startup + 3000, `the stopped session is torn down and the run goes on at once: ${gap} ms from the stop to the next iteration, a session starts in ${startup} ms here`);
     assert.deepEqual(await waitGone(run.dir), [], 'no agent or rank process left');
 
     assert.equal(error.code, 'TIMEOUT');

@@ -39,6 +39,10 @@ export interface AgentRun {
   dir: string;
   child: ChildProcess;
   events: AgentEvent[];
+  /** When each of {@link events} arrived here (Date.now(), ms), index for index. */
+  arrivedAt: number[];
+  /** When run/start was sent (Date.now(), ms). */
+  startedAt: number;
   stderr: string[];
   send(cmd: HostCommand): void;
   /** Resolves with the first event matching `pred` (or rejects after `ms`). */
@@ -54,6 +58,7 @@ export function startAgent(options: Partial<RunOptions>, env: NodeJS.ProcessEnv 
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const events: AgentEvent[] = [];
+  const arrivedAt: number[] = [];
   const stderr: string[] = [];
   const listeners = new Set<() => void>();
   let buf = '';
@@ -63,7 +68,10 @@ export function startAgent(options: Partial<RunOptions>, env: NodeJS.ProcessEnv 
     while ((nl = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
-      if (line) events.push(parseAgentEvent(line));
+      if (line) {
+        events.push(parseAgentEvent(line));
+        arrivedAt.push(Date.now());
+      }
     }
     for (const l of listeners) l();
   });
@@ -73,6 +81,8 @@ export function startAgent(options: Partial<RunOptions>, env: NodeJS.ProcessEnv 
     dir,
     child,
     events,
+    arrivedAt,
+    startedAt: Date.now(),
     stderr,
     send: (cmd) => child.stdin!.write(JSON.stringify(cmd) + '\n'),
     waitFor: (pred, ms = 30000) =>
