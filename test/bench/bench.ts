@@ -13,6 +13,7 @@
  * 3. The wrapper index (wrapperIndex.ts in this folder): build of a ~1,000-file repository and its
  *    update after an edit of one file.
  * 4. The run model's fold at 10k–100k iterations per step (fold.ts): linear in samples.
+ *    4b. Reading NCCL's debug log (ncclLog.ts): 1 MB and 2 MB of hostile lines, linear.
  * 5. The results webview at 1,000 events/s in headless Chromium (webviewStream.ts): frame rate and
  *    long tasks, deltas against complete snapshots.
  * 5. Overhead of `commcost trace` (traceOverhead.ts): a loop of small collectives traced against
@@ -36,6 +37,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { barrierBench } from './barrier';
 import { foldBench } from './fold';
+import { ncclLogBench } from './ncclLog';
 import { distribution, distText, TargetTable } from './targets';
 import { traceOverheadBench } from './traceOverhead';
 import { wrapperIndexBench } from './wrapperIndex';
@@ -93,6 +95,8 @@ async function main(): Promise<void> {
   }
   console.log('\n4. Run model fold, ms per 10k events (target: linear to 100,000 iterations per step)');
   foldBench(table, log);
+  console.log('\n4b. Reading NCCL\'s debug log, 1 MB and 2 MB of hostile input, ms per read (target: linear, 2 MB / 1 MB < 3)');
+  ncclLogBench(table, log);
   console.log('\n5. Results webview at 1,000 events/s (target ≥ 55 fps, no task > 50 ms)');
   // Loaded here: it (like startup.ts) imports test/ui/uiEnv.ts, which reads the repository's package.json at load.
   const stream = await import('./webviewStream.js').catch((e: Error) => e);
