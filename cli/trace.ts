@@ -56,6 +56,9 @@ function ms(s: TracePhaseStats | null): string {
   return s.n > 1 ? `${f(s.medianMs)} (p90 ${f(s.p90Ms)})` : f(s.medianMs);
 }
 
+/** The api column's mark of a creation paid after its call returned (the note says where). */
+const DEFERRED = { group: ' (grouped)', initAll: ' (own group)', nonblocking: ' (non-blocking)' } as const;
+
 /** The summary table of a trace (text; untrusted strings made terminal-safe). */
 export function formatTrace(t: TraceFile): string {
   const lines: string[] = [];
@@ -65,7 +68,7 @@ export function formatTrace(t: TraceFile): string {
   const rows = [['site', 'api', 'n', 'creation', 'first collective', 'connect', 'teardown', 'memory', '']];
   for (const s of t.sites) {
     const where = s.file ? `${s.file.length > 48 ? '…' + s.file.slice(-47) : s.file}${s.line !== null ? `:${s.line}` : ''}` : '(unattributed)';
-    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : ''), String(s.count), ms(s.creation), ms(s.firstCollective), ms(s.connect), ms(s.teardown),
+    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED[s.deferred.kind] : ''), String(s.count), ms(s.creation), ms(s.firstCollective), ms(s.connect), ms(s.teardown),
       s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—', s.cold ? 'cold' : '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -39,6 +39,13 @@ function checkRanks(v: unknown, where: string): void {
   });
 }
 
+function checkDeferred(v: unknown, where: string): void {
+  if (v === undefined) return;
+  const o = v as Record<string, unknown>;
+  if (!o || typeof o !== 'object' || !['group', 'initAll', 'nonblocking'].includes(o.kind as string)) fail(where, 'needs kind (group, initAll or nonblocking)');
+  if (!isStrOrNull(o.api) || !isStrOrNull(o.at) || (o.groupEnd !== undefined && !isStrOrNull(o.groupEnd))) fail(where, 'api, at and groupEnd must be strings or null');
+}
+
 function checkStats(v: unknown, where: string): void {
   if (v === null) return;
   if (!v || typeof v !== 'object') fail(where, 'must be an object or null');
@@ -80,6 +87,7 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
     for (const k of ['creation', 'firstCollective', 'connect', 'teardown']) checkStats(o[k], `${w}.${k}`);
     if (!isNumOrNull(o.memoryBytes) || typeof o.cold !== 'boolean' || typeof o.lazy !== 'boolean') fail(w, 'memoryBytes/cold/lazy have the wrong type');
     checkView(o.nccl, `${w}.nccl`);
+    checkDeferred(o.deferred, `${w}.deferred`);
     (o.occurrences as unknown[]).forEach((oc, j) => {
       if (!oc || typeof oc !== 'object') fail(`${w}.occurrences[${j}]`, 'must be an object');
       const x = oc as Record<string, unknown>;

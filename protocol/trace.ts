@@ -86,6 +86,27 @@ export interface TraceOccurrence {
   perRank: TraceRankSpans[];
 }
 
+/**
+ * Where a creation was paid when its call returned before the communicator was made (the C
+ * interposer, client/trace/grouped.ts); absent on a site whose creations were paid in the call, and
+ * in files written before it (the file version is unchanged: an optional field).
+ * - `group`: the call was inside ncclGroupStart/End; the group's ncclGroupEnd paid it (`at`). The
+ *   creation figure runs from the call to that ncclGroupEnd's return.
+ * - `initAll`: ncclCommInitAll, NCCL's own group inside the call; the call paid it.
+ * - `nonblocking`: config.blocking = 0: the call (or its group's ncclGroupEnd, `groupEnd`) returned
+ *   ncclInProgress; the creation runs to the first ncclCommGetAsyncError that reported it done
+ *   (`at`), and has no figure when no such poll was seen (`api` null).
+ */
+export interface TraceDeferred {
+  kind: 'group' | 'initAll' | 'nonblocking';
+  /** The call that paid it or saw it done: ncclGroupEnd, ncclCommInitAll, ncclCommGetAsyncError; null when never seen. */
+  api: string | null;
+  /** That call's file:line (or object+offset); null when unknown. */
+  at: string | null;
+  /** A non-blocking creation inside a group: that group's ncclGroupEnd, file:line. */
+  groupEnd?: string | null;
+}
+
 /** A call site: where the user's code created communicators (Python line, or a native frame). */
 export interface TraceSite {
   key: string;
@@ -112,6 +133,8 @@ export interface TraceSite {
   nccl: TraceNcclView | null;
   occurrences: TraceOccurrence[];
   notes: string[];
+  /** The creation was paid after its call returned (a group's end, ncclCommInitAll, a non-blocking completion); absent: in the call. */
+  deferred?: TraceDeferred;
 }
 
 /** One traced process. */

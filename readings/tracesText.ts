@@ -64,10 +64,14 @@ function count(site: TraceSite): number {
 
 const COLD = 'cold: the first communicator of its process, with the one-time CUDA and NCCL start';
 
+/** A creation paid after its call returned (trace `deferred`; where: the site's note): the sentence's and the table row's words. */
+const DEFERRED_HOW = { group: 'in a group (paid at its ncclGroupEnd)', initAll: 'by ncclCommInitAll in one group', nonblocking: 'non-blocking (to its completion)' } as const;
+const DEFERRED_ROW = { group: 'creation (the call → its ncclGroupEnd)', initAll: 'creation (the call: its own group)', nonblocking: 'creation (the call → completion)' } as const;
+
 /** The sentence of one creation site: "created in 35.5 ms, first collective on this group paid 144 ms (connect 144 ms), teardown 1.13 s". */
 function creationParts(site: TraceSite, withTeardown: boolean): string[] {
   const parts: string[] = [];
-  const made = site.lazy ? 'created lazily at its first collective in' : 'created in';
+  const made = site.lazy ? 'created lazily at its first collective in' : site.deferred ? `created ${DEFERRED_HOW[site.deferred.kind]} in` : 'created in';
   parts.push(site.creation ? `${made} ${figure(site.creation)}${site.cold ? ' (cold)' : ''}` : `creation not measured${site.cold ? ' (cold)' : ''}`);
   if (site.firstCollective) {
     const connect = site.connect ? ` (connect ${figure(site.connect)})` : '';
@@ -136,7 +140,7 @@ function shortFigures(o: TraceObservation): string {
     const parts = [site.lazy ? 'init' : undefined, oneRankOnly(site) ? undefined : 'connect'].filter((x): x is string => x !== undefined);
     return f(site.firstCollective, `first collective${parts.length > 0 ? ` (${parts.join(' + ')})` : ''}`);
   }
-  return `${f(site.creation, site.lazy ? 'creation' : 'call')} · ${f(site.firstCollective, 'first collective')}${site.cold ? ' (cold)' : ''}`;
+  return `${f(site.creation, site.lazy || site.deferred ? 'creation' : 'call')} · ${f(site.firstCollective, 'first collective')}${site.cold ? ' (cold)' : ''}`;
 }
 
 /**
@@ -202,7 +206,7 @@ export function observedMarkdown(o: TraceObservation, openTrace?: string): strin
     for (const s of o.sites) out.push(statsRow(`teardown of ${escapeMarkdown(s.api, 40)} (line ${lineOf(s, o)})`, s.teardown));
   } else {
     const s = o.sites[0]!;
-    out.push(statsRow(`${s.lazy ? 'creation (at the first collective)' : 'creation (the call)'}${s.cold ? ' · cold' : ''}`, s.creation));
+    out.push(statsRow(`${s.lazy ? 'creation (at the first collective)' : s.deferred ? DEFERRED_ROW[s.deferred.kind] : 'creation (the call)'}${s.cold ? ' · cold' : ''}`, s.creation));
     out.push(statsRow('first collective', s.firstCollective));
     out.push(statsRow('↳ connect (first group)', s.connect));
     out.push(statsRow('teardown', s.teardown));

@@ -10,7 +10,8 @@
  *  - its first collective to the call whose window holds the plugin's first group span start;
  *  - its teardown to the call whose window holds `finalize`.
  * Without Python records the site is the plugin's native frame (symbolised by the caller through
- * `symbolize`). Across processes, the k-th communicator of a site in each process is one
+ * `symbolize`); with the C interposer, a creation paid after its call returned (a group's
+ * ncclGroupEnd, ncclCommInitAll, a non-blocking completion) is timed by client/trace/grouped.ts. Across processes, the k-th communicator of a site in each process is one
  * occurrence; each phase is MAX over its ranks (the critical path), then median/p90 over occurrences.
  * NCCL's own `Init timings` (the `<host>-<pid>.nccl.log` files, NCCL_DEBUG_FILE) are joined to
  * the communicators by client/trace/ncclView.ts and shown beside the figures as NCCL's view.
@@ -20,6 +21,7 @@
  */
 import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
+import { deferredNote, nativeCreation } from './grouped';
 import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import type { NativeFrame } from './nativeFrame';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
@@ -264,7 +266,8 @@ export function phaseStats(xs: Array<number | null>): TracePhaseStats | null {
 
 interface Attributed {
   proc: Proc; comm: Comm; siteKey: string; site: Omit<TraceSite, 'count' | 'creation' | 'firstCollective' | 'connect' | 'teardown' | 'memoryBytes' | 'cold' | 'nccl' | 'occurrences' | 'notes'>;
-  creation: { t0: number; t1: number | null } | null; firstColl: { t0: number; t1: number } | null; teardown: { t0: number | null; t1: number } | null;
+  /** `end`: the call's own return, drawn on the timeline when the creation's completion was never seen (a non-blocking call). */
+  creation: { t0: number; t1: number | null; end?: number } | null; firstColl: { t0: number; t1: number } | null; teardown: { t0: number | null; t1: number } | null;
   cold: boolean; notes: string[];
 }
 
@@ -294,7 +297,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       missing.push(`pid ${p.pid}: ${u.api} at ${u.site ? nativeWhere(u.site, symbolize) : 'an unknown caller'} started and never returned — the process hung in it or was killed in it`);
     const comms = [...p.comms.values()].sort((a, b) => a.tInit - b.tInit);
     const coldI = comms[0]?.i;
-    const nTaken = new Set<NativeCall>();
+    const nTaken = new Map<NativeCall, number>();
     for (const c of comms) {
       const notes: string[] = [];
       const made = callAt(p.calls, c.tInit, c.tidInit, () => true);
@@ -317,8 +320,9 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       }
       const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
       // The C interposer's calls: the creating call when no Python call holds init, the teardown call when no Python one holds finalize.
-      const nMade = siteCall ? null : nativeCallAt(p.ncalls, c.tInit, c.tidInit, 'create', nTaken);
-      if (nMade) nTaken.add(nMade);
+      const nCreation = siteCall ? null : nativeCreation(p.ncalls, c, nTaken);
+      const nMade = nCreation?.call ?? null, paid = nCreation && deferredNote(nCreation, (f) => nativeWhere(f, symbolize));
+      if (paid) notes.push(paid.note);
       const nTd = td.call || !c.fin ? null : nativeCallAt(p.ncalls, c.fin.t, null, 'teardown');
       let site: Attributed['site'];
       if (siteCall) {
@@ -332,7 +336,8 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
         const name = loc ? where(loc)! : frameOf ? `${frameOf.obj}+${offsetOf(frameOf)}` : '(unknown)';
         site = { key: `native:${name}:${nMade.api}`, source: 'native', api: nMade.api, file: loc?.file ?? frameOf?.obj ?? null, line: loc?.line ?? null,
           func: loc?.func ?? (frameOf?.sym || null), chain: [], lazy: false,
-          firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: nTd?.site ? nativeWhere(nTd.site, symbolize) : c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null };
+          firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: nTd?.site ? nativeWhere(nTd.site, symbolize) : c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null,
+          ...(paid ? { deferred: paid.deferred } : {}) };
       } else {
         const loc = c.site ? symbolize(c.site) : null;
         if (c.site) notes.push('native site: creation is known only as the moment NCCL reached the plugin (trace with --interpose to time the creating call itself)');
@@ -342,7 +347,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
           line: loc?.line ?? null, func: loc?.func ?? (c.site?.sym || null), chain: [], lazy: false,
           firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null };
       }
-      const creation = siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : nMade ? { t0: nMade.t0, t1: nMade.t1 } : { t0: c.tInit, t1: null };
+      const creation = siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : nMade ? { t0: nMade.t0, t1: nCreation!.t1, end: nMade.t1 } : { t0: c.tInit, t1: null };
       const teardown = td.call ? { t0: td.call.t0, t1: td.call.t1 } : nTd ? { t0: nTd.t0, t1: nTd.t1 } : c.fin ? { t0: null, t1: c.fin.t } : null;
       if (!c.fin) missing.push(`communicator ${c.commId} (rank ${c.rank} of ${c.nranks}, pid ${p.pid}) never reached finalize: not torn down before the process ended, or the process was killed`);
       if (c.nranks > 1 && !c.connect) notes.push(`communicator ${c.commId} of pid ${p.pid} ran no collective (no connect recorded)`);
@@ -423,7 +428,7 @@ function rankSpans(a: Attributed): TraceRankSpans {
   const span = (t0: number | null, t1: number | null): [number, number] | null => (t0 !== null && t1 !== null ? [(t0 + d) / NS, (t1 + d) / NS] : null);
   return {
     rank: a.proc.rank ?? c.rank, pid: a.proc.pid, host: a.proc.host, commRank: c.rank,
-    creation: a.creation ? span(a.creation.t0, a.creation.t1 ?? a.creation.t0) : null, init: (c.tInit + d) / NS,
+    creation: a.creation ? span(a.creation.t0, a.creation.t1 ?? a.creation.end ?? a.creation.t0) : null, init: (c.tInit + d) / NS,
     firstCollective: a.firstColl ? span(a.firstColl.t0, a.firstColl.t1) : null,
     connect: c.connect ? span(c.connect.t0, c.connect.t1) : null,
     teardown: a.teardown ? span(a.teardown.t0 ?? a.teardown.t1, a.teardown.t1) : null,

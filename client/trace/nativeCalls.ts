@@ -2,7 +2,9 @@
  * The C interposer's records (native/interposer/, `<host>-<pid>.native.jsonl`; pure, no I/O):
  * one `ncall` line per NCCL lifecycle call the program made directly (ncclCommInitRank, …Config,
  * …All, …Scalable, ncclCommSplit, Shrink, Grow, Finalize, Destroy, Abort, Revoke), with the call's
- * own window (CLOCK_MONOTONIC ns), its thread, its result and the caller's return address.
+ * own window (CLOCK_MONOTONIC ns), its thread, its result and the caller's return address; and the
+ * ncclGroupEnd that paid grouped creations and the ncclCommGetAsyncError that first saw a
+ * non-blocking one done (client/trace/grouped.ts).
  * merge.ts joins them to the plugin's communicators by time window and thread, as the Python
  * hook's calls: the call whose window holds the plugin's `init` created the communicator; the
  * teardown call whose window holds `finalize` tore it down.
@@ -22,6 +24,13 @@ export interface NativeCall {
   comm: string;
   parent: string;
   site: NativeFrame | null;
+  /** Inside ncclGroupStart/End: this thread's n-th outermost group (a creation: the group it is queued in; ncclGroupEnd: the group it ends). */
+  group?: number;
+  /** The communicator's size and this call's rank in it, when the call names them. */
+  nranks?: number;
+  rank?: number;
+  /** ncclCommGetAsyncError: the state it reported (the first poll that saw a non-blocking creation done). */
+  async?: number;
 }
 
 /** The calls that create a communicator. */
@@ -37,7 +46,12 @@ export function nativeCallOf(r: Record<string, unknown>, frame: (v: unknown) => 
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   const t0 = num(r.t0), t1 = num(r.t1), rc = num(r.r);
   if (typeof r.api !== 'string' || t0 === null || t1 === null || rc === null || t1 < t0) return null;
-  return { api: r.api, t0, t1, tid: num(r.tid), r: rc, comm: typeof r.comm === 'string' ? r.comm : '', parent: typeof r.parent === 'string' ? r.parent : '', site: frame(r.site) };
+  const call: NativeCall = { api: r.api, t0, t1, tid: num(r.tid), r: rc, comm: typeof r.comm === 'string' ? r.comm : '', parent: typeof r.parent === 'string' ? r.parent : '', site: frame(r.site) };
+  for (const k of ['group', 'nranks', 'rank', 'async'] as const) {
+    const v = num(r[k]);
+    if (v !== null) call[k] = v;
+  }
+  return call;
 }
 
 /** ncclInProgress: a non-blocking creation returned before the communicator was made. */

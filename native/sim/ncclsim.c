@@ -28,6 +28,20 @@
  *   COMMCOST_SIM_VERSION < 22200. A 1-rank communicator never pays it.
  * - Non-blocking init (config.blocking = 0) returns ncclInProgress at once and runs on its own
  *   thread; ncclCommAbort interrupts it.
+ * - Groups (simGroup.c, as NCCL's group.cc): ncclGroupStart/End count a per-thread depth. Inside a
+ *   group, ncclCommInitRank, ncclCommInitRankConfig and ncclCommSplit return ncclSuccess at once with
+ *   the communicator pointer set but not usable (ncclAllReduce on it: ncclInvalidUsage); the
+ *   outermost ncclGroupEnd runs every queued creation, each on its own thread (so one thread may
+ *   create several ranks of one communicator: one process, several simulated devices), and returns
+ *   when all are done with the first error. With non-blocking communicators it marks them
+ *   ncclInProgress, runs them in the background and returns ncclInProgress; ncclCommGetAsyncError
+ *   reports ncclInProgress until each is done. A group mixing blocking and non-blocking
+ *   communicators is refused (ncclInvalidArgument), a call refused inside a group fails its
+ *   ncclGroupEnd too, and ncclGroupEnd outside a group is ncclInvalidUsage. ncclCommInitAll(comms,
+ *   ndev, devlist) = ncclGetUniqueId + one grouped init per device (devlist within
+ *   COMMCOST_SIM_GPUS, no repeats). Not modelled: grouped shrink/grow/destroy/abort (they run at
+ *   the call, as outside a group), collectives queued in a group (they run at the call), and the
+ *   device: the ranks of one process share its memory counter and its one-time kernel load.
  * - Version gates inside the library (symbols are always exported): ncclCommGetUniqueId and
  *   ncclCommGrow answer ncclInvalidUsage below 22902, ncclCommSuspend/Resume/MemStats below 22907
  *   (lastError "... is not supported in simulated 2.28.9"). The addon itself refuses these calls
@@ -113,7 +127,8 @@
  *   simBootstrap.c   the rendezvous server
  *   simComm.c        communicator state, hooks, rendezvous client, config, creation cost
  *   simProfiler.c    the profiler-plugin region
- *   simInit.c        ncclGetUniqueId, NCCL's log, ncclCommInitRank/Config
+ *   simInit.c        ncclGetUniqueId, NCCL's log, ncclCommInitRank/Config, ncclCommInitAll
+ *   simGroup.c       ncclGroupStart/End, the creations deferred to the group's end
  *   simReshape.c     split, shrink, grow, revoke, windows, suspend/resume, MemStats
  *   simCollectives.c registration, ncclAllReduce
  *   simTeardown.c    finalize, destroy, abort
@@ -172,6 +187,3 @@ EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
   *rank = comm->rank;
   return ncclSuccess;
 }
-
-EXPORT ncclResult_t ncclGroupStart(void) { return ncclSuccess; }
-EXPORT ncclResult_t ncclGroupEnd(void) { return ncclSuccess; }

@@ -88,6 +88,7 @@ struct SimComm {
   int growIdPending;
   pthread_mutex_t lock; /* guards everything below */
   int dead, revoked, abortFlag, suspended, connected;
+  int deferred; /* created inside a group: its creation waits for ncclGroupEnd (simGroup.c) */
   int splitShare; /* children of ncclCommSplit share this communicator's resources */
   int shrunkWithAbort; /* this rank made a child of it with ncclCommShrink(NCCL_SHRINK_ABORT) */
   double revokeUntil; /* nowMs() when a revoke is quiet */
@@ -177,6 +178,27 @@ ncclResult_t enqueueOpData(ncclComm_t c, double bytes, double extraMs, uintptr_t
 ncclResult_t enqueueOp(ncclComm_t c, double bytes, double extraMs);
 double registrationExtra(ncclComm_t c, uintptr_t buf);
 int commPending(ncclComm_t c);
+
+/* simGroup.c: a creation queued inside ncclGroupStart/End, run by the outermost ncclGroupEnd. `c`: the
+ * communicator it makes (NULL for a split with NCCL_SPLIT_NOCOLOR); `arg` is freed with the job. */
+typedef struct GroupJob {
+  ncclResult_t (*run)(struct GroupJob*);
+  ncclComm_t c;
+  const char* fn;
+  void* arg;
+  int blocking;
+  ncclResult_t result;
+  pthread_t thread;
+  int threaded;
+  struct GroupJob* next;
+} GroupJob;
+int groupDepthNow(void);
+void groupStartInternal(void);
+ncclResult_t groupEndInternal(void);
+/* Queues `job` (taking it); ncclInvalidArgument when it mixes blocking and non-blocking communicators. */
+ncclResult_t groupDefer(GroupJob* job);
+/* A creation refused inside the group: the group's end fails with `r` and runs nothing. */
+void groupSetError(ncclResult_t r);
 
 /* simInit.c */
 void logChild(const char* fn, ncclComm_t c, ncclComm_t parent, int childCount, int color, int key, double t0, double tBoot, int complete);

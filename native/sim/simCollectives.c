@@ -62,9 +62,10 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
   (void)recvbuff; (void)stream;
   if (!validComm(comm) || typeSize(datatype) == 0 || op < 0 || op > 4) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
   pthread_mutex_lock(&comm->lock);
-  int dead = comm->dead, revoked = comm->revoked, suspended = comm->suspended;
+  int dead = comm->dead, revoked = comm->revoked, suspended = comm->suspended, deferred = comm->deferred;
   ncclResult_t async = comm->asyncError;
   pthread_mutex_unlock(&comm->lock);
+  if (deferred) { setLastError("%s: the communicator's creation has not run yet (it was created inside a group: call ncclGroupEnd first)", fn); return ncclInvalidUsage; }
   if (comm->finalized || dead) { setLastError("%s: communicator finalized or aborted", fn); return ncclInvalidUsage; }
   if (revoked) { setLastError("%s: communicator was revoked", fn); return ncclInvalidUsage; }
   if (suspended) { setLastError("%s: communicator is suspended (ncclCommResume first)", fn); return ncclInvalidUsage; }

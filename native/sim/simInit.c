@@ -1,6 +1,7 @@
 /*
  * simInit.c: ncclGetUniqueId, NCCL's debug log (INIT INFO lines, "Init timings") and communicator
- * creation by ncclCommInitRank/Config (blocking and non-blocking).
+ * creation by ncclCommInitRank/Config (blocking and non-blocking; inside a group deferred to ncclGroupEnd,
+ * simGroup.c) and ncclCommInitAll (one group of ndev ranks in this process).
  * Part of the simulated NCCL (test fixture); the model is described in ncclsim.c.
  */
 #include "ncclsim_internal.h"
@@ -145,6 +146,8 @@ static void* initThread(void* arg) {
   return NULL;
 }
 
+static ncclResult_t initJob(GroupJob* job) { return runInit(job->c, job->fn); }
+
 static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank, const void* config,
                              const char* fn) {
   if (!out || nranks <= 0 || rank < 0 || rank >= nranks) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
@@ -159,6 +162,15 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
   ncclComm_t c = newComm(l.addr, l.port, l.tag, nranks, rank, blocking);
   if (c) c->splitShare = configSplitShare(config);
   if (!c) return ncclSystemError;
+  if (groupDepthNow() > 0) {
+    /* Inside ncclGroupStart/End: the pointer is set now, the work waits for ncclGroupEnd (simGroup.c). */
+    GroupJob* job = (GroupJob*)calloc(1, sizeof *job);
+    if (!job) return ncclSystemError;
+    job->run = initJob; job->c = c; job->fn = fn; job->blocking = blocking;
+    if ((r = groupDefer(job)) != ncclSuccess) return r;
+    *out = c;
+    return ncclSuccess;
+  }
   if (blocking) {
     r = runInit(c, fn);
     if (r != ncclSuccess) return r;
@@ -178,11 +190,39 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
   return ncclInProgress;
 }
 
+/* initRank; a call refused inside a group fails the group too (NCCL's ncclGroupErrCheck). */
+static ncclResult_t initRankChecked(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank, const void* config, const char* fn) {
+  ncclResult_t r = initRank(out, nranks, commId, rank, config, fn);
+  if (r != ncclSuccess && r != ncclInProgress && groupDepthNow() > 0) groupSetError(r);
+  return r;
+}
+
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  return initRank(comm, nranks, commId, rank, NULL, "ncclCommInitRank");
+  return initRankChecked(comm, nranks, commId, rank, NULL, "ncclCommInitRank");
 }
 
 EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, void* config) {
-  return initRank(comm, nranks, commId, rank, config, "ncclCommInitRankConfig");
+  return initRankChecked(comm, nranks, commId, rank, config, "ncclCommInitRankConfig");
 }
 
+
+/* As NCCL: a unique id, then one ncclCommInitRank per device inside a group of its own, so the ranks
+ * are created together at its end (each on its own thread) and the call returns when all are. */
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  const char* fn = "ncclCommInitAll";
+  if (!comms || ndev < 0) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  int gpus = settings()->gpus;
+  for (int i = 0; i < ndev; i++) {
+    int dev = devlist ? devlist[i] : i;
+    if (dev < 0 || dev >= gpus) { setLastError("%s: invalid device %d (%d simulated devices)", fn, dev, gpus); return ncclInvalidArgument; }
+    for (int j = 0; devlist && j < i; j++)
+      if (devlist[j] == dev) { setLastError("%s: device %d listed twice", fn, dev); return ncclInvalidUsage; }
+  }
+  if (ndev == 0) return ncclSuccess;
+  ncclUniqueId id;
+  ncclResult_t r = ncclGetUniqueId(&id);
+  if (r != ncclSuccess) return r;
+  groupStartInternal();
+  for (int i = 0; i < ndev; i++) initRankChecked(comms + i, ndev, id, i, NULL, fn); /* an error fails the group's end, as NCCL */
+  return groupEndInternal();
+}

@@ -8,24 +8,17 @@
 
 typedef struct { int32_t color, key; } SplitPayload;
 
-EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, void* config) {
+/* The work of a split: the color/key exchange on the parent, then the child's creation. `child`: the
+ * communicator a grouped split already handed out (filled in here), or NULL to make one. */
+static ncclResult_t splitWork(ncclComm_t comm, int color, int key, int blocking, ncclComm_t child, ncclComm_t* made, double tSplit) {
   const char* fn = "ncclCommSplit";
-  double tSplit = nowMs();
-  if (!validComm(comm) || !newcomm) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
-  *newcomm = NULL;
-  if (color < -1) { setLastError("%s: invalid color %d", fn, color); return ncclInvalidArgument; }
-  if (commDead(comm)) { setLastError("%s: communicator aborted", fn); return ncclInvalidUsage; }
-  int blocking;
-  ncclResult_t r = parseConfig(config, comm->blocking, &blocking);
-  if (r != ncclSuccess) return r;
-  if ((r = hooks(fn, comm->rank, comm)) != ncclSuccess) return r;
   SplitPayload mine = { color, key };
   SplitPayload* all = (SplitPayload*)calloc((size_t)comm->nranks, sizeof *all);
   if (!all) return ncclSystemError;
   uint64_t seq = comm->seq + 1;
-  r = commRendezvous(comm, &mine, sizeof mine, all, fn);
+  ncclResult_t r = commRendezvous(comm, &mine, sizeof mine, all, fn);
   if (r != ncclSuccess) { free(all); return r; }
-  if (color == -1) { free(all); return blocking ? ncclSuccess : ncclInProgress; }
+  if (color == -1) { free(all); return ncclSuccess; }
   /* Members ordered by key, then parent rank. */
   int n = 0, newRank = 0;
   for (int i = 0; i < comm->nranks; i++) {
@@ -35,8 +28,9 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   }
   free(all);
   uint64_t childTag = mix64(comm->tag ^ mix64(seq * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uint32_t)color));
-  ncclComm_t c = newComm(comm->addr, comm->port, childTag, n, newRank, blocking);
-  if (!c) return ncclSystemError;
+  ncclComm_t c = child;
+  if (c) { c->tag = childTag; c->nranks = n; c->rank = newRank; }
+  else if (!(c = newComm(comm->addr, comm->port, childTag, n, newRank, blocking))) return ncclSystemError;
   c->splitShare = comm->splitShare;
   /* NCCL's log of a split child: no commId, the parent, its child count, color and key. */
   logChild(fn, c, comm, (int)seq, color, key, tSplit, 0, 0);
@@ -53,7 +47,47 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     return r;
   }
   logChild(fn, c, comm, (int)seq, color, key, tSplit, tBoot, 1);
-  *newcomm = c;
+  if (made) *made = c;
+  return ncclSuccess;
+}
+
+typedef struct { ncclComm_t parent; int color, key; double tSplit; } SplitArgs;
+
+static ncclResult_t splitJob(GroupJob* job) {
+  SplitArgs* a = (SplitArgs*)job->arg;
+  return splitWork(a->parent, a->color, a->key, job->blocking, job->c, NULL, a->tSplit);
+}
+
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, void* config) {
+  const char* fn = "ncclCommSplit";
+  double tSplit = nowMs();
+  ncclResult_t r = ncclSuccess;
+  if (!validComm(comm) || !newcomm) { setLastError("%s: invalid argument", fn); r = ncclInvalidArgument; }
+  else {
+    *newcomm = NULL;
+    if (color < -1) { setLastError("%s: invalid color %d", fn, color); r = ncclInvalidArgument; }
+    else if (commDead(comm)) { setLastError("%s: communicator aborted", fn); r = ncclInvalidUsage; }
+  }
+  int blocking = 1;
+  if (r == ncclSuccess) r = parseConfig(config, comm->blocking, &blocking);
+  if (r == ncclSuccess) r = hooks(fn, comm->rank, comm);
+  if (r != ncclSuccess) {
+    if (groupDepthNow() > 0) groupSetError(r);
+    return r;
+  }
+  if (groupDepthNow() > 0) {
+    /* Inside ncclGroupStart/End: the child is handed out now (NULL for NCCL_SPLIT_NOCOLOR), made at ncclGroupEnd. */
+    ncclComm_t c = color == -1 ? NULL : newComm(comm->addr, comm->port, 0, 1, 0, blocking);
+    GroupJob* job = (GroupJob*)calloc(1, sizeof *job);
+    SplitArgs* a = (SplitArgs*)calloc(1, sizeof *a);
+    if ((color != -1 && !c) || !job || !a) { free(job); free(a); groupSetError(ncclSystemError); return ncclSystemError; }
+    a->parent = comm; a->color = color; a->key = key; a->tSplit = tSplit;
+    job->run = splitJob; job->c = c; job->fn = fn; job->arg = a; job->blocking = blocking;
+    if ((r = groupDefer(job)) != ncclSuccess) return r;
+    *newcomm = c;
+    return ncclSuccess;
+  }
+  if ((r = splitWork(comm, color, key, blocking, NULL, newcomm, tSplit)) != ncclSuccess) return r;
   return blocking ? ncclSuccess : ncclInProgress;
 }
 

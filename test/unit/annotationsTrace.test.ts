@@ -201,6 +201,22 @@ test('words: a null phase is "not measured" with the trace\'s note; 1-rank commu
   assert.match(bare, /a phase not measured\\: the trace recorded no such event/);
 });
 
+test('words: a creation paid after its call (a group\'s ncclGroupEnd, a non-blocking completion) says so in the sentence, the row and the note', () => {
+  const t = raw();
+  const split = t.sites.find((s) => s.api === 'split_group')!;
+  split.deferred = { kind: 'group', api: 'ncclGroupEnd', at: 'bench.c:42' };
+  split.notes = ['created in a group: paid at bench.c:42 of ncclGroupEnd'];
+  const at = () => observeDocument('/ws/examples/trace/torch_tp_reshape.py', ['/ws'], exampleSites, [loaded(t)]).get(lineOf(EXAMPLE, 'dist.split_group('))!;
+  assert.match(observedSentence(at()), /created in a group \(paid at its ncclGroupEnd\) in /);
+  assert.match(observedLabel(at()), /observed [^·]+ creation · /);
+  const md = observedMarkdown(at());
+  assert.match(md, /creation \(the call → its ncclGroupEnd\)/);
+  assert.match(md, /created in a group\\: paid at bench\\\.c\\:42 of ncclGroupEnd/);
+  split.deferred = { kind: 'nonblocking', api: 'ncclCommGetAsyncError', at: 'bench.c:50' };
+  assert.match(observedSentence(at()), /created non-blocking \(to its completion\) in /);
+  assert.match(observedMarkdown(at()), /creation \(the call → completion\)/);
+});
+
 test('words: a simulated trace is SIMULATED in every surface; a 1-rank job says 1 rank; several occurrences give p90 and n', () => {
   const t = raw();
   t.simulated = true;
