@@ -110,9 +110,13 @@ function deadlineMs(text: string | undefined): number | null {
 
 /**
  * Runs `command` traced (client/trace/run.ts), prints the table to `out` and saves the trace.
- * SIGINT/SIGTERM to this process are passed on to the job (the trace is then partial).
+ * The job runs in a process group of its own, so a terminal's Ctrl-C reaches it once, through
+ * this process: the first Ctrl-C (or SIGTERM, SIGHUP) is passed on once and the job is given the
+ * time its own handler takes; a second Ctrl-C ends it (SIGTERM to its group, SIGKILL 5 s later).
+ * The trace is then partial.
  * @returns the job's exit code (1 when it died by a signal or the trace could not be saved)
- * @throws CommcostError BAD_INPUT for an empty command, a bad flag or missing artifacts
+ * @throws CommcostError BAD_INPUT for an empty command, a bad flag, an --out or --html that is a
+ *   link or a folder (before the job runs) or missing artifacts
  */
 export async function traceCommand(command: string[], flags: TraceFlags, io: { out: (t: string) => void; err: (t: string) => void; cwd: string; base?: string }): Promise<number> {
   const deadline = deadlineMs(flags.deadline);
@@ -122,22 +126,40 @@ export async function traceCommand(command: string[], flags: TraceFlags, io: { o
     const problem = await outputTargetProblem(html, `--html ${flags.html}`);
     if (problem) throw problem;
   }
-  const abort = new AbortController();
-  const onInt = () => abort.abort('SIGINT'), onTerm = () => abort.abort('SIGTERM');
+  const abort = new AbortController(), force = new AbortController();
+  let presses = 0;
+  const onInt = () => {
+    presses++;
+    if (presses === 1) {
+      io.err('commcost trace: Ctrl-C passed on to the job; waiting for it to end (Ctrl-C again ends it: SIGTERM, then SIGKILL 5 s later)\n');
+      abort.abort('SIGINT');
+    } else if (presses === 2) {
+      io.err('commcost trace: ending the job (SIGTERM to its process group, SIGKILL 5 s later)\n');
+      force.abort();
+    }
+  };
+  const onTerm = () => abort.abort('SIGTERM'), onHup = () => abort.abort('SIGHUP');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
+  process.on('SIGHUP', onHup);
   let r: Awaited<ReturnType<typeof runTrace>>;
   try {
-    const common = { command, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit' as const, signal: abort.signal, ncclLog: flags.ncclLog !== false, interpose: !!flags.interpose };
+    const common = {
+      command, base: io.base ?? __dirname, simulate: !!flags.simulate, deadlineMs: deadline, ...(flags.out ? { out: flags.out } : {}), stdio: 'inherit' as const,
+      signal: abort.signal, force: force.signal, killAfterMs: null, ncclLog: flags.ncclLog !== false, interpose: !!flags.interpose,
+    };
     if (flags.cwd !== undefined && flags.host === undefined) throw new CommcostError('BAD_INPUT', '--cwd is the job\'s folder on the --host; without --host the job runs in this folder', { hint: 'cd to the folder, or add --host H' });
     r = flags.host === undefined
-      ? await runTrace({ ...common, cwd: io.cwd })
+      ? await runTrace({ ...common, cwd: io.cwd, processGroup: true })
       : await runRemoteTrace({ ...common, host: flags.host, localCwd: io.cwd, ...(flags.cwd !== undefined ? { remoteCwd: flags.cwd } : {}), hostKeyPolicy: flags.acceptNewHostKey ? 'accept-new' : 'refuse',
         ...(flags.sshConfig !== undefined ? { sshConfigPath: flags.sshConfig } : {}), ...(flags.knownHosts !== undefined ? { knownHostsPath: flags.knownHosts } : {}), log: (l) => io.err(`commcost trace: ${terminalSafe(l)}\n`) });
   } finally {
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onHup);
   }
+  for (const x of r.leftovers?.recovered ?? []) io.err(`commcost trace: an earlier trace ended before saving (its commcost process was killed); its records are saved as ${terminalSafe(x.file)}\n`);
+  for (const x of r.leftovers?.kept ?? []) io.err(`commcost trace: kept ${terminalSafe(x.dir)}: ${terminalSafe(x.why)}\n`);
   if (r.startError) io.err(`commcost trace: ${terminalSafe(r.startError)}\n`);
   io.out(formatTrace(r.trace));
   if (r.saveError !== undefined) {

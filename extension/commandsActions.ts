@@ -8,6 +8,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import type { TraceFile } from '../protocol/trace';
 import { errorText } from '../client/errors';
 import type { Profile } from '../readings/profiles';
 import type { RunFolder } from '../client/profileStore';
@@ -95,6 +96,22 @@ export async function exportRunReport(env: ActionEnv, run: RunFile, runPath: str
     else if (a === REVEAL) void revealRunFile(out);
   });
   return out;
+}
+
+/**
+ * "Open trace report": the report rendered afresh from the loaded (validated) trace into the
+ * extension's storage (`trace-reports/`, 0700), opened in the browser; an `.html` beside the trace
+ * is never opened (a repository may commit any page there). Errors are shown, not thrown.
+ */
+export async function openTraceReport(env: ActionEnv, trace: TraceFile, tracePath: string): Promise<void> {
+  try {
+    const { freshTraceReport } = await import('../client/trace/htmlTrace');
+    const file = await freshTraceReport(trace, tracePath, join(env.extension.globalStorageUri.fsPath, 'trace-reports'), { bundlePath: join(env.extension.extensionPath, 'dist', 'traceReport.js') });
+    await vscode.env.openExternal(vscode.Uri.file(file));
+  } catch (err) {
+    env.log.error(`trace report of ${tracePath}: ${errorText(err)}`);
+    void vscode.window.showErrorMessage(`commcost: could not open the trace report: ${errorText(err)}`);
+  }
 }
 
 /**

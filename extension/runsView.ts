@@ -8,7 +8,7 @@
  *
  * A "Traces" group (runsViewTraces.ts) lists the traces of the user's own job
  * (`.commcost/traces/*.json`, the annotations' TraceStore, refreshed when it reloads): open (the
- * JSON; its HTML report when one is beside it), use for annotations (the trace the annotations
+ * JSON; its HTML report, rendered afresh from the trace, never the `.html` beside it), use for annotations (the trace the annotations
  * ask first, as the profile picker's trace section chooses it), compare with a run (the run
  * selected with it, else one picked: runsViewTraces.ts `compareTraceWithRun`, shown as a Markdown
  * preview), reveal, delete with confirmation.
@@ -167,9 +167,9 @@ export function registerRunsView(ctx: CommcostContext, env: ActionEnv, runs: Run
       if (t) await vscode.window.showTextDocument(vscode.Uri.file(t.path), { preview: false });
     }),
     vscode.commands.registerCommand('commcost.runs.openTraceReport', async (node?: unknown) => {
+      // Rendered afresh from the validated trace: a `.html` beside it may be anything a repository committed.
       const t = traceOf(node ?? view.selection[0]);
-      const html = t ? tracesGroup([t], undefined, existsSync)?.traces[0]?.html : null;
-      if (html) await vscode.env.openExternal(vscode.Uri.file(html));
+      if (t) await (await actions()).openTraceReport(env, t.trace, t.path);
     }),
     vscode.commands.registerCommand('commcost.runs.useTrace', async (node?: unknown) => {
       const t = traceOf(node ?? view.selection[0]);

@@ -9,12 +9,14 @@
  * a per-file nonce; a `<noscript>` table (HTML-escaped) carries the figures without script.
  * Traces are untrusted (a file from a cloned repository): nothing from them is markup.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isSimulatedTrace, type TraceFile, type TracePhaseStats } from '../../protocol/trace';
 import { CommcostError } from '../errors';
 import { escapeHtml, jsonForScript } from '../htmlReport';
+import { writeFileSafely } from '../safeWrite';
 
 /** Where the trace report bundle is looked for: next to the running bundle (dist/), the source tree's dist/, ./dist. */
 export function traceBundleCandidates(base = __dirname): string[] {
@@ -72,4 +74,23 @@ export function renderTraceReport(trace: TraceFile, opts: { bundlePath?: string;
     `<script nonce="${nonce}">${js}</script>`,
     '</body>', '</html>', '',
   ].join('\n');
+}
+
+/**
+ * The report to open for a trace file (the Runs view's "Open trace report"): always rendered
+ * afresh from the trace (already read through validateTraceFile) into `dir`, never a `.html` found
+ * beside the trace — a cloned repository could commit any page there, and a marker naming the
+ * trace would be as easy to forge as the page. `dir` (the extension's storage) is made 0700; the
+ * file is `<dir>/<sha256 of the trace's path, 16 hex>.html`, written through the safe writer.
+ * @param trace the validated trace
+ * @param tracePath the trace file's path (names the report, shown in nothing)
+ * @param opts.bundlePath / opts.base where the report bundle is ({@link renderTraceReport})
+ * @returns the report's absolute path
+ * @throws CommcostError BAD_INPUT when the bundle is missing or the report cannot be written
+ */
+export async function freshTraceReport(trace: TraceFile, tracePath: string, dir: string, opts: { bundlePath?: string; base?: string } = {}): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, `${createHash('sha256').update(resolve(tracePath)).digest('hex').slice(0, 16)}.html`);
+  await writeFileSafely(file, renderTraceReport(trace, opts), 'the trace report');
+  return file;
 }

@@ -37,14 +37,53 @@ export interface NcclLogEnv {
  * @param base the job's environment before tracing
  * @param recordsDir the folder of the per-process records (absolute)
  * @param enabled false: the user turned it off (--no-nccl-log)
+ * @param elsewhere why the job's ranks may run on other hosts ({@link ranksElsewhere}), where
+ *   `recordsDir` (this machine's) does not exist: NCCL would then fail to open its file and print
+ *   its INFO lines into the job's output, so the log is not asked for (null/absent: all ranks here)
  */
-export function ncclLogEnv(base: NodeJS.ProcessEnv, recordsDir: string, enabled = true): NcclLogEnv {
+export function ncclLogEnv(base: NodeJS.ProcessEnv, recordsDir: string, enabled = true, elsewhere?: string | null): NcclLogEnv {
   if (!enabled) return { add: {}, skipped: "NCCL's log was not asked for (--no-nccl-log)" };
   if (base.NCCL_DEBUG !== undefined && base.NCCL_DEBUG !== '')
     return { add: {}, skipped: `NCCL_DEBUG=${base.NCCL_DEBUG} was set by you: your NCCL log settings were kept, so NCCL's Init timings were not read` };
   if (base.NCCL_DEBUG_FILE !== undefined && base.NCCL_DEBUG_FILE !== '')
     return { add: {}, skipped: 'NCCL_DEBUG_FILE was set by you: your NCCL log settings were kept, so NCCL\'s Init timings were not read' };
+  if (elsewhere)
+    return { add: {}, skipped: `NCCL's log was not asked for: ${elsewhere}, where this machine's records folder does not exist (NCCL would print its log into the job's output); trace with --host on a node whose home the ranks share, or set NCCL_DEBUG_FILE yourself` };
   return { add: { NCCL_DEBUG: 'INFO', NCCL_DEBUG_SUBSYS: 'INIT', NCCL_DEBUG_FILE: `${recordsDir}/%h-%p${NCCL_LOG_SUFFIX}` } };
+}
+
+/** Programs that only start other commands (skipped to find the launcher). */
+const WRAPPERS = new Set(['env', 'nohup', 'time', 'nice', 'ionice', 'stdbuf', 'taskset', 'numactl', 'exec', 'command']);
+/** Launchers that start ranks on other hosts whatever their flags. */
+const REMOTE_LAUNCHERS = new Set(['srun', 'salloc', 'sbatch', 'pdsh', 'clush', 'ssh', 'pbsdsh', 'aprun', 'jsrun', 'flux', 'qsub', 'bsub']);
+/** MPI launchers: other hosts when given hosts, or inside a batch allocation (they read it). */
+const MPI_LAUNCHERS = new Set(['mpirun', 'mpiexec', 'orterun', 'prterun', 'mpiexec.hydra', 'horovodrun', 'deepspeed']);
+const HOST_FLAGS = /^--?(H|host|hosts|hostfile|machinefile|f|hostlist|default-hostfile|include|num_nodes)(=|$)/;
+const ALLOCATION_VARS = ['SLURM_JOB_NODELIST', 'SLURM_NODELIST', 'PBS_NODEFILE', 'LSB_HOSTS', 'LSB_MCPU_HOSTS', 'OMPI_MCA_orte_default_hostfile', 'PRTE_MCA_prte_default_hostfile'];
+
+/**
+ * Why the job's ranks may run on hosts other than this one, or null when its launcher keeps them
+ * here. Looks at the program (after wrappers like `env A=B`, `nohup`, `time`): srun, salloc, sbatch,
+ * pdsh, ssh… always place ranks elsewhere; mpirun, mpiexec, horovodrun and deepspeed do when given
+ * hosts (-H, --host, --hostfile, …) or inside a Slurm, PBS or LSF allocation. torchrun and
+ * `python -m torch.distributed.run` start local ranks only (each node runs its own).
+ * @param command the job's program and arguments
+ * @param env the job's environment (the batch allocation variables are read from it)
+ * @returns a phrase like `the launcher srun may place ranks on other hosts`, or null
+ */
+export function ranksElsewhere(command: readonly string[], env: NodeJS.ProcessEnv): string | null {
+  let i = 0;
+  const name = (a: string | undefined) => (a ?? '').split('/').pop() ?? '';
+  while (i < command.length && (WRAPPERS.has(name(command[i])) || /^\w+=/.test(command[i]!) || (i > 0 && /^-/.test(command[i]!) && WRAPPERS.has(name(command[i - 1]))))) i++;
+  const prog = name(command[i]);
+  if (REMOTE_LAUNCHERS.has(prog)) return `the launcher ${prog} may place ranks on other hosts`;
+  if (MPI_LAUNCHERS.has(prog)) {
+    const flag = command.slice(i + 1).find((a) => HOST_FLAGS.test(a));
+    if (flag) return `${prog} ${flag.split('=')[0]} places ranks on the hosts given`;
+    const alloc = ALLOCATION_VARS.find((v) => env[v]);
+    if (alloc) return `${prog} runs inside a batch allocation (${alloc} is set) and may place ranks on its other hosts`;
+  }
+  return null;
 }
 
 /**

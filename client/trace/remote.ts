@@ -15,8 +15,9 @@
  *    wrapper cds, exports the variables, checks the program is found, writes its pid (= the job's
  *    process group: it runs as a session leader, through `setsid` when sshd did not make it one)
  *    and execs the command. Output is streamed as it comes; the deadline and Ctrl-C signal the
- *    job's whole process group over a second channel (SIGKILL 5 s later).
- * 4. The records folder is `~/.cache/commcost/trace-XXXXXX/records` on the host (the home, not
+ *    job's whole process group over a second channel: a cancel sends its signal once (SIGKILL
+ *    `killAfterMs` later; never for the CLI), the deadline and a forced stop SIGTERM then SIGKILL 5 s later.
+ * 4. The records folder is `~/.cache/commcost/trace-<this host>-<pid>-XXXXXX/records` on the host (the home, not
  *    /tmp: a cluster's nodes share it, so ranks started on other nodes by srun or mpirun write
  *    where the records are read); it is removed once read.
  *    Downloads the per-process records and NCCL's log files (SFTP), symbolises native frames with
@@ -24,6 +25,7 @@
  *    locally; the file's `host` is the SSH host.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join, posix, resolve } from 'node:path';
 import type { ClientChannel } from 'ssh2';
 import { CommcostError, errorText } from '../errors';
@@ -32,9 +34,10 @@ import { resolveTarget } from '../hosts';
 import { linkedCommcostDirProblem, writeFileSafely } from '../safeWrite';
 import { SshSession, type HostKeyPolicy } from '../sshSession';
 import { interposerEnv, ncclLogEnv } from './jobEnv';
+import { KILL_GRACE_MS } from './localJob';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation, type Symbolizer } from './merge';
 import { NCCL_LOG_SUFFIX } from './ncclView';
-import { runTrace, traceEnv, traceName, type TraceRunOptions, type TraceRunResult } from './run';
+import { checkTraceOut, defaultTraceFile, runTrace, traceEnv, type TraceRunOptions, type TraceRunResult } from './run';
 
 /** The variables of the host's environment the trace environment builds on (prepends to, chains, or leaves alone). */
 export const REMOTE_ENV_KEYS = ['PYTHONPATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD', 'NCCL_PROFILER_PLUGIN', 'NCCL_DEBUG', 'NCCL_DEBUG_FILE'] as const;
@@ -144,18 +147,19 @@ interface Probe { arch: string; home: string; cwd: string | null; tmp: string; e
  * `records/` and, for `simHash`, `simlib/` links to the simulated NCCL the deploy puts at
  * `~/.cache/commcost/<hash>/native/linux-<arch>/libnccl-sim.so`.
  */
-async function probe(session: SshSession, cwd: string | undefined, simHash: string): Promise<Probe> {
+async function probe(session: SshSession, cwd: string | undefined, simHash: string, owner: string): Promise<Probe> {
   const host = session.target.name;
   const script = [
     'printf "@@commcost-probe\\n"; uname -m; printf "%s\\n" "$HOME"; (cd "$1" 2>/dev/null && pwd -P) || echo',
     'case $(uname -m) in x86_64|amd64) a=x64;; aarch64|arm64) a=arm64;; *) a=;; esac',
     // Under the home, not /tmp: on a cluster the home is shared by the nodes, so ranks that srun or
     // mpirun start on other nodes write their records where they are read.
-    't=$(mkdir -p "$HOME/.cache/commcost" && mktemp -d "$HOME/.cache/commcost/trace-XXXXXX" 2>/dev/null) && mkdir "$t/records" || t=',
+    // Named after this machine and this process (trace-<host>-<pid>-XXXXXX), so that a folder left by a killed trace can be told apart and cleaned.
+    't=$(mkdir -p "$HOME/.cache/commcost" && mktemp -d "$HOME/.cache/commcost/trace-$3-XXXXXX" 2>/dev/null) && mkdir "$t/records" || t=',
     'if [ -n "$2" ] && [ -n "$t" ] && [ -n "$a" ]; then mkdir "$t/simlib"; for n in libnccl.so.2 libnccl.so libcuda.so.1 libcuda.so; do ln -s "$HOME/.cache/commcost/$2/native/linux-$a/libnccl-sim.so" "$t/simlib/$n"; done; fi',
-    'printf "%s\\n" "$t"; shift 2; for v in "$@"; do if x=$(printenv "$v"); then printf "%s=%s\\0" "$v" "$x"; fi; done',
+    'printf "%s\\n" "$t"; shift 3; for v in "$@"; do if x=$(printenv "$v"); then printf "%s=%s\\0" "$v" "$x"; fi; done',
   ].join('\n');
-  const r = await session.run(['sh', '-c', script, 'sh', cwd ?? '.', simHash, ...REMOTE_ENV_KEYS]);
+  const r = await session.run(['sh', '-c', script, 'sh', cwd ?? '.', simHash, owner, ...REMOTE_ENV_KEYS]);
   // What a login shell's startup files print before the script (a banner) is skipped.
   const from = r.stdout.indexOf('@@commcost-probe\n');
   const [arch = '', home = '', dir = '', tmp = '', ...rest] = (from >= 0 ? r.stdout.slice(from + 17) : '').split('\n');
@@ -178,8 +182,7 @@ function distDirOf(base: string): string {
  * Runs `o.command` traced on `o.host`, downloads and merges the records, saves the trace locally.
  * Never throws for what the job does (crash, signal, deadline, cancel, a dropped connection after
  * it started: the trace is then 'partial' and says what is missing).
- * @throws CommcostError BAD_INPUT (empty command, `out` folder missing, a `.commcost` or
- *   `.commcost/traces` that is a symbolic link, no plugin for the host's
+ * @throws CommcostError BAD_INPUT (empty command, `out` folder missing, no plugin for the host's
  *   architecture, the remote folder missing), HOST_UNREACHABLE / HOST_KEY_* / AUTH_FAILED
  *   (connect), DEPLOY_FAILED, NO_AGENT (no built dist/)
  */
@@ -197,20 +200,15 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
       mkdirSync(join(o.localCwd, '.commcost', 'traces'), { recursive: true });
     }
     const r = await runTrace({
-      command, cwd, stdio: o.stdio, processGroup: true, out: o.out ? resolve(o.localCwd, o.out) : join(o.localCwd, '.commcost', 'traces', `${new Date().toISOString().replace(/[:.]/g, '-')}-${traceName(command)}.json`),
+      command, cwd, stdio: o.stdio, processGroup: true, out: o.out ? resolve(o.localCwd, o.out) : defaultTraceFile(o.localCwd, command),
       ...(o.base !== undefined ? { base: o.base } : {}), ...(o.simulate !== undefined ? { simulate: o.simulate } : {}), ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
-      ...(o.signal !== undefined ? { signal: o.signal } : {}), ...(o.ncclLog !== undefined ? { ncclLog: o.ncclLog } : {}), ...(o.interpose !== undefined ? { interpose: o.interpose } : {}),
+      ...(o.signal !== undefined ? { signal: o.signal } : {}), ...(o.force !== undefined ? { force: o.force } : {}), ...(o.killAfterMs !== undefined ? { killAfterMs: o.killAfterMs } : {}),
+      ...(o.ncclLog !== undefined ? { ncclLog: o.ncclLog } : {}), ...(o.interpose !== undefined ? { interpose: o.interpose } : {}),
     });
     return { ...r, uploaded: [], remoteCwd: cwd };
   }
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = o.out ? resolve(o.localCwd, o.out) : join(o.localCwd, '.commcost', 'traces', `${stamp}-${traceName(command)}.json`);
-  // Checked before anything runs on the host: a committed .commcost/traces that is a link is refused.
-  const linked = await linkedCommcostDirProblem(dirname(outFile), o.out ? `--out ${o.out}` : 'the trace folder .commcost/traces');
-  if (linked) throw linked;
-  if (!existsSync(dirname(outFile))) {
-    if (o.out) throw new CommcostError('BAD_INPUT', `--out ${o.out}: its folder does not exist`, { hint: 'create the folder or pick another file' });
-  }
+  const outFile = o.out ? resolve(o.localCwd, o.out) : defaultTraceFile(o.localCwd, command);
+  await checkTraceOut(outFile, o.out);
   const payload = await collectPayload(distDirOf(o.base ?? __dirname));
   log(`connecting to ${target.name} (${target.user}@${target.hostname}:${target.port})`);
   const session = await SshSession.connect(target, {
@@ -219,7 +217,7 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   });
   const host = target.name;
   try {
-    const facts = await probe(session, o.remoteCwd, o.simulate ? payload.hash : '');
+    const facts = await probe(session, o.remoteCwd, o.simulate ? payload.hash : '', `${hostname().replace(/[^\w.-]/g, '_').slice(0, 64)}-${process.pid}`);
     const tmp = facts.tmp;
     const arch = archOfUname(facts.arch);
     if (!arch || !facts.cwd) await session.run(['rm', '-rf', '--', tmp || '/nonexistent/commcost']).catch(() => undefined);
@@ -262,13 +260,10 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     if (!ran.lost && missing.length === 0) await removeTemp(session, tmp, files.map((f) => f.name), !!o.simulate).catch(() => undefined);
     const result: RemoteTraceResult = { trace, outFile, exitCode: ran.code, exitSignal: ran.signal, uploaded, remoteCwd: facts.cwd, ...(ran.stopped ? { stopped: ran.stopped } : {}), ...(startError ? { startError } : {}) };
     try {
-      // Checked again (the job ran meanwhile), then never through a link (../safeWrite.ts).
-      const linked = await linkedCommcostDirProblem(dirname(outFile), o.out ? `--out ${o.out}` : 'the trace folder .commcost/traces');
-      if (linked) throw linked;
       mkdirSync(dirname(outFile), { recursive: true });
       await writeFileSafely(outFile, JSON.stringify(trace, null, 1) + '\n', `the trace ${outFile}`);
     } catch (e) {
-      result.saveError = (e as Error).message;
+      result.saveError = errorText(e);
     }
     return result;
   } finally {
@@ -295,7 +290,7 @@ async function runJob(session: SshSession, argv: string[], status: string, o: Re
     let lost: string | undefined;
     const offClose = session.onClose((e) => (lost = e?.message ?? 'closed'));
     // The job's process group, signalled over a second channel; retried while the wrapper has not written its pid yet.
-    const signalGroup = (sig: 'INT' | 'TERM' | 'KILL', tries = 10): void => {
+    const signalGroup = (sig: 'INT' | 'TERM' | 'HUP' | 'KILL', tries = 10): void => {
       if (finished || session.isClosed) return;
       session.run(['sh', '-c', 'read -r w p < "$1" 2>/dev/null && [ "$w" = pid ] && kill -s "$2" -- "-$p" 2>/dev/null', 'sh', status, sig], { timeoutMs: 15_000 }).then(
         (r) => { if (r.code !== 0 && tries > 1) setTimeout(() => signalGroup(sig, tries - 1), 300); },
@@ -303,16 +298,28 @@ async function runJob(session: SshSession, argv: string[], status: string, o: Re
       );
     };
     let killer: NodeJS.Timeout | undefined;
-    const stop = (why: string, sig: 'INT' | 'TERM') => {
+    const killLater = (ms: number) => (killer ??= setTimeout(() => signalGroup('KILL'), ms));
+    // The deadline and a forced stop: SIGTERM, SIGKILL 5 s later.
+    const stop = (why: string) => {
       stopped ??= why;
-      signalGroup(sig);
-      killer ??= setTimeout(() => signalGroup('KILL'), 5000);
+      signalGroup('TERM');
+      killLater(KILL_GRACE_MS);
     };
-    const onAbort = () => stop('cancelled', o.signal?.reason === 'SIGINT' ? 'INT' : 'TERM');
+    // A cancel (Ctrl-C): its signal once; SIGKILL only after killAfterMs (null: never, the job's handler takes its time).
+    const onAbort = () => {
+      stopped ??= 'cancelled';
+      const r: unknown = o.signal?.reason;
+      signalGroup(r === 'SIGINT' ? 'INT' : r === 'SIGHUP' ? 'HUP' : 'TERM');
+      const after = o.killAfterMs === undefined ? KILL_GRACE_MS : o.killAfterMs;
+      if (after !== null) killLater(after);
+    };
+    const onForce = () => stop('cancelled');
     if (o.signal?.aborted) onAbort();
-    o.signal?.addEventListener('abort', onAbort);
+    else o.signal?.addEventListener('abort', onAbort, { once: true });
+    if (o.force?.aborted) onForce();
+    else o.force?.addEventListener('abort', onForce, { once: true });
     const deadline = o.deadlineMs ?? null;
-    const timer = deadline === null ? undefined : setTimeout(() => stop(`deadline of ${deadline / 1000} s`, 'TERM'), deadline);
+    const timer = deadline === null ? undefined : setTimeout(() => stop(`deadline of ${deadline / 1000} s`), deadline);
     channel.on('exit', (c: number | null, s?: string) => {
       code = c ?? null;
       signal = s ? (s.startsWith('SIG') ? s : `SIG${s}`) : null;
@@ -323,6 +330,7 @@ async function runJob(session: SshSession, argv: string[], status: string, o: Re
         if (timer) clearTimeout(timer);
         if (killer) clearTimeout(killer);
         o.signal?.removeEventListener('abort', onAbort);
+        o.force?.removeEventListener('abort', onForce);
         offClose();
         done({ code, signal, ...(stopped ? { stopped } : {}), ...(lost && code === null && signal === null ? { lost } : {}) });
       });

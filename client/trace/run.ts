@@ -10,19 +10,21 @@
  * with a folder where libnccl.so.2 and libcuda.so.1 are the simulated NCCL; NCCL's own Init
  * timings log per process when the user has no NCCL log settings (jobEnv.ts). Then merges the
  * per-process records (merge.ts) and saves the trace file (protocol/trace.ts) in
- * `<cwd>/.commcost/traces/` (or `out`). On an SSH host: remote.ts (the same variables, built here).
+ * `<cwd>/.commcost/traces/` (or `out`) through client/safeWrite.ts. The job runs in localJob.ts;
+ * its records are kept in leftovers.ts's private folder. On an SSH host: remote.ts (the same
+ * variables, built here).
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { TraceFile } from '../../protocol/trace';
-import { CommcostError } from '../errors';
-import { makePrivateDir } from '../privateDir';
-import { linkedCommcostDirProblem, writeFileSafely } from '../safeWrite';
-import { interposerEnv, interposerPath, ncclLogEnv } from './jobEnv';
-import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation } from './merge';
-import { NCCL_LOG_SUFFIX } from './ncclView';
+import { CommcostError, errorText } from '../errors';
+import { linkedCommcostDirProblem, outputTargetProblem, writeFileSafely } from '../safeWrite';
+import { interposerEnv, interposerPath, ncclLogEnv, ranksElsewhere } from './jobEnv';
+import { makeTraceTemp, privateTraceRoot, processStart, readRecords, recoverLeftovers, writeOwner, type LeftoverReport } from './leftovers';
+import { runLocalJob } from './localJob';
+import { mergeTrace, type NativeFrame, type SourceLocation } from './merge';
 
 /**
  * Where the built native artifacts and the Python hook are: `<base>/native` (a bundle's dist/),
@@ -94,9 +96,9 @@ export interface TraceRunOptions {
   base?: string;
   /** Run against commcost's simulated NCCL (every figure then SIMULATED). */
   simulate?: boolean;
-  /** Stop the job (SIGTERM, SIGKILL 5 s later) after this many ms; null or absent: no deadline. */
+  /** Stop the job (SIGTERM to its process group, SIGKILL 5 s later) after this many ms; null or absent: no deadline. */
   deadlineMs?: number | null;
-  /** The trace file to write (absolute, or relative to `cwd`); its folder must exist. */
+  /** The trace file to write (absolute, or relative to `cwd`); its folder must exist; a link or a folder there is refused before the job runs. */
   out?: string;
   /** The environment the job starts from (default process.env). */
   env?: NodeJS.ProcessEnv;
@@ -105,9 +107,17 @@ export interface TraceRunOptions {
    * passed to the callbacks (the extension's output channel). The job's output is never changed.
    */
   stdio: 'inherit' | { stdout: (text: string) => void; stderr: (text: string) => void };
-  /** Aborting stops the job: the reason, when a signal name ('SIGINT', 'SIGTERM'), is sent, else SIGTERM; SIGKILL 5 s later. */
+  /** Aborting asks the job to stop: the reason, when a signal name ('SIGINT', 'SIGTERM', 'SIGHUP'), is sent once, else SIGTERM; SIGKILL `killAfterMs` later. */
   signal?: AbortSignal;
-  /** Start the job in a process group of its own and signal the whole group (the extension: a launcher's workers stop too). */
+  /** ms after `signal` aborts before SIGKILL; null: never (the job is given the time its own handler takes; the CLI). Default 5000. */
+  killAfterMs?: number | null;
+  /** Aborting ends the job: SIGTERM now, SIGKILL 5 s later (the CLI's second Ctrl-C). */
+  force?: AbortSignal;
+  /**
+   * Start the job in a process group of its own and signal the whole group (the CLI and the
+   * extension: a launcher's forked ranks stop too, and a terminal's Ctrl-C reaches the job only
+   * through commcost, once).
+   */
   processGroup?: boolean;
   /** Ask NCCL for its Init timings log (NCCL's view; client/trace/jobEnv.ts `ncclLogEnv`); default true. */
   ncclLog?: boolean;
@@ -130,107 +140,89 @@ export interface TraceRunResult {
   exitSignal: string | null;
   /** Why the job could not start, when it could not. */
   startError?: string;
+  /** What this trace did with the folders of earlier traces that did not finish (leftovers.ts); local traces only. */
+  leftovers?: LeftoverReport;
 }
 
 /**
- * Runs `o.command` traced, merges the records and saves the trace file (write then rename).
+ * Runs `o.command` traced, merges the records and saves the trace file (client/safeWrite.ts: never
+ * through a link, a failed write leaves any previous file whole and no temp file). First saves the
+ * records of earlier traces that did not finish (leftovers.ts `recoverLeftovers`). The records are
+ * kept in this user's private folder (leftovers.ts), removed once the trace is saved, kept for the
+ * next trace when it cannot be.
  * Never throws for what the job does (crash, signal, cancel: the trace is then 'partial').
- * @throws CommcostError BAD_INPUT for an empty command, an `out` whose folder does not exist, a
- *   `.commcost` or `.commcost/traces` that is a symbolic link, or
- *   missing native artifacts ({@link traceArtifacts})
+ * @throws CommcostError BAD_INPUT for an empty command, an `out` whose folder does not exist or that
+ *   is a link or a folder (before the job runs), a private records folder that is not this user's,
+ *   or missing native artifacts ({@link traceArtifacts})
  */
 export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
   const command = o.command;
   if (command.length === 0) throw new CommcostError('BAD_INPUT', 'commcost trace needs a command after --', { hint: 'e.g. commcost trace -- torchrun --nproc-per-node=1 train.py' });
   const art = traceArtifacts(o.base);
-  const tracesDir = join(o.cwd, '.commcost', 'traces');
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = o.out ? resolve(o.cwd, o.out) : join(tracesDir, `${stamp}-${traceName(command)}.json`);
-  // A committed .commcost or .commcost/traces that is a link (even a dangling one) is refused.
-  const linked = await linkedCommcostDirProblem(dirname(outFile), o.out ? `--out ${o.out}` : 'the trace folder .commcost/traces');
-  if (linked) throw linked;
-  if (!existsSync(dirname(outFile))) {
-    if (o.out) throw new CommcostError('BAD_INPUT', `--out ${o.out}: its folder does not exist`, { hint: 'create the folder or pick another file' });
-    mkdirSync(dirname(outFile), { recursive: true });
-  }
-  // A private folder of the OS temp folder (mkdtemp, 0700, checked: ../privateDir.ts), removed below.
-  const recordsDir = await makePrivateDir('commcost-trace-');
+  const outFile = o.out ? resolve(o.cwd, o.out) : defaultTraceFile(o.cwd, command);
+  await checkTraceOut(outFile, o.out);
+  if (!o.out) mkdirSync(dirname(outFile), { recursive: true });
+  const root = privateTraceRoot();
+  const leftovers = await recoverLeftovers(root, addr2lineSymbolizer());
+  const base = o.env ?? process.env;
+  const elsewhere = ranksElsewhere(command, base);
+  const ncclLog = ncclLogEnv(base, '', o.ncclLog !== false, elsewhere);
+  const startedAt = new Date().toISOString();
+  const owner = { host: hostname(), command, outFile, startedAt, ...(ncclLog.skipped ? { ncclLogSkipped: ncclLog.skipped } : {}) };
+  const temp = makeTraceTemp(root, owner);
+  let keep = false;
   try {
     let simLibDir: string | undefined;
     if (o.simulate) {
-      simLibDir = join(recordsDir, 'simlib');
+      simLibDir = join(temp.dir, 'simlib');
       mkdirSync(simLibDir);
       for (const n of ['libnccl.so.2', 'libnccl.so', 'libcuda.so.1', 'libcuda.so']) symlinkSync(art.sim, join(simLibDir, n));
     }
-    const dataDir = join(recordsDir, 'records');
-    mkdirSync(dataDir);
-    const env = traceEnv(o.env ?? process.env, dataDir, art, simLibDir);
-    const ncclLog = ncclLogEnv(o.env ?? process.env, dataDir, o.ncclLog !== false);
-    Object.assign(env, ncclLog.add);
-    if (o.interpose) Object.assign(env, interposerEnv(o.env ?? process.env, interposerPath(o.base ?? __dirname)));
-    const startedAt = new Date().toISOString();
-    let stopped: string | undefined;
-    let startError: string | undefined;
-    const deadline = o.deadlineMs ?? null;
-    const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((done) => {
-      const piped = o.stdio !== 'inherit';
-      const child = spawn(command[0]!, command.slice(1), { env, stdio: piped ? ['ignore', 'pipe', 'pipe'] : 'inherit', cwd: o.cwd, detached: !!o.processGroup });
-      if (o.stdio !== 'inherit') {
-        const io = o.stdio;
-        child.stdout?.setEncoding('utf8').on('data', (t: string) => io.stdout(t));
-        child.stderr?.setEncoding('utf8').on('data', (t: string) => io.stderr(t));
-      }
-      const kill = (sig: NodeJS.Signals) => {
-        try {
-          if (o.processGroup && child.pid !== undefined) process.kill(-child.pid, sig);
-          else child.kill(sig);
-        } catch {
-          /* already gone */
-        }
-      };
-      let killer: NodeJS.Timeout | undefined;
-      const stop = (why: string, sig: NodeJS.Signals) => {
-        stopped ??= why;
-        kill(sig);
-        killer ??= setTimeout(() => kill('SIGKILL'), 5000);
-      };
-      const onAbort = () => {
-        const r: unknown = o.signal?.reason;
-        stop('cancelled', r === 'SIGINT' || r === 'SIGTERM' ? r : 'SIGTERM');
-      };
-      if (o.signal?.aborted) onAbort();
-      o.signal?.addEventListener('abort', onAbort);
-      const timer = deadline === null ? undefined : setTimeout(() => stop(`deadline of ${deadline / 1000} s`, 'SIGTERM'), deadline);
-      let finished = false;
-      const finish = (r: { code: number | null; signal: string | null }) => {
-        if (finished) return;
-        finished = true;
-        if (timer) clearTimeout(timer);
-        if (killer) clearTimeout(killer);
-        o.signal?.removeEventListener('abort', onAbort);
-        done(r);
-      };
-      child.on('error', (e) => {
-        startError = `could not start ${command[0]}: ${e.message}`;
-        finish({ code: 127, signal: null });
-      });
-      child.on('close', (c, s) => finish({ code: c, signal: s }));
+    const dataDir = temp.records;
+    const env = traceEnv(base, dataDir, art, simLibDir);
+    Object.assign(env, ncclLogEnv(base, dataDir, o.ncclLog !== false, elsewhere).add);
+    if (o.interpose) Object.assign(env, interposerEnv(base, interposerPath(o.base ?? __dirname)));
+    const ran = await runLocalJob(command, {
+      env, cwd: o.cwd, stdio: o.stdio, processGroup: !!o.processGroup, deadlineMs: o.deadlineMs ?? null,
+      ...(o.signal ? { signal: o.signal } : {}), ...(o.force ? { force: o.force } : {}), ...(o.killAfterMs !== undefined ? { killAfterMs: o.killAfterMs } : {}),
+      onStart: (pid) => writeOwner(temp.dir, { pid: process.pid, pidStart: processStart(process.pid), ...owner, ...(o.processGroup ? { jobPgid: pid } : {}) }),
     });
-    const files: RecordFile[] = readdirSync(dataDir)
-      .filter((n) => n.endsWith('.jsonl') || n.endsWith(NCCL_LOG_SUFFIX))
-      .map((n) => ({ name: n, text: readFileSync(join(dataDir, n), 'utf8') }));
+    const { code, signal, stopped, startError } = ran;
+    const files = readRecords(dataDir);
     const trace = mergeTrace(files, { command, startedAt, endedAt: new Date().toISOString(), exitCode: code, signal, ...(stopped ? { stopped } : {}), host: hostname(), ...(ncclLog.skipped ? { ncclLogSkipped: ncclLog.skipped } : { ncclLogAsked: true }) }, addr2lineSymbolizer());
-    const result: TraceRunResult = { trace, outFile, exitCode: code, exitSignal: signal, ...(stopped ? { stopped } : {}), ...(startError ? { startError } : {}) };
+    const result: TraceRunResult = { trace, outFile, exitCode: code, exitSignal: signal, leftovers, ...(stopped ? { stopped } : {}), ...(startError ? { startError } : {}) };
     try {
-      // Never through a link, never in place (temp file O_EXCL|O_NOFOLLOW + rename: ../safeWrite.ts).
       await writeFileSafely(outFile, JSON.stringify(trace, null, 1) + '\n', `the trace ${outFile}`);
     } catch (e) {
-      result.saveError = (e as Error).message;
+      // Nothing is lost: the records stay, and the next trace saves them (leftovers.ts).
+      keep = files.length > 0;
+      result.saveError = `${errorText(e)}${keep ? ` (the job's records are kept in ${temp.dir}; the next commcost trace saves them as a recovered trace)` : ''}`;
     }
     return result;
   } finally {
-    rmSync(recordsDir, { recursive: true, force: true });
+    if (!keep) rmSync(temp.dir, { recursive: true, force: true });
   }
+}
+
+/** `<cwd>/.commcost/traces/<time>-<name>.json`: where a trace of `command` is saved by default. */
+export function defaultTraceFile(cwd: string, command: readonly string[]): string {
+  return join(cwd, '.commcost', 'traces', `${new Date().toISOString().replace(/[:.]/g, '-')}-${traceName(command)}.json`);
+}
+
+/**
+ * Checks, before the job runs, that the trace can be written at `outFile`: its folder exists (when
+ * given by --out) and it is not a link, a folder or anything but a regular file.
+ * @param given the --out text as the user wrote it (absent: the default file)
+ * @throws CommcostError BAD_INPUT saying what is wrong and what to do
+ */
+export async function checkTraceOut(outFile: string, given?: string): Promise<void> {
+  const label = given !== undefined ? `--out ${given}` : `the trace ${outFile}`;
+  // A committed .commcost or .commcost/traces that is a link (even a dangling one) is refused.
+  const linked = await linkedCommcostDirProblem(dirname(outFile), given !== undefined ? `--out ${given}` : 'the trace folder .commcost/traces');
+  if (linked) throw linked;
+  const problem = await outputTargetProblem(outFile, label);
+  if (problem) throw problem;
+  if (given !== undefined && !existsSync(dirname(outFile))) throw new CommcostError('BAD_INPUT', `--out ${given}: its folder does not exist`, { hint: 'create the folder or pick another file' });
 }
 
 /** The file name part of a trace of `command`: the script it runs (a `.py` argument), else the program's name; only `[\w.-]`. */
