@@ -51,6 +51,12 @@ const PY_CANDIDATE = new RegExp(
   'im',
 );
 
+/**
+ * The candidate words of both languages as one plain alternation (no lookaround), for a text search
+ * outside the finder: the benchmark's floor, `rg -l` over the same files (test/bench/scanRepo.ts).
+ */
+export const CANDIDATE_WORDS: string = [...new Set([...PY_WORDS, ...NCCL_APIS])].map(escapeRegExp).join('|');
+
 /** C/C++/CUDA: every site's callee holds an NCCL lifecycle function's name (cppSites.ts `NAMES_IN_TEXT`). */
 const CPP_CANDIDATE = new RegExp(NCCL_APIS.join('|'));
 
@@ -82,20 +88,51 @@ export interface TextCalls {
   star: boolean;
 }
 
-/** A call of a dotted name, `a . b . name (` (whitespace allowed around the dots), not after a `.` (`f().g(` is no dotted name). */
-const CALL = /(?<![A-Za-z0-9_.])((?:[A-Za-z_][A-Za-z0-9_]*\s*\.\s*)*)([A-Za-z_][A-Za-z0-9_]*)\s*\(/g;
+const isWordCode = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isDigitCode = (c: number): boolean => c >= 48 && c <= 57;
+const isSpaceCode = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 /** The start of an import statement (at the start of a line, maybe indented). */
 const IMPORT = /^[ \t]*(?:from[ \t][^\n]*?(?<![A-Za-z0-9_])import|import)(?![A-Za-z0-9_])/gm;
 const WORD = /[A-Za-z_][A-Za-z0-9_]*/g;
 
+/**
+ * The identifier ending just before `end` (spaces skipped first) and where it starts, or undefined
+ * (none, or a number).
+ */
+function identifierBefore(text: string, end: number): { start: number; name: string } | undefined {
+  let e = end;
+  while (e > 0 && isSpaceCode(text.charCodeAt(e - 1))) e--;
+  let s = e;
+  while (s > 0 && isWordCode(text.charCodeAt(s - 1))) s--;
+  return s === e || isDigitCode(text.charCodeAt(s)) ? undefined : { start: s, name: text.slice(s, e) };
+}
+
 /** The calls, imported names and star imports of `text` ({@link TextCalls}). */
 export function textCalls(text: string): TextCalls {
   const calls = new Map<string, Set<string>>();
-  CALL.lastIndex = 0;
-  for (let m = CALL.exec(text); m; m = CALL.exec(text)) {
-    const head = /^[A-Za-z_][A-Za-z0-9_]*/.exec(m[1]!)?.[0] ?? '';
-    let heads = calls.get(m[2]!);
-    if (!heads) calls.set(m[2]!, (heads = new Set()));
+  // Each `(` after a dotted name `a . b . name`, read backwards (whitespace allowed around the
+  // dots, as Python does); `f().g(` and `x[0].m(` are no dotted names.
+  for (let p = text.indexOf('('); p >= 0; p = text.indexOf('(', p + 1)) {
+    const last = identifierBefore(text, p);
+    if (!last) continue;
+    let head = '';
+    let at = last.start;
+    let dotted = true;
+    for (;;) {
+      let k = at;
+      while (k > 0 && isSpaceCode(text.charCodeAt(k - 1))) k--;
+      if (k === 0 || text.charCodeAt(k - 1) !== 46) break;
+      const part = identifierBefore(text, k - 1);
+      if (!part) {
+        dotted = false;
+        break;
+      }
+      head = part.name;
+      at = part.start;
+    }
+    if (!dotted) continue;
+    let heads = calls.get(last.name);
+    if (!heads) calls.set(last.name, (heads = new Set()));
     heads.add(head);
   }
   const imported = new Set<string>();
