@@ -20,6 +20,7 @@ import { resolveAnnotation } from '../readings/figures';
 import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../readings/profiles';
 import { SOURCE_EXTENSIONS, sourceLanguageOf, walkSources } from '../client/sourceWalk';
 import { WrapperIndex, type WrapperCallSite } from '../sites/wrapperIndex';
+import { mayHaveSites } from '../sites/prefilter';
 import { terminalSafe } from './summary';
 
 /** The version of the `--json` document (`commcostScan`). */
@@ -203,7 +204,10 @@ export async function scanFiles(
     const scanned: string[] = [];
     for (const f of walked.files) {
       try {
-        index.setFile(f.path, f.language, await (options.read ?? ((p: string) => readFile(p, 'utf8')))(f.path));
+        const text = await (options.read ?? ((p: string) => readFile(p, 'utf8')))(f.path);
+        // The C/C++ grammar loads for the first file that may hold a site (a lazily loaded finder).
+        if (f.language !== 'python' && mayHaveSites(f.language, text)) await finder.ready(f.language);
+        index.setFile(f.path, f.language, text);
         scanned.push(f.path);
       } catch (e) {
         const reason = errorText(e);
@@ -312,7 +316,7 @@ export async function scanCommand(paths: readonly string[], flags: ScanFlags, io
     const mtime = (await stat(file)).mtimeMs;
     profile = { key: 'p0', path: file, source: 'workspace', run, time: runTime(run, mtime) };
   }
-  const finder = await CallSiteFinder.load(io.grammars ?? defaultGrammars());
+  const finder = await CallSiteFinder.load(io.grammars ?? defaultGrammars(), { lazyCpp: true });
   try {
     const report = await scanFiles(roots, {
       cwd: io.cwd,

@@ -9,6 +9,7 @@ import type { Node, QueryMatch, Query as TsQuery, Tree } from 'web-tree-sitter';
 import { API_MAP, NCCL_APIS, type ApiName } from './apiMap';
 import type { CallSite, Range, ScanResult } from './callSiteTypes';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges, type TextRange } from './rangedQuery';
+import { processStart } from './forkedLoops';
 import { innermost, lastSegment, pos, rangeOf, repetition, type FunctionSpan, type Span } from './scanShared';
 
 export const CPP_QUERY = `
@@ -186,7 +187,10 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string, scale = 0): Sc
   const named = calls.map((c) => ({ ...c, name: lastSegment(c.fn.text) }));
   if (loops.length > 0) {
     for (const { fn, args, name } of named) {
-      if (!calledInLoop.has(name) && !apiOf(name) && !C_COLLECTIVES.has(name) && innermost(loops, fn.startIndex, args.endIndex))
+      if (calledInLoop.has(name) || apiOf(name) || C_COLLECTIVES.has(name) || !innermost(loops, fn.startIndex, args.endIndex)) continue;
+      // A call in the child's branch of `if (fork() == 0)` runs once per process (forkedLoops.ts).
+      const from = processStart(fn, text);
+      if (innermost(from < 0 ? loops : loops.filter((l) => l.start >= from), fn.startIndex, args.endIndex))
         calledInLoop.set(name, fn.startPosition.row);
     }
   }
@@ -196,7 +200,8 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string, scale = 0): Sc
     if (at.has(start)) return;
     at.add(start);
     const fnSpan = innermost(functions, start, end);
-    const repeated = repetition(start, end, loops, fnSpan, calledInLoop);
+    const node = loops.length > 0 ? tree.rootNode.descendantForIndex(start, start + 1) : null;
+    const repeated = repetition(start, end, loops, fnSpan, calledInLoop, node ? processStart(node, text) : -1);
     const entry = API_MAP[api];
     sites.push({
       api,

@@ -7,6 +7,7 @@ import type { Node } from 'web-tree-sitter';
 import { API_MAP, FIRST_COLLECTIVE, type ApiName } from './apiMap';
 import type { CallSite, Range } from './callSiteTypes';
 import type { DefaultCandidate } from './defaultGroup';
+import { processStart } from './forkedLoops';
 import { innermost, lineStartIndex, pos, rangeOf, repetition, statementInfo, type FunctionSpan, type Span } from './scanShared';
 
 /** A call the scan found: its callee and argument list nodes, and the callee as written and its node type. */
@@ -51,7 +52,7 @@ export function pythonSite(
     }
   }
   const fnSpan = innermost(functions, start, end);
-  const repeated = repetition(start, end, loops, fnSpan, calledInLoop);
+  const repeated = repetition(start, end, loops, fnSpan, calledInLoop, loops.length > 0 ? processStart(fn, text) : -1);
   const lhs = assigned.get(start);
   const assignedTo = lhs?.text;
   const stmtStart = lhs?.start ?? start;

@@ -38,6 +38,7 @@ import { firstCollectiveSite, pythonSite, type PyCall } from './pythonSiteBuild'
 import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
 import { OtherBackendGroups, destroysItself, firstArgument, groupMethod, holdsCudaBackend } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
+import { processStart } from './forkedLoops';
 import { innermost, lastSegment, lineStartIndex, namesRegExp, type FunctionSpan, type Span } from './scanShared';
 
 export const PY_IMPORT_QUERY = `
@@ -287,7 +288,10 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     if (loops.length > 0)
       for (const call of calls) {
         const name = lastSegment(call.written);
-        if (enclosing.has(name) && !calledInLoop.has(name) && innermost(loops, call.fn.startIndex, call.args.endIndex))
+        if (!enclosing.has(name) || calledInLoop.has(name) || !innermost(loops, call.fn.startIndex, call.args.endIndex)) continue;
+        // A call a forked or spawned process makes runs once per process (forkedLoops.ts).
+        const from = processStart(call.fn, text);
+        if (innermost(from < 0 ? loops : loops.filter((l) => l.start >= from), call.fn.startIndex, call.args.endIndex))
           calledInLoop.set(name, call.fn.startPosition.row);
       }
   }

@@ -39,15 +39,20 @@ export function statementInfo(start: number, end: Position, startPos: Position, 
   return { range: { start: startPos, end }, indent: ownsLine ? before : (/^[ \t]*/.exec(before)?.[0] ?? ''), ownsLine };
 }
 
-/** Why the call at [start, end) runs more than once: a loop around it, or a function that runs per step. */
+/**
+ * Why the call at [start, end) runs more than once: a loop around it, or a function that runs per
+ * step. `from`: where the process running the call begins when the code forks or spawns it
+ * (forkedLoops.ts `processStart`; -1 none): a loop beginning before it starts a process each round.
+ */
 export function repetition(
   start: number,
   end: number,
   loops: readonly (Span & { kind: string })[],
   fn: FunctionSpan | undefined,
   calledInLoop: ReadonlyMap<string, number>,
+  from = -1,
 ): Repetition | undefined {
-  const loop = innermost(loops, start, end);
+  const loop = innermost(from < 0 ? loops : loops.filter((l) => l.start >= from), start, end);
   // A loop counts when it is inside the call's function (or there is no function).
   if (loop && (!fn || (fn.start <= loop.start && loop.end <= fn.end))) {
     return { kind: 'loop', detail: `inside a ${loop.kind} loop (line ${loop.line + 1})` };

@@ -30,20 +30,21 @@ import {
   type SourceLanguage,
   type TextChange,
 } from './callSites';
-import { ModuleTable, type Binding, type ModuleRef } from './pythonModules';
+import { ModuleTable } from './pythonModules';
+import { CallResolver } from './wrapperResolve';
 import {
   callerSite,
   derivationKey,
   FACTS_QUERY,
-  instanceOf,
   otherFacts,
   pythonFacts,
   surfaceOf,
   type Call,
   type FileEntry,
 } from './wrapperFacts';
-import { defId, deriveWrappers, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { deriveWrappers, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
+import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
 
 export { MAX_HOPS } from './wrapperDerive';
 
@@ -99,6 +100,22 @@ export class WrapperIndex {
   /** groupFirstSites per file entry (a new entry per setFile), for one set of maker calls. */
   private readonly firsts = new WeakMap<FileEntry, { key: string; sites: CallSite[] }>();
   private table: WrapperTable | undefined;
+  /**
+   * Files the prefilter turned away (prefilter.ts: no lifecycle name of their own) and no known
+   * wrapper's name woke yet: kept as text, parsed when a wrapper's name appears in them
+   * ({@link derive}) or a resolution looks into them ({@link entry}).
+   */
+  private readonly dormant = new Map<string, { language: SourceLanguage; text: string; calls?: TextCalls }>();
+  /** How many dormant files were parsed so far: a derivation during which one was is done again. */
+  private woken = 0;
+  /** Whether a dormant file's text may call a wrapper of the last derivation (prefilter.ts `wrapperWakeTest`). */
+  private wakes: ((facts: TextCalls, text: string) => boolean) | undefined;
+
+  private readonly resolver = new CallResolver({
+    modules: this.modules,
+    entry: (path) => this.entry(path),
+    consult: (path) => this.consulted?.push(path),
+  });
 
   private constructor(
     private readonly finder: CallSiteFinder,
@@ -120,21 +137,57 @@ export class WrapperIndex {
    * Parses `text` as the file at `path` (incrementally after {@link editFile} when its tree is
    * kept), scans it unless `options.scan` is given, and records its functions, imports and calls,
    * replacing what the index knew of it. Only this file is parsed; the wrappers are re-derived on
-   * the next read, from the facts kept of every file.
+   * the next read, from the facts kept of every file. A file with no lifecycle name of its own
+   * (prefilter.ts) and no known wrapper's name is not parsed until one of them needs it.
    * @throws Error when tree-sitter returns no tree
    */
   setFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions = {}): void {
+    const parse = options.scan !== undefined || options.keepTree === true || mayHaveSites(language, text);
+    const calls = !parse && language === 'python' && this.table && this.wakes ? textCalls(text) : undefined;
+    if (!parse && !(calls && this.wakes?.(calls, text))) {
+      // Still dormant: nothing derived looked into it, nothing changes. A new file changes the
+      // module table; a parsed one loses its facts (a resolution that needs them wakes it).
+      const wasDormant = this.dormant.has(path);
+      const wasParsed = this.files.has(path);
+      this.dropTree(path);
+      this.forget(path);
+      this.dormant.set(path, { language, text, ...(calls ? { calls } : {}) });
+      if (language === 'python') this.modules.add(path);
+      if (!wasDormant && !wasParsed && language === 'python') this.modulesChanged();
+      if (wasParsed) this.surfaceChanged(path);
+      if (!wasDormant) this.table = undefined;
+      return;
+    }
+    this.dormant.delete(path);
+    this.parseFile(path, language, text, options);
+  }
+
+  /** The facts of `path`, parsing it first when it is dormant (a resolution looks into it). */
+  private entry(path: string): FileEntry | undefined {
+    const f = this.files.get(path);
+    if (f) return f;
+    const d = this.dormant.get(path);
+    if (!d) return undefined;
+    this.dormant.delete(path);
+    this.woken++;
+    this.parseFile(path, d.language, d.text, {}, true);
+    return this.files.get(path);
+  }
+
+  private parseFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions, woken = false): void {
     const kept = this.trees.get(path);
     const tree = this.finder.parse(language, text, kept?.edited ? kept.tree : undefined);
     kept?.tree.delete();
     this.trees.delete(path);
     try {
-      const sites = (options.scan ?? this.finder.scan(language, tree, text)).sites;
+      // A woken file has no lifecycle name of its own (prefilter.ts): the finder would find nothing.
+      const sites = woken ? [] : (options.scan ?? this.finder.scan(language, tree, text)).sites;
       const entry: FileEntry = language === 'python' ? pythonFacts(this.query, tree, text, path, sites) : otherFacts(path, language, sites);
       const old = this.files.get(path);
       this.forget(path);
       const sameSurface = old !== undefined && surfaceOf(old) === surfaceOf(entry);
-      if (!old && language === 'python') this.modulesChanged();
+      // A dormant file woken was in the module table already, and no resolution looked into it.
+      if (!old && language === 'python' && !woken) this.modulesChanged();
       else if (!sameSurface) this.surfaceChanged(path);
       // Most edits (typing in a function body) change nothing the wrappers are derived from: the
       // derived table stays (its sites of this file keep their meaning; positions are read anew).
@@ -170,7 +223,9 @@ export class WrapperIndex {
   /** Forgets the file at `path` (deleted, or no longer in the workspace). */
   removeFile(path: string): void {
     this.dropTree(path);
-    if (this.forget(path)) {
+    const wasDormant = this.dormant.delete(path);
+    if (wasDormant) this.modules.remove(path);
+    if (this.forget(path) || wasDormant) {
       this.modulesChanged();
       this.table = undefined;
     }
@@ -201,12 +256,18 @@ export class WrapperIndex {
   }
 
   has(path: string): boolean {
-    return this.files.has(path);
+    return this.files.has(path) || this.dormant.has(path);
   }
 
-  /** Paths of the indexed files. */
+  /** Paths of the indexed files (parsed or not). */
   paths(): string[] {
-    return [...this.files.keys()];
+    return [...this.files.keys(), ...this.dormant.keys()];
+  }
+
+  /** How many indexed files were parsed (the others hold no name that matters; for tests and the benchmark). */
+  parsedCount(): number {
+    this.derive();
+    return this.files.size;
   }
 
   /** The finder's own sites of the file (the inner calls of wrappers among them), [] when not indexed. */
@@ -239,9 +300,9 @@ export class WrapperIndex {
    * passes `backend="gloo"` (any literal naming no NCCL backend) is not an NCCL call.
    */
   callerSites(path: string): WrapperCallSite[] {
+    const t = this.derive();
     const f = this.files.get(path);
     if (!f || f.calls.size === 0) return [];
-    const t = this.derive();
     const direct = new Set(f.sites.map((s) => s.startIndex));
     const out: WrapperCallSite[] = [];
     for (const name of t.names) {
@@ -277,9 +338,9 @@ export class WrapperIndex {
    * that makes the group eager (passes the `device_id` the wrapper forwards) has none.
    */
   groupFirstSites(path: string): CallSite[] {
+    const t = this.derive();
     const f = this.files.get(path);
     if (!f || f.language !== 'python' || f.calls.size === 0) return [];
-    const t = this.derive();
     const makers: GroupMakerCall[] = [];
     for (const name of t.names) {
       for (const call of f.calls.get(name) ?? []) {
@@ -325,7 +386,7 @@ export class WrapperIndex {
       const consulted: string[] = [];
       this.consulted = consulted;
       try {
-        call.resolved = this.resolveNow(f, call);
+        call.resolved = this.resolver.resolve(f, call);
       } finally {
         this.consulted = undefined;
       }
@@ -343,102 +404,29 @@ export class WrapperIndex {
     return call.resolved;
   }
 
-  private resolveNow(f: FileEntry, call: Call): DefId | undefined {
-    const parts = call.callee.split('.');
-    const name = parts[parts.length - 1]!;
-    if (parts.length === 1) {
-      const local = defIn(f, name);
-      if (local) return local;
-      const b = f.imports.bindings.get(name);
-      if (b?.kind === 'member') return this.member(f.path, b.ref, b.name, 0);
-      if (b) return undefined;
-      for (const star of f.imports.stars) {
-        const g = this.modules.resolve(f.path, star);
-        const d = g ? this.lookup(g, name, 1) : undefined;
-        if (d) return d;
-      }
-      return undefined;
-    }
-    if (parts[0] === 'self' || parts[0] === 'cls') {
-      const cls = f.defs[call.def]?.cls;
-      if (parts.length === 3 && parts[0] === 'self') return this.instanceMethod(f, call, `self.${parts[1]}`, name);
-      if (parts.length !== 2 || !cls) return undefined;
-      const key = `${cls}.${name}`;
-      return f.defByKey.has(key) ? defId(f.path, key) : undefined;
-    }
-    const b = f.imports.bindings.get(parts[0]!);
-    if (!b && parts.length === 2) return this.instanceMethod(f, call, parts[0]!, name);
-    const g = b ? this.moduleOf(f.path, b, parts.slice(1, -1), 0) : undefined;
-    return g ? this.lookup(g, name, 0) : undefined;
-  }
-
-  /** Method `method` of the class whose instance `receiver` holds at `call` (wrapperFacts.ts `instanceOf`). */
-  private instanceMethod(f: FileEntry, call: Call, receiver: string, method: string): DefId | undefined {
-    const ctor = instanceOf(f, call, receiver);
-    const parts = ctor?.split('.') ?? [];
-    const name = parts[parts.length - 1];
-    if (!ctor || !name) return undefined;
-    let cls: { path: string; name: string } | undefined;
-    if (parts.length === 1) {
-      const b = f.imports.bindings.get(name);
-      cls = f.classes.has(name) ? { path: f.path, name } : b?.kind === 'member' ? this.classIn(f.path, b.ref, b.name, 0) : undefined;
-    } else {
-      const b = f.imports.bindings.get(parts[0]!);
-      const g = b ? this.moduleOf(f.path, b, parts.slice(1, -1), 0) : undefined;
-      cls = g ? this.classIn(g, undefined, name, 0) : undefined;
-    }
-    const key = cls && `${cls.name}.${method}`;
-    return cls && key && this.files.get(cls.path)?.defByKey.has(key) ? defId(cls.path, key) : undefined;
-  }
-
-  /** Class `name` of the module `ref` names from `from` (or of file `from` itself), through re-exports. */
-  private classIn(from: string, ref: ModuleRef | undefined, name: string, depth: number): { path: string; name: string } | undefined {
-    const path = ref ? this.modules.resolve(from, ref) : from;
-    const g = path ? this.files.get(path) : undefined;
-    if (!path || !g) return undefined;
-    this.consulted?.push(path);
-    if (g.classes.has(name)) return { path, name };
-    const b = g.imports.bindings.get(name);
-    return b?.kind === 'member' && depth < 4 ? this.classIn(path, b.ref, b.name, depth + 1) : undefined;
-  }
-
   /**
-   * The module file a binding names, with `extra` dotted parts after it: `import a.b as z` → a/b;
-   * `from pkg import m` → pkg/m, else what pkg/__init__.py binds `m` to (`mpu = parallel_state`).
+   * Which defs are wrappers, re-derived from the per-file facts after any change (wrapperDerive.ts);
+   * the dormant files that name one of them are parsed then, and the derivation done again, until
+   * a derivation wakes none.
    */
-  private moduleOf(from: string, b: Binding, extra: readonly string[], depth: number): string | undefined {
-    if (b.kind === 'module') return this.modules.resolve(from, b.ref, extra);
-    const sub = this.modules.resolve(
-      from,
-      { level: b.ref.level, dotted: b.ref.dotted === '' ? b.name : `${b.ref.dotted}.${b.name}` },
-      extra,
-    );
-    if (sub || depth >= 4) return sub;
-    const pkg = this.modules.resolve(from, b.ref);
-    if (pkg) this.consulted?.push(pkg);
-    const inner = pkg ? this.files.get(pkg)?.imports.bindings.get(b.name) : undefined;
-    return pkg && inner ? this.moduleOf(pkg, inner, extra, depth + 1) : undefined;
-  }
-
-  /** `name` in module file `path`: defined there, or imported there from another module (re-exports, a few levels). */
-  private lookup(path: string, name: string, depth: number): DefId | undefined {
-    this.consulted?.push(path);
-    const g = this.files.get(path);
-    if (!g) return undefined;
-    const d = defIn(g, name);
-    if (d || depth >= 4) return d;
-    const b = g.imports.bindings.get(name);
-    return b?.kind === 'member' ? this.member(path, b.ref, b.name, depth + 1) : undefined;
-  }
-
-  private member(from: string, ref: ModuleRef, name: string, depth: number): DefId | undefined {
-    const g = this.modules.resolve(from, ref);
-    return g ? this.lookup(g, name, depth) : undefined;
-  }
-
-  /** Which defs are wrappers, re-derived from the per-file facts after any change (no parsing; wrapperDerive.ts). */
   private derive(): WrapperTable {
-    return (this.table ??= deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call)));
+    while (!this.table) {
+      const woken = this.woken;
+      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call));
+      const wakes = wrapperWakeTest(
+        [...t.wrappers.values()].map((w) => {
+          const def = this.files.get(w.path)!.defs[w.def]!;
+          return { callName: def.callName, cls: def.cls, isConstructor: def.key.endsWith('.__init__') };
+        }),
+      );
+      if (wakes)
+        for (const [path, d] of [...this.dormant]) if (d.language === 'python' && wakes((d.calls ??= textCalls(d.text)), d.text)) this.entry(path);
+      if (this.woken === woken) {
+        this.table = t;
+        this.wakes = wakes;
+      }
+    }
+    return this.table;
   }
 
   /** How many lifecycle calls the wrapper's body makes: the finder's sites in it and its calls of wrappers. */
@@ -462,14 +450,9 @@ export class WrapperIndex {
     for (const path of [...this.trees.keys()]) this.dropTree(path);
     this.query.delete();
     this.files.clear();
+    this.dormant.clear();
     this.callers.clear();
     this.dependents.clear();
     this.table = undefined;
   }
-}
-
-function defIn(f: FileEntry, name: string): DefId | undefined {
-  if (f.functions.has(name)) return defId(f.path, name);
-  if (f.classes.has(name) && f.defByKey.has(`${name}.__init__`)) return defId(f.path, `${name}.__init__`);
-  return undefined;
 }

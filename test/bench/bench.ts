@@ -26,6 +26,9 @@
  *    start, to the agent's hello, beside `ssh <alias> true` and a bare Node start.
  * 8. The default suite's wall split (suite.ts): dist/agent.js on the simulated NCCL at 2, 8 and 16
  *    ranks, 3 runs each: process starts / wall (target < 10%), wall / (timed + setup) (≤ 1.25).
+ * 9. `commcost scan` of a large real repository (scanRepo.ts; Megatron-LM at test-output/Megatron-LM or
+ *    COMMCOST_BENCH_SCAN_REPO, skipped when absent): wall (target ≤ 3 s), peak RSS (≤ 150 MB), and
+ *    the ratio to an `rg -l` floor over the same files.
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
@@ -146,6 +149,16 @@ async function main(): Promise<void> {
         console.log(`   failed: ${e.message}`);
         table.add({ id: 'suite', what: 'default suite wall split', unit: '%', target: 'starts < 10%, ratio ≤ 1.25', verdict: 'skipped', note: `the bench failed: ${e.message.split('\n')[0]}` });
       });
+    }
+  }
+  console.log('\n9. commcost scan of a large real repository: wall (target ≤ 3 s), peak RSS (≤ 150 MB), ratio to an rg -l floor');
+  {
+    const { scanRepoBench } = await import('./scanRepo.js');
+    try {
+      scanRepoBench(root, table, log);
+    } catch (e) {
+      console.log(`   failed: ${(e as Error).message}`);
+      table.add({ id: 'scan.repo.wall', what: 'commcost scan of a large repository', unit: 's', target: '≤ 3 s', verdict: 'skipped', note: `the bench failed: ${(e as Error).message.split('\n')[0]}` });
     }
   }
   console.log('\nTargets');

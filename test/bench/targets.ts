@@ -29,7 +29,8 @@ export interface TargetRow {
   dist?: Distribution;
   /** The target in words, e.g. "p50 < 10, p99 < 50". */
   target: string;
-  verdict: 'met' | 'not met' | 'reference' | 'skipped';
+  /** 'cannot tell': the runs' spread straddles the target (noise larger than the effect). */
+  verdict: 'met' | 'not met' | 'cannot tell' | 'reference' | 'skipped';
   /** Why a target is not met, what a reference row anchors, or why a row was skipped. */
   note?: string;
 }

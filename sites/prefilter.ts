@@ -1,0 +1,193 @@
+/**
+ * Which files are worth parsing: a text test, cheaper than tree-sitter by two orders of magnitude,
+ * that a file can hold a call site of the finder (callSites.ts) only if it passes. It is a
+ * superset: every word the Python and C/C++ scans start from (pythonNames.ts, cppSites.ts) is one of
+ * its words, so a file it turns away has no site by construction, never by guess. What it does not
+ * know is a project's wrappers: a file that only calls one of them is parsed once the wrapper index
+ * (wrapperIndex.ts) knows the wrapper's name ({@link wrapperNamesRegExp}). No `vscode` import.
+ */
+import { NCCL_APIS } from './apiTypes';
+import { PY_COLLECTIVES, PY_QUALIFIED } from './pythonNames';
+import { escapeRegExp } from './scanShared';
+
+/** The last names of the collectives: alone, a collective is no site (its group's creation, or a wrapper's call, is in the file too). */
+const COLLECTIVE_NAMES = new Set([...PY_COLLECTIVES].map((q) => q.slice(q.lastIndexOf('.') + 1)));
+
+/**
+ * Python words that make a file a candidate: the last names of the qualified APIs (not those of
+ * nccl4py's and CuPy's modules, whose import is its own word below, nor the collectives), NCCL's
+ * functions (ctypes, also after a prefix), vLLM's communicator classes, the methods that count on
+ * any receiver, and the imports that make library methods count (`torchcomms`, `torchft`, `cupy`).
+ */
+const PY_WORDS: readonly string[] = [
+  ...new Set([
+    ...[...PY_QUALIFIED.keys()]
+      .filter((q) => !/^(nccl|cupy)/.test(q))
+      .map((q) => q.slice(q.lastIndexOf('.') + 1))
+      .filter((n) => !COLLECTIVE_NAMES.has(n) && n !== 'abort' && n !== 'shutdown'),
+    ...NCCL_APIS,
+    'PyNcclCommunicator',
+    'NCCLCommunicator',
+    'eager_connect_single_device',
+    // `x.abort()` / `x.shutdown()` count on a receiver bound to `_get_backend(torch.device("cuda"))`.
+    '_get_backend',
+    'torchcomms',
+    'torchft',
+    'cupy',
+  ]),
+].sort((a, b) => b.length - a.length);
+
+/**
+ * A Python file can hold a site when one of these matches: a candidate word; `.abort()` /
+ * `.shutdown()` on a receiver named like a group (pythonNames.ts GROUP_RECEIVER: `pg`, `…group`);
+ * nccl4py imported (`import nccl`, `from nccl…`, `import a, nccl`), whose methods then count.
+ */
+const PY_CANDIDATE = new RegExp(
+  [
+    `(?:${PY_WORDS.map(escapeRegExp).join('|')})(?![A-Za-z0-9_])`,
+    '(?:pg|group)\\s*\\.\\s*(?:abort|shutdown)(?![A-Za-z0-9_])',
+    '^[ \\t]*(?:from[ \\t]+nccl(?![A-Za-z0-9_])|import[ \\t][^\\n#]*(?<![A-Za-z0-9_.])nccl(?![A-Za-z0-9_]))',
+  ].join('|'),
+  'im',
+);
+
+/**
+ * The candidate words of both languages as one plain alternation (no lookaround), for a text search
+ * outside the finder: the benchmark's floor, `rg -l` over the same files (test/bench/scanRepo.ts).
+ */
+export const CANDIDATE_WORDS: string = [...new Set([...PY_WORDS, ...NCCL_APIS])].map(escapeRegExp).join('|');
+
+/** C/C++/CUDA: every site's callee holds an NCCL lifecycle function's name (cppSites.ts `NAMES_IN_TEXT`). */
+const CPP_CANDIDATE = new RegExp(NCCL_APIS.join('|'));
+
+/**
+ * Whether the finder can find a call site in `text` by itself (without the project's wrappers):
+ * false only when it certainly cannot, so the file need not be parsed for its own sites.
+ */
+export function mayHaveSites(language: 'python' | 'c' | 'cpp' | 'cuda', text: string): boolean {
+  return (language === 'python' ? PY_CANDIDATE : CPP_CANDIDATE).test(text);
+}
+
+/** A wrapper as the wake test reads it: the name its callers write, and its class for a method or a constructor. */
+export interface WrapperName {
+  callName: string;
+  /** The class of a method (`callName` is the method's) or of a constructor (`callName` is the class's). */
+  cls?: string;
+  isConstructor?: boolean;
+}
+
+/**
+ * What the text of a file not parsed says about its calls, as the wrapper index could resolve them
+ * (wrapperFacts.ts keeps calls of dotted names; wrapperResolve.ts resolves them): each called name
+ * with the first part of the dotted callee (`''` for a bare call), the names its import statements
+ * mention, and whether it has a star import. Read once per text ({@link textCalls}).
+ */
+export interface TextCalls {
+  calls: Map<string, Set<string>>;
+  imported: Set<string>;
+  star: boolean;
+}
+
+const isWordCode = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isDigitCode = (c: number): boolean => c >= 48 && c <= 57;
+const isSpaceCode = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
+/** The start of an import statement (at the start of a line, maybe indented). */
+const IMPORT = /^[ \t]*(?:from[ \t][^\n]*?(?<![A-Za-z0-9_])import|import)(?![A-Za-z0-9_])/gm;
+const WORD = /[A-Za-z_][A-Za-z0-9_]*/g;
+
+/**
+ * The identifier ending just before `end` (spaces skipped first) and where it starts, or undefined
+ * (none, or a number).
+ */
+function identifierBefore(text: string, end: number): { start: number; name: string } | undefined {
+  let e = end;
+  while (e > 0 && isSpaceCode(text.charCodeAt(e - 1))) e--;
+  let s = e;
+  while (s > 0 && isWordCode(text.charCodeAt(s - 1))) s--;
+  return s === e || isDigitCode(text.charCodeAt(s)) ? undefined : { start: s, name: text.slice(s, e) };
+}
+
+/** The calls, imported names and star imports of `text` ({@link TextCalls}). */
+export function textCalls(text: string): TextCalls {
+  const calls = new Map<string, Set<string>>();
+  // Each `(` after a dotted name `a . b . name`, read backwards (whitespace allowed around the
+  // dots, as Python does); `f().g(` and `x[0].m(` are no dotted names.
+  for (let p = text.indexOf('('); p >= 0; p = text.indexOf('(', p + 1)) {
+    const last = identifierBefore(text, p);
+    if (!last) continue;
+    let head = '';
+    let at = last.start;
+    let dotted = true;
+    for (;;) {
+      let k = at;
+      while (k > 0 && isSpaceCode(text.charCodeAt(k - 1))) k--;
+      if (k === 0 || text.charCodeAt(k - 1) !== 46) break;
+      const part = identifierBefore(text, k - 1);
+      if (!part) {
+        dotted = false;
+        break;
+      }
+      head = part.name;
+      at = part.start;
+    }
+    if (!dotted) continue;
+    let heads = calls.get(last.name);
+    if (!heads) calls.set(last.name, (heads = new Set()));
+    heads.add(head);
+  }
+  const imported = new Set<string>();
+  let star = false;
+  const eol = (i: number): number => {
+    const e = text.indexOf('\n', i);
+    return e < 0 ? text.length : e;
+  };
+  IMPORT.lastIndex = 0;
+  for (let m = IMPORT.exec(text); m; m = IMPORT.exec(text)) {
+    // The statement: to the end of its line, through a parenthesised list or backslash continuations.
+    const from = m.index + m[0].length;
+    let stop = eol(from);
+    const open = text.indexOf('(', from);
+    if (open >= 0 && open < stop) {
+      const close = text.indexOf(')', open);
+      stop = close < 0 ? text.length : close;
+    } else while (stop < text.length && /\\\r?$/.test(text.slice(Math.max(0, stop - 2), stop))) stop = eol(stop + 1);
+    const statement = text.slice(m.index, stop);
+    if (statement.includes('*')) star = true;
+    for (const w of statement.match(WORD) ?? []) imported.add(w);
+  }
+  return { calls, imported, star };
+}
+
+/**
+ * A test that a file not parsed yet (no lifecycle name of its own) may call one of `wrappers`
+ * where the wrapper index resolves calls (wrapperResolve.ts); undefined for none. A wrapper in
+ * another file is reached only by a call of its own name: a function or a class called bare when
+ * the file imports that name or has a star import, or after a name the file imports (`m.f(…)`,
+ * `pkg.m.f(…)`); a method only on an instance of its class (`x = C(…)` … `x.m(…)`: a dotted call of
+ * the method and the class's name in the text). `self.f(…)` and `cls.f(…)` reach the file's own class.
+ */
+export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextCalls, text: string) => boolean) | undefined {
+  const bare = new Set<string>();
+  const methods = new Map<string, Set<string>>();
+  for (const w of wrappers) {
+    if (w.cls === undefined || w.isConstructor) bare.add(w.callName);
+    else {
+      let classes = methods.get(w.callName);
+      if (!classes) methods.set(w.callName, (classes = new Set()));
+      classes.add(w.cls);
+    }
+  }
+  if (bare.size === 0 && methods.size === 0) return undefined;
+  return (facts, text) => {
+    for (const [name, heads] of facts.calls) {
+      if (bare.has(name))
+        for (const head of heads) {
+          if (head === '' ? facts.star || facts.imported.has(name) : head !== 'self' && head !== 'cls' && facts.imported.has(head)) return true;
+        }
+      const classes = methods.get(name);
+      if (classes && [...heads].some((h) => h !== '' && h !== 'cls'))
+        for (const cls of classes) if (new RegExp(`(?<![A-Za-z0-9_])${cls}(?![A-Za-z0-9_])`).test(text)) return true;
+    }
+    return false;
+  };
+}
