@@ -152,8 +152,8 @@ export interface TraceRunResult {
  * next trace when it cannot be.
  * Never throws for what the job does (crash, signal, cancel: the trace is then 'partial').
  * @throws CommcostError BAD_INPUT for an empty command, an `out` whose folder does not exist or that
- *   is a link or a folder (before the job runs), a private records folder that is not this user's,
- *   or missing native artifacts ({@link traceArtifacts})
+ *   is a link or a folder (before the job runs), a `.commcost` or `.commcost/traces` that is a
+ *   symbolic link, a private records folder that is not this user's, or missing native artifacts ({@link traceArtifacts})
  */
 export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
   const command = o.command;
