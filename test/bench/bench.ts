@@ -25,6 +25,7 @@
  *    start, to the agent's hello, beside `ssh <alias> true` and a bare Node start.
  * 8. The default suite's wall split (suite.ts): dist/agent.js on the simulated NCCL at 2, 8 and 16
  *    ranks, 3 runs each: process starts / wall (target < 10%), wall / (timed + setup) (≤ 1.25).
+ * 9. The CLI's start (cliStart.ts): `node dist/cli.js --version` / `node -e 0`, in turns (≤ 1.5).
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
@@ -35,6 +36,7 @@ import { existsSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { barrierBench } from './barrier';
+import { cliStartBench } from './cliStart';
 import { foldBench } from './fold';
 import { harnessBench } from './harness';
 import { ncclLogBench } from './ncclLog';
@@ -130,6 +132,8 @@ async function main(): Promise<void> {
       });
     }
   }
+  console.log('\n9. CLI start: node dist/cli.js --version beside node -e 0 (target: ratio of medians ≤ 1.5)');
+  cliStartBench(root, table, log);
   console.log('\nTargets');
   for (const line of table.lines()) console.log(`  ${line}`);
   console.log(`\nwritten: ${table.save()}`);

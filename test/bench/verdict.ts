@@ -10,7 +10,8 @@
  *     n·q ∓ 1.96·√(n·q·(1−q)) of the sorted samples (no shape assumed; few samples give a wide
  *     interval, down to min…max);
  *   - a difference of medians a − b: [lo(a) − hi(b), hi(a) − lo(b)];
- *   - a ratio of medians a / b (b > 0): [lo(a) / hi(b), hi(a) / lo(b)].
+ *   - a ratio of medians a / b (b > 0): [lo(a) / hi(b), hi(a) / lo(b)];
+ *   - a ratio of pairs measured in turns: the median of a[i] / b[i] and its quantile interval.
  * The rule, one for every row: a target "below L" is **met** when the whole interval is below L,
  * **not met** when the whole interval is at or above L, and **cannot tell** when L lies inside the
  * interval (the noise is larger than the effect's distance to the target). "Above L" is the mirror.
@@ -93,6 +94,18 @@ export function ratioEstimate(a: readonly number[], b: readonly number[], z = Z9
   const ea = quantileEstimate(a, 0.5, z);
   const eb = quantileEstimate(b, 0.5, z);
   return { value: ea.value / eb.value, lo: ea.lo / eb.hi, hi: ea.hi / eb.lo };
+}
+
+/**
+ * The median of the ratios of pairs a[i] / b[i] measured in turns, with its order-statistic
+ * interval: the load a pair shares (the machine busy for both) divides out, so the interval is
+ * the noise of the ratio itself, narrower than {@link ratioEstimate}'s when the load drifts.
+ * @throws RangeError when the sets differ in length or a value of `b` is not above 0
+ */
+export function pairedRatioEstimate(a: readonly number[], b: readonly number[], z = Z95): Estimate {
+  if (a.length !== b.length) throw new RangeError(`pairs of ${a.length} and ${b.length} values`);
+  if (b.some((v) => !(v > 0))) throw new RangeError('a ratio to a value that is not above 0');
+  return quantileEstimate(a.map((v, i) => v / b[i]!), 0.5, z);
 }
 
 /** A fixed figure (counted, not sampled): no noise. */

@@ -2,7 +2,7 @@
 // larger than the effect — from distributions, deterministically, and never against a swapped target.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { combine, differenceEstimate, exactEstimate, judge, judgeQuantiles, quantileEstimate, ratioEstimate } from '../bench/verdict';
+import { combine, differenceEstimate, exactEstimate, judge, judgeQuantiles, pairedRatioEstimate, quantileEstimate, ratioEstimate } from '../bench/verdict';
 
 /** 1, 2, …, n */
 const ramp = (n: number, scale = 1, offset = 0): number[] => Array.from({ length: n }, (_, i) => offset + (i + 1) * scale);
@@ -61,6 +61,17 @@ test('a ratio of medians carries both sets\' noise: 1.2× of a noisy pair cannot
   assert.equal(judge('ratio', ratioEstimate(node.map((v) => v * 3), node), { op: '≤', limit: 1.5 }).verdict, 'not met');
   assert.equal(judge('ratio', ratioEstimate(node, node.map((v) => v * 3)), { op: '≤', limit: 1.5 }).verdict, 'met');
   assert.throws(() => ratioEstimate([1], [0]), RangeError);
+});
+
+test('pairs measured in turns: a load both share divides out, so 1.2× under a drifting load is told from 1.5×', () => {
+  const node = ramp(20, 10, 100); // the machine's load drifts: 110…300 ms
+  const cli = node.map((v, i) => v * (i % 2 === 0 ? 1.18 : 1.22));
+  const paired = pairedRatioEstimate(cli, node);
+  assert.ok(paired.lo >= 1.18 && paired.hi <= 1.22, JSON.stringify(paired));
+  assert.equal(judge('ratio', paired, { op: '≤', limit: 1.5 }).verdict, 'met');
+  assert.equal(judge('ratio', ratioEstimate(cli, node), { op: '≤', limit: 1.5 }).verdict, 'cannot tell', 'unpaired, the drift is noise');
+  assert.throws(() => pairedRatioEstimate([1, 2], [1]), RangeError);
+  assert.throws(() => pairedRatioEstimate([1], [0]), RangeError);
 });
 
 test('issue #31 (a): a barrier of p50 142 / p99 341 µs against p50 < 10, p99 < 50 is not met, whatever the CPUs', () => {
