@@ -15,14 +15,14 @@ import { CommcostError, errorText } from '../client/errors';
 import { EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK } from './exitCodes';
 import { interrupts, takeEarlyInterrupts } from './interrupts';
 import { buildProgram } from './program';
-import { terminalSafe, terminalSafeLines } from './summary';
+import { terminalSafe, terminalSafeLines } from './terminalText';
 
-// The commands, flags and progress live in the modules named above; exported here as before.
+// The commands and flags live in the modules named above. Only what the entry loads anyway is
+// exported here: a verb's module (measure.ts, progress.ts, report.ts, …) is loaded by its action
+// alone (program.ts), so that `--version` or `report` never evaluates SSH or the engine.
 export { EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, FILES_EXIT_HELP } from './exitCodes';
-export { noGpuSentence, saveWithFallback } from './measure';
 export { checkFlags, ncclPaths, parseExperiments, pythonFlag, runOptionsFrom, slurmOptionsFrom, type MeasureFlags } from './measureFlags';
 export { buildProgram, versionLine } from './program';
-export { iterationLabel, progressLines } from './progress';
 
 /**
  * A reader that went away (`commcost … | head`) makes later writes fail with EPIPE: drop that

@@ -1,19 +1,19 @@
 /**
  * The commander program of the `commcost` CLI: every command (measure, report, scan, plan,
  * trace) with its flags and help text, each action handing its parsed flags to the command's
- * module; and the `--version` line.
+ * module; and the `--version` line. Each verb's module is imported inside its action, never at
+ * the top: `commcost --version` or `report` loads no SSH (ssh2), no engine and no parser
+ * (test/unit/cliStart.test.ts; the bundle keeps them in dist/vendor/, scripts/build.mjs).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, PROTOCOL_VERSION } from '../protocol/events';
 import { EXIT_HELP, FILES_EXIT_HELP } from './exitCodes';
-import { measureCommand } from './measure';
 import { collect, deadlineOption, intOption, parseExperiments, pythonFlag, type MeasureFlags } from './measureFlags';
-import { planCommand, type PlanFlags } from './plan';
-import { reportCommand } from './report';
-import { scanCommand, type ScanFlags } from './scan';
-import { traceCommand, type TraceFlags } from './trace';
+import type { PlanFlags } from './plan';
+import type { ScanFlags } from './scan';
+import type { TraceFlags } from './trace';
 
 /**
  * `commcost --version`: "commcost 0.1.0 (agent protocol 1)", the version from the package.json one
@@ -80,6 +80,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (flags: Omit<MeasureFlags, 'host'> & { host?: string[] }, cmd: Command) => {
       const [host = 'localhost', ...moreHosts] = flags.host ?? [];
       const byDefault = cmd.getOptionValueSource('experiments') === 'default';
+      const { measureCommand } = await import('./measure');
       setExit(await measureCommand({ ...flags, host, ...(moreHosts.length > 0 ? { moreHosts } : {}), ...(byDefault ? { experimentsByDefault: true } : {}) }));
     });
 
@@ -89,7 +90,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first)')
     .option('--html <file>', 'output file (default: the (first) run file with .html, or .compare.html; its folder must exist)')
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
-    .action(async (files: string[], flags: { html?: string }) => setExit(await reportCommand(files, flags.html)));
+    .action(async (files: string[], flags: { html?: string }) => setExit(await (await import('./report')).reportCommand(files, flags.html)));
 
   program
     .command('scan')
@@ -99,7 +100,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--json', 'print a JSON document instead of the table (fields: README, "commcost scan")')
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
     .action(async (paths: string[], flags: ScanFlags) =>
-      setExit(await scanCommand(paths, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
+      setExit(await (await import('./scan')).scanCommand(paths, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
     );
   program
     .command('plan')
@@ -113,7 +114,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--trace <file>', 'a trace of your job (commcost trace): its observed creation and first-collective figures replace the run\'s of the same API and size; it has no step time, give --step')
     .option('--json', 'print the plan as JSON (README, "commcost plan")')
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
-    .action(async (flags: PlanFlags) => setExit(await planCommand(flags, (t) => process.stdout.write(t))));
+    .action(async (flags: PlanFlags) => setExit(await (await import('./plan')).planCommand(flags, (t) => process.stdout.write(t))));
   program
     .command('trace')
     .description("run your own job (torchrun, srun, mpirun, python, a C program) with every process traced: each call site's communicator creation, first collective and teardown (README, \"commcost trace\")")
@@ -131,7 +132,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--known-hosts <file>', 'known_hosts file').hideHelp())
     .addHelpText('after', '\nExit code: the job\'s own; 1 when the trace could not be saved; 2 on bad input.\n')
     .action(async (command: string[], flags: TraceFlags) =>
-      setExit(await traceCommand(command, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
+      setExit(await (await import('./trace')).traceCommand(command, flags, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), cwd: process.cwd() })),
     );
   return program;
 }

@@ -17,7 +17,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { distribution, distText, TargetTable } from './targets';
+import { distribution, distText, judgedRow, TargetTable } from './targets';
 
 const HELLO = /agent \S+ \(pid \d+\) on /;
 
@@ -112,8 +112,10 @@ export async function deployBench(root: string, table: TargetTable, log: (l: str
   log(`   anchor: OpenSSH \`ssh <alias> true\` (login + remote shell): ${distText(s)} ms`);
   log(`   anchor: node -e 0 (a process start):              ${distText(n)} ms`);
   const shellNote = `the remote login and shell alone (ssh true) take p50 ${s.p50.toFixed(0)} ms on this host; a first deploy runs 2 remote commands, an already-deployed start 1 (client/quickLaunch.ts), each paying the shell's rc files`;
-  table.add({ id: 'deploy.first', what: 'first deploy (loopback), to first event', unit: 'ms', dist: f, target: 'p50 < 1500', verdict: f.p50 < 1500 ? 'met' : 'not met', note: `${files} files uploaded; ${shellNote}` });
-  table.add({ id: 'deploy.warm', what: 'already deployed: to first event', unit: 'ms', dist: w, target: 'p50 < 1000', verdict: w.p50 < 1000 ? 'met' : 'not met', note: shellNote });
+  const span = "spawn of `commcost measure --host … --simulate` (bin/commcost.js) → the agent's hello on its stderr";
+  const anchor = `ssh <alias> true p50 ${s.p50.toFixed(0)} ms, node -e 0 p50 ${n.p50.toFixed(0)} ms, same rounds`;
+  table.add({ ...judgedRow({ id: 'deploy.first', what: 'first deploy (loopback), to first event', unit: 'ms', target: 'p50 < 1500', span, anchor }, first, [{ q: 0.5, op: '<', limit: 1500 }], 0), note: `${files} files uploaded; ${shellNote}` });
+  table.add({ ...judgedRow({ id: 'deploy.warm', what: 'already deployed: to first event', unit: 'ms', target: 'p50 < 1000', span, anchor }, warm, [{ q: 0.5, op: '<', limit: 1000 }], 0), note: shellNote });
   table.add({ id: 'deploy.anchor.ssh', what: 'anchor: ssh <alias> true (OpenSSH)', unit: 'ms', dist: s, target: '—', verdict: 'reference' });
   table.add({ id: 'deploy.anchor.node', what: 'anchor: node -e 0', unit: 'ms', dist: n, target: '—', verdict: 'reference' });
 }

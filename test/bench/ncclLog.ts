@@ -12,7 +12,8 @@
  * linear and quadratic: 'cannot tell' (a reference row) when the noise spans it.
  */
 import { MAX_LOG_LINE_CHARS, parseInitCreations } from '../../protocol/ncclInitLog';
-import { distribution, type TargetTable } from './targets';
+import { ratioEstimate } from './verdict';
+import { distribution, estimateRow, type TargetTable } from './targets';
 
 const MB = 1024 * 1024;
 const ROUNDS = 15;
@@ -57,24 +58,17 @@ export function ncclLogBench(table: TargetTable, log: (line: string) => void): v
     const largeTimes = readTimes(largeText, reads);
     const small = distribution(smallTimes);
     const large = distribution(largeTimes);
-    const ratio = large.p50 / small.p50;
-    // The ratio's range from each set's spread (quartiles of 15 samples): the 2 MB read's first
-    // quartile over the 1 MB read's third, and the reverse.
-    const q1 = (v: number[]): number => v[Math.floor(v.length / 4)]!;
-    const q3 = (v: number[]): number => v[Math.ceil((3 * v.length) / 4) - 1]!;
-    const lo = q1(largeTimes) / q3(smallTimes);
-    const hi = q3(largeTimes) / q1(smallTimes);
-    const verdict = hi < 3 ? 'met' : lo > 3 ? 'not met' : 'reference';
+    // The ratio of medians with both sets' noise, verdict.ts's one rule for every row.
+    const e = ratioEstimate(largeTimes, smallTimes);
     const what = oneLine ? 'NCCL log read, one 2 MB line' : 'NCCL log read, 2 MB in 4 KiB lines';
-    log(`   ${what}: 1 MB p50 ${small.p50.toFixed(2)} ms, 2 MB p50 ${large.p50.toFixed(2)} ms, ratio ${ratio.toFixed(2)} (range ${lo.toFixed(2)}–${hi.toFixed(2)})${verdict === 'reference' ? ': CANNOT TELL, the noise spans 3' : ''}`);
-    table.add({
-      id: oneLine ? 'ncclLog.oneLine' : 'ncclLog.capLines',
-      what,
-      unit: 'ms',
-      dist: large,
-      target: '2 MB / 1 MB ≈ 2 (< 3)',
-      verdict,
-      note: `ratio of medians ${ratio.toFixed(2)}, range ${lo.toFixed(2)}–${hi.toFixed(2)} (linear 2, quadratic 4)${verdict === 'reference' ? '; cannot tell: the noise spans 3, more rounds or a quieter machine' : ''}`,
-    });
+    const row = estimateRow(
+      { id: oneLine ? 'ncclLog.oneLine' : 'ncclLog.capLines', what, unit: 'ms', target: '2 MB / 1 MB < 3 (linear 2, quadratic 4)', span: `one parse of the log text (${reads} reads per sample, averaged), 2 MB vs 1 MB`, anchor: 'the same reader on 1 MB, same rounds' },
+      'median(2 MB) / median(1 MB)',
+      e,
+      { op: '<', limit: 3 },
+      large,
+    );
+    log(`   ${what}: 1 MB p50 ${small.p50.toFixed(2)} ms, 2 MB p50 ${large.p50.toFixed(2)} ms; ${row.basis}`);
+    table.add(row);
   }
 }

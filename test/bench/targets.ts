@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { quantileSorted } from '../../remote-agent/stats';
+import { judge, judgeQuantiles, type Bound, type Estimate, type QuantileTarget, type Verdict } from './verdict';
 
 /** p50/p90/p99/max of a sample set, in its unit; `n` = how many values. */
 export interface Distribution {
@@ -27,11 +28,20 @@ export interface TargetRow {
   what: string;
   unit: string;
   dist?: Distribution;
-  /** The target in words, e.g. "p50 < 10, p99 < 50". */
+  /** The target in words, e.g. "p50 < 10, p99 < 50": fixed per row, never swapped for another under other conditions. */
   target: string;
-  /** 'cannot tell': the runs' spread straddles the target (noise larger than the effect). */
-  verdict: 'met' | 'not met' | 'cannot tell' | 'reference' | 'skipped';
-  /** Why a target is not met, what a reference row anchors, or why a row was skipped. */
+  /**
+   * met / not met / cannot tell (the noise is larger than the effect): from verdict.ts, on the
+   * figure's interval; reference: a figure with no target (an anchor); skipped: not measured here.
+   */
+  verdict: Verdict | 'reference' | 'skipped';
+  /** What is timed, from where to where, e.g. "spawn of `node dist/cli.js --version` → its exit". */
+  span?: string;
+  /** What the figure is read against: the floor or the neighbour measured in the same rounds. */
+  anchor?: string;
+  /** The judged figures with their intervals (verdict.ts texts), e.g. "p50 7.20 [6.90, 7.50] < 10.00: met". */
+  basis?: string;
+  /** Why a target is not met (the measured cause), what a reference row anchors, or why a row was skipped. */
   note?: string;
 }
 
@@ -45,6 +55,24 @@ export function distribution(values: number[]): Distribution {
 /** "p50 1.2  p90 …  (n=…)" with `digits` decimals. */
 export function distText(d: Distribution, digits = 1): string {
   return `p50 ${d.p50.toFixed(digits)}  p90 ${d.p90.toFixed(digits)}  p99 ${d.p99.toFixed(digits)}  max ${d.max.toFixed(digits)}  (n=${d.n})`;
+}
+
+/** A row's fields other than its figures and verdict. */
+export type RowHead = Omit<TargetRow, 'dist' | 'verdict' | 'basis'>;
+
+/**
+ * A row judged on quantiles of its samples (verdict.ts): its distribution, its verdict (met, not
+ * met, cannot tell) and the judged figures with their intervals.
+ */
+export function judgedRow(head: RowHead, values: number[], targets: QuantileTarget[], digits = 1): TargetRow {
+  const j = judgeQuantiles(values, targets, digits);
+  return { ...head, dist: distribution(values), verdict: j.verdict, basis: j.text };
+}
+
+/** A row judged on one estimate (a difference or a ratio of medians, verdict.ts) against its bound; `dist` the samples shown. */
+export function estimateRow(head: RowHead, label: string, e: Estimate, bound: Bound, dist?: Distribution, digits = 2): TargetRow {
+  const j = judge(label, e, bound, digits);
+  return { ...head, ...(dist ? { dist } : {}), verdict: j.verdict, basis: j.text };
 }
 
 /** Collects rows; `print()` writes the table, `save()` the JSON. */
@@ -63,7 +91,8 @@ export class TargetTable {
     for (const r of this.rows) {
       const dist = r.dist ? `${distText(r.dist, r.unit === 'µs' ? 1 : 2)} ${r.unit}` : '—';
       out.push(`${r.what.padEnd(width)}  ${dist.padEnd(62)}  target ${r.target.padEnd(22)}  ${r.verdict}`);
-      if (r.note) out.push(`${''.padEnd(width)}    ${r.note}`);
+      for (const [k, v] of [['times', r.span], ['anchor', r.anchor], ['judged', r.basis], ['', r.note]] as const)
+        if (v) out.push(`${''.padEnd(width)}    ${k ? `${k}: ` : ''}${v}`);
     }
     return out;
   }

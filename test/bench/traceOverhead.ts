@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { differenceEstimate, judge, type Estimate, type Verdict } from './verdict';
 
 /** The loop program, one copy shared with test/gpu/one-gpu-trace.sh (relative to the repository root). */
 const LOOP_C = join('test', 'gpu', 'trace_overhead.c');
@@ -45,11 +46,18 @@ export interface OverheadResult {
   overheadNs: number;
   /** The target for this loop, ns per collective: max(1% of untraced, 2000 ns). */
   targetNs: number;
-  meets: boolean;
   /** The untraced loop's own spread (p90 − p10 over rounds), ns per collective. */
   noiseNs: number;
-  /** 'meets', 'misses', or 'below-noise': the overhead above the target is within the loop's own spread, so it cannot be told apart. */
-  verdict: 'meets' | 'misses' | 'below-noise';
+  /** median(traced) − median(untraced) with its 95% interval from both medians' order statistics, ns (verdict.ts). */
+  estimate: Estimate;
+  /**
+   * verdict.ts's rule, always with the noise: met when the whole interval is ≤ the target, not met
+   * when it is all above, cannot tell when the target is inside it (an overhead of −38 µs inside
+   * ±250 µs of noise is "cannot tell", never "met").
+   */
+  verdict: Verdict;
+  /** The judged figure in words, µs. */
+  basis: string;
 }
 
 function quantile(xs: number[], q: number): number {
@@ -99,17 +107,18 @@ export function traceOverheadBench(log: (line: string) => void, o: OverheadOptio
     const med = (xs: number[]) => quantile(xs, 0.5);
     const overheadNs = med(traced) - med(untraced);
     const targetNs = Math.max(0.01 * med(untraced), 2000);
-    const meets = overheadNs <= targetNs;
     const noiseNs = quantile(untraced, 0.9) - quantile(untraced, 0.1);
-    const verdict = meets ? 'meets' : overheadNs <= noiseNs ? 'below-noise' : 'misses';
+    const estimate = differenceEstimate(traced, untraced);
+    const j = judge('median(traced) − median(untraced)', { value: estimate.value / 1000, lo: estimate.lo / 1000, hi: estimate.hi / 1000 }, { op: '≤', limit: targetNs / 1000 });
+    const verdict = j.verdict;
     const us = (ns: number) => (ns / 1000).toFixed(2);
     const dist = (xs: number[]) => `p10 ${us(quantile(xs, 0.1))}  p50 ${us(quantile(xs, 0.5))}  p90 ${us(quantile(xs, 0.9))}  (n=${xs.length})`;
     log(`   ${simulated ? 'SIMULATED NCCL' : `NCCL ${nccl}`}: ${calls} allreduces of 256 floats per round, one rank, ${rounds} rounds alternating; µs per collective`);
     log(`   untraced: ${dist(untraced)}`);
     log(`   traced:   ${dist(traced)}`);
     log(`   traced − untraced, per pair of rounds: ${dist(pairs)}`);
-    log(`   overhead: ${us(overheadNs)} µs per collective, ${((overheadNs / med(untraced)) * 100).toFixed(2)}% of the loop; target ≤ ${us(targetNs)} µs (1% or 2 µs, whichever is larger): ${verdict === 'meets' ? 'MEETS the target' : verdict === 'misses' ? 'MISSES the target' : `CANNOT TELL — within the untraced loop's own spread (p10–p90 ${us(noiseNs)} µs): more calls or rounds`}${simulated ? ' (SIMULATED: the library is commcost\'s simulation; measure on a GPU with --nccl)' : ''}`);
-    return { simulated, untraced, traced, pairs, overheadNs, targetNs, meets, noiseNs, verdict };
+    log(`   overhead: ${us(overheadNs)} µs per collective, ${((overheadNs / med(untraced)) * 100).toFixed(2)}% of the loop; target ≤ ${us(targetNs)} µs (1% or 2 µs, whichever is larger): ${verdict === 'met' ? 'MEETS the target' : verdict === 'not met' ? 'MISSES the target' : `CANNOT TELL — the target is inside the overhead's 95% interval [${us(estimate.lo)}, ${us(estimate.hi)}] µs (the untraced loop alone spreads p10–p90 ${us(noiseNs)} µs): more calls or rounds`}${simulated ? ' (SIMULATED: the library is commcost\'s simulation; measure on a GPU with --nccl)' : ''}`);
+    return { simulated, untraced, traced, pairs, overheadNs, targetNs, noiseNs, estimate, verdict, basis: j.text };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

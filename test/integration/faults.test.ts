@@ -22,7 +22,7 @@ import type { AgentEvent, RunOptions } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { loadRun, saveRun } from '../../client/resultsStore';
 import { runMeasurement } from '../../client/runSession';
-import { saveWithFallback } from '../../cli/main';
+import { saveWithFallback } from '../../cli/measure';
 import { lagMonitor } from '../support/lag';
 import { agentBuilt, distDir, is, pastStartup, privateAgentCopy, processesMatching, repoRoot, startAgent, startupTimeout, type AgentRun } from '../support/agentHarness';
 import { printFaultTable, type FaultRow } from '../support/faultTable';

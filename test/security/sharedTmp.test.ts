@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { saveWithFallback } from '../../cli/main';
+import { saveWithFallback } from '../../cli/measure';
 import { DRIVER_SOURCE } from '../../remote-agent/c10d/driverSource';
 import * as c10d from '../../remote-agent/experiments/c10d';
 import type { RankContext } from '../../remote-agent/experiments/experiment';

@@ -8,7 +8,9 @@ import { describe, test } from 'node:test';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
 import { CommcostError } from '../../client/errors';
 import { runMeasurement } from '../../client/runSession';
-import { buildProgram, checkFlags, iterationLabel, noGpuSentence, progressLines, pythonFlag, runOptionsFrom, saveWithFallback, type MeasureFlags } from '../../cli/main';
+import { buildProgram, checkFlags, pythonFlag, runOptionsFrom, type MeasureFlags } from '../../cli/main';
+import { noGpuSentence, saveWithFallback } from '../../cli/measure';
+import { iterationLabel, progressLines } from '../../cli/progress';
 import { formatSummary, SIMULATED_BANNER, terminalSafe } from '../../cli/summary';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'commcost-cli-'));
