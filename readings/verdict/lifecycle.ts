@@ -88,7 +88,7 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
     run.ranks < 2 && S.initToFirst.host.ranks >= 2
       ? studyNotCompared(
           [S.initCall, S.initToFirst],
-          `a communicator of 1 rank has no peer to connect to, the study's had ${S.initToFirst.host.ranks} ranks`,
+          `a communicator of 1 rank has no peer to connect to, the study's had ${S.initToFirst.host.ranksText}`,
         )
       : acrossNodes
         ? studySentence(here, [figureClause(total, S.nodesFreshToFirst, 'a fresh init to its first collective')])
@@ -234,7 +234,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const named = shrinkToOne
     ? studyNotCompared(
         [shrinkStudy],
-        `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranks} ranks`,
+        `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranksText}`,
       )
     : '';
   // The "cheaper"/"costlier" words are judgements too: with no study sentence to carry the
