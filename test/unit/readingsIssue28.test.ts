@@ -3,14 +3,14 @@
  * 2. the cold start is compared with the study's quantity (its cold figure includes the process's
  *    first CUDA and library initialisation): the run's CUDA context and NCCL load are added back;
  * 3. the plan prices a switch to each shape with the run's figure for that shape, as the verdict does;
- * (rules 4–6 below).
+ * 5. (part) the plan at one GPU never describes a communicator of 0 ranks.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { planReshape } from '../../readings/plan/planner';
-import { poolSentence } from '../../readings/plan/sentences';
+import { planSentences, poolSentence } from '../../readings/plan/sentences';
 import { deriveVerdict } from '../../readings/verdict';
-import { asPlanRuns } from './planRuns';
+import { asPlanRuns, h200x1 } from './planRuns';
 import { load } from './verdictRuns';
 
 const line = (file: string, id: string): string => {
@@ -42,5 +42,14 @@ describe('rule 3: one answer per switch', () => {
     assert.match(poolSentence(plan), /to TP1, ncclCommSplit into TP1 \+ first collective TP1, 45\.5 ms/);
     // The verdict on the same page gives the same rebuild of the one-rank child.
     assert.match(line(file, 'pool'), /45\.5 ms rebuild of its one-rank child/);
+  });
+});
+
+describe('rule 5 (part): degenerate runs', () => {
+  test('the plan at one GPU never describes a communicator of 0 ranks ("1 → 0", "0 → 1")', () => {
+    const plan = planReshape(h200x1(), {});
+    const text = [...plan.strategies.flatMap((s) => [s.how, s.note ?? '']), ...planSentences(plan)].join('\n');
+    assert.doesNotMatch(text, /\b1 → 0\b|\b0 → 1\b/, text);
+    assert.match(plan.strategies.find((s) => s.id === 'shrink')!.note!, /a communicator of 1 rank has no rank to drop/);
   });
 });
