@@ -232,10 +232,10 @@ test('#12 suspend: a round trip that is cheaper with a way back that is longer i
   assert.doesNotMatch(t, /\d s vs [\d.]+ ms|ms vs [\d.]+ s\b/, t);
 });
 
-test('#16 the plan\'s rebuild and the verdict\'s pool rebuild each say what they are (the same run: 169 ms and 45.5 ms)', () => {
+test('#16 the plan\'s rebuild and the verdict\'s pool rebuild each say what they are, and agree per shape (issue #28: 169 ms to TP2, 45.5 ms to TP1)', () => {
   const run = load(W);
   const plan = poolSentence(planReshape(asPlanRuns(run), {}));
-  assert.match(plan, /turns a 169 ms rebuild \(ncclCommInitRankConfig TP2 \+ first collective TP2\) into a 0\.025 ms switch/, plan);
+  assert.match(plan, /turns an on-demand rebuild \(to TP2, ncclCommInitRankConfig TP2 \+ first collective TP2, 169 ms; to TP1, ncclCommSplit into TP1 \+ first collective TP1, 45\.5 ms; 107 ms per switch on average\) into a 0\.025 ms switch/, plan);
   assert.match(line(run, 'pool'), /turns a 45\.5 ms rebuild of its one-rank child \(split \+ first collective\) into a 0\.025 ms switch/);
 });
 
@@ -303,7 +303,7 @@ describe('#19 a run over several nodes names every host', () => {
     // The study's cold/warm anchor was measured across InfiniBand: judged across nodes, its setting named.
     assert.match(line(run, 'cold-start'), /Study \(A40 across InfiniBand, GPU count and NCCL version not stated\) vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): cold/);
     // The same run on one host is judged as before.
-    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold 493–523 ms vs [^;]*: agrees/);
+    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold with its CUDA and library start 493–523 ms vs [^;]*: agrees/);
     // From one recorded iteration the line's own cost words ("cold costs more than warm") carry the note.
     const once = { ...twoNodes(), options: { ...twoNodes().options, iterations: 1 } };
     assert.match(line(once, 'drain'), /— not compared here: this run spans 2 hosts, the study's figures? (was|were) of one host \(study: [^)]*\) \(here from one recorded iteration per step: each word rests on a single observation\)\.$/);
