@@ -283,9 +283,9 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
     if (!isBelowTimer(destroy)) clauses.push(figureClause(destroy, S.destroy));
   }
   if (floors.length === 0) return undefined;
-  // At one rank there is no peer to tear down with, while the study's communicators had several
-  // (and the runs show the floors move with the rank count): named, not judged.
-  // Across nodes the teardown waits on the network, while the study's floors are of one host: named, not judged.
+  // At one rank there is no peer to tear down with, while the study's communicators had 2–8 GPUs
+  // (and the runs show the floors move with the rank count): named, not judged. The study measured
+  // abort and destroy on one node and across nodes, so a run over several hosts is judged.
   // One rule with the study charts' Figure 3 note (studyFigures.ts studyNotComparedWhy); a simulated
   // run is left to studySentence, which names the figures of its clauses.
   const why = studyNotComparedWhy(S.abort, { ranks: run.ranks, nodes: run.nodes?.length ?? 1 }, 'teardown');
