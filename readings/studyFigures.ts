@@ -4,26 +4,99 @@
  * differs (rules in readings/verdict/agreement.ts, documented in docs/METHOD.md, "The verdict").
  * No other file may hold a figure of the study.
  *
- * Source of every entry: the design brief's section "Figures from the study", which quotes the
- * study (and, for the planner's three, its "Plan a reshape" brief); both are reproduced in
- * docs/METHOD.md, "The study's figures", which every sentence cites. Each entry names the
- * measurement of the study it comes from. Hardware is 4× NVIDIA A40 over PCIe
- * with NCCL 2.32.3 unless an entry names another host. The study's own warning applies to every
- * comparison: "on other hardware expect the same orders of magnitude, not the same values".
+ * Source of every entry: the study's text (shared/study/where-communicator-rebuild-actually-costs.txt,
+ * "Where Communicator Rebuild Actually Costs", 2026); the design brief's "Figures from the study"
+ * lists them by setting and yields to the text. Each entry carries the setting the text gives that
+ * figure (GPUs, nodes, NCCL and torch versions, what it includes) and no more: where the text gives
+ * none, the setting says "not stated". The figures and settings are reproduced in docs/METHOD.md,
+ * "The study's figures", which every sentence cites; test/unit/studyAttribution.test.ts checks
+ * both against the study's text. The study's sentences are never copied here or shown as quotes.
+ * How far a figure of other hardware may stand from the study's and still be read as agreeing is
+ * commcost's rule, not the study's (agreement.ts).
  */
 
-/** A host the study measured on. */
+/** The setting the study gives a figure: where and on what it was measured, in the study's terms. */
 export interface StudyHost {
-  /** e.g. "4× A40 PCIe, NCCL 2.32.3". */
+  /** The setting as the study gives it, e.g. "4× A40 PCIe, one node, NCCL 2.32.3". */
   text: string;
-  /** World size of the study's communicators on that host. */
+  /** The fewest ranks of the study's communicators in that setting (0: no communicator). */
   ranks: number;
-  /** True when the study's ranks spanned several hosts. */
+  /** Those ranks in words, for "the study's had …": "4 ranks", "2–8 GPUs", "several GPUs (count not stated)". */
+  ranksText: string;
+  /** True when the setting includes ranks spanning several hosts. */
   acrossNodes: boolean;
 }
 
-export const STUDY_A40: StudyHost = { text: '4× A40 PCIe, NCCL 2.32.3', ranks: 4, acrossNodes: false };
-export const STUDY_V100_NODES: StudyHost = { text: '8× V100 across nodes, NCCL 2.32.3', ranks: 8, acrossNodes: true };
+/** One node of four A40s over PCIe with NCCL 2.32.3: init, split, shrink, grow, splitShare. */
+export const STUDY_A40: StudyHost = { text: '4× A40 PCIe, one node, NCCL 2.32.3', ranks: 4, ranksText: '4 ranks', acrossNodes: false };
+/** The same four A40s where the study gives no NCCL version for the figure (the pool, the drain). */
+export const STUDY_A40_UNVERSIONED: StudyHost = {
+  text: '4× A40 PCIe, one node, NCCL version not stated',
+  ranks: 4,
+  ranksText: '4 ranks',
+  acrossNodes: false,
+};
+/** Two nodes of four V100s over InfiniBand: the rebuild comparison across nodes. */
+export const STUDY_V100_NODES: StudyHost = {
+  text: '2 nodes × 4 V100 over InfiniBand, NCCL version not stated',
+  ranks: 8,
+  ranksText: '8 ranks',
+  acrossNodes: true,
+};
+/** Every configuration of the study's teardown figure (its Figure 3). */
+export const STUDY_ALL_CONFIGS: StudyHost = {
+  text: 'NCCL 2.28.9 and 2.32.3, A40 and V100, one node and across nodes, 2–8 GPUs',
+  ranks: 2,
+  ranksText: '2–8 GPUs',
+  acrossNodes: true,
+};
+/** Finalize + destroy across the same configurations, whose low end the study places on eight V100s across nodes. */
+export const STUDY_DESTROY_CONFIGS: StudyHost = {
+  ...STUDY_ALL_CONFIGS,
+  text: 'NCCL 2.28.9 and 2.32.3, A40 and V100, one node and across nodes, 2–8 GPUs; the 156 ms low end on 2 nodes × 4 V100',
+};
+/** Revoke: on A40, the configuration not stated. */
+export const STUDY_A40_REVOKE: StudyHost = {
+  text: 'A40, configuration not stated',
+  ranks: 2,
+  ranksText: 'several GPUs (count not stated)',
+  acrossNodes: true,
+};
+/** c10d on A40: torch 2.11 with the A40 image's NCCL 2.28.9. */
+export const STUDY_C10D_A40: StudyHost = {
+  text: "A40, torch 2.11 with the image's NCCL 2.28.9, GPU count and nodes not stated",
+  ranks: 2,
+  ranksText: 'several GPUs (count not stated)',
+  acrossNodes: true,
+};
+/** The cold/warm anchor: A40s across InfiniBand; the cold figure includes the process's first CUDA and library initialisation. */
+export const STUDY_A40_IB_COLD: StudyHost = {
+  text: 'A40 across InfiniBand, GPU count and NCCL version not stated',
+  ranks: 2,
+  ranksText: 'several GPUs across nodes (count not stated)',
+  acrossNodes: true,
+};
+/** The warm figure beside it: the same class of cross-node A40. */
+export const STUDY_A40_CROSS_WARM: StudyHost = {
+  text: "cross-node A40, the same class as the cold figure's, GPU count and NCCL version not stated",
+  ranks: 2,
+  ranksText: 'several GPUs across nodes (count not stated)',
+  acrossNodes: true,
+};
+/** The migration pause: a request handed between two single-GPU engines, an earlier experiment; no GPU setting, no communicator. */
+export const STUDY_MIGRATION: StudyHost = {
+  text: 'an earlier experiment, a request handed between two single-GPU engines, GPU not stated',
+  ranks: 0,
+  ranksText: 'no communicator',
+  acrossNodes: true,
+};
+/** The study's estimate for eight GPUs, extrapolated from its 4× A40 pool: not a measurement. */
+export const STUDY_ESTIMATE_8: StudyHost = {
+  text: "the study's estimate for 8 GPUs from its 4× A40 pool, not measured",
+  ranks: 8,
+  ranksText: '8 GPUs',
+  acrossNodes: false,
+};
 
 /** One published figure: a value (`min` = `max`) or a range, in ms or bytes. */
 export interface StudyFigure {
@@ -34,6 +107,7 @@ export interface StudyFigure {
   max: number;
   /** How the study wrote it, e.g. "464 MB" (shown as written; MB read as 10^6 bytes). */
   written: string;
+  /** The setting the study gives this figure. */
   host: StudyHost;
   /** The measurement of the study it comes from, and where it is quoted: `${measurement} (${document})`. */
   source: string;
@@ -45,7 +119,6 @@ export interface StudyFigure {
 
 /** Where every figure below is quoted in the repository: the table there is kept equal to this file by a unit test. */
 const SECTION = 'docs/METHOD.md "The study\'s figures"';
-const PLAN_ISSUE = SECTION;
 
 function fig(
   what: string,
@@ -71,15 +144,17 @@ export const STUDY_FIGURES = {
     81,
     '81 ms',
     'rebuild comparison, each + first collective',
+    STUDY_A40_UNVERSIONED,
   ),
-  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 vs 0'),
-  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 vs 0'),
+  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 vs 0', STUDY_A40_UNVERSIONED),
+  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 vs 0', STUDY_A40_UNVERSIONED),
   shrinkToFirst: fig(
     'shrink to first collective',
     64,
     64,
     '64 ms',
     'rebuild comparison, each + first collective',
+    STUDY_A40_UNVERSIONED,
   ),
   growToFirst: fig(
     'grow to first collective',
@@ -87,6 +162,7 @@ export const STUDY_FIGURES = {
     78,
     '78 ms',
     'rebuild comparison, each + first collective',
+    STUDY_A40_UNVERSIONED,
   ),
   freshToFirst: fig(
     'fresh init to first collective',
@@ -94,31 +170,33 @@ export const STUDY_FIGURES = {
     92,
     '92 ms',
     'rebuild comparison, each + first collective',
+    STUDY_A40_UNVERSIONED,
   ),
   nodesShrinkToFirst: fig('shrink to first collective', 180, 180, '180 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
   nodesGrowToFirst: fig('grow to first collective', 175, 175, '175 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
   nodesFreshToFirst: fig('fresh init to first collective', 184, 184, '184 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
-  abort: fig('ncclCommAbort', 485, 534, '485–534 ms', 'abort'),
-  revoke: fig('ncclCommRevoke until quiet', 499, 502, '499–502 ms', 'revoke'),
-  destroy: fig('ncclCommFinalize + ncclCommDestroy', 160, 430, '0.16–0.43 s', 'finalize + destroy'),
-  c10dDestroy: fig('destroy_process_group', 940, 960, '0.94–0.96 s', 'c10d destroy_process_group'),
+  abort: fig('ncclCommAbort', 485, 534, '485–534 ms', 'abort', STUDY_ALL_CONFIGS),
+  revoke: fig('ncclCommRevoke until quiet', 499, 502, '499–502 ms', 'revoke', STUDY_A40_REVOKE),
+  destroy: fig('ncclCommFinalize + ncclCommDestroy', 160, 430, '0.16–0.43 s', 'finalize + destroy', STUDY_DESTROY_CONFIGS),
+  c10dDestroy: fig('destroy_process_group', 940, 960, '0.94–0.96 s', 'c10d destroy_process_group', STUDY_C10D_A40),
   poolBytes: fig(
     'a pool of every TP shape, per GPU',
     464e6,
     464e6,
     '464 MB (TP4 + 2×TP2 + 4×TP1)',
     'pool TP4 + 2×TP2 + 4×TP1',
-    STUDY_A40,
+    STUDY_A40_UNVERSIONED,
     'bytes',
   ),
-  tp2ChildBytes: fig('one TP2 child, per GPU', 76e6, 76e6, '~76 MB', 'pool: one TP2 child', STUDY_A40, 'bytes'),
-  steadyChild: fig('64 MB allreduce on a split child', 3.273, 3.273, '3.273 ms', '64 MB allreduce on a child vs a fresh communicator'),
+  tp2ChildBytes: fig('one TP2 child, per GPU', 76e6, 76e6, '~76 MB', 'pool: one TP2 child', STUDY_A40_UNVERSIONED, 'bytes'),
+  steadyChild: fig('64 MB allreduce on a split child', 3.273, 3.273, '3.273 ms', '64 MB allreduce on a child vs a fresh communicator', STUDY_A40_UNVERSIONED),
   steadyFresh: fig(
     '64 MB allreduce on a fresh communicator',
     3.272,
     3.272,
     '3.272 ms',
     '64 MB allreduce on a child vs a fresh communicator',
+    STUDY_A40_UNVERSIONED,
   ),
   poolSwitch: fig(
     'switch inside the pool (collective + graph capture)',
@@ -126,27 +204,29 @@ export const STUDY_FIGURES = {
     0.48,
     '≈ 0.2 ms collective + 0.28 ms graph capture',
     'switch inside the pool',
+    STUDY_A40_UNVERSIONED,
   ),
   coldToFirst: fig(
-    "a fresh process's first init to first collective",
+    "a cold process's first init to first collective, with its first CUDA and library initialisation",
     493,
     523,
     '493–523 ms',
     'cold vs warm process: first init + first collective',
+    STUDY_A40_IB_COLD,
   ),
-  warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold vs warm process: first init + first collective'),
-  drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages'),
-  // The study's derived results, quoted by the "Plan a reshape" brief; used by readings/plan/.
+  warmToFirst: fig('a warm process: init to first collective', 98, 98, '98 ms', 'cold vs warm process: first init + first collective', STUDY_A40_CROSS_WARM),
+  drain: fig('until quiet with four 16–256 MB allreduces in flight', 7, 112, '7–112 ms', 'drain of four in-flight 16–256 MB messages', STUDY_A40_UNVERSIONED),
+  // The study's anchor and summaries, used by readings/plan/ and the study charts.
   migrationPause: {
-    what: 'a live migration pause',
+    what: 'a request-migration pause (median)',
     unit: 'ms',
     min: 69,
     max: 69,
     written: '69 ms',
-    host: STUDY_A40,
-    source: `migration pause, the reference line of the study's Figure 2 (${PLAN_ISSUE})`,
+    host: STUDY_MIGRATION,
+    source: `migration pause, the reference line of the study's Figure 2 (${SECTION})`,
     measurement: "migration pause, the reference line of the study's Figure 2",
-    document: PLAN_ISSUE,
+    document: SECTION,
   },
   abortFloor: {
     what: 'the floor abort and revoke sit on',
@@ -154,7 +234,7 @@ export const STUDY_FIGURES = {
     min: 500,
     max: 500,
     written: '~0.5 s',
-    host: STUDY_A40,
+    host: STUDY_ALL_CONFIGS,
     source:
       `the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 (${SECTION})`,
     measurement: "the study's summary of abort 485–534 ms and revoke 499–502 ms; the 500 ms floor of its Figure 3",
@@ -166,10 +246,10 @@ export const STUDY_FIGURES = {
     min: 1e9,
     max: 1e9,
     written: '~1 GB',
-    host: STUDY_A40,
-    source: `estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (${PLAN_ISSUE})`,
+    host: STUDY_ESTIMATE_8,
+    source: `estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB (${SECTION})`,
     measurement: 'estimate of a pool at 8 GPUs: ~15 shapes, ~1 GB',
-    document: PLAN_ISSUE,
+    document: SECTION,
   },
 } as const satisfies Record<string, StudyFigure>;
 
@@ -249,7 +329,7 @@ export interface StudyRegime {
  * @param subject what the study measured, in a few words ("teardown", "migration pause").
  */
 export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: string): string | undefined {
-  if (run.ranks < 2 && f.host.ranks >= 2) return `a communicator of 1 rank has no peer, the study's had ${f.host.ranks} ranks`;
+  if (run.ranks < 2 && f.host.ranks >= 2) return `a communicator of 1 rank has no peer, the study's had ${f.host.ranksText}`;
   if (run.nodes > 1 && !f.host.acrossNodes) return `this run spans ${run.nodes} hosts, the study's ${subject} was measured on one`;
   if (run.simulated) return 'simulated figures are not measurements';
   return undefined;
@@ -258,7 +338,7 @@ export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: s
 /**
  * The note under a chart that draws the study's figure `f` beside a run's bars that
  * {@link studyNotComparedWhy} says are not compared with it: "The study's floor (~0.5 s, 4× A40
- * PCIe, NCCL 2.32.3) is shown for reference, not compared with this run: <why> (study: <its
+ * PCIe, one node, NCCL 2.32.3) is shown for reference, not compared with this run: <why> (study: <its
  * measurement>, in <where quoted>)." Used by the study charts and the Plan chart.
  * @param line the line's name ("floor", "migration pause"); `whom` "this run" or "run B (…)".
  */

@@ -170,7 +170,7 @@ const who = (runs: readonly StudyRun[], r: StudyRun) => (runs.length > 1 ? ` (${
  * The notes under a chart for the runs (of `drawn`, indices into `runs`) whose bars the study's
  * figure `f` is drawn beside but that the verdict does not compare with it, by its rule
  * (readings/studyFigures.ts studyNotComparedWhy: 1 rank, several hosts, simulated): "The study's
- * floor (~0.5 s, 4× A40 PCIe, NCCL 2.32.3) is shown for reference, not compared with this run: a
+ * floor (~0.5 s, NCCL 2.28.9 and 2.32.3, A40 and V100, …) is shown for reference, not compared with this run: a
  * communicator of 1 rank has no peer, the study's had 4 ranks (study: …, in docs/METHOD.md …)."
  * Empty when every drawn run is compared.
  * @param line the line's name ("floor", "migration pause"); `subject` what the study measured ("teardown").

@@ -62,6 +62,12 @@ export interface StrategyPlan extends StrategyTerms {
   amortisedShare?: number;
   /** criticalMs / the study's migration pause. */
   pauseRatio?: number;
+  /**
+   * Where the critical path depends on the shape switched to (an on-demand rebuild): each target
+   * shape's critical path (ms), with the run's figure for that shape; missing when a term is.
+   * `criticalMs` is then the mean over the targets (one switch in a cycle through the shapes).
+   */
+  perTarget?: { shape: number; ms?: number }[];
   /** deferredMs > switchEveryMs: the background work of one switch is not done by the next. */
   deferredOverruns?: boolean;
   /** Every missing term, critical path first. */
@@ -94,6 +100,22 @@ export interface Plan {
     pool8Written: string;
     source: string;
   };
+}
+
+/** Each target's critical path (terms without a target counted in every one), or undefined when no term names a target. */
+function targetSums(critical: readonly Term[]): { shape: number; ms?: number }[] | undefined {
+  const shapes = [...new Set(critical.map((t) => t.target).filter((x): x is number => x !== undefined))];
+  if (shapes.length === 0) return undefined;
+  return shapes.map((shape) => {
+    const ms = sumTerms(critical.filter((t) => t.target === undefined || t.target === shape));
+    return ms === undefined ? { shape } : { shape, ms };
+  });
+}
+
+/** The mean over the targets of their critical paths; undefined when one is missing. */
+function meanOfTargets(perTarget: readonly { shape: number; ms?: number }[]): number | undefined {
+  if (perTarget.some((x) => x.ms === undefined)) return undefined;
+  return perTarget.reduce((a, x) => a + x.ms!, 0) / perTarget.length;
 }
 
 function breakEven(a: StrategyPlan, b: StrategyPlan, intervalMs: number | undefined): BreakEven | undefined {
@@ -158,12 +180,13 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
   const { switchEveryMs, stepMs } = inputs;
   const terms = strategyTerms(runs, host.ranks, shapes);
   const strategies = (traced ? applyTrace(terms, traced) : terms).map((t): StrategyPlan => {
-    const criticalMs = sumTerms(t.critical);
+    const perTarget = targetSums(t.critical);
+    const criticalMs = perTarget ? meanOfTargets(perTarget) : sumTerms(t.critical);
     const prepaidMs = sumTerms(t.prepaid);
     const deferredMs = sumTerms(t.deferred);
     const memoryBytes = sumTerms(t.memory);
     const missing = [...t.critical, ...t.prepaid, ...t.deferred, ...t.memory].filter((x) => x.value === undefined);
-    const p: StrategyPlan = { ...t, missing, breakEven: [] };
+    const p: StrategyPlan = { ...t, missing, breakEven: [], ...(perTarget ? { perTarget } : {}) };
     if (criticalMs !== undefined) {
       p.criticalMs = criticalMs;
       p.pauseRatio = criticalMs / pause;

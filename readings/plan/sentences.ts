@@ -46,11 +46,22 @@ export function missingText(s: StrategyPlan): string {
 
 /**
  * What the on-demand rebuild is made of, so that its figure says what it compares: "ncclCommInitRankConfig
- * TP2 + first collective TP2" (the init experiment's communicator, the plan's rebuild of every
- * shape; the verdict's pool line gives the pool experiment's own rebuild of one child instead).
+ * TP2 + first collective TP2"; priced per target shape, each target with its own terms and figure:
+ * "to TP2, ncclCommInitRankConfig TP2 + first collective TP2, 169 ms; to TP1, ncclCommSplit into TP1
+ * + first collective TP1, 45.5 ms" (the same figure the verdict's pool line gives for that shape).
  */
 function rebuildWhat(lazy: StrategyPlan): string {
-  return lazy.critical.map((t) => t.what.replace(/ \(.*\)$/, '')).join(' + ');
+  const words = (terms: readonly { what: string }[]): string => terms.map((t) => t.what.replace(/ \(.*\)$/, '')).join(' + ');
+  if (!lazy.perTarget) return words(lazy.critical);
+  return lazy.perTarget
+    .map((x) => `to TP${x.shape}, ${words(lazy.critical.filter((t) => t.target === x.shape))}${x.ms !== undefined ? `, ${msText(x.ms)}` : ''}`)
+    .join('; ');
+}
+
+/** " (the mean over its targets: to TP2 169 ms, to TP1 45.5 ms)"; "" when the critical path does not depend on the target. */
+function perTargetText(s: StrategyPlan): string {
+  if (!s.perTarget || s.perTarget.length < 2) return '';
+  return ` (the mean over the shapes switched to: ${s.perTarget.map((x) => `to TP${x.shape} ${x.ms !== undefined ? msText(x.ms) : 'missing'}`).join(', ')})`;
 }
 
 /**
@@ -73,7 +84,7 @@ export function poolSentence(plan: Plan): string {
     lazy.criticalMs === undefined
       ? ` switches in ${sw} (the rebuild it replaces is missing: ${missingText(lazy)})`
       : pool.criticalMs < lazy.criticalMs
-        ? ` turns a ${msText(lazy.criticalMs)} rebuild (${rebuildWhat(lazy)}) into a ${sw} switch`
+        ? ` turns ${lazy.perTarget && lazy.perTarget.length > 1 ? `an on-demand rebuild (${rebuildWhat(lazy)}; ${msText(lazy.criticalMs)} per switch on average)` : `a ${msText(lazy.criticalMs)} rebuild (${rebuildWhat(lazy)})`} into a ${sw} switch`
         : ` its ${sw} switch is no shorter than the ${msText(lazy.criticalMs)} rebuild`;
   const joiner = pool.memoryBytes !== undefined ? ' and' : ',';
   return `${where}, a pool of ${k} shape${k === 1 ? '' : 's'}${memory}${joiner}${versus}${timeShares(plan, pool)}`;
@@ -82,7 +93,7 @@ export function poolSentence(plan: Plan): string {
 /** One sentence per strategy: its critical path and shares, prepaid and deferred costs, memory — or its missing term. */
 export function strategySentence(plan: Plan, s: StrategyPlan): string {
   if (s.criticalMs === undefined) return `${s.name}: no total — missing ${missingText(s)}`;
-  const parts = [`${s.name}: ${msText(s.criticalMs)} on the critical path per switch${timeShares(plan, s)}`];
+  const parts = [`${s.name}: ${msText(s.criticalMs)} on the critical path per switch${perTargetText(s)}${timeShares(plan, s)}`];
   if (s.prepaidMs !== undefined && s.prepaidMs > 0) parts.push(`${msText(s.prepaidMs)} prepaid at startup`);
   if (s.deferredMs !== undefined && s.deferredMs > 0) {
     const overrun = s.deferredOverruns && plan.switchEveryMs !== undefined ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '';

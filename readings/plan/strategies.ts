@@ -108,7 +108,28 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
   const { plain, share } = poolVariants(runs, n);
   const k = shapes.length;
   const tpn = `TP${n}`;
-  const creationNote = `the rebuild is the init experiment's ${tpn} communicator, for every shape (smaller shapes were not timed by init)`;
+  const built = tpShapes(n);
+  /**
+   * The on-demand rebuild of target shape `t`, priced with the run's figure for that shape: TPn is
+   * the init experiment's communicator; a smaller shape is the pool experiment's on-demand rebuild
+   * of it (its first child) or its split into that shape while the pool was built. Never the TPn
+   * figure charged for a smaller shape.
+   */
+  const rebuildTo = (t: number): Term[] => {
+    const at = (x: Term): Term => ({ ...x, target: t });
+    if (t === n) return [at(initCall), at(initFirst)];
+    if (!built.includes(t)) return [at(absentTerm(`an on-demand rebuild of TP${t}`, 'ms', 'pool', `TP${t} is not a TP shape of ${n} GPUs the runs built`))];
+    const [callStep, firstStep, how] = t === built[1] ? ['rebuild/call', 'rebuild/first', 'on-demand rebuild'] : [`call/tp${t}`, `first/tp${t}`, 'pool build'];
+    return [
+      at(keyed(stepTerm(runs, `ncclCommSplit into TP${t} (${how})`, 'pool', [plain], callStep), 'split', t, 'creation')),
+      at(keyed(stepTerm(runs, `first collective TP${t}${t > 1 ? '' : ' (one rank: no peer to connect to)'}`, 'pool', [plain], firstStep), 'split', t, 'first')),
+    ];
+  };
+  const rebuilds = shapes.flatMap(rebuildTo);
+  const creationNote =
+    shapes.length > 1
+      ? `a switch to each shape is priced with the run's figure for that shape — TP${n} the init experiment's communicator, a smaller one the pool experiment's split into it — and one switch is the mean over the shapes switched to`
+      : `the rebuild is the init experiment's ${tpn} communicator`;
 
   // The communicator each reshape from the maximum topology makes: split halves, shrink by one, grow to n.
   // The halves are colored rank < n/2 (remote-agent/experiments/split.ts): at an odd n the first
@@ -116,6 +137,13 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
   const halves = Math.max(1, Math.ceil(n / 2));
   const halvesNote = `the child is the split experiment's halves (TP${halves}${n % 2 === 1 && n > 1 ? ', the larger half: the step is the MAX over ranks' : ''})`;
   const childSize: Record<string, number> = { split: halves, shrink: Math.max(1, n - 1), grow: n };
+  // At one rank there is no smaller communicator to split or shrink into, and none of n−1 = 0
+  // ranks to grow from: the notes say so, never "1 → 0" or "0 → 1" (the terms keep the run's skip reason).
+  const oneRankWhy: Record<string, string> = {
+    split: 'a communicator of 1 rank has no halves to split into',
+    shrink: 'a communicator of 1 rank has no rank to drop',
+    grow: 'a run of 1 rank has no communicator of fewer ranks to grow from',
+  };
   const fromMax = (id: StrategyId, name: string, experiment: 'split' | 'shrink' | 'grow', variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => ({
     id,
     name,
@@ -135,7 +163,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'lazy',
       name: 'on-demand rebuild (lazy connect)',
       how: `at each switch create the new shape's communicator; its first collective ${n > 1 ? 'connects' : 'runs (one rank: nothing to connect)'} inside the first step after the switch; the old one is destroyed in the background`,
-      critical: [initCall, initFirst],
+      critical: rebuilds,
       prepaid: [],
       deferred: [destroy],
       memory: [initMem],
@@ -145,7 +173,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'warmup',
       name: 'on-demand rebuild + warm-up',
       how: `as the on-demand rebuild, with one collective right after creation: ${n > 1 ? 'the connect is' : 'its first collective (one rank: no connect) is'} paid in the switch, not in the first step`,
-      critical: [initCall, initFirst],
+      critical: rebuilds,
       prepaid: [],
       deferred: [destroy],
       memory: [initMem],
@@ -155,7 +183,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'destroy-now',
       name: 'on-demand rebuild, destroy now',
       how: 'as the on-demand rebuild, with the old communicator destroyed before the new one is created, on the critical path',
-      critical: [destroy, initCall, initFirst],
+      critical: [destroy, ...rebuilds],
       prepaid: [],
       deferred: [],
       memory: [initMem],
@@ -181,13 +209,13 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
     },
     fromMax('split', 'split from the maximum topology', 'split', 'halves/splitShare=0', 'ncclCommSplit into halves',
       'afterFirst', `keep a warm ${tpn} communicator; at each switch split it (halves) and run the first collective on the child`,
-      halvesNote),
+      n < 2 ? oneRankWhy.split! : halvesNote),
     fromMax('split-share', 'split from the maximum topology, splitShare=1', 'split', 'halves/splitShare=1', 'ncclCommSplit into halves (splitShare 1)',
-      'afterFirst', `as the split, from a ${tpn} parent created with splitShare 1`, halvesNote),
+      'afterFirst', `as the split, from a ${tpn} parent created with splitShare 1`, n < 2 ? oneRankWhy.split! : halvesNote),
     fromMax('shrink', 'shrink from the maximum topology', 'shrink', 'default', 'ncclCommShrink',
-      'afterFirst', `keep a warm ${tpn} communicator; at each switch shrink it and run the first collective`, `the run's shrink drops one rank (${n} → ${n - 1})`),
+      'afterFirst', `keep a warm ${tpn} communicator; at each switch shrink it and run the first collective`, n < 2 ? oneRankWhy.shrink! : `the run's shrink drops one rank (${n} → ${n - 1})`),
     fromMax('grow', 'grow to the maximum topology', 'grow', 'default', 'ncclCommGrow',
-      'afterFirst', 'keep a communicator of n−1 ranks; at each switch grow it by one rank and run the first collective', `the run's grow adds one rank (${n - 1} → ${n}); its parent is counted at the init experiment's ${tpn} figure`),
+      'afterFirst', 'keep a communicator of n−1 ranks; at each switch grow it by one rank and run the first collective', n < 2 ? oneRankWhy.grow! : `the run's grow adds one rank (${n - 1} → ${n}); its parent is counted at the init experiment's ${tpn} figure`),
     {
       id: 'suspended',
       name: 'pool kept suspended',

@@ -62,6 +62,12 @@ export interface Term {
   observed?: ObservedSource;
   /** The lifecycle figure it is, where a trace may observe it. */
   key?: TermKey;
+  /**
+   * The TP shape switched to, where the figure depends on it (an on-demand rebuild of that shape):
+   * the strategy's critical path is then priced per target, each with the run's figure for that
+   * shape, and one switch costs the mean over its targets (planner.ts).
+   */
+  target?: number;
   /** Why the runs have no figure, and which experiment would measure it. */
   missing?: { experiment: string; why: string };
 }

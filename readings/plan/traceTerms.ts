@@ -143,6 +143,7 @@ export function applyTrace(strategies: readonly StrategyTerms[], trace: PlanTrac
       unit: t.unit,
       value: o.ms,
       ...(t.times !== undefined ? { times: t.times } : {}),
+      ...(t.target !== undefined ? { target: t.target } : {}),
       key: t.key!,
       observed: { file: trace.file, site: o.site, phase, n: o.n },
     };

@@ -5,8 +5,9 @@
  *
  * The agree/differ rule, one tolerance per kind of comparison (docs/METHOD.md, "The verdict"):
  * - a time or a size of the run against the study's figure agrees when their ratio is within
- *   {@link ORDER_BAND} (√10, half an order of magnitude) either way: the hardware differs and the
- *   study expects "the same orders of magnitude, not the same values";
+ *   {@link ORDER_BAND} (√10, half an order of magnitude) either way: the hardware differs, and
+ *   commcost's rule (not the study's words) is to expect the same order of magnitude on other
+ *   hardware, not the same value;
  * - a ratio of two figures of the run (split against a fresh init, cold against warm, …) against
  *   the same ratio in the study agrees when the two ratios are within {@link RATIO_FACTOR} of each
  *   other either way, on a log scale (|ln(here / study)| ≤ ln 2): a ratio of one host cancels most

@@ -96,7 +96,7 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
   const study = !destroy
     ? ` ${NO_STUDY_FIGURE}`
     : run.ranks < 2 && S.c10dDestroy.host.ranks >= 2
-      ? ` ${studyNotCompared([S.c10dDestroy], `a process group of 1 rank, the study's had ${S.c10dDestroy.host.ranks} ranks`)}`
+      ? ` ${studyNotCompared([S.c10dDestroy], `a process group of 1 rank, the study's had ${S.c10dDestroy.host.ranksText}`)}`
       : ` ${studySentence(here, [figureClause(destroy.median, S.c10dDestroy)])}`;
   const abort = stats(variantOf(run, 'c10d', 'abort'), 'abort');
   if (abort) parts.push(`aborting the default group ${ms(abort.median)}`);

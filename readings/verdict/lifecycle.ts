@@ -88,7 +88,7 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
     run.ranks < 2 && S.initToFirst.host.ranks >= 2
       ? studyNotCompared(
           [S.initCall, S.initToFirst],
-          `a communicator of 1 rank has no peer to connect to, the study's had ${S.initToFirst.host.ranks} ranks`,
+          `a communicator of 1 rank has no peer to connect to, the study's had ${S.initToFirst.host.ranksText}`,
         )
       : acrossNodes
         ? studySentence(here, [figureClause(total, S.nodesFreshToFirst, 'a fresh init to its first collective')])
@@ -234,7 +234,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const named = shrinkToOne
     ? studyNotCompared(
         [shrinkStudy],
-        `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranks} ranks`,
+        `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranksText}`,
       )
     : '';
   // The "cheaper"/"costlier" words are judgements too: with no study sentence to carry the
@@ -283,9 +283,9 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
     if (!isBelowTimer(destroy)) clauses.push(figureClause(destroy, S.destroy));
   }
   if (floors.length === 0) return undefined;
-  // At one rank there is no peer to tear down with, while the study's communicators had several
-  // (and the runs show the floors move with the rank count): named, not judged.
-  // Across nodes the teardown waits on the network, while the study's floors are of one host: named, not judged.
+  // At one rank there is no peer to tear down with, while the study's communicators had 2–8 GPUs
+  // (and the runs show the floors move with the rank count): named, not judged. The study measured
+  // abort and destroy on one node and across nodes, so a run over several hosts is judged.
   // One rule with the study charts' Figure 3 note (studyFigures.ts studyNotComparedWhy); a simulated
   // run is left to studySentence, which names the figures of its clauses.
   const why = studyNotComparedWhy(S.abort, { ranks: run.ranks, nodes: run.nodes?.length ?? 1 }, 'teardown');

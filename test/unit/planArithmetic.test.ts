@@ -21,21 +21,30 @@ function strategy(plan: Plan, id: StrategyId): StrategyPlan {
 
 const plan = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 1000, stepMs: 20, budget: { bytes: 10 * GiB } });
 
-test('on-demand rebuild: init call + first on the path, destroy deferred; destroy now adds it to the path', () => {
+test('on-demand rebuild: each target shape priced with its own figure (issue #28), destroy deferred; destroy now adds it to the path', () => {
   const lazy = strategy(plan, 'lazy');
-  assert.equal(lazy.criticalMs, 100); // 40 + 60
-  assert.equal(lazy.stepShare, 5); // 100 / 20
-  assert.equal(lazy.amortisedShare, 0.1); // 100 / 1000
+  // To TP4 the init's 40 + 60; to TP2 the pool's on-demand rebuild 25 + 20; to TP1 its split 10 + 1: never TP4's 100 for every shape.
+  assert.deepEqual(lazy.perTarget, [{ shape: 4, ms: 100 }, { shape: 2, ms: 45 }, { shape: 1, ms: 11 }]);
+  assert.equal(lazy.criticalMs, 52); // (100 + 45 + 11) / 3
+  assert.equal(lazy.stepShare, 2.6); // 52 / 20
+  assert.equal(lazy.amortisedShare, 0.052); // 52 / 1000
   assert.equal(lazy.prepaidMs, 0);
   assert.equal(lazy.deferredMs, 300);
   assert.equal(lazy.deferredOverruns, false);
   assert.equal(lazy.memoryBytes, 500 * MiB);
   assert.equal(lazy.memoryShareOfBudget, 500 / 10240);
   assert.equal(lazy.memoryShareOfGpu, (500 * MiB) / GPU);
-  assert.deepEqual(lazy.critical.map((t) => t.source && `${t.source.experiment}/${t.source.variant}/${t.source.step}@${t.source.file}`), ['init/default/call@run1.json', 'init/default/first@run1.json']);
-  assert.equal(strategy(plan, 'warmup').criticalMs, 100);
+  assert.deepEqual(lazy.critical.map((t) => t.source && `${t.source.experiment}/${t.source.variant}/${t.source.step}@${t.source.file}`), [
+    'init/default/call@run1.json',
+    'init/default/first@run1.json',
+    'pool/tp4+2+1/rebuild/call@run1.json',
+    'pool/tp4+2+1/rebuild/first@run1.json',
+    'pool/tp4+2+1/call/tp1@run1.json',
+    'pool/tp4+2+1/first/tp1@run1.json',
+  ]);
+  assert.equal(strategy(plan, 'warmup').criticalMs, 52);
   const now = strategy(plan, 'destroy-now');
-  assert.equal(now.criticalMs, 400); // 300 + 40 + 60
+  assert.equal(now.criticalMs, 352); // 300 + 52
   assert.equal(now.deferredMs, 0);
 });
 
@@ -47,10 +56,10 @@ test('prewarmed pool: the switch on the path, every shape prepaid, the last pool
   assert.equal(pool.stepShare, 0.1);
   assert.equal(pool.amortisedShare, 0.002);
   assert.equal(pool.pauseRatio, 2 / 69);
-  // 161 ms more prepaid, 98 ms saved per switch: ahead after ceil(161/98) = 2 switches, 2 s at one a second.
-  assert.deepEqual(pool.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 2, afterMs: 2000 });
+  // 161 ms more prepaid, 50 ms saved per switch: ahead after ceil(161/50) = 4 switches, 4 s at one a second.
+  assert.deepEqual(pool.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 4, afterMs: 4000 });
   // The other way round: the rebuild is ahead only until the pool has paid back.
-  assert.deepEqual(strategy(plan, 'lazy').breakEven.find((b) => b.against === 'pool'), { against: 'pool', kind: 'until', switches: 2, afterMs: 2000 });
+  assert.deepEqual(strategy(plan, 'lazy').breakEven.find((b) => b.against === 'pool'), { against: 'pool', kind: 'until', switches: 4, afterMs: 4000 });
   assert.equal(strategy(plan, 'destroy-now').breakEven.find((b) => b.against === 'lazy')?.kind, 'behind');
   assert.equal(strategy(plan, 'warmup').breakEven.find((b) => b.against === 'lazy')?.kind, 'same');
 });
@@ -70,7 +79,8 @@ test('split, shrink from the maximum topology and the suspended pool, by hand', 
   assert.equal(split.criticalMs, 40);
   assert.equal(split.prepaidMs, 100); // the warm TP4 parent
   assert.equal(split.memoryBytes, 800 * MiB); // parent 500 + child 300
-  assert.deepEqual(split.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 2, afterMs: 2000 });
+  // 100 ms more prepaid, 12 ms saved per switch against the rebuild's 52: ahead after ceil(100/12) = 9 switches.
+  assert.deepEqual(split.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 9, afterMs: 9000 });
   assert.equal(strategy(plan, 'split-share').criticalMs, 15);
   assert.equal(strategy(plan, 'split-share').memoryBytes, 600 * MiB);
   assert.equal(strategy(plan, 'shrink').criticalMs, 50);

@@ -14,7 +14,7 @@ export function fourRankRun(over: Partial<RunFile> = {}, drop: readonly string[]
     experiment('pool', [
       variant(
         'tp4+2+1',
-        { 'call/tp4': 40, 'first/tp4': 60, 'call/tp2': 20, 'first/tp2': 30, 'call/tp1': 10, 'first/tp1': 1, switch: 2, rebuild: 45 },
+        { 'call/tp4': 40, 'first/tp4': 60, 'call/tp2': 20, 'first/tp2': 30, 'call/tp1': 10, 'first/tp1': 1, switch: 2, 'rebuild/call': 25, 'rebuild/first': 20, rebuild: 45 },
         { 'pool after TP4': 500, 'pool after TP2': 800, 'pool after TP1': 1000 },
       ),
     ]),

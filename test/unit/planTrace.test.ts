@@ -70,14 +70,16 @@ const strategy = (p: Plan, id: string) => p.strategies.find((s) => s.id === id)!
 
 test("a trace's creation and first collective replace the run's of the same API and size; the rest stays the run's", () => {
   const p = planReshape(asPlanRuns(fourRankRun()), { trace: { file: 'job.trace.json', trace: job() }, stepMs: 30, switchEveryMs: 2000 });
-  // On-demand: 33 + 77 = 110 ms observed (the run's was 40 + 60 = 100); destroy stays the run's 300 ms.
+  // On-demand to TP4: 33 + 77 = 110 ms observed (the run's was 40 + 60 = 100); to TP2 the traced
+  // split_group's 22 ms creation with the run's 20 ms first collective; to TP1 the run's 10 + 1.
   const lazy = strategy(p, 'lazy');
-  assert.equal(lazy.criticalMs, 110);
+  assert.deepEqual(lazy.perTarget, [{ shape: 4, ms: 110 }, { shape: 2, ms: 42 }, { shape: 1, ms: 11 }]);
+  assert.equal(lazy.criticalMs, (110 + 42 + 11) / 3);
   assert.equal(lazy.deferredMs, 300);
-  assert.equal(lazy.stepShare, 110 / 30);
-  assert.deepEqual(lazy.critical.map((t) => t.observed?.site), ['new_group at train.py:12', 'new_group at train.py:12']);
+  assert.equal(lazy.stepShare, (110 + 42 + 11) / 3 / 30);
+  assert.deepEqual(lazy.critical.map((t) => t.observed?.site), ['new_group at train.py:12', 'new_group at train.py:12', 'split_group at train.py:14', undefined, undefined, undefined]);
   assert.equal(lazy.deferred[0]!.source?.experiment, 'destroy');
-  assert.equal(strategy(p, 'destroy-now').criticalMs, 300 + 110);
+  assert.equal(strategy(p, 'destroy-now').criticalMs, 300 + (110 + 42 + 11) / 3);
   // Split from 4: the observed split into 2 (22 ms) + the run's first collective on the child (15 ms) = 37 ms.
   const split = strategy(p, 'split');
   assert.equal(split.criticalMs, 22 + 15);
@@ -108,7 +110,9 @@ test('with a trace only, its figures are the only ones: everything else is missi
   assert.equal(p.host.ranks, 4);
   assert.equal(p.host.ncclVersion, '2.28.9');
   assert.deepEqual(p.host.files, []);
-  assert.equal(strategy(p, 'lazy').criticalMs, 110);
+  // To TP4 the trace's 110 ms; to a smaller shape the trace saw no first collective and there is no run: missing.
+  assert.deepEqual(strategy(p, 'lazy').perTarget?.[0], { shape: 4, ms: 110 });
+  assert.equal(strategy(p, 'lazy').criticalMs, undefined);
   assert.equal(strategy(p, 'lazy').deferredMs, undefined);
   assert.equal(strategy(p, 'split').criticalMs, undefined, 'the first collective on the child was not observed and no run has it');
   assert.equal(strategy(p, 'pool').criticalMs, undefined);
@@ -143,7 +147,8 @@ test('the committed 2×H200 trace on its own run: the traced new_group (TP2) and
   const plan = JSON.parse(out) as Plan;
   const lazy = plan.strategies.find((s) => s.id === 'lazy')!;
   assert.equal(lazy.critical[0]!.value, newGroup.creation!.medianMs);
-  assert.equal(lazy.criticalMs, newGroup.creation!.medianMs + newGroup.firstCollective!.medianMs);
+  assert.equal(lazy.perTarget![0]!.ms, newGroup.creation!.medianMs + newGroup.firstCollective!.medianMs);
+  assert.equal(lazy.perTarget![0]!.shape, 2);
   assert.match(plan.trace!.unused.join('\n'), /init_process_group at torch_tp_reshape\.py:\d+: cold/);
   await assert.rejects(planCommand({ trace: join(dir, 'missing.json') }, () => undefined), /cannot read the trace/);
 });

@@ -74,7 +74,7 @@ describe('the drain without a figure (leftover 2)', () => {
     const text = line(synthetic(2, [experiment('drain', [v])]), 'drain');
     assert.match(
       text,
-      / Study \(4× A40 PCIe, NCCL 2\.32\.3\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/,
+      / Study \(4× A40 PCIe, one node, NCCL version not stated\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/,
       text,
     );
     assert.doesNotMatch(text, NEVER, text);

@@ -31,7 +31,7 @@ test('1 rank: the cold-start line names the study figures (init to a first colle
   const text = line(run, 'cold-start');
   assert.match(text, /cold costs more than warm/);
   assert.doesNotMatch(text, /agrees|differs/, text);
-  assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): .*493–523 ms.*98 ms — not compared here: .*1 rank has no peer to connect to/, text);
+  assert.match(text, /Study \(A40 across InfiniBand, GPU count and NCCL version not stated\): .*493–523 ms — not compared here: .*1 rank has no peer to connect to.* Study \(cross-node A40, [^)]*\): .*98 ms — not compared here/, text);
   // At 2 ranks the same figures are judged.
   const two = synthetic(2, [experiment('cold-start', [variant('default', { cold: 595, warm: 171 })])]);
   assert.match(line(two, 'cold-start'), /warm 98 ms vs 171 ms \(1\.74×\): agrees/);
@@ -103,7 +103,7 @@ test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank chil
   const rebuild = line(run, 'rebuild-vs-init');
   assert.match(rebuild, /shrink \(to a one-rank child\): 24\.8 ms/);
   assert.doesNotMatch(rebuild, /shrink against a fresh init [^.;]*: (agrees|differs)/, rebuild);
-  assert.match(rebuild, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): shrink to first collective 64 ms — not compared here: the shrink here leaves a one-rank child \(no peer to connect to\), the study shrank a communicator of 4 ranks \(study: [^)]+\)\./, rebuild);
+  assert.match(rebuild, /Study \(4× A40 PCIe, one node, NCCL version not stated\): shrink to first collective 64 ms — not compared here: the shrink here leaves a one-rank child \(no peer to connect to\), the study shrank a communicator of 4 ranks \(study: [^)]+\)\./, rebuild);
   // Split and grow (2-rank children) are still judged.
   assert.match(rebuild, /grow against a fresh init [^;]*: agrees \(here 1\.19× the study's ratio\)/);
   const pool = line(run, 'pool');
@@ -167,7 +167,11 @@ test('1 rank: teardown figures (abort, revoke, finalize + destroy, destroy_proce
   const text = line(one, 'teardown-floors');
   assert.match(text, /^Tearing a communicator of 1 rank down costs: ncclCommAbort 999 ms/);
   assert.doesNotMatch(text, /agrees|differs/, text);
-  assert.match(text, /Study \(4× A40 PCIe, NCCL 2\.32\.3\): ncclCommAbort 485–534 ms; ncclCommRevoke until quiet 499–502 ms; ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s — not compared here: a communicator of 1 rank has no peer, the study's had 4 ranks \(study: [^)]+\)\./, text);
+  // Each figure in the setting the study gives it (issue #28): abort across its configurations,
+  // revoke on A40 with the configuration not stated, destroy with its low end on 8 V100s.
+  assert.match(text, /Study \(NCCL 2\.28\.9 and 2\.32\.3, A40 and V100, one node and across nodes, 2–8 GPUs\): ncclCommAbort 485–534 ms — not compared here: a communicator of 1 rank has no peer, the study's had 2–8 GPUs \(study: abort, [^)]+\)\./, text);
+  assert.match(text, /Study \(A40, configuration not stated\): ncclCommRevoke until quiet 499–502 ms — not compared here: a communicator of 1 rank has no peer, the study's had 2–8 GPUs/, text);
+  assert.match(text, /Study \([^)]*; the 156 ms low end on 2 nodes × 4 V100\): ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s — not compared here/, text);
   const c10d = deriveVerdict(load('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n');
   assert.match(c10d, /destroy_process_group 0\.94–0\.96 s — not compared here: a process group of 1 rank/);
   assert.doesNotMatch(c10d, /destroy_process_group 0\.94–0\.96 s vs/);

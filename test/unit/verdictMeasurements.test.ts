@@ -33,7 +33,7 @@ describe('drain: a drain figure only where the work was in flight at every rank-
       const text = must(run, 'drain');
       const drain = run.experiments.find((e) => e.experiment === 'drain')!;
       for (const v of drain.variants) assert.equal(v.counts?.inFlightAtStart?.max, 0, `${v.variant} would need another sentence`);
-      assert.match(text, /^Drain \(16 MiB, 64 MiB, 128 MiB, 256 MiB alone and the 4 together, enqueued right before the call\): in every variant the work had finished before the call in 5 of 5 rank-iterations: not a drain figure \(ncclCommFinalize until quiet [\d.]+–[\d.]+ ms, a stream synchronize alone [\d.]+–[\d.]+ ms, with the work already done\)\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/);
+      assert.match(text, /^Drain \(16 MiB, 64 MiB, 128 MiB, 256 MiB alone and the 4 together, enqueued right before the call\): in every variant the work had finished before the call in 5 of 5 rank-iterations: not a drain figure \(ncclCommFinalize until quiet [\d.]+–[\d.]+ ms, a stream synchronize alone [\d.]+–[\d.]+ ms, with the work already done\)\. Study \(4× A40 PCIe, one node, NCCL version not stated\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/);
       // Named, not compared: no verdict word, no figure set against the study's.
       assert.doesNotMatch(text, /agrees|differs|With four allreduces|7–112 ms vs/);
     });
@@ -76,7 +76,7 @@ describe('drain: a drain figure only where the work was in flight at every rank-
   test('a run without the count (2×H200 catalogue, before inFlightAtStart existed): not known to be a drain figure, not compared', () => {
     const text = must(load('h200x2-nccl2.28.9-wheel.catalogue.json'), 'drain');
     assert.match(text, /^Drain: ncclCommFinalize until quiet 1\.5 ms \(finalize 1\.4 ms \+ stream synchronize 0\.0060 ms\) with 4 allreduces enqueued before the call; a stream synchronize alone 1\.3 ms with 4 allreduces enqueued before the call: this run has no inFlightAtStart count/);
-    assert.match(text, /not known to be a drain figure\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/);
+    assert.match(text, /not known to be a drain figure\. Study \(4× A40 PCIe, one node, NCCL version not stated\): until quiet with four 16–256 MB allreduces in flight 7–112 ms — not compared here: this run has no drain figure \(study: drain of four in-flight 16–256 MB messages, in docs\/METHOD\.md "The study's figures"\)\.$/);
   });
 });
 
@@ -115,7 +115,7 @@ describe('the pool without and with sharing', () => {
   for (const name of [W, SYS, SRC]) {
     test(`${name}: one shape, no child to share, the study's pool named but not compared`, () => {
       const text = must(load(name), 'pool');
-      assert.match(text, /^The pool here has one shape \(TP1\) and no child to share: it is the one communicator, 388 MiB per GPU \(0\.3% of its memory(; ncclCommMemStats counts 388 MiB)?\), built in [\d.]+ ms with its first collective [\d.]+ ms; there is no switch or rebuild to time and no splitShare 1 pool\. Study \(4× A40 PCIe, NCCL 2\.32\.3\): a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\); one TP2 child, per GPU ~76 MB — not compared here: one shape, no child \(study: pool TP4 \+ 2×TP2 \+ 4×TP1; pool: one TP2 child, in docs\/METHOD\.md "The study's figures"\)\.$/);
+      assert.match(text, /^The pool here has one shape \(TP1\) and no child to share: it is the one communicator, 388 MiB per GPU \(0\.3% of its memory(; ncclCommMemStats counts 388 MiB)?\), built in [\d.]+ ms with its first collective [\d.]+ ms; there is no switch or rebuild to time and no splitShare 1 pool\. Study \(4× A40 PCIe, one node, NCCL version not stated\): a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\); one TP2 child, per GPU ~76 MB — not compared here: one shape, no child \(study: pool TP4 \+ 2×TP2 \+ 4×TP1; pool: one TP2 child, in docs\/METHOD\.md "The study's figures"\)\.$/);
       assert.equal(/ncclCommMemStats counts 388 MiB/.test(text), name === SRC, 'NCCL\'s count only where the run has MemStats');
     });
   }
