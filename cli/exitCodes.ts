@@ -24,6 +24,8 @@ export const EXIT_HELP = `Exit codes:
 /** The exit codes of the commands that read files and measure nothing (report, scan, plan). */
 export const FILES_EXIT_HELP = `Exit codes:
   0    done: the summary or table printed, and every output written
-  1    an unexpected failure, said on stderr with what failed
+  1    scan: incomplete, a file was not read or not parsed (each listed with why: a FIFO,
+       a link leading outside the folder, over the 8 MiB cap, …); or an unexpected failure,
+       said on stderr with what failed
   2    bad input: a flag, a file that cannot be read or is not a commcost run (or trace) file,
        an output that cannot be written`;

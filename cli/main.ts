@@ -25,13 +25,34 @@ export { checkFlags, ncclPaths, parseExperiments, pythonFlag, runOptionsFrom, sl
 export { buildProgram, versionLine } from './program';
 
 /**
- * A reader that went away (`commcost … | head`) makes later writes fail with EPIPE: drop that
- * output instead of crashing, so that a measurement still finishes and saves its run.
+ * A reader that went away (`commcost … | head`) makes later writes fail with EPIPE (and writes
+ * after that with ERR_STREAM_DESTROYED): drop that output quietly instead of crashing, so that a
+ * measurement still finishes and saves its run.
  */
 function ignoreClosedReader(stream: NodeJS.WriteStream): void {
   stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
+    if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
   });
+}
+
+/**
+ * Resolves once everything written to `stream` so far has reached the OS, or the reader went
+ * away: a pipe takes 64 KiB at once, the rest waits in Node's queue, and `process.exit` before it
+ * drains would cut the output there (`commcost scan --json | jq .`).
+ */
+export function drained(stream: NodeJS.WritableStream & { destroyed?: boolean }): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed) return resolve();
+    // Writes complete in order: the callback of an empty write runs after every earlier one.
+    stream.write('', () => resolve());
+  });
+}
+
+/** Sets the exit code and ends the process once stdout and stderr have drained (never cutting piped output). */
+export async function exitWhenDrained(code: number): Promise<void> {
+  process.exitCode = code;
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  process.exit(code);
 }
 
 /** Parses argv (node, script, …), runs the command, and resolves with the exit code. */
@@ -69,5 +90,5 @@ export async function main(argv: string[]): Promise<number> {
 
 // Run when executed: as this bundle (node dist/cli.js) or through bin/commcost.js; not when imported by tests.
 if (require.main === module || /[\\/]bin[\\/]commcost(\.js)?$/.test(require.main?.filename ?? '')) {
-  void main(process.argv).then((code) => process.exit(code));
+  void main(process.argv).then(exitWhenDrained);
 }

@@ -7,8 +7,9 @@
  * on-demand rebuild), then every term with the run step it came from (or why it is missing), the
  * sentences and the pool at n GPUs. Exit 2 on bad input.
  */
-import { readFile } from 'node:fs/promises';
+import { readBoundedText } from '../client/boundedRead';
 import { CommcostError, errorText } from '../client/errors';
+import { MAX_INPUT_FILE_BYTES } from '../client/safeWrite';
 import { validateTraceFile } from '../client/traceSchema';
 import type { TraceFile } from '../protocol/trace';
 import { loadRun } from '../client/resultsStore';
@@ -144,19 +145,19 @@ export function formatPlan(plan: Plan): string {
 }
 
 /**
- * Reads and validates a trace file of `commcost trace`.
- * @throws CommcostError BAD_INPUT when it cannot be read or is not JSON, BAD_RUN_FILE when it is not a trace (validateTraceFile)
+ * Reads and validates a trace file of `commcost trace`: a regular file of at most 256 MiB
+ * (MAX_INPUT_FILE_BYTES; a FIFO, `/dev/zero` or a link to one is refused before a byte is read).
+ * @throws CommcostError BAD_INPUT when it cannot be read, is not a regular file, is too large or is
+ *   not JSON; BAD_RUN_FILE when it is not a trace (validateTraceFile)
  */
 export async function loadTrace(file: string): Promise<TraceFile> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    throw new CommcostError('BAD_INPUT', `cannot read the trace ${file}: ${errorText(e)}`, { hint: 'give a trace saved by commcost trace (.commcost/traces/<name>.json)' });
+  const read = await readBoundedText(file, { maxBytes: MAX_INPUT_FILE_BYTES, followLinks: true });
+  if (!read.ok) {
+    throw new CommcostError('BAD_INPUT', `cannot read the trace ${file}: ${read.reason}`, { hint: 'give a trace saved by commcost trace (.commcost/traces/<name>.json)' });
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = JSON.parse(read.text);
   } catch (e) {
     throw new CommcostError('BAD_INPUT', `the trace ${file} is not JSON: ${errorText(e)}`, { hint: 'give a trace saved by commcost trace (.commcost/traces/<name>.json)' });
   }

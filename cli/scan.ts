@@ -4,11 +4,13 @@
  * the wrapper index (wrapperIndex.ts: callers of functions that make a lifecycle call, across the
  * files scanned) and the one rule that picks a call's figure (figures.ts `resolveAnnotation`, with
  * the `--run` file as the only run). Folders are walked by sourceWalk.ts (no `.git`,
- * `node_modules`, virtual environments or `.gitignore`d paths). Prints a table, or with `--json`
- * the document README.md describes ("commcost scan").
+ * `node_modules`, virtual environments or `.gitignore`d paths; regular files inside the scanned
+ * folder only, each under its size cap). Prints a table, or with `--json` the document README.md
+ * describes ("commcost scan"). A file not read or not parsed is listed with why (`skipped`), and
+ * the scan then exits {@link EXIT_INCOMPLETE}.
  */
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { CommcostError, errorText } from '../client/errors';
 import { loadRun } from '../client/resultsStore';
@@ -18,7 +20,9 @@ import { firstCollectiveElsewhere, formatMs, memoryPerGpu, runLabel } from '../r
 import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, type GrammarFiles } from '../sites/callSites';
 import { resolveAnnotation } from '../readings/figures';
 import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../readings/profiles';
-import { SOURCE_EXTENSIONS, sourceLanguageOf, walkSources } from '../client/sourceWalk';
+import type { BoundedRead } from '../client/boundedRead';
+import { readSourceFile, SOURCE_EXTENSIONS, sourceLanguageOf, walkSources, type SourceFile } from '../client/sourceWalk';
+import { EXIT_INCOMPLETE, EXIT_OK } from './exitCodes';
 import { WrapperIndex, type WrapperCallSite } from '../sites/wrapperIndex';
 import { mayHaveSites } from '../sites/prefilter';
 import { terminalSafe } from './summary';
@@ -91,6 +95,7 @@ export interface ScanReport {
   run: { file: string; label: string; simulated: boolean } | null;
   filesScanned: number;
   sites: ScanSite[];
+  /** Files (and folders) not read, parsed or listed, with why; the scan is incomplete when there is one. */
   skipped: { file: string; reason: string }[];
 }
 
@@ -178,10 +183,23 @@ function figureOf(
   };
 }
 
+/** Whether the finder still parses (tree-sitter's WebAssembly module does not recover from an abort). */
+function parserAlive(finder: CallSiteFinder): boolean {
+  try {
+    finder.parse('python', '').delete();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Scans `roots` (from {@link scanRoots}): every file is read, parsed and indexed, then each
- * file's sites (the finder's and those through wrappers) are listed with their figure.
- * Unreadable files are reported through `warn` and listed in `skipped`.
+ * file's sites (the finder's and those through wrappers) are listed with their figure. A file
+ * that is not read (sourceWalk.ts: not a regular file, a link leading outside, over the size cap,
+ * unreadable), not parsed (the parser failed on it) or not listed is reported through `warn` and
+ * in `skipped`, and the scan goes on with the next; when the parser cannot parse at all after a
+ * failure, each file left is listed as skipped with that reason.
  */
 export async function scanFiles(
   roots: readonly string[],
@@ -191,34 +209,64 @@ export async function scanFiles(
     profile?: Profile;
     runFile?: string;
     warn: (line: string) => void;
-    /** Reads a file (default: UTF-8 from disk). */
+    /** Reads a file (default: sourceWalk.ts `readSourceFile`, regular files under the size cap). */
     read?: (path: string) => Promise<string>;
   },
 ): Promise<ScanReport> {
   const { cwd, finder, profile } = options;
   const walked = await walkSources(roots);
-  const skipped = walked.unreadable.map((u) => ({ file: shown(u.path, cwd), reason: u.reason }));
-  for (const u of skipped) options.warn(`cannot read ${u.file}: ${u.reason} (skipped)`);
+  const skipped: ScanReport['skipped'] = [];
+  const skip = (path: string, reason: string, verb: 'read' | 'scan' = 'read'): void => {
+    skipped.push({ file: shown(path, cwd), reason });
+    options.warn(`cannot ${verb} ${shown(path, cwd)}: ${reason} (skipped)`);
+  };
+  for (const u of walked.unreadable) skip(u.path, u.reason);
+  const given = options.read;
+  const read = given
+    ? async (f: SourceFile): Promise<BoundedRead> => {
+        try {
+          return { ok: true, text: await given(f.path) };
+        } catch (e) {
+          return { ok: false, reason: errorText(e) };
+        }
+      }
+    : readSourceFile;
   const index = await WrapperIndex.create(finder);
   try {
     const scanned: string[] = [];
-    for (const f of walked.files) {
+    for (let i = 0; i < walked.files.length; i++) {
+      const f = walked.files[i]!;
+      const text = await read(f);
+      if (!text.ok) {
+        skip(f.path, text.reason);
+        continue;
+      }
       try {
-        const text = await (options.read ?? ((p: string) => readFile(p, 'utf8')))(f.path);
         // The C/C++ grammar loads for the first file that may hold a site (a lazily loaded finder).
-        if (f.language !== 'python' && mayHaveSites(f.language, text)) await finder.ready(f.language);
-        index.setFile(f.path, f.language, text);
+        if (f.language !== 'python' && mayHaveSites(f.language, text.text)) await finder.ready(f.language);
+        index.setFile(f.path, f.language, text.text);
         scanned.push(f.path);
       } catch (e) {
-        const reason = errorText(e);
-        skipped.push({ file: shown(f.path, cwd), reason });
-        options.warn(`cannot read ${shown(f.path, cwd)}: ${reason} (skipped)`);
+        skip(f.path, `the parser failed on it: ${errorText(e)}`, 'scan');
+        if (!parserAlive(finder)) {
+          const why = `not parsed: the parser stopped working after ${shown(f.path, cwd)}; scan without that file`;
+          for (const rest of walked.files.slice(i + 1)) skip(rest.path, why, 'scan');
+          break;
+        }
       }
     }
     const rules: StaleRules = { now: Date.now(), staleAfterDays: ANNOTATION_DEFAULTS.staleAfterDays, expectedNcclVersion: '' };
     const sites: ScanSite[] = [];
+    let listed = 0;
     for (const path of scanned) {
-      const all = index.sites(path);
+      let all: CallSite[];
+      try {
+        all = index.sites(path);
+      } catch (e) {
+        skip(path, `its call sites could not be listed: ${errorText(e)}`, 'scan');
+        continue;
+      }
+      listed++;
       for (const s of all) {
         const into = (s as CallSite & { callsInto?: unknown }).callsInto;
         const w = isWrapperSite(s) ? s : undefined;
@@ -245,7 +293,7 @@ export async function scanFiles(
       commcostScan: SCAN_JSON_VERSION,
       roots: roots.map((r) => shown(r, cwd)),
       run: profile ? { file: options.runFile ?? profile.path, label: runLabel(profile), simulated: isSimulatedProfile(profile) } : null,
-      filesScanned: scanned.length,
+      filesScanned: listed,
       sites,
       skipped,
     };
@@ -256,7 +304,18 @@ export async function scanFiles(
 
 const clip = (text: string, width: number): string => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
 
-/** The table `commcost scan` prints: one line per call site, every text from files or the run escaped for the terminal. */
+/** The end of the table: each file not scanned with why, when there is one (then the scan is incomplete). */
+function skippedText(report: ScanReport): string {
+  const n = report.skipped.length;
+  if (n === 0) return '';
+  const list = report.skipped.map((k) => `  ${terminalSafe(k.file)}: ${terminalSafe(k.reason)}`);
+  return `\n${n} file${n === 1 ? '' : 's'} not scanned (the scan is incomplete):\n${list.join('\n')}\n`;
+}
+
+/**
+ * The table `commcost scan` prints: one line per call site, then the files not scanned with why;
+ * every text from files or the run escaped for the terminal.
+ */
 export function formatScanTable(report: ScanReport): string {
   const via = report.sites.filter((s) => s.chain.length > 0).length;
   const files = new Set(report.sites.map((s) => s.file)).size;
@@ -265,7 +324,7 @@ export function formatScanTable(report: ScanReport): string {
     ? `figures from ${report.run.label}${report.run.simulated ? ' (SIMULATED: not a measurement)' : ''}`
     : 'no run given: pass --run FILE for the figures';
   const lines = [terminalSafe(head), terminalSafe(source)];
-  if (report.sites.length === 0) return `${lines.join('\n')}\n`;
+  if (report.sites.length === 0) return `${lines.join('\n')}\n${skippedText(report)}`;
   const rows = report.sites.map((s) =>
     [
       `${s.file}:${s.line}`,
@@ -294,7 +353,7 @@ export function formatScanTable(report: ScanReport): string {
       .join('  ')
       .trimEnd();
   lines.push('', line(header), ...rows.map(line));
-  return `${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n${skippedText(report)}`;
 }
 
 function figureText(f: ScanFigure): string {
@@ -304,8 +363,9 @@ function figureText(f: ScanFigure): string {
 }
 
 /**
- * Runs `commcost scan`; resolves with the exit code (0; bad paths and run files throw
- * CommcostError BAD_INPUT / BAD_RUN_FILE, which cli/main.ts turns into exit 2).
+ * Runs `commcost scan`; resolves with the exit code: {@link EXIT_OK}, or {@link EXIT_INCOMPLETE}
+ * when a file was not read or not parsed (listed in `skipped` and on stderr). Bad paths and run
+ * files throw CommcostError BAD_INPUT / BAD_RUN_FILE, which cli/main.ts turns into exit 2.
  */
 export async function scanCommand(paths: readonly string[], flags: ScanFlags, io: ScanIo): Promise<number> {
   const roots = await scanRoots(paths, io.cwd);
@@ -325,7 +385,9 @@ export async function scanCommand(paths: readonly string[], flags: ScanFlags, io
       warn: (l) => io.err(`commcost scan: ${terminalSafe(l)}\n`),
     });
     io.out(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatScanTable(report));
-    return 0;
+    if (report.skipped.length === 0) return EXIT_OK;
+    io.err(`commcost scan: incomplete: ${report.skipped.length} file${report.skipped.length === 1 ? '' : 's'} not scanned (listed with why${flags.json ? ' in "skipped"' : ''})\n`);
+    return EXIT_INCOMPLETE;
   } finally {
     finder.dispose();
   }

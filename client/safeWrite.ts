@@ -15,8 +15,8 @@ import { lstat, open, readlink, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CommcostError, errorText } from './errors';
 
-/** What kind of thing `lstat` found, in words. */
-function kindOf(st: { isSymbolicLink(): boolean; isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+/** What kind of thing `lstat` (or `fstat`) found, in words: "a symbolic link", "a named pipe (FIFO)", "a device", … */
+export function kindOf(st: { isSymbolicLink(): boolean; isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
   if (st.isSymbolicLink()) return 'a symbolic link';
   if (st.isDirectory()) return 'a folder';
   if (st.isFIFO()) return 'a named pipe (FIFO)';

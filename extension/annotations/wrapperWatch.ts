@@ -5,14 +5,13 @@
  * model's edits), re-reads closed files when they change on disk, and tells which open documents'
  * sites through wrappers changed. Everything registered is owned by `scope`.
  */
-import { readFile } from 'node:fs/promises';
 import { sep } from 'node:path';
 import * as vscode from 'vscode';
 import type { Disposable } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import type { AnnotationModel, WrapperCallers } from './annotationModel';
 import type { CallSiteFinder } from '../../sites/callSites';
-import { SKIPPED_FOLDERS, sourceLanguageOf, walkSources } from '../../client/sourceWalk';
+import { readSourceFile, SKIPPED_FOLDERS, sourceLanguageOf, walkSources } from '../../client/sourceWalk';
 import { WrapperIndex } from '../../sites/wrapperIndex';
 
 /** Python files indexed at most (a larger workspace keeps the first ones, and says so in the log). */
@@ -80,8 +79,11 @@ export async function startWrapperIndex(
   const fromDisk = async (path: string): Promise<void> => {
     const language = sourceLanguageOf(path);
     if (language !== 'python' || open.has(path)) return;
+    // Regular files under the size cap only (a FIFO or a link named *.py is not read).
+    const read = await readSourceFile({ readPath: path });
     try {
-      index.setFile(path, language, await readFile(path, 'utf8'));
+      if (read.ok) index.setFile(path, language, read.text);
+      else index.removeFile(path);
     } catch {
       index.removeFile(path);
     }
@@ -124,7 +126,9 @@ export async function startWrapperIndex(
   for (const f of walked.files) {
     if (f.language !== 'python' || open.has(f.path)) continue;
     try {
-      index.setFile(f.path, f.language, await readFile(f.path, 'utf8'));
+      const read = await readSourceFile(f);
+      if (!read.ok) throw new Error(read.reason);
+      index.setFile(f.path, f.language, read.text);
       indexed++;
     } catch (err) {
       report(`skipped ${f.path}`, err);

@@ -9,6 +9,7 @@
  */
 import { STUDY_FIGURES, STUDY_POOL_ESTIMATE, studyNotComparedWhy, studyReferenceNote } from '../studyFigures';
 import { estimatePools, type PoolEstimate } from './estimate';
+import { checkPlanFinite } from './finite';
 import { strategyTerms, tpShapes, type StrategyId, type StrategyTerms } from './strategies';
 import { planHost, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
 import { applyTrace, traceObservations, type PlanTrace } from './traceTerms';
@@ -128,7 +129,30 @@ function breakEven(a: StrategyPlan, b: StrategyPlan, intervalMs: number | undefi
   if (saved <= 0 && extra >= 0) return { against: b.id, kind: 'behind' };
   // saved > 0, extra > 0: A is ahead from the switch whose savings pass its extra prepaid cost;
   // saved < 0, extra < 0: A stays ahead until B's savings pass B's extra prepaid cost.
-  return at(Math.ceil(extra / saved));
+  const switches = Math.ceil(extra / saved);
+  // Savings too small to count in switches (the quotient overflows): never paid back.
+  if (!Number.isFinite(switches)) return { against: b.id, kind: saved > 0 ? 'behind' : 'ahead' };
+  return at(switches);
+}
+
+/**
+ * The shapes asked for, largest first, when each is a TP size of the GPUs the runs measured: a
+ * divisor of their rank count (TP1, TP2 and TP4 of 4 GPUs; TP3 of 4 would leave a GPU out).
+ * @throws PlanInputError (where: `--shapes`) naming the shape, the rank count and the valid shapes
+ */
+function checkShapes(shapes: readonly number[], host: PlanHost): number[] {
+  const valid: number[] = [];
+  for (let s = host.ranks; s >= 1; s--) if (host.ranks % s === 0) valid.push(s);
+  for (const s of shapes) {
+    if (Number.isSafeInteger(s) && s >= 1 && host.ranks % s === 0) continue;
+    const of = host.files.length > 0 ? `the ${host.ranks} GPU${host.ranks === 1 ? '' : 's'} the run${host.files.length === 1 ? '' : 's'} measured` : `the trace's largest communicator (${host.ranks} ranks)`;
+    throw new PlanInputError(
+      `--shapes: tp${s} is not a TP shape of ${of}`,
+      '--shapes',
+      `give shapes that divide ${host.ranks}: ${valid.map((v) => `tp${v}`).join(', ')} (a larger shape needs a run on that many GPUs; --gpus N estimates the pool at N)`,
+    );
+  }
+  return [...shapes].sort((x, y) => y - x);
 }
 
 /** The plan's host when only a trace is given: its host, NCCL and the largest communicator it made. */
@@ -153,8 +177,10 @@ function traceHost(t: PlanTrace): PlanHost {
  *   a term is read from the first run that has it
  * @param inputs shapes, interval, step, budget, GPU count, and a trace whose observed figures are
  *   preferred over the runs' of the same API and size (with no run, the host is the trace's)
- * @throws PlanInputError for runs that cannot be combined (planHost), no run and no usable trace,
- *   a budget fraction without the GPU's memory in the stamp, or a GPU count below 1
+ * @throws PlanInputError for runs that cannot be combined or of no rank (planHost), no run and no
+ *   usable trace, a shape that does not divide the runs' rank count (where: `--shapes`), a budget
+ *   fraction without the GPU's memory in the stamp, a GPU count below 1, or figures that make a
+ *   number of the plan NaN or infinite (finite.ts: names the run file and field)
  */
 export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): Plan {
   const traced = inputs.trace ? traceObservations(inputs.trace.file, inputs.trace.trace) : undefined;
@@ -165,7 +191,7 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
       (traced as PlanTrace & { hostNote?: string }).hostNote = `the trace was taken on ${traced.host}${traced.ncclVersion ? ` with NCCL ${traced.ncclVersion}` : ''}, the runs on ${host.hostname}${host.ncclVersion ? ` with NCCL ${host.ncclVersion}` : ''}: its figures are that host's`;
     }
   }
-  const shapes = inputs.shapes && inputs.shapes.length > 0 ? [...inputs.shapes].sort((x, y) => y - x) : tpShapes(host.ranks);
+  const shapes = inputs.shapes && inputs.shapes.length > 0 ? checkShapes(inputs.shapes, host) : tpShapes(host.ranks);
   let budgetBytes: number | undefined;
   if (inputs.budget && 'bytes' in inputs.budget) budgetBytes = inputs.budget.bytes;
   else if (inputs.budget) {
@@ -213,7 +239,7 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     }
   }
   const counts = [...new Set([host.ranks, 4, 8, ...(inputs.gpus !== undefined ? [inputs.gpus] : [])])].sort((x, y) => x - y);
-  return {
+  const plan: Plan = {
     host,
     shapes,
     ...(switchEveryMs !== undefined ? { switchEveryMs } : {}),
@@ -232,4 +258,6 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
       source: STUDY_POOL_ESTIMATE.source,
     },
   };
+  checkPlanFinite(plan, runs);
+  return plan;
 }

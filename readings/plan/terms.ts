@@ -92,7 +92,8 @@ export interface PlanHost {
 /**
  * Checks that the runs may be combined (one host, one NCCL version, one rank count) and states
  * their facts.
- * @throws PlanInputError for no run, or runs of different hosts, NCCL versions or rank counts
+ * @throws PlanInputError for no run, a run of no rank (`ranks: 0` passes the run file's schema but
+ *   has no TP shape), or runs of different hosts, NCCL versions or rank counts
  */
 export function planHost(runs: readonly PlanRun[]): PlanHost {
   const first = runs[0];
@@ -117,6 +118,9 @@ export function planHost(runs: readonly PlanRun[]): PlanHost {
     }
   }
   const r = first.run;
+  if (!(Number.isSafeInteger(r.ranks) && r.ranks >= 1)) {
+    throw new PlanInputError(`${first.file}: "ranks" is ${r.ranks}; a plan needs a run of at least one rank`, '--run', 'give a run that measured one or more GPUs (its "ranks" field counts them)');
+  }
   const gpus = (r.stamp?.gpus ?? []).slice(0, Math.max(1, r.ranks));
   // Over several nodes every node's GPUs (one per rank), not the stamp's one host's.
   const onNodes = nodeGpus(r);

@@ -289,6 +289,14 @@ describe('CLI flags', () => {
     assert.fail(`exit ${code}: ${err}`);
   }
   const measure = (...a: string[]) => () => cli(['measure', '--simulate', '--save-dir', saveDir, ...a]);
+  /** The 2-GPU H200 run, changed by `change`, saved as `<name>.json` in saveDir. @returns its path */
+  const planRun = (name: string, change: (r: any) => void): string => {
+    const r = goodRun() as any;
+    change(r);
+    const file = join(saveDir, `${name}.json`);
+    writeFileSync(file, JSON.stringify(r));
+    return file;
+  };
   const cases: [string, () => Promise<void>, RegExp][] = [
     ['--iterations -1', measure('--iterations', '-1'), /--iterations "-1" must be a whole number from 1 to 100000/],
     ['--iterations 1.5', measure('--iterations', '1.5'), /--iterations "1\.5" must be a whole number/],
@@ -350,6 +358,18 @@ describe('CLI flags', () => {
       }
       return cli(['measure', '--simulate', '--save-dir', join(repo, '.commcost', 'runs')]);
     }, /--save-dir .*: .*linked-repo\/\.commcost is a symbolic link \(to .*elsewhere\)/],
+    // Hardening issue, item 7: plan from runs that pass validation but would print NaN/Infinity, and shapes the run cannot hold.
+    ['plan --shapes tp99999999 on a 2-GPU run', () => cli(['plan', '--run', planRun('wide', () => undefined), '--shapes', 'tp99999999,tp2']), /--shapes: tp99999999 is not a TP shape of the 2 GPUs the run measured\n\s+hint: give shapes that divide 2: tp2, tp1/],
+    ['plan --shapes tp3 on a 2-GPU run', () => cli(['plan', '--run', planRun('wide', () => undefined), '--shapes', 'tp3']), /--shapes: tp3 is not a TP shape of the 2 GPUs/],
+    ['plan of a run with ranks: 0', () => cli(['plan', '--run', planRun('ranks0', (r) => (r.ranks = 0))]), /ranks0\.json: "ranks" is 0; a plan needs a run of at least one rank/],
+    ['plan of a run whose medians are 1e308', () => cli(['plan', '--run', planRun('huge', (r) => r.experiments.forEach((e: any) => e.variants.forEach((v: any) => v.steps.forEach((x: any) => (x.stats.median = 1e308)))))]), /huge\.json: experiment "init", variant "default", step "call": stats\.median = 1e\+308: too large to plan with \(on-demand rebuild \(lazy connect\): its critical path is Infinity\)/],
+    ['plan of a run whose memory points are 1e308', () => cli(['plan', '--run', planRun('hugemem', (r) => r.experiments.forEach((e: any) => e.variants.forEach((v: any) => v.memoryBytes && Object.keys(v.memoryBytes).forEach((k) => (v.memoryBytes[k] = 1e308)))))]), /hugemem\.json: experiment "\w+", variant "[^"]+", memoryBytes\["[^"]+"\] = 1e\+308: too large to plan with/],
+    ['plan --trace of a FIFO', () => {
+      const fifo = join(saveDir, 'trace-pipe.json');
+      if (!existsSync(fifo)) execFileSync('mkfifo', [fifo]);
+      return cli(['plan', '--trace', fifo]);
+    }, /cannot read the trace .*trace-pipe\.json: a named pipe \(FIFO\), not a regular file/],
+    ['plan --trace of /dev/zero', () => cli(['plan', '--trace', '/dev/zero']), /cannot read the trace \/dev\/zero: a device, not a regular file/],
   ];
   for (const [name, fn, re] of cases) check(`cli: ${name}`, fn, re);
   test('cli: report of a validated run whose step median is 0: reported (exit 0), no NaN, no Infinity, no stack trace', { skip: existsSync(join(repoRoot, 'dist', 'cli.js')) ? false : 'dist/cli.js is not built: run `npm run build`' }, () => {

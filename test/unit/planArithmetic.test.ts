@@ -69,9 +69,8 @@ test('a subset of the shapes: one shape\'s memory is the step between two pool p
   const pool = strategy(p, 'pool');
   assert.equal(pool.memoryBytes, (500 + (1000 - 800)) * MiB);
   assert.equal(pool.prepaidMs, 111); // 40+60 + 10+1
-  const wide = strategy(planReshape(asPlanRuns(fourRankRun()), { shapes: [8, 4] }), 'pool');
-  assert.equal(wide.memoryBytes, undefined);
-  assert.match(wide.missing[0]!.missing!.why, /TP8 needs 8 GPUs; the runs have 4/);
+  // A shape the runs' GPUs cannot hold is refused, naming the flag, the shape and the valid ones (hardening issue, item 7).
+  assert.throws(() => planReshape(asPlanRuns(fourRankRun()), { shapes: [8, 4] }), (e: Error & { where?: string; hint?: string }) => e.name === 'PlanInputError' && e.where === '--shapes' && /tp8 is not a TP shape of the 4 GPUs/.test(e.message) && /tp4, tp2, tp1/.test(e.hint ?? ''));
 });
 
 test('split, shrink from the maximum topology and the suspended pool, by hand', () => {
