@@ -32,6 +32,20 @@ function termField(t: Term): string {
   return `${s.file}: experiment "${s.experiment}", variant "${s.variant}", ${field} = ${t.value}`;
 }
 
+/**
+ * A strategy's figure at `path` (`strategies.<i>.<field>…`) in words: its critical path, its cost
+ * of a switch to TPn (`perTarget.<j>.ms`), …; the field's path when no words are known.
+ */
+function strategyFigureWords(plan: { strategies: readonly unknown[] }, path: readonly (string | number)[]): string {
+  const field = String(path[2]);
+  if (field === 'perTarget' && typeof path[3] === 'number') {
+    const s = plan.strategies[path[1] as number] as { perTarget?: readonly { shape: number }[] } | undefined;
+    const shape = s?.perTarget?.[path[3]]?.shape;
+    return shape !== undefined ? `its cost of a switch to TP${shape}` : 'its cost of a switch';
+  }
+  return FIGURE_WORDS[field] ?? path.slice(2).join('.');
+}
+
 /** A strategy's figure in words, for the message. */
 const FIGURE_WORDS: Readonly<Record<string, string>> = {
   criticalMs: 'its critical path',
@@ -75,7 +89,7 @@ export function checkPlanFinite(plan: { host: { files: readonly string[] }; stra
     const terms = [...s.critical, ...s.prepaid, ...s.deferred, ...s.memory].filter((t) => t.value !== undefined && (t.source || t.observed));
     const culprit = terms.reduce<Term | undefined>((a, t) => (!a || Math.abs(t.value! * (t.times ?? 1)) > Math.abs(a.value! * (a.times ?? 1)) ? t : a), undefined);
     if (culprit) {
-      throw new PlanInputError(`${termField(culprit)}: too large to plan with (${s.name}: ${FIGURE_WORDS[String(bad.path[2])] ?? String(bad.path.slice(2).join('.'))} is ${bad.value})`, culprit.observed ? '--trace' : '--run', hint);
+      throw new PlanInputError(`${termField(culprit)}: too large to plan with (${s.name}: ${strategyFigureWords(plan, bad.path)} is ${bad.value})`, culprit.observed ? '--trace' : '--run', hint);
     }
   }
   const point = bad.path[0] === 'estimates' ? largestPoolPoint(runs) : undefined;
