@@ -92,6 +92,17 @@ export interface CallSite {
    * creation, and the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`).
    */
   firstCollectiveOf?: { variable: string; line: number; api?: ApiName };
+  /**
+   * A creation (and its group's first collective): the ranks of the group it makes, where the code
+   * fixes it (groupSize.ts: a rank list literal, split_ranks of one length, a split colored by the
+   * caller's own rank: 1); picks the figures of a variant of that size (readings/figures.ts).
+   */
+  groupSize?: number;
+  /**
+   * A call of a cached getter (wrapperCache.ts: the wrapper creates on its first call and returns
+   * the cached group after): this call may create, on the first call only.
+   */
+  firstCallOnly?: true;
 }
 
 /** File-level facts the quick fixes need to write valid code. */

@@ -39,6 +39,7 @@ import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
 import { OtherBackendGroups, destroysItself, firstArgument, groupMethod, holdsCudaBackend } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
 import { processStart } from './forkedLoops';
+import { groupSizeOf } from './groupSize';
 import { innermost, lastSegment, lineStartIndex, namesRegExp, type FunctionSpan, type Span } from './scanShared';
 
 export const PY_IMPORT_QUERY = `
@@ -316,6 +317,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     const method = groupMethod(api, written, fulls);
     if ((method || api === 'destroy_process_group' || api === 'ProcessGroup.shutdown') && /gloo/i.test(written + argsText)) continue;
     const site = pythonSite(call, api, written, text, loops, functions, calledInLoop, assigned);
+    const size = API_MAP[api].role === 'create' ? groupSizeOf(api, written, argsText) : undefined;
+    if (size !== undefined) site.groupSize = size;
     if (site.assignedTo && API_MAP[api].role === 'create') groupVariables.add(site.assignedTo);
     const group = method ? receiverOf(written) : API_MAP[api].role === 'teardown' ? firstArgument(argsText) : undefined;
     const full = { ...site, args };
@@ -350,7 +353,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   const fileEager = inits.some((s) => s.eager === true) ? true : inits.some((s) => s.eager === false) ? false : undefined;
   const firsts: CallSite[] = [];
   const firstAt = new Set<number>();
-  const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: { line: number; api: ApiName }): void => {
+  const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: { line: number; api: ApiName; groupSize?: number }): void => {
     if (firstAt.has(c.start)) return;
     firstAt.add(c.start);
     firsts.push(firstCollectiveSite(c, variable, creation, functions));
@@ -364,7 +367,11 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       functions,
       collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.args, argsText: c.argsText })),
     ));
-  const creationOf = (s: CallSite): { line: number; api: ApiName } => ({ line: s.range.start.line, api: s.api });
+  const creationOf = (s: CallSite): { line: number; api: ApiName; groupSize?: number } => ({
+    line: s.range.start.line,
+    api: s.api,
+    ...(s.groupSize !== undefined ? { groupSize: s.groupSize } : {}),
+  });
   for (const s of kept) {
     if ((s.api === 'new_group' || s.api === 'split_group') && s.assignedTo && s.statement?.ownsLine) {
       lines ??= text.split('\n');
