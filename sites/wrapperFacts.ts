@@ -8,6 +8,7 @@ import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
 import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
+import { cachedCreation } from './wrapperCache';
 import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
@@ -390,11 +391,15 @@ export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string 
   // What instance methods resolve through (instanceOf).
   for (const [k, l] of f.instances) parts.push(`${k}=${l.map((i) => `${i.def}:${i.ctor}`).join('/')}`);
   parts.push([...f.moduleNames].join(','));
-  f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}:${JSON.stringify(f.siteLazy[i] ?? null)}`));
+  // Whether a creation or a call of a wrapper is cached (wrapperCache.ts): a guard edited around it changes it.
+  const cached = (at: number, def: number): string => (f.defs[def] && cachedCreation(f.text, at, f.defs[def].span) ? '$' : '');
+  f.sites.forEach((s, i) =>
+    parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}:${JSON.stringify(f.siteLazy[i] ?? null)}${cached(s.startIndex, f.siteDefs[i]!)}`),
+  );
   for (const name of names)
     for (const c of f.calls.get(name) ?? [])
       // Its arguments: a forwarded device_id is read from them (wrapperGroups.ts `lazyAtCall`).
-      parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}${returnedByCaller(f, c) ? '^' : ''}${f.text.slice(c.start, c.end)}`);
+      parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}${returnedByCaller(f, c) ? '^' : ''}${cached(c.start, c.def)}${f.text.slice(c.start, c.end)}`);
   return parts.join('|');
 }
 
@@ -422,7 +427,7 @@ export function passedOn(f: FileEntry, call: Call, lazy: LazyGroup): { lazy?: La
 export function callerSite(
   f: FileEntry,
   call: Call,
-  inner: { site: CallSite; chain: string[] },
+  inner: { site: CallSite; chain: string[]; cached?: true },
   wrapper: WrapperCallSite['wrapper'],
 ): WrapperCallSite {
   const meaning = inner.site as CallSite & Record<string, unknown>;
@@ -446,5 +451,6 @@ export function callerSite(
     hasArguments: call.hasArgs,
     chain: [...inner.chain],
     wrapper,
+    ...(inner.cached ? { firstCallOnly: true as const } : {}),
   };
 }
