@@ -43,9 +43,12 @@ export interface WarmUpInfo {
   variable: string;
   warm: boolean;
   /**
-   * Not warm: the first collective on the group, followed across the file's functions through
-   * assignments, attributes and returns (groupFlow.ts); absent when it cannot be found. Never a
-   * return or other mention of the group.
+   * The first collective executed on the group after its creation: warm, the warm-up itself (the
+   * next statement, also after a `;` on the same line); not warm, followed across the file's
+   * functions through assignments, attributes and returns (groupFlow.ts: in the creating function
+   * after the creation, else in a function it calls after it, else in the one other function that
+   * has any); absent when it cannot be found or several functions could run first. Never a return
+   * or other mention of the group.
    */
   firstCollective?: FirstCollective;
 }
