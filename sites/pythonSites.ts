@@ -97,6 +97,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   });
   imports.sort((x, y) => x.startIndex - y.startIndex);
   const b = pythonBindings(imports);
+  savedReferences(text, b.all);
   const libs = librariesOf(b.all);
   // Callees repeat (`dist.all_reduce` many times): each is resolved once.
   const resolved = new Map<string, string[]>();
@@ -420,6 +421,29 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   const out: CallSite[] = [...kept.map(({ args: _args, ...site }) => site), ...firsts].sort((x, y) => x.startIndex - y.startIndex);
   return { language: 'python', sites: out, facts: pythonFacts(b.last, b.lastTopLevelImportLine) };
 }
+
+/**
+ * A name bound to an API by a plain assignment — a saved reference (`old_new_group = dist.new_group`)
+ * or a `functools.partial` of it whose arguments name no other backend (`ng =
+ * functools.partial(dist.new_group, backend="nccl")`) — is bound as the API is (added to `all`, the
+ * import bindings: local name → qualified names). Only names the imports already reach, never by name alone.
+ */
+function savedReferences(text: string, all: Map<string, string[]>): void {
+  if (all.size === 0) return;
+  SAVED_REFERENCE.lastIndex = 0;
+  for (let m = SAVED_REFERENCE.exec(text); m; m = SAVED_REFERENCE.exec(text)) {
+    const [, local, partial, target, rest] = m;
+    if (!local || !target || all.has(local) || (partial && /gloo|mpi|ucc|xccl/i.test(rest ?? ''))) continue;
+    const head = target.split('.')[0]!;
+    const bound = all.get(head);
+    if (!bound) continue;
+    const fulls = bound.map((f) => f + target.slice(head.length)).filter((f) => qualifiedApi(f) !== undefined);
+    if (fulls.length > 0) all.set(local, fulls);
+  }
+}
+/** `name = dotted.name` or `name = [functools.]partial(dotted.name, …)` on a line of its own. */
+const SAVED_REFERENCE =
+  /^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?:((?:functools\.)?partial)\([ \t]*)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*(?:(?<=\S)[ \t]*(?:#.*)?$|,([^\n]*)\)[ \t]*(?:#.*)?$|\)[ \t]*(?:#.*)?$)/gm;
 
 /** `x.configure(...)` on torchft's NCCL group: `x` made by its constructor, or the constructor call itself. */
 function torchftReceiver(receiver: string, maker: Maker | undefined, fulls: (w: string) => string[]): boolean {

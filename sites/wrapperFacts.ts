@@ -298,7 +298,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     order.map((o) => o.s.startIndex),
   );
   const siteDefs: number[] = new Array<number>(sites.length).fill(-1);
-  order.forEach((o, k) => (siteDefs[o.i] = siteOwners[k]!));
+  order.forEach((o, k) => (siteDefs[o.i] = callbackOnly(spans, o.s.startIndex, text) ? -1 : siteOwners[k]!));
   const siteLazy = sites.map((s, i) => lazyGroupOf(s, text, defs[siteDefs[i]!]?.span));
   return {
     path,
@@ -316,6 +316,25 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     instances,
     moduleNames,
   };
+}
+
+/**
+ * Whether the call at `at` is in a function nested in another that the outer one never calls by
+ * name — a callback it only hands on (`threading.Timer(30, on_timeout)`, `signal.signal(…,
+ * handler)`): its lifecycle call is not the outer function's (never credited to it, nor to its callers).
+ */
+function callbackOnly(spans: readonly Span[], at: number, text: string): boolean {
+  let inner: Span | undefined;
+  for (const s of spans) if (s.start <= at && at < s.end && (!inner || s.start >= inner.start)) inner = s;
+  for (let s = inner; s && s.kind === 'function' && s.parent; s = s.parent) {
+    if (s.parent.kind !== 'function') return false;
+    const body = text.slice(s.parent.body, s.parent.end);
+    const called = new RegExp(`(?<![A-Za-z0-9_.])${s.name}\\s*\\(`, 'g');
+    let direct = false;
+    for (let m = called.exec(body); m && !direct; m = called.exec(body)) direct = !/\bdef\s+$/.test(body.slice(Math.max(0, m.index - 8), m.index));
+    if (!direct) return true;
+  }
+  return false;
 }
 
 /** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
