@@ -85,6 +85,10 @@ export interface ScanSite {
   wrapper: { file: string; line: number; calls: number } | null;
   enclosingFunction: string | null;
   repeated: string | null;
+  /** The ranks of the group the call makes where the code fixes them (1: nothing to connect), else null. */
+  groupSize: number | null;
+  /** A call of a cached getter: it creates on its first call only. */
+  firstCallOnly: boolean;
   figure: ScanFigure | null;
   notMeasured: string | null;
 }
@@ -156,7 +160,11 @@ function figureOf(
   rules: StaleRules,
 ): Pick<ScanSite, 'figure' | 'notMeasured'> {
   if (!profile) return { figure: null, notMeasured: 'no run given (--run FILE)' };
-  const a = resolveAnnotation(site.api, profile, [profile], rules, { eager: siteIsEager(site, sites), chosen: profile });
+  const a = resolveAnnotation(site.api, profile, [profile], rules, {
+    eager: siteIsEager(site, sites),
+    chosen: profile,
+    ...(site.groupSize !== undefined ? { groupSize: site.groupSize } : {}),
+  });
   const m = a.measured;
   if (!m) return { figure: null, notMeasured: a.missing?.reason ?? 'not measured in this run' };
   // One cost at one line (annotationText.ts firstCollectiveElsewhere): the call here, the first collective at its own line.
@@ -285,6 +293,8 @@ export async function scanFiles(
           wrapper: w ? { file: shown(w.wrapper.file, cwd), line: w.wrapper.line + 1, calls: w.wrapper.calls } : null,
           enclosingFunction: s.enclosingFunction ?? null,
           repeated: s.repeated?.detail ?? null,
+          groupSize: s.groupSize ?? null,
+          firstCallOnly: s.firstCallOnly === true,
           ...figureOf(s, all, profile, rules),
         });
       }
@@ -341,7 +351,7 @@ export function formatScanTable(report: ScanReport): string {
           )
         : '',
       s.figure
-        ? `${s.figure.simulated ? 'SIMULATED ' : ''}${figureText(s.figure)}${s.figure.stale.length > 0 ? ' (stale)' : ''}`
+        ? `${s.figure.simulated ? 'SIMULATED ' : ''}${s.firstCallOnly ? 'may create (first call only): ' : ''}${figureText(s.figure, s.groupSize)}${s.figure.stale.length > 0 ? ' (stale)' : ''}`
         : `not measured: ${s.notMeasured ?? ''}`,
     ].map((c) => terminalSafe(c)),
   );
@@ -356,8 +366,15 @@ export function formatScanTable(report: ScanReport): string {
   return `${lines.join('\n')}\n${skippedText(report)}`;
 }
 
-function figureText(f: ScanFigure): string {
-  const one = f.childRanks === 1 ? ', one-rank communicator: nothing to connect' : '';
+function figureText(f: ScanFigure, groupSize: number | null): string {
+  const one =
+    groupSize === 1
+      ? `, one rank: nothing to connect${f.childRanks === 1 ? '' : ` (figure of a ${f.childRanks ?? 'larger'}-rank group)`}`
+      : groupSize !== null && f.childRanks !== null && f.childRanks !== groupSize
+        ? `, a ${groupSize}-rank group (figure of a ${f.childRanks}-rank one)`
+        : f.childRanks === 1
+          ? ', one-rank communicator: nothing to connect'
+          : '';
   const at = f.firstCollectiveAt ? `; its first collective (line ${f.firstCollectiveAt.line}) pays ${formatMs(f.firstCollectiveAt.medianMs)}` : '';
   return `${formatMs(f.medianMs)} ${f.label} (${f.experiment} ${f.variant}, p90 ${formatMs(f.p90Ms)}, n = ${f.n}${one})${at}`;
 }

@@ -107,7 +107,12 @@ function creationInLoop(site: CallSite, a: Annotation, fileBound: boolean): Find
   const bound = madeByCall(site, fileBound);
   const v = loopVariant(m, bound);
   const host = hostOf(a);
-  const one = v.childRanks === 1 ? ' (as a one-rank communicator: nothing to connect)' : '';
+  const one =
+    site.groupSize === 1
+      ? ` (one rank: nothing to connect${v.childRanks === 1 ? '' : `; figures of a ${v.childRanks ?? 'larger'}-rank group, this run has no one-rank variant`})`
+      : v.childRanks === 1
+        ? ' (as a one-rank communicator: nothing to connect)'
+        : '';
   const where = `(${plain(site.repeated.detail, 120)})`;
   const tail = `; build it once or prewarm a pool${simulatedNote(a)}`;
   const { call, first } = v;
@@ -238,7 +243,8 @@ function beneathPays(m: Measured, fileEager: boolean): { pays: Figure; words: st
 function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: readonly string[], fileEager: boolean): Finding | undefined {
   const m = a.measured;
   const w = site.warmUp;
-  if (!w || w.warm || !m || !site.statement?.ownsLine) return undefined;
+  // A group the code makes of one rank has nothing to connect: nothing to warm up.
+  if (!w || w.warm || !m || !site.statement?.ownsLine || site.groupSize === 1) return undefined;
   const total = m.main.total;
   const measuredFirst: Figure | undefined = m.main.first;
   if (!measuredFirst || !total || measuredFirst.stats.median < WORTH_MOVING_MS || measuredFirst.stats.median < WORTH_MOVING_SHARE * total.stats.median)
@@ -266,15 +272,15 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
 
 /**
  * The findings of one scanned file.
- * @param annotate the annotation of an API on the active profile (cached by the caller)
+ * @param annotate the annotation of an API on the active profile for a site (its group size picks the variant; cached by the caller)
  * @param text the text the scan was made from (for insertion points)
  */
-export function findings(scan: ScanResult, annotate: (api: ApiName) => Annotation, text: string): Finding[] {
+export function findings(scan: ScanResult, annotate: (api: ApiName, site: CallSite) => Annotation, text: string): Finding[] {
   const lines = text.split('\n');
   const out: Finding[] = [];
   const fileEager = scan.sites.some((s) => s.api === 'init_process_group' && s.keywords.includes('device_id'));
   for (const site of scan.sites) {
-    const a = annotate(site.api);
+    const a = annotate(site.api, site);
     for (const f of [creationInLoop(site, a, fileEager), lazyInit(site, a, scan.facts), coldGroup(site, a, scan.facts, lines, fileEager)]) if (f) out.push(f);
   }
   return out;

@@ -11,7 +11,7 @@
 import type { CallSite } from '../sites/callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured } from './figures';
 import { formatBytes, formatMs, ncclText, plain, runSizeText } from './formatText';
-import { gpusOf, memoryPart, memoryPerGpu, runLabel, showsMemory, sourceLabel } from './labelText';
+import { codeSizeWords, gpusOf, memoryPart, memoryPerGpu, runLabel, showsMemory, sourceLabel } from './labelText';
 import type { Profile } from './profiles';
 import { skipGate, timeoutWords } from './readingText';
 
@@ -117,10 +117,13 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
   const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
   if (released) parts.push(released);
   else if (mem !== undefined) parts.push(memoryPart(mem));
-  if (m.main.childRanks === 1) parts.push('one-rank communicator');
+  const size = codeSizeWords(m);
+  if (size) parts.push(size);
+  else if (m.main.childRanks === 1) parts.push('one-rank communicator');
   const via = m.via ? ` (${m.experiment} beneath)` : '';
   const stale = a.stale.length ? ' · stale' : '';
-  return `${sim}⏱ ${parts.join(' · ')}${via} — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}${stale}`;
+  const once = site?.firstCallOnly ? 'may create (first call only): ' : '';
+  return `${sim}⏱ ${once}${parts.join(' · ')}${via} — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}${stale}`;
 }
 
 /**
@@ -134,14 +137,15 @@ export function decorationLabel(a: Annotation, site?: CallSite, sites?: readonly
   if (!m) return undefined;
   const released = releaseWords(a, m);
   const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
-  const one = m.main.childRanks === 1 ? ' · one-rank' : '';
+  const size = codeSizeWords(m);
+  const one = size ? ` · ${size}` : m.main.childRanks === 1 ? ' · one-rank' : '';
   const elsewhere = firstCollectiveElsewhere(a, site, sites);
   const head = elsewhere
     ? `${formatMs(elsewhere.call.stats.median)} (+${formatMs(elsewhere.first.stats.median)} at line ${elsewhere.line})`
     : formatMs(m.headline.stats.median);
   const text = `${head}${released ? ` · ${released}` : mem !== undefined ? ` · ${memoryPart(mem)}` : ''}${one}`;
   const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
-  return `${a.simulated ? 'SIMULATED ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
+  return `${a.simulated ? 'SIMULATED ' : ''}${site?.firstCallOnly ? 'may create (first call only): ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }
 
 /** Colour class of a label by the user's thresholds (ms, on the headline median). */

@@ -96,6 +96,8 @@ export interface Measured {
    * ncclCommResume's line pays, kept out of this call's figures and named in its hover.
    */
   resume?: Figure;
+  /** The ranks of the group the code makes, where it fixes them (SiteContext `groupSize`): the readings set it against `main.childRanks`. */
+  groupSize?: number;
 }
 
 /**
@@ -167,6 +169,11 @@ export interface SiteContext {
    * offering a measurement that would be skipped. A simulated run is never gated: its size is chosen.
    */
   unavailable?: typeof unavailableReason;
+  /**
+   * The ranks of the group the code makes, where it fixes them (CallSite `groupSize`): a variant
+   * of that size answers first, in the run that has one ({@link orderVariants}).
+   */
+  groupSize?: number;
 }
 
 /**
@@ -216,16 +223,21 @@ function matchesVariant(name: string, wanted: string): boolean {
   return name === wanted || name.startsWith(`${wanted}/`);
 }
 
-/** 0: a child of several ranks (pays a connect), 1: size unknown, 2: a one-rank child (nothing to connect). */
-function childClass(f: VariantFigures): number {
+/**
+ * -1: a child of the size the code fixes (`groupSize`); 0: a child of several ranks (pays a
+ * connect), 1: size unknown, 2: a one-rank child (nothing to connect).
+ */
+function sizeClass(f: VariantFigures, groupSize?: number): number {
+  if (groupSize !== undefined && f.childRanks === groupSize) return -1;
   return f.childRanks === undefined ? 1 : f.childRanks > 1 ? 0 : 2;
 }
 
 /**
  * The variants of `exp` that answer, headline first: in the answer's order of preference
  * (`byCreator[creator]` for a first collective whose group's creation is known, else `whenEager`
- * when the site is eager), then — stable — children of several ranks before those of
- * unknown size before one-rank children. Empty when none is present.
+ * when the site is eager), then — stable — a child of the size the code fixes (`groupSize`)
+ * first, then children of several ranks before those of unknown size before one-rank children.
+ * Empty when none is present.
  */
 export function orderVariants(
   exp: RunExperiment,
@@ -233,6 +245,7 @@ export function orderVariants(
   shape: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] },
   eager = false,
   creator?: ApiName,
+  groupSize?: number,
 ): VariantFigures[] {
   const byCreator = creator ? answer.byCreator?.[creator] : undefined;
   const order = byCreator ?? (eager && answer.whenEager ? answer.whenEager : answer.variants);
@@ -243,7 +256,7 @@ export function orderVariants(
   const figures = picked.map((v) => variantFigures(v, answer, shape));
   return figures
     .map((f, i) => ({ f, i }))
-    .sort((a, b) => childClass(a.f) - childClass(b.f) || a.i - b.i)
+    .sort((a, b) => sizeClass(a.f, groupSize) - sizeClass(b.f, groupSize) || a.i - b.i)
     .map(({ f }) => f);
 }
 
@@ -258,10 +271,11 @@ function measuredIn(
   via: string | undefined,
   eager: boolean,
   creator?: ApiName,
+  groupSize?: number,
 ): Measured | undefined {
   const exp = profile.run.experiments.find((e) => e.experiment === answer.experiment);
   if (!exp) return undefined;
-  const ordered = orderVariants(exp, answer, profile.run, eager, creator);
+  const ordered = orderVariants(exp, answer, profile.run, eager, creator, groupSize);
   const release = releasesMemory(entry, answer);
   const resume = release ? ordered[0]?.total : undefined;
   // A suspend gives the suspend call alone (and the memory it releases): the first collective and
@@ -287,6 +301,7 @@ function measuredIn(
     ...(freshInit ? { freshInit: { step: freshInit.step, label: freshInit.label, stats: freshInit.stats } } : {}),
     ...(typeof gpuTotal === 'number' && gpuTotal > 0 ? { gpuTotalBytes: gpuTotal } : {}),
     ...(resume ? { resume } : {}),
+    ...(groupSize !== undefined ? { groupSize } : {}),
   };
 }
 
@@ -408,10 +423,14 @@ export function resolveAnnotation(
   const found: Candidate[] = [];
   for (const p of pool)
     answers.forEach(([answer, via], direct) => {
-      const measured = measuredIn(p, entry, answer, via, eager, context.creator);
+      const measured = measuredIn(p, entry, answer, via, eager, context.creator, context.groupSize);
       if (measured) found.push({ p, measured, direct, stale: staleReasons(p, active, profiles, rules) });
     });
-  const rank = (c: Candidate): number[] => [c.direct, c.p === chosen ? 0 : 1, c.stale.length ? 1 : 0, c.p === active ? 0 : 1, -c.p.time];
+  // A variant of the size the code fixes answers before any other (the NCCL split beneath has a
+  // one-rank child where c10d's split_group has none).
+  const size = context.groupSize;
+  const miss = (c: Candidate): number => (size !== undefined && c.measured.main.childRanks !== size ? 1 : 0);
+  const rank = (c: Candidate): number[] => [miss(c), c.direct, c.p === chosen ? 0 : 1, c.stale.length ? 1 : 0, c.p === active ? 0 : 1, -c.p.time];
   found.sort((a, b) => {
     const ra = rank(a);
     const rb = rank(b);

@@ -10,7 +10,7 @@
 import type { CallSite } from '../sites/callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured, type VariantFigures } from './figures';
 import { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, runSizeText } from './formatText';
-import { gpusOf, memoryChanged, memoryPart, memoryPerGpu, oneRank, showsMemory, sourceLabel } from './labelText';
+import { figureSizeNote, gpusOf, memoryChanged, memoryPart, memoryPerGpu, oneRank, showsMemory, sourceLabel } from './labelText';
 import { reading, skipGate } from './readingText';
 import { nodeNamesText } from '../protocol/runNodes';
 
@@ -103,6 +103,8 @@ export function firstCollectiveLine(site: CallSite, figure: Figure | undefined, 
   // Figures of the NCCL call beneath (no c10d figures): the first collective after an NCCL init, not the group's init + connect.
   if (beneath && figure)
     return `First collective on ${group} (created at line ${of.line + 1}${by}): ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)}) as the first collective after the NCCL init beneath (this run has no c10d figures) — once, on this first call.`;
+  if (site.groupSize === 1)
+    return `First collective on ${group} (created at line ${of.line + 1}${by}): a one-rank group, nothing to connect; pays the group's init${cost} — once, on this first call.`;
   return `First collective on ${group} (created at line ${of.line + 1}${by}): pays the group's init + connect${cost} — once, on this first call; later collectives on it do not.`;
 }
 
@@ -167,6 +169,10 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     out.push('', `*No c10d figures for this call in the runs used here: these are of ${escapeMarkdown(m.via)} (\`${m.experiment}\`).*`);
   const note = headlineNote(a, m, site);
   if (note) out.push('', note);
+  const size = figureSizeNote(m, site.role);
+  if (size) out.push('', size);
+  if (site.firstCallOnly)
+    out.push('', `May create (first call only): the function called creates its group on its first call and returns the cached one after; later calls create nothing.`);
   const pays = firstCollectiveLine(site, m.headline, m.via !== undefined);
   if (pays) out.push('', pays);
   out.push('', `| step | ${CELL_GAP}median | ${CELL_GAP}p90 |`, '|---|---:|---:|');

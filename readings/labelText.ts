@@ -85,3 +85,23 @@ export function showsMemory(a: Annotation): boolean {
 export function oneRank(v: VariantFigures): string | undefined {
   return v.childRanks === 1 ? 'one-rank communicator: nothing to connect' : undefined;
 }
+
+/**
+ * The size of the group the code makes (CallSite `groupSize`, carried as Measured `groupSize`) set
+ * against the figures' (`main.childRanks`), for the lens and the label: "one rank: nothing to
+ * connect" (with the figure's size when the run has no one-rank variant), "4-rank group (figure of
+ * a 2-rank one)"; undefined when the code does not fix the size or the sizes agree at several ranks.
+ */
+export function codeSizeWords(m: Measured): string | undefined {
+  const n = m.main.childRanks;
+  if (m.groupSize === 1) return n === 1 ? 'one rank: nothing to connect' : `one rank: nothing to connect (figure of a ${n ?? 'larger'}-rank group)`;
+  if (m.groupSize !== undefined && n !== undefined && n !== m.groupSize) return `${m.groupSize}-rank group (figure of a ${n}-rank one)`;
+  return undefined;
+}
+
+/** Where the code does not fix the group's size: which size the figures are of (hover), e.g. "Figures of a 2-rank group: the code does not fix this group's size." */
+export function figureSizeNote(m: Measured, role: string): string | undefined {
+  const n = m.main.childRanks;
+  if (m.groupSize !== undefined || n === undefined || (role !== 'create' && role !== 'firstCollective')) return undefined;
+  return `Figures of a ${n === 1 ? 'one' : n}-rank group: the code does not fix this group's size.`;
+}

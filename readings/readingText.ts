@@ -66,6 +66,24 @@ function beneathInit(m: Measured, call: number, first: number, total: number): s
  */
 export function reading(a: Annotation): string | undefined {
   const m = a.measured;
+  const r = figuresReading(a);
+  if (!m || m.groupSize === undefined || (a.entry.role !== 'create' && a.entry.role !== 'firstCollective')) return r;
+  const n = m.main.childRanks;
+  if (m.groupSize === 1)
+    return n === 1
+      ? `${ONE_RANK_CODE} (the code makes one-rank groups)${r ? `; ${r}` : ''}`
+      : `${ONE_RANK_CODE}: the code makes one-rank groups, and this run has no one-rank variant for this call, so these figures (of a ${n ?? 'larger'}-rank group) are not what this call pays`;
+  if (n !== undefined && n !== m.groupSize)
+    return `the code makes ${m.groupSize}-rank groups; these figures are of a ${n}-rank group${r ? `: ${r}` : ''}`;
+  return r;
+}
+
+/** What a group the code makes of one rank reads (lens, hover, advice): never a connect to warm up. */
+export const ONE_RANK_CODE = 'one rank: nothing to connect';
+
+/** {@link reading} before the group size the code fixes is set against the figures'. */
+function figuresReading(a: Annotation): string | undefined {
+  const m = a.measured;
   if (!m) return undefined;
   const { call, first, total } = m.main;
   if (a.entry.role === 'create' && a.entry.answer.first && !first && call)

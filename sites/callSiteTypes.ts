@@ -43,9 +43,12 @@ export interface WarmUpInfo {
   variable: string;
   warm: boolean;
   /**
-   * Not warm: the first collective on the group, followed across the file's functions through
-   * assignments, attributes and returns (groupFlow.ts); absent when it cannot be found. Never a
-   * return or other mention of the group.
+   * The first collective executed on the group after its creation: warm, the warm-up itself (the
+   * next statement, also after a `;` on the same line); not warm, followed across the file's
+   * functions through assignments, attributes and returns (groupFlow.ts: in the creating function
+   * after the creation, else in a function it calls after it, else in the one other function that
+   * has any); absent when it cannot be found or several functions could run first. Never a return
+   * or other mention of the group.
    */
   firstCollective?: FirstCollective;
 }
@@ -92,6 +95,17 @@ export interface CallSite {
    * creation, and the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`).
    */
   firstCollectiveOf?: { variable: string; line: number; api?: ApiName };
+  /**
+   * A creation (and its group's first collective): the ranks of the group it makes, where the code
+   * fixes it (groupSize.ts: a rank list literal, split_ranks of one length, a split colored by the
+   * caller's own rank: 1); picks the figures of a variant of that size (readings/figures.ts).
+   */
+  groupSize?: number;
+  /**
+   * A call of a cached getter (wrapperCache.ts: the wrapper creates on its first call and returns
+   * the cached group after): this call may create, on the first call only.
+   */
+  firstCallOnly?: true;
 }
 
 /** File-level facts the quick fixes need to write valid code. */

@@ -10,6 +10,7 @@ import { API_MAP, NCCL_APIS, type ApiName } from './apiMap';
 import type { CallSite, Range, ScanResult } from './callSiteTypes';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges, type TextRange } from './rangedQuery';
 import { processStart } from './forkedLoops';
+import { groupSizeOf } from './groupSize';
 import { innermost, lastSegment, pos, rangeOf, repetition, type FunctionSpan, type Span } from './scanShared';
 
 export const CPP_QUERY = `
@@ -220,6 +221,8 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string, scale = 0): Sc
       callsInto: entry.callsInto,
       ...(entry.role === 'create' ? { eager: true } : {}),
     });
+    const size = entry.role === 'create' ? groupSizeOf(api, written, text.slice(start + written.length, end)) : undefined;
+    if (size !== undefined) sites[sites.length - 1]!.groupSize = size;
   };
   for (const { fn, args, name } of named) {
     const api = apiOf(name);

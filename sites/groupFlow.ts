@@ -377,7 +377,22 @@ export class GroupFlow {
       }
     }
     if (found.length === 0) return undefined;
-    const best = [...found].sort((x, y) => Number(y.inHome) - Number(x.inHome) || x.start - y.start)[0]!;
+    // The first executed after the creation: in the creating function after it, else in a function
+    // it calls after it (in the order of those calls), else — only when all are in one function —
+    // the first there; never one of several functions only because it comes first in the file.
+    const calledAt = (name: string | undefined): number => {
+      if (!home || name === undefined) return -1;
+      const m = new RegExp(`(?<![A-Za-z0-9_])${escapeRegExp(name)}\\s*\\(`).exec(this.text.slice(createdEnd, home.end));
+      return m ? m.index : -1;
+    };
+    const ranked = found.map((c) => {
+      const at = c.inHome ? -1 : calledAt(c.function);
+      return { c, rank: c.inHome ? 0 : at >= 0 ? 1 : 2, at };
+    });
+    ranked.sort((x, y) => x.rank - y.rank || x.at - y.at || x.c.start - y.c.start);
+    const top = ranked[0]!;
+    if (top.rank === 2 && new Set(ranked.map((r) => r.c.function)).size > 1) return undefined;
+    const best = top.c;
     return { line: best.line, call: best.call, ...(best.function !== undefined ? { function: best.function } : {}) };
   }
 }

@@ -101,15 +101,28 @@ export function nextStatementIsCollective<C>(
 
 /**
  * After the statement that created `variable` (from the text: Python blocks are indentation):
- * warm when the next statement of the block is a collective naming the variable. Where a cold
- * group gets its first collective is found by groupFlow.ts.
+ * warm when the next statement of the block — on the next line, or after a `;` on the same one —
+ * is a collective naming the variable; that warm-up is the group's first collective (its
+ * `firstCollective`). Where a cold group gets its first collective is found by groupFlow.ts.
  */
 export function warmUpAfter(
   site: CallSite,
   variable: string,
   lines: readonly string[],
-  collectivesOnLine: ReadonlyMap<number, readonly { argsText: string }[]>,
+  collectivesOnLine: ReadonlyMap<number, readonly { argsText: string; start: number; line: number; written: string }[]>,
 ): WarmUpInfo {
   const mention = new RegExp(`(^|[^A-Za-z0-9_.])${escapeRegExp(variable)}(?![A-Za-z0-9_])`);
-  return { variable, warm: nextStatementIsCollective(site, lines, collectivesOnLine, (c) => mention.test(c.argsText)) };
+  const names = (c: { argsText: string }): boolean => mention.test(c.argsText);
+  const end = site.statement?.range.end ?? site.range.end;
+  const rest = lines[end.line]?.slice(end.character) ?? '';
+  // `g = new_group(…); dist.barrier(group=g)`: the next statement on the same line.
+  const sameLine = /^\s*;/.test(rest) ? collectivesOnLine.get(end.line)?.find((c) => c.start >= site.endIndex && names(c)) : undefined;
+  let warmUp = sameLine;
+  if (!warmUp && nextStatementIsCollective(site, lines, collectivesOnLine, names)) {
+    const l = nextStatementLine(site, lines);
+    warmUp = l === undefined ? undefined : collectivesOnLine.get(l)?.find(names);
+  }
+  if (!warmUp) return { variable, warm: false };
+  const fn = site.enclosingFunction;
+  return { variable, warm: true, firstCollective: { line: warmUp.line, call: warmUp.written, ...(fn ? { function: fn } : {}) } };
 }

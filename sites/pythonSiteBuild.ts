@@ -81,7 +81,7 @@ export function pythonSite(
 export function firstCollectiveSite(
   c: DefaultCandidate & { end: number },
   variable: string,
-  creation: { line: number; api: ApiName },
+  creation: { line: number; api: ApiName; groupSize?: number },
   functions: readonly FunctionSpan[],
 ): CallSite {
   const nameRange: Range = rangeOf(c.fn);
@@ -104,6 +104,7 @@ export function firstCollectiveSite(
     hasArguments: c.args.namedChildCount > 0,
     callsInto: API_MAP[FIRST_COLLECTIVE].callsInto,
     firstCollectiveOf: { variable, line: creation.line, api: creation.api },
+    ...(creation.groupSize !== undefined ? { groupSize: creation.groupSize } : {}),
   };
 }
 

@@ -39,6 +39,7 @@ import { argumentsOf, pythonBindings, pythonFacts } from './pythonImports';
 import { OtherBackendGroups, destroysItself, firstArgument, groupMethod, holdsCudaBackend } from './otherBackendGroups';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges } from './rangedQuery';
 import { processStart } from './forkedLoops';
+import { groupSizeOf } from './groupSize';
 import { innermost, lastSegment, lineStartIndex, namesRegExp, type FunctionSpan, type Span } from './scanShared';
 
 export const PY_IMPORT_QUERY = `
@@ -96,6 +97,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   });
   imports.sort((x, y) => x.startIndex - y.startIndex);
   const b = pythonBindings(imports);
+  savedReferences(text, b.all);
   const libs = librariesOf(b.all);
   // Callees repeat (`dist.all_reduce` many times): each is resolved once.
   const resolved = new Map<string, string[]>();
@@ -316,6 +318,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     const method = groupMethod(api, written, fulls);
     if ((method || api === 'destroy_process_group' || api === 'ProcessGroup.shutdown') && /gloo/i.test(written + argsText)) continue;
     const site = pythonSite(call, api, written, text, loops, functions, calledInLoop, assigned);
+    const size = API_MAP[api].role === 'create' ? groupSizeOf(api, written, argsText) : undefined;
+    if (size !== undefined) site.groupSize = size;
     if (site.assignedTo && API_MAP[api].role === 'create') groupVariables.add(site.assignedTo);
     const group = method ? receiverOf(written) : API_MAP[api].role === 'teardown' ? firstArgument(argsText) : undefined;
     const full = { ...site, args };
@@ -350,7 +354,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   const fileEager = inits.some((s) => s.eager === true) ? true : inits.some((s) => s.eager === false) ? false : undefined;
   const firsts: CallSite[] = [];
   const firstAt = new Set<number>();
-  const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: { line: number; api: ApiName }): void => {
+  const addFirst = (c: DefaultCandidate & { end: number }, variable: string, creation: { line: number; api: ApiName; groupSize?: number }): void => {
     if (firstAt.has(c.start)) return;
     firstAt.add(c.start);
     firsts.push(firstCollectiveSite(c, variable, creation, functions));
@@ -364,7 +368,11 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       functions,
       collectives.map((c) => ({ start: c.start, line: c.line, written: c.written, args: c.args, argsText: c.argsText })),
     ));
-  const creationOf = (s: CallSite): { line: number; api: ApiName } => ({ line: s.range.start.line, api: s.api });
+  const creationOf = (s: CallSite): { line: number; api: ApiName; groupSize?: number } => ({
+    line: s.range.start.line,
+    api: s.api,
+    ...(s.groupSize !== undefined ? { groupSize: s.groupSize } : {}),
+  });
   for (const s of kept) {
     if ((s.api === 'new_group' || s.api === 'split_group') && s.assignedTo && s.statement?.ownsLine) {
       lines ??= text.split('\n');
@@ -413,6 +421,29 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   const out: CallSite[] = [...kept.map(({ args: _args, ...site }) => site), ...firsts].sort((x, y) => x.startIndex - y.startIndex);
   return { language: 'python', sites: out, facts: pythonFacts(b.last, b.lastTopLevelImportLine) };
 }
+
+/**
+ * A name bound to an API by a plain assignment — a saved reference (`old_new_group = dist.new_group`)
+ * or a `functools.partial` of it whose arguments name no other backend (`ng =
+ * functools.partial(dist.new_group, backend="nccl")`) — is bound as the API is (added to `all`, the
+ * import bindings: local name → qualified names). Only names the imports already reach, never by name alone.
+ */
+function savedReferences(text: string, all: Map<string, string[]>): void {
+  if (all.size === 0) return;
+  SAVED_REFERENCE.lastIndex = 0;
+  for (let m = SAVED_REFERENCE.exec(text); m; m = SAVED_REFERENCE.exec(text)) {
+    const [, local, partial, target, rest] = m;
+    if (!local || !target || all.has(local) || (partial && /gloo|mpi|ucc|xccl/i.test(rest ?? ''))) continue;
+    const head = target.split('.')[0]!;
+    const bound = all.get(head);
+    if (!bound) continue;
+    const fulls = bound.map((f) => f + target.slice(head.length)).filter((f) => qualifiedApi(f) !== undefined);
+    if (fulls.length > 0) all.set(local, fulls);
+  }
+}
+/** `name = dotted.name` or `name = [functools.]partial(dotted.name, …)` on a line of its own. */
+const SAVED_REFERENCE =
+  /^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?:((?:functools\.)?partial)\([ \t]*)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*(?:(?<=\S)[ \t]*(?:#.*)?$|,([^\n]*)\)[ \t]*(?:#.*)?$|\)[ \t]*(?:#.*)?$)/gm;
 
 /** `x.configure(...)` on torchft's NCCL group: `x` made by its constructor, or the constructor call itself. */
 function torchftReceiver(receiver: string, maker: Maker | undefined, fulls: (w: string) => string[]): boolean {

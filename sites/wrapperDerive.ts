@@ -7,6 +7,7 @@ import type { CallSite } from './callSites';
 import { qualifyCallee } from './pythonModules';
 import { passedOn, type Call, type FileEntry } from './wrapperFacts';
 import { lazyAtCall, type LazyGroup } from './wrapperGroups';
+import { cachedCreation } from './wrapperCache';
 
 /** Rounds of the walk from direct wrappers to their callers' functions: a chain has at most this + 2 links. */
 export const MAX_HOPS = 4;
@@ -21,6 +22,8 @@ export interface Inner {
   site: CallSite;
   /** The wrapper returns the group that site makes, lazily, or starts the default group lazily (wrapperGroups.ts). */
   lazy?: LazyGroup;
+  /** A link of the chain is a cached getter (wrapperCache.ts): a call creates on the first call only. */
+  cached?: true;
 }
 export interface Wrapper {
   path: string;
@@ -69,6 +72,7 @@ export function deriveWrappers(
         chain: [f.defs[def]!.display, qualifyCallee(site.written.replace(/\s+/g, ''), f.imports)],
         site,
         ...(lazy ? { lazy } : {}),
+        ...(site.role === 'create' && cachedCreation(f.text, site.startIndex, f.defs[def]!.span) ? { cached: true as const } : {}),
       });
       frontier.add(f.defs[def]!.callName);
     });
@@ -93,11 +97,13 @@ export function deriveWrappers(
             const lazy = inner.lazy && lazyAtCall(inner.lazy, f.text, call.start, call.end, f.defs[call.def]?.span);
             // A call passing another backend ("gloo") to the backend the wrapper forwards makes no NCCL group.
             if (lazy === 'notNccl') continue;
+            const cached = inner.cached || (inner.site.role === 'create' && cachedCreation(f.text, call.start, f.defs[call.def]!.span));
             w.inners.push({
               api: inner.api,
               chain: [display, ...inner.chain],
               site: inner.site,
               ...(lazy && lazy !== 'eager' && lazy !== 'unknown' ? passedOn(f, call, lazy) : {}),
+              ...(cached ? { cached: true as const } : {}),
             });
             next.add(f.defs[call.def]!.callName);
           }

@@ -8,6 +8,7 @@ import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
 import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
+import { cachedCreation } from './wrapperCache';
 import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
@@ -297,7 +298,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     order.map((o) => o.s.startIndex),
   );
   const siteDefs: number[] = new Array<number>(sites.length).fill(-1);
-  order.forEach((o, k) => (siteDefs[o.i] = siteOwners[k]!));
+  order.forEach((o, k) => (siteDefs[o.i] = callbackOnly(spans, o.s.startIndex, text) ? -1 : siteOwners[k]!));
   const siteLazy = sites.map((s, i) => lazyGroupOf(s, text, defs[siteDefs[i]!]?.span));
   return {
     path,
@@ -315,6 +316,25 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     instances,
     moduleNames,
   };
+}
+
+/**
+ * Whether the call at `at` is in a function nested in another that the outer one never calls by
+ * name — a callback it only hands on (`threading.Timer(30, on_timeout)`, `signal.signal(…,
+ * handler)`): its lifecycle call is not the outer function's (never credited to it, nor to its callers).
+ */
+function callbackOnly(spans: readonly Span[], at: number, text: string): boolean {
+  let inner: Span | undefined;
+  for (const s of spans) if (s.start <= at && at < s.end && (!inner || s.start >= inner.start)) inner = s;
+  for (let s = inner; s && s.kind === 'function' && s.parent; s = s.parent) {
+    if (s.parent.kind !== 'function') return false;
+    const body = text.slice(s.parent.body, s.parent.end);
+    const called = new RegExp(`(?<![A-Za-z0-9_.])${s.name}\\s*\\(`, 'g');
+    let direct = false;
+    for (let m = called.exec(body); m && !direct; m = called.exec(body)) direct = !/\bdef\s+$/.test(body.slice(Math.max(0, m.index - 8), m.index));
+    if (!direct) return true;
+  }
+  return false;
 }
 
 /** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
@@ -390,11 +410,15 @@ export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string 
   // What instance methods resolve through (instanceOf).
   for (const [k, l] of f.instances) parts.push(`${k}=${l.map((i) => `${i.def}:${i.ctor}`).join('/')}`);
   parts.push([...f.moduleNames].join(','));
-  f.sites.forEach((s, i) => parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}:${JSON.stringify(f.siteLazy[i] ?? null)}`));
+  // Whether a creation or a call of a wrapper is cached (wrapperCache.ts): a guard edited around it changes it.
+  const cached = (at: number, def: number): string => (f.defs[def] && cachedCreation(f.text, at, f.defs[def].span) ? '$' : '');
+  f.sites.forEach((s, i) =>
+    parts.push(`${f.siteDefs[i]}:${s.api}:${s.role}:${s.written}:${JSON.stringify(f.siteLazy[i] ?? null)}${cached(s.startIndex, f.siteDefs[i]!)}`),
+  );
   for (const name of names)
     for (const c of f.calls.get(name) ?? [])
       // Its arguments: a forwarded device_id is read from them (wrapperGroups.ts `lazyAtCall`).
-      parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}${returnedByCaller(f, c) ? '^' : ''}${f.text.slice(c.start, c.end)}`);
+      parts.push(`${c.def}>${c.callee}${c.notNccl ? '!' : ''}${returnedByCaller(f, c) ? '^' : ''}${cached(c.start, c.def)}${f.text.slice(c.start, c.end)}`);
   return parts.join('|');
 }
 
@@ -422,7 +446,7 @@ export function passedOn(f: FileEntry, call: Call, lazy: LazyGroup): { lazy?: La
 export function callerSite(
   f: FileEntry,
   call: Call,
-  inner: { site: CallSite; chain: string[] },
+  inner: { site: CallSite; chain: string[]; cached?: true },
   wrapper: WrapperCallSite['wrapper'],
 ): WrapperCallSite {
   const meaning = inner.site as CallSite & Record<string, unknown>;
@@ -446,5 +470,6 @@ export function callerSite(
     hasArguments: call.hasArgs,
     chain: [...inner.chain],
     wrapper,
+    ...(inner.cached ? { firstCallOnly: true as const } : {}),
   };
 }

@@ -138,9 +138,10 @@ export class AnnotationModel {
   /**
    * The annotation of `api` (lazy-init figures where the run has both ways; cached).
    * @param creator a first collective's creating API (figures.ts `SiteContext.creator`)
+   * @param groupSize the ranks of the group the code makes, where it fixes them (figures.ts `SiteContext.groupSize`)
    */
-  annotate(api: ApiName, eager = false, creator?: ApiName): Annotation {
-    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}`;
+  annotate(api: ApiName, eager = false, creator?: ApiName, groupSize?: number): Annotation {
+    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}${groupSize !== undefined ? ` of ${groupSize}` : ''}`;
     let a = this.cache.get(key);
     if (!a) {
       const chosen = this.store.chosen;
@@ -148,6 +149,7 @@ export class AnnotationModel {
         eager,
         ...(chosen ? { chosen } : {}),
         ...(creator ? { creator } : {}),
+        ...(groupSize !== undefined ? { groupSize } : {}),
         ...(this.gate ? { unavailable: this.gate } : {}),
       });
       this.cache.set(key, a);
@@ -157,7 +159,7 @@ export class AnnotationModel {
 
   /** The annotation of a call site of document `uri` (its eager facts: {@link siteIsEager}; a first collective's creator). */
   annotateSite(uri: string, site: CallSite): Annotation {
-    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api);
+    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api, site.groupSize);
   }
 
   /**
@@ -265,7 +267,7 @@ export class AnnotationModel {
     // its init_process_group advice concerns calls without device_id (lazy).
     const fileEager = (api: ApiName): boolean =>
       api !== 'init_process_group' && s.scan.sites.some((x) => x.api === api && siteIsEager(x, s.scan.sites));
-    s.findings ??= findings(s.scan, (api) => this.annotate(api, fileEager(api)), s.text);
+    s.findings ??= findings(s.scan, (api, site) => this.annotate(api, fileEager(api), undefined, site.groupSize), s.text);
     return s.findings;
   }
 

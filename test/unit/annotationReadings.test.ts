@@ -192,7 +192,7 @@ test('#5 one-rank advice and registration: each says the run has 1 rank, no peer
   assert.match(nccl.message, /plus the NCCL communicator's first collective \(0\.0077 ms\), 14\.8 ms in all; 1 rank: no peer to connect/, nccl.message);
   assert.match(nccl.fix.title, /on localhost, 1 rank;/, nccl.fix.title);
   // The warm-up fix at 1 rank.
-  const groupText = 'import torch\nimport torch.distributed as dist\ndef f():\n    g = dist.new_group([0])\n    x = 1\n    dist.all_reduce(torch.ones(1), group=g)\n';
+  const groupText = 'import torch\nimport torch.distributed as dist\ndef f(ranks):\n    g = dist.new_group(ranks)\n    x = 1\n    dist.all_reduce(torch.ones(1), group=g)\n';
   const { store: s1 } = await storeOf(runFolder([read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json')]));
   const cold = findings(await scanText('python', groupText), (api) => resolveAnnotation(api, s1.active, s1.profiles, RULES), groupText).find((f) => f.code === 'commcost.coldGroup');
   assert.ok(cold?.fix, 'a warm-up fix');

@@ -86,7 +86,8 @@ test('finder: keywords, assignment, warm-up and collectives after init', async (
   const init = scan.sites.find((s) => s.api === 'init_process_group');
   assert.deepEqual([init?.keywords, init?.collectivesAfter], [['backend'], true]);
   const pg = scan.sites.find((s) => s.assignedTo === 'pg');
-  assert.deepEqual(pg?.warmUp, { variable: 'pg', warm: true });
+  // The warm-up right after creation is the group's first collective (#27 rule 3).
+  assert.deepEqual(pg?.warmUp, { variable: 'pg', warm: true, firstCollective: { line: 34, call: 'dist.all_reduce', function: 'main' } });
   const tp = scan.sites.find((s) => s.assignedTo === 'tp_group');
   assert.deepEqual(tp?.warmUp, {
     variable: 'tp_group',

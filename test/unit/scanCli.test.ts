@@ -121,6 +121,8 @@ describe('the JSON document', () => {
       'wrapper',
       'enclosingFunction',
       'repeated',
+      'groupSize',
+      'firstCallOnly',
       'figure',
       'notMeasured',
     ];
@@ -230,6 +232,8 @@ test('the table: one line per site, the chain after "via", figures from the run'
         wrapper: null,
         enclosingFunction: null,
         repeated: null,
+        groupSize: null,
+        firstCallOnly: false,
         figure: null,
         notMeasured: 'no run given (--run FILE)',
       },
