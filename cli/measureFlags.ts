@@ -5,7 +5,7 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
-import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
+import { commCountsProblem, DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
 import { CommcostError } from '../client/errors';
 import { isLocalTarget, parseTargetSpec } from '../client/hosts';
 import { srunArgsFor, type SlurmOptions } from '../client/slurm';
@@ -41,6 +41,15 @@ export function pythonFlag(text: string): string {
     throw bad(`--python ${shown} ${problem}`, `give the path of the Python with torch on the host, on one line (at most ${OPTION_LIMITS.pythonChars.max} characters), or leave --python out to use COMMCOST_PYTHON, else python3`);
   }
   return text;
+}
+
+/** `--comm-counts 1,2,4`: the many-comms experiment's communicator counts (protocol/runOptions.ts `commCountsProblem`). */
+export function commCountsFlag(text: string): number[] {
+  const parts = text.split(',').map((x) => x.trim());
+  const counts = parts.map((x) => (/^\d+$/.test(x) ? Number(x) : NaN));
+  const problem = commCountsProblem(counts);
+  if (problem) throw bad(`--comm-counts ${JSON.stringify(text)} ${problem.replace(/, got .*$/, '')}`, 'give ascending whole numbers, e.g. --comm-counts 1,2,4,8,16');
+  return counts;
 }
 
 /** Parses `a,b,c` into known experiment ids, in the given order, without duplicates. */
@@ -80,6 +89,8 @@ export interface MeasureFlags {
   warmup: number;
   deadline: number;
   ranks?: number;
+  /** The many-comms experiment's communicator counts (default 1,2,4,8,16). */
+  commCounts?: number[];
   /** One library, or several (`--nccl` repeated): each is measured in turn, then compared. */
   nccl?: string | string[];
   /** The Python with torch on the host (c10d, the NCCL wheel search); default: COMMCOST_PYTHON, else python3. */
@@ -115,6 +126,7 @@ export function collect(value: string, previous: string[] | undefined): string[]
 export function runOptionsFrom(f: MeasureFlags, nccl: string | undefined = ncclPaths(f).length === 1 ? ncclPaths(f)[0] : undefined): RunOptions {
   const o: RunOptions = { ...DEFAULT_RUN_OPTIONS, experiments: f.experiments, iterations: f.iterations, warmup: f.warmup, deadlineSeconds: f.deadline };
   if (f.ranks !== undefined) o.ranks = f.ranks;
+  if (f.commCounts !== undefined) o.commCounts = f.commCounts;
   if (nccl) o.ncclPath = nccl;
   if (f.python !== undefined) o.python = f.python;
   if (f.simulate) o.simulate = true;

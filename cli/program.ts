@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, PROTOCOL_VERSION } from '../protocol/events';
 import { EXIT_HELP, FILES_EXIT_HELP } from './exitCodes';
-import { collect, deadlineOption, intOption, parseExperiments, pythonFlag, type MeasureFlags } from './measureFlags';
+import { collect, commCountsFlag, deadlineOption, intOption, parseExperiments, pythonFlag, type MeasureFlags } from './measureFlags';
 import type { PlanFlags } from './plan';
 import type { ScanFlags } from './scan';
 import type { TraceFlags } from './trace';
@@ -60,6 +60,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--warmup <n>', `unrecorded warmup runs per step (${L.warmup.min}–${L.warmup.max})`, intOption('warmup', L.warmup), DEFAULT_RUN_OPTIONS.warmup)
     .option('--deadline <seconds>', `hang guard per step (${L.deadlineSeconds.min}–${L.deadlineSeconds.max} s)`, deadlineOption, DEFAULT_RUN_OPTIONS.deadlineSeconds)
     .option('--ranks <n>', `ranks (one process per GPU, ${L.ranks.min}–${L.ranks.max}); default all visible GPUs; warns when more than this machine's CPUs on localhost`, intOption('ranks', L.ranks))
+    .option('--comm-counts <list>', 'many-comms: the communicator counts N, ascending (default 1,2,4,8,16; the largest is made every iteration)', commCountsFlag)
     .option('--nccl <path>', 'libnccl.so.2 on the host (default: search); repeat it to measure each library in turn and compare them; not with --simulate', collect)
     .option('--python <path>', 'Python with torch on the host, for the c10d experiment and the NCCL wheel search (default: COMMCOST_PYTHON, else python3)', pythonFlag)
     .option('--node <path>', 'Node ≥ 18 on a remote host (default: search); not used for localhost, where the agent runs on this Node')

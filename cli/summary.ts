@@ -11,6 +11,7 @@ import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '..
 import { compareRuns, differenceRuleText, differenceWords, formatRatio, rankCountNote, simulatedMixNote } from '../protocol/compare';
 import { deriveVerdict, shrinkAbortOutcomes } from '../readings/verdict';
 import { fieldCaseLabel } from '../readings/verdict/fieldCases';
+import { curveTables, manyCommsCurve } from '../readings/manyComms';
 import { nodeGpus, nodesText } from '../protocol/runNodes';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 import { terminalSafe } from './terminalText';
@@ -201,16 +202,19 @@ export function formatSummary(untrusted: RunFile): string {
     for (const v of e.variants) {
       const r = variantRows(e.experiment, v);
       rows.push(...r.rows);
-      memory.push(...r.memory);
+      // many-comms' memory points are its curve, shown as a table below (manyCommsLines).
+      if (e.experiment !== 'many-comms') memory.push(...r.memory);
       views.push(...ncclViewLines(e.experiment, v));
     }
   }
   if (rows.length > 1) out.push('', formatTable(rows));
   if (views.length > 0) out.push('', ...views);
   if (memory.length > 0) out.push('', ...memory);
+  const many = manyCommsLines(run);
+  if (many.length > 0) out.push('', ...many);
   // Why NCCL's own count of its memory is missing (read from the run's stamp).
   const note = memStatsNote(run);
-  if (memory.length > 0 && note && !run.experiments.some((e) => e.variants.some((v) => Object.keys(v.memStats ?? {}).length > 0))) {
+  if (memory.length + many.length > 0 && note && !run.experiments.some((e) => e.variants.some((v) => Object.keys(v.memStats ?? {}).length > 0))) {
     out.push(`  NCCL's count (MemStats): ${note}`);
   }
   for (const s of run.skipped) out.push(`skipped ${s.experiment}${s.variant ? ` ${s.variant}` : ''}: ${s.reason}`);
@@ -231,6 +235,22 @@ export function formatSummary(untrusted: RunFile): string {
   if (shown.length > 0) out.push('', 'verdict for this host:', ...shown.map((l) => `  • ${l.text}`));
   if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
   return out.join('\n') + '\n';
+}
+
+/**
+ * The many-comms curve as text tables (readings/manyComms.ts `curveTables`): memory per GPU after
+ * N communicators per variant, NCCL's count where the run has it, the N-th creation's time; each
+ * variant's variables named under the tables. Empty when the run has no such figures. `run` must
+ * already be terminal-safe.
+ */
+export function manyCommsLines(run: RunFile): string[] {
+  const curve = manyCommsCurve(run);
+  if (!curve) return [];
+  const out: string[] = [];
+  for (const t of curveTables(curve)) out.push(t.title + ':', ...formatTable(t.rows).split('\n').map((l) => `  ${l}`));
+  const envs = curve.variants.filter((v) => v.env).map((v) => `${v.variant}: ${Object.entries(v.env!).map(([k, x]) => `${k}=${x}`).join(' ')}`);
+  if (envs.length > 0) out.push(`  in rank processes of their own: ${envs.join('; ')}`);
+  return out;
 }
 
 /** `text` in lines of at most `width` characters, broken at spaces. */

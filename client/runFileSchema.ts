@@ -84,6 +84,7 @@ const runOptions = {
     ranks: { type: 'integer', minimum: 1 },
     firstCollectiveBytes: int,
     steadyBytes: int,
+    commCounts: { type: 'array', items: { type: 'integer', minimum: 1 } },
   },
 };
 

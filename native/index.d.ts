@@ -107,6 +107,12 @@ export interface CommConfig {
   blocking?: 0 | 1;
   /** 1 = ncclCommSplit children of this communicator share its resources. Needs NCCL ≥ 2.18.1. */
   splitShare?: 0 | 1;
+  /** Fewest channels (CTAs) NCCL may use, ≥ 1. Needs NCCL ≥ 2.17.1. */
+  minCTAs?: number;
+  /** Most channels (CTAs) NCCL may use, ≥ 1 (and ≥ minCTAs: NCCL refuses otherwise). Needs NCCL ≥ 2.17.1. */
+  maxCTAs?: number;
+  /** Most peers a rank keeps P2P (send/recv) buffers for, ≥ 1 (default nRanks). Needs NCCL ≥ 2.30.3 (an older library ignores the field: the addon refuses it with ARG). */
+  maxP2pPeers?: number;
 }
 
 export interface MemInfo {

@@ -40,6 +40,7 @@ export const EXPERIMENT_DESCRIPTIONS: Record<ExperimentId, string> = {
   'shrink-abort': 'field case C5: twelve ways to release a shrunk parent; some are stopped by the hang guard',
   'init-abort': 'field case C6: aborting a non-blocking init that a rank never joins; the blocking one hangs until the hang guard',
   'cold-start': "a fresh process's first init (library load, CUDA context, kernel load) against a second init in the same process",
+  'many-comms': 'memory per GPU and the k-th creation as N = 1…16 communicators are made by init or split (splitShare 0/1), and over NCCL_BUFFSIZE, CTAs, runtime connect, cuMem, maxP2pPeers',
 };
 
 /** What an experiment needs of its host as a whole (a variant may need more: its module's plan says so at run time). */
@@ -78,6 +79,7 @@ export const EXPERIMENT_NEEDS: Readonly<Record<ExperimentId, Readonly<Experiment
   'shrink-abort': { minNccl: '2.27.3', minGpus: 2 },
   'init-abort': { minNccl: '2.18.1', minGpus: 2 },
   'cold-start': { minNccl: '2.18.1' },
+  'many-comms': { minNccl: '2.18.1' },
 };
 
 /** The oldest NCCL `id` is planned on ("2.18.1"), for a module's gate; "0.0.0" when it has none. */

@@ -30,6 +30,8 @@ export const EXPERIMENT_IDS = [
   'init-abort',
   // A process's first communicator against a warm one, each in fresh rank processes (METHOD.md).
   'cold-start',
+  // Memory and creation time of N = 1, 2, 4, 8, 16 communicators on the same GPUs (issue #29).
+  'many-comms',
 ] as const;
 export type ExperimentId = (typeof EXPERIMENT_IDS)[number];
 
@@ -76,7 +78,16 @@ export interface RunOptions {
    * instead of {@link DEFAULT_EXPERIMENTS}. The run's recorded options carry the set that ran.
    */
   experimentsByDefault?: boolean;
+  /**
+   * The many-comms experiment's communicator counts N, ascending (default
+   * {@link DEFAULT_COMM_COUNTS}): memory is marked and the k-th creation timed at each, and the
+   * largest is how many communicators each iteration makes. Checked by {@link commCountsProblem}.
+   */
+  commCounts?: number[];
 }
+
+/** The many-comms experiment's default communicator counts. */
+export const DEFAULT_COMM_COUNTS: readonly number[] = [1, 2, 4, 8, 16];
 
 export const DEFAULT_RUN_OPTIONS: RunOptions = {
   experiments: [...DEFAULT_EXPERIMENTS],
@@ -111,6 +122,10 @@ export const OPTION_LIMITS = {
   collectiveBytes: { min: 4, max: 16 * 2 ** 30 },
   /** Characters of the `python` option (a path on the GPU host). */
   pythonChars: { min: 1, max: 4_096 },
+  /** Each communicator count of the many-comms experiment (the largest is made every iteration). */
+  commCount: { min: 1, max: 64 },
+  /** How many counts `commCounts` may list. */
+  commCounts: { min: 1, max: 8 },
 } as const satisfies Record<string, OptionLimit>;
 
 /** True when `value` is a number within `limit` (and a whole number when `integer`). */
@@ -131,5 +146,20 @@ export function pythonOptionProblem(value: unknown): string | undefined {
   if (value.length > max) return `is ${value.length} characters long (at most ${max})`;
   if (value.includes('\0')) return 'contains a NUL character';
   if (/[\n\r]/.test(value)) return 'contains a line break';
+  return undefined;
+}
+
+/**
+ * What is wrong with `value` as the `commCounts` run option (1 to 8 whole numbers from 1 to 64,
+ * strictly ascending), or undefined when it is fine.
+ * @returns a phrase to follow the option's name, e.g. "must be ascending, got 4,2".
+ */
+export function commCountsProblem(value: unknown): string | undefined {
+  const { min, max } = OPTION_LIMITS.commCount;
+  const n = OPTION_LIMITS.commCounts;
+  if (!Array.isArray(value)) return 'is not a list of communicator counts';
+  if (value.length < n.min || value.length > n.max) return `must list ${n.min} to ${n.max} counts, got ${value.length}`;
+  if (!value.every((v) => withinLimit(v, OPTION_LIMITS.commCount, true))) return `must be whole numbers from ${min} to ${max}, got ${value.map(String).join(',')}`;
+  if (value.some((v: number, i) => i > 0 && v <= (value[i - 1] as number))) return `must be strictly ascending, got ${value.join(',')}`;
   return undefined;
 }

@@ -18,6 +18,7 @@ import { dataSignature, variantViews } from './stats';
 import { AtMostEvery } from './scheduler';
 import { metaRows, runErrors } from './runFacts';
 import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
+import { manyCommsTables } from './manyCommsTables';
 import { PlanSection } from './planView';
 import { StudyCharts } from './studyCharts';
 
@@ -71,6 +72,8 @@ class ExperimentSection {
   private readonly memoryTableBox = h('div');
   /** NCCL's view of a cold start (Init timings) and the variant's ratios, beside the figures. */
   private readonly ncclBox = h('div');
+  /** many-comms: the curve as tables (N → memory per GPU, the N-th creation, per variant). */
+  private readonly curveBox = h('div');
   /** The field case's expected hangs (errors with `expected: true` of this experiment). */
   private readonly hangsBox = h('div', { class: 'expected-hangs' });
   private chart: ExperimentChart | undefined;
@@ -89,7 +92,7 @@ class ExperimentSection {
   constructor(readonly id: string) {
     const c = h('vscode-collapsible', { open: true, class: 'exp' });
     c.heading = id;
-    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.ncclBox, this.memoryBox, this.memoryNote, this.tableBox, this.memoryTableBox, this.hangsBox);
+    c.append(this.badge, h('div', { class: 'exp-progress' }, this.bar, this.progressText), this.chartBox, this.ncclBox, this.memoryBox, this.memoryNote, this.curveBox, this.tableBox, this.memoryTableBox, this.hangsBox);
     this.memoryNote.hidden = true;
     this.root = c;
   }
@@ -99,9 +102,10 @@ class ExperimentSection {
    * `exp`'s {@link dataSignature} (counts and last values, not the samples) is unchanged.
    * @param memNote why the run has no ncclCommMemStats (memStatsNote), shown under the memory
    * table when no variant has NCCL's count.
+   * @param ranks the run's rank count (the many-comms curve names it)
    * @returns whether chart models wait for {@link drawCharts}
    */
-  update(exp: RunExperiment, hangs: RunFile['errors'], memNote?: string): boolean {
+  update(exp: RunExperiment, hangs: RunFile['errors'], memNote?: string, ranks = 1): boolean {
     this.renderHangs(hangs);
     // The summaries (with their memory points, thousands per variant in a large run) are written
     // once: the memory table, NCCL's view and the memory chart are drawn from them alone.
@@ -140,6 +144,7 @@ class ExperimentSection {
       this.extrasKey = extrasKey;
       const withMemory = extras.filter((x) => Object.keys(x.memoryBytes ?? {}).length + Object.keys(x.memStats ?? {}).length > 0);
       replaceChildren(this.memoryTableBox, withMemory.length > 0 && memoryTable(withMemory, memNote));
+      replaceChildren(this.curveBox, this.id === 'many-comms' && manyCommsTables(exp, ranks));
       replaceChildren(this.ncclBox, ...extras.map((x) => {
         const model = ncclViewModel(x);
         return model ? ncclViewTable(model, x.variant) : false;
@@ -340,7 +345,7 @@ export class RunView {
         this.sections.set(id, section);
         this.experimentsBox.appendChild(section.root);
       }
-      if (section.update(exp, hangs.get(id) ?? [], memStatsNote(run))) chartsWait = true;
+      if (section.update(exp, hangs.get(id) ?? [], memStatsNote(run), Number(run.ranks) || 1)) chartsWait = true;
     }
     for (const [id, section] of this.sections) {
       if (!seen.has(id)) {

@@ -24,8 +24,22 @@
  *   sets the communicator's async error (ncclCommGetAsyncError). Sleeps on the stream end early
  *   when the communicator is aborted, revoked or shrunk with NCCL_SHRINK_ABORT.
  * - Connect (COMMCOST_SIM_CONNECT_MS / _CONNECT_BYTES) happens at the first collective (runtime
- *   connect, NCCL >= 2.22 default) or inside init/split/shrink/grow when NCCL_RUNTIME_CONNECT=0 or
- *   COMMCOST_SIM_VERSION < 22200. A 1-rank communicator never pays it.
+ *   connect, NCCL >= 2.22 default) or inside init/split/shrink/grow when NCCL_RUNTIME_CONNECT=0,
+ *   NCCL_CUMEM_ENABLE=0 (NCCL enables runtime connect only with cuMem) or COMMCOST_SIM_VERSION <
+ *   22200. A 1-rank communicator never pays its time; it pays its memory only when connecting
+ *   inside creation (NVIDIA/nccl#2363: a one-rank communicator with NCCL_RUNTIME_CONNECT=0 allocates
+ *   buffers it never uses).
+ * - Memory per communicator (the many-comms experiment's curve): every communicator made without
+ *   sharing charges COMMCOST_SIM_COMM_BYTES (200 MiB) at creation and its connection buffers when it
+ *   connects; a split child of a parent with splitShare (or NCCL_COMM_SPLIT_SHARE_RESOURCES=1)
+ *   charges nothing, so N such children stay flat while N communicators of their own grow linearly.
+ *   The connection buffers are COMMCOST_SIM_CONNECT_BYTES (60 MiB) at NCCL's defaults, scaled as
+ *   NCCL's are: a quarter (LL/LL128) fixed, three quarters (the Simple protocol) in proportion to
+ *   NCCL_BUFFSIZE / 4 MiB, all in proportion to the communicator's channels / 16, where the channels
+ *   are 16 raised to the config's minCTAs and capped at its maxCTAs (NCCL_MIN_CTAS / NCCL_MAX_CTAS
+ *   override the config, as in NCCL; a split child keeps its parent's). maxP2pPeers is accepted and
+ *   changes nothing: P2P buffers are made on demand by send/recv, which no experiment runs. Plausible
+ *   shapes, never figures: runs on this library are labelled SIMULATED.
  * - Non-blocking init (config.blocking = 0) returns ncclInProgress at once and runs on its own
  *   thread; ncclCommAbort interrupts it.
  * - Groups (simGroup.c, as NCCL's group.cc): ncclGroupStart/End count a per-thread depth. Inside a

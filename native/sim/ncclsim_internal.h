@@ -57,6 +57,8 @@ enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_OUT_OF_MEMORY 
 typedef struct {
   int version, gpus, runtimeConnect;
   double commBytes, connectBytes;
+  double buffSize;          /* NCCL_BUFFSIZE (bytes; 4 MiB when unset): scales the Simple share of connect memory */
+  int envMinCtas, envMaxCtas; /* NCCL_MIN_CTAS / NCCL_MAX_CTAS (0 when unset): override the config's channel limits */
   double initMs, splitMs, connectMs, bwGBps, finalizeMs, destroyMs, abortMs, uniqueIdMs, cuInitMs, jitter;
   double shrinkMs, growMs, revokeMs, registerMs, regFirstMs, windowMs, windowDeregMs, memAllocMs;
   double suspendMs, resumeMs, graphMs, captureMs;
@@ -90,6 +92,7 @@ struct SimComm {
   int dead, revoked, abortFlag, suspended, connected;
   int deferred; /* created inside a group: its creation waits for ncclGroupEnd (simGroup.c) */
   int splitShare; /* children of ncclCommSplit share this communicator's resources */
+  int channels;   /* channels its connections are made on (SIM_DEFAULT_CHANNELS, bounded by min/maxCTAs) */
   int shrunkWithAbort; /* this rank made a child of it with ncclCommShrink(NCCL_SHRINK_ABORT) */
   double revokeUntil; /* nowMs() when a revoke is quiet */
   ncclResult_t asyncError; /* ncclInProgress while a non-blocking init runs */
@@ -158,6 +161,10 @@ ncclResult_t rendezvous(uint32_t addr, uint16_t port, uint64_t tag, uint64_t seq
                                const char* fn);
 ncclResult_t commRendezvous(ncclComm_t c, const void* payload, uint32_t plen, void* out, const char* fn);
 int configSplitShare(const void* config);
+#define SIM_DEFAULT_CHANNELS 16
+#define SIM_DEFAULT_BUFFSIZE (4.0 * 1024 * 1024)
+int configChannels(const void* config);
+double connectBytesOf(ncclComm_t c);
 ncclResult_t parseConfig(const void* config, int inherit, int* blocking);
 extern __thread double lastKernelsMs;
 ncclResult_t chargeCreation(ncclComm_t c, double baseMs, const char* fn);

@@ -156,6 +156,38 @@ int configSplitShare(const void* config) {
   return v == 1;
 }
 
+/* Channels of a communicator created with `config`: SIM_DEFAULT_CHANNELS, raised to minCTAs and
+ * capped at maxCTAs (offsets 24 and 28, since 2.17; NCCL_CONFIG_UNDEF_INT = unset), each of which
+ * NCCL_MIN_CTAS / NCCL_MAX_CTAS overrides as NCCL's envConfigOverride does. */
+int configChannels(const void* config) {
+  const SimSettings* s = settings();
+  int minCtas = INT_MIN, maxCtas = INT_MIN;
+  if (config) {
+    size_t size;
+    memcpy(&size, config, sizeof size);
+    if (size >= 32) {
+      memcpy(&minCtas, (const char*)config + 24, sizeof minCtas);
+      memcpy(&maxCtas, (const char*)config + 28, sizeof maxCtas);
+    }
+  }
+  if (s->envMinCtas > 0) minCtas = s->envMinCtas;
+  if (s->envMaxCtas > 0) maxCtas = s->envMaxCtas;
+  int ch = SIM_DEFAULT_CHANNELS;
+  if (minCtas != INT_MIN && minCtas > ch) ch = minCtas;
+  if (maxCtas != INT_MIN && maxCtas > 0 && maxCtas < ch) ch = maxCtas;
+  return ch;
+}
+
+/* Connection buffers of `c` (bytes), paid when it connects: COMMCOST_SIM_CONNECT_BYTES at the
+ * defaults, three quarters of it the Simple protocol's buffers, which scale with NCCL_BUFFSIZE (4 MiB
+ * by default), a quarter LL/LL128's, which do not; all of it in proportion to the communicator's
+ * channels over SIM_DEFAULT_CHANNELS. */
+double connectBytesOf(ncclComm_t c) {
+  const SimSettings* s = settings();
+  int ch = c->channels > 0 ? c->channels : configChannels(NULL);
+  return s->connectBytes * (0.25 + 0.75 * s->buffSize / SIM_DEFAULT_BUFFSIZE) * ch / SIM_DEFAULT_CHANNELS;
+}
+
 ncclResult_t parseConfig(const void* config, int inherit, int* blocking) {
   *blocking = inherit;
   if (!config) return ncclSuccess;
@@ -208,12 +240,13 @@ ncclResult_t chargeCreation(ncclComm_t c, double baseMs, const char* fn) {
   c->chargedBytes = (unsigned long long)s->commBytes;
   if (!s->runtimeConnect) {
     c->connected = 1;
-    if (c->nranks > 1) {
-      ms += s->connectMs;
-      if (memCharge(s->connectBytes)) {
-        c->connectCharged = (unsigned long long)s->connectBytes;
-        c->chargedBytes += c->connectCharged;
-      }
+    /* Eager connect: a 1-rank communicator has no peer to connect (no time), yet allocates the
+     * buffers (NVIDIA/nccl#2363: ~900 MiB against ~388 MiB with runtime connect on 1×H200). */
+    if (c->nranks > 1) ms += s->connectMs;
+    double bytes = connectBytesOf(c);
+    if (memCharge(bytes)) {
+      c->connectCharged = (unsigned long long)bytes;
+      c->chargedBytes += c->connectCharged;
     }
   }
   sleepComm(jittered(ms), c);

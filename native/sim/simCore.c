@@ -105,8 +105,15 @@ static void loadSettings(void) {
   {
     const char* rc = getenv("NCCL_RUNTIME_CONNECT");
     /* Runtime (lazy) connect exists from 2.22; NCCL_RUNTIME_CONNECT=0 turns it off. */
-    S.runtimeConnect = S.version >= 22200 && !(rc && strcmp(rc, "0") == 0);
+    /* NCCL enables runtime connect only where cuMem is in use (runtimeConn = cuMemSupport &&
+     * param): NCCL_CUMEM_ENABLE=0 connects inside creation too. */
+    const char* cumem = getenv("NCCL_CUMEM_ENABLE");
+    S.runtimeConnect = S.version >= 22200 && !(rc && strcmp(rc, "0") == 0) && !(cumem && strcmp(cumem, "0") == 0);
   }
+  S.buffSize = envNum("NCCL_BUFFSIZE", SIM_DEFAULT_BUFFSIZE);
+  if (S.buffSize <= 0) S.buffSize = SIM_DEFAULT_BUFFSIZE;
+  S.envMinCtas = (int)envNum("NCCL_MIN_CTAS", 0);
+  S.envMaxCtas = (int)envNum("NCCL_MAX_CTAS", 0);
   parseAddr();
   parseKernels();
   parseHook("COMMCOST_SIM_HANG", S.hangFn, sizeof S.hangFn, &S.hangRank);

@@ -160,7 +160,7 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
   if (r != ncclSuccess) return r;
   if (failHook(fn, rank)) return ncclInternalError;
   ncclComm_t c = newComm(l.addr, l.port, l.tag, nranks, rank, blocking);
-  if (c) c->splitShare = configSplitShare(config);
+  if (c) { c->splitShare = configSplitShare(config); c->channels = configChannels(config); }
   if (!c) return ncclSystemError;
   if (groupDepthNow() > 0) {
     /* Inside ncclGroupStart/End: the pointer is set now, the work waits for ncclGroupEnd (simGroup.c). */

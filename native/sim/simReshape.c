@@ -32,6 +32,7 @@ static ncclResult_t splitWork(ncclComm_t comm, int color, int key, int blocking,
   if (c) { c->tag = childTag; c->nranks = n; c->rank = newRank; }
   else if (!(c = newComm(comm->addr, comm->port, childTag, n, newRank, blocking))) return ncclSystemError;
   c->splitShare = comm->splitShare;
+  c->channels = comm->channels; /* config NULL: the child inherits the parent's config */
   /* NCCL's log of a split child: no commId, the parent, its child count, color and key. */
   logChild(fn, c, comm, (int)seq, color, key, tSplit, 0, 0);
   double tBoot = nowMs();

@@ -41,10 +41,11 @@ static void runOp(StreamOp* op) {
   pthread_mutex_unlock(&c->lock);
   if (connectNow && c->nranks > 1) { /* a 1-rank communicator has nothing to connect */
     ms += s->connectMs;
-    if (memCharge(s->connectBytes)) {
+    double bytes = connectBytesOf(c);
+    if (memCharge(bytes)) {
       pthread_mutex_lock(&c->lock);
-      c->connectCharged += (unsigned long long)s->connectBytes;
-      c->chargedBytes += (unsigned long long)s->connectBytes;
+      c->connectCharged += (unsigned long long)bytes;
+      c->chargedBytes += (unsigned long long)bytes;
       pthread_mutex_unlock(&c->lock);
     }
   }

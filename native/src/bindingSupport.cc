@@ -61,17 +61,22 @@ std::optional<uint64_t> genArg(const Napi::CallbackInfo& info, size_t i, const c
 
 std::optional<ncclConfig_t> configArg(const Napi::CallbackInfo& info, size_t i, const char* fn) {
   if (isAbsent(info, i)) return std::nullopt;
-  if (!info[i].IsObject()) argError(fn, "config must be an object {blocking?, splitShare?}");
+  if (!info[i].IsObject()) argError(fn, "config must be an object {blocking?, splitShare?, minCTAs?, maxCTAs?, maxP2pPeers?}");
   Napi::Object o = info[i].As<Napi::Object>();
   CommConfigArg arg;
   auto field = [&](const char* name, std::optional<int>* out) {
     Napi::Value v = o.Get(name);
     if (v.IsUndefined() || v.IsNull()) return;
-    if (!v.IsNumber()) argError(fn, std::string("config.") + name + " must be 0 or 1");
-    *out = v.As<Napi::Number>().Int32Value();
+    if (!v.IsNumber()) argError(fn, std::string("config.") + name + " must be a number");
+    double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d == static_cast<double>(static_cast<int>(d)))) argError(fn, std::string("config.") + name + " must be a whole number");
+    *out = static_cast<int>(d);
   };
   field("blocking", &arg.blocking);
   field("splitShare", &arg.splitShare);
+  field("minCTAs", &arg.minCTAs);
+  field("maxCTAs", &arg.maxCTAs);
+  field("maxP2pPeers", &arg.maxP2pPeers);
   return makeConfig(arg);
 }
 

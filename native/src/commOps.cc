@@ -82,6 +82,19 @@ ncclConfig_t makeConfig(const CommConfigArg& arg) {
   };
   setField("blocking", arg.blocking, kConfigBlockingSince, &c.blocking);
   setField("splitShare", arg.splitShare, kConfigSplitShareSince, &c.splitShare);
+  auto setCount = [&](const char* name, const std::optional<int>& value, int since, int* field) {
+    if (!value) return;
+    if (*value < 1) COMMCOST_FAIL("ARG", "config", std::string("config.") + name + " must be a whole number >= 1");
+    if (have < since) {
+      COMMCOST_FAIL("ARG", "config",
+                    std::string("config.") + name + " needs NCCL >= " + formatNcclVersion(since) + ", loaded " +
+                        formatNcclVersion(have));
+    }
+    *field = *value;
+  };
+  setCount("minCTAs", arg.minCTAs, kConfigCTAsSince, &c.minCTAs);
+  setCount("maxCTAs", arg.maxCTAs, kConfigCTAsSince, &c.maxCTAs);
+  setCount("maxP2pPeers", arg.maxP2pPeers, kConfigMaxP2pPeersSince, &c.maxP2pPeers);
   return c;
 }
 

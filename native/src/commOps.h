@@ -46,6 +46,11 @@ using CommRef = std::shared_ptr<CommEntry>;
 struct CommConfigArg {
   std::optional<int> blocking;
   std::optional<int> splitShare;
+  // Counts (>= 1), not flags: channel limits (NCCL >= 2.17.1) and the peers a rank keeps P2P
+  // buffers for (NCCL >= 2.30.3).
+  std::optional<int> minCTAs;
+  std::optional<int> maxCTAs;
+  std::optional<int> maxP2pPeers;
 };
 
 // Builds the newest-layout ncclConfig_t; throws ARG when a field is newer than the loaded NCCL.

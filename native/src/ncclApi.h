@@ -58,11 +58,16 @@ struct ncclConfig_t {
 };
 static_assert(sizeof(ncclConfig_t) == 96, "ncclConfig_t 2.30.7 layout is 96 bytes");
 static_assert(offsetof(ncclConfig_t, splitShare) == 40, "splitShare offset");
+static_assert(offsetof(ncclConfig_t, minCTAs) == 24, "minCTAs offset");
+static_assert(offsetof(ncclConfig_t, maxCTAs) == 28, "maxCTAs offset");
+static_assert(offsetof(ncclConfig_t, maxP2pPeers) == 88, "maxP2pPeers offset");
 static_assert(offsetof(ncclConfig_t, graphStreamOrdering) == 92, "graphStreamOrdering offset");
 
 // Version codes (major*10000 + minor*100 + patch) from which a config field exists.
 constexpr int kConfigBlockingSince = 21403;
 constexpr int kConfigSplitShareSince = 21801;
+constexpr int kConfigCTAsSince = 21701;        // minCTAs, maxCTAs
+constexpr int kConfigMaxP2pPeersSince = 23003;  // maxP2pPeers (header 2.30.3, parser guard 2.30.0)
 
 // First release of each optional function (nccl-api.md §1): the addon refuses a call when the
 // symbol is missing or the loaded version is older (the simulated NCCL exports every symbol).

@@ -6,10 +6,18 @@
  * a GPU holds one communicator per shape and its memory is the sum over shapes of one
  * communicator of that size. Sizes the runs did not measure are extrapolated linearly in
  * log2(size) through the measured sizes (least squares), or held at the one measured size's figure
- * when only one was measured; never below 0. A run at n GPUs replaces the estimate. Pure.
+ * when only one was measured; never below 0. A run at n GPUs replaces the estimate.
+ *
+ * When a run has the many-comms experiment's curve (readings/manyComms.ts), a GPU count the pool
+ * did not measure is read from it instead of extrapolated: a pool of k shapes is one init plus k−1
+ * splits without sharing on each GPU, so its memory per GPU is many-comms' `init` at N = 1 plus its
+ * `split/splitShare=0` at N = k−1 (the run's points, or a straight line between the two measured
+ * counts around it), said so in the basis — with the caveat that those communicators span the run's
+ * ranks, not the pool's sizes. Pure.
  */
 import type { PlanRun } from './terms';
 import { poolVariants, tpShapes } from './strategies';
+import { curveMemoryAt, manyCommsCurve, type CurveMemory } from '../manyComms';
 
 /** The memory of one communicator of `size` ranks, per GPU, measured or extrapolated. */
 export interface SizeMemory {
@@ -34,6 +42,31 @@ export interface PoolEstimate {
   perSize: SizeMemory[];
   /** What it rests on, in words (sizes measured, file, how extrapolated). */
   basis: string;
+  /** True when the memory comes from a run's many-comms curve (see the module's comment), not from the pool's sizes. */
+  fromManyComms?: boolean;
+}
+
+/** Memory per GPU of `communicators` made as one init and the rest split without sharing, from the first run with a many-comms curve that reaches that count. */
+export function manyCommsPool(runs: readonly PlanRun[], communicators: number): { bytes: number; perComm: number[]; basis: string } | undefined {
+  const words = (m: CurveMemory): string => (m.how === 'measured' ? 'measured' : `interpolated between N=${m.from.join(' and N=')}`);
+  for (const p of runs) {
+    const curve = manyCommsCurve(p.run);
+    if (!curve) continue;
+    const init = curveMemoryAt(curve, 'init', 1);
+    const splits = Array.from({ length: communicators }, (_, i) => curveMemoryAt(curve, 'split/splitShare=0', i));
+    if (!init || splits.some((x) => x === undefined)) continue;
+    const k = communicators - 1;
+    const split = splits[k]!;
+    const perComm = [init.bytes, ...splits.slice(1).map((x, i) => Math.max(0, x!.bytes - splits[i]!.bytes))];
+    const ranks = `${curve.ranks} rank${curve.ranks === 1 ? '' : 's'}`;
+    const splitPart = k > 0 ? ` + split/splitShare=0 at N=${k} (${words(split)})` : '';
+    return {
+      bytes: init.bytes + split.bytes,
+      perComm,
+      basis: `from many-comms (${p.file}): init at N=1 (${words(init)})${splitPart}; those communicators span ${ranks}, not the pool's sizes`,
+    };
+  }
+  return undefined;
 }
 
 /** The per-size memory the runs measured, from the plain pool's points, with the file it came from. */
@@ -89,6 +122,20 @@ export function estimatePools(runs: readonly PlanRun[], ranks: number, gpuCounts
       return known ?? { size: s, bytes: Math.max(0, a + b * Math.log2(s)), measured: false };
     });
     const measured = gpus === ranks && m.total !== undefined;
+    const many = measured ? undefined : manyCommsPool(runs, shapes.length);
+    if (many) {
+      return {
+        gpus,
+        shapes,
+        communicators: shapes.reduce((x, s) => x + gpus / s, 0),
+        perGpu: shapes.length,
+        bytesPerGpu: many.bytes,
+        measured: false,
+        perSize: shapes.map((size, i) => ({ size, bytes: many.perComm[i] ?? 0, measured: false })),
+        basis: `estimate: ${many.basis}`,
+        fromManyComms: true,
+      };
+    }
     const bytesPerGpu = measured ? m.total : m.sizes.length > 0 ? perSize.reduce((x, s) => x + s.bytes, 0) : undefined;
     return {
       gpus,

@@ -10,6 +10,7 @@ import type { ExperimentModule } from './experiment';
 import { growExperiment } from './grow';
 import { initAbortExperiment } from './initAbort';
 import { initExperiment } from './init';
+import { manyCommsExperiment } from './manyComms';
 import { poolExperiment } from './pool';
 import { registrationExperiment } from './registration';
 import { revokeExperiment } from './revoke';
@@ -39,4 +40,5 @@ export const CATALOGUE: Record<ExperimentId, ExperimentModule<any>> = {
   'shrink-abort': shrinkAbortExperiment,
   'init-abort': initAbortExperiment,
   'cold-start': coldStartExperiment,
+  'many-comms': manyCommsExperiment,
 };

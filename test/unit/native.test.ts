@@ -232,6 +232,24 @@ describe('native addon on the simulated NCCL', { timeout: 60_000 }, () => {
     assert.equal(bad.code, 'ARG');
   });
 
+  test('config counts: minCTAs/maxCTAs reach NCCL (fewer channels, less connect memory); a count below 1 or a field newer than the library is refused with ARG', async () => {
+    const [r] = spawn(1, { COMMCOST_SIM_VERSION: '22809', NCCL_RUNTIME_CONNECT: '0' });
+    await loadSim([r!]);
+    await r!.call('initDevice', 0, 64 * MiB);
+    const before = (await r!.call('memInfo')).freeBytes as number;
+    const { id } = await r!.call('getUniqueId');
+    await r!.call('commInitRank', 1, id, 0, { blocking: 1, minCTAs: 1, maxCTAs: 2 });
+    // Simulated, connecting at creation: 200 MiB + 60 MiB of connect buffers × 2 channels / 16.
+    assert.equal(before - ((await r!.call('memInfo')).freeBytes as number), (200 + 7.5) * MiB);
+    const { id: id2 } = await r!.call('getUniqueId');
+    const low = await rejection(r!.call('commInitRank', 1, id2, 0, { maxCTAs: 0 }));
+    assert.equal(low.code, 'ARG');
+    assert.match(low.message, /config\.maxCTAs must be a whole number >= 1/);
+    const newer = await rejection(r!.call('commInitRank', 1, id2, 0, { maxP2pPeers: 1 }));
+    assert.equal(newer.code, 'ARG');
+    assert.match(newer.message, /config\.maxP2pPeers needs NCCL >= 2\.30\.3, loaded 2\.28\.9/);
+  });
+
   test('barrier: ranks are released together, gen echoed, releaseNs recorded', async () => {
     const server = new BarrierServer(2);
     const port = await server.listen();

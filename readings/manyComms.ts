@@ -1,0 +1,158 @@
+/**
+ * The many-comms experiment's curve (issue #29): per variant, memory per GPU after N communicators
+ * (the free-memory delta, median over iterations of the per-GPU MAX; NCCL's own count where the
+ * run has ncclCommMemStats) and the N-th creation to its first collective (median, ms), read from
+ * the run's memory points `after N communicators` and steps `total/nN`. Shared by the CLI summary,
+ * the results page and the HTML report (tables), and the pool planner (readings/plan/estimate.ts:
+ * memory of N communicators at a GPU, measured, or interpolated between two measured counts).
+ * Pure: from the run's figures only.
+ */
+import type { RunFile } from '../protocol/runFile';
+
+/** One count N of one variant. */
+export interface CurvePoint {
+  n: number;
+  /** Free-memory delta per GPU after N communicators, bytes (undefined when not recorded). */
+  bytes?: number;
+  /** ncclCommMemStats total of the N communicators, bytes, where the run has it. */
+  memStatsBytes?: number;
+  /** The N-th creation to its first collective, median ms. */
+  creationMs?: number;
+}
+
+/** One variant's curve, in ascending N. */
+export interface CurveVariant {
+  variant: string;
+  /** Variables it ran with beyond the stamp's (e.g. NCCL_BUFFSIZE). */
+  env?: Record<string, string>;
+  points: CurvePoint[];
+  /**
+   * Memory each added communicator took, bytes: (bytes at the largest N − bytes at the smallest) /
+   * (the difference in N); undefined with fewer than two counts measured.
+   */
+  perAddedBytes?: number;
+}
+
+/** The curve of one run. */
+export interface ManyCommsCurve {
+  /** Every count N any variant recorded, ascending. */
+  counts: number[];
+  variants: CurveVariant[];
+  /** The run's rank count: every communicator spans all of them. */
+  ranks: number;
+}
+
+const POINT = /^after (\d+) communicators?$/;
+
+/** The curve of `run`'s many-comms experiment, or undefined when the run has none with figures. */
+export function manyCommsCurve(run: Pick<RunFile, 'experiments' | 'ranks'>): ManyCommsCurve | undefined {
+  const e = run.experiments.find((x) => x.experiment === 'many-comms');
+  if (!e || e.variants.length === 0) return undefined;
+  const all = new Set<number>();
+  const variants = e.variants.map((v): CurveVariant => {
+    const byN = new Map<number, CurvePoint>();
+    const at = (n: number): CurvePoint => {
+      let p = byN.get(n);
+      if (!p) byN.set(n, (p = { n }));
+      all.add(n);
+      return p;
+    };
+    for (const [point, bytes] of Object.entries(v.memoryBytes ?? {})) {
+      const m = POINT.exec(point);
+      if (m && Number.isFinite(bytes)) at(Number(m[1])).bytes = bytes;
+    }
+    for (const [point, stats] of Object.entries(v.memStats ?? {})) {
+      const m = POINT.exec(point);
+      if (m && Number.isFinite(stats.totalBytes)) at(Number(m[1])).memStatsBytes = stats.totalBytes;
+    }
+    for (const s of v.steps) {
+      const m = /^total\/n(\d+)$/.exec(s.step);
+      if (m && Number.isFinite(s.stats.median)) at(Number(m[1])).creationMs = s.stats.median;
+    }
+    const points = [...byN.values()].sort((a, b) => a.n - b.n);
+    const withBytes = points.filter((p) => p.bytes !== undefined);
+    const first = withBytes[0];
+    const last = withBytes[withBytes.length - 1];
+    const perAddedBytes = first && last && last.n > first.n ? (last.bytes! - first.bytes!) / (last.n - first.n) : undefined;
+    return { variant: v.variant, ...(v.env && Object.keys(v.env).length > 0 ? { env: v.env } : {}), points, ...(perAddedBytes !== undefined ? { perAddedBytes } : {}) };
+  });
+  if (all.size === 0) return undefined;
+  return { counts: [...all].sort((a, b) => a - b), variants, ranks: run.ranks };
+}
+
+/** Memory of `n` communicators of one variant, per GPU: measured at n, or interpolated linearly between the two measured counts around it. */
+export interface CurveMemory {
+  bytes: number;
+  how: 'measured' | 'interpolated';
+  /** The counts it rests on ([n] when measured). */
+  from: number[];
+}
+
+/**
+ * Memory per GPU after `n` communicators of `variant`, from the curve: the measured point, or a
+ * straight line between the measured counts just below and just above n; undefined outside the
+ * measured counts (never extrapolated) or when the variant is missing. n = 0 is 0 bytes.
+ */
+export function curveMemoryAt(curve: ManyCommsCurve, variant: string, n: number): CurveMemory | undefined {
+  if (n === 0) return { bytes: 0, how: 'measured', from: [] };
+  const points = curve.variants.find((v) => v.variant === variant)?.points.filter((p) => p.bytes !== undefined) ?? [];
+  const exact = points.find((p) => p.n === n);
+  if (exact) return { bytes: exact.bytes!, how: 'measured', from: [n] };
+  const below = [...points].reverse().find((p) => p.n < n);
+  const above = points.find((p) => p.n > n);
+  if (!below || !above) return undefined;
+  const bytes = below.bytes! + ((above.bytes! - below.bytes!) * (n - below.n)) / (above.n - below.n);
+  return { bytes, how: 'interpolated', from: [below.n, above.n] };
+}
+
+/** bytes → MiB with one decimal ("484.0"), "0" for none, "–" when not recorded. */
+export function mibCell(bytes: number | undefined): string {
+  if (bytes === undefined || !Number.isFinite(bytes)) return '–';
+  const m = bytes / (1 << 20);
+  if (m === 0) return '0';
+  return Math.abs(m) < 0.05 ? String(Number(m.toPrecision(1))) : m.toFixed(1);
+}
+
+/** ms as a table cell ("176.3", "17.41", "0.280"), "–" when not recorded. */
+function msCell(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '–';
+  return ms >= 100 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3);
+}
+
+/** One table of the curve: a title, a header row and one row per variant (first cell the variant). */
+export interface CurveTable {
+  title: string;
+  rows: string[][];
+}
+
+/**
+ * The curve as tables, rows = variants, columns = N: memory per GPU (MiB, free-memory delta) with
+ * the memory each added communicator took; NCCL's own count (ncclCommMemStats, MiB) when any
+ * variant has it; the N-th creation to its first collective (ms). Variant names are the run's
+ * (escape them where shown).
+ */
+export function curveTables(curve: ManyCommsCurve): CurveTable[] {
+  const head = ['variant', ...curve.counts.map((n) => `N=${n}`)];
+  const cell = (v: CurveVariant, n: number, f: (p: CurvePoint) => string): string => {
+    const p = v.points.find((x) => x.n === n);
+    return p ? f(p) : '–';
+  };
+  const ranks = `${curve.ranks} rank${curve.ranks === 1 ? '' : 's'} each`;
+  const tables: CurveTable[] = [
+    {
+      title: `many-comms: memory per GPU after N communicators (MiB, free-memory delta; communicators of ${ranks})`,
+      rows: [[...head, 'per added'], ...curve.variants.map((v) => [v.variant, ...curve.counts.map((n) => cell(v, n, (p) => mibCell(p.bytes))), mibCell(v.perAddedBytes)])],
+    },
+  ];
+  if (curve.variants.some((v) => v.points.some((p) => p.memStatsBytes !== undefined))) {
+    tables.push({
+      title: "many-comms: NCCL's count of the N communicators (MiB, ncclCommMemStats total)",
+      rows: [head, ...curve.variants.map((v) => [v.variant, ...curve.counts.map((n) => cell(v, n, (p) => mibCell(p.memStatsBytes)))])],
+    });
+  }
+  tables.push({
+    title: 'many-comms: the N-th creation to its first collective (median ms)',
+    rows: [head, ...curve.variants.map((v) => [v.variant, ...curve.counts.map((n) => cell(v, n, (p) => msCell(p.creationMs)))])],
+  });
+  return tables;
+}
