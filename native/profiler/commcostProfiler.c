@@ -8,7 +8,8 @@
  *   init     when NCCL called init (after bootstrap and topology, before proxy and connection setup)
  *   connect  the first GroupApi span on it (v5+; v4: the first Group span): a blocking
  *            communicator's lazy connect runs inside it
- *   coll     the first collective's host span (v5+: CollApi; v4: Coll), its function and count
+ *   coll     the first collective's host span (v5+: CollApi; v4: Coll), its function and count;
+ *            a first send or recv counts as the first collective (P2pApi; v4: P2p), its `fn` Send or Recv
  *   gpu      the first kernel-channel span in GPU globaltimer ns (only with COMMCOST_TRACE_GPU=1:
  *            asking NCCL for kernel-channel events adds proxy events)
  *   fin      when finalize was reached (end of teardown), with the number of collectives seen and
@@ -264,7 +265,7 @@ static int claim(atomic_int* flag) {
 }
 
 static int ourMask(int abi) {
-  int m = abi >= 5 ? (CC_EV_GROUP_API | CC_EV_COLL_API) : (CC_EV_GROUP | CC_EV_COLL);
+  int m = abi >= 5 ? (CC_EV_GROUP_API | CC_EV_COLL_API | CC_EV_P2P_API) : (CC_EV_GROUP | CC_EV_COLL | CC_EV_P2P);
   if (gpuEvents) m |= CC_EV_KERNEL_CH;
   return m;
 }
@@ -310,7 +311,8 @@ static int classify(Comm* c, uint64_t type) {
     atomic_fetch_add_explicit(&c->groups, 1, memory_order_relaxed);
     return claim(&c->groupClaimed) ? K_FIRST_GROUP : K_NONE;
   }
-  if (type == (uint64_t)(v5 ? CC_EV_COLL_API : CC_EV_COLL)) {
+  /* A send or recv is a first use too (pipeline stages, prefill/decode pairs): P2pApi (v5+), P2p (v4). */
+  if (type == (uint64_t)(v5 ? CC_EV_COLL_API : CC_EV_COLL) || type == (uint64_t)(v5 ? CC_EV_P2P_API : CC_EV_P2P)) {
     atomic_fetch_add_explicit(&c->colls, 1, memory_order_relaxed);
     if (claim(&c->collClaimed)) return K_FIRST_COLL;
     return v5 ? K_LATER_COLL : K_NONE; /* v4 Coll events of one plan overlap: counted, not timed */
@@ -371,9 +373,12 @@ static ccNcclResult startApi(void* ctx, void** handle, const ccDescrV6* d, size_
   *handle = NULL;
   if (!c) return 0;
   int kind = classify(c, d->type);
-  const char* func = d->type == CC_EV_COLL_API ? d->collApi.func : d->type == CC_EV_COLL ? d->coll.func : NULL;
-  size_t count = d->type == CC_EV_COLL_API ? d->collApi.count : d->type == CC_EV_COLL ? d->coll.count : 0;
-  const char* dtype = d->type == CC_EV_COLL_API ? d->collApi.datatype : d->type == CC_EV_COLL ? d->coll.datatype : NULL;
+  const char* func = d->type == CC_EV_COLL_API ? d->collApi.func : d->type == CC_EV_COLL ? d->coll.func
+                   : d->type == CC_EV_P2P_API ? d->p2pApi.func : d->type == CC_EV_P2P ? d->p2p.func : NULL;
+  size_t count = d->type == CC_EV_COLL_API ? d->collApi.count : d->type == CC_EV_COLL ? d->coll.count
+               : d->type == CC_EV_P2P_API ? d->p2pApi.count : d->type == CC_EV_P2P ? d->p2p.count : 0;
+  const char* dtype = d->type == CC_EV_COLL_API ? d->collApi.datatype : d->type == CC_EV_COLL ? d->coll.datatype
+                    : d->type == CC_EV_P2P_API ? d->p2pApi.datatype : d->type == CC_EV_P2P ? d->p2p.datatype : NULL;
   uint64_t gpu0 = d->type == CC_EV_KERNEL_CH ? d->kernelCh.pTimer : 0;
   if (!chainOn(c)) {
     Ev* e = ourEvent(c, kind);
@@ -431,9 +436,9 @@ static ccNcclResult startV4(void* ctx, void** handle, ccDescrV4* d) {
   *handle = NULL;
   if (!c) return 0;
   int kind = classify(c, d->type);
-  const char* func = d->type == CC_EV_COLL ? d->coll.func : NULL;
-  size_t count = d->type == CC_EV_COLL ? d->coll.count : 0;
-  const char* dtype = d->type == CC_EV_COLL ? d->coll.datatype : NULL;
+  const char* func = d->type == CC_EV_COLL ? d->coll.func : d->type == CC_EV_P2P ? d->p2p.func : NULL;
+  size_t count = d->type == CC_EV_COLL ? d->coll.count : d->type == CC_EV_P2P ? d->p2p.count : 0;
+  const char* dtype = d->type == CC_EV_COLL ? d->coll.datatype : d->type == CC_EV_P2P ? d->p2p.datatype : NULL;
   uint64_t gpu0 = d->type == CC_EV_KERNEL_CH ? d->kernelCh.pTimer : 0;
   if (!chainOn(c)) {
     Ev* e = ourEvent(c, kind);
