@@ -84,6 +84,7 @@ const runOptions = {
     ranks: { type: 'integer', minimum: 1 },
     firstCollectiveBytes: int,
     steadyBytes: int,
+    firstUse: { type: 'array', items: { type: 'string', enum: ['allreduce', 'broadcast', 'sendrecv'] } },
   },
 };
 

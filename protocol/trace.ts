@@ -135,6 +135,13 @@ export interface TraceSite {
   notes: string[];
   /** The creation was paid after its call returned (a group's end, ncclCommInitAll, a non-blocking completion); absent: in the call. */
   deferred?: TraceDeferred;
+  /**
+   * The op of the communicator's first use, whose figure `firstCollective` is, in torch.distributed's
+   * words (client/trace/firstUse.ts): `all_reduce`, `broadcast`, `all_gather`, `send`, `recv`, …, from
+   * the Python hook's call or the profiler plugin's NCCL function (Broadcast → broadcast). Absent when
+   * unknown (files written before it, or no first use seen).
+   */
+  firstUse?: string;
 }
 
 /** One traced process. */
@@ -174,6 +181,35 @@ export interface TraceClock {
   note: string;
 }
 
+/**
+ * The environment a trace was taken in, as a run's stamp says it (protocol/eventTypes.ts
+ * `EnvironmentStamp`), from the profiler plugin's `proc` record of each process: what a reader needs to
+ * compare a trace with a run or another trace. A field no process recorded is null (a plugin older than
+ * this record, or a driver that does not say). Absent in files written before it.
+ */
+export interface TraceEnvironment {
+  /** Host names the records came from. */
+  hosts: string[];
+  /** GPU model(s) of device 0 of each process, distinct, e.g. ["NVIDIA H200"]. */
+  gpuModels: string[];
+  /** Devices visible to a process (the largest count seen); null when unknown. */
+  gpuCount: number | null;
+  /** Processes (ranks) traced. */
+  processes: number;
+  /** NVIDIA kernel driver version (/proc/driver/nvidia/version), e.g. "570.86.15"; null when unknown. */
+  driverVersion: string | null;
+  /** CUDA driver API version (cuDriverGetVersion) as "12.8"; null when unknown. */
+  cudaVersion: string | null;
+  /** NCCL version(s) as "2.28.9", distinct. */
+  ncclVersions: string[];
+  /** The NCCL library the job loaded (the file that called the plugin), distinct. */
+  ncclPaths: string[];
+  /** How that NCCL was chosen: "simulated" (commcost's, --simulate) or "job" (the job's own, as its loader found it). */
+  ncclSource: 'simulated' | 'job';
+  /** The host `commcost trace` ran on. */
+  tracedFrom: string;
+}
+
 /** The trace file. */
 export interface TraceFile {
   kind: 'commcost-trace';
@@ -202,6 +238,8 @@ export interface TraceFile {
   problems: string[];
   /** The timeline's clock across hosts; absent in files written before it. */
   clock?: TraceClock;
+  /** The environment stamp (GPUs, driver, CUDA, NCCL path and source, hosts); absent in files written before it. */
+  environment?: TraceEnvironment;
 }
 
 /** Whether a trace's figures are simulated (the one rule, as `isSimulatedRun` is for runs). */

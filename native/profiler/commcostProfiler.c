@@ -14,8 +14,9 @@
  *            asking NCCL for kernel-channel events adds proxy events)
  *   fin      when finalize was reached (end of teardown), with the number of collectives seen and
  *            the sum and max of their host spans (v5+)
- * plus one `proc` line per process (pid, host, the ABI version NCCL chose, the library's version
- * and whether it is commcost's simulated NCCL, the chained plugin, and `rt`: CLOCK_REALTIME ns stamped
+ * plus one `proc` line per process (pid, host, the ABI version NCCL chose, the library's version, path
+ * and whether it is commcost's simulated NCCL, the CUDA driver API version, the visible devices and
+ * device 0's model, the NVIDIA driver version, the chained plugin, and `rt`: CLOCK_REALTIME ns stamped
  * with its `t`, for the cross-host timeline). Times are CLOCK_MONOTONIC ns
  * (the clock of Python's time.monotonic_ns()). Device memory: cuMemGetInfo's free bytes at init,
  * at the end of the connect span and at finalize when the CUDA driver is already loaded
@@ -168,6 +169,40 @@ static void libraryFacts(void* caller, int* version, int* simulated) {
   if (lib) dlclose(lib);
 }
 
+/* The environment stamp of the process (the `proc` record's env fields; once per process, at the first
+ * init, when NCCL has initialised CUDA): the CUDA driver API version, the visible devices and device 0's
+ * model (through the driver NCCL already loaded: never loaded here), the NVIDIA kernel driver version
+ * from /proc/driver/nvidia/version ("" when absent). */
+static void environmentFacts(int* cudaVersion, int* devices, char* model, size_t modelLen, char* driver, size_t driverLen) {
+  *cudaVersion = 0; *devices = 0; model[0] = 0; driver[0] = 0;
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void* where = cuda ? cuda : RTLD_DEFAULT;
+  int (*getVersion)(int*) = (int (*)(int*))dlsym(where, "cuDriverGetVersion");
+  int (*getCount)(int*) = (int (*)(int*))dlsym(where, "cuDeviceGetCount");
+  int (*getName)(char*, int, int) = (int (*)(char*, int, int))dlsym(where, "cuDeviceGetName");
+  if (getVersion && getVersion(cudaVersion) != 0) *cudaVersion = 0;
+  if (getCount && getCount(devices) != 0) *devices = 0;
+  if (getName && *devices > 0 && getName(model, (int)modelLen, 0) != 0) model[0] = 0;
+  model[modelLen - 1] = 0;
+  if (cuda) dlclose(cuda);
+  FILE* f = fopen("/proc/driver/nvidia/version", "r");
+  if (f) {
+    char line[512];
+    if (fgets(line, sizeof line, f)) {
+      /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Tue ..." */
+      const char* k = strstr(line, "Kernel Module");
+      if (k) {
+        k += strlen("Kernel Module");
+        while (*k == ' ') k++;
+        size_t n = 0;
+        while (k[n] && k[n] != ' ' && k[n] != '\n' && n + 1 < driverLen) { driver[n] = k[n]; n++; }
+        driver[n] = 0;
+      }
+    }
+    fclose(f);
+  }
+}
+
 static void loadChain(int abi) {
   const char* name = getenv("COMMCOST_TRACE_CHAIN_PLUGIN");
   chain.abi = 0;
@@ -222,11 +257,15 @@ static void setupProcess(int abi, void* caller) {
     clock_gettime(CLOCK_REALTIME, &rts);
     uint64_t m1 = nowNs();
     unsigned long long rt = (unsigned long long)rts.tv_sec * 1000000000ull + (unsigned long long)rts.tv_nsec;
-    char h[260], cn[260], ce[420];
-    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"rt\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s}",
+    char h[260], cn[260], ce[420], model[128], driver[64], jm[260], jd[140], jp[2100];
+    int cudaVersion, devices;
+    environmentFacts(&cudaVersion, &devices, model, sizeof model, driver, sizeof driver);
+    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"rt\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s,"
+         "\"ncclPath\":\"%s\",\"cuda\":%d,\"devices\":%d,\"model\":\"%s\",\"driver\":\"%s\"}",
          TRACE_FORMAT, (int)pid, jsonText(host, h, sizeof h), abi, version, simulated ? "true" : "false",
          (unsigned long long)(m0 + (m1 - m0) / 2), rt, jsonText(getenv("COMMCOST_TRACE_CHAIN_PLUGIN"), cn, sizeof cn), chain.abi,
-         jsonText(chain.error, ce, sizeof ce), gpuEvents ? "true" : "false");
+         jsonText(chain.error, ce, sizeof ce), gpuEvents ? "true" : "false", jsonText(ncclLibPath, jp, sizeof jp), cudaVersion, devices,
+         jsonText(model, jm, sizeof jm), jsonText(driver, jd, sizeof jd));
   }
   pthread_mutex_unlock(&setupLock);
 }
