@@ -11,7 +11,7 @@
  * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import { EXPERIMENT_IDS, type ExperimentId } from '../protocol/runOptions';
+import { EXPERIMENT_IDS, firstUseOf, type ExperimentId, type FirstUseKind } from '../protocol/runOptions';
 import type { unavailableReason } from './experimentInfo';
 import { memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 
@@ -85,6 +85,10 @@ export interface Measured {
    * ways (c10d lazy / eager init): `lazy` unless the call (or the file's init) passes device_id.
    */
   assumes?: 'lazy' | 'eager';
+  /** The headline variant's first use when it is not an allreduce (a `…/first=broadcast` variant). */
+  firstUse?: FirstUseKind;
+  /** The site's group is first used this way, but the run has no variant of it: the figures are the allreduce's. */
+  firstUseAsked?: FirstUseKind;
   /** What the CodeLens and label show: the total to first collective for creation, else the call. */
   headline: Figure;
   /** For comparison in readings: the fresh init to first collective of the same run, when it has one. */
@@ -160,6 +164,12 @@ export interface SiteContext {
    */
   creator?: ApiName;
   /**
+   * How the site's group is first used (apiMap.ts `firstUseKindOf` of CallSite
+   * `firstCollectiveOf.collective`): picks the run's variant first used that way (`…/first=broadcast`)
+   * when the run has it; otherwise the allreduce's figure answers and `Measured.firstUseAsked` says so.
+   */
+  firstUse?: FirstUseKind;
+  /**
    * The Measure picker's gate (experimentInfo.ts `unavailableReason`), passed by a caller that has
    * it loaded (it reads the agent's experiment modules, which activation does not load). With it,
    * an experiment the active run did not request and its host cannot run — by the GPUs its stamp
@@ -233,18 +243,31 @@ export function orderVariants(
   shape: { ranks: number; nodes?: readonly { ranks: readonly number[] }[] },
   eager = false,
   creator?: ApiName,
+  firstUse?: FirstUseKind,
 ): VariantFigures[] {
   const byCreator = creator ? answer.byCreator?.[creator] : undefined;
   const order = byCreator ?? (eager && answer.whenEager ? answer.whenEager : answer.variants);
-  const picked: VariantSummary[] = [];
-  if (order.length === 0) picked.push(...exp.variants);
+  const all: VariantSummary[] = [];
+  if (order.length === 0) all.push(...exp.variants);
   else
-    for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !picked.includes(v)) picked.push(v);
-  const figures = picked.map((v) => variantFigures(v, answer, shape));
+    for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !all.includes(v)) all.push(v);
+  const figures = byFirstUse(all, firstUse).map((v) => variantFigures(v, answer, shape));
   return figures
     .map((f, i) => ({ f, i }))
     .sort((a, b) => childClass(a.f) - childClass(b.f) || a.i - b.i)
     .map(({ f }) => f);
+}
+
+/**
+ * The variants of one first use (RunOptions.firstUse): those first used as `firstUse` when the run has
+ * them, then the allreduce ones; without `firstUse` (or none of its kind) the allreduce ones alone,
+ * unless the run has no other (a run of broadcast variants only).
+ */
+function byFirstUse(variants: VariantSummary[], firstUse: FirstUseKind | undefined): VariantSummary[] {
+  const plain = variants.filter((v) => firstUseOf(v.variant) === 'allreduce');
+  const wanted = firstUse && firstUse !== 'allreduce' ? variants.filter((v) => firstUseOf(v.variant) === firstUse) : [];
+  const out = [...wanted, ...plain];
+  return out.length > 0 ? out : variants;
 }
 
 function headlineOf(entry: ApiEntry, f: VariantFigures): Figure | undefined {
@@ -258,10 +281,11 @@ function measuredIn(
   via: string | undefined,
   eager: boolean,
   creator?: ApiName,
+  firstUse?: FirstUseKind,
 ): Measured | undefined {
   const exp = profile.run.experiments.find((e) => e.experiment === answer.experiment);
   if (!exp) return undefined;
-  const ordered = orderVariants(exp, answer, profile.run, eager, creator);
+  const ordered = orderVariants(exp, answer, profile.run, eager, creator, firstUse);
   const release = releasesMemory(entry, answer);
   const resume = release ? ordered[0]?.total : undefined;
   // A suspend gives the suspend call alone (and the memory it releases): the first collective and
@@ -287,6 +311,8 @@ function measuredIn(
     ...(freshInit ? { freshInit: { step: freshInit.step, label: freshInit.label, stats: freshInit.stats } } : {}),
     ...(typeof gpuTotal === 'number' && gpuTotal > 0 ? { gpuTotalBytes: gpuTotal } : {}),
     ...(resume ? { resume } : {}),
+    ...(firstUseOf(main.variant) !== 'allreduce' ? { firstUse: firstUseOf(main.variant) } : {}),
+    ...(firstUse && firstUse !== 'allreduce' && firstUseOf(main.variant) !== firstUse ? { firstUseAsked: firstUse } : {}),
   };
 }
 
@@ -408,7 +434,7 @@ export function resolveAnnotation(
   const found: Candidate[] = [];
   for (const p of pool)
     answers.forEach(([answer, via], direct) => {
-      const measured = measuredIn(p, entry, answer, via, eager, context.creator);
+      const measured = measuredIn(p, entry, answer, via, eager, context.creator, context.firstUse);
       if (measured) found.push({ p, measured, direct, stale: staleReasons(p, active, profiles, rules) });
     });
   const rank = (c: Candidate): number[] => [c.direct, c.p === chosen ? 0 : 1, c.stale.length ? 1 : 0, c.p === active ? 0 : 1, -c.p.time];

@@ -89,9 +89,11 @@ export interface CallSite {
   eager?: boolean;
   /**
    * A `first_collective` site: the group it is the first collective of, the line (0-based) of its
-   * creation, and the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`).
+   * creation, the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`), and
+   * the collective's own name (`broadcast`, `send`, `all_reduce`…: picks the run's variant first used
+   * that way, apiMap.ts `firstUseKindOf`).
    */
-  firstCollectiveOf?: { variable: string; line: number; api?: ApiName };
+  firstCollectiveOf?: { variable: string; line: number; api?: ApiName; collective?: string };
 }
 
 /** File-level facts the quick fixes need to write valid code. */

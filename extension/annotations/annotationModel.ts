@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { findings, type Finding } from '../../readings/advice';
-import type { ApiName } from '../../sites/apiMap';
+import { firstUseKindOf, type ApiName } from '../../sites/apiMap';
+import type { FirstUseKind } from '../../protocol/runOptions';
 import {
   ParsedDocument,
   type CallSite,
@@ -138,9 +139,10 @@ export class AnnotationModel {
   /**
    * The annotation of `api` (lazy-init figures where the run has both ways; cached).
    * @param creator a first collective's creating API (figures.ts `SiteContext.creator`)
+   * @param firstUse how that group is first used (figures.ts `SiteContext.firstUse`)
    */
-  annotate(api: ApiName, eager = false, creator?: ApiName): Annotation {
-    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}`;
+  annotate(api: ApiName, eager = false, creator?: ApiName, firstUse?: FirstUseKind): Annotation {
+    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}${firstUse ? ` first ${firstUse}` : ''}`;
     let a = this.cache.get(key);
     if (!a) {
       const chosen = this.store.chosen;
@@ -148,6 +150,7 @@ export class AnnotationModel {
         eager,
         ...(chosen ? { chosen } : {}),
         ...(creator ? { creator } : {}),
+        ...(firstUse ? { firstUse } : {}),
         ...(this.gate ? { unavailable: this.gate } : {}),
       });
       this.cache.set(key, a);
@@ -157,7 +160,7 @@ export class AnnotationModel {
 
   /** The annotation of a call site of document `uri` (its eager facts: {@link siteIsEager}; a first collective's creator). */
   annotateSite(uri: string, site: CallSite): Annotation {
-    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api);
+    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api, firstUseKindOf(site.firstCollectiveOf?.collective));
   }
 
   /**
