@@ -24,9 +24,8 @@ import { formatView } from '../client/trace/ncclView';
 import { runRemoteTrace } from '../client/trace/remote';
 import { runTrace } from '../client/trace/run';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
-import { isSimulatedTrace, ncclVersionText } from '../protocol/trace';
+import { environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark } from '../protocol/trace';
 import { terminalSafe } from './summary';
-import { environmentText } from '../client/trace/traceEnvironment';
 
 export { addr2lineSymbolizer, traceArtifacts, traceEnv } from '../client/trace/run';
 
@@ -71,7 +70,7 @@ export function formatTrace(t: TraceFile): string {
   const rows = [['site', 'api', 'n', 'creation', 'first use', 'first collective', 'connect', 'teardown', 'memory', '']];
   for (const s of t.sites) {
     const where = s.file ? `${s.file.length > 48 ? '…' + s.file.slice(-47) : s.file}${s.line !== null ? `:${s.line}` : ''}` : '(unattributed)';
-    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED[s.deferred.kind] : ''), String(s.count), ms(s.creation), terminalSafe(s.firstUse ?? (s.firstCollective ? '?' : '—')), ms(s.firstCollective), ms(s.connect), ms(s.teardown),
+    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED[s.deferred.kind] : ''), String(s.count), ms(s.creation), terminalSafe(s.firstUse ?? (s.firstCollective ? '?' : '—')), ms(s.firstCollective), ms(s.connect), ms(s.teardown) + sharedTeardownMark(s),
       s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—', s.cold ? 'cold' : '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

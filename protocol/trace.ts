@@ -142,6 +142,8 @@ export interface TraceSite {
    * unknown (files written before it, or no first use seen).
    */
   firstUse?: string;
+  /** One teardown call tore down this many communicators of its process (destroy_process_group() of the default group): the teardown figure is that call's, paid once for all; absent when one each. */
+  teardownShared?: number;
 }
 
 /** One traced process. */
@@ -252,4 +254,16 @@ export function ncclVersionText(code: number | null): string {
   if (code === null || !Number.isFinite(code) || code <= 0) return '?';
   if (code < 10000) return `${Math.floor(code / 1000)}.${Math.floor((code % 1000) / 100)}.${code % 100}`;
   return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
+}
+
+/** The stamp in one line of words, e.g. "2× NVIDIA H200, driver 570.86.15, CUDA 12.8, NCCL 2.28.9 (/usr/lib/libnccl.so.2, the job's own), 2 processes on h1". */
+export function environmentText(e: TraceEnvironment): string {
+  const gpus = e.gpuModels.length ? `${e.gpuCount !== null ? `${e.gpuCount}× ` : ''}${e.gpuModels.join(' / ')}` : 'GPU model unknown';
+  const nccl = `NCCL ${e.ncclVersions.join(', ') || '?'}${e.ncclPaths.length ? ` (${e.ncclPaths.join(', ')}, ${e.ncclSource === 'simulated' ? 'simulated' : "the job's own"})` : e.ncclSource === 'simulated' ? ' (simulated)' : ''}`;
+  return `${gpus}, driver ${e.driverVersion ?? '?'}, CUDA ${e.cudaVersion ?? '?'}, ${nccl}, ${e.processes} process${e.processes === 1 ? '' : 'es'} on ${e.hosts.join(', ') || '?'}`;
+}
+
+/** The teardown cell's mark of a teardown call shared by several communicators ("shared by 3"), else "". */
+export function sharedTeardownMark(s: Pick<TraceSite, 'teardownShared'>): string {
+  return s.teardownShared && s.teardownShared > 1 ? ` (one call for ${s.teardownShared})` : '';
 }

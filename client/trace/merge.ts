@@ -280,8 +280,8 @@ interface Attributed {
   /** `end`: the call's own return, drawn on the timeline when the creation's completion was never seen (a non-blocking call). */
   creation: { t0: number; t1: number | null; end?: number } | null; firstColl: { t0: number; t1: number } | null; teardown: { t0: number | null; t1: number } | null;
   cold: boolean; notes: string[];
-  /** The first use's op (firstUse.ts), null when unknown. */
-  firstUse: string | null;
+  /** The first use's op (firstUse.ts), null when unknown; communicators its teardown call tore down, when several. */
+  firstUse: string | null; teardownShared?: number;
 }
 
 /**
@@ -382,6 +382,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
   // group takes every group with it): its time is given to each, and each says so.
   for (const torn of tornBy.values()) {
     if (torn.notes.length < 2) continue;
+    for (const a of attributed) if (torn.notes.includes(a.notes)) a.teardownShared = torn.notes.length;
     for (const notes of torn.notes)
       notes.push(`one ${torn.api} call${torn.at ? ` at ${torn.at}` : ''} tore down ${torn.notes.length} communicators of its process: its ${torn.ms.toFixed(1)} ms is the teardown of each, paid once`);
   }
@@ -508,7 +509,7 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
       connect: phaseStats(occurrences.map((o) => o.connectMs)), teardown: phaseStats(occurrences.map((o) => o.teardownMs)),
       memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold),
       nccl: combineViews(occurrences.map((o) => o.nccl), 'median'), occurrences, notes: [...notes],
-      ...(firstUse ? { firstUse } : {}),
+      ...(firstUse ? { firstUse } : {}), ...(list.some((a) => a.teardownShared) ? { teardownShared: Math.max(...list.map((a) => a.teardownShared ?? 0)) } : {}),
     });
   }
   return sites.sort((a, b) => (a.occurrences[0]?.at.creation ?? 0) - (b.occurrences[0]?.at.creation ?? 0));

@@ -54,9 +54,4 @@ export function traceEnvironment(procs: readonly (ProcEnvironment & { plugin: bo
   };
 }
 
-/** The stamp in one line of words, e.g. "2× NVIDIA H200, driver 570.86.15, CUDA 12.8, NCCL 2.28.9 (/usr/lib/libnccl.so.2, the job's own), hosts h1". */
-export function environmentText(e: TraceEnvironment): string {
-  const gpus = e.gpuModels.length ? `${e.gpuCount !== null ? `${e.gpuCount}× ` : ''}${e.gpuModels.join(' / ')}` : 'GPU model unknown';
-  const nccl = `NCCL ${e.ncclVersions.join(', ') || '?'}${e.ncclPaths.length ? ` (${e.ncclPaths.join(', ')}, ${e.ncclSource === 'simulated' ? 'simulated' : "the job's own"})` : e.ncclSource === 'simulated' ? ' (simulated)' : ''}`;
-  return `${gpus}, driver ${e.driverVersion ?? '?'}, CUDA ${e.cudaVersion ?? '?'}, ${nccl}, ${e.processes} process${e.processes === 1 ? '' : 'es'} on ${e.hosts.join(', ') || '?'}`;
-}
+export { environmentText } from '../../protocol/trace';
