@@ -296,7 +296,8 @@ function measuredIn(
   if (!main) return undefined;
   const headline = headlineOf(entry, main);
   if (!headline) return undefined;
-  const init = profile.run.experiments.find((e) => e.experiment === 'init')?.variants[0];
+  // The plain init (first used by an allreduce), never a first-use variant of it.
+  const init = profile.run.experiments.find((e) => e.experiment === 'init')?.variants.find((v) => firstUseOf(v.variant) === 'allreduce');
   const freshInit = init && answer.experiment !== 'init' ? init.steps.find((s) => s.step === 'total') : undefined;
   const gpuTotal = profile.run.stamp?.gpus[0]?.totalBytes;
   const both = answer.whenEager !== undefined && others.length > 0;
