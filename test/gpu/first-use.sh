@@ -22,7 +22,7 @@ echo "measure rc $? in ${SECONDS}s" | tee -a $W/measure.txt
 for r in $W/runs/*.json; do node bin/commcost.js report "$r" --html $W/report.html > $W/report.txt 2>&1; echo "report rc $?" | tee -a $W/report.txt; done
 # The trace: the C fixture against the wheel's NCCL and the driver's libcuda.
 libdir=$(dirname "$wheel")
-cc -std=c11 -O2 test/fixtures/trace/nccl_first_use.c -o $W/first_use "$wheel" -lcuda -Wl,-rpath,"$libdir" > $W/cc.log 2>&1; echo "cc rc $?" | tee -a $W/cc.log
+cc -std=c11 -O2 test/fixtures/trace/nccl_first_use.c -o $W/first_use "$wheel" -l:libcuda.so.1 -Wl,-rpath,"$libdir" > $W/cc.log 2>&1; echo "cc rc $?" | tee -a $W/cc.log
 (cd $W/trace && NRANKS=1 timeout 120 node $OLDPWD/bin/commcost.js trace --out $W/trace/first-use.json --html $W/trace/first-use.html -- $W/first_use > $W/trace/stdout.txt 2> $W/trace/stderr.txt; echo "trace rc $?" | tee -a $W/trace/stderr.txt)
 node bin/commcost.js report $W/trace/first-use.json --html $W/trace/report.html > $W/trace/report.txt 2>&1; echo "trace report rc $?" | tee -a $W/trace/report.txt
 echo "agent processes left: [$(pgrep -f "$PWD/dist/agent.js" | tr '\n' ' ')]" | tee -a $W/machine.txt
