@@ -5,7 +5,7 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
-import { commCountsProblem, DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type OptionLimit, type RunOptions } from '../protocol/events';
+import { commCountsProblem, DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, FIRST_USE_KINDS, firstUseOptionProblem, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type FirstUseKind, type OptionLimit, type RunOptions } from '../protocol/events';
 import { CommcostError } from '../client/errors';
 import { isLocalTarget, parseTargetSpec } from '../client/hosts';
 import { srunArgsFor, type SlurmOptions } from '../client/slurm';
@@ -66,6 +66,17 @@ export function parseExperiments(text: string): ExperimentId[] {
   return out;
 }
 
+/**
+ * Parses `--first-use allreduce,broadcast,sendrecv`: the first uses init and split time after creation.
+ * @throws CommcostError (bad flag) on an empty list, an unknown kind or a repeat.
+ */
+export function parseFirstUse(text: string): FirstUseKind[] {
+  const kinds = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const problem = firstUseOptionProblem(kinds);
+  if (problem) throw bad(`--first-use ${JSON.stringify(text)} ${problem}`, `give a comma-separated list of ${FIRST_USE_KINDS.join(', ')}`);
+  return kinds as FirstUseKind[];
+}
+
 export interface MeasureFlags {
   /** The first --host: the coordinator's host (or the Slurm login node with --slurm). */
   host: string;
@@ -95,6 +106,8 @@ export interface MeasureFlags {
   nccl?: string | string[];
   /** The Python with torch on the host (c10d, the NCCL wheel search); default: COMMCOST_PYTHON, else python3. */
   python?: string;
+  /** --first-use: the first uses init and split time (default: allreduce only). */
+  firstUse?: FirstUseKind[];
   node?: string;
   json?: string;
   html?: string;
@@ -129,6 +142,7 @@ export function runOptionsFrom(f: MeasureFlags, nccl: string | undefined = ncclP
   if (f.commCounts !== undefined) o.commCounts = f.commCounts;
   if (nccl) o.ncclPath = nccl;
   if (f.python !== undefined) o.python = f.python;
+  if (f.firstUse !== undefined) o.firstUse = f.firstUse;
   if (f.simulate) o.simulate = true;
   if (f.experimentsByDefault) o.experimentsByDefault = true;
   return o;

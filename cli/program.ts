@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, PROTOCOL_VERSION } from '../protocol/events';
 import { EXIT_HELP, FILES_EXIT_HELP } from './exitCodes';
-import { collect, commCountsFlag, deadlineOption, intOption, parseExperiments, pythonFlag, type MeasureFlags } from './measureFlags';
+import { collect, commCountsFlag, deadlineOption, intOption, parseExperiments, parseFirstUse, pythonFlag, type MeasureFlags } from './measureFlags';
 import type { PlanFlags } from './plan';
 import type { ScanFlags } from './scan';
 import type { TraceFlags } from './trace';
@@ -56,6 +56,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--srun-arg <arg>', 'with --slurm: one more srun option (repeatable), e.g. --srun-arg=--qos=debug', collect)
     .option('--srun <path>', 'with --slurm: srun on the login node (default: srun on its PATH)')
     .option('--experiments <list>', `comma-separated, of: ${EXPERIMENT_IDS.join(', ')}`, parseExperiments, [...DEFAULT_RUN_OPTIONS.experiments])
+    .option('--first-use <list>', 'how init and split first use the new communicator, comma-separated, of: allreduce, broadcast (from rank 0), sendrecv (a send/recv pair with a partner rank; needs 2 GPUs); each kind but allreduce adds a variant …/first=<kind> (default allreduce)', parseFirstUse)
     .option('--iterations <n>', `recorded runs per step (${L.iterations.min}–${L.iterations.max})`, intOption('iterations', L.iterations), DEFAULT_RUN_OPTIONS.iterations)
     .option('--warmup <n>', `unrecorded warmup runs per step (${L.warmup.min}–${L.warmup.max})`, intOption('warmup', L.warmup), DEFAULT_RUN_OPTIONS.warmup)
     .option('--deadline <seconds>', `hang guard per step (${L.deadlineSeconds.min}–${L.deadlineSeconds.max} s)`, deadlineOption, DEFAULT_RUN_OPTIONS.deadlineSeconds)
@@ -87,8 +88,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('report')
-    .description('render a saved run as a self-contained HTML report and print its summary; with several runs, compare them')
-    .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first)')
+    .description('render a saved run as a self-contained HTML report and print its summary; with several runs, compare them; a saved trace (commcost trace): its table and its HTML report again')
+    .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first); or one trace file (.commcost/traces/*.json)')
     .option('--html <file>', 'output file (default: the (first) run file with .html, or .compare.html; its folder must exist)')
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
     .action(async (files: string[], flags: { html?: string }) => setExit(await (await import('./report')).reportCommand(files, flags.html)));

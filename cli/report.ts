@@ -1,12 +1,19 @@
 /**
  * `commcost report`: one saved run → its summary on stdout and a self-contained HTML report;
- * two or more → the comparison table and one comparison report.
+ * two or more → the comparison table and one comparison report; one saved trace (`commcost trace`'s
+ * file, kind "commcost-trace") → its table on stdout and its HTML report (timeline and sites), made
+ * again from the trace alone.
  */
 import type { RunFile } from '../protocol/runFile';
 import { CommcostError, errorText } from '../client/errors';
 import { renderComparisonReport, renderReport } from '../client/htmlReport';
 import { checkOutputFile, loadRun } from '../client/resultsStore';
-import { writeFileSafely } from '../client/safeWrite';
+import { readRegularFile, writeFileSafely } from '../client/safeWrite';
+import { renderTraceReport } from '../client/trace/htmlTrace';
+import { MAX_TRACE_FILE_BYTES } from '../client/traceStore';
+import { validateTraceFile } from '../client/traceSchema';
+import type { TraceFile } from '../protocol/trace';
+import { formatTrace } from './trace';
 import { EXIT_OK } from './exitCodes';
 import { formatComparison, formatSummary, terminalSafe } from './summary';
 
@@ -57,7 +64,26 @@ export async function reportCommand(files: string[], html: string | undefined): 
   }
 }
 
+/** The trace `file` holds when it is a trace file (kind "commcost-trace"), validated; undefined for anything else. */
+async function traceIn(file: string): Promise<TraceFile | undefined> {
+  if (/\.jsonl$/i.test(file)) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(await readRegularFile(file, file, { code: 'BAD_RUN_FILE', maxBytes: MAX_TRACE_FILE_BYTES }));
+  } catch {
+    return undefined; // loadRun reads it again and says what is wrong
+  }
+  if (!json || typeof json !== 'object' || (json as { kind?: unknown }).kind !== 'commcost-trace') return undefined;
+  return validateTraceFile(json, file);
+}
+
 async function reportInner(files: string[], html: string | undefined): Promise<number> {
+  const traces = await Promise.all(files.map(traceIn));
+  if (traces.some((t) => t !== undefined)) {
+    if (files.length > 1) throw new CommcostError('BAD_INPUT', `commcost report compares runs; ${files.filter((_, i) => traces[i]).join(', ')} ${traces.filter(Boolean).length > 1 ? 'are traces' : 'is a trace'}`, { hint: 'report one trace at a time: commcost report <trace.json> [--html FILE]' });
+    const trace = traces[0]!;
+    return writeReport(html ?? files[0]!.replace(/\.json$/i, '') + '.html', html !== undefined, () => formatTrace(trace), () => renderTraceReport(trace, { base: __dirname }));
+  }
   if (files.length > 1) return compareReport(files, html);
   const file = files[0]!;
   // The verdict is derived data: loadRun recomputed it, so older files and newer rules agree.

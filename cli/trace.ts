@@ -2,8 +2,9 @@
  * `commcost trace [--out FILE] [--html FILE] [--host H [--cwd DIR]] [--simulate] [--interpose] [--deadline SECONDS] [--no-nccl-log] -- <command…>`: runs the user's
  * own command (any launcher: torchrun, srun, mpirun, python, a C program) with every process
  * instrumented through environment variables only, then merges the per-process records
- * (client/trace/merge.ts), prints a table per call site and saves a trace file
- * (protocol/trace.ts) in `.commcost/traces/` (or --out).
+ * (client/trace/merge.ts), prints a table per call site on stderr (the job's stdout stays the job's
+ * alone) and saves a trace file (protocol/trace.ts) in `.commcost/traces/` (or --out); `commcost report
+ * <trace.json>` prints the table again.
  *
  * Environment given to the job: NCCL_PROFILER_PLUGIN = commcost's plugin (a value the user had is
  * passed on as COMMCOST_TRACE_CHAIN_PLUGIN, which the plugin loads and forwards to),
@@ -23,7 +24,7 @@ import { formatView } from '../client/trace/ncclView';
 import { runRemoteTrace } from '../client/trace/remote';
 import { runTrace } from '../client/trace/run';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
-import { isSimulatedTrace, ncclVersionText } from '../protocol/trace';
+import { environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark } from '../protocol/trace';
 import { terminalSafe } from './summary';
 
 export { addr2lineSymbolizer, traceArtifacts, traceEnv } from '../client/trace/run';
@@ -64,11 +65,12 @@ export function formatTrace(t: TraceFile): string {
   const lines: string[] = [];
   if (isSimulatedTrace(t)) lines.push('SIMULATED — every figure below comes from commcost\'s simulated NCCL, not a GPU');
   lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process${t.processes.length === 1 ? '' : 'es'}, ${t.status}${t.ncclVersion ? `, NCCL ${ncclVersionText(t.ncclVersion)}` : ''}`);
-  lines.push('Each phase: MAX over ranks per occurrence, then median (p90) over occurrences, ms. cold = a process\'s first communicator.');
-  const rows = [['site', 'api', 'n', 'creation', 'first collective', 'connect', 'teardown', 'memory', '']];
+  if (t.environment) lines.push(`environment: ${terminalSafe(environmentText(t.environment))}`);
+  lines.push('Each phase: MAX over ranks per occurrence, then median (p90) over occurrences, ms. cold = a process\'s first communicator. first use = the op of the group\'s first collective (its figure is that op\'s).');
+  const rows = [['site', 'api', 'n', 'creation', 'first use', 'first collective', 'connect', 'teardown', 'memory', '']];
   for (const s of t.sites) {
     const where = s.file ? `${s.file.length > 48 ? '…' + s.file.slice(-47) : s.file}${s.line !== null ? `:${s.line}` : ''}` : '(unattributed)';
-    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED[s.deferred.kind] : ''), String(s.count), ms(s.creation), ms(s.firstCollective), ms(s.connect), ms(s.teardown),
+    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED[s.deferred.kind] : ''), String(s.count), ms(s.creation), terminalSafe(s.firstUse ?? (s.firstCollective ? '?' : '—')), ms(s.firstCollective), ms(s.connect), ms(s.teardown) + sharedTeardownMark(s),
       s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—', s.cold ? 'cold' : '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -161,7 +163,8 @@ export async function traceCommand(command: string[], flags: TraceFlags, io: { o
   for (const x of r.leftovers?.recovered ?? []) io.err(`commcost trace: an earlier trace ended before saving (its commcost process was killed); its records are saved as ${terminalSafe(x.file)}\n`);
   for (const x of r.leftovers?.kept ?? []) io.err(`commcost trace: kept ${terminalSafe(x.dir)}: ${terminalSafe(x.why)}\n`);
   if (r.startError) io.err(`commcost trace: ${terminalSafe(r.startError)}\n`);
-  io.out(formatTrace(r.trace));
+  // The table goes to stderr (and the trace file), never into the job's own stdout, which passed through untouched.
+  io.err(formatTrace(r.trace));
   if (r.saveError !== undefined) {
     io.err(`commcost trace: could not save the trace to ${r.outFile}: ${terminalSafe(r.saveError)}\n`);
     return 1;

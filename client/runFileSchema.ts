@@ -85,6 +85,7 @@ const runOptions = {
     firstCollectiveBytes: int,
     steadyBytes: int,
     commCounts: { type: 'array', items: { type: 'integer', minimum: 1 } },
+    firstUse: { type: 'array', items: { type: 'string', enum: ['allreduce', 'broadcast', 'sendrecv'] } },
   },
 };
 

@@ -46,6 +46,19 @@ function checkDeferred(v: unknown, where: string): void {
   if (!isStrOrNull(o.api) || !isStrOrNull(o.at) || (o.groupEnd !== undefined && !isStrOrNull(o.groupEnd))) fail(where, 'api, at and groupEnd must be strings or null');
 }
 
+const isStrList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/** The environment stamp (optional: files written before it have none). */
+function checkEnvironment(v: unknown, where: string): void {
+  if (v === undefined) return;
+  const o = v as Record<string, unknown>;
+  if (!o || typeof o !== 'object' || Array.isArray(o)) fail(where, 'must be an object');
+  for (const k of ['hosts', 'gpuModels', 'ncclVersions', 'ncclPaths']) if (!isStrList(o[k])) fail(`${where}.${k}`, 'must be a list of strings');
+  if (!isNumOrNull(o.gpuCount) || !isNum(o.processes) || !isStrOrNull(o.driverVersion) || !isStrOrNull(o.cudaVersion) || typeof o.tracedFrom !== 'string')
+    fail(where, 'needs gpuCount, processes, driverVersion, cudaVersion and tracedFrom');
+  if (o.ncclSource !== 'simulated' && o.ncclSource !== 'job') fail(`${where}.ncclSource`, 'must be simulated or job');
+}
+
 function checkStats(v: unknown, where: string): void {
   if (v === null) return;
   if (!v || typeof v !== 'object') fail(where, 'must be an object or null');
@@ -88,6 +101,8 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
     if (!isNumOrNull(o.memoryBytes) || typeof o.cold !== 'boolean' || typeof o.lazy !== 'boolean') fail(w, 'memoryBytes/cold/lazy have the wrong type');
     checkView(o.nccl, `${w}.nccl`);
     checkDeferred(o.deferred, `${w}.deferred`);
+    if (o.teardownShared !== undefined && !isNum(o.teardownShared)) fail(`${w}.teardownShared`, 'must be a number');
+    if (o.firstUse !== undefined && typeof o.firstUse !== 'string') fail(`${w}.firstUse`, 'must be a string (the first use\'s op)');
     (o.occurrences as unknown[]).forEach((oc, j) => {
       if (!oc || typeof oc !== 'object') fail(`${w}.occurrences[${j}]`, 'must be an object');
       const x = oc as Record<string, unknown>;
@@ -100,6 +115,7 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
     if (!c || typeof c !== 'object' || (c.kind !== 'monotonic' && c.kind !== 'wall-offsets') || !isNum(c.hosts) || typeof c.note !== 'string') fail(`${source}: clock`, 'needs kind (monotonic or wall-offsets), hosts and note');
     if (c.offsetsMs !== undefined && (!c.offsetsMs || typeof c.offsetsMs !== 'object' || !Object.values(c.offsetsMs).every(isNumOrNull))) fail(`${source}: clock.offsetsMs`, 'must map hosts to ms or null');
   }
+  checkEnvironment(t.environment, `${source}: environment`);
   const n = t.ncclLog as Record<string, unknown> | null | undefined;
   if (n !== undefined && n !== null && (typeof n !== 'object' || !isNum(n.processes) || !isNum(n.creations) || !isNum(n.joined))) fail(`${source}: ncclLog`, 'needs processes, creations and joined');
   return upgrade(data as TraceFile);

@@ -217,6 +217,25 @@ export interface AllReduceOptions {
  */
 export function allReduce(comm: number, bytes: number, gen?: number, opts?: AllReduceOptions): Promise<Timed>;
 
+/**
+ * ncclBroadcast of `bytes` bytes (float32) from `root` in place on initDevice's buffer, timed like
+ * allReduce: the span is the call + cuStreamSynchronize (a non-blocking communicator polled to
+ * done inside it), ncclCommGetAsyncError checked after. The first broadcast on a communicator pays
+ * its lazy connect (NCCL ≥ 2.22, NCCL_RUNTIME_CONNECT unset) like the first allreduce.
+ * @throws NativeError ARG (no ncclBroadcast in the library, too many bytes, root out of range, unknown comm), NCCL
+ */
+export function broadcast(comm: number, bytes: number, root: number, gen?: number): Promise<Timed>;
+
+/**
+ * A send/recv pair with `peer` (this rank's partner; itself on a 1-rank communicator): ncclGroupStart,
+ * ncclSend of `bytes` from the start of initDevice's buffer, ncclRecv of `bytes` into the bytes after it,
+ * ncclGroupEnd, cuStreamSynchronize, all in the timed span; `peer` must make the same call with this
+ * rank. The first one with a peer pays that peer's lazy point-to-point connect (always at first use in
+ * NCCL, whatever NCCL_RUNTIME_CONNECT says). 2 × `bytes` must fit in the buffer (else ARG).
+ * @throws NativeError ARG (no ncclSend/ncclRecv, too many bytes, unknown comm), NCCL
+ */
+export function sendRecv(comm: number, peer: number, bytes: number, gen?: number): Promise<Timed>;
+
 /** cuStreamSynchronize of the addon's stream: waits for every in-flight operation (allReduce sync=false). */
 export function streamSynchronize(gen?: number): Promise<Timed>;
 

@@ -46,6 +46,29 @@ export const DEFAULT_EXPERIMENTS: readonly ExperimentId[] = ['init', 'split', 'd
  */
 export const ONE_GPU_EXPERIMENTS: readonly ExperimentId[] = ['init', 'cold-start', 'split', 'destroy', 'abort', 'connect-mode', 'suspend'];
 
+/**
+ * How a new communicator is first used (issue #32): an allreduce (every experiment's `first` step
+ * by default), a broadcast from rank 0 (a weight-sync group), or a send/recv pair between partner
+ * ranks (pipeline stages, disaggregated prefill/decode: NCCL connects each peer lazily).
+ */
+export const FIRST_USE_KINDS = ['allreduce', 'broadcast', 'sendrecv'] as const;
+export type FirstUseKind = (typeof FIRST_USE_KINDS)[number];
+
+/**
+ * The variant name of `variant` first used by `kind`: the allreduce keeps the name, another kind adds
+ * `/first=<kind>` (`default/first=broadcast`, `whole/splitShare=0/first=sendrecv`).
+ */
+export function firstUseVariant(variant: string, kind: FirstUseKind): string {
+  return kind === 'allreduce' ? variant : `${variant}/first=${kind}`;
+}
+
+/** The first-use kind a variant name says (`…/first=broadcast`), else 'allreduce'. */
+export function firstUseOf(variant: string): FirstUseKind {
+  const m = /\/first=([a-z]+)$/.exec(variant);
+  const k = m?.[1];
+  return (FIRST_USE_KINDS as readonly string[]).includes(k ?? '') ? (k as FirstUseKind) : 'allreduce';
+}
+
 /** What the host asks the agent to do. */
 export interface RunOptions {
   /** Experiments in run order. */
@@ -66,6 +89,13 @@ export interface RunOptions {
   firstCollectiveBytes?: number;
   /** Bytes of the steady allreduce used as the bandwidth reference (default 64 MiB). */
   steadyBytes?: number;
+  /**
+   * The first uses the creation experiments (init, split) time after creating a communicator, in
+   * order: 'allreduce' is the plain variants; 'broadcast' and 'sendrecv' add a variant each
+   * (`firstUseVariant`), whose `first` step is that op and whose `steady` step the same op warm, so
+   * that first − steady is its connect share. Absent = ['allreduce'] (the variants as before).
+   */
+  firstUse?: FirstUseKind[];
   /**
    * The Python on the GPU host that has torch (a path, or a command looked up on PATH), for the
    * c10d experiment and for finding NCCL in torch's wheel; absent = $COMMCOST_PYTHON, else
@@ -120,6 +150,8 @@ export const OPTION_LIMITS = {
   ranks: { min: 1, max: 1_024 },
   /** Bytes of the first collective and of the steady allreduce (4 B to 16 GiB). */
   collectiveBytes: { min: 4, max: 16 * 2 ** 30 },
+  /** Kinds in the `firstUse` option (each of FIRST_USE_KINDS at most once). */
+  firstUseKinds: { min: 1, max: FIRST_USE_KINDS.length },
   /** Characters of the `python` option (a path on the GPU host). */
   pythonChars: { min: 1, max: 4_096 },
   /** Each communicator count of the many-comms experiment (the largest is made every iteration). */
@@ -161,5 +193,19 @@ export function commCountsProblem(value: unknown): string | undefined {
   if (value.length < n.min || value.length > n.max) return `must list ${n.min} to ${n.max} counts, got ${value.length}`;
   if (!value.every((v) => withinLimit(v, OPTION_LIMITS.commCount, true))) return `must be whole numbers from ${min} to ${max}, got ${value.map(String).join(',')}`;
   if (value.some((v: number, i) => i > 0 && v <= (value[i - 1] as number))) return `must be strictly ascending, got ${value.join(',')}`;
+  return undefined;
+}
+
+/**
+ * What is wrong with `value` as the `firstUse` run option (a non-empty list of FIRST_USE_KINDS without
+ * repeats), or undefined when it is fine.
+ * @returns a phrase to follow the option's name, e.g. "names an unknown kind \"gather\"".
+ */
+export function firstUseOptionProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'is not a list';
+  const { min, max } = OPTION_LIMITS.firstUseKinds;
+  if (value.length < min || value.length > max) return `has ${value.length} kinds (${min} to ${max})`;
+  for (const k of value) if (!(FIRST_USE_KINDS as readonly unknown[]).includes(k)) return `names an unknown kind ${JSON.stringify(k)} (known: ${FIRST_USE_KINDS.join(', ')})`;
+  if (new Set(value).size !== value.length) return 'names a kind twice';
   return undefined;
 }

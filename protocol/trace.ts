@@ -135,6 +135,15 @@ export interface TraceSite {
   notes: string[];
   /** The creation was paid after its call returned (a group's end, ncclCommInitAll, a non-blocking completion); absent: in the call. */
   deferred?: TraceDeferred;
+  /**
+   * The op of the communicator's first use, whose figure `firstCollective` is, in torch.distributed's
+   * words (client/trace/firstUse.ts): `all_reduce`, `broadcast`, `all_gather`, `send`, `recv`, …, from
+   * the Python hook's call or the profiler plugin's NCCL function (Broadcast → broadcast). Absent when
+   * unknown (files written before it, or no first use seen).
+   */
+  firstUse?: string;
+  /** One teardown call tore down this many communicators of its process (destroy_process_group() of the default group): the teardown figure is that call's, paid once for all; absent when one each. */
+  teardownShared?: number;
 }
 
 /** One traced process. */
@@ -174,6 +183,35 @@ export interface TraceClock {
   note: string;
 }
 
+/**
+ * The environment a trace was taken in, as a run's stamp says it (protocol/eventTypes.ts
+ * `EnvironmentStamp`), from the profiler plugin's `proc` record of each process: what a reader needs to
+ * compare a trace with a run or another trace. A field no process recorded is null (a plugin older than
+ * this record, or a driver that does not say). Absent in files written before it.
+ */
+export interface TraceEnvironment {
+  /** Host names the records came from. */
+  hosts: string[];
+  /** GPU model(s) of device 0 of each process, distinct, e.g. ["NVIDIA H200"]. */
+  gpuModels: string[];
+  /** Devices visible to a process (the largest count seen); null when unknown. */
+  gpuCount: number | null;
+  /** Processes (ranks) traced. */
+  processes: number;
+  /** NVIDIA kernel driver version (/proc/driver/nvidia/version), e.g. "570.86.15"; null when unknown. */
+  driverVersion: string | null;
+  /** CUDA driver API version (cuDriverGetVersion) as "12.8"; null when unknown. */
+  cudaVersion: string | null;
+  /** NCCL version(s) as "2.28.9", distinct. */
+  ncclVersions: string[];
+  /** The NCCL library the job loaded (the file that called the plugin), distinct. */
+  ncclPaths: string[];
+  /** How that NCCL was chosen: "simulated" (commcost's, --simulate) or "job" (the job's own, as its loader found it). */
+  ncclSource: 'simulated' | 'job';
+  /** The host `commcost trace` ran on. */
+  tracedFrom: string;
+}
+
 /** The trace file. */
 export interface TraceFile {
   kind: 'commcost-trace';
@@ -202,6 +240,8 @@ export interface TraceFile {
   problems: string[];
   /** The timeline's clock across hosts; absent in files written before it. */
   clock?: TraceClock;
+  /** The environment stamp (GPUs, driver, CUDA, NCCL path and source, hosts); absent in files written before it. */
+  environment?: TraceEnvironment;
 }
 
 /** Whether a trace's figures are simulated (the one rule, as `isSimulatedRun` is for runs). */
@@ -214,4 +254,16 @@ export function ncclVersionText(code: number | null): string {
   if (code === null || !Number.isFinite(code) || code <= 0) return '?';
   if (code < 10000) return `${Math.floor(code / 1000)}.${Math.floor((code % 1000) / 100)}.${code % 100}`;
   return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
+}
+
+/** The stamp in one line of words, e.g. "2× NVIDIA H200, driver 570.86.15, CUDA 12.8, NCCL 2.28.9 (/usr/lib/libnccl.so.2, the job's own), 2 processes on h1". */
+export function environmentText(e: TraceEnvironment): string {
+  const gpus = e.gpuModels.length ? `${e.gpuCount !== null ? `${e.gpuCount}× ` : ''}${e.gpuModels.join(' / ')}` : 'GPU model unknown';
+  const nccl = `NCCL ${e.ncclVersions.join(', ') || '?'}${e.ncclPaths.length ? ` (${e.ncclPaths.join(', ')}, ${e.ncclSource === 'simulated' ? 'simulated' : "the job's own"})` : e.ncclSource === 'simulated' ? ' (simulated)' : ''}`;
+  return `${gpus}, driver ${e.driverVersion ?? '?'}, CUDA ${e.cudaVersion ?? '?'}, ${nccl}, ${e.processes} process${e.processes === 1 ? '' : 'es'} on ${e.hosts.join(', ') || '?'}`;
+}
+
+/** The teardown cell's mark of a teardown call shared by several communicators ("shared by 3"), else "". */
+export function sharedTeardownMark(s: Pick<TraceSite, 'teardownShared'>): string {
+  return s.teardownShared && s.teardownShared > 1 ? ` (one call for ${s.teardownShared})` : '';
 }

@@ -11,7 +11,7 @@
  * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import { EXPERIMENT_IDS, type ExperimentId } from '../protocol/runOptions';
+import { EXPERIMENT_IDS, firstUseOf, type ExperimentId, type FirstUseKind } from '../protocol/runOptions';
 import type { unavailableReason } from './experimentInfo';
 import { memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 
@@ -85,6 +85,10 @@ export interface Measured {
    * ways (c10d lazy / eager init): `lazy` unless the call (or the file's init) passes device_id.
    */
   assumes?: 'lazy' | 'eager';
+  /** The headline variant's first use when it is not an allreduce (a `…/first=broadcast` variant). */
+  firstUse?: FirstUseKind;
+  /** The site's group is first used this way, but the run has no variant of it: the figures are the allreduce's. */
+  firstUseAsked?: FirstUseKind;
   /** What the CodeLens and label show: the total to first collective for creation, else the call. */
   headline: Figure;
   /** For comparison in readings: the fresh init to first collective of the same run, when it has one. */
@@ -161,6 +165,12 @@ export interface SiteContext {
    * `firstCollectiveOf.api`); picks that creation's variant (apiMap.ts `byCreator`).
    */
   creator?: ApiName;
+  /**
+   * How the site's group is first used (apiMap.ts `firstUseKindOf` of CallSite
+   * `firstCollectiveOf.collective`): picks the run's variant first used that way (`…/first=broadcast`)
+   * when the run has it; otherwise the allreduce's figure answers and `Measured.firstUseAsked` says so.
+   */
+  firstUse?: FirstUseKind;
   /**
    * The Measure picker's gate (experimentInfo.ts `unavailableReason`), passed by a caller that has
    * it loaded (it reads the agent's experiment modules, which activation does not load). With it,
@@ -246,18 +256,31 @@ export function orderVariants(
   eager = false,
   creator?: ApiName,
   groupSize?: number,
+  firstUse?: FirstUseKind,
 ): VariantFigures[] {
   const byCreator = creator ? answer.byCreator?.[creator] : undefined;
   const order = byCreator ?? (eager && answer.whenEager ? answer.whenEager : answer.variants);
-  const picked: VariantSummary[] = [];
-  if (order.length === 0) picked.push(...exp.variants);
+  const all: VariantSummary[] = [];
+  if (order.length === 0) all.push(...exp.variants);
   else
-    for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !picked.includes(v)) picked.push(v);
-  const figures = picked.map((v) => variantFigures(v, answer, shape));
+    for (const wanted of order) for (const v of exp.variants) if (matchesVariant(v.variant, wanted) && !all.includes(v)) all.push(v);
+  const figures = byFirstUse(all, firstUse).map((v) => variantFigures(v, answer, shape));
   return figures
     .map((f, i) => ({ f, i }))
     .sort((a, b) => sizeClass(a.f, groupSize) - sizeClass(b.f, groupSize) || a.i - b.i)
     .map(({ f }) => f);
+}
+
+/**
+ * The variants of one first use (RunOptions.firstUse): those first used as `firstUse` when the run has
+ * them, then the allreduce ones; without `firstUse` (or none of its kind) the allreduce ones alone,
+ * unless the run has no other (a run of broadcast variants only).
+ */
+function byFirstUse(variants: VariantSummary[], firstUse: FirstUseKind | undefined): VariantSummary[] {
+  const plain = variants.filter((v) => firstUseOf(v.variant) === 'allreduce');
+  const wanted = firstUse && firstUse !== 'allreduce' ? variants.filter((v) => firstUseOf(v.variant) === firstUse) : [];
+  const out = [...wanted, ...plain];
+  return out.length > 0 ? out : variants;
 }
 
 function headlineOf(entry: ApiEntry, f: VariantFigures): Figure | undefined {
@@ -272,10 +295,11 @@ function measuredIn(
   eager: boolean,
   creator?: ApiName,
   groupSize?: number,
+  firstUse?: FirstUseKind,
 ): Measured | undefined {
   const exp = profile.run.experiments.find((e) => e.experiment === answer.experiment);
   if (!exp) return undefined;
-  const ordered = orderVariants(exp, answer, profile.run, eager, creator, groupSize);
+  const ordered = orderVariants(exp, answer, profile.run, eager, creator, groupSize, firstUse);
   const release = releasesMemory(entry, answer);
   const resume = release ? ordered[0]?.total : undefined;
   // A suspend gives the suspend call alone (and the memory it releases): the first collective and
@@ -286,7 +310,8 @@ function measuredIn(
   if (!main) return undefined;
   const headline = headlineOf(entry, main);
   if (!headline) return undefined;
-  const init = profile.run.experiments.find((e) => e.experiment === 'init')?.variants[0];
+  // The plain init (first used by an allreduce), never a first-use variant of it.
+  const init = profile.run.experiments.find((e) => e.experiment === 'init')?.variants.find((v) => firstUseOf(v.variant) === 'allreduce');
   const freshInit = init && answer.experiment !== 'init' ? init.steps.find((s) => s.step === 'total') : undefined;
   const gpuTotal = profile.run.stamp?.gpus[0]?.totalBytes;
   const both = answer.whenEager !== undefined && others.length > 0;
@@ -302,6 +327,8 @@ function measuredIn(
     ...(typeof gpuTotal === 'number' && gpuTotal > 0 ? { gpuTotalBytes: gpuTotal } : {}),
     ...(resume ? { resume } : {}),
     ...(groupSize !== undefined ? { groupSize } : {}),
+    ...(firstUseOf(main.variant) !== 'allreduce' ? { firstUse: firstUseOf(main.variant) } : {}),
+    ...(firstUse && firstUse !== 'allreduce' && firstUseOf(main.variant) !== firstUse ? { firstUseAsked: firstUse } : {}),
   };
 }
 
@@ -423,7 +450,7 @@ export function resolveAnnotation(
   const found: Candidate[] = [];
   for (const p of pool)
     answers.forEach(([answer, via], direct) => {
-      const measured = measuredIn(p, entry, answer, via, eager, context.creator, context.groupSize);
+      const measured = measuredIn(p, entry, answer, via, eager, context.creator, context.groupSize, context.firstUse);
       if (measured) found.push({ p, measured, direct, stale: staleReasons(p, active, profiles, rules) });
     });
   // A variant of the size the code fixes answers before any other (the NCCL split beneath has a

@@ -94,16 +94,35 @@ function headlineNote(a: Annotation, m: Measured, site?: CallSite): string | und
  * @param figure the first-collective figure of the answering run (ms), when measured
  * @param beneath the figure is of the NCCL call beneath (no c10d figures): said so, never "the group's init + connect"
  */
-export function firstCollectiveLine(site: CallSite, figure: Figure | undefined, beneath = false): string | undefined {
+export function firstCollectiveLine(site: CallSite, figure: Figure | undefined, beneath = false, m?: Pick<Measured, 'firstUse' | 'firstUseAsked' | 'main'>): string | undefined {
   const of = site.firstCollectiveOf;
   if (!of) return undefined;
+  const line = firstCollectiveCore(of, figure, beneath, site.groupSize);
+  const use = firstUseWords(of.collective, m);
+  return use ? `${line} ${use}` : line;
+}
+
+/**
+ * Which op's figure a first collective is: the run's variant of this first use (a broadcast, a send/recv
+ * pair), or the allreduce's standing in for another op (with how to measure it). Undefined for an
+ * allreduce, or without a run.
+ */
+export function firstUseWords(collective: string | undefined, m?: Pick<Measured, 'firstUse' | 'firstUseAsked' | 'main'>): string | undefined {
+  if (!m || !collective || collective === 'all_reduce') return undefined;
+  const op = escapeMarkdown(collective, 40);
+  if (m.firstUse) return `This group is first used by \`${op}\`: the figure is the run's ${m.firstUse === 'sendrecv' ? 'send/recv pair' : m.firstUse} variant (${escapeMarkdown(m.main.variant, 80)}).`;
+  const how = m.firstUseAsked ? ` (measure it: --first-use ${m.firstUseAsked})` : ' (no experiment times this op first)';
+  return `This group is first used by \`${op}\`; the figure is the allreduce's${how}.`;
+}
+
+function firstCollectiveCore(of: NonNullable<CallSite['firstCollectiveOf']>, figure: Figure | undefined, beneath: boolean, groupSize: number | undefined): string {
   const group = of.variable === 'the default group' ? 'the default group' : codeSpan(of.variable);
   const by = of.api ? ` by ${escapeMarkdown(of.api, 60)}` : '';
   const cost = figure ? `, ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)})` : '';
   // Figures of the NCCL call beneath (no c10d figures): the first collective after an NCCL init, not the group's init + connect.
   if (beneath && figure)
     return `First collective on ${group} (created at line ${of.line + 1}${by}): ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)}) as the first collective after the NCCL init beneath (this run has no c10d figures) — once, on this first call.`;
-  if (site.groupSize === 1)
+  if (groupSize === 1)
     return `First collective on ${group} (created at line ${of.line + 1}${by}): a one-rank group, nothing to connect; pays the group's init${cost} — once, on this first call.`;
   return `First collective on ${group} (created at line ${of.line + 1}${by}): pays the group's init + connect${cost} — once, on this first call; later collectives on it do not.`;
 }
@@ -173,7 +192,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (size) out.push('', size);
   if (site.firstCallOnly)
     out.push('', `May create (first call only): the function called creates its group on its first call and returns the cached one after; later calls create nothing.`);
-  const pays = firstCollectiveLine(site, m.headline, m.via !== undefined);
+  const pays = firstCollectiveLine(site, m.headline, m.via !== undefined, m);
   if (pays) out.push('', pays);
   out.push('', `| step | ${CELL_GAP}median | ${CELL_GAP}p90 |`, '|---|---:|---:|');
   for (const r of [

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { commCountsProblem, DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ErrorCode, type RunOptions } from '../protocol/events';
+import { commCountsProblem, DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, firstUseOptionProblem, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ErrorCode, type RunOptions } from '../protocol/events';
 import { hostPython } from './environment';
 import { loadBinding, simulatedLibraryPath, type LoadInfo, type NativeBinding } from './nativeBinding';
 import { locateNccl, searchedPlaces } from './ncclLocator';
@@ -50,6 +50,8 @@ export function normalizeOptions(input: Partial<RunOptions>): NormalizedOptions 
   }
   const countsProblem = o.commCounts === undefined ? undefined : commCountsProblem(o.commCounts);
   if (countsProblem) bad(`commCounts ${countsProblem}`);
+  const firstUseProblem = o.firstUse === undefined ? undefined : firstUseOptionProblem(o.firstUse);
+  if (firstUseProblem) bad(`firstUse ${firstUseProblem}: give a list of allreduce, broadcast, sendrecv`);
   const pythonProblem = o.python === undefined ? undefined : pythonOptionProblem(o.python);
   if (pythonProblem) {
     const shown = typeof o.python === 'string' && o.python.length > 80 ? `${JSON.stringify(o.python.slice(0, 80))}…` : JSON.stringify(o.python) ?? String(o.python);

@@ -14,6 +14,7 @@
  * The API names and the table's types are in apiTypes.ts (re-exported here).
  */
 import type { Answer, ApiEntry, ApiName, RunShape, StepRef } from './apiTypes';
+import type { FirstUseKind } from '../protocol/runOptions';
 
 export { NCCL_APIS, PYTHON_APIS, FRAMEWORK_APIS, FIRST_COLLECTIVE } from './apiTypes';
 export type { NcclApi, PythonApi, FrameworkApi, ApiName, ApiRole, StepRef, RunShape, Answer, ApiEntry } from './apiTypes';
@@ -409,6 +410,21 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     underlying: { ...INIT, call: FIRST, note: 'the first collective after an NCCL init' },
   },
 };
+
+/**
+ * The first-use kind of the run's variants (RunOptions.firstUse: `…/first=broadcast`, `…/first=sendrecv`)
+ * that answers a group first used by `collective` (its torch.distributed name, CallSite
+ * `firstCollectiveOf.collective`): a broadcast, a send/recv (send, recv, isend, irecv,
+ * batch_isend_irecv), an allreduce; undefined for another collective (an allgather: no variant times it,
+ * the allreduce's figure stands in and the reading says so).
+ */
+export function firstUseKindOf(collective: string | undefined): FirstUseKind | undefined {
+  if (!collective) return undefined;
+  if (collective === 'broadcast' || collective === 'broadcast_object_list') return 'broadcast';
+  if (['send', 'recv', 'isend', 'irecv', 'batch_isend_irecv'].includes(collective)) return 'sendrecv';
+  if (collective === 'all_reduce') return 'allreduce';
+  return undefined;
+}
 
 /** The entry of `api`. */
 export function apiEntry(api: ApiName): ApiEntry {

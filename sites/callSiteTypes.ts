@@ -92,9 +92,11 @@ export interface CallSite {
   eager?: boolean;
   /**
    * A `first_collective` site: the group it is the first collective of, the line (0-based) of its
-   * creation, and the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`).
+   * creation, the API that created it (picks the creation's lazy variant: apiMap.ts `byCreator`), and
+   * the collective's own name (`broadcast`, `send`, `all_reduce`…: picks the run's variant first used
+   * that way, apiMap.ts `firstUseKindOf`).
    */
-  firstCollectiveOf?: { variable: string; line: number; api?: ApiName };
+  firstCollectiveOf?: { variable: string; line: number; api?: ApiName; collective?: string };
   /**
    * A creation (and its group's first collective): the ranks of the group it makes, where the code
    * fixes it (groupSize.ts: a rank list literal, split_ranks of one length, a split colored by the

@@ -103,7 +103,7 @@ export function firstCollectiveSite(
     argumentInsert: { line: c.args.startPosition.row, character: c.args.startPosition.column + 1 },
     hasArguments: c.args.namedChildCount > 0,
     callsInto: API_MAP[FIRST_COLLECTIVE].callsInto,
-    firstCollectiveOf: { variable, line: creation.line, api: creation.api },
+    firstCollectiveOf: { variable, line: creation.line, api: creation.api, collective: c.written.split('.').pop() ?? c.written },
     ...(creation.groupSize !== undefined ? { groupSize: creation.groupSize } : {}),
   };
 }

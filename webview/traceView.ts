@@ -4,7 +4,7 @@
  * NCCL's view. Every string from the trace is inserted as text (createTextNode / textContent) or an
  * attribute value through setAttribute: never parsed as markup.
  */
-import { isSimulatedTrace, ncclVersionText, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
+import { environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
 import { h } from './dom';
 import { PHASE_WORDS, timelineModel, type TimelinePhase } from './traceTimeline';
 
@@ -96,7 +96,7 @@ export function renderTimeline(trace: TraceFile): HTMLElement {
 
 /** The per-site table: count, phases (MAX over ranks, median/p90 over occurrences), memory, NCCL's view. */
 export function renderSiteTable(trace: TraceFile): HTMLElement {
-  const head = ['site', 'api', 'n', 'creation ms', 'first collective ms', 'connect ms', 'teardown ms', 'memory', '', "NCCL's view (Init timings, ms)"];
+  const head = ['site', 'api', 'n', 'creation ms', 'first use', 'first collective ms', 'connect ms', 'teardown ms', 'memory', '', "NCCL's view (Init timings, ms)"];
   const table = h('table', { id: 'sites' }, h('thead', {}, h('tr', {}, ...head.map((c) => h('th', {}, c)))));
   const body = h('tbody');
   for (const s of trace.sites) {
@@ -104,8 +104,8 @@ export function renderSiteTable(trace: TraceFile): HTMLElement {
     const view = v ? `${v.fn ?? ''} total ${fmt(v.parts.total ?? 0)}: ${Object.entries(v.parts).filter(([k, x]) => k !== 'total' && x > 0).map(([k, x]) => `${k} ${fmt(x)}`).join(', ') || 'no part above 0'}${v.join === 'order' ? ' (joined by order)' : ''}` : '—';
     body.append(h('tr', {},
       h('td', {}, where(s)), h('td', {}, s.api + (s.lazy ? ' (lazy)' : '')), h('td', { class: 'num' }, String(s.count)),
-      h('td', { class: 'num' }, stats(s.creation)), h('td', { class: 'num' }, stats(s.firstCollective)), h('td', { class: 'num' }, stats(s.connect)),
-      h('td', { class: 'num' }, stats(s.teardown)), h('td', { class: 'num' }, s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—'),
+      h('td', { class: 'num' }, stats(s.creation)), h('td', {}, s.firstUse ?? (s.firstCollective ? '?' : '—')), h('td', { class: 'num' }, stats(s.firstCollective)), h('td', { class: 'num' }, stats(s.connect)),
+      h('td', { class: 'num' }, stats(s.teardown) + sharedTeardownMark(s)), h('td', { class: 'num' }, s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—'),
       h('td', {}, s.cold ? 'cold' : ''), h('td', {}, view)));
   }
   table.append(body);
@@ -121,6 +121,7 @@ export function renderTrace(root: HTMLElement, trace: TraceFile): void {
   const facts: Array<[string, string]> = [
     ['status', `${trace.status}${trace.exitCode !== null ? `, exit code ${trace.exitCode}` : ''}${trace.signal ? `, signal ${trace.signal}` : ''}`],
     ['processes', String(trace.processes.length)], ['host', trace.host], ['started', trace.startedAt], ['NCCL', trace.ncclVersion !== null ? ncclVersionText(trace.ncclVersion) : 'unknown'],
+    ...(trace.environment ? [['environment', environmentText(trace.environment)] as [string, string]] : []),
   ];
   for (const [k, v] of facts) meta.append(h('dt', {}, k), h('dd', {}, v));
   root.append(meta, renderTimeline(trace), renderSiteTable(trace));

@@ -21,7 +21,9 @@
  */
 import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
+import { commonName, firstUseName } from './firstUse';
 import { deferredNote, nativeCreation } from './grouped';
+import { procEnvironment, traceEnvironment, type ProcEnvironment } from './traceEnvironment';
 import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import type { NativeFrame } from './nativeFrame';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
@@ -61,6 +63,8 @@ interface Comm {
   connect?: { t0: number; t1: number; free: number | null; site: NativeFrame | null };
   fin?: { t: number; free: number | null; site: NativeFrame | null };
   site: NativeFrame | null;
+  /** The first collective's NCCL function as the plugin named it (`collStart` `fn`: AllReduce, Broadcast, Send…). */
+  firstFn?: string;
   /** NCCL's view of its creation (its log's Init timings line), when joined. */
   view?: TraceNcclView;
 }
@@ -74,6 +78,8 @@ interface Proc {
   wallMinusMono: number[];
   /** ns added to this process's monotonic times on the timeline (its host's offset to the reference host; 0 on one host). */
   shift: number;
+  /** The `proc` record's environment fields (traceEnvironment.ts). */
+  env?: Omit<ProcEnvironment, 'nccl' | 'sim'>;
 }
 
 const NS = 1e6;
@@ -141,7 +147,7 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
   switch (k) {
     case 'proc':
       wallPair(p, r);
-      p.plugin = true; p.abi = num(r.abi); p.nccl = num(r.nccl); p.sim = r.sim === true; p.chainError = str(r.chainError) ?? '';
+      p.plugin = true; p.abi = num(r.abi); p.nccl = num(r.nccl); p.sim = r.sim === true; p.chainError = str(r.chainError) ?? ''; p.env = procEnvironment(r, p.host);
       return true;
     case 'pyproc':
       wallPair(p, r);
@@ -177,7 +183,12 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
       if (start) p.nstarts.push(start);
       return start !== null;
     }
-    case 'coll': case 'collStart': case 'gpu':
+    case 'collStart': {
+      const c = i === null ? undefined : p.comms.get(i);
+      if (c && str(r.fn)) c.firstFn = str(r.fn)!;
+      return c !== undefined;
+    }
+    case 'coll': case 'gpu':
       return i !== null && p.comms.has(i);
     case 'call': {
       const t0 = num(r.t0), t1 = num(r.t1), api = str(r.api);
@@ -269,6 +280,8 @@ interface Attributed {
   /** `end`: the call's own return, drawn on the timeline when the creation's completion was never seen (a non-blocking call). */
   creation: { t0: number; t1: number | null; end?: number } | null; firstColl: { t0: number; t1: number } | null; teardown: { t0: number | null; t1: number } | null;
   cold: boolean; notes: string[];
+  /** The first use's op (firstUse.ts), null when unknown; communicators its teardown call tore down, when several. */
+  firstUse: string | null; teardownShared?: number;
 }
 
 /**
@@ -305,7 +318,9 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       let siteCall = made.call;
       let lazy = false;
       let firstColl: { t0: number; t1: number } | null = null;
+      let firstPy: string | null = null;
       if (siteCall && siteCall.first && siteCall.groupOf) {
+        firstPy = siteCall.api;
         // A lazy group: the communicator was created at its first collective; the site is the group's creation.
         const groupOf = siteCall.groupOf;
         const maker = [...p.calls].reverse().find((k) => k.t1 <= siteCall!.t0 && k.group === groupOf && CREATE_APIS.has(k.api));
@@ -315,7 +330,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
       const connectT = c.connect?.t0;
       if (!firstColl && connectT !== undefined) {
         const fc = callAt(p.calls, connectT, null, (k) => k.first === true);
-        if (fc.call) firstColl = { t0: fc.call.t0, t1: fc.call.t1 };
+        if (fc.call) { firstColl = { t0: fc.call.t0, t1: fc.call.t1 }; firstPy = fc.call.api; }
         else if (!p.python && c.connect) firstColl = { t0: c.connect.t0, t1: c.connect.t1 };
       }
       const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
@@ -360,13 +375,14 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
         torn.notes.push(notes);
         tornBy.set(tdCall, torn);
       }
-      attributed.push({ proc: p, comm: c, siteKey: site.key, site, creation, firstColl, teardown, cold: c.i === coldI, notes });
+      attributed.push({ proc: p, comm: c, siteKey: site.key, site, creation, firstColl, teardown, cold: c.i === coldI, notes, firstUse: firstColl ? firstUseName(firstPy, c.firstFn) : null });
     }
   }
   // One teardown call that tore down several communicators (destroy_process_group() of the default
   // group takes every group with it): its time is given to each, and each says so.
   for (const torn of tornBy.values()) {
     if (torn.notes.length < 2) continue;
+    for (const a of attributed) if (torn.notes.includes(a.notes)) a.teardownShared = torn.notes.length;
     for (const notes of torn.notes)
       notes.push(`one ${torn.api} call${torn.at ? ` at ${torn.at}` : ''} tore down ${torn.notes.length} communicators of its process: its ${torn.ms.toFixed(1)} ms is the teardown of each, paid once`);
   }
@@ -382,6 +398,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
     exitCode: job.exitCode, signal: job.signal, status: stopped.length + missing.length > 0 ? 'partial' : 'complete',
     missing: [...stopped, ...missing], simulated, host: job.host, ncclVersion: versions.length === 1 ? versions[0]! : null,
     processes, ncclLog, sites, problems, clock,
+    environment: traceEnvironment(procs.map((p) => ({ ...(p.env ?? procEnvironment({}, p.host)), nccl: p.nccl, sim: p.sim, plugin: p.plugin })), job.host),
   };
 }
 
@@ -484,6 +501,7 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
       });
     }
     const first = list[0]!;
+    const firstUse = commonName(list.map((a) => a.firstUse));
     const mem = occurrences.map((o) => o.memoryBytes).filter((x): x is number => x !== null);
     sites.push({
       ...first.site, count: occurrences.length,
@@ -491,6 +509,7 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
       connect: phaseStats(occurrences.map((o) => o.connectMs)), teardown: phaseStats(occurrences.map((o) => o.teardownMs)),
       memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold),
       nccl: combineViews(occurrences.map((o) => o.nccl), 'median'), occurrences, notes: [...notes],
+      ...(firstUse ? { firstUse } : {}), ...(list.some((a) => a.teardownShared) ? { teardownShared: Math.max(...list.map((a) => a.teardownShared ?? 0)) } : {}),
     });
   }
   return sites.sort((a, b) => (a.occurrences[0]?.at.creation ?? 0) - (b.occurrences[0]?.at.creation ?? 0));

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { findings, type Finding } from '../../readings/advice';
-import type { ApiName } from '../../sites/apiMap';
+import { firstUseKindOf, type ApiName } from '../../sites/apiMap';
+import type { FirstUseKind } from '../../protocol/runOptions';
 import {
   ParsedDocument,
   type CallSite,
@@ -139,9 +140,10 @@ export class AnnotationModel {
    * The annotation of `api` (lazy-init figures where the run has both ways; cached).
    * @param creator a first collective's creating API (figures.ts `SiteContext.creator`)
    * @param groupSize the ranks of the group the code makes, where it fixes them (figures.ts `SiteContext.groupSize`)
+   * @param firstUse how that group is first used (figures.ts `SiteContext.firstUse`)
    */
-  annotate(api: ApiName, eager = false, creator?: ApiName, groupSize?: number): Annotation {
-    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}${groupSize !== undefined ? ` of ${groupSize}` : ''}`;
+  annotate(api: ApiName, eager = false, creator?: ApiName, groupSize?: number, firstUse?: FirstUseKind): Annotation {
+    const key = `${api}${eager ? ' eager' : ''}${creator ? ` by ${creator}` : ''}${groupSize !== undefined ? ` of ${groupSize}` : ''}${firstUse ? ` first ${firstUse}` : ''}`;
     let a = this.cache.get(key);
     if (!a) {
       const chosen = this.store.chosen;
@@ -150,6 +152,7 @@ export class AnnotationModel {
         ...(chosen ? { chosen } : {}),
         ...(creator ? { creator } : {}),
         ...(groupSize !== undefined ? { groupSize } : {}),
+        ...(firstUse ? { firstUse } : {}),
         ...(this.gate ? { unavailable: this.gate } : {}),
       });
       this.cache.set(key, a);
@@ -159,7 +162,7 @@ export class AnnotationModel {
 
   /** The annotation of a call site of document `uri` (its eager facts: {@link siteIsEager}; a first collective's creator). */
   annotateSite(uri: string, site: CallSite): Annotation {
-    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api, site.groupSize);
+    return this.annotate(site.api, siteIsEager(site, this.state(uri)?.scan.sites ?? [site]), site.firstCollectiveOf?.api, site.groupSize, firstUseKindOf(site.firstCollectiveOf?.collective));
   }
 
   /**

@@ -8,13 +8,15 @@
  *   init     when NCCL called init (after bootstrap and topology, before proxy and connection setup)
  *   connect  the first GroupApi span on it (v5+; v4: the first Group span): a blocking
  *            communicator's lazy connect runs inside it
- *   coll     the first collective's host span (v5+: CollApi; v4: Coll), its function and count
+ *   coll     the first collective's host span (v5+: CollApi; v4: Coll), its function and count;
+ *            a first send or recv counts as the first collective (P2pApi; v4: P2p), its `fn` Send or Recv
  *   gpu      the first kernel-channel span in GPU globaltimer ns (only with COMMCOST_TRACE_GPU=1:
  *            asking NCCL for kernel-channel events adds proxy events)
  *   fin      when finalize was reached (end of teardown), with the number of collectives seen and
  *            the sum and max of their host spans (v5+)
- * plus one `proc` line per process (pid, host, the ABI version NCCL chose, the library's version
- * and whether it is commcost's simulated NCCL, the chained plugin, and `rt`: CLOCK_REALTIME ns stamped
+ * plus one `proc` line per process (pid, host, the ABI version NCCL chose, the library's version, path
+ * and whether it is commcost's simulated NCCL, the CUDA driver API version, the visible devices and
+ * device 0's model, the NVIDIA driver version, the chained plugin, and `rt`: CLOCK_REALTIME ns stamped
  * with its `t`, for the cross-host timeline). Times are CLOCK_MONOTONIC ns
  * (the clock of Python's time.monotonic_ns()). Device memory: cuMemGetInfo's free bytes at init,
  * at the end of the connect span and at finalize when the CUDA driver is already loaded
@@ -167,6 +169,40 @@ static void libraryFacts(void* caller, int* version, int* simulated) {
   if (lib) dlclose(lib);
 }
 
+/* The environment stamp of the process (the `proc` record's env fields; once per process, at the first
+ * init, when NCCL has initialised CUDA): the CUDA driver API version, the visible devices and device 0's
+ * model (through the driver NCCL already loaded: never loaded here), the NVIDIA kernel driver version
+ * from /proc/driver/nvidia/version ("" when absent). */
+static void environmentFacts(int* cudaVersion, int* devices, char* model, size_t modelLen, char* driver, size_t driverLen) {
+  *cudaVersion = 0; *devices = 0; model[0] = 0; driver[0] = 0;
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void* where = cuda ? cuda : RTLD_DEFAULT;
+  int (*getVersion)(int*) = (int (*)(int*))dlsym(where, "cuDriverGetVersion");
+  int (*getCount)(int*) = (int (*)(int*))dlsym(where, "cuDeviceGetCount");
+  int (*getName)(char*, int, int) = (int (*)(char*, int, int))dlsym(where, "cuDeviceGetName");
+  if (getVersion && getVersion(cudaVersion) != 0) *cudaVersion = 0;
+  if (getCount && getCount(devices) != 0) *devices = 0;
+  if (getName && *devices > 0 && getName(model, (int)modelLen, 0) != 0) model[0] = 0;
+  model[modelLen - 1] = 0;
+  if (cuda) dlclose(cuda);
+  FILE* f = fopen("/proc/driver/nvidia/version", "r");
+  if (f) {
+    char line[512];
+    if (fgets(line, sizeof line, f)) {
+      /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Tue ..." */
+      const char* k = strstr(line, "Kernel Module");
+      if (k) {
+        k += strlen("Kernel Module");
+        while (*k == ' ') k++;
+        size_t n = 0;
+        while (k[n] && k[n] != ' ' && k[n] != '\n' && n + 1 < driverLen) { driver[n] = k[n]; n++; }
+        driver[n] = 0;
+      }
+    }
+    fclose(f);
+  }
+}
+
 static void loadChain(int abi) {
   const char* name = getenv("COMMCOST_TRACE_CHAIN_PLUGIN");
   chain.abi = 0;
@@ -221,11 +257,15 @@ static void setupProcess(int abi, void* caller) {
     clock_gettime(CLOCK_REALTIME, &rts);
     uint64_t m1 = nowNs();
     unsigned long long rt = (unsigned long long)rts.tv_sec * 1000000000ull + (unsigned long long)rts.tv_nsec;
-    char h[260], cn[260], ce[420];
-    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"rt\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s}",
+    char h[260], cn[260], ce[420], model[128], driver[64], jm[260], jd[140], jp[2100];
+    int cudaVersion, devices;
+    environmentFacts(&cudaVersion, &devices, model, sizeof model, driver, sizeof driver);
+    emit("{\"k\":\"proc\",\"f\":%d,\"pid\":%d,\"host\":\"%s\",\"abi\":%d,\"nccl\":%d,\"sim\":%s,\"t\":%llu,\"rt\":%llu,\"chain\":\"%s\",\"chainAbi\":%d,\"chainError\":\"%s\",\"gpu\":%s,"
+         "\"ncclPath\":\"%s\",\"cuda\":%d,\"devices\":%d,\"model\":\"%s\",\"driver\":\"%s\"}",
          TRACE_FORMAT, (int)pid, jsonText(host, h, sizeof h), abi, version, simulated ? "true" : "false",
          (unsigned long long)(m0 + (m1 - m0) / 2), rt, jsonText(getenv("COMMCOST_TRACE_CHAIN_PLUGIN"), cn, sizeof cn), chain.abi,
-         jsonText(chain.error, ce, sizeof ce), gpuEvents ? "true" : "false");
+         jsonText(chain.error, ce, sizeof ce), gpuEvents ? "true" : "false", jsonText(ncclLibPath, jp, sizeof jp), cudaVersion, devices,
+         jsonText(model, jm, sizeof jm), jsonText(driver, jd, sizeof jd));
   }
   pthread_mutex_unlock(&setupLock);
 }
@@ -264,7 +304,7 @@ static int claim(atomic_int* flag) {
 }
 
 static int ourMask(int abi) {
-  int m = abi >= 5 ? (CC_EV_GROUP_API | CC_EV_COLL_API) : (CC_EV_GROUP | CC_EV_COLL);
+  int m = abi >= 5 ? (CC_EV_GROUP_API | CC_EV_COLL_API | CC_EV_P2P_API) : (CC_EV_GROUP | CC_EV_COLL | CC_EV_P2P);
   if (gpuEvents) m |= CC_EV_KERNEL_CH;
   return m;
 }
@@ -310,7 +350,8 @@ static int classify(Comm* c, uint64_t type) {
     atomic_fetch_add_explicit(&c->groups, 1, memory_order_relaxed);
     return claim(&c->groupClaimed) ? K_FIRST_GROUP : K_NONE;
   }
-  if (type == (uint64_t)(v5 ? CC_EV_COLL_API : CC_EV_COLL)) {
+  /* A send or recv is a first use too (pipeline stages, prefill/decode pairs): P2pApi (v5+), P2p (v4). */
+  if (type == (uint64_t)(v5 ? CC_EV_COLL_API : CC_EV_COLL) || type == (uint64_t)(v5 ? CC_EV_P2P_API : CC_EV_P2P)) {
     atomic_fetch_add_explicit(&c->colls, 1, memory_order_relaxed);
     if (claim(&c->collClaimed)) return K_FIRST_COLL;
     return v5 ? K_LATER_COLL : K_NONE; /* v4 Coll events of one plan overlap: counted, not timed */
@@ -371,9 +412,12 @@ static ccNcclResult startApi(void* ctx, void** handle, const ccDescrV6* d, size_
   *handle = NULL;
   if (!c) return 0;
   int kind = classify(c, d->type);
-  const char* func = d->type == CC_EV_COLL_API ? d->collApi.func : d->type == CC_EV_COLL ? d->coll.func : NULL;
-  size_t count = d->type == CC_EV_COLL_API ? d->collApi.count : d->type == CC_EV_COLL ? d->coll.count : 0;
-  const char* dtype = d->type == CC_EV_COLL_API ? d->collApi.datatype : d->type == CC_EV_COLL ? d->coll.datatype : NULL;
+  const char* func = d->type == CC_EV_COLL_API ? d->collApi.func : d->type == CC_EV_COLL ? d->coll.func
+                   : d->type == CC_EV_P2P_API ? d->p2pApi.func : d->type == CC_EV_P2P ? d->p2p.func : NULL;
+  size_t count = d->type == CC_EV_COLL_API ? d->collApi.count : d->type == CC_EV_COLL ? d->coll.count
+               : d->type == CC_EV_P2P_API ? d->p2pApi.count : d->type == CC_EV_P2P ? d->p2p.count : 0;
+  const char* dtype = d->type == CC_EV_COLL_API ? d->collApi.datatype : d->type == CC_EV_COLL ? d->coll.datatype
+                    : d->type == CC_EV_P2P_API ? d->p2pApi.datatype : d->type == CC_EV_P2P ? d->p2p.datatype : NULL;
   uint64_t gpu0 = d->type == CC_EV_KERNEL_CH ? d->kernelCh.pTimer : 0;
   if (!chainOn(c)) {
     Ev* e = ourEvent(c, kind);
@@ -431,9 +475,9 @@ static ccNcclResult startV4(void* ctx, void** handle, ccDescrV4* d) {
   *handle = NULL;
   if (!c) return 0;
   int kind = classify(c, d->type);
-  const char* func = d->type == CC_EV_COLL ? d->coll.func : NULL;
-  size_t count = d->type == CC_EV_COLL ? d->coll.count : 0;
-  const char* dtype = d->type == CC_EV_COLL ? d->coll.datatype : NULL;
+  const char* func = d->type == CC_EV_COLL ? d->coll.func : d->type == CC_EV_P2P ? d->p2p.func : NULL;
+  size_t count = d->type == CC_EV_COLL ? d->coll.count : d->type == CC_EV_P2P ? d->p2p.count : 0;
+  const char* dtype = d->type == CC_EV_COLL ? d->coll.datatype : d->type == CC_EV_P2P ? d->p2p.datatype : NULL;
   uint64_t gpu0 = d->type == CC_EV_KERNEL_CH ? d->kernelCh.pTimer : 0;
   if (!chainOn(c)) {
     Ev* e = ourEvent(c, kind);

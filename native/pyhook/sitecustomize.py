@@ -181,7 +181,9 @@ def _install():
             pass
 
     COLLECTIVES = ("all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
-                   "reduce_scatter", "reduce", "all_to_all", "all_to_all_single", "barrier", "gather", "scatter")
+                   "reduce_scatter", "reduce", "all_to_all", "all_to_all_single", "barrier", "gather", "scatter",
+                   # A pair's first send/recv is its group's first use too (pipeline stages, prefill/decode).
+                   "send", "recv", "isend", "irecv")
 
     def instrument(dist):
         modules = [dist]

@@ -40,6 +40,13 @@
  *   override the config, as in NCCL; a split child keeps its parent's). maxP2pPeers is accepted and
  *   changes nothing: P2P buffers are made on demand by send/recv, which no experiment runs. Plausible
  *   shapes, never figures: runs on this library are labelled SIMULATED.
+ * - ncclBroadcast is a collective like ncclAllReduce (one rendezvous of all ranks, the same lazy
+ *   connect on first use; the root's float32 value lands in every rank's receive range). ncclSend
+ *   and ncclRecv are point-to-point: each is a rendezvous of the two ranks of its pair only (its own
+ *   tag, the pair's seq: the k-th send or recv with a peer meets the peer's k-th with it), and the
+ *   first one with a peer pays that peer's connect, COMMCOST_SIM_P2P_CONNECT_MS (20), always at first
+ *   use (NCCL_RUNTIME_CONNECT=0 connects the collective rings at creation, never the peers); with
+ *   oneself nothing is connected. In a group they run at the call like every collective.
  * - Non-blocking init (config.blocking = 0) returns ncclInProgress at once and runs on its own
  *   thread; ncclCommAbort interrupts it.
  * - Groups (simGroup.c, as NCCL's group.cc): ncclGroupStart/End count a per-thread depth. Inside a
@@ -95,7 +102,7 @@
  * COMMCOST_SIM_VERSION, COMMCOST_SIM_GPUS,
  * COMMCOST_SIM_KERNELS_MS (0, see "Cold first creation"),
  * COMMCOST_SIM_COMM_BYTES, COMMCOST_SIM_CONNECT_BYTES, COMMCOST_SIM_INIT_MS, COMMCOST_SIM_SPLIT_MS,
- * COMMCOST_SIM_CONNECT_MS, COMMCOST_SIM_BW_GBPS, COMMCOST_SIM_FINALIZE_MS, COMMCOST_SIM_DESTROY_MS,
+ * COMMCOST_SIM_CONNECT_MS, COMMCOST_SIM_P2P_CONNECT_MS (20, one peer's connect), COMMCOST_SIM_BW_GBPS, COMMCOST_SIM_FINALIZE_MS, COMMCOST_SIM_DESTROY_MS,
  * COMMCOST_SIM_ABORT_MS, COMMCOST_SIM_UNIQUEID_MS, COMMCOST_SIM_CUINIT_MS, COMMCOST_SIM_JITTER,
  * COMMCOST_SIM_SHRINK_MS (20; NCCL_SHRINK_ABORT adds COMMCOST_SIM_ABORT_MS/2 of drain),
  * COMMCOST_SIM_GROW_MS (30), COMMCOST_SIM_REVOKE_MS (25: ncclCommRevoke returns ncclInProgress and
@@ -144,7 +151,7 @@
  *   simInit.c        ncclGetUniqueId, NCCL's log, ncclCommInitRank/Config, ncclCommInitAll
  *   simGroup.c       ncclGroupStart/End, the creations deferred to the group's end
  *   simReshape.c     split, shrink, grow, revoke, windows, suspend/resume, MemStats
- *   simCollectives.c registration, ncclAllReduce
+ *   simCollectives.c registration, ncclAllReduce, ncclBroadcast, ncclSend, ncclRecv
  *   simTeardown.c    finalize, destroy, abort
  *
  * Plain C11 + pthreads; build: cc -std=c11 -O2 -fPIC -shared -pthread <every .c file of native/sim> -o libnccl-sim.so

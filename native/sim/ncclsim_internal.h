@@ -62,6 +62,7 @@ typedef struct {
   double initMs, splitMs, connectMs, bwGBps, finalizeMs, destroyMs, abortMs, uniqueIdMs, cuInitMs, jitter;
   double shrinkMs, growMs, revokeMs, registerMs, regFirstMs, windowMs, windowDeregMs, memAllocMs;
   double suspendMs, resumeMs, graphMs, captureMs;
+  double p2pConnectMs; /* COMMCOST_SIM_P2P_CONNECT_MS: the lazy connect of one peer at its first send/recv */
   int destroyBarrierVersion; /* COMMCOST_SIM_DESTROY_BARRIER_VERSION (C5) */
   double kernelsMs[16]; int kernelsCount; /* COMMCOST_SIM_KERNELS_MS: per rank, the last repeats */
   char algoRefused[64];      /* COMMCOST_SIM_ALGO_REFUSED: refuse allreduce while NCCL_ALGO is this */
@@ -102,6 +103,10 @@ struct SimComm {
   Reg* regs;
   void* profCtx; /* the profiler plugin's context (region "Profiler plugin"); NULL when none */
   int profMask;
+  /* Send/recv (simCollectives.c): per peer, connected yet and the pair's next rendezvous seq;
+   * allocated at the first send/recv (nranks entries each), never freed with the communicator. */
+  unsigned char* peerConnected;
+  uint64_t* peerSeq;
 };
 /* Communicator structs are never freed: an aborted one may still be referenced by a thread that
  * is returning from a rendezvous. The leak is bounded by the number of communicators a test makes. */
@@ -109,7 +114,10 @@ struct SimComm {
 typedef struct SimEvent SimEvent;
 /* An allreduce on `comm`, or (comm NULL) the marker of cuEventRecord for `event`. `src`/`dst`: the
  * float32 sum's buffers for the data model (0 = none: another type or op). */
-typedef struct StreamOp { ncclComm_t comm; uint64_t seq; double bytes, extraMs; uintptr_t src, dst; SimEvent* event; struct StreamOp* next; } StreamOp;
+/* `kind`: what the op is (OP_ALLREDUCE by default); `peer`: the root of a broadcast, the peer of a
+ * send or recv. */
+enum { OP_ALLREDUCE = 0, OP_BROADCAST = 1, OP_SEND = 2, OP_RECV = 3 };
+typedef struct StreamOp { ncclComm_t comm; uint64_t seq; double bytes, extraMs; uintptr_t src, dst; SimEvent* event; int kind, peer; struct StreamOp* next; } StreamOp;
 #define GRAPH_MAGIC 0x47524150u
 #define EXEC_MAGIC 0x45584543u
 #define GRAPH_MAX_OPS 16
@@ -176,6 +184,11 @@ ncclResult_t versionGate(const char* fn, int since);
 void profInit(ncclComm_t c);
 void waitCommDrained(ncclComm_t c);
 ncclResult_t profiledCollective(ncclComm_t c, size_t count, ncclResult_t (*enqueue)(void*), void* arg);
+/* The same for any op: `func` as NCCL names it ("AllReduce", "Broadcast", "Send", "Recv"); `peer` >= 0
+ * makes it a point-to-point op (P2pApi / P2p events) whose lazy connect is that peer's. */
+ncclResult_t profiledOp(ncclComm_t c, const char* func, int peer, size_t count, ncclResult_t (*enqueue)(void*), void* arg);
+/* Whether the next op of kind (OP_*) with `peer` on `c` pays a connect (simStream.c). */
+int opConnectsNow(ncclComm_t c, int kind, int peer);
 void profFinalize(ncclComm_t c);
 
 /* simStream.c */
@@ -183,6 +196,8 @@ extern pthread_mutex_t streamLock;
 extern SimGraph* captureGraph;
 ncclResult_t enqueueOpData(ncclComm_t c, double bytes, double extraMs, uintptr_t src, uintptr_t dst);
 ncclResult_t enqueueOp(ncclComm_t c, double bytes, double extraMs);
+/* Appends an op of `kind` (OP_*) with its root or peer; a send/recv takes its pair's seq. */
+ncclResult_t enqueueOpKind(ncclComm_t c, int kind, int peer, double bytes, double extraMs, uintptr_t src, uintptr_t dst);
 double registrationExtra(ncclComm_t c, uintptr_t buf);
 int commPending(ncclComm_t c);
 

@@ -1,5 +1,6 @@
 /*
- * simCollectives.c: buffer registration (ncclCommRegister/Deregister) and ncclAllReduce.
+ * simCollectives.c: buffer registration (ncclCommRegister/Deregister), ncclAllReduce, and ncclBroadcast,
+ * ncclSend, ncclRecv (the first uses other than an allreduce: a send/recv connects its peer lazily).
  * Part of the simulated NCCL (test fixture); the model is described in ncclsim.c.
  */
 #include "ncclsim_internal.h"
@@ -111,3 +112,69 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
   return comm->blocking ? ncclSuccess : ncclInProgress;
 }
 
+
+/* ---- broadcast, send, recv: the first uses other than an allreduce ---------------------------- */
+
+/* The state checks every op makes at its call (as ncclAllReduce's); ncclSuccess when it may run. */
+static ncclResult_t opChecks(const char* fn, ncclComm_t comm) {
+  pthread_mutex_lock(&comm->lock);
+  int dead = comm->dead, revoked = comm->revoked, suspended = comm->suspended, deferred = comm->deferred;
+  ncclResult_t async = comm->asyncError;
+  pthread_mutex_unlock(&comm->lock);
+  if (deferred) { setLastError("%s: the communicator's creation has not run yet (it was created inside a group: call ncclGroupEnd first)", fn); return ncclInvalidUsage; }
+  if (comm->finalized || dead) { setLastError("%s: communicator finalized or aborted", fn); return ncclInvalidUsage; }
+  if (revoked) { setLastError("%s: communicator was revoked", fn); return ncclInvalidUsage; }
+  if (suspended) { setLastError("%s: communicator is suspended (ncclCommResume first)", fn); return ncclInvalidUsage; }
+  if (async != ncclSuccess) { setLastError("%s: communicator has an asynchronous error %d", fn, async); return async; }
+  if (failHook(fn, comm->rank)) return ncclInternalError;
+  if (hangHook(fn, comm->rank, comm)) return ncclRemoteError;
+  pthread_mutex_lock(&streamLock);
+  int capturing = captureGraph != NULL;
+  pthread_mutex_unlock(&streamLock);
+  if (capturing) { setLastError("%s: stream capture of this operation is not modelled by the simulated NCCL", fn); return ncclInvalidUsage; }
+  return ncclSuccess;
+}
+
+typedef struct { ncclComm_t c; int kind, peer; double bytes; uintptr_t src, dst; } KindEnqueue;
+static ncclResult_t kindEnqueue(void* arg) {
+  KindEnqueue* k = (KindEnqueue*)arg;
+  return enqueueOpKind(k->c, k->kind, k->peer, k->bytes, registrationExtra(k->c, k->src), k->src, k->dst);
+}
+
+/* Enqueues one op (through the profiler when one is loaded) and answers as a blocking or non-blocking comm. */
+static ncclResult_t runKind(ncclComm_t comm, const char* func, int kind, int peer, size_t count, int datatype, const void* src, void* dst) {
+  int modelled = datatype == 7 && kind == OP_BROADCAST; /* the data model: a float32 broadcast carries the root's value */
+  KindEnqueue k = { comm, kind, peer, (double)count * (double)typeSize(datatype), modelled ? (uintptr_t)src : 0, modelled ? (uintptr_t)dst : 0 };
+  if (kind == OP_SEND) k.src = (uintptr_t)src;
+  ncclResult_t r = comm->profCtx ? profiledOp(comm, func, kind == OP_BROADCAST ? -1 : peer, count, kindEnqueue, &k) : kindEnqueue(&k);
+  if (r != ncclSuccess) return r;
+  return comm->blocking ? ncclSuccess : ncclInProgress;
+}
+
+EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root, ncclComm_t comm,
+                                  CUstream stream) {
+  const char* fn = "ncclBroadcast";
+  (void)stream;
+  if (!validComm(comm) || typeSize(datatype) == 0 || root < 0 || root >= comm->nranks) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  ncclResult_t r = opChecks(fn, comm);
+  if (r != ncclSuccess) return r;
+  return runKind(comm, "Broadcast", OP_BROADCAST, root, count, datatype, sendbuff, recvbuff);
+}
+
+EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, int datatype, int peer, ncclComm_t comm, CUstream stream) {
+  const char* fn = "ncclSend";
+  (void)stream;
+  if (!validComm(comm) || typeSize(datatype) == 0 || peer < 0 || peer >= comm->nranks) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  ncclResult_t r = opChecks(fn, comm);
+  if (r != ncclSuccess) return r;
+  return runKind(comm, "Send", OP_SEND, peer, count, datatype, sendbuff, NULL);
+}
+
+EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, int datatype, int peer, ncclComm_t comm, CUstream stream) {
+  const char* fn = "ncclRecv";
+  (void)stream;
+  if (!validComm(comm) || typeSize(datatype) == 0 || peer < 0 || peer >= comm->nranks) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
+  ncclResult_t r = opChecks(fn, comm);
+  if (r != ncclSuccess) return r;
+  return runKind(comm, "Recv", OP_RECV, peer, count, datatype, NULL, recvbuff);
+}

@@ -102,7 +102,8 @@ ncclResult_t rendezvous(uint32_t addr, uint16_t port, uint64_t tag, uint64_t seq
     /* A collective must not start on a halted communicator: checked again here, under the lock
        that revoke/abort take, so a revoke between runOp's check and this point cannot leave the
        rendezvous unkillable. Control rendezvous (e.g. shrink after revoke) may still run. */
-    int collective = strcmp(fn, "ncclAllReduce") == 0;
+    int collective = strcmp(fn, "ncclAllReduce") == 0 || strcmp(fn, "ncclBroadcast") == 0 || strcmp(fn, "ncclSend") == 0 ||
+                     strcmp(fn, "ncclRecv") == 0;
     pthread_mutex_lock(&c->lock);
     int dead = c->dead || (collective && (c->revoked || c->abortFlag));
     if (!dead) {

@@ -78,6 +78,7 @@ static void loadSettings(void) {
   S.initMs = envNum("COMMCOST_SIM_INIT_MS", 40);
   S.splitMs = envNum("COMMCOST_SIM_SPLIT_MS", 20);
   S.connectMs = envNum("COMMCOST_SIM_CONNECT_MS", 50);
+  S.p2pConnectMs = envNum("COMMCOST_SIM_P2P_CONNECT_MS", 20);
   S.bwGBps = envNum("COMMCOST_SIM_BW_GBPS", 200);
   S.finalizeMs = envNum("COMMCOST_SIM_FINALIZE_MS", 5);
   S.destroyMs = envNum("COMMCOST_SIM_DESTROY_MS", 3);

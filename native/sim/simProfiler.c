@@ -47,7 +47,9 @@ static void* profStart(ncclComm_t c, int type, void* parent, const char* func, s
     memset(&d, 0, sizeof d);
     d.type = (uint64_t)type; d.parentObj = parent; d.rank = c->rank;
     if (type == CC_EV_COLL_API) { d.collApi.func = func; d.collApi.count = count; d.collApi.datatype = "ncclFloat32"; }
+    if (type == CC_EV_P2P_API) { d.p2pApi.func = func; d.p2pApi.count = count; d.p2pApi.datatype = "ncclFloat32"; }
     if (type == CC_EV_COLL) { d.coll.func = func; d.coll.count = count; d.coll.datatype = "ncclFloat32"; d.coll.algo = "RING"; d.coll.proto = "SIMPLE"; d.coll.parentGroup = parent; }
+    if (type == CC_EV_P2P) { d.p2p.func = func; d.p2p.count = count; d.p2p.datatype = "ncclFloat32"; d.p2p.parentGroup = parent; }
     if (type == CC_EV_KERNEL_CH) d.kernelCh.pTimer = pTimer;
     if (prof.abi == 6) prof.v6->startEvent(c->profCtx, &h, &d);
     else prof.v5->startEvent(c->profCtx, &h, (ccDescrV5*)&d);
@@ -56,6 +58,7 @@ static void* profStart(ncclComm_t c, int type, void* parent, const char* func, s
     memset(&d, 0, sizeof d);
     d.type = (uint8_t)type; d.parentObj = parent; d.rank = c->rank;
     if (type == CC_EV_COLL) { d.coll.func = func; d.coll.count = count; d.coll.datatype = "ncclFloat32"; d.coll.algo = "RING"; d.coll.proto = "SIMPLE"; }
+    if (type == CC_EV_P2P) { d.p2p.func = func; d.p2p.count = count; d.p2p.datatype = "ncclFloat32"; }
     if (type == CC_EV_KERNEL_CH) d.kernelCh.pTimer = pTimer;
     prof.v4->startEvent(c->profCtx, &h, &d);
   }
@@ -80,18 +83,24 @@ static void profState(void* h, int state, ccStateArgs* args) {
  * connect of a communicator not yet connected, waited for here as NCCL does it on the host), with
  * Group { Coll { KernelCh } } around the launch where the mask asks for them. `enqueue` does the work. */
 ncclResult_t profiledCollective(ncclComm_t c, size_t count, ncclResult_t (*enqueue)(void*), void* arg) {
+  return profiledOp(c, "AllReduce", -1, count, enqueue, arg);
+}
+
+/* Any op as the plugin sees it: GroupApi { CollApi | P2pApi } then the launch, Group { Coll | P2p { KernelCh } };
+ * a send/recv (`peer` >= 0) waits in the launch for its peer's lazy connect, a collective for the ring's. */
+ncclResult_t profiledOp(ncclComm_t c, const char* func, int peer, size_t count, ncclResult_t (*enqueue)(void*), void* arg) {
   int m = c->profMask;
   int v5 = prof.abi >= 5;
-  int deep = CC_EV_GROUP | CC_EV_COLL | CC_EV_PROXY_OP | CC_EV_PROXY_STEP | CC_EV_KERNEL_CH | CC_EV_NET_PLUGIN;
-  void* groupApi = v5 && (m & (CC_EV_GROUP_API | CC_EV_COLL_API | deep)) ? profStart(c, CC_EV_GROUP_API, NULL, NULL, 0, 0) : NULL;
-  void* collApi = v5 && (m & (CC_EV_COLL_API | deep)) ? profStart(c, CC_EV_COLL_API, groupApi, "AllReduce", count, 0) : NULL;
+  int p2p = peer >= 0;
+  int apiEv = p2p ? CC_EV_P2P_API : CC_EV_COLL_API, opEv = p2p ? CC_EV_P2P : CC_EV_COLL;
+  int deep = CC_EV_GROUP | CC_EV_COLL | CC_EV_P2P | CC_EV_PROXY_OP | CC_EV_PROXY_STEP | CC_EV_KERNEL_CH | CC_EV_NET_PLUGIN;
+  void* groupApi = v5 && (m & (CC_EV_GROUP_API | apiEv | deep)) ? profStart(c, CC_EV_GROUP_API, NULL, NULL, 0, 0) : NULL;
+  void* collApi = v5 && (m & (apiEv | deep)) ? profStart(c, apiEv, groupApi, func, count, 0) : NULL;
   profStop(collApi);
   profState(groupApi, CC_STATE_GROUP_END_API_START, NULL);
-  pthread_mutex_lock(&c->lock);
-  int connectNow = !c->connected && c->nranks > 1;
-  pthread_mutex_unlock(&c->lock);
+  int connectNow = opConnectsNow(c, p2p ? OP_SEND : OP_ALLREDUCE, peer);
   void* group = (m & deep) ? profStart(c, CC_EV_GROUP, NULL, NULL, 0, 0) : NULL;
-  void* coll = (m & (deep & ~CC_EV_GROUP)) ? profStart(c, CC_EV_COLL, v5 ? collApi : group, "AllReduce", count, 0) : NULL;
+  void* coll = (m & (deep & ~CC_EV_GROUP)) ? profStart(c, opEv, v5 ? collApi : group, func, count, 0) : NULL;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   uint64_t gpu0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -18,15 +18,45 @@ static int qBusy = 0, streamThreadStarted = 0;
 
 SimGraph* captureGraph = NULL; /* non-NULL while the stream is capturing (guarded by streamLock) */
 
+/* A send or recv: a rendezvous of the two ranks of the pair only (a tag of its own, the pair's seq), and
+ * the lazy connect of that peer the first time (COMMCOST_SIM_P2P_CONNECT_MS; with oneself: none).
+ * NCCL_RUNTIME_CONNECT=0 does not connect peers at creation: point-to-point connections are always lazy. */
+static void runP2p(StreamOp* op) {
+  ncclComm_t c = op->comm;
+  const SimSettings* s = settings();
+  double ms = op->extraMs;
+  if (op->peer != c->rank) {
+    int lo = c->rank < op->peer ? c->rank : op->peer, hi = c->rank < op->peer ? op->peer : c->rank;
+    uint64_t pairTag = mix64(c->tag ^ (((uint64_t)(unsigned)lo << 32) | (uint64_t)(unsigned)hi) ^ 0x7032703270327032ull);
+    ncclResult_t r = rendezvous(c->addr, c->port, pairTag, op->seq, 2, c->rank == lo ? 0 : 1, NULL, 0, NULL, c,
+                                op->kind == OP_SEND ? "ncclSend" : "ncclRecv");
+    if (r != ncclSuccess) {
+      pthread_mutex_lock(&c->lock);
+      if (!c->dead && !c->revoked && !c->abortFlag && c->asyncError == ncclSuccess) c->asyncError = r;
+      pthread_mutex_unlock(&c->lock);
+      return;
+    }
+    pthread_mutex_lock(&c->lock);
+    int connectNow = !c->peerConnected[op->peer];
+    c->peerConnected[op->peer] = 1;
+    pthread_mutex_unlock(&c->lock);
+    if (connectNow) ms += s->p2pConnectMs;
+  }
+  if (s->bwGBps > 0) ms += op->bytes / (s->bwGBps * 1e9) * 1e3;
+  sleepComm(jittered(ms), c);
+}
+
 static void runOp(StreamOp* op) {
   ncclComm_t c = op->comm;
   const SimSettings* s = settings();
   if (commHalted(c)) return; /* killed: revoke, abort or shrink-abort */
+  if (op->kind == OP_SEND || op->kind == OP_RECV) { runP2p(op); return; }
   /* Each rank's value at src travels in the rendezvous (the data model: dataAllReduceDone). */
   float mine = op->src ? dataRead(op->src) : 0.0f;
   float* all = (float*)calloc((size_t)c->nranks, sizeof(float));
   if (!all) return;
-  ncclResult_t r = rendezvous(c->addr, c->port, c->tag, op->seq, c->nranks, c->rank, &mine, sizeof mine, all, c, "ncclAllReduce");
+  ncclResult_t r = rendezvous(c->addr, c->port, c->tag, op->seq, c->nranks, c->rank, &mine, sizeof mine, all, c,
+                              op->kind == OP_BROADCAST ? "ncclBroadcast" : "ncclAllReduce");
   if (r != ncclSuccess) {
     pthread_mutex_lock(&c->lock);
     if (!c->dead && !c->revoked && !c->abortFlag && c->asyncError == ncclSuccess) c->asyncError = r;
@@ -52,7 +82,10 @@ static void runOp(StreamOp* op) {
   if (s->bwGBps > 0) ms += op->bytes / (s->bwGBps * 1e9) * 1e3;
   sleepComm(jittered(ms), c);
   /* Completed unless the work was killed meanwhile (revoke, abort, NCCL_SHRINK_ABORT): dropped. */
-  if (!commHalted(c)) dataAllReduceDone(op, all, c->nranks);
+  if (!commHalted(c)) {
+    if (op->kind == OP_BROADCAST) { if (op->dst && op->peer >= 0 && op->peer < c->nranks) dataWrite(op->dst, (size_t)op->bytes, all[op->peer]); }
+    else dataAllReduceDone(op, all, c->nranks);
+  }
   free(all);
 }
 
@@ -84,9 +117,36 @@ ncclResult_t enqueueOp(ncclComm_t c, double bytes, double extraMs) { return enqu
 
 /* Appends an allreduce on `c` (or, c NULL, an event marker: see cuEventRecord) to the stream. */
 ncclResult_t enqueueOpData(ncclComm_t c, double bytes, double extraMs, uintptr_t src, uintptr_t dst) {
+  return enqueueOpKind(c, OP_ALLREDUCE, -1, bytes, extraMs, src, dst);
+}
+
+/* Whether the next op of `kind` with `peer` on `c` pays a connect: a collective on a communicator not
+ * connected yet (more than one rank), a send/recv with a peer other than itself not connected yet. */
+int opConnectsNow(ncclComm_t c, int kind, int peer) {
+  pthread_mutex_lock(&c->lock);
+  int now = (kind == OP_SEND || kind == OP_RECV) ? (peer != c->rank && (!c->peerConnected || !c->peerConnected[peer]))
+                                                 : (!c->connected && c->nranks > 1);
+  pthread_mutex_unlock(&c->lock);
+  return now;
+}
+
+ncclResult_t enqueueOpKind(ncclComm_t c, int kind, int peer, double bytes, double extraMs, uintptr_t src, uintptr_t dst) {
   StreamOp* op = (StreamOp*)calloc(1, sizeof *op);
   if (!op) return ncclSystemError;
-  op->comm = c; op->seq = ++c->seq; op->bytes = bytes; op->extraMs = extraMs; op->src = src; op->dst = dst;
+  uint64_t seq;
+  if (kind == OP_SEND || kind == OP_RECV) {
+    pthread_mutex_lock(&c->lock);
+    if (!c->peerSeq) c->peerSeq = (uint64_t*)calloc((size_t)c->nranks, sizeof(uint64_t));
+    if (!c->peerConnected) c->peerConnected = (unsigned char*)calloc((size_t)c->nranks, 1);
+    int ok = c->peerSeq && c->peerConnected;
+    seq = ok ? ++c->peerSeq[peer] : 0;
+    pthread_mutex_unlock(&c->lock);
+    if (!ok) { free(op); return ncclSystemError; }
+  } else {
+    seq = ++c->seq;
+  }
+  op->comm = c; op->seq = seq; op->bytes = bytes; op->extraMs = extraMs; op->src = src; op->dst = dst;
+  op->kind = kind; op->peer = peer;
   pthread_mutex_lock(&streamLock);
   if (!streamThreadStarted) {
     pthread_t t;

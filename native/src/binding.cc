@@ -15,6 +15,8 @@ static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("commInitRank", Napi::Function::New(env, CommInitRank, "commInitRank"));
   exports.Set("commSplit", Napi::Function::New(env, CommSplit, "commSplit"));
   exports.Set("allReduce", Napi::Function::New(env, AllReduce, "allReduce"));
+  exports.Set("broadcast", Napi::Function::New(env, Broadcast, "broadcast"));
+  exports.Set("sendRecv", Napi::Function::New(env, SendRecv, "sendRecv"));
   exports.Set("commFinalize", Napi::Function::New(env, CommFinalize, "commFinalize"));
   exports.Set("commDestroy", Napi::Function::New(env, CommDestroy, "commDestroy"));
   exports.Set("commAbort", Napi::Function::New(env, CommAbort, "commAbort"));

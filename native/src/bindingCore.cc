@@ -159,6 +159,31 @@ Napi::Value AllReduce(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value Broadcast(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    COMMCOST_REQUIRE_NCCL(ncclBroadcast, kP2pSince);
+    CommRef ref = commArg(info, 0, "broadcast", false);
+    size_t bytes = bytesArg(info, 1, "broadcast", "bytes");
+    int root = intArg(info, 2, "broadcast", "root", 0, 2147483647.0);
+    auto gen = genArg(info, 3, "broadcast");
+    return [=] { return broadcast(ref, bytes, root, gen); };
+  });
+}
+
+Napi::Value SendRecv(const Napi::CallbackInfo& info) {
+  return timedPromise(info, [&]() -> std::function<Timed()> {
+    nccl();
+    COMMCOST_REQUIRE_NCCL(ncclSend, kP2pSince);
+    COMMCOST_REQUIRE_NCCL(ncclRecv, kP2pSince);
+    CommRef ref = commArg(info, 0, "sendRecv", false);
+    int peer = intArg(info, 1, "sendRecv", "peer", 0, 2147483647.0);
+    size_t bytes = bytesArg(info, 2, "sendRecv", "bytes");
+    auto gen = genArg(info, 3, "sendRecv");
+    return [=] { return sendRecv(ref, peer, bytes, gen); };
+  });
+}
+
 Napi::Value CommFinalize(const Napi::CallbackInfo& info) {
   return timedPromise(info, [&]() -> std::function<Timed()> {
     nccl();

@@ -103,6 +103,8 @@ Napi::Value GetUniqueId(const Napi::CallbackInfo& info);
 Napi::Value CommInitRank(const Napi::CallbackInfo& info);
 Napi::Value CommSplit(const Napi::CallbackInfo& info);
 Napi::Value AllReduce(const Napi::CallbackInfo& info);
+Napi::Value Broadcast(const Napi::CallbackInfo& info);
+Napi::Value SendRecv(const Napi::CallbackInfo& info);
 Napi::Value CommFinalize(const Napi::CallbackInfo& info);
 Napi::Value CommDestroy(const Napi::CallbackInfo& info);
 Napi::Value CommAbort(const Napi::CallbackInfo& info);

@@ -1,6 +1,7 @@
 // commBuffers.cc: device buffers and the timed operations on them (commOps.h; shared state and the
 // timed span in commOpsInternal.h): the buffer / registration / window tables, memAlloc / memFree,
-// allreduce, stream synchronize, registration, windows and the CUDA graph of one allreduce.
+// allreduce, broadcast, a send/recv pair, stream synchronize, registration, windows and the CUDA graph of one
+// allreduce.
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -138,6 +139,50 @@ Timed allReduce(const CommRef& ref, size_t bytes, std::optional<uint64_t> gen, c
     if (sync) CU_CHECK(cuStreamSynchronize, (stream));
   });
   if (sync) checkAfterSync("ncclAllReduce", ref);
+  return t;
+}
+
+// ---- broadcast and a send/recv pair: first uses other than an allreduce ---------------------------
+
+Timed broadcast(const CommRef& ref, size_t bytes, int root, std::optional<uint64_t> gen) {
+  makeContextCurrent("ncclBroadcast");
+  requireAlive(ref, "ncclBroadcast");
+  BufferInfo b = findBuffer(0);
+  checkBytes("broadcast", bytes, b);
+  const size_t count = bytes / sizeof(float);
+  void* buf = reinterpret_cast<void*>(static_cast<uintptr_t>(b.ptr));
+  Timed t = timedCall(gen, [&] {
+    ncclResult_t r =
+        NCCL_CHECK(ncclBroadcast, lastErrorComm(ref), (buf, buf, count, ncclFloat32, root, ref->comm, stream));
+    if (r == ncclInProgress) waitReady("ncclBroadcast", ref->comm, ref);
+    CU_CHECK(cuStreamSynchronize, (stream));
+  });
+  checkAfterSync("ncclBroadcast", ref);
+  return t;
+}
+
+Timed sendRecv(const CommRef& ref, int peer, size_t bytes, std::optional<uint64_t> gen) {
+  makeContextCurrent("ncclSend");
+  requireAlive(ref, "ncclSend");
+  BufferInfo b = findBuffer(0);
+  checkBytes("sendRecv", bytes * 2, b);
+  const size_t count = bytes / sizeof(float);
+  void* send = reinterpret_cast<void*>(static_cast<uintptr_t>(b.ptr));
+  void* recv = reinterpret_cast<void*>(static_cast<uintptr_t>(b.ptr + bytes));
+  Timed t = timedCall(gen, [&] {
+    NCCL_CHECK(ncclGroupStart, nullptr, ());
+    try {
+      NCCL_CHECK(ncclSend, lastErrorComm(ref), (send, count, ncclFloat32, peer, ref->comm, stream));
+      NCCL_CHECK(ncclRecv, lastErrorComm(ref), (recv, count, ncclFloat32, peer, ref->comm, stream));
+    } catch (...) {
+      nccl().ncclGroupEnd();  // the group is closed before the error goes on (its own result ignored)
+      throw;
+    }
+    ncclResult_t r = NCCL_CHECK(ncclGroupEnd, lastErrorComm(ref), ());
+    if (r == ncclInProgress) waitReady("ncclGroupEnd", ref->comm, ref);
+    CU_CHECK(cuStreamSynchronize, (stream));
+  });
+  checkAfterSync("ncclSend", ref);
   return t;
 }
 

@@ -113,6 +113,11 @@ Timed memFree(const BufferInfo& buffer);
 // sync = false: only ncclAllReduce is timed (the work stays in flight on the stream).
 Timed allReduce(const CommRef& comm, size_t bytes, std::optional<uint64_t> gen, const BufferInfo& buffer, bool sync);
 Timed streamSynchronize(std::optional<uint64_t> gen);
+// ncclBroadcast of `bytes` (float32) from `root` in place on buffer 0 + cuStreamSynchronize.
+Timed broadcast(const CommRef& comm, size_t bytes, int root, std::optional<uint64_t> gen);
+// ncclGroupStart / ncclSend(peer) / ncclRecv(peer) / ncclGroupEnd + cuStreamSynchronize: `bytes` sent from
+// the first half of buffer 0, received into the bytes after it (2 * bytes <= the buffer).
+Timed sendRecv(const CommRef& comm, int peer, size_t bytes, std::optional<uint64_t> gen);
 Timed commShrink(const CommRef& parent, const std::vector<int>& excludeRanks, int flags,
                  const std::optional<ncclConfig_t>& config, std::optional<uint64_t> gen, int* handle);
 Timed commGetUniqueId(const CommRef& comm, ncclUniqueId* id, std::optional<uint64_t> gen);

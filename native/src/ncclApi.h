@@ -78,6 +78,8 @@ constexpr int kWindowSince = 22703;      // ncclCommWindowRegister / ncclCommWin
 constexpr int kRevokeSince = 22807;      // ncclCommRevoke
 constexpr int kGrowSince = 22902;        // ncclCommGetUniqueId / ncclCommGrow
 constexpr int kSuspendSince = 22907;     // ncclCommSuspend / ncclCommResume / ncclCommMemStats
+constexpr int kP2pSince = 20700;         // ncclSend / ncclRecv (ncclBroadcast is older: optional only so
+                                         // that a stand-in library without it still loads)
 
 constexpr int NCCL_SHRINK_DEFAULT = 0x00;
 constexpr int NCCL_SHRINK_ABORT = 0x01;
@@ -129,6 +131,12 @@ constexpr int ncclStatGpuMemTotal = 3;
   X(ncclCommSuspend, ncclResult_t (*)(ncclComm_t comm, int flags))                                   \
   X(ncclCommResume, ncclResult_t (*)(ncclComm_t comm))                                               \
   X(ncclCommMemStats, ncclResult_t (*)(ncclComm_t comm, int stat, uint64_t* value))                  \
+  X(ncclBroadcast, ncclResult_t (*)(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root, \
+                                    ncclComm_t comm, CUstream stream))                               \
+  X(ncclSend, ncclResult_t (*)(const void* sendbuff, size_t count, int datatype, int peer, ncclComm_t comm, \
+                               CUstream stream))                                                     \
+  X(ncclRecv, ncclResult_t (*)(void* recvbuff, size_t count, int datatype, int peer, ncclComm_t comm,  \
+                               CUstream stream))                                                     \
   X(ncclCommInitRankScalable, ncclResult_t (*)(ncclComm_t * newcomm, int nranks, int myrank, int nId, \
                                                ncclUniqueId* commIds, ncclConfig_t* config))
 

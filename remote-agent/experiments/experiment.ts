@@ -3,7 +3,7 @@
  * per-operation files): a plan made on the coordinator from what the host's NCCL and GPU count
  * allow, and an SPMD body run identically by every rank process.
  */
-import type { ExperimentId, NcclInitParts, RunOptions, StepPlan, VariantPlan } from '../../protocol/events';
+import type { ExperimentId, FirstUseKind, NcclInitParts, RunOptions, StepPlan, VariantPlan } from '../../protocol/events';
 import type { CommConfig, NativeBinding, Timed } from '../nativeBinding';
 
 /** The blocking config used for every communicator unless a variant says otherwise. */
@@ -154,12 +154,16 @@ export async function shrinkLastRank(rc: RankContext, parent: number, flags: 0 |
   return child;
 }
 
-/** `call` + `first` + their sum: the steps of every path that produces a new communicator. */
-export function creationSteps(options: RunOptions, label: string, total: string): StepPlan[] {
+/**
+ * `call` + `first` + their sum: the steps of every path that produces a new communicator; with a
+ * first use other than allreduce, `warm` after them (the same op connected).
+ */
+export function creationSteps(options: RunOptions, label: string, total: string, kind: FirstUseKind = 'allreduce'): StepPlan[] {
   return [
     { step: 'call', label, kind: 'call' },
-    firstStep(options),
+    firstStep(options, kind),
     { step: 'total', label: total, kind: 'toFirst', sumOf: ['call', 'first'] },
+    ...(kind === 'allreduce' ? [] : [warmStep(options, kind)]),
   ];
 }
 
@@ -207,9 +211,58 @@ export function formatBytes(bytes: number): string {
   return `${bytes} B`;
 }
 
-/** The step "first collective on the new communicator". */
-export function firstStep(options: RunOptions): StepPlan {
-  return { step: 'first', label: `first ${formatBytes(options.firstCollectiveBytes ?? 1 << 20)} allreduce`, kind: 'first' };
+/** The words of one use of `kind`: "allreduce", "broadcast from rank 0", "send/recv pair". */
+export function firstUseWords(kind: FirstUseKind): string {
+  return kind === 'broadcast' ? 'broadcast from rank 0' : kind === 'sendrecv' ? 'send/recv pair' : 'allreduce';
+}
+
+/** The step "first collective on the new communicator" (an allreduce unless `kind` says otherwise). */
+export function firstStep(options: RunOptions, kind: FirstUseKind = 'allreduce'): StepPlan {
+  return { step: 'first', label: `first ${formatBytes(options.firstCollectiveBytes ?? 1 << 20)} ${firstUseWords(kind)}`, kind: 'first' };
+}
+
+/**
+ * The step "the same op again, connected" of a first-use variant: first − warm is the share of the
+ * first use that its connect took (the ring's for a broadcast, the peer's for a send/recv pair).
+ */
+export function warmStep(options: RunOptions, kind: FirstUseKind): StepPlan {
+  return { step: 'warm', label: `warm ${formatBytes(options.firstCollectiveBytes ?? 1 << 20)} ${firstUseWords(kind)}`, kind: 'steady' };
+}
+
+/** The kinds of first use the run asks for (RunOptions.firstUse), allreduce when it names none. */
+export function firstUseKinds(options: RunOptions): FirstUseKind[] {
+  return options.firstUse && options.firstUse.length > 0 ? [...options.firstUse] : ['allreduce'];
+}
+
+/** This rank's partner in a send/recv pair: ranks 2k and 2k+1; the last rank of an odd count pairs with itself. */
+export function sendRecvPeer(rank: number, worldSize: number): number {
+  const peer = rank ^ 1;
+  return peer < worldSize ? peer : rank;
+}
+
+/**
+ * One use of `comm` of `kind` with options.firstCollectiveBytes: an allreduce, a broadcast from rank 0,
+ * or a send/recv pair with this rank's partner in the communicator (`commRank` of `commSize`); timed
+ * as `step` when `step` is given (the barrier, then the call and its stream sync), untimed otherwise.
+ */
+export async function useComm(rc: RankContext, comm: number, kind: FirstUseKind, step: string | null, label: string, commRank = rc.rank, commSize = rc.worldSize): Promise<void> {
+  const bytes = rc.options.firstCollectiveBytes;
+  const op = (gen?: number) =>
+    kind === 'broadcast' ? rc.native.broadcast(comm, bytes, 0, gen)
+      : kind === 'sendrecv' ? rc.native.sendRecv(comm, sendRecvPeer(commRank, commSize), bytes, gen)
+        : rc.native.allReduce(comm, bytes, gen);
+  if (step) await rc.timed(step, label, (gen) => op(gen));
+  else await rc.untimed(label, () => op());
+}
+
+/**
+ * The first use of a new communicator as a first-use variant times it: `first` (memory point
+ * `afterFirst`), and for a kind other than allreduce `warm`, the same op once more.
+ */
+export async function timeFirstUse(rc: RankContext, comm: number, kind: FirstUseKind, commRank = rc.rank, commSize = rc.worldSize): Promise<void> {
+  await useComm(rc, comm, kind, 'first', `first ${firstUseWords(kind)}`, commRank, commSize);
+  rc.markMemory('afterFirst', [comm]);
+  if (kind !== 'allreduce') await useComm(rc, comm, kind, 'warm', `warm ${firstUseWords(kind)}`, commRank, commSize);
 }
 
 /** Skip reason when the host's NCCL predates `needed` ("needs NCCL ≥ 2.18.1, host has 2.17.1"). */

@@ -5,10 +5,14 @@
  * Over several nodes with several ranks each, also by topology: intra-node (color = node: each
  * child stays on one node, NVLink) and inter-node (color = the rank's position on its node:
  * each child has one rank per node, so every link crosses the network).
+ * With RunOptions.firstUse, each shape's splitShare=0 variant also comes first used by a broadcast
+ * (`…/splitShare=0/first=broadcast`) or a send/recv pair within the child (`…/first=sendrecv`).
  */
 import type { VariantPlan } from '../../protocol/events';
+import { firstUseOf } from '../../protocol/events';
 import { minGpusOf, minNcclOf } from '../../protocol/catalogue';
-import { creationSteps, needsNccl, needsRanks, warmCommunicator, type ExperimentModule } from './experiment';
+import { creationSteps, needsNccl, needsRanks, timeFirstUse, warmCommunicator, type ExperimentModule } from './experiment';
+import { firstUseVariants } from './init';
 
 type Shape = 'halves' | 'whole' | 'intra-node' | 'inter-node';
 const SHAPES: readonly Shape[] = ['halves', 'whole', 'intra-node', 'inter-node'];
@@ -53,9 +57,8 @@ export const splitExperiment: ExperimentModule<{ parent: number }> = {
     const variants: VariantPlan[] = [];
     const shapes: Shape[] = hasTopologySplits(ctx.nodeOfRank) ? ['halves', 'whole', 'intra-node', 'inter-node'] : ['halves', 'whole'];
     for (const shape of shapes) {
-      for (const share of [0, 1]) {
-        variants.push({ variant: `${shape}/splitShare=${share}`, steps: creationSteps(ctx.options, 'ncclCommSplit', 'split to first collective') });
-      }
+      variants.push(...firstUseVariants(ctx, `${shape}/splitShare=0`, (kind) => creationSteps(ctx.options, 'ncclCommSplit', 'split to first collective', kind)).variants);
+      variants.push({ variant: `${shape}/splitShare=1`, steps: creationSteps(ctx.options, 'ncclCommSplit', 'split to first collective') });
     }
     return variants;
   },
@@ -68,8 +71,7 @@ export const splitExperiment: ExperimentModule<{ parent: number }> = {
     const { comm: child } = await rc.timed('call', 'ncclCommSplit', (gen) => rc.native.commSplit(state.parent, color, rc.rank, null, gen));
     if (child === null) throw new Error(`ncclCommSplit returned no communicator for color ${color} on rank ${rc.rank}`);
     rc.markMemory('afterCall', [child]);
-    await rc.timed('first', 'first allreduce', (gen) => rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen));
-    rc.markMemory('afterFirst', [child]);
+    await timeFirstUse(rc, child, firstUseOf(variant), rc.native.commUserRank(child), rc.native.commCount(child));
     await rc.untimed('ncclCommDestroy (child)', () => rc.native.commDestroy(child));
   },
   async teardown(rc, _variant, state) {

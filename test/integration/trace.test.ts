@@ -18,16 +18,17 @@ before(() => {
   execFileSync('flock', ['/tmp/commcost-build.lock', 'node', 'native/build.mjs'], { cwd: root, stdio: 'ignore' });
 });
 
-async function traced(command: string[], env: Record<string, string>): Promise<{ code: number; trace: TraceFile; out: string }> {
+/** `out`: what commcost wrote to stdout (nothing: the job's stdout is the job's); `err`: its stderr, the table among it. */
+async function traced(command: string[], env: Record<string, string>): Promise<{ code: number; trace: TraceFile; out: string; err: string; file: string }> {
   const cwd = mkdtempSync(join(tmpdir(), 'commcost-trace-it-'));
-  let out = '';
+  let out = '', err = '';
   const saved = { ...process.env };
   Object.assign(process.env, { COMMCOST_SIM_CONNECT_MS: '30', COMMCOST_SIM_INIT_MS: '10', ...env });
   try {
-    const code = await traceCommand(command, { simulate: true }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+    const code = await traceCommand(command, { simulate: true }, { out: (t) => (out += t), err: (t) => (err += t), cwd, base: join(root, 'cli') });
     const dir = join(cwd, '.commcost', 'traces');
     const file = readdirSync(dir).find((n) => n.endsWith('.json'))!;
-    return { code, trace: validateTraceFile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), out };
+    return { code, trace: validateTraceFile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), out, err, file: join(dir, file) };
   } finally {
     process.env = saved;
   }
@@ -44,7 +45,7 @@ function inOrder(t: TraceFile, line: number): void {
 test('the C example: init, split and destroy appear at their lines, in order, SIMULATED', async () => {
   const exe = join(mkdtempSync(join(tmpdir(), 'commcost-c-')), 'lifecycle');
   execFileSync('cc', ['-std=c11', '-O0', '-g', join(root, 'examples', 'trace', 'nccl_lifecycle.c'), '-o', exe, sim, `-Wl,-rpath,${join(root, 'dist', 'native')}`]);
-  const { code, trace, out } = await traced([exe], { NRANKS: '2' });
+  const { code, trace, err: out } = await traced([exe], { NRANKS: '2' });
   assert.equal(code, 0);
   assert.equal(trace.simulated, true);
   assert.match(out, /^SIMULATED/);
@@ -82,9 +83,41 @@ test('the torch example on the stub torch.distributed: every call site at its li
 });
 
 test("the job's exit code and output are its own; a failed job leaves a partial trace saying why", async () => {
-  const { code, trace, out } = await traced(['python3', '-c', 'import sys; print("hello"); sys.exit(3)'], {});
+  const { code, trace, err: out } = await traced(['python3', '-c', 'import sys; print("hello"); sys.exit(3)'], {});
   assert.equal(code, 3);
   assert.equal(trace.status, 'partial');
   assert.ok(trace.missing.some((m) => /code 3/.test(m)), trace.missing.join('; '));
   assert.match(out, /partial/);
+});
+
+test('a job whose groups are first used by a broadcast and a send/recv: each site says its first use; the table on stderr, none on stdout; the stamp', async () => {
+  const exe = join(mkdtempSync(join(tmpdir(), 'commcost-c-')), 'first_use');
+  const src = join(root, 'test', 'fixtures', 'trace', 'nccl_first_use.c');
+  execFileSync('cc', ['-std=c11', '-O0', '-g', src, '-o', exe, sim, `-Wl,-rpath,${join(root, 'dist', 'native')}`]);
+  const lines = readFileSync(src, 'utf8').split('\n');
+  const lineOf = (needle: string) => lines.findIndex((l) => l.includes(needle)) + 1;
+  const { code, trace, out, err, file } = await traced([exe], { NRANKS: '2', COMMCOST_SIM_P2P_CONNECT_MS: '80' });
+  assert.equal(out, '', 'commcost writes nothing to stdout: it is the job\'s');
+  assert.equal(code, 0);
+  assert.equal(trace.status, 'complete', trace.missing.join('; '));
+  const world = trace.sites.find((s) => s.line === lineOf('/* creation: world */'));
+  const stage = trace.sites.find((s) => s.line === lineOf('/* creation: stage */'));
+  assert.ok(world && stage, trace.sites.map((s) => `${s.file}:${s.line}`).join(', '));
+  assert.equal(world.firstUse, 'broadcast');
+  assert.equal(stage.firstUse, 'send');
+  assert.ok(stage.firstCollective!.medianMs >= 60, `the peer's connect (80 ms simulated) is in the first send/recv: ${stage.firstCollective!.medianMs}`);
+  // The table: on stderr with each first use named; nothing of commcost's on stdout.
+  assert.match(err, /first use/);
+  assert.match(err, /broadcast/);
+  assert.match(err, /environment: .*Simulated GPU.*NCCL 2\.28\.9 \(.*libnccl-sim\.so, simulated\)/);
+  // The environment stamp, as a run carries it.
+  assert.deepEqual(trace.environment?.gpuModels, ['Simulated GPU']);
+  assert.equal(trace.environment?.ncclSource, 'simulated');
+  assert.ok(trace.environment!.ncclPaths[0]!.endsWith('libnccl-sim.so'), JSON.stringify(trace.environment));
+  assert.equal(trace.environment?.processes, 2);
+  // commcost report re-renders the saved trace: its table on stdout, the HTML page beside it.
+  const report = execFileSync(process.execPath, [join(root, 'bin', 'commcost.js'), 'report', file], { encoding: 'utf8' });
+  assert.match(report, /^SIMULATED/);
+  assert.match(report, /broadcast/);
+  assert.match(readFileSync(file.replace(/\.json$/, '.html'), 'utf8'), /<html/i);
 });

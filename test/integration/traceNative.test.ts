@@ -44,7 +44,7 @@ function lineOf(needle: string): number {
 }
 
 test('--interpose: init and split are named by their NCCL call and the C line, timed by the call itself, torn down by their destroy', async () => {
-  const { code, trace, out } = await traced({ interpose: true });
+  const { code, trace, err: out } = await traced({ interpose: true });
   assert.equal(code, 0);
   assert.equal(trace.simulated, true);
   const init = trace.sites.find((s) => s.api === 'ncclCommInitRank');
@@ -73,7 +73,7 @@ test('without --interpose: the plugin frame still names the line; the note says 
 });
 
 test("NCCL's view: the simulated NCCL's Init timings lines are joined by commId (init) and by order (split), printed as NCCL's view", async () => {
-  const { trace, out } = await traced({ interpose: true });
+  const { trace, err: out } = await traced({ interpose: true });
   assert.deepEqual(trace.ncclLog && { p: trace.ncclLog.processes, j: trace.ncclLog.joined }, { p: 2, j: 4 });
   const init = trace.sites.find((s) => s.api === 'ncclCommInitRank')!;
   const split = trace.sites.find((s) => s.api === 'ncclCommSplit')!;
@@ -85,7 +85,7 @@ test("NCCL's view: the simulated NCCL's Init timings lines are joined by commId 
 });
 
 test("NCCL's view is not asked for when the user set NCCL_DEBUG; their setting reaches the job unchanged", async () => {
-  const { trace, out } = await traced({}, { NCCL_DEBUG: 'WARN' });
+  const { trace, err: out } = await traced({}, { NCCL_DEBUG: 'WARN' });
   assert.match(trace.ncclLog!.note!, /NCCL_DEBUG=WARN was set by you/);
   assert.ok(trace.sites.every((s) => s.nccl === null));
   assert.match(out, /NCCL's view: none/);
@@ -145,7 +145,7 @@ int main(void) {
   execFileSync('cc', ['-std=c11', '-O0', '-g', join(dir, 'hang.c'), '-o', hang, sim, `-Wl,-rpath,${join(root, 'dist', 'native')}`]);
   const cwd = mkdtempSync(join(tmpdir(), 'commcost-trace-hang-'));
   let out = '';
-  const code = await traceCommand([hang], { simulate: true, interpose: true, deadline: '2' }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+  const code = await traceCommand([hang], { simulate: true, interpose: true, deadline: '2' }, { out: () => {}, err: (t) => (out += t), cwd, base: join(root, 'cli') });
   assert.notEqual(code, 0);
   const tdir = join(cwd, '.commcost', 'traces');
   const trace = validateTraceFile(JSON.parse(readFileSync(join(tdir, readdirSync(tdir)[0]!), 'utf8')));

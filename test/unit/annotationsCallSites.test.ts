@@ -323,8 +323,8 @@ test("finder: a lazy group's first collective names its group and the creation l
     .filter((s) => s.role === 'firstCollective')
     .map((s) => [s.range.start.line + 1, s.written, s.firstCollectiveOf]);
   assert.deepEqual(firsts, [
-    [8, 'dist.reduce_scatter_tensor', { variable: 'the default group', line: 16, api: 'init_process_group' }],
-    [20, 'dist.barrier', { variable: 'tp', line: 11, api: 'new_group' }],
+    [8, 'dist.reduce_scatter_tensor', { variable: 'the default group', line: 16, api: 'init_process_group', collective: 'reduce_scatter_tensor' }],
+    [20, 'dist.barrier', { variable: 'tp', line: 11, api: 'new_group', collective: 'barrier' }],
   ]);
   const eager = await scanText(
     'python',

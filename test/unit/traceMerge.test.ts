@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { formatTrace } from '../../cli/trace';
+import { sharedTeardownMark } from '../../protocol/trace';
 import { test } from 'node:test';
 import { mergeTrace, type RecordFile } from '../../client/trace/merge';
 import { validateTraceFile } from '../../client/traceSchema';
@@ -117,4 +119,12 @@ test('merge: one destroy_process_group that tore down several communicators says
   assert.equal(s.firstCollective, null);
   assert.ok(s.notes.some((n) => /has 1 rank: the plugin reported no group or collective event on it/.test(n)), s.notes.join(' | '));
   assert.ok(!s.notes.some((n) => /tore down/.test(n)), 'one communicator, one teardown: nothing shared');
+});
+
+test('merge: a teardown call shared by several communicators is marked on each site (teardownShared), in the CLI table and the HTML report alike', () => {
+  const t = mergeTrace([...rank(0, 100, 0), ...rank(1, 101, 0)], job);
+  for (const l of [10, 20]) assert.equal(t.sites.find((x) => x.line === l)!.teardownShared, 2, `line ${l}`);
+  // The HTML report's site table (webview/traceView.ts) and the CLI's use the same mark.
+  assert.equal(sharedTeardownMark(t.sites[0]!), ' (one call for 2)');
+  assert.match(formatTrace(t), /\(one call for 2\)/);
 });
