@@ -11,7 +11,7 @@
  * headline variant is the one that pays what the user's code pays ({@link orderVariants}).
  */
 import type { StepStats, VariantSummary } from '../protocol/events';
-import { EXPERIMENT_IDS, firstUseOf, type ExperimentId, type FirstUseKind } from '../protocol/runOptions';
+import { EXPERIMENT_IDS, firstUseOf, type FirstUseKind } from '../protocol/runOptions';
 import type { unavailableReason } from './experimentInfo';
 import { memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 
@@ -43,6 +43,7 @@ function unmeasurableReason(entry: ApiEntry, run: RunFile): string {
   return `no commcost experiment times ${entry.api}`;
 }
 import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from '../sites/apiMap';
+import { beneathName, beneathSkipped, hostGate, matchesVariant, sameRankGate, skipOf } from './figureSkips';
 import { answeringProfiles, isSimulatedProfile, staleReasons, type Profile, type StaleRules } from './profiles';
 
 /** One step's distribution over the recorded iterations (ms), with its label from the run. */
@@ -229,10 +230,6 @@ export function variantFigures(
   };
 }
 
-function matchesVariant(name: string, wanted: string): boolean {
-  return name === wanted || name.startsWith(`${wanted}/`);
-}
-
 /**
  * -1: a child of the size the code fixes (`groupSize`); 0: a child of several ranks (pays a
  * connect), 1: size unknown, 2: a one-rank child (nothing to connect).
@@ -330,70 +327,6 @@ function measuredIn(
     ...(firstUseOf(main.variant) !== 'allreduce' ? { firstUse: firstUseOf(main.variant) } : {}),
     ...(firstUse && firstUse !== 'allreduce' && firstUseOf(main.variant) !== firstUse ? { firstUseAsked: firstUse } : {}),
   };
-}
-
-/** One skipped experiment (or variant) of a run file, with the agent's reason. */
-type Skip = RunFile['skipped'][number];
-
-/**
- * The skip of `run` that covers `answer`: a skip of one of its variants by name (a one-GPU c10d
- * run skips `shrink_group` alone, with its own reason), else of its whole experiment. A skip of
- * another variant of the same experiment (c10d's `init/eager` on an old torch) never answers for
- * this one. Undefined when none covers it.
- */
-function skipOf(run: RunFile, answer: Answer): Skip | undefined {
-  const of = (run.skipped ?? []).filter((x) => x.experiment === answer.experiment);
-  const byVariant = of.find((x) => x.variant !== undefined && answer.variants.some((w) => matchesVariant(x.variant as string, w)));
-  return byVariant ?? of.find((x) => x.variant === undefined);
-}
-
-/**
- * Whether `reason`, the skip of the call beneath (the agent's "needs N GPUs, host has M"), holds
- * for `answer` too on `run`'s host: its communicator has a size with N ranks and none with the
- * run's (apiMap.ts `childRanks`: c10d's shrink_group drops a rank, so one GPU leaves it nothing).
- * A gate on the NCCL version never holds for it: c10d uses the NCCL torch loads, not the run's.
- */
-function sameRankGate(answer: Answer, reason: string, run: RunFile): boolean {
-  const gate = /^needs (\d+) GPUs, host has \d+$/.exec(reason);
-  if (!gate || !answer.childRanks) return false;
-  const variant = answer.variants[0] ?? '';
-  return answer.childRanks(variant, { ranks: Number(gate[1]) }) !== undefined && answer.childRanks(variant, run) === undefined;
-}
-
-/** The call beneath `entry`'s API, named with its experiment: "the ncclCommShrink behind it, experiment shrink". */
-function beneathName(entry: ApiEntry): string {
-  return `${entry.underlying?.note ?? 'the call beneath'}, experiment ${entry.underlying?.experiment ?? '?'}`;
-}
-
-/**
- * The skip of the call beneath, after "not measured in this run", where the call itself can still
- * be measured on that host (c10d's split_group on one GPU): "; the ncclCommSplit behind it
- * (experiment split) was skipped on localhost: needs 2 GPUs, host has 1", and, where its
- * communicator would have one rank there, that measuring it there gives a one-rank communicator.
- */
-function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): string {
-  const underlying = entry.underlying;
-  if (!underlying) return '';
-  const variant = entry.answer.variants[0] ?? '';
-  // Only where the call's own communicator would have one rank there (never shrink_group on one GPU: it has none).
-  const one = entry.role === 'create' && entry.answer.childRanks?.(variant, run) === 1;
-  return `; ${underlying.note} (experiment ${underlying.experiment}) was skipped on ${run.host}: ${reason}${
-    one ? '; measured there, it makes a one-rank communicator: nothing to connect' : ''
-  }`;
-}
-
-/**
- * Why `run`'s host cannot run `experiment`, by `gate` (experimentInfo.ts `unavailableReason`) at
- * the host's GPUs (its stamp's list; the run's ranks when more, as over several nodes) and the
- * run's NCCL version. Undefined without a gate, without a stamp that lists GPUs, for a simulated
- * run, for an id that is no experiment, or when the host can run it.
- */
-function hostGate(experiment: string, run: RunFile, gate: SiteContext['unavailable']): string | undefined {
-  const gpus = run.stamp?.gpus?.length;
-  if (!gate || !gpus || run.simulated === true || !(EXPERIMENT_IDS as readonly string[]).includes(experiment)) return undefined;
-  const v = run.stamp?.ncclVersion;
-  const nccl = typeof v === 'string' && /^\d+\.\d+\.\d+$/.test(v) ? { ncclVersion: v } : {};
-  return gate(experiment as ExperimentId, { ranks: Math.max(gpus, run.ranks), ...nccl, simulated: false }, false);
 }
 
 /** Why the answering run is not the active one, in words for the hover and the status bar tooltip. */
