@@ -17,6 +17,7 @@ import { planReshape, type BreakEven, type Plan, type StrategyPlan } from '../re
 import { planSentences } from '../readings/plan/sentences';
 import { termSourceText, type PlanRun, type Term } from '../readings/plan/terms';
 import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText, type Budget } from '../readings/plan/units';
+import { recoveryCommand } from './planRecovery';
 import { terminalSafeLines } from './summary';
 
 /** The flags of `commcost plan` as commander gives them (strings, `run` repeatable). */
@@ -29,6 +30,8 @@ export interface PlanFlags {
   gpus?: string;
   trace?: string;
   json?: boolean;
+  /** `--recovery`: the recovery paths after a lost rank instead of a reshape (cli/planRecovery.ts). */
+  recovery?: boolean;
 }
 
 /** A planner input error as the CLI's BAD_INPUT (exit 2), with where and what to do. */
@@ -171,6 +174,11 @@ export async function loadTrace(file: string): Promise<TraceFile> {
  */
 export async function planCommand(flags: PlanFlags, out: (text: string) => void): Promise<number> {
   const files = flags.run ?? [];
+  if (flags.recovery) {
+    const loaded: PlanRun[] = [];
+    for (const file of files) loaded.push({ file, run: await loadRun(file) });
+    return recoveryCommand(flags, loaded, out);
+  }
   if (files.length === 0 && flags.trace === undefined) {
     throw new CommcostError('BAD_INPUT', 'commcost plan needs a run or a trace', { hint: 'give one or more saved runs of one host: --run .commcost/runs/<run>.json, and/or a trace: --trace .commcost/traces/<name>.json' });
   }

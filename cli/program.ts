@@ -114,6 +114,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--kv-budget <size>', 'memory budget per GPU, e.g. 60GiB, or a fraction of GPU memory, e.g. 0.4')
     .option('--gpus <n>', 'also estimate the pool at n GPUs (4 and 8 always)')
     .option('--trace <file>', 'a trace of your job (commcost trace): its observed creation and first-collective figures replace the run\'s of the same API and size; it has no step time, give --step')
+    .option('--recovery', 'the recovery paths after one rank is lost instead of a reshape: abort + re-init, revoke + shrink, shrink with NCCL_SHRINK_ABORT, grow back, c10d re-create, a spare kept warm (with --run and --json only)')
     .option('--json', 'print the plan as JSON (README, "commcost plan")')
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
     .action(async (flags: PlanFlags) => setExit(await (await import('./plan')).planCommand(flags, (t) => process.stdout.write(t))));

@@ -140,6 +140,8 @@ export interface PlanRequest {
   step?: string;
   budget?: string;
   origin?: string;
+  /** Which section to show: the reshape planner (default) or the recovery paths (`recovery`, readings/plan/recovery.ts; the other inputs do not apply). */
+  section?: 'reshape' | 'recovery';
 }
 
 /**
@@ -154,7 +156,8 @@ export const ShowPlanNotification = messageType<PlanRequest>(
   (p) =>
     isRecord(p) &&
     (p.shapes === undefined || (Array.isArray(p.shapes) && p.shapes.every((x) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 1))) &&
-    ['switchEvery', 'step', 'budget', 'origin'].every((k) => p[k] === undefined || typeof p[k] === 'string'),
+    ['switchEvery', 'step', 'budget', 'origin'].every((k) => p[k] === undefined || typeof p[k] === 'string') &&
+    (p.section === undefined || p.section === 'reshape' || p.section === 'recovery'),
 );
 
 /** Every webview → host message type. */

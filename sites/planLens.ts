@@ -309,3 +309,79 @@ export function planLensText(routine: ReshapeRoutine, defaultShapes: readonly nu
     tooltip: `${where}. ${found}${only} uses every TP shape of the run's GPU count (${arrow(defaultShapes)})${runLabel ? `, on ${runLabel}` : ''}.`,
   };
 }
+
+/**
+ * The calls a "plan this recovery" lens is shown over: a call that aborts, revokes, shrinks or
+ * grows a communicator (NCCL's, c10d's, or a wrapper's that ends in one: `callsInto`).
+ * `destroy_process_group` counts only when the same function creates a group after it (a destroy
+ * + re-create), not as a script's final cleanup.
+ */
+const RECOVERY_NCCL = new Set<string>(['ncclCommAbort', 'ncclCommRevoke', 'ncclCommShrink', 'ncclCommGrow']);
+const RECOVERY_C10D = new Set<string>(['shrink_group', '_abort_process_group', 'ProcessGroup.abort']);
+
+/** One function (or module level) with recovery calls, the lens's place. Lines are 0-based. */
+export interface RecoveryRoutine {
+  /** The enclosing function, or undefined at module level. */
+  functionName?: string;
+  /** Its `def` line (Python), else the first recovery call's line. */
+  line: number;
+  /** The recovery calls found, each API once, in line order: "ncclCommAbort", "destroy_process_group". */
+  apis: string[];
+  /** Why the lens is here, in words: "calls ncclCommAbort (line 12) and ncclCommShrink (line 15)". */
+  why: string;
+}
+
+/**
+ * The functions of a document (Python, C or C++) that call a recovery API: abort, revoke, shrink,
+ * grow, or destroy_process_group followed by a creation (a destroy + re-create).
+ * @param sites the finder's sites of the document (ScanResult.sites; sites through wrappers too)
+ * @param text the document's text the sites were found in
+ * @returns one routine per qualifying function (module level counts as one), in line order
+ */
+export function findRecoveryRoutines(sites: readonly CallSite[], text: string): RecoveryRoutine[] {
+  const lines = text.split('\n');
+  const byFunction = new Map<string, CallSite[]>();
+  for (const s of sites) byFunction.set(s.enclosingFunction ?? '', [...(byFunction.get(s.enclosingFunction ?? '') ?? []), s]);
+  const out: RecoveryRoutine[] = [];
+  for (const [fn, list] of byFunction) {
+    const sorted = [...list].sort((a, b) => a.range.start.line - b.range.start.line);
+    const recovery = sorted.filter(
+      (s) =>
+        RECOVERY_NCCL.has(s.api) ||
+        RECOVERY_C10D.has(s.api) ||
+        (s.callsInto !== undefined && RECOVERY_NCCL.has(s.callsInto)) ||
+        (s.api === 'destroy_process_group' && sorted.some((c) => c.role === 'create' && c.range.start.line > s.range.start.line)),
+    );
+    if (recovery.length === 0) continue;
+    const apis: string[] = [];
+    const calls: string[] = [];
+    for (const s of recovery) {
+      if (apis.includes(s.api)) continue;
+      apis.push(s.api);
+      calls.push(`${s.api} (line ${s.range.start.line + 1})`);
+    }
+    const first = recovery[0]!;
+    const def = fn && first.language === 'python' ? defLine(lines, fn, first.range.start.line) : undefined;
+    const why = `calls ${calls.length === 1 ? calls[0] : `${calls.slice(0, -1).join(', ')} and ${calls[calls.length - 1]}`}${apis.includes('destroy_process_group') ? ', then re-creates a group' : ''}`;
+    out.push({ ...(fn ? { functionName: fn } : {}), line: def?.line ?? first.range.start.line, apis, why });
+  }
+  return out.sort((a, b) => a.line - b.line);
+}
+
+/**
+ * The recovery lens's words for `routine`: "commcost: plan this recovery (ncclCommAbort,
+ * ncclCommShrink)", its tooltip naming the run the paths are priced on, or asking for a run.
+ * @param runLabel the run the recovery is planned on ("h200 · NCCL 2.30.7 · 2026-12-01"); undefined: no run
+ * @param ranks that run's rank count (the figures' communicator size)
+ */
+export function recoveryLensText(routine: RecoveryRoutine, runLabel?: string, ranks?: number): { title: string; tooltip: string } {
+  const where = `${routine.functionName ?? 'this code'} ${routine.why}`;
+  if (runLabel === undefined) {
+    return { title: 'commcost: plan this recovery (no run to plan from)', tooltip: `${where}. Measure a run first (abort, revoke, shrink, grow): the recovery paths add up its figures.` };
+  }
+  const at = ranks !== undefined ? ` (${ranks} rank${ranks === 1 ? '' : 's'})` : '';
+  return {
+    title: `commcost: plan this recovery (${routine.apis.join(', ')})`,
+    tooltip: `${where}. Opens the Recovery section on ${runLabel}${at}: abort + re-init, revoke + shrink, shrink with NCCL_SHRINK_ABORT, the grow back, c10d re-create and a spare kept warm, each priced with that run's figures after one rank is lost.`,
+  };
+}

@@ -20,6 +20,7 @@ import { metaRows, runErrors } from './runFacts';
 import { memoryTable, ncclViewModel, ncclViewTable, stepTable, type VariantExtras } from './tables';
 import { manyCommsTables } from './manyCommsTables';
 import { PlanSection } from './planView';
+import { RecoverySection } from './recoveryView';
 import { StudyCharts } from './studyCharts';
 
 /** What the view may ask of its host; absent in the standalone report. */
@@ -242,6 +243,8 @@ export class RunView {
   private readonly verdictBox = h('div', { class: 'verdict' });
   /** The reshape planner on this run (planView.ts). */
   private readonly plan = new PlanSection();
+  /** The recovery paths after a lost rank on this run (recoveryView.ts). */
+  private readonly recovery = new RecoverySection();
   /** The study's Figure 2 and Figure 3 drawn from this run (studyCharts.ts). */
   private readonly study = new StudyCharts();
   private verdictKey = '';
@@ -258,7 +261,7 @@ export class RunView {
   ) {
     this.cancelButton.addEventListener('click', () => this.actions?.cancel());
     this.statusRow.append(this.statusLabel, this.overall, this.cancelButton);
-    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.study.root, this.experimentsBox, this.skippedBox, this.errorsBox);
+    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.recovery.root, this.study.root, this.experimentsBox, this.skippedBox, this.errorsBox);
     // The legend wraps to more rows in a narrower panel: fit the charts again (once per frame).
     let pending = false;
     window.addEventListener('resize', () => {
@@ -271,9 +274,10 @@ export class RunView {
     });
   }
 
-  /** Opens the Plan section with `request`'s inputs (the "plan this reshape" CodeLens). */
+  /** Opens the Plan section with `request`'s inputs (the "plan this reshape" CodeLens), or the Recovery section (`section: 'recovery'`, the "plan this recovery" CodeLens). */
   showPlan(request: PlanRequest): void {
-    this.plan.show(request);
+    if (request.section === 'recovery') this.recovery.show(request);
+    else this.plan.show(request);
   }
 
   /** Brings the DOM to `state` (a complete snapshot). */
@@ -285,6 +289,7 @@ export class RunView {
     this.renderStatus(run, state);
     this.renderVerdict(run);
     this.plan.update(run);
+    this.recovery.update(run);
     this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
     const chartsWait = this.renderExperiments(run);
     this.renderLists(run, state);

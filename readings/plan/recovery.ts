@@ -1,0 +1,349 @@
+/**
+ * `planRecovery`: the recovery paths after one rank of a run's communicator is lost, priced with
+ * the run's own figures. Each path is split into what the job waits on after the loss (its
+ * critical path), what runs beside the job once it runs again (background), and what it pays when
+ * the rank returns (the grow back); each term is one run step's median (with its p90) and names
+ * its source (file, experiment/variant/step). A term the runs lack is named with what would
+ * measure it and why the run has none; a sum with a missing term has no value ("incomplete").
+ * The in-flight work each path drops is the run's drop check where it has one, else said not
+ * measured. docs/METHOD.md, "Recovery after a lost rank". Pure: used by `commcost plan
+ * --recovery`, the panel's Recovery section and the HTML report.
+ */
+import { EXPERIMENT_NEEDS, versionCode } from '../../protocol/catalogue';
+import type { CountSummary, VariantSummary } from '../../protocol/events';
+import type { ExperimentId } from '../../protocol/runOptions';
+import { countOf } from '../verdict/inFlight';
+import { poolVariants } from './strategies';
+import { planHost, stepTerm, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
+
+/** The recovery paths, by id. */
+export type RecoveryPathId = 'revoke-shrink' | 'shrink-abort' | 'abort-reinit' | 'c10d-recreate' | 'spare';
+
+/** A term of a recovery path: a run step's median (`value`, ms) with its p90, or missing. */
+export interface RecoveryTerm extends Term {
+  /** The same step's p90 over its iterations (ms), where the run has it. */
+  p90?: number;
+}
+
+/** One part of a path: what the job waits on, and what runs beside it. */
+export interface RecoveryPhase {
+  /** The job waits on these, one after the other (ms). */
+  critical: RecoveryTerm[];
+  /** These run in the background, beside the job once it runs again (ms). */
+  background: RecoveryTerm[];
+  /** Σ critical medians (ms); undefined when one is missing. An empty list is 0. */
+  criticalMs?: number;
+  /** Σ background medians (ms); undefined when one is missing. */
+  backgroundMs?: number;
+}
+
+/** The in-flight work a path drops, as the run's drop check measured it. */
+export interface DropReading {
+  /** True when the run has the counts (`inFlightCompleted`, `inFlightDropped`). */
+  measured: boolean;
+  /** Where the counts come from (measured only). */
+  source?: { file: string; experiment: string; variant: string };
+  /** Per rank-iteration counts (min, max, sum, n), as the run's variant summary keeps them. */
+  enqueued?: CountSummary;
+  completed?: CountSummary;
+  dropped?: CountSummary;
+  atStart?: CountSummary;
+  /** The reading in words, or why it is not measured. */
+  text: string;
+}
+
+/** One recovery path with its sums. */
+export interface RecoveryPath {
+  id: RecoveryPathId;
+  /** Its name in tables and sentences. */
+  name: string;
+  /** What it does, in one sentence. */
+  how: string;
+  /** The communicators' sizes, from the run's rank count: "2 → 1 ranks, grown back 1 → 2". */
+  sizes: string;
+  afterLoss: RecoveryPhase;
+  /** When the lost rank returns; undefined when the path has nothing to do then (`onReturnNone` says why). */
+  onReturn?: RecoveryPhase;
+  onReturnNone?: string;
+  /** afterLoss.criticalMs + onReturn.criticalMs (ms): the job's waits over one loss and return; undefined when a critical term is missing. */
+  cycleMs?: number;
+  drops: DropReading;
+  /** Every missing term, critical path first. */
+  missing: RecoveryTerm[];
+  /** True when every term of the path has a figure. */
+  complete: boolean;
+  /** What the figures stand for where they are not exactly the path. */
+  note?: string;
+}
+
+/** The recovery plan of one run (or several of one host, NCCL and rank count). */
+export interface RecoveryPlan {
+  host: PlanHost;
+  /**
+   * The paths, by the job's wait after the loss (`afterLoss.criticalMs`, shortest first; equal:
+   * by `cycleMs`); paths whose wait after the loss has a missing term last, in the table's order.
+   */
+  paths: RecoveryPath[];
+}
+
+/** "NCCL ≥ 2.29.2 and 2 GPUs": the catalogue's needs of `ids` together (the newest NCCL, the most GPUs). */
+export function needsWords(...ids: ExperimentId[]): string {
+  let nccl: string | undefined;
+  let gpus = 1;
+  const other: string[] = [];
+  for (const id of ids) {
+    const n = EXPERIMENT_NEEDS[id];
+    if (n.minNccl && (nccl === undefined || versionCode(n.minNccl) > versionCode(nccl))) nccl = n.minNccl;
+    gpus = Math.max(gpus, n.minGpus ?? 1);
+    if (n.other) other.push(n.other);
+  }
+  return [nccl ? `NCCL ≥ ${nccl}` : '', gpus > 1 ? `${gpus} GPUs` : '', ...other].filter((s) => s).join(' and ');
+}
+
+/** The first run's summary of experiment/variant (in the order given) and its file. */
+function variantIn(runs: readonly PlanRun[], experiment: string, variant: string): { file: string; v: VariantSummary } | undefined {
+  for (const p of runs) {
+    const v = p.run.experiments.find((e) => e.experiment === experiment)?.variants.find((x) => x.variant === variant);
+    if (v) return { file: p.file, v };
+  }
+  return undefined;
+}
+
+/** What a term needs, and why the runs have none, when it is missing. */
+interface Lack {
+  /** The call in words: "ncclCommGrow". */
+  call: string;
+  /** The experiments whose needs it has (catalogue). */
+  needs: ExperimentId[];
+  /** Fewest ranks the term needs (a shrink: 2); with fewer, the why says the run's rank count. */
+  minRanks?: number;
+  /** Why, in place of the run's skip reason, when the run has fewer ranks than `minRanks`. */
+  fewRanksWhy?: string;
+  /** What it needs in words, in place of the catalogue's (`needsWords`). */
+  needsText?: string;
+}
+
+/**
+ * A ms term: `experiment`/`variant`/`step`'s median and p90 in the first run that has it (variants
+ * tried in order), else missing: "not measured in this run: ncclCommGrow needs NCCL ≥ 2.29.2 and
+ * 2 GPUs — grow was skipped in f.json: needs NCCL ≥ 2.29.2, host has 2.28.9".
+ */
+function term(runs: readonly PlanRun[], ranks: number, what: string, experiment: ExperimentId, variants: readonly string[], step: string, lack: Lack): RecoveryTerm {
+  const t: RecoveryTerm = stepTerm(runs, what, experiment, variants, step);
+  if (t.source) {
+    const p90 = variantIn(runs, experiment, t.source.variant)?.v.steps.find((s) => s.step === step)?.stats.p90;
+    return typeof p90 === 'number' && Number.isFinite(p90) ? { ...t, p90 } : t;
+  }
+  const these = runs.length > 1 ? 'these runs' : 'this run';
+  const few = lack.minRanks !== undefined && ranks < lack.minRanks;
+  const why = few ? (lack.fewRanksWhy ?? `${these} ${runs.length > 1 ? 'have' : 'has'} ${ranks} rank${ranks === 1 ? '' : 's'}`) : (t.missing?.why ?? 'no figure');
+  const needs = lack.needsText ?? needsWords(...lack.needs);
+  return { ...t, missing: { experiment, why: `not measured in ${these}: ${lack.call}${needs ? ` needs ${needs}` : ''} — ${why}` } };
+}
+
+/** "4" or "3–4". */
+const countWords = (c: CountSummary): string => (c.min === c.max ? String(c.min) : `${c.min}–${c.max}`);
+
+/**
+ * The drop check of `experiment`/`variant` in words, from its counts: "4 allreduces in flight as
+ * the revoke began: 0 dropped, 4 completed on every rank (10 rank-iterations)". Not measured when
+ * the runs have no such variant or it has no counts (`notMeasured` says why).
+ */
+function dropReading(runs: readonly PlanRun[], experiment: string, variant: string, call: string, notMeasuredWhy: string): DropReading {
+  const found = variantIn(runs, experiment, variant);
+  if (!found) return notMeasured(runs, notMeasuredWhy);
+  const completed = countOf(found?.v, 'inFlightCompleted');
+  const dropped = countOf(found?.v, 'inFlightDropped');
+  if (!completed || !dropped) return notMeasured(runs, `${experiment}/${variant} has no drop-check counts`);
+  const enqueued = countOf(found.v, 'inFlightEnqueued');
+  const atStart = countOf(found.v, 'inFlightAtStart');
+  const n = dropped.n;
+  const of = `${n} rank-iteration${n === 1 ? '' : 's'}, ${experiment}/${variant}`;
+  const head = `${enqueued ? countWords(enqueued) : countWords({ ...completed, min: completed.min + dropped.min, max: completed.max + dropped.max })} allreduces enqueued right before the ${call}`;
+  let text: string;
+  if (atStart && atStart.max === 0) text = `${head}: finished before it in every rank-iteration, nothing left to drop (${countWords(completed)} completed; ${of})`;
+  else {
+    const some = atStart && atStart.min === 0 ? `; in ${atStart.n - atStart.sum} of ${atStart.n} rank-iterations they had finished before it` : '';
+    text =
+      dropped.max === 0
+        ? `${head}: none dropped, ${countWords(completed)} completed on every rank (${of}${some})`
+        : `${head}: ${countWords(dropped)} dropped, ${countWords(completed)} completed per rank (${dropped.sum} dropped over ${of}${some})`;
+  }
+  return { measured: true, source: { file: found.file, experiment, variant }, completed, dropped, ...(enqueued ? { enqueued } : {}), ...(atStart ? { atStart } : {}), text };
+}
+
+/** A drop reading the runs do not have, with why. */
+function notMeasured(runs: readonly PlanRun[], why: string): DropReading {
+  return { measured: false, text: `not measured in ${runs.length > 1 ? 'these runs' : 'this run'}: ${why}` };
+}
+
+/** A phase with its sums. */
+function phase(critical: RecoveryTerm[], background: RecoveryTerm[]): RecoveryPhase {
+  const c = sumTerms(critical);
+  const b = sumTerms(background);
+  return { critical, background, ...(c !== undefined ? { criticalMs: c } : {}), ...(b !== undefined ? { backgroundMs: b } : {}) };
+}
+
+/** A path with its cycle sum and missing terms. */
+function path(p: Omit<RecoveryPath, 'cycleMs' | 'missing' | 'complete'>): RecoveryPath {
+  const r = p.onReturn;
+  const cycle = p.afterLoss.criticalMs === undefined || (r && r.criticalMs === undefined) ? undefined : p.afterLoss.criticalMs + (r?.criticalMs ?? 0);
+  const missing = [...p.afterLoss.critical, ...(r?.critical ?? []), ...p.afterLoss.background, ...(r?.background ?? [])].filter((t) => t.value === undefined);
+  return { ...p, ...(cycle !== undefined ? { cycleMs: cycle } : {}), missing, complete: missing.length === 0 };
+}
+
+/**
+ * The recovery paths after one rank of the runs' communicator is lost, each term the runs' own
+ * figure (docs/METHOD.md "Recovery after a lost rank" gives every term's step):
+ * - revoke + shrink: revoke `revoke` + `call` + `first` (`inflight/shrink-abort`, else `idle/…`);
+ * - shrink with NCCL_SHRINK_ABORT: shrink `call` + `first` (`abort/inflight`, else `abort`);
+ *   both release the parent in the background (shrink-abort `abort/abort/excluded-exits`
+ *   `release`, else `…/excluded-aborts`) and grow back when the rank returns (grow `call` + `first`);
+ * - abort + a full rebuild: abort `abort` + `reinit` + `first` (all n ranks: nothing to grow back);
+ * - c10d destroy + re-create: c10d `destroy` + `call` + `first` (`init/eager`, else `init/lazy`);
+ * - a spare kept warm: the pool's `switch`; the failed communicator's abort in the background,
+ *   and when the rank returns a new spare (init `call` + `first`) in the background.
+ * @param runs run files with their names (each term's source); a term comes from the first that has it
+ * @throws PlanInputError for no run, or runs of different hosts, NCCL versions or rank counts (planHost)
+ */
+export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
+  const host = planHost(runs);
+  const n = host.ranks;
+  const m = n - 1;
+  const T = (what: string, experiment: ExperimentId, variants: readonly string[], step: string, lack: Lack): RecoveryTerm => term(runs, n, what, experiment, variants, step, lack);
+  const R = (k: number): string => `${k} rank${k === 1 ? '' : 's'}`;
+  const oneRank = 'a communicator of 1 rank has no survivor to keep running on';
+  // At one rank there is no n−1: the labels never say "1 → 0 ranks".
+  const toLeft = n >= 2 ? `${n} → ${R(m)}` : 'to the survivors';
+  const left = n >= 2 ? `the ${R(m)} left` : 'the survivors';
+  const grown = n >= 2 ? `${m} → ${R(n)}` : `back to ${R(n)}`;
+
+  const revokeV = ['inflight/shrink-abort', 'idle/shrink-abort'];
+  const revokeLack: Lack = { call: 'ncclCommRevoke then ncclCommShrink', needs: ['revoke', 'shrink'], minRanks: 2, fewRanksWhy: oneRank };
+  const shrinkV = ['abort/inflight', 'abort'];
+  const shrinkLack: Lack = { call: 'ncclCommShrink', needs: ['shrink'], minRanks: 2, fewRanksWhy: oneRank };
+  const releaseParent = (): RecoveryTerm =>
+    T(`ncclCommAbort of the old parent (${R(n)}) by the survivors, after NCCL_SHRINK_ABORT`, 'shrink-abort', ['abort/abort/excluded-exits', 'abort/abort/excluded-aborts'], 'release', {
+      call: "the survivors' release of a shrunk parent (the shrink-abort experiment, field case C5)",
+      needs: ['shrink-abort'],
+      minRanks: 2,
+      fewRanksWhy: oneRank,
+    });
+  const growBack = (): RecoveryPhase =>
+    phase(
+      [
+        T(`ncclCommGrow ${grown}`, 'grow', ['default'], 'call', { call: 'ncclCommGrow', needs: ['grow'], minRanks: 2, fewRanksWhy: 'a run of 1 rank has no communicator of fewer ranks to grow from' }),
+        T(`first collective on the grown ${R(n)}`, 'grow', ['default'], 'first', { call: 'ncclCommGrow', needs: ['grow'], minRanks: 2, fewRanksWhy: 'a run of 1 rank has no communicator of fewer ranks to grow from' }),
+      ],
+      [],
+    );
+  const shrunk = n >= 2 ? `${n} → ${R(m)}, grown back ${m} → ${R(n)}` : `${R(n)}: no survivor`;
+  const noDropCheck = (what: string) => `${what} has no drop check (its work is not in flight when it is timed)`;
+  const fullSize = n >= 2 ? `the rebuild is of all ${R(n)} already: nothing to grow back` : 'the rebuild is of the run\'s 1 rank already: nothing to grow back';
+
+  const C10D = (call: string): Lack => ({ call, needs: ['c10d'], needsText: "torch on the GPU host (the c10d experiment: commcost measure --experiments c10d --python <torch's python>)" });
+  const { plain } = poolVariants(runs, n);
+  const pathsInOrder: RecoveryPath[] = [
+    path({
+      id: 'revoke-shrink',
+      name: 'revoke + shrink',
+      how: `ncclCommRevoke the communicator until quiet, ncclCommShrink it (NCCL_SHRINK_ABORT) to ${left} and run the first collective; the old parent is aborted in the background; when the rank returns, ncclCommGrow back to ${R(n)} and the first collective`,
+      sizes: shrunk,
+      afterLoss: phase(
+        [
+          T(`ncclCommRevoke until quiet (${R(n)})`, 'revoke', revokeV, 'revoke', revokeLack),
+          T(`ncclCommShrink (NCCL_SHRINK_ABORT) after revoke, ${toLeft}`, 'revoke', revokeV, 'call', revokeLack),
+          T(`first collective on ${left}`, 'revoke', revokeV, 'first', revokeLack),
+        ],
+        [releaseParent()],
+      ),
+      onReturn: growBack(),
+      drops: dropReading(runs, 'revoke', 'inflight/shrink-abort', 'revoke', n < 2 ? `${oneRank} (the revoke experiment's shrink variants need 2 GPUs)` : 'no revoke/inflight/shrink-abort, the variant with the drop check'),
+      note: 'the revoke experiment aborts the revoked parent untimed; its release is priced at the shrink-abort experiment\'s ncclCommAbort of a parent shrunk with NCCL_SHRINK_ABORT, the excluded rank leaving it as it is',
+    }),
+    path({
+      id: 'shrink-abort',
+      name: 'shrink (NCCL_SHRINK_ABORT)',
+      how: `ncclCommShrink the communicator with NCCL_SHRINK_ABORT to ${left}, without a revoke, and run the first collective; the old parent is aborted in the background; when the rank returns, ncclCommGrow back to ${R(n)} and the first collective`,
+      sizes: shrunk,
+      afterLoss: phase(
+        [
+          T(`ncclCommShrink (NCCL_SHRINK_ABORT), ${toLeft}`, 'shrink', shrinkV, 'call', shrinkLack),
+          T(`first collective on ${left}`, 'shrink', shrinkV, 'first', shrinkLack),
+        ],
+        [releaseParent()],
+      ),
+      onReturn: growBack(),
+      drops: dropReading(runs, 'shrink', 'abort/inflight', 'shrink', n < 2 ? `${oneRank} (shrink needs 2 GPUs)` : 'no shrink/abort/inflight, the variant with the drop check'),
+    }),
+    path({
+      id: 'abort-reinit',
+      name: 'abort + re-init',
+      how: `ncclCommAbort the communicator, then a fresh ncclCommInitRankConfig of ${R(n)} and its first collective: a full rebuild`,
+      sizes: `${R(n)} → a fresh ${R(n)}`,
+      afterLoss: phase(
+        [
+          T(`ncclCommAbort (${R(n)})`, 'abort', ['default'], 'abort', { call: 'ncclCommAbort', needs: ['abort'] }),
+          T(`ncclCommInitRankConfig after abort (${R(n)})`, 'abort', ['default'], 'reinit', { call: 'ncclCommInitRankConfig after abort', needs: ['abort'] }),
+          T(`first collective of the re-init (${R(n)})`, 'abort', ['default'], 'first', { call: 'ncclCommInitRankConfig after abort', needs: ['abort'] }),
+        ],
+        [],
+      ),
+      onReturnNone: fullSize,
+      drops: notMeasured(runs, noDropCheck('the abort experiment')),
+      note: `the abort experiment re-inits all ${R(n)}: a full rebuild takes the lost rank's replacement (or the rank back) at once; waiting for it is no communicator cost and is in no figure`,
+    }),
+    path({
+      id: 'c10d-recreate',
+      name: 'c10d destroy + re-create',
+      how: `destroy_process_group, then init_process_group of ${R(n)} and its first all_reduce`,
+      sizes: `${R(n)} → a fresh ${R(n)}`,
+      afterLoss: phase(
+        [
+          T(`destroy_process_group (${R(n)})`, 'c10d', ['init/eager', 'init/lazy'], 'destroy', C10D('destroy_process_group')),
+          T(`init_process_group (${R(n)})`, 'c10d', ['init/eager', 'init/lazy'], 'call', C10D('init_process_group')),
+          T(`first all_reduce of the new group (${R(n)})`, 'c10d', ['init/eager', 'init/lazy'], 'first', C10D('init_process_group')),
+        ],
+        [],
+      ),
+      onReturnNone: fullSize,
+      drops: notMeasured(runs, noDropCheck('the c10d experiment')),
+      note: "the c10d experiment times destroy_process_group on a healthy group with torch's own NCCL (the init/eager variant, else init/lazy)",
+    }),
+    path({
+      id: 'spare',
+      name: 'spare kept warm',
+      how: 'keep a warm communicator ready beside the one in use; at the loss switch to it (the pool\'s switch: a collective, a CUDA graph capture and instantiate); the failed one is aborted in the background; when the rank returns, a new spare is built in the background',
+      sizes: `${R(n)} → the spare's ${R(n)}`,
+      afterLoss: phase(
+        [
+          T('switch to the spare (a collective + CUDA graph capture + instantiate)', 'pool', [plain], 'switch', {
+            call: "the pool's switch",
+            needs: ['pool'],
+            needsText: '2 GPUs (a pool of two TP shapes)',
+            minRanks: 2,
+            fewRanksWhy: 'a pool of 1 rank has one TP shape: the pool experiment has nothing to switch to',
+          }),
+        ],
+        [T(`ncclCommAbort of the failed communicator (${R(n)})`, 'abort', ['default'], 'abort', { call: 'ncclCommAbort', needs: ['abort'] })],
+      ),
+      onReturn: phase(
+        [],
+        [
+          T(`ncclCommInitRankConfig of a new spare (${R(n)})`, 'init', ['default'], 'call', { call: 'ncclCommInitRankConfig', needs: ['init'] }),
+          T(`its first collective (${R(n)})`, 'init', ['default'], 'first', { call: 'ncclCommInitRankConfig', needs: ['init'] }),
+        ],
+      ),
+      drops: notMeasured(runs, `${noDropCheck("the pool experiment's switch")}, nor does the abort that releases the failed communicator`),
+      note: "the pool's switch is timed between two healthy communicators of the run's ranks; the run does not time a switch beside a failed one, nor the GPU a spare needs",
+    }),
+  ];
+  const order = (a: RecoveryPath, b: RecoveryPath): number => {
+    const [x, y] = [a.afterLoss.criticalMs, b.afterLoss.criticalMs];
+    if (x === undefined || y === undefined) return (x === undefined ? 1 : 0) - (y === undefined ? 1 : 0);
+    if (x !== y) return x - y;
+    const [u, v] = [a.cycleMs, b.cycleMs];
+    return u === undefined || v === undefined ? (u === undefined ? 1 : 0) - (v === undefined ? 1 : 0) : u - v;
+  };
+  return { host, paths: [...pathsInOrder].sort(order) };
+}
