@@ -130,7 +130,7 @@
  *   simInit.c        ncclGetUniqueId, NCCL's log, ncclCommInitRank/Config, ncclCommInitAll
  *   simGroup.c       ncclGroupStart/End, the creations deferred to the group's end
  *   simReshape.c     split, shrink, grow, revoke, windows, suspend/resume, MemStats
- *   simCollectives.c registration, ncclAllReduce
+ *   simCollectives.c registration, ncclAllReduce, ncclBroadcast (as an allreduce)
  *   simTeardown.c    finalize, destroy, abort
  *
  * Plain C11 + pthreads; build: cc -std=c11 -O2 -fPIC -shared -pthread <every .c file of native/sim> -o libnccl-sim.so

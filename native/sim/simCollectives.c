@@ -1,5 +1,5 @@
 /*
- * simCollectives.c: buffer registration (ncclCommRegister/Deregister) and ncclAllReduce.
+ * simCollectives.c: buffer registration (ncclCommRegister/Deregister), ncclAllReduce and ncclBroadcast.
  * Part of the simulated NCCL (test fixture); the model is described in ncclsim.c.
  */
 #include "ncclsim_internal.h"
@@ -111,3 +111,11 @@ EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t c
   return comm->blocking ? ncclSuccess : ncclInProgress;
 }
 
+
+/* ncclBroadcast: modelled as ncclAllReduce of `count` elements (every rank meets once; the first on a
+   communicator pays the lazy connect), with no data model (only float32 sums are modelled). */
+EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
+                                  ncclComm_t comm, CUstream stream) {
+  if (!validComm(comm) || root < 0 || root >= comm->nranks) { setLastError("ncclBroadcast: invalid argument"); return ncclInvalidArgument; }
+  return ncclAllReduce(sendbuff, recvbuff, count, datatype, 1 /* ncclProd: no data model */, comm, stream);
+}
