@@ -2,7 +2,8 @@
  * Merges the per-process records of a traced job into a trace file (pure; no I/O).
  *
  * Inputs: the lines of each `<host>-<pid>.jsonl` (the profiler plugin, native/profiler/) and
- * `<host>-<pid>.py.jsonl` (the Python hook, native/pyhook/). Joins, in each process:
+ * `<host>-<pid>.py.jsonl` (the Python hook, native/pyhook/: torch.distributed's calls, and NCCL's
+ * own called through ctypes or cffi, named by the NCCL function). Joins, in each process:
  *  - a communicator to the Python call whose time window holds the plugin's `init` (same thread
  *    preferred; several candidates: the innermost, and the join is reported ambiguous); a call
  *    that is a group's first collective hands the communicator to the call that created the group
@@ -22,7 +23,7 @@
 import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
 import { deferredNote, nativeCreation } from './grouped';
-import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
+import { NATIVE_TEARDOWN, nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import type { NativeFrame } from './nativeFrame';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
@@ -78,6 +79,8 @@ interface Proc {
 
 const NS = 1e6;
 const CREATE_APIS = new Set(['init_process_group', 'new_group', 'split_group', 'shrink_group', 'new_subgroups', 'ProcessGroupNCCL', 'eager_connect_single_device']);
+/** Python calls that tear a communicator down: torch's, and NCCL's own called through ctypes or cffi (native/pyhook/commcost_ffi.py). */
+const TEARDOWN_APIS = new Set(['destroy_process_group', ...NATIVE_TEARDOWN]);
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -318,7 +321,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
         if (fc.call) firstColl = { t0: fc.call.t0, t1: fc.call.t1 };
         else if (!p.python && c.connect) firstColl = { t0: c.connect.t0, t1: c.connect.t1 };
       }
-      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
+      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => TEARDOWN_APIS.has(k.api)) : { call: null, ambiguous: false };
       // The C interposer's calls: the creating call when no Python call holds init, the teardown call when no Python one holds finalize.
       const nCreation = siteCall ? null : nativeCreation(p.ncalls, c, nTaken);
       const nMade = nCreation?.call ?? null, paid = nCreation && deferredNote(nCreation, (f) => nativeWhere(f, symbolize));

@@ -78,8 +78,10 @@ def _install():
         stdlib = os.path.dirname(os.__file__)
         return f.startswith(stdlib) and "site-packages" not in parts and "dist-packages" not in parts
 
-    def site_and_chain():
-        frame = sys._getframe(2)
+    def site_and_chain(depth=2, innermost=False):
+        """The first frame in the user's code above `depth` and the library frames on the way; with
+        `innermost`, the innermost frame outside the hook when no frame is the user's."""
+        frame = sys._getframe(depth)
         chain = []
         while frame is not None:
             code = frame.f_code
@@ -91,7 +93,7 @@ def _install():
             if not fname.startswith(here):
                 chain.append(entry)
             frame = frame.f_back
-        return None, chain[-8:]
+        return (chain[0] if innermost and chain else None), chain[-8:]
 
     def group_key(g):
         if g is None:
@@ -204,12 +206,47 @@ def _install():
             wrap(pg, "__init__", "ProcessGroupNCCL", "method")
             wrap(pg, "eager_connect_single_device", "eager_connect_single_device", "method")
 
+    def load_sibling(name):
+        """A module of the hook's folder, loaded by path (sys.path may not hold the folder)."""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(name, os.path.join(here, name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    class Hook:
+        """What the hook's sibling modules (commcost_ffi.py, commcost_ray.py) record through."""
+
+    hook = Hook()
+    hook.emit, hook.site_and_chain, hook.local, hook.here = emit_line, site_and_chain, local, here
+    ffi = {}
+
+    def recorder():
+        if "r" not in ffi:
+            mod = load_sibling("commcost_ffi")
+            ffi["mod"], ffi["r"] = mod, mod.Recorder(hook)
+        return ffi["mod"], ffi["r"]
+
+    def instrument_ctypes(module):
+        mod, r = recorder()
+        mod.instrument_ctypes(module, r)
+
+    def instrument_cffi(module):
+        mod, r = recorder()
+        mod.instrument_cffi(module, r)
+
+    def instrument_ray(module):
+        load_sibling("commcost_ray").instrument_driver(module, hook)
+
+    targets = {"torch.distributed": instrument, "ctypes": instrument_ctypes, "cffi.api": instrument_cffi, "ray": instrument_ray}
+
     class Finder:
-        """Instruments torch.distributed right after it is first imported."""
+        """Instruments torch.distributed, ctypes, cffi and ray right after each is first imported."""
 
         def find_spec(self, name, path=None, target=None):
-            if name != "torch.distributed":
+            if name not in targets:
                 return None
+            patch = targets[name]
             import importlib.machinery
             for finder in sys.meta_path:
                 if finder is self:
@@ -222,10 +259,10 @@ def _install():
                     loader = spec.loader
                     original = loader.exec_module
 
-                    def exec_module(module, _original=original):
+                    def exec_module(module, _original=original, _patch=patch):
                         _original(module)
                         try:
-                            instrument(module)
+                            _patch(module)
                         except Exception:
                             pass
 
@@ -236,10 +273,13 @@ def _install():
                     return spec
             return None
 
-    if "torch.distributed" in sys.modules:
-        instrument(sys.modules["torch.distributed"])
-    else:
-        sys.meta_path.insert(0, Finder())
+    for name, patch in targets.items():
+        if name in sys.modules:
+            try:
+                patch(sys.modules[name])
+            except Exception:
+                pass
+    sys.meta_path.insert(0, Finder())
 
 
 def _chain_next_sitecustomize():
