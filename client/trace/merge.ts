@@ -20,7 +20,7 @@
  * several hosts, only the timeline (`perRank`, `at`) is shifted onto the first host's clock from
  * the wall-clock stamps ({@link clockOf}), never the phases.
  */
-import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
+import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceRayWorker, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
 import { deferredNote, nativeCreation } from './grouped';
 import { NATIVE_TEARDOWN, nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
@@ -75,6 +75,8 @@ interface Proc {
   wallMinusMono: number[];
   /** ns added to this process's monotonic times on the timeline (its host's offset to the reference host; 0 on one host). */
   shift: number;
+  /** A Ray worker's identity (the hook's `ray` line), else null. */
+  ray: TraceRayWorker | null;
 }
 
 const NS = 1e6;
@@ -110,7 +112,7 @@ function readProcesses(files: RecordFile[], problems: string[]): Map<string, Pro
     const key = `${m[1]}-${m[2]}`;
     let p = procs.get(key);
     if (!p) {
-      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], wallMinusMono: [], shift: 0 };
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], wallMinusMono: [], shift: 0, ray: null };
       procs.set(key, p);
     }
     let bad = 0;
@@ -149,6 +151,10 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
     case 'pyproc':
       wallPair(p, r);
       p.python = true; p.rank = num(r.rank);
+      return true;
+    case 'ray':
+      if (str(r.node) === null) return false;
+      p.ray = { node: str(r.node)!, ip: str(r.ip), actor: str(r.actor), actorId: str(r.actorId) };
       return true;
     case 'init': {
       const t = num(r.t), nranks = num(r.nranks), rank = num(r.rank);
@@ -378,7 +384,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
   const stopped = job.stopped ? [`the job was stopped (${job.stopped}) before it ended by itself`] : [];
   if (job.exitCode !== 0 || job.signal) stopped.push(`the job exited with ${job.signal ? `signal ${job.signal}` : `code ${job.exitCode}`}`);
   if (procs.every((p) => !p.plugin)) missing.push('no profiler plugin records at all: no communicator was created, or NCCL did not load the plugin');
-  const processes: TraceProcess[] = procs.map((p) => ({ host: p.host, pid: p.pid, rank: p.rank ?? [...p.comms.values()][0]?.rank ?? null, python: p.python, plugin: p.plugin, pluginAbi: p.abi, ncclVersion: p.nccl, communicators: p.comms.size }));
+  const processes: TraceProcess[] = procs.map((p) => ({ host: p.host, pid: p.pid, rank: p.rank ?? [...p.comms.values()][0]?.rank ?? null, python: p.python, plugin: p.plugin, pluginAbi: p.abi, ncclVersion: p.nccl, communicators: p.comms.size, ...(p.ray ? { ray: p.ray } : {}) }));
   const versions = [...new Set(procs.map((p) => p.nccl).filter((v): v is number => v !== null))];
   return {
     kind: 'commcost-trace', version: TRACE_VERSION, command: job.command, startedAt: job.startedAt, endedAt: job.endedAt,
@@ -487,9 +493,10 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
       });
     }
     const first = list[0]!;
+    const actors = [...new Set(list.filter((a) => a.proc.ray).map((a) => `${a.proc.ray!.actor ?? 'task'}@${a.proc.ray!.ip ?? a.proc.ray!.node.slice(0, 8)}`))].sort();
     const mem = occurrences.map((o) => o.memoryBytes).filter((x): x is number => x !== null);
     sites.push({
-      ...first.site, count: occurrences.length,
+      ...first.site, ...(actors.length ? { actors } : {}), count: occurrences.length,
       creation: phaseStats(occurrences.map((o) => o.creationMs)), firstCollective: phaseStats(occurrences.map((o) => o.firstCollectiveMs)),
       connect: phaseStats(occurrences.map((o) => o.connectMs)), teardown: phaseStats(occurrences.map((o) => o.teardownMs)),
       memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold),

@@ -13,8 +13,17 @@ one os.write to $COMMCOST_TRACE_DIR/<host>-<pid>.py.jsonl:
    group object, or "WORLD"), groupOf (for a collective: the group it ran on), first (a
    collective: the first on its group), ok, error}
 
+  {"k":"ray", node, ip, actor, actorId, job}  in a Ray worker, before its first call record of
+   each actor it hosts (commcost_ray.py)
+
+NCCL called through ctypes or cffi (vLLM's PyNcclCommunicator and the like) is recorded as `call`
+lines named by the NCCL function (commcost_ffi.py); `ray.init` in a driver carries the trace to
+Ray's workers through the job's runtime_env (commcost_ray.py). Each sibling module is loaded from
+this folder when ctypes, cffi or ray is first imported.
+
 Never changes the job: every failure of the hook itself is swallowed, wrapped functions return
-and raise exactly what they did, nothing is printed. Without torch nothing happens. A
+and raise exactly what they did, nothing is printed. Without torch, NCCL through ctypes or cffi, or
+Ray, nothing is recorded. A
 sitecustomize that this one shadows (the next one on sys.path) is still run.
 """
 import os
@@ -59,6 +68,11 @@ def _install():
     def emit_line(record, fd_ready=False):
         try:
             fd = state["fd"] if fd_ready else out()
+            ray = getattr(hook, "ray", None)
+            identity = ray.identity() if ray is not None and record.get("k") == "call" else None
+            if identity is not None:
+                identity["pid"] = state["pid"]
+                os.write(fd, (json.dumps(identity, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace"))
             data = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace")
             os.write(fd, data)
         except Exception:
@@ -236,7 +250,9 @@ def _install():
         mod.instrument_cffi(module, r)
 
     def instrument_ray(module):
-        load_sibling("commcost_ray").instrument_driver(module, hook)
+        mod = load_sibling("commcost_ray")
+        hook.ray = mod  # emit_line asks it for a Ray worker's identity
+        mod.instrument_driver(module)
 
     targets = {"torch.distributed": instrument, "ctypes": instrument_ctypes, "cffi.api": instrument_cffi, "ray": instrument_ray}
 
