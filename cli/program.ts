@@ -126,6 +126,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--html <file>', 'also write an HTML report: a timeline per rank and the per-site table')
     .option('--simulate', "run against commcost's simulated NCCL (no GPU): figures labelled SIMULATED")
     .option('--deadline <seconds>', 'stop the job after this long (the trace is kept, marked partial)')
+    .option('--ray-address <address>', "a running Ray cluster for the driver's ray.init() (RAY_ADDRESS: auto, host:6379); with or without it, the workers Ray starts for the job are traced through ray.init's runtime_env (README, \"Ray\")")
     .option('--interpose', "preload commcost's C interposer (LD_PRELOAD, yours kept): times each NCCL init/split/destroy call a C/C++ program makes and names its caller's file:line")
     .option('--no-nccl-log', "do not ask NCCL for its Init timings log (NCCL's view); never asked when you set NCCL_DEBUG or NCCL_DEBUG_FILE yourself")
     .option('--host <target>', 'run the job on an SSH host (an ~/.ssh/config alias or user@host[:port]): commcost is deployed there by content hash, the records come back and the trace is saved here')

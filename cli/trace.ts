@@ -1,5 +1,5 @@
 /**
- * `commcost trace [--out FILE] [--html FILE] [--host H [--cwd DIR]] [--simulate] [--interpose] [--deadline SECONDS] [--no-nccl-log] -- <command…>`: runs the user's
+ * `commcost trace [--out FILE] [--html FILE] [--host H [--cwd DIR]] [--simulate] [--interpose] [--ray-address ADDR] [--deadline SECONDS] [--no-nccl-log] -- <command…>`: runs the user's
  * own command (any launcher: torchrun, srun, mpirun, python, a C program) with every process
  * instrumented through environment variables only, then merges the per-process records
  * (client/trace/merge.ts), prints a table per call site on stderr (the job's stdout stays the job's
@@ -40,6 +40,8 @@ export interface TraceFlags {
   html?: string;
   /** --interpose: preload the C interposer (times each NCCL lifecycle call and names its caller). */
   interpose?: boolean;
+  /** --ray-address ADDR: the running Ray cluster the driver's ray.init() joins (RAY_ADDRESS; README "Ray"). */
+  rayAddress?: string;
   /** --host H: run the job on an SSH host (localhost, an ~/.ssh/config alias or user@host[:port]). */
   host?: string;
   /** --cwd DIR: the job's folder on that host (default: the remote home). */
@@ -60,6 +62,15 @@ function ms(s: TracePhaseStats | null): string {
 /** The api column's mark of a creation paid after its call returned (the note says where). */
 const DEFERRED = { group: ' (grouped)', initAll: ' (own group)', nonblocking: ' (non-blocking)' } as const;
 
+/** One line per Ray worker that recorded: its actor class, pid, node (the hook's `ray` line). */
+function rayLines(t: TraceFile): string[] {
+  const workers = t.processes.filter((p) => p.ray);
+  if (workers.length === 0) return [];
+  const nodes = new Set(workers.map((p) => p.ray!.node)).size;
+  return [`Ray: ${workers.length} worker${workers.length === 1 ? '' : 's'} on ${nodes} node${nodes === 1 ? '' : 's'}`,
+    ...workers.map((p) => `  ${terminalSafe(p.ray!.actor ?? '(task)')}  pid ${p.pid} on ${terminalSafe(p.host)}, node ${terminalSafe(p.ray!.ip ?? '?')} ${terminalSafe(p.ray!.node.slice(0, 12))}, ${p.communicators} communicator${p.communicators === 1 ? '' : 's'}`)];
+}
+
 /** The summary table of a trace (text; untrusted strings made terminal-safe). */
 export function formatTrace(t: TraceFile): string {
   const lines: string[] = [];
@@ -67,15 +78,17 @@ export function formatTrace(t: TraceFile): string {
   lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process${t.processes.length === 1 ? '' : 'es'}, ${t.status}${t.ncclVersion ? `, NCCL ${ncclVersionText(t.ncclVersion)}` : ''}`);
   if (t.environment) lines.push(`environment: ${terminalSafe(environmentText(t.environment))}`);
   lines.push('Each phase: MAX over ranks per occurrence, then median (p90) over occurrences, ms. cold = a process\'s first communicator. first use = the op of the group\'s first collective (its figure is that op\'s).');
-  const rows = [['site', 'api', 'n', 'creation', 'first use', 'first collective', 'connect', 'teardown', 'memory', '']];
+  const ray = t.sites.some((s) => s.actors?.length);
+  const rows = [['site', 'api', 'n', 'creation', 'first use', 'first collective', 'connect', 'teardown', 'memory', ...(ray ? ['ray actors'] : []), '']];
   for (const s of t.sites) {
     const where = s.file ? `${s.file.length > 48 ? '…' + s.file.slice(-47) : s.file}${s.line !== null ? `:${s.line}` : ''}` : '(unattributed)';
     rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED[s.deferred.kind] : ''), String(s.count), ms(s.creation), terminalSafe(s.firstUse ?? (s.firstCollective ? '?' : '—')), ms(s.firstCollective), ms(s.connect), ms(s.teardown) + sharedTeardownMark(s),
-      s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—', s.cold ? 'cold' : '']);
+      s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—', ...(ray ? [terminalSafe((s.actors ?? []).join(', ') || '—')] : []), s.cold ? 'cold' : '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
   lines.push(...ncclViewLines(t));
+  lines.push(...rayLines(t));
   for (const s of t.sites) for (const n of s.notes) lines.push(`note: ${terminalSafe(n)}`);
   if (t.clock?.kind === 'wall-offsets') lines.push(`clock: ${terminalSafe(t.clock.note)}`);
   for (const m of t.missing) lines.push(`missing: ${terminalSafe(m)}`);
@@ -151,8 +164,9 @@ export async function traceCommand(command: string[], flags: TraceFlags, io: { o
       signal: abort.signal, force: force.signal, killAfterMs: null, ncclLog: flags.ncclLog !== false, interpose: !!flags.interpose,
     };
     if (flags.cwd !== undefined && flags.host === undefined) throw new CommcostError('BAD_INPUT', '--cwd is the job\'s folder on the --host; without --host the job runs in this folder', { hint: 'cd to the folder, or add --host H' });
+    if (flags.rayAddress !== undefined && flags.host !== undefined) throw new CommcostError('BAD_INPUT', '--ray-address is for a job run here; with --host give the address in the command', { hint: 'commcost trace --host H -- env RAY_ADDRESS=auto python driver.py' });
     r = flags.host === undefined
-      ? await runTrace({ ...common, cwd: io.cwd, processGroup: true })
+      ? await runTrace({ ...common, cwd: io.cwd, processGroup: true, ...(flags.rayAddress !== undefined ? { rayAddress: flags.rayAddress } : {}) })
       : await runRemoteTrace({ ...common, host: flags.host, localCwd: io.cwd, ...(flags.cwd !== undefined ? { remoteCwd: flags.cwd } : {}), hostKeyPolicy: flags.acceptNewHostKey ? 'accept-new' : 'refuse',
         ...(flags.sshConfig !== undefined ? { sshConfigPath: flags.sshConfig } : {}), ...(flags.knownHosts !== undefined ? { knownHostsPath: flags.knownHosts } : {}), log: (l) => io.err(`commcost trace: ${terminalSafe(l)}\n`) });
   } finally {

@@ -86,6 +86,8 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
   (t.processes as unknown[]).forEach((p, i) => {
     const o = p as Record<string, unknown>;
     if (!o || typeof o !== 'object' || !isNum(o.pid) || typeof o.host !== 'string' || !isNumOrNull(o.rank)) fail(`${source}: processes[${i}]`, 'needs host, pid and rank');
+    const r = o.ray as Record<string, unknown> | undefined;
+    if (r !== undefined && (!r || typeof r !== 'object' || typeof r.node !== 'string' || !isStrOrNull(r.ip) || !isStrOrNull(r.actor) || !isStrOrNull(r.actorId))) fail(`${source}: processes[${i}].ray`, 'needs node, and ip, actor, actorId as strings or null');
   });
   if (!Array.isArray(t.sites)) fail(`${source}: sites`, 'must be a list');
   (t.sites as unknown[]).forEach((s, i) => {
@@ -97,6 +99,7 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
     if (!isStrOrNull(o.file) || !isNumOrNull(o.line) || !isStrOrNull(o.func)) fail(w, 'file/line/func must be string/number/string or null');
     if (!isNum(o.count) || !Array.isArray(o.occurrences) || o.occurrences.length !== o.count) fail(`${w}.count`, 'must equal the number of occurrences');
     if (!Array.isArray(o.notes) || !Array.isArray(o.chain)) fail(w, 'needs notes and chain lists');
+    if (o.actors !== undefined && (!Array.isArray(o.actors) || !o.actors.every((a) => typeof a === 'string'))) fail(`${w}.actors`, 'must be a list of strings');
     for (const k of ['creation', 'firstCollective', 'connect', 'teardown']) checkStats(o[k], `${w}.${k}`);
     if (!isNumOrNull(o.memoryBytes) || typeof o.cold !== 'boolean' || typeof o.lazy !== 'boolean') fail(w, 'memoryBytes/cold/lazy have the wrong type');
     checkView(o.nccl, `${w}.nccl`);

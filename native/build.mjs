@@ -204,8 +204,8 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
       perArch.push(cross(`interposer linux-${arch}`, tools.cc, crossInterposer, interposerInputs, interposerArgs(crossInterposer)));
     }
   }
-  // The Python hook of `commcost trace`, shipped beside the plugin.
-  const pyhook = copyIfStale(path.join(nativeDir, 'pyhook', 'sitecustomize.py'), path.join(out, 'pyhook', 'sitecustomize.py'));
+  // The Python hook of `commcost trace` (sitecustomize.py and its sibling modules), shipped beside the plugin.
+  const pyhook = Promise.all(['sitecustomize.py', 'commcost_ffi.py', 'commcost_ray.py'].map((f) => copyIfStale(path.join(nativeDir, 'pyhook', f), path.join(out, 'pyhook', f))));
   const staged = stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders);
   const [addonPath, simPath, legacyPath, profilerPath, interposerPath] = await Promise.all([addon, sim, legacy, profiler, interposer, staged, pyhook, ...perArch]);
   return { addon: addonPath, sim: simPath, simLegacy: legacyPath, profiler: profilerPath, interposer: interposerPath };

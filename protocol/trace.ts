@@ -120,6 +120,8 @@ export interface TraceSite {
   chain: string[];
   /** Lazy group: the communicator was created at its first collective (this site is the group's creation). */
   lazy: boolean;
+  /** The Ray actors whose processes ran this site (`Class@node ip`, sorted), when any process was a Ray worker. */
+  actors?: string[];
   firstCollectiveSite: string | null;
   teardownSite: string | null;
   count: number;
@@ -156,6 +158,19 @@ export interface TraceProcess {
   pluginAbi: number | null;
   ncclVersion: number | null;
   communicators: number;
+  /** A Ray worker (native/pyhook/commcost_ray.py): the actor it hosted and the node it ran on; absent outside Ray. */
+  ray?: TraceRayWorker;
+}
+
+/** A Ray worker process's identity, as Ray's runtime context gave it. */
+export interface TraceRayWorker {
+  /** Ray's node id (hex). */
+  node: string;
+  /** The node's IP address, when Ray said. */
+  ip: string | null;
+  /** The actor's class name; null in a task (no actor). */
+  actor: string | null;
+  actorId: string | null;
 }
 
 /**

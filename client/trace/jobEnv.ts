@@ -99,3 +99,29 @@ export function interposerEnv(base: NodeJS.ProcessEnv, lib: string): Record<stri
   const user = base.LD_PRELOAD?.trim();
   return { LD_PRELOAD: user ? `${lib}:${user}` : lib };
 }
+
+/** Path lists commcost prepends to (a Ray worker keeps its own value after ours). */
+const PREPENDED = ['PYTHONPATH', 'LD_LIBRARY_PATH', 'LD_PRELOAD'];
+
+/**
+ * COMMCOST_TRACE_RAY: what the Python hook adds to the runtime_env of a Ray driver's `ray.init`
+ * (native/pyhook/commcost_ray.py), so that every worker Ray starts for the job — on this node or
+ * another of a running cluster — gets the trace's variables: the variables the trace changed
+ * (`set`), and for PYTHONPATH, LD_LIBRARY_PATH and LD_PRELOAD only the part prepended
+ * (`prepend`: the worker's own value is kept after it). RAY_ADDRESS (--ray-address) is the
+ * driver's, not forwarded.
+ * @param base the job's environment before tracing
+ * @param env the job's environment as traced
+ * @returns the JSON text of `{ set, prepend }`
+ */
+export function rayForwardEnv(base: NodeJS.ProcessEnv, env: NodeJS.ProcessEnv): string {
+  const set: Record<string, string> = {}, prepend: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value === base[name] || name === 'COMMCOST_TRACE_RAY' || name === 'RAY_ADDRESS') continue;
+    const user = base[name];
+    if (PREPENDED.includes(name)) {
+      prepend[name] = user && value.endsWith(user) ? value.slice(0, value.length - user.length).replace(/[:\s]$/, '') : value;
+    } else set[name] = value;
+  }
+  return JSON.stringify({ set, prepend });
+}

@@ -2,7 +2,8 @@
  * Merges the per-process records of a traced job into a trace file (pure; no I/O).
  *
  * Inputs: the lines of each `<host>-<pid>.jsonl` (the profiler plugin, native/profiler/) and
- * `<host>-<pid>.py.jsonl` (the Python hook, native/pyhook/). Joins, in each process:
+ * `<host>-<pid>.py.jsonl` (the Python hook, native/pyhook/: torch.distributed's calls, and NCCL's
+ * own called through ctypes or cffi, named by the NCCL function). Joins, in each process:
  *  - a communicator to the Python call whose time window holds the plugin's `init` (same thread
  *    preferred; several candidates: the innermost, and the join is reported ambiguous); a call
  *    that is a group's first collective hands the communicator to the call that created the group
@@ -19,16 +20,19 @@
  * several hosts, only the timeline (`perRank`, `at`) is shifted onto the first host's clock from
  * the wall-clock stamps ({@link clockOf}), never the phases.
  */
-import type { TraceClock, TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceSite } from '../../protocol/trace';
+import type { TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceProcess, TraceRankSpans, TraceRayWorker, TraceSite } from '../../protocol/trace';
 import { TRACE_VERSION } from '../../protocol/trace';
 import { commonName, firstUseName } from './firstUse';
 import { deferredNote, nativeCreation } from './grouped';
 import { procEnvironment, traceEnvironment, type ProcEnvironment } from './traceEnvironment';
-import { nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
+import { NATIVE_TEARDOWN, nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import type { NativeFrame } from './nativeFrame';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
 export type { NativeFrame } from './nativeFrame';
+import { clockOf } from './traceClock';
+
+export { clockOf };
 
 /** A resolved source location. */
 export interface SourceLocation { file: string; line: number | null; func: string | null }
@@ -80,10 +84,14 @@ interface Proc {
   shift: number;
   /** The `proc` record's environment fields (traceEnvironment.ts). */
   env?: Omit<ProcEnvironment, 'nccl' | 'sim'>;
+  /** A Ray worker's identity (the hook's `ray` line), else null. */
+  ray: TraceRayWorker | null;
 }
 
 const NS = 1e6;
 const CREATE_APIS = new Set(['init_process_group', 'new_group', 'split_group', 'shrink_group', 'new_subgroups', 'ProcessGroupNCCL', 'eager_connect_single_device']);
+/** Python calls that tear a communicator down: torch's, and NCCL's own called through ctypes or cffi (native/pyhook/commcost_ffi.py). */
+const TEARDOWN_APIS = new Set(['destroy_process_group', ...NATIVE_TEARDOWN]);
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -113,7 +121,7 @@ function readProcesses(files: RecordFile[], problems: string[]): Map<string, Pro
     const key = `${m[1]}-${m[2]}`;
     let p = procs.get(key);
     if (!p) {
-      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], wallMinusMono: [], shift: 0 };
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], wallMinusMono: [], shift: 0, ray: null };
       procs.set(key, p);
     }
     let bad = 0;
@@ -152,6 +160,10 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
     case 'pyproc':
       wallPair(p, r);
       p.python = true; p.rank = num(r.rank);
+      return true;
+    case 'ray':
+      if (str(r.node) === null) return false;
+      p.ray = { node: str(r.node)!, ip: str(r.ip), actor: str(r.actor), actorId: str(r.actorId) };
       return true;
     case 'init': {
       const t = num(r.t), nranks = num(r.nranks), rank = num(r.rank);
@@ -207,45 +219,6 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
 function wallPair(p: Proc, r: Record<string, unknown>): void {
   const t = num(r.t), rt = num(r.rt);
   if (t !== null && rt !== null && rt > 0) p.wallMinusMono.push(rt - t);
-}
-
-function median(xs: number[]): number {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
-}
-
-/**
- * The timeline's clock (protocol/trace.ts `TraceClock`), and each process's `shift`: on one host
- * none; on several, each host's (wall − monotonic) offset is the median over its processes' pairs,
- * and its monotonic times are shifted by (its offset − the reference host's), the reference being
- * the host of the first process (lowest rank). A host without pairs is left unshifted and named.
- * Phase durations never use it (each is a difference on one host's clock).
- */
-export function clockOf(procs: readonly { host: string; wallMinusMono: number[]; shift: number }[]): TraceClock {
-  const hosts = [...new Set(procs.map((p) => p.host))];
-  if (hosts.length <= 1)
-    return { kind: 'monotonic', hosts: hosts.length, note: 'one host: every time is its CLOCK_MONOTONIC, shared by all its processes; no offset' };
-  const reference = procs[0]!.host;
-  const offset = new Map<string, number | null>();
-  let spread = 0;
-  for (const h of hosts) {
-    const pairs = procs.filter((p) => p.host === h).flatMap((p) => p.wallMinusMono);
-    offset.set(h, pairs.length ? median(pairs) : null);
-    if (pairs.length) spread = Math.max(spread, (Math.max(...pairs) - Math.min(...pairs)) / NS);
-  }
-  const ref = offset.get(reference) ?? null;
-  const offsetsMs: Record<string, number | null> = {};
-  for (const h of hosts) {
-    const o = offset.get(h) ?? null;
-    offsetsMs[h] = o !== null && ref !== null ? (o - ref) / NS : h === reference ? 0 : null;
-  }
-  for (const p of procs) p.shift = (offsetsMs[p.host] ?? 0) * NS;
-  const unaligned = hosts.filter((h) => offsetsMs[h] === null);
-  return {
-    kind: 'wall-offsets', hosts: hosts.length, reference, offsetsMs, pairSpreadMs: spread,
-    note: `${hosts.length} hosts: each host's monotonic times are put on ${reference}'s through the wall clock stamped with the monotonic clock at each process's start; offsets from wall clocks, uncertainty unknown beyond ±the clocks' sync (NTP or PTP between the hosts). Phase figures are each measured on one host and need no offset; only the timeline uses them.`
-      + (unaligned.length ? ` Not aligned (their records carry no wall-clock stamp): ${unaligned.join(', ')}.` : ''),
-  };
 }
 
 function nonNegative(v: unknown): number | null {
@@ -333,7 +306,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
         if (fc.call) { firstColl = { t0: fc.call.t0, t1: fc.call.t1 }; firstPy = fc.call.api; }
         else if (!p.python && c.connect) firstColl = { t0: c.connect.t0, t1: c.connect.t1 };
       }
-      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => k.api === 'destroy_process_group') : { call: null, ambiguous: false };
+      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => TEARDOWN_APIS.has(k.api)) : { call: null, ambiguous: false };
       // The C interposer's calls: the creating call when no Python call holds init, the teardown call when no Python one holds finalize.
       const nCreation = siteCall ? null : nativeCreation(p.ncalls, c, nTaken);
       const nMade = nCreation?.call ?? null, paid = nCreation && deferredNote(nCreation, (f) => nativeWhere(f, symbolize));
@@ -391,7 +364,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
   const stopped = job.stopped ? [`the job was stopped (${job.stopped}) before it ended by itself`] : [];
   if (job.exitCode !== 0 || job.signal) stopped.push(`the job exited with ${job.signal ? `signal ${job.signal}` : `code ${job.exitCode}`}`);
   if (procs.every((p) => !p.plugin)) missing.push('no profiler plugin records at all: no communicator was created, or NCCL did not load the plugin');
-  const processes: TraceProcess[] = procs.map((p) => ({ host: p.host, pid: p.pid, rank: p.rank ?? [...p.comms.values()][0]?.rank ?? null, python: p.python, plugin: p.plugin, pluginAbi: p.abi, ncclVersion: p.nccl, communicators: p.comms.size }));
+  const processes: TraceProcess[] = procs.map((p) => ({ host: p.host, pid: p.pid, rank: p.rank ?? [...p.comms.values()][0]?.rank ?? null, python: p.python, plugin: p.plugin, pluginAbi: p.abi, ncclVersion: p.nccl, communicators: p.comms.size, ...(p.ray ? { ray: p.ray } : {}) }));
   const versions = [...new Set(procs.map((p) => p.nccl).filter((v): v is number => v !== null))];
   return {
     kind: 'commcost-trace', version: TRACE_VERSION, command: job.command, startedAt: job.startedAt, endedAt: job.endedAt,
@@ -502,9 +475,10 @@ function buildSites(items: Attributed[], problems: string[]): TraceSite[] {
     }
     const first = list[0]!;
     const firstUse = commonName(list.map((a) => a.firstUse));
+    const actors = [...new Set(list.filter((a) => a.proc.ray).map((a) => `${a.proc.ray!.actor ?? 'task'}@${a.proc.ray!.ip ?? a.proc.ray!.node.slice(0, 8)}`))].sort();
     const mem = occurrences.map((o) => o.memoryBytes).filter((x): x is number => x !== null);
     sites.push({
-      ...first.site, count: occurrences.length,
+      ...first.site, ...(actors.length ? { actors } : {}), count: occurrences.length,
       creation: phaseStats(occurrences.map((o) => o.creationMs)), firstCollective: phaseStats(occurrences.map((o) => o.firstCollectiveMs)),
       connect: phaseStats(occurrences.map((o) => o.connectMs)), teardown: phaseStats(occurrences.map((o) => o.teardownMs)),
       memoryBytes: mem.length ? Math.max(...mem) : null, cold: occurrences.some((o) => o.cold),

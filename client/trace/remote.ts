@@ -33,7 +33,7 @@ import { collectPayload, deployAgent } from '../deploy';
 import { resolveTarget } from '../hosts';
 import { linkedCommcostDirProblem, writeFileSafely } from '../safeWrite';
 import { SshSession, type HostKeyPolicy } from '../sshSession';
-import { interposerEnv, ncclLogEnv } from './jobEnv';
+import { interposerEnv, ncclLogEnv, rayForwardEnv } from './jobEnv';
 import { KILL_GRACE_MS } from './localJob';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation, type Symbolizer } from './merge';
 import { NCCL_LOG_SUFFIX } from './ncclView';
@@ -114,6 +114,7 @@ export function remoteJobEnv(remote: Record<string, string>, tmp: string, art: R
   const log = ncclLogEnv(remote, dataDir, o.ncclLog);
   Object.assign(env, log.add);
   if (o.interpose) Object.assign(env, interposerEnv(remote, art.interposer));
+  env.COMMCOST_TRACE_RAY = rayForwardEnv(remote, env);
   const vars = Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== remote[e[0]]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
   return { vars, ...(log.skipped ? { ncclLogSkipped: log.skipped } : {}) };
 }

@@ -8,7 +8,8 @@
  * COMMCOST_TRACE_CHAIN_PLUGIN, which the plugin loads and forwards to), PYTHONPATH = the hook's
  * folder first, COMMCOST_TRACE_DIR = the records folder; with `simulate`, LD_LIBRARY_PATH starts
  * with a folder where libnccl.so.2 and libcuda.so.1 are the simulated NCCL; NCCL's own Init
- * timings log per process when the user has no NCCL log settings (jobEnv.ts). Then merges the
+ * timings log per process when the user has no NCCL log settings (jobEnv.ts); COMMCOST_TRACE_RAY, the
+ * variables a Ray driver's ray.init passes on to its workers (jobEnv.ts `rayForwardEnv`). Then merges the
  * per-process records (merge.ts) and saves the trace file (protocol/trace.ts) in
  * `<cwd>/.commcost/traces/` (or `out`) through client/safeWrite.ts. The job runs in localJob.ts;
  * its records are kept in leftovers.ts's private folder. On an SSH host: remote.ts (the same
@@ -21,7 +22,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { TraceFile } from '../../protocol/trace';
 import { CommcostError, errorText } from '../errors';
 import { linkedCommcostDirProblem, outputTargetProblem, writeFileSafely } from '../safeWrite';
-import { interposerEnv, interposerPath, ncclLogEnv, ranksElsewhere } from './jobEnv';
+import { interposerEnv, interposerPath, ncclLogEnv, rayForwardEnv, ranksElsewhere } from './jobEnv';
 import { makeTraceTemp, privateTraceRoot, processStart, readRecords, recoverLeftovers, writeOwner, type LeftoverReport } from './leftovers';
 import { runLocalJob } from './localJob';
 import { mergeTrace, type NativeFrame, type SourceLocation } from './merge';
@@ -123,6 +124,12 @@ export interface TraceRunOptions {
   ncclLog?: boolean;
   /** Preload the C interposer over NCCL's lifecycle calls (native/interposer/; jobEnv.ts `interposerEnv`); default false. */
   interpose?: boolean;
+  /**
+   * A running Ray cluster for the driver's `ray.init()` (RAY_ADDRESS: `auto`, `host:6379`). With or
+   * without it, the hook carries the trace to the job's Ray workers through ray.init's runtime_env
+   * (jobEnv.ts `rayForwardEnv`, native/pyhook/commcost_ray.py).
+   */
+  rayAddress?: string;
 }
 
 /** What {@link runTrace} did. */
@@ -182,6 +189,8 @@ export async function runTrace(o: TraceRunOptions): Promise<TraceRunResult> {
     const env = traceEnv(base, dataDir, art, simLibDir);
     Object.assign(env, ncclLogEnv(base, dataDir, o.ncclLog !== false, elsewhere).add);
     if (o.interpose) Object.assign(env, interposerEnv(base, interposerPath(o.base ?? __dirname)));
+    if (o.rayAddress) env.RAY_ADDRESS = o.rayAddress;
+    env.COMMCOST_TRACE_RAY = rayForwardEnv(base, env);
     const ran = await runLocalJob(command, {
       env, cwd: o.cwd, stdio: o.stdio, processGroup: !!o.processGroup, deadlineMs: o.deadlineMs ?? null,
       ...(o.signal ? { signal: o.signal } : {}), ...(o.force ? { force: o.force } : {}), ...(o.killAfterMs !== undefined ? { killAfterMs: o.killAfterMs } : {}),

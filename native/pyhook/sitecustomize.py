@@ -13,8 +13,17 @@ one os.write to $COMMCOST_TRACE_DIR/<host>-<pid>.py.jsonl:
    group object, or "WORLD"), groupOf (for a collective: the group it ran on), first (a
    collective: the first on its group), ok, error}
 
+  {"k":"ray", node, ip, actor, actorId, job}  in a Ray worker, before its first call record of
+   each actor it hosts (commcost_ray.py)
+
+NCCL called through ctypes or cffi (vLLM's PyNcclCommunicator and the like) is recorded as `call`
+lines named by the NCCL function (commcost_ffi.py); `ray.init` in a driver carries the trace to
+Ray's workers through the job's runtime_env (commcost_ray.py). Each sibling module is loaded from
+this folder when ctypes, cffi or ray is first imported.
+
 Never changes the job: every failure of the hook itself is swallowed, wrapped functions return
-and raise exactly what they did, nothing is printed. Without torch nothing happens. A
+and raise exactly what they did, nothing is printed. Without torch, NCCL through ctypes or cffi, or
+Ray, nothing is recorded. A
 sitecustomize that this one shadows (the next one on sys.path) is still run.
 """
 import os
@@ -59,6 +68,11 @@ def _install():
     def emit_line(record, fd_ready=False):
         try:
             fd = state["fd"] if fd_ready else out()
+            ray = getattr(hook, "ray", None)
+            identity = ray.identity() if ray is not None and record.get("k") == "call" else None
+            if identity is not None:
+                identity["pid"] = state["pid"]
+                os.write(fd, (json.dumps(identity, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace"))
             data = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace")
             os.write(fd, data)
         except Exception:
@@ -78,8 +92,10 @@ def _install():
         stdlib = os.path.dirname(os.__file__)
         return f.startswith(stdlib) and "site-packages" not in parts and "dist-packages" not in parts
 
-    def site_and_chain():
-        frame = sys._getframe(2)
+    def site_and_chain(depth=2, innermost=False):
+        """The first frame in the user's code above `depth` and the library frames on the way; with
+        `innermost`, the innermost frame outside the hook when no frame is the user's."""
+        frame = sys._getframe(depth)
         chain = []
         while frame is not None:
             code = frame.f_code
@@ -91,7 +107,7 @@ def _install():
             if not fname.startswith(here):
                 chain.append(entry)
             frame = frame.f_back
-        return None, chain[-8:]
+        return (chain[0] if innermost and chain else None), chain[-8:]
 
     def group_key(g):
         if g is None:
@@ -206,12 +222,49 @@ def _install():
             wrap(pg, "__init__", "ProcessGroupNCCL", "method")
             wrap(pg, "eager_connect_single_device", "eager_connect_single_device", "method")
 
+    def load_sibling(name):
+        """A module of the hook's folder, loaded by path (sys.path may not hold the folder)."""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(name, os.path.join(here, name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    class Hook:
+        """What the hook's sibling modules (commcost_ffi.py, commcost_ray.py) record through."""
+
+    hook = Hook()
+    hook.emit, hook.site_and_chain, hook.local, hook.here = emit_line, site_and_chain, local, here
+    ffi = {}
+
+    def recorder():
+        if "r" not in ffi:
+            mod = load_sibling("commcost_ffi")
+            ffi["mod"], ffi["r"] = mod, mod.Recorder(hook)
+        return ffi["mod"], ffi["r"]
+
+    def instrument_ctypes(module):
+        mod, r = recorder()
+        mod.instrument_ctypes(module, r)
+
+    def instrument_cffi(module):
+        mod, r = recorder()
+        mod.instrument_cffi(module, r)
+
+    def instrument_ray(module):
+        mod = load_sibling("commcost_ray")
+        hook.ray = mod  # emit_line asks it for a Ray worker's identity
+        mod.instrument_driver(module)
+
+    targets = {"torch.distributed": instrument, "ctypes": instrument_ctypes, "cffi.api": instrument_cffi, "ray": instrument_ray}
+
     class Finder:
-        """Instruments torch.distributed right after it is first imported."""
+        """Instruments torch.distributed, ctypes, cffi and ray right after each is first imported."""
 
         def find_spec(self, name, path=None, target=None):
-            if name != "torch.distributed":
+            if name not in targets:
                 return None
+            patch = targets[name]
             import importlib.machinery
             for finder in sys.meta_path:
                 if finder is self:
@@ -224,10 +277,10 @@ def _install():
                     loader = spec.loader
                     original = loader.exec_module
 
-                    def exec_module(module, _original=original):
+                    def exec_module(module, _original=original, _patch=patch):
                         _original(module)
                         try:
-                            instrument(module)
+                            _patch(module)
                         except Exception:
                             pass
 
@@ -238,10 +291,13 @@ def _install():
                     return spec
             return None
 
-    if "torch.distributed" in sys.modules:
-        instrument(sys.modules["torch.distributed"])
-    else:
-        sys.meta_path.insert(0, Finder())
+    for name, patch in targets.items():
+        if name in sys.modules:
+            try:
+                patch(sys.modules[name])
+            except Exception:
+                pass
+    sys.meta_path.insert(0, Finder())
 
 
 def _chain_next_sitecustomize():

@@ -1,0 +1,103 @@
+// commcost trace of NCCL driven from Python through a foreign-function library, not torch (#32):
+// ctypes (vLLM's PyNcclCommunicator, SGLang, verl) and cffi, on the simulated NCCL dlopened by
+// path (so the LD_PRELOAD interposer never sees the calls). Each communicator is timed and placed
+// at the script's line that called NCCL — not at libffi — with its creation, first collective
+// and teardown figures.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, test } from 'node:test';
+import { traceCommand, type TraceFlags } from '../../cli/trace';
+import { validateTraceFile } from '../../client/traceSchema';
+import type { TraceFile } from '../../protocol/trace';
+
+const root = join(__dirname, '..', '..');
+const sim = join(root, 'dist', 'native', 'libnccl-sim.so');
+const fixtures = join(root, 'test', 'fixtures', 'trace', 'bindings');
+const launch = join(root, 'test', 'fixtures', 'trace', 'fake_torch', 'launch.py');
+
+before(() => {
+  execFileSync('flock', ['/tmp/commcost-build.lock', 'node', 'scripts/build.mjs'], { cwd: root, stdio: 'ignore' });
+});
+
+async function traced(script: string, flags: TraceFlags = {}): Promise<{ code: number; trace: TraceFile; out: string }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'commcost-trace-bindings-'));
+  let out = '';
+  const saved = { ...process.env };
+  for (const k of ['NCCL_DEBUG', 'NCCL_DEBUG_FILE', 'LD_PRELOAD']) delete process.env[k];
+  Object.assign(process.env, {
+    COMMCOST_SIM_CONNECT_MS: '30', COMMCOST_SIM_INIT_MS: '10', COMMCOST_SIM_DESTROY_MS: '5',
+    COMMCOST_STUB_DIR: mkdtempSync(join(tmpdir(), 'commcost-stub-')), COMMCOST_STUB_NCCL: sim, WORLD_SIZE: '2',
+  });
+  try {
+    const code = await traceCommand(['python3', launch, script], { simulate: true, ...flags }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+    const dir = join(cwd, '.commcost', 'traces');
+    const file = readdirSync(dir).find((n) => n.endsWith('.json'))!;
+    return { code, trace: validateTraceFile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), out };
+  } finally {
+    process.env = saved;
+  }
+}
+
+/** The 1-based line of the `# site: <name>` comment in `file`. */
+function siteLine(file: string, name: string): number {
+  const i = readFileSync(file, 'utf8').split('\n').findIndex((l) => l.endsWith(`# site: ${name}`));
+  assert.ok(i >= 0, `no "# site: ${name}" in ${file}`);
+  return i + 1;
+}
+
+/** Checks every site of a job shaped like ctypes_job.py: at the script's lines, timed, 2 ranks, 2 occurrences. */
+function checkSites(trace: TraceFile, script: string, out: string): void {
+  const where = trace.sites.map((s) => `${s.api}@${s.file}:${s.line}`).join(', ');
+  assert.ok(!trace.sites.some((s) => /libffi|_ctypes|_cffi_backend/.test(s.file ?? '')), `no site in the foreign-function library: ${where}`);
+  const init = trace.sites.find((s) => s.api === 'ncclCommInitRank');
+  const split = trace.sites.find((s) => s.api === 'ncclCommSplit');
+  assert.ok(init && split, `an init and a split site: ${where}`);
+  assert.equal(trace.sites.length, 2, where);
+  for (const [s, line, first] of [[init, 'init', 'broadcast'], [split, 'split', 'allreduce']] as const) {
+    assert.equal(s.source, 'python');
+    assert.equal(s.file, script);
+    assert.equal(s.line, siteLine(script, line));
+    assert.equal(s.count, 2, `${line}: one communicator per sync, two syncs`);
+    assert.ok(s.occurrences.every((o) => o.ranks === 2), `${line}: both ranks`);
+    assert.ok(s.creation && s.creation.n === 2, `${line}: a creation figure per sync: ${JSON.stringify(s.creation)}`);
+    assert.ok(s.firstCollective && s.firstCollective.medianMs >= 25, `${line}: the first ${first} pays the lazy connect (30 ms simulated): ${JSON.stringify(s.firstCollective)}`);
+    assert.ok(s.teardown && s.teardown.n === 2, `${line}: a teardown figure per sync`);
+    const at = s.occurrences[0]!.at;
+    assert.ok(at.creation! < at.firstCollective! && at.firstCollective! < at.teardown!, `${line}: in order ${JSON.stringify(at)}`);
+  }
+  assert.ok(init.creation!.medianMs >= 8, `the init call itself is timed (10 ms simulated): ${JSON.stringify(init.creation)}`);
+  assert.equal(init.teardownSite, `${script}:${siteLine(script, 'destroy')}`);
+  assert.equal(split.teardownSite, `${script}:${siteLine(script, 'destroy child')}`);
+  assert.equal(init.cold, true);
+  assert.match(out, /ncclCommInitRank/);
+}
+
+test('ctypes: a communicator created, split, first used and destroyed through ctypes is timed and placed at the script\'s line', async () => {
+  const script = join(fixtures, 'ctypes_job.py');
+  const { code, trace, out } = await traced(script);
+  assert.equal(code, 0);
+  assert.equal(trace.simulated, true);
+  assert.equal(trace.status, 'complete', trace.missing.join('; '));
+  checkSites(trace, script, out);
+});
+
+/** Whether python3 can import `module`. */
+function importable(module: string): boolean {
+  try {
+    execFileSync('python3', ['-c', `import ${module}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('cffi (ABI mode, ffi.dlopen): the same lifecycle is timed and placed at the script\'s line', { skip: importable('cffi') ? false : 'cffi is not installed for python3 (pip install cffi)' }, async () => {
+  const script = join(fixtures, 'cffi_job.py');
+  const { code, trace, out } = await traced(script);
+  assert.equal(code, 0);
+  assert.equal(trace.status, 'complete', trace.missing.join('; '));
+  checkSites(trace, script, out);
+});
