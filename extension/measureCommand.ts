@@ -153,8 +153,9 @@ interface PickerContext {
  * with the reason).
  */
 async function pickExperiments(preselected: readonly ExperimentId[], pc: PickerContext): Promise<ExperimentId[] | undefined> {
-  const newest = pc.runs[0];
-  const facts = newest ? info.hostFactsOf(newest) : undefined;
+  // A failed run (no GPU, a host that did not answer) is no record of what the host can run.
+  const facts = info.hostFactsFrom(pc.runs);
+  const ticked = info.defaultExperiments(preselected, pc.runs, pc.simulate);
   type Item = vscode.QuickPickItem & { id?: ExperimentId };
   const available: Item[] = [];
   const unavailable: Item[] = [];
@@ -165,7 +166,7 @@ async function pickExperiments(preselected: readonly ExperimentId[], pc: PickerC
       label: id,
       description: info.EXPERIMENT_DESCRIPTIONS[id],
       detail: [why ? `$(circle-slash) ${why}` : '', `needs ${needs || 'any GPU host'}`, info.expectedDuration(id, pc.iterations, pc.warmup, pc.runs)].filter((x) => x).join(' · '),
-      picked: preselected.includes(id) && !why,
+      picked: ticked.includes(id),
       id,
     };
     (why ? unavailable : available).push(item);

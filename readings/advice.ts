@@ -234,6 +234,23 @@ function beneathPays(m: Measured, fileEager: boolean): { pays: Figure; words: st
 }
 
 /**
+ * Whether the group's first collective `fc` (the finder's line) is the next statement run after
+ * the creation `site`: on the statement's own last line (`g = new_group(...); all_reduce(…)`) or
+ * on the first line of code after it, in the same function (after an `if` block that made it).
+ */
+export function firstCollectiveFollows(site: CallSite, fc: { line: number; function?: string }, lines: readonly string[]): boolean {
+  if ((fc.function ?? '') !== (site.enclosingFunction ?? '')) return false;
+  const end = site.statement?.range.end.line ?? site.range.end.line;
+  if (fc.line === end) return true;
+  if (fc.line < end) return false;
+  for (let l = end + 1; l < fc.line; l++) {
+    const t = (lines[l] ?? '').trim();
+    if (t !== '' && !t.startsWith('#')) return false;
+  }
+  return true;
+}
+
+/**
  * `g = new_group(...)` / `split_group(...)` not followed by a collective on `g`: the lazy connect
  * lands in the group's first collective, which the message names when the finder followed the
  * group to one (callSites.ts `firstCollective`, across the file's functions; never a return or
@@ -245,6 +262,8 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
   const w = site.warmUp;
   // A group the code makes of one rank has nothing to connect: nothing to warm up.
   if (!w || w.warm || !m || !site.statement?.ownsLine || site.groupSize === 1) return undefined;
+  // The first collective already follows the creation: a warm-up there would move nothing.
+  if (w.firstCollective && firstCollectiveFollows(site, w.firstCollective, lines)) return undefined;
   const total = m.main.total;
   const measuredFirst: Figure | undefined = m.main.first;
   if (!measuredFirst || !total || measuredFirst.stats.median < WORTH_MOVING_MS || measuredFirst.stats.median < WORTH_MOVING_SHARE * total.stats.median)

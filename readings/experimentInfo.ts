@@ -41,6 +41,32 @@ export function hostFactsOf(run: RunFile): HostFacts {
 }
 
 /**
+ * Whether `run` may stand for what its host can do: it ran (not `failed`: a run that failed before
+ * measuring, e.g. with no GPU, says nothing of the host's GPUs or NCCL) on at least one rank.
+ */
+export function isCapabilityRecord(run: Pick<RunFile, 'status' | 'ranks'>): boolean {
+  return run.status !== 'failed' && Number.isFinite(run.ranks) && run.ranks >= 1;
+}
+
+/**
+ * The host facts of the newest run of `runs` (the host's saved runs, newest first) that is a
+ * capability record ({@link isCapabilityRecord}); undefined when none is: nothing known.
+ */
+export function hostFactsFrom(runs: readonly RunFile[]): HostFacts | undefined {
+  const run = runs.find(isCapabilityRecord);
+  return run ? hostFactsOf(run) : undefined;
+}
+
+/**
+ * The experiments the Measure picker ticks by default: those of `preselected` that the host's
+ * facts ({@link hostFactsFrom} of `runs`, newest first) do not rule out. A failed run changes nothing.
+ */
+export function defaultExperiments(preselected: readonly ExperimentId[], runs: readonly RunFile[], simulate: boolean): ExperimentId[] {
+  const facts = hostFactsFrom(runs);
+  return EXPERIMENT_IDS.filter((id) => preselected.includes(id) && !unavailableReason(id, facts, simulate));
+}
+
+/**
  * Why `id` cannot run on a host with `facts`, or undefined when it can (or nothing is known).
  * Only the needs above are checked; the agent still plans on the host and reports any other skip.
  */

@@ -67,11 +67,11 @@ export function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): s
  * Why `run`'s host cannot run `experiment`, by `gate` (experimentInfo.ts `unavailableReason`) at
  * the host's GPUs (its stamp's list; the run's ranks when more, as over several nodes) and the
  * run's NCCL version. Undefined without a gate, without a stamp that lists GPUs, for a simulated
- * run, for an id that is no experiment, or when the host can run it.
+ * or failed run (no record of what the host can do), for an id that is no experiment, or when the host can run it.
  */
 export function hostGate(experiment: string, run: RunFile, gate: typeof unavailableReason | undefined): string | undefined {
   const gpus = run.stamp?.gpus?.length;
-  if (!gate || !gpus || run.simulated === true || !(EXPERIMENT_IDS as readonly string[]).includes(experiment)) return undefined;
+  if (!gate || !gpus || run.simulated === true || run.status === 'failed' || !(EXPERIMENT_IDS as readonly string[]).includes(experiment)) return undefined;
   const v = run.stamp?.ncclVersion;
   const nccl = typeof v === 'string' && /^\d+\.\d+\.\d+$/.test(v) ? { ncclVersion: v } : {};
   return gate(experiment as ExperimentId, { ranks: Math.max(gpus, run.ranks), ...nccl, simulated: false }, false);

@@ -231,7 +231,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
         : `Memory per GPU: no change measured${point} (the free-memory delta reads ${formatBytes(Math.max(0, mem))})${afterCall}`,
     );
   }
-  const r = reading(a);
+  const r = reading(a, site);
   if (r) out.push('', `${r.charAt(0).toUpperCase()}${r.slice(1)}.`);
   if (site.repeated && !site.firstCollectiveOf)
     out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);

@@ -6,6 +6,7 @@
  */
 import { timeoutOf, type Annotation, type Measured, type RunError } from './figures';
 import { escapeMarkdown, formatMs, percent, plain } from './formatText';
+import type { CallSite } from '../sites/callSites';
 
 /**
  * Where the hang guard stopped a step, in plain words from a TIMEOUT error of the run (the
@@ -49,11 +50,15 @@ const ONE_RANK_LIMIT = '1 rank: no peer to connect, so this does not show what a
  * device_id pays in the group's first collective, said to come from the NCCL init; at one rank,
  * what that does not show.
  */
-function beneathInit(m: Measured, call: number, first: number, total: number): string {
+function beneathInit(m: Measured, call: number, first: number, total: number, eager: boolean): string {
   const single = m.main.childRanks === 1 || m.source.run.ranks === 1;
   const one = single ? `; ${ONE_RANK_LIMIT}` : '';
   // The init experiment times the first collective, not a connect apart (and one rank has no peer).
   const second = "the NCCL communicator's first collective";
+  // A call with device_id is never read the sentence of a call without it; where it pays is not
+  // in this run (no c10d figures): only the NCCL init's own figures are said.
+  if (eager)
+    return `this call passes device_id, and this run has no c10d figures to show where it pays: the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}) takes ${formatMs(call)} in its call and ${formatMs(first)} in ${second}, ${formatMs(total)} in all${connectStamp(m)}${one}`;
   return `without device_id the first collective pays the init (${formatMs(call)}) plus ${second} (${formatMs(first)}), ${formatMs(total)} in all, from the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}; this run has no c10d figures)${connectStamp(m)}${one}`;
 }
 
@@ -63,10 +68,12 @@ function beneathInit(m: Measured, call: number, first: number, total: number): s
  * whatever its size; "nearly all of this … is the call itself" only when the first collective is
  * ≈ 0 (below {@link FIRST_NEGLIGIBLE_SHARE}); a one-rank child says it has nothing to connect.
  * Undefined when the figures say nothing more than the numbers.
+ * @param site the call site, when known: a call that passes device_id (or is made eagerly) is
+ *   never read as one without it
  */
-export function reading(a: Annotation): string | undefined {
+export function reading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager'>): string | undefined {
   const m = a.measured;
-  const r = figuresReading(a);
+  const r = figuresReading(a, site);
   if (!m || m.groupSize === undefined || (a.entry.role !== 'create' && a.entry.role !== 'firstCollective')) return r;
   const n = m.main.childRanks;
   if (m.groupSize === 1)
@@ -82,7 +89,7 @@ export function reading(a: Annotation): string | undefined {
 export const ONE_RANK_CODE = 'one rank: nothing to connect';
 
 /** {@link reading} before the group size the code fixes is set against the figures'. */
-function figuresReading(a: Annotation): string | undefined {
+function figuresReading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager'>): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
   const { call, first, total } = m.main;
@@ -95,7 +102,7 @@ function figuresReading(a: Annotation): string | undefined {
     return `this run has no figure for its first collective (${escapeMarkdown(m.main.variant, 60)})${why}${why ? ';' : ':'} ${formatMs(call.stats.median)} is the call alone`;
   }
   if (a.entry.role === 'create' && first && total && total.stats.median > 0 && m.via && m.experiment === 'init' && call)
-    return beneathInit(m, call.stats.median, first.stats.median, total.stats.median);
+    return beneathInit(m, call.stats.median, first.stats.median, total.stats.median, site !== undefined && (site.keywords.includes('device_id') || site.eager === true));
   if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
     const what = noun(a, m);
     const share = first.stats.median / total.stats.median;

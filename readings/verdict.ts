@@ -6,7 +6,8 @@
  * so it is true at 1, 2 and n ranks, simulated, partial or on an old NCCL. A conclusion whose
  * experiment is missing from the run is left out, never filled with a belief about NCCL. Each
  * line the study measured ends with the study's figure (readings/studyFigures.ts) and whether this
- * host agrees or differs (readings/verdict/agreement.ts; docs/METHOD.md, "The verdict"). Shown by
+ * host agrees, is of the same order, or differs, with the band (readings/verdict/agreement.ts;
+ * docs/METHOD.md, "The verdict"). Shown by
  * the CLI after its table, by the webview and the HTML report.
  *
  * The lines live by concern in readings/verdict/: lifecycle.ts, pool.ts, inFlight.ts (drain and the

@@ -13,6 +13,12 @@ export interface PlanChartModel {
   lines: { label: string; ms: number; style: 'dashed' | 'dotted' }[];
   /** Under the chart: the study's migration pause is for reference, not compared with this run, and why (1 rank, several hosts, simulated); absent when it is compared. */
   pauseNote?: string;
+  /**
+   * One line in place of the section when the run has no figure for any strategy (no bar, no
+   * memory): "no figures for a reshape plan: …" — never a chart of reference lines alone, nor a
+   * list of missing terms for shapes the run never had (TP0 of a run that failed before a rank started).
+   */
+  empty?: string;
   /** The log axis' ends: powers of ten around every bar and line. */
   min: number;
   max: number;
@@ -26,7 +32,9 @@ export function planChartModel(plan: Plan): PlanChartModel {
   if (plan.stepMs !== undefined) lines.push({ label: `step ${plan.stepMs} ms`, ms: plan.stepMs, style: 'dashed' });
   lines.push({ label: `the study's migration pause ${plan.study.migrationPauseMs} ms`, ms: plan.study.migrationPauseMs, style: 'dotted' });
   const values = [...bars.map((b) => b.ms), ...lines.map((l) => l.ms)];
+  const empty = bars.length === 0 && plan.strategies.every((s) => s.memoryBytes === undefined) ? planEmptyLine(plan) : undefined;
   return {
+    ...(empty !== undefined ? { empty } : {}),
     bars,
     missing,
     lines,
@@ -34,4 +42,11 @@ export function planChartModel(plan: Plan): PlanChartModel {
     min: 10 ** Math.floor(Math.log10(Math.min(...values))),
     max: 10 ** Math.ceil(Math.log10(Math.max(...values)) + 1e-9),
   };
+}
+
+/** The one line of a plan with no figure: the experiments its terms need that the run lacks. */
+function planEmptyLine(plan: Plan): string {
+  if (plan.host.ranks < 1) return 'no figures for a reshape plan: the run ended before any rank started';
+  const experiments = [...new Set(plan.strategies.flatMap((s) => s.missing.flatMap((t) => (t.missing ? [t.missing.experiment] : []))))];
+  return `no figures for a reshape plan: the run measured none of ${experiments.length > 0 ? experiments.join(', ') : 'the steps a strategy sums'}`;
 }

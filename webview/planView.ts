@@ -151,13 +151,16 @@ export class PlanSection {
       return;
     }
     this.problem.hidden = true;
-    replaceChildren(this.tableBox, planTable(plan));
-    replaceChildren(this.sentencesBox, ...planSentences(plan).map((s) => h('li', {}, s)));
     const model = planChartModel(plan);
-    replaceChildren(this.missingBox, model.missing.length > 0 ? `no total (a term is missing): ${model.missing.join(', ')}` : '');
-    replaceChildren(this.pauseNoteBox, model.pauseNote ?? '');
-    this.pauseNoteBox.hidden = model.pauseNote === undefined;
-    this.draw(model);
+    // Nothing to plan from: one line, no chart, table or sentences of missing terms.
+    const empty = model.empty !== undefined;
+    this.chartBox.hidden = empty;
+    replaceChildren(this.tableBox, empty ? '' : planTable(plan));
+    replaceChildren(this.sentencesBox, ...(empty ? [] : planSentences(plan).map((s) => h('li', {}, s))));
+    replaceChildren(this.missingBox, empty ? model.empty : model.missing.length > 0 ? `no total (a term is missing): ${model.missing.join(', ')}` : '');
+    replaceChildren(this.pauseNoteBox, empty ? '' : (model.pauseNote ?? ''));
+    this.pauseNoteBox.hidden = empty || model.pauseNote === undefined;
+    if (!empty) this.draw(model);
   }
 
   private draw(model: PlanChartModel): void {

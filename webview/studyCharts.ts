@@ -231,11 +231,13 @@ export class StudyCharts {
     const c = theme();
     const m2 = figure2Model(this.runs);
     const m3 = figure3Model(this.runs);
-    this.fig2.draw(figure2Data(m2, this.runs, c));
-    replaceChildren(this.notes2, notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn, m2.notCompared));
-    this.fig3.box.hidden = m3.groups.length === 0;
-    if (m3.groups.length > 0) this.fig3.draw(figure3Data(m3, c));
-    replaceChildren(this.notes3, notes(this.runs.length > 1 ? m3.legend : undefined, [m3.floor], m3.absent, [], m3.notCompared));
+    // A figure with nothing to draw says so in one line, in place of an empty chart and its notes.
+    this.fig2.box.hidden = m2.empty !== undefined;
+    if (m2.empty === undefined) this.fig2.draw(figure2Data(m2, this.runs, c));
+    replaceChildren(this.notes2, m2.empty !== undefined ? h('p', { class: 'muted study-empty' }, m2.empty) : notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn, m2.notCompared));
+    this.fig3.box.hidden = m3.empty !== undefined;
+    if (m3.empty === undefined) this.fig3.draw(figure3Data(m3, c));
+    replaceChildren(this.notes3, m3.empty !== undefined ? h('p', { class: 'muted study-empty' }, m3.empty) : notes(this.runs.length > 1 ? m3.legend : undefined, [m3.floor], m3.absent, [], m3.notCompared));
   }
 
   dispose(): void {

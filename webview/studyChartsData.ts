@@ -74,6 +74,8 @@ export interface Figure2Model {
   /** Per run whose bars the study's migration pause is drawn beside but not compared with, why ({@link notComparedNotes}). */
   notCompared: string[];
   legend: StudyLegend;
+  /** One line in place of the chart when no run has a bar: "no figures for Figure 2: …" (never an empty chart). */
+  empty?: string;
   /** Log axis ends: powers of ten around every segment end, whisker and line. */
   min: number;
   max: number;
@@ -231,7 +233,18 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
   });
   const withBars = new Set(bars.flat().map((b) => b.run));
   const notCompared = notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause');
-  return { categories: FIGURE2_CATEGORIES.map((c) => c.name), bars, lines, absent, drawn, notCompared, legend: studyLegend(runs), ...logBounds([...ends, ...lines.map((l) => l.ms)]) };
+  const empty = withBars.size === 0 ? `no figures for Figure 2: ${runsWord(runs)} measured none of ${FIGURE2_CATEGORIES.map((c) => c.experiment).join(', ')}` : undefined;
+  return {
+    categories: FIGURE2_CATEGORIES.map((c) => c.name),
+    bars,
+    lines,
+    absent,
+    drawn,
+    notCompared,
+    legend: studyLegend(runs),
+    ...(empty !== undefined ? { empty } : {}),
+    ...logBounds([...ends, ...lines.map((l) => l.ms)]),
+  };
 }
 
 /** One configuration of Figure 3: a run's abort and finalize + destroy (ms), either absent with why. */
@@ -250,8 +263,15 @@ export interface Figure3Model {
   /** Per run whose bars the study's floor is drawn beside but not compared with, why ({@link notComparedNotes}). */
   notCompared: string[];
   legend: StudyLegend;
+  /** One line in place of the chart when no run has abort or destroy: "no figures for Figure 3: …". */
+  empty?: string;
   min: number;
   max: number;
+}
+
+/** "the run" (one run), "the runs" (several): the subject of an empty chart's line. */
+function runsWord(runs: readonly StudyRun[]): string {
+  return runs.length === 1 ? 'the run' : 'the runs';
 }
 
 /** A run's configuration in words: host (or nodes) · GPUs · NCCL · ranks, and SIMULATED for a simulated run. */
@@ -286,5 +306,6 @@ export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
   const floor: StudyLine = { label: `the study's floor ${f.written}`, ms: f.min, style: 'dashed', source: f.source };
   const values = groups.flatMap((g) => [g.abort, g.finalizeDestroy].flatMap((s) => (s ? [s.ms, s.p90] : [])));
   const notCompared = notComparedNotes(runs, new Set(groups.map((g) => g.run)), f, 'floor', 'teardown');
-  return { groups, floor, absent, notCompared, legend: studyLegend(runs), ...logBounds([...values, floor.ms]) };
+  const empty = groups.length === 0 ? `no figures for Figure 3: ${runsWord(runs)} measured neither abort nor destroy` : undefined;
+  return { groups, floor, absent, notCompared, legend: studyLegend(runs), ...(empty !== undefined ? { empty } : {}), ...logBounds([...values, floor.ms]) };
 }

@@ -16,6 +16,11 @@
  *   {@link SHARE_POINTS} points (of 100) apart, in absolute points, whichever side of half each
  *   is: 53% against 50% agrees (3 points apart), 53% against 82% differs (29 points apart).
  * A boundary value (exactly √10, 2× or 20 points) agrees.
+ *
+ * Every judgement prints its band ("within the study's 0.5–2× band"). Inside the band a time, a
+ * size or a ratio at least {@link CLOSE_FACTOR} from the study's (1.5× or more apart, on the log
+ * scale, to the nearer end of a range) reads "same order as the study", never "agrees": the band is
+ * about order of magnitude, and 1.8× the study's value is not agreement. A share is judged in points only.
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
 import { STUDY_SHARES, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
@@ -71,10 +76,17 @@ export function costWords(r: Relation): string {
 
 /** A time or a size agrees with the study's when within this factor of it: half an order of magnitude either way. */
 export const ORDER_BAND = Math.sqrt(10);
+/** {@link ORDER_BAND} in words: 1/√10 to √10, "0.32–3.2×". */
+const ORDER_BAND_TEXT = '0.32–3.2×';
 /** A ratio of two figures of the run agrees with the study's same ratio when within this factor of it, either way (log scale). */
 export const RATIO_FACTOR = 2;
 /** A share agrees when it is within this many points (of 100) of the study's, either way. */
 export const SHARE_POINTS = 20;
+/**
+ * Inside a band, a figure or a ratio this far or more from the study's (either way) reads "same order
+ * as the study" rather than "agrees".
+ */
+export const CLOSE_FACTOR = 1.5;
 /** Slack for floating-point error at the boundaries of the three rules above. */
 const EPSILON = 1e-9;
 
@@ -87,6 +99,10 @@ export interface Clause {
   agrees: boolean;
   /** Said after the verdict word, e.g. "(29 points apart)". */
   detail?: string;
+  /** The band the judgement used, e.g. "0.5–2×", "±20-point": printed with every judgement. */
+  band?: string;
+  /** How far apart the figures are, as a factor ≥ 1 (to the nearer end of a range; 1 inside): from {@link CLOSE_FACTOR} on, inside the band reads "same order as the study". */
+  apart?: number;
   /** Set when the figures cannot be judged (e.g. a zero figure makes no ratio): said instead of agrees/differs. */
   notJudged?: string;
   /** The study's published figures this clause uses: their sources are named once per sentence. */
@@ -154,6 +170,8 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
     host: f.host,
     text: `${name} ${pair.study} vs ${pair.here[0]} (${where})`,
     agrees: Math.abs(Math.log(ratio)) <= Math.log(ORDER_BAND) + EPSILON,
+    band: ORDER_BAND_TEXT,
+    apart: Math.exp(Math.abs(Math.log(ratio))),
     sources: [f],
   };
 }
@@ -183,6 +201,8 @@ export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.wha
     host: f.host,
     text: `${name} ${pair.study} vs ${span} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
     agrees: low.agrees && high.agrees,
+    band: ORDER_BAND_TEXT,
+    apart: Math.max(low.apart ?? 1, high.apart ?? 1),
     sources: [f],
   };
 }
@@ -230,6 +250,7 @@ export function shareClauseOf(part: number, total: number, study: StudyShare, na
     host: study.host,
     text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (${partText} of ${totalText})`,
     agrees: points <= SHARE_POINTS + EPSILON,
+    band: `±${SHARE_POINTS}-point`,
     detail: `(${shown} point${shown === 1 ? '' : 's'} apart)`,
     sources: study.from,
   };
@@ -264,6 +285,8 @@ export function relationClause(a: number, b: number, sa: StudyFigure, sb: StudyF
     host: sa.host,
     text: `${base} ${times(ratio)} (${aText} vs ${bText})`,
     agrees: Math.abs(Math.log(apart)) <= Math.log(RATIO_FACTOR) + EPSILON,
+    band: `${times(1 / RATIO_FACTOR).replace(/×$/, '')}–${times(RATIO_FACTOR)}`,
+    apart: Math.exp(Math.abs(Math.log(apart))),
     detail:
       ref === undefined
         ? "(inside the study's range)"
@@ -321,11 +344,7 @@ export function studySentence(here: Here, clauses: Clause[]): string {
     .map((host) => {
       const parts = clauses
         .filter((c) => c.host === host)
-        .map((c) =>
-          c.notJudged !== undefined
-              ? `${c.text}: not judged (${c.notJudged})`
-              : `${c.text}: ${c.agrees ? 'agrees' : 'differs'}${c.detail ? ` ${c.detail}` : ''}`,
-        );
+        .map((c) => (c.notJudged !== undefined ? `${c.text}: not judged (${c.notJudged})` : `${c.text}: ${judgement(c)}`));
       const sources = studySources(clauses.filter((c) => c.host === host).flatMap((c) => c.sources));
       // One wording of the few-iterations note for every line (format.ts).
       const few = fewIterationsNote(here);
@@ -333,6 +352,19 @@ export function studySentence(here: Here, clauses: Clause[]): string {
       return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${sources ? ` (study: ${sources})` : ''}${tail}.`;
     })
     .join(' ');
+}
+
+/**
+ * The judgement of a clause with its detail and band: "agrees (3 points apart, within the study's
+ * ±20-point band)", "same order as the study (within its 0.32–3.2× band)" when {@link CLOSE_FACTOR}
+ * or more apart, "differs (here 5.2× the study's ratio, outside its 0.5–2× band)".
+ */
+export function judgement(c: Pick<Clause, 'agrees' | 'band' | 'apart' | 'detail'>): string {
+  const word = !c.agrees ? 'differs' : (c.apart ?? 1) >= CLOSE_FACTOR - EPSILON ? 'same order as the study' : 'agrees';
+  const detail = c.detail?.replace(/^\((.*)\)$/, '$1');
+  const band = c.band === undefined ? undefined : `${c.agrees ? 'within' : 'outside'} ${word === 'same order as the study' ? 'its' : "the study's"} ${c.band} band`;
+  const words = [detail, band].filter((x): x is string => x !== undefined && x !== '');
+  return words.length > 0 ? `${word} (${words.join(', ')})` : word;
 }
 
 /**

@@ -65,14 +65,20 @@ export function nodeNames(run: RunFile): string | undefined {
 }
 
 /**
- * Where the run was measured, for the verdict's first line: "on vm (NCCL 2.28.9)", "on gpu0 and
- * gpu1, 2 nodes (NCCL 2.28.9)", "on localhost (NCCL version not recorded)" for a run without a
- * stamp. Read from the run's stamp, host and nodes.
+ * Where the run was measured, for the verdict's first line: its GPUs and count first, the host
+ * name after in parentheses, never the host alone: "on 2× H200 NVLink (vm) with NCCL 2.28.9",
+ * "on 16× H100 over 2 hosts, gpu0 and gpu1, with NCCL 2.28.9", "on localhost (2 ranks, GPUs not
+ * recorded) with NCCL version not recorded" for a run without a stamp. Read from the run's stamp, host and nodes.
  */
 export function describeWhere(run: RunFile): string {
+  const nccl = run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL version not recorded';
   const nodes = nodeNames(run);
-  const host = nodes ? `${nodes}, ${run.nodes!.length} nodes` : (run.stamp?.hostname ?? run.host);
-  return `on ${host} (${run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL version not recorded'})`;
+  if (!gpuModel(run)) {
+    const host = nodes ? `${nodes}, ${run.nodes!.length} nodes` : (run.stamp?.hostname ?? run.host);
+    return `on ${host} (${run.ranks} rank${run.ranks === 1 ? '' : 's'}, GPUs not recorded) with ${nccl}`;
+  }
+  const what = describeHost(run);
+  return nodes ? `on ${what}, with ${nccl}` : `on ${what} (${run.stamp?.hostname ?? run.host}) with ${nccl}`;
 }
 
 /**

@@ -65,20 +65,21 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
     };
   }
   const of = `${freshOf(run.ranks)} costs ${ms(total)} to its first collective`;
-  // Shares of the total to the first collective (the median of the per-iteration sums), the same
-  // share the study clause gives. The medians of the two parts need not add up to it.
-  const regime = shareRegime(first, total);
-  const firstText = isBelowTimer(first) ? `${ms(first)} (below the timer's resolution)` : `${ms(first)} (${pct(first / total)})`;
+  // Shares are of call + first (their medians; docs/METHOD.md, "Percentages"), so the two add up to
+  // 100%, and the study clause gives the same share; the median total need not be that sum.
+  const sum = call + first;
+  const regime = shareRegime(first, sum);
+  const firstText = isBelowTimer(first) ? `${ms(first)} (below the timer's resolution)` : `${ms(first)} (${pct(first / sum)})`;
   const notSum =
-    Math.abs(call + first - total) > 0.005 * total
-      ? ` (each the median of its part, so the two need not add up to the median total of ${ms(total)})`
+    Math.abs(sum - total) > 0.005 * total
+      ? ` (shares of their sum, ${ms(sum)}: each the median of its part, so the two need not add up to the median total of ${ms(total)})`
       : '';
   const how =
     regime === 'negligible'
       ? `nearly all of it is ncclCommInitRankConfig (${ms(call)}); the first collective adds ${firstText}`
       : regime === 'majority'
-        ? `most of it, ${ms(first)} (${pct(first / total)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})`
-        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / total)}) and the first collective ${ms(first)} (${pct(first / total)})${notSum}`;
+        ? `most of it, ${ms(first)} (${pct(first / sum)}), is paid by the first collective, not by ncclCommInitRankConfig (${ms(call)})${notSum}`
+        : `ncclCommInitRankConfig pays ${ms(call)} (${pct(call / sum)}) and the first collective ${ms(first)} (${pct(first / sum)})${notSum}`;
   // One rank has no peer to connect to, while the study's communicators had several: its
   // first-collective share and its init-to-first-collective total are named, not judged. Across
   // nodes the study's own figure across nodes (a fresh init to its first collective) is the one
@@ -93,7 +94,7 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
       : acrossNodes
         ? studySentence(here, [figureClause(total, S.nodesFreshToFirst, 'a fresh init to its first collective')])
         : studySentence(here, [
-            shareClause(first, total, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
+            shareClause(first, sum, S.initToFirst.min - S.initCall.min, S.initToFirst.min, S.initToFirst.host, "first collective's share"),
             figureClause(total, S.initToFirst, 'init to first collective'),
           ]);
   return { id: 'first-collective-share', text: `${where}, ${of}: ${how}. ${study}` };
@@ -200,11 +201,13 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const grow = totals['grow default'];
   const acrossNodes = (run.nodes?.length ?? 1) > 1;
   const usable = (x: number | undefined): x is number => x !== undefined && !isBelowTimer(x);
-  if (usable(splitTotal) && splitFirst !== undefined) {
+  const splitCall = median(run, 'split', split.variant, 'call');
+  if (usable(splitTotal) && splitFirst !== undefined && splitCall !== undefined && !isBelowTimer(splitCall + splitFirst)) {
     clauses.push(
       shareClause(
         splitFirst,
-        splitTotal,
+        // Of call + first, as every share (docs/METHOD.md, "Percentages").
+        splitCall + splitFirst,
         S.splitFirst.min,
         S.splitCall.min + S.splitFirst.min,
         S.splitFirst.host,

@@ -307,3 +307,20 @@ test('a run over several nodes: the hover footer and the run picker name its nod
   assert.doesNotMatch(hover, /its host has/, hover);
   assert.match(profileLabel(store.profiles[0]!), /· 16 ranks on 16× NVIDIA H100 80GB HBM3 ·/);
 });
+
+test('like with like: a hover on init_process_group with device_id never reads the "without device_id" sentence; the NCCL init\'s own figures only', async () => {
+  const run = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
+  const { a } = await annotate(run, 'init_process_group', true);
+  const site = await siteOf('python', 'import torch\nimport torch.distributed as dist\ndist.init_process_group("nccl", device_id=torch.device("cuda", 0))\n', 'init_process_group');
+  const md = hoverMarkdown(a, site, hoverLinks(a));
+  assert.doesNotMatch(md, /without device_id/, md);
+  assert.match(
+    md,
+    /This call passes device_id, and this run has no c10d figures to show where it pays: the NCCL init beneath \(experiment init\) takes 30\.1 ms in its call and 139 ms in the NCCL communicator's first collective, 170 ms in all\./,
+    md,
+  );
+  // Without device_id the sentence is the one for a call without it.
+  const { a: lazy } = await annotate(run, 'init_process_group', false);
+  const bare = await siteOf('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n', 'init_process_group');
+  assert.match(hoverMarkdown(lazy, bare, hoverLinks(lazy)), /Without device_id the first collective pays the init \(30\.1 ms\)/);
+});

@@ -136,6 +136,20 @@ test('the cold-group diagnostic names the first collective on the group in anoth
   assert.doesNotMatch(elastic.get(9)!, /line/);
 });
 
+test('no "warm it up" when the first collective is already the next statement after the creation (the finder\'s lines), only when code runs between', async () => {
+  const store = await wheelStore();
+  const head = 'import torch\nimport torch.distributed as dist\n\ndef make(x):\n';
+  const cold = async (body: string) => (await findingsOf(head + body, store)).filter((f) => f.code === 'commcost.coldGroup');
+  // On the creation's own line, after a semicolon.
+  assert.deepEqual(await cold('    g = dist.new_group([0, 1]); dist.all_reduce(x, group=g)\n'), []);
+  // Made in an if block, its first collective the next statement after the block (a blank line and a comment between).
+  assert.deepEqual(await cold('    if x is not None:\n        g = dist.new_group([0, 1])\n\n    # sync\n    dist.all_reduce(x, group=g)\n'), []);
+  // Code runs between the creation and the first collective: the warm-up is offered.
+  const between = await cold('    if x is not None:\n        g = dist.new_group([0, 1])\n    y = x + 1\n    dist.all_reduce(y, group=g)\n');
+  assert.equal(between.length, 1);
+  assert.match(between[0]!.message, /warm it up right after creation/);
+});
+
 test('no warm-up fix when the run shows a first collective not worth moving (split halves, splitShare=0)', async () => {
   // A run whose split has only the halves (one-rank children at 2 ranks): those answer split_group.
   const halves: RunFile = structuredClone(wheel);

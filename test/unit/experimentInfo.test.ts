@@ -7,7 +7,9 @@ import {
   EXPERIMENT_DESCRIPTIONS,
   expectedDuration,
   experimentNeeds,
+  defaultExperiments,
   formatDuration,
+  hostFactsFrom,
   hostFactsOf,
   needsText,
   skippedNote,
@@ -51,6 +53,24 @@ test('unavailable on a host whose last run had NCCL 2.28.9 on 2 GPUs: grow and s
   assert.equal(unavailableReason('grow', facts, true), undefined, 'the simulated NCCL has every API');
   assert.match(unavailableReason('c10d', undefined, true) ?? '', /not with the simulated NCCL/);
   assert.equal(unavailableReason('grow', undefined, false), undefined);
+});
+
+test('a failed run is never the host\'s capability record: a failed no-GPU Measure, then Measure offers the same defaults as before it', () => {
+  const good = runOf('h200x2-nccl2.28.9-wheel.json');
+  // What a Measure that failed with no GPU saves (client/runModel.ts: no rank started).
+  const noGpu = { ...good, id: 'failed-no-gpu', status: 'failed' as const, ranks: 0, experiments: [], stamp: { ...good.stamp!, gpus: [] } };
+  const oneRankFailed = { ...noGpu, id: 'failed-one-rank', ranks: 1 };
+  const wanted: ExperimentId[] = ['init', 'split', 'shrink', 'pool'];
+  const before = defaultExperiments(wanted, [good], false);
+  assert.deepEqual(before, wanted);
+  assert.deepEqual(defaultExperiments(wanted, [noGpu, good], false), before, 'a failed no-GPU run drops nothing');
+  assert.deepEqual(defaultExperiments(wanted, [oneRankFailed, noGpu, good], false), before);
+  assert.deepEqual(hostFactsFrom([noGpu, good]), hostFactsOf(good));
+  // Nothing but failed runs: nothing known (the same defaults as a host never measured).
+  assert.equal(hostFactsFrom([noGpu, oneRankFailed]), undefined);
+  assert.deepEqual(defaultExperiments(wanted, [oneRankFailed], false), defaultExperiments(wanted, [], false));
+  // A run that ran on one GPU still gates split.
+  assert.deepEqual(defaultExperiments(wanted, [{ ...good, ranks: 1 }], false), ['init', 'pool']);
 });
 
 test('expected duration: from the step medians of a saved run × iterations (a lower bound), else unknown — never invented', () => {

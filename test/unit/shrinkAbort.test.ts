@@ -110,7 +110,7 @@ describe('C5 table of combinations', () => {
     const head = lines.find((l) => l.id === 'shrink-abort')!;
     assert.equal(
       head.text,
-      'Field case C5, "shrink with abort, then destroy, hangs" on gpu1 (NCCL version not recorded): after ncclCommShrink drops the last rank, 2 of 12 ways to release the parent completed, 1 stopped by the hang guard, 1 failed, 8 not run. ' +
+      'Field case C5, "shrink with abort, then destroy, hangs" on gpu1 (2 ranks, GPUs not recorded) with NCCL version not recorded: after ncclCommShrink drops the last rank, 2 of 12 ways to release the parent completed, 1 stopped by the hang guard, 1 failed, 8 not run. ' +
         'The reported combination (NCCL_SHRINK_ABORT; survivors ncclCommDestroy the parent; excluded rank aborts it) was stopped by the hang guard: the survivors did not get out of ncclCommDestroy. ' +
         'Aborting the parent on the survivors instead completed (ncclCommAbort 480 ms) (here from one recorded iteration per step: each word rests on a single observation). The study published no figure for this.',
     );

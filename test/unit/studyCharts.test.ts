@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STUDY_FIGURES } from '../../readings/studyFigures';
 import { figure2Model, figure3Model, studyLegend, type StudyRun } from '../../webview/studyChartsData';
+import { planReshape } from '../../readings/plan/planner';
+import { planChartModel } from '../../webview/planChartData';
 import { fourRankRun } from './planRuns';
 import { experiment, load, variant } from './verdictRuns';
 
@@ -150,4 +152,22 @@ test('Figure 2 at an odd world size: the halves split is drawn as its larger chi
   // At 3 ranks the larger half has 2 ranks: the halves are drawn, not the whole split.
   r.run.ranks = 3;
   assert.equal(figure2Model([r]).bars[1]![0]!.child, 2);
+});
+
+test('a section with nothing to show says so in one line: a c10d-only run and a failed no-GPU run draw no empty chart (Figure 2, Figure 3, the plan)', () => {
+  const c10dOnly = load('h200x2-torch2.11-nccl2.28.9-c10d.json');
+  const failed = { ...fourRankRun({ ranks: 2 }, []), status: 'failed' as const, ranks: 0, experiments: [] };
+  for (const run of [c10dOnly, failed]) {
+    const r: StudyRun = { label: 'A', file: 'x.json', run };
+    assert.equal(figure2Model([r]).empty, 'no figures for Figure 2: the run measured none of init, split, shrink, grow, abort');
+    assert.equal(figure3Model([r]).empty, 'no figures for Figure 3: the run measured neither abort nor destroy');
+    const plan = planChartModel(planReshape([{ file: 'x.json', run }], {}));
+    assert.match(plan.empty ?? '', /^no figures for a reshape plan: /);
+    assert.doesNotMatch(plan.empty ?? '', /TP0/);
+  }
+  assert.equal(planChartModel(planReshape([{ file: 'x.json', run: failed }], {})).empty, 'no figures for a reshape plan: the run ended before any rank started');
+  // A run with figures draws its charts: no empty line.
+  assert.equal(figure2Model([withAbort()]).empty, undefined);
+  assert.equal(figure3Model([withAbort()]).empty, undefined);
+  assert.equal(planChartModel(planReshape([{ file: 'x.json', run: withAbort().run }], {})).empty, undefined);
 });
