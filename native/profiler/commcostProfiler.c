@@ -189,14 +189,23 @@ static void environmentFacts(int* cudaVersion, int* devices, char* model, size_t
   if (f) {
     char line[512];
     if (fgets(line, sizeof line, f)) {
-      /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Tue ..." */
+      /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Tue ..." or, the open modules,
+         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ...":
+         the first word after "Kernel Module" that is a version (a digit first, a dot in it). */
       const char* k = strstr(line, "Kernel Module");
-      if (k) {
-        k += strlen("Kernel Module");
-        while (*k == ' ') k++;
-        size_t n = 0;
-        while (k[n] && k[n] != ' ' && k[n] != '\n' && n + 1 < driverLen) { driver[n] = k[n]; n++; }
-        driver[n] = 0;
+      if (k) k += strlen("Kernel Module");
+      while (k && *k) {
+        while (*k == ' ' || *k == '\t') k++;
+        size_t w = 0;
+        while (k[w] && k[w] != ' ' && k[w] != '\t' && k[w] != '\n') w++;
+        if (w == 0) break;
+        if (k[0] >= '0' && k[0] <= '9' && memchr(k, '.', w) != NULL) {
+          size_t n = w < driverLen - 1 ? w : driverLen - 1;
+          memcpy(driver, k, n);
+          driver[n] = 0;
+          break;
+        }
+        k += w;
       }
     }
     fclose(f);
