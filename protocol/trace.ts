@@ -97,6 +97,9 @@ export interface TraceOccurrence {
  *   ncclInProgress; the creation runs to the first ncclCommGetAsyncError that reported it done
  *   (`at`), and has no figure when no such poll was seen (`api` null).
  */
+/** How a deferred creation is marked after its API in the trace's tables (CLI and HTML): " (grouped)". */
+export const DEFERRED_MARK: Readonly<Record<TraceDeferred['kind'], string>> = { group: ' (grouped)', initAll: ' (own group)', nonblocking: ' (non-blocking)' };
+
 export interface TraceDeferred {
   kind: 'group' | 'initAll' | 'nonblocking';
   /** The call that paid it or saw it done: ncclGroupEnd, ncclCommInitAll, ncclCommGetAsyncError; null when never seen. */

@@ -32,7 +32,7 @@ async function traced(script: string, flags: TraceFlags = {}): Promise<{ code: n
     COMMCOST_STUB_DIR: mkdtempSync(join(tmpdir(), 'commcost-stub-')), COMMCOST_STUB_NCCL: sim, WORLD_SIZE: '2',
   });
   try {
-    const code = await traceCommand(['python3', launch, script], { simulate: true, ...flags }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+    const code = await traceCommand(['python3', launch, script], { simulate: true, ...flags }, { out: (t) => (out += t), err: (t) => (out += t), cwd, base: join(root, 'cli') });
     const dir = join(cwd, '.commcost', 'traces');
     const file = readdirSync(dir).find((n) => n.endsWith('.json'))!;
     return { code, trace: validateTraceFile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), out };

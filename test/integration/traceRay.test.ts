@@ -45,7 +45,7 @@ test('Ray: every actor of a local cluster is traced through ray.init\'s runtime_
   Object.assign(process.env, { COMMCOST_SIM_CONNECT_MS: '30', COMMCOST_SIM_INIT_MS: '10', COMMCOST_SIM_DESTROY_MS: '5', COMMCOST_STUB_NCCL: join(root, 'dist', 'native', 'libnccl-sim.so'), RAY_USAGE_STATS_ENABLED: '0', WEIGHT_SYNC_REPORT: report });
   let code: number;
   try {
-    code = await traceCommand(['python3', driver], { simulate: true, deadline: '360' }, { out: (t) => (out += t), err: () => {}, cwd, base: join(root, 'cli') });
+    code = await traceCommand(['python3', driver], { simulate: true, deadline: '360' }, { out: (t) => (out += t), err: (t) => (out += t), cwd, base: join(root, 'cli') });
   } finally {
     process.env = saved;
   }
