@@ -13,7 +13,7 @@ import { renderTraceReport } from '../client/trace/htmlTrace';
 import { MAX_TRACE_FILE_BYTES } from '../client/traceStore';
 import { validateTraceFile } from '../client/traceSchema';
 import type { TraceFile } from '../protocol/trace';
-import { formatTrace } from './trace';
+import { formatTrace } from './traceTable';
 import { EXIT_OK } from './exitCodes';
 import { formatComparison, formatSummary, terminalSafe } from './summary';
 

@@ -118,6 +118,8 @@ export function planHost(runs: readonly PlanRun[]): PlanHost {
     }
   }
   const r = first.run;
+  if (r.status === 'failed' && r.ranks === 0)
+    throw new PlanInputError(`${first.file}: the run ended before any rank started: no figures for a reshape plan`, '--run', 'measure on a host with a GPU (or with --simulate), then plan from that run');
   if (!(Number.isSafeInteger(r.ranks) && r.ranks >= 1)) {
     throw new PlanInputError(`${first.file}: "ranks" is ${r.ranks}; a plan needs a run of at least one rank`, '--run', 'give a run that measured one or more GPUs (its "ranks" field counts them)');
   }

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { STUDY_FIGURES } from '../../readings/studyFigures';
 import { figure2Model, figure3Model, studyLegend, type StudyRun } from '../../webview/studyChartsData';
 import { planReshape } from '../../readings/plan/planner';
+import { PlanInputError } from '../../readings/plan/units';
 import { planChartModel } from '../../webview/planChartData';
 import { fourRankRun } from './planRuns';
 import { experiment, load, variant } from './verdictRuns';
@@ -161,11 +162,13 @@ test('a section with nothing to show says so in one line: a c10d-only run and a 
     const r: StudyRun = { label: 'A', file: 'x.json', run };
     assert.equal(figure2Model([r]).empty, 'no figures for Figure 2: the run measured none of init, split, shrink, grow, abort');
     assert.equal(figure3Model([r]).empty, 'no figures for Figure 3: the run measured neither abort nor destroy');
-    const plan = planChartModel(planReshape([{ file: 'x.json', run }], {}));
-    assert.match(plan.empty ?? '', /^no figures for a reshape plan: /);
-    assert.doesNotMatch(plan.empty ?? '', /TP0/);
   }
-  assert.equal(planChartModel(planReshape([{ file: 'x.json', run: failed }], {})).empty, 'no figures for a reshape plan: the run ended before any rank started');
+  // The plan: the c10d-only run's chart model says so in one line; the failed run is refused with
+  // the one line the panel shows (planView.ts), never a table of "missing … TP0".
+  const plan = planChartModel(planReshape([{ file: 'x.json', run: c10dOnly }], {}));
+  assert.match(plan.empty ?? '', /^no figures for a reshape plan: /);
+  assert.doesNotMatch(plan.empty ?? '', /TP0/);
+  assert.throws(() => planReshape([{ file: 'x.json', run: failed }], {}), (e: Error) => e instanceof PlanInputError && e.message === 'x.json: the run ended before any rank started: no figures for a reshape plan');
   // A run with figures draws its charts: no empty line.
   assert.equal(figure2Model([withAbort()]).empty, undefined);
   assert.equal(figure3Model([withAbort()]).empty, undefined);
