@@ -8,7 +8,7 @@
  */
 import type { RunFile } from '../protocol/runFile';
 import type { PlanRequest } from '../protocol/webviewMessages';
-import { planRecovery, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
+import { planRecovery, recoveryEmptyLine, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
 import { recoverySentences } from '../readings/plan/recoverySentences';
 import { termSourceText } from '../readings/plan/terms';
 import { msText, PlanInputError } from '../readings/plan/units';
@@ -113,8 +113,10 @@ export class RecoverySection {
       return;
     }
     this.problem.hidden = true;
-    replaceChildren(this.tableBox, recoveryTable(plan));
-    replaceChildren(this.sentencesBox, ...recoverySentences(plan).map((s) => h('li', {}, s)));
-    replaceChildren(this.pathsBox, ...plan.paths.map(pathDetails));
+    // Nothing measured for any path: one line, no table of "incomplete".
+    const empty = recoveryEmptyLine(plan);
+    replaceChildren(this.tableBox, empty !== undefined ? h('p', { class: 'note' }, empty) : recoveryTable(plan));
+    replaceChildren(this.sentencesBox, ...(empty !== undefined ? [] : recoverySentences(plan).map((s) => h('li', {}, s))));
+    replaceChildren(this.pathsBox, ...(empty !== undefined ? [] : plan.paths.map(pathDetails)));
   }
 }

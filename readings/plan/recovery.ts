@@ -347,3 +347,14 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
   };
   return { host, paths: [...pathsInOrder].sort(order) };
 }
+
+/**
+ * One line for a run none of whose recovery terms was measured (a run of other experiments only):
+ * "no figures for a recovery plan: the run measured none of abort, revoke, shrink, grow, c10d, pool",
+ * shown by the panel instead of a table of "incomplete". Undefined when any term has a figure.
+ */
+export function recoveryEmptyLine(plan: RecoveryPlan): string | undefined {
+  const phases = plan.paths.flatMap((p) => [p.afterLoss, ...(p.onReturn ? [p.onReturn] : [])]);
+  const measured = phases.some((ph) => [...ph.critical, ...ph.background].some((t) => t.value !== undefined));
+  return measured ? undefined : 'no figures for a recovery plan: the run measured none of abort, revoke, shrink, grow, c10d, pool';
+}

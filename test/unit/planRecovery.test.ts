@@ -12,7 +12,7 @@ import { planCommand } from '../../cli/plan';
 import { CommcostError } from '../../client/errors';
 import type { RunFile } from '../../protocol/runFile';
 import { ShowPlanNotification } from '../../protocol/webviewMessages';
-import { needsWords, planRecovery, type RecoveryPath, type RecoveryPlan, type RecoveryTerm } from '../../readings/plan/recovery';
+import { needsWords, planRecovery, recoveryEmptyLine, type RecoveryPath, type RecoveryPlan, type RecoveryTerm } from '../../readings/plan/recovery';
 import { dominantSentence, recoveryHeadline, recoverySentences, revokeVersusAbort } from '../../readings/plan/recoverySentences';
 import type { PlanRun } from '../../readings/plan/terms';
 import { load } from './verdictRuns';
@@ -182,4 +182,10 @@ test('commcost plan --recovery: the table, each term with its step, the sentence
 test('plan/show may ask for the Recovery section', () => {
   assert.ok(ShowPlanNotification.is({ id: 'host:1', method: 'plan/show', params: { section: 'recovery', origin: 'from recover in a.c' } }));
   assert.ok(!ShowPlanNotification.is({ id: 'host:1', method: 'plan/show', params: { section: 'other' } }));
+});
+
+test('a run that measured no recovery term gets one line for the Recovery section, not a table of "incomplete"', () => {
+  assert.equal(recoveryEmptyLine(planRecovery(runs('h200x1-2026-12-02/h200x1-nccl2.28.9-many-comms.json'))), 'no figures for a recovery plan: the run measured none of abort, revoke, shrink, grow, c10d, pool');
+  assert.equal(recoveryEmptyLine(planRecovery(runs(X2_2307))), undefined);
+  assert.equal(recoveryEmptyLine(planRecovery(runs(X1_2307))), undefined, 'one rank: abort + re-init is measured');
 });
