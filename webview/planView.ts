@@ -8,7 +8,7 @@
 import { BarController, BarElement, CategoryScale, Chart, LogarithmicScale, Tooltip, type Plugin } from 'chart.js';
 import type { RunFile } from '../protocol/runFile';
 import type { PlanRequest } from '../protocol/webviewMessages';
-import { planReshape, type Plan, type PlanInputs } from '../readings/plan/planner';
+import { planReshape, splitShapes, type Plan, type PlanInputs } from '../readings/plan/planner';
 import { planSentences } from '../readings/plan/sentences';
 import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../readings/plan/units';
 import { onThemeChange } from './charts';
@@ -143,14 +143,30 @@ export class PlanSection {
     if (!force && key === this.key) return;
     this.key = key;
     let plan: Plan;
+    let leftOut = '';
     try {
-      plan = planReshape([{ file: run.id, run }], readInputs(fields));
+      const inputs = readInputs(fields);
+      // Shapes written in code (the plan lens) may be larger than the run's GPUs: plan those the run
+      // holds and say which are left out, never price a shape with another's figures.
+      if (inputs.shapes) {
+        const { held, left } = splitShapes(inputs.shapes, run.ranks);
+        if (left.length > 0 && run.ranks >= 1) {
+          leftOut = `${left.map((x) => `TP${x}`).join(', ')} left out: the run measured ${run.ranks} GPU${run.ranks === 1 ? '' : 's'} (a shape that does not divide them needs a run on that many GPUs)`;
+          if (held.length > 0) inputs.shapes = held;
+          else delete inputs.shapes;
+        }
+      }
+      plan = planReshape([{ file: run.id, run }], inputs);
     } catch (e) {
+      // The reason in one line, and nothing of an earlier plan left beside it.
       this.problem.hidden = false;
       replaceChildren(this.problem, e instanceof PlanInputError ? `${e.message} — ${e.hint}` : String(e));
+      this.chartBox.hidden = true;
+      for (const box of [this.tableBox, this.sentencesBox, this.missingBox, this.pauseNoteBox]) replaceChildren(box);
       return;
     }
-    this.problem.hidden = true;
+    this.problem.hidden = leftOut === '';
+    replaceChildren(this.problem, leftOut);
     const model = planChartModel(plan);
     // Nothing to plan from: one line, no chart, table or sentences of missing terms.
     const empty = model.empty !== undefined;

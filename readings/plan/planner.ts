@@ -136,6 +136,17 @@ function breakEven(a: StrategyPlan, b: StrategyPlan, intervalMs: number | undefi
 }
 
 /**
+ * The shapes of `shapes` that are TP sizes of `ranks` GPUs (divisors: TP1, TP2, TP4 of 4), and those
+ * that are not, each in the order given. For a surface that plans the shapes written in code on a
+ * run of fewer GPUs (the results view's Plan section): it plans `held` and says `left` are left out,
+ * where the CLI's `--shapes` refuses them (checkShapes).
+ */
+export function splitShapes(shapes: readonly number[], ranks: number): { held: number[]; left: number[] } {
+  const fits = (s: number) => Number.isSafeInteger(s) && s >= 1 && ranks >= 1 && ranks % s === 0;
+  return { held: shapes.filter(fits), left: shapes.filter((s) => !fits(s)) };
+}
+
+/**
  * The shapes asked for, largest first, when each is a TP size of the GPUs the runs measured: a
  * divisor of their rank count (TP1, TP2 and TP4 of 4 GPUs; TP3 of 4 would leave a GPU out).
  * @throws PlanInputError (where: `--shapes`) naming the shape, the rank count and the valid shapes

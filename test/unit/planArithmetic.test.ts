@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planReshape, type Plan, type StrategyPlan } from '../../readings/plan/planner';
+import { planReshape, splitShapes, type Plan, type StrategyPlan } from '../../readings/plan/planner';
 import type { StrategyId } from '../../readings/plan/strategies';
 import { parseBudget, parseDuration, parseShapes, PlanInputError } from '../../readings/plan/units';
 import { asPlanRuns, fourRankRun } from './planRuns';
@@ -172,4 +172,11 @@ test('units: durations, budgets and shapes, with clear errors', () => {
   assert.deepEqual(parseShapes('tp1,tp4,tp2', '--shapes'), [4, 2, 1]);
   assert.throws(() => parseShapes('tp0', '--shapes'), /"tp0" is not a TP shape/);
   assert.throws(() => parseShapes('tp2,tp2', '--shapes'), /tp2 is listed twice/);
+});
+
+test('splitShapes: the shapes written in code that a run of n GPUs holds (divisors), and those it leaves out', () => {
+  assert.deepEqual(splitShapes([4, 2, 1], 2), { held: [2, 1], left: [4] });
+  assert.deepEqual(splitShapes([8, 4, 2, 1], 8), { held: [8, 4, 2, 1], left: [] });
+  assert.deepEqual(splitShapes([3, 2, 1], 4), { held: [2, 1], left: [3] });
+  assert.deepEqual(splitShapes([4, 2], 0), { held: [], left: [4, 2] }, 'a run of no rank holds none');
 });
