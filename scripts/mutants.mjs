@@ -88,8 +88,8 @@ const MUTATIONS = [
     id: 'split-first-on-parent',
     what: "split's first collective runs on the warm parent instead of the child",
     file: 'remote-agent/experiments/split.ts',
-    find: 'rc.native.allReduce(child, rc.options.firstCollectiveBytes, gen)',
-    replace: 'rc.native.allReduce(state.parent, rc.options.firstCollectiveBytes, gen)',
+    find: 'await timeFirstUse(rc, child, firstUseOf(variant),',
+    replace: 'await timeFirstUse(rc, state.parent, firstUseOf(variant),',
     tests: [{ file: TIMING, name: "split: the first collective is the child's" }],
   },
   {
@@ -164,8 +164,8 @@ const MUTATIONS = [
     id: 'verdict-share-x100',
     what: "the verdict reads its first-collective share's regime from a share 100× too large",
     file: 'readings/verdict/lifecycle.ts',
-    find: 'const regime = shareRegime(first, total);',
-    replace: 'const regime = shareRegime(first * 100, total);',
+    find: 'const regime = shareRegime(first, sum);',
+    replace: 'const regime = shareRegime(first * 100, sum);',
     tests: [{ file: VERDICT, name: 'first collective share' }],
   },
   {
