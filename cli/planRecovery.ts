@@ -7,38 +7,23 @@
  * cli/plan.ts hands `--recovery` here; the reshape flags do not apply.
  */
 import { CommcostError, errorText } from '../client/errors';
-import { planRecovery, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
+import { droppedText, planRecovery, recoverySumText, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
 import { recoverySentences } from '../readings/plan/recoverySentences';
 import { termSourceText, type PlanRun } from '../readings/plan/terms';
 import { msText, PlanInputError } from '../readings/plan/units';
 import { terminalSafeLines } from './summary';
 
-/** A sum, "incomplete" when a term of it is missing, or "–" when the phase has no such terms. */
-function sumCell(ms: number | undefined, terms: readonly RecoveryTerm[] | undefined): string {
-  if (terms === undefined) return '–';
-  if (ms === undefined) return 'incomplete';
-  return terms.length === 0 ? '0 ms' : msText(ms);
-}
-
-/** The in-flight column: "0 of 4 dropped" from the run's drop check, else "not measured". */
-function dropCell(p: RecoveryPath): string {
-  const d = p.drops;
-  if (!d.measured || !d.dropped) return 'not measured';
-  const dropped = d.dropped.min === d.dropped.max ? String(d.dropped.max) : `${d.dropped.min}–${d.dropped.max}`;
-  const enq = d.enqueued ? (d.enqueued.min === d.enqueued.max ? String(d.enqueued.max) : `${d.enqueued.min}–${d.enqueued.max}`) : '?';
-  return `${dropped} of ${enq} dropped`;
-}
 
 function row(p: RecoveryPath): string[] {
   const background = [...p.afterLoss.background, ...(p.onReturn?.background ?? [])];
   const bgMs = p.afterLoss.backgroundMs === undefined || (p.onReturn && p.onReturn.backgroundMs === undefined) ? undefined : p.afterLoss.backgroundMs + (p.onReturn?.backgroundMs ?? 0);
   return [
     p.name,
-    sumCell(p.afterLoss.criticalMs, p.afterLoss.critical),
-    sumCell(bgMs, background),
-    p.onReturn ? sumCell(p.onReturn.criticalMs, p.onReturn.critical) : '– (full size)',
+    recoverySumText(p.afterLoss.criticalMs, p.afterLoss.critical),
+    recoverySumText(bgMs, background),
+    p.onReturn ? recoverySumText(p.onReturn.criticalMs, p.onReturn.critical) : '– (full size)',
     p.cycleMs === undefined ? 'incomplete' : msText(p.cycleMs),
-    dropCell(p),
+    droppedText(p),
     p.complete ? 'complete' : 'incomplete',
   ];
 }

@@ -8,25 +8,12 @@
  */
 import type { RunFile } from '../protocol/runFile';
 import type { PlanRequest } from '../protocol/webviewMessages';
-import { planRecovery, recoveryEmptyLine, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
+import { droppedText, planRecovery, recoveryEmptyLine, recoverySumText, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
 import { recoverySentences } from '../readings/plan/recoverySentences';
 import { termSourceText } from '../readings/plan/terms';
 import { msText, PlanInputError } from '../readings/plan/units';
 import { h, replaceChildren } from './dom';
 
-/** A sum cell: the figure, "incomplete" (a term is missing), "0 ms" for no terms, "–" for no phase. */
-function sumCell(ms: number | undefined, terms: readonly RecoveryTerm[] | undefined): string {
-  if (terms === undefined) return '–';
-  if (ms === undefined) return 'incomplete';
-  return terms.length === 0 ? '0 ms' : msText(ms);
-}
-
-function dropCell(p: RecoveryPath): string {
-  const d = p.drops;
-  if (!d.measured || !d.dropped) return 'not measured';
-  const span = (c: { min: number; max: number }) => (c.min === c.max ? String(c.max) : `${c.min}–${c.max}`);
-  return `${span(d.dropped)} of ${d.enqueued ? span(d.enqueued) : '?'} dropped`;
-}
 
 function recoveryTable(plan: RecoveryPlan): HTMLElement {
   const head = ['path', 'after the loss (job waits)', 'background', 'rank returns (job waits)', 'both waits', 'in-flight work'];
@@ -37,11 +24,11 @@ function recoveryTable(plan: RecoveryPlan): HTMLElement {
       const bgMs = p.afterLoss.backgroundMs === undefined || (p.onReturn && p.onReturn.backgroundMs === undefined) ? undefined : p.afterLoss.backgroundMs + (p.onReturn?.backgroundMs ?? 0);
       return h('tr', { title: p.how, 'data-path': p.id },
         h('td', {}, p.name, p.complete ? '' : ' (incomplete)'),
-        h('td', {}, sumCell(p.afterLoss.criticalMs, p.afterLoss.critical)),
-        h('td', {}, sumCell(bgMs, bg)),
-        h('td', {}, p.onReturn ? sumCell(p.onReturn.criticalMs, p.onReturn.critical) : '– (full size)'),
+        h('td', {}, recoverySumText(p.afterLoss.criticalMs, p.afterLoss.critical)),
+        h('td', {}, recoverySumText(bgMs, bg)),
+        h('td', {}, p.onReturn ? recoverySumText(p.onReturn.criticalMs, p.onReturn.critical) : '– (full size)'),
         h('td', {}, p.cycleMs === undefined ? 'incomplete' : msText(p.cycleMs)),
-        h('td', {}, dropCell(p)),
+        h('td', {}, droppedText(p)),
       );
     })),
   );

@@ -15,6 +15,7 @@ import type { ExperimentId } from '../../protocol/runOptions';
 import { countOf } from '../verdict/inFlight';
 import { poolVariants } from './strategies';
 import { planHost, stepTerm, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
+import { msText } from './units';
 
 /** The recovery paths, by id. */
 export type RecoveryPathId = 'revoke-shrink' | 'shrink-abort' | 'abort-reinit' | 'c10d-recreate' | 'spare';
@@ -357,4 +358,19 @@ export function recoveryEmptyLine(plan: RecoveryPlan): string | undefined {
   const phases = plan.paths.flatMap((p) => [p.afterLoss, ...(p.onReturn ? [p.onReturn] : [])]);
   const measured = phases.some((ph) => [...ph.critical, ...ph.background].some((t) => t.value !== undefined));
   return measured ? undefined : 'no figures for a recovery plan: the run measured none of abort, revoke, shrink, grow, c10d, pool';
+}
+
+/** A path's sum in words (CLI and panel tables): the figure, "incomplete" (a term is missing), "0 ms" for no terms, "–" for no phase. */
+export function recoverySumText(ms: number | undefined, terms: readonly RecoveryTerm[] | undefined): string {
+  if (terms === undefined) return '–';
+  if (ms === undefined) return 'incomplete';
+  return terms.length === 0 ? '0 ms' : msText(ms);
+}
+
+/** The in-flight column: "0 of 4 dropped" from the run's drop check, else "not measured". */
+export function droppedText(p: RecoveryPath): string {
+  const d = p.drops;
+  if (!d.measured || !d.dropped) return 'not measured';
+  const span = (c: { min: number; max: number }) => (c.min === c.max ? String(c.max) : `${c.min}–${c.max}`);
+  return `${span(d.dropped)} of ${d.enqueued ? span(d.enqueued) : '?'} dropped`;
 }
