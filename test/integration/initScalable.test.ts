@@ -37,6 +37,21 @@ describe('init/scalable on the simulated NCCL', { skip: NOT_BUILT }, () => {
     });
   }
 
+  test('a rank that hangs in ncclCommInitRankScalable is stopped by the hang guard; the plain init kept; no process left', async () => {
+    const { run } = await pastStartup('scalable init hang', async () => {
+      const run = runs.track(startAgent({ experiments: ['init'], ranks: 2, iterations: 1, warmup: 0, deadlineSeconds: 3 }, { COMMCOST_SIM_HANG: 'ncclCommInitRankScalable:1' }));
+      await run.waitFor(is('run/done'), 60000);
+      return { run };
+    });
+    assert.deepEqual(await waitGone(run.dir), [], 'no agent or rank process left');
+    const error = run.events.find(is('run/error'));
+    assert.equal(error?.code, 'TIMEOUT');
+    assert.match(error!.message, /timed out at init scalable iteration 0, step ncclCommInitRankScalable/);
+    const s = run.events.find((e): e is ExperimentSummaryEvent => e.type === 'experiment/summary' && e.experiment === 'init');
+    assert.ok(s?.variants.some((v) => v.variant === 'default'), 'the plain init was recorded before');
+    assert.equal(run.events.find(is('run/done'))!.status, 'partial');
+  });
+
   test('simulated NCCL 2.23.3: skipped with the version it needs, the plain init runs', async () => {
     const run = await runInit(2, { COMMCOST_SIM_VERSION: '22303' });
     assert.deepEqual(
