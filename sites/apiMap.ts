@@ -156,7 +156,8 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     language: 'cpp',
     role: 'create',
     callsInto: 'ncclCommInitRankScalable',
-    answer: INIT,
+    // init's own variant of this call (several unique ids) first; the ncclCommInitRankConfig one where the run lacks it.
+    answer: { ...INIT, variants: ['scalable', 'default'] },
   },
   ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', callsInto: 'ncclCommSplit', answer: SPLIT },
   ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', callsInto: 'ncclCommShrink', answer: SHRINK },
