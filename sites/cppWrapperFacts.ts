@@ -119,7 +119,11 @@ export function cppFacts(query: TsQuery, tree: Tree, text: string, path: string,
         if (cls !== undefined) {
           if (name.text === cls) continue;
           classes.add(cls);
-          addDef(`${cls}.${name.text}`, { key: `${cls}.${name.text}`, callName: name.text, display: `${cls}::${name.text}`, cls, line, span }, body);
+          addDef(
+            `${cls}.${name.text}`,
+            { key: `${cls}.${name.text}`, callName: name.text, display: `${cls}::${name.text}`, cls, line, span },
+            body,
+          );
         } else {
           // A `static` function is the file's own: other files never resolve to it.
           const isStatic = node.namedChildren.some((k) => k?.type === 'storage_class_specifier' && k.text === 'static');
@@ -140,7 +144,12 @@ export function cppFacts(query: TsQuery, tree: Tree, text: string, path: string,
       const body = get('loop');
       const stmt = c.find((x) => x.name !== 'loop');
       if (body && stmt)
-        loops.push({ start: body.startIndex, end: body.endIndex, line: stmt.node.startPosition.row, kind: stmt.name === 'do' ? 'do-while' : stmt.name });
+        loops.push({
+          start: body.startIndex,
+          end: body.endIndex,
+          line: stmt.node.startPosition.row,
+          kind: stmt.name === 'do' ? 'do-while' : stmt.name,
+        });
     }
   }
   // Lambdas after the functions: one in a function is keyed under it (`main/mk`), one at file level by its name.
