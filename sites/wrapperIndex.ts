@@ -434,7 +434,7 @@ export class WrapperIndex {
       const woken = this.woken;
       const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call));
       const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].map((w) => {
+        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').map((w) => {
           const def = this.files.get(w.path)!.defs[w.def]!;
           return { callName: def.callName, cls: def.cls, isConstructor: def.key.endsWith('.__init__') };
         }),

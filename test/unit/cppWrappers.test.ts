@@ -8,8 +8,12 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { findings } from '../../readings/advice';
+import { resolveAnnotation } from '../../readings/figures';
+import type { StaleRules } from '../../readings/profiles';
+import type { RunFile } from '../../protocol/runFile';
 import { WrapperIndex } from '../../sites/wrapperIndex';
-import { CALLSITES, loadFinder } from '../support/annotationFixtures';
+import { CALLSITES, loadFinder, RESULTS, runFolder, storeOf } from '../support/annotationFixtures';
 
 const PKG = join(CALLSITES, 'wrappers', 'cpp');
 const FILES = readdirSync(PKG)
@@ -88,6 +92,59 @@ test('C/C++ wrappers: obj.m() resolves only when one class defines m; a standard
     // A second class defining make(): y.make() could be either, so it is no site.
     index.setFile('/w/c.cc', 'cpp', 'struct B { void make() {} };\n');
     assert.deepEqual(index.callerSites(b), []);
+  } finally {
+    index.dispose();
+  }
+});
+
+test('C/C++ wrappers: files in any order; an edit that drops the lifecycle call drops the sites through it in other files, and restoring it brings them back', async () => {
+  const index = await WrapperIndex.create(await loadFinder());
+  try {
+    const comms = join(PKG, 'comms.cc');
+    const trainer = join(PKG, 'trainer.cc');
+    const text = readFileSync(comms, 'utf8');
+    // The caller first: it has no lifecycle name of its own, so it waits until a wrapper names it.
+    index.setFile(trainer, 'cpp', readFileSync(trainer, 'utf8'));
+    index.setFile(comms, 'cpp', text);
+    const apis = (): string[] => index.callerSites(trainer).map((s) => `${s.range.start.line + 1} ${s.api}`);
+    const before = apis();
+    assert.ok(
+      before.some((l) => l.endsWith('ncclCommInitRank')),
+      before.join(','),
+    );
+    index.setFile(comms, 'cpp', text.replace('return ncclCommInitRank(&world, n, id, rank);', 'return ncclSuccess;'));
+    assert.deepEqual(
+      apis().filter((l) => l.endsWith('ncclCommInitRank')),
+      [],
+    );
+    index.setFile(comms, 'cpp', text);
+    assert.deepEqual(apis(), before);
+  } finally {
+    index.dispose();
+  }
+});
+
+test('C/C++ wrappers: "created in a loop" fires at a wrapper called in a loop, not at one called once per forked process', async () => {
+  const run = JSON.parse(readFileSync(join(RESULTS, 'h200x2-2026-12-01/h200x2-nccl2.30.7-source.json'), 'utf8')) as RunFile;
+  const { store } = await storeOf(runFolder([run]));
+  const rules: StaleRules = { now: Date.parse('2026-12-02T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
+  const index = await indexed();
+  try {
+    const path = join(PKG, 'lambdas.cc');
+    const text = readFileSync(path, 'utf8');
+    const sites = index.sites(path);
+    const found = findings(
+      { language: 'cpp', sites, facts: { importInsertLine: 0 } },
+      (api, site) => resolveAnnotation(api, store.active, store.profiles, rules, { groupSize: site.groupSize }),
+      text,
+    );
+    const loopLine = text.split('\n').findIndex((l) => l.includes('via: ncclCommInitRank loop'));
+    assert.deepEqual(
+      found.map((f) => f.range.start.line),
+      [loopLine],
+      found.map((f) => f.message).join('\n'),
+    );
+    assert.match(found[0]!.message, /inside a for loop/);
   } finally {
     index.dispose();
   }
