@@ -91,7 +91,12 @@ export function cppFacts(query: TsQuery, tree: Tree, text: string, path: string,
   const raw: { fn: Node; args: Node }[] = [];
   const lambdas: { name: Node; body: Node; node: Node }[] = [];
   const addDef = (key: string, def: Def, body: Node): void => {
-    if (defByKey.has(key)) return;
+    // Overloads share one def: a call by name may be any of them.
+    const known = defByKey.get(key);
+    if (known !== undefined) {
+      spans.push({ name: def.display, start: body.startIndex, end: body.endIndex, line: def.line, def: known });
+      return;
+    }
     defByKey.set(key, defs.length);
     spans.push({ name: def.display, start: body.startIndex, end: body.endIndex, line: def.line, def: defs.length });
     defs.push(def);
