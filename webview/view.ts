@@ -292,9 +292,16 @@ export class RunView {
     this.renderStatus(run, state);
     this.firstPage.update(run);
     this.renderVerdict(run);
-    this.plan.update(run);
-    this.recovery.update(run);
-    this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
+    // A run that failed before any figure: the first page says what failed, the errors say the rest;
+    // no plan, recovery or study section stands beside it with nothing to show.
+    const exps = Array.isArray(run.experiments) ? run.experiments : [];
+    const nothing = run.status === 'failed' && !exps.some((e) => Array.isArray(e.variants) && e.variants.length > 0);
+    for (const root of [this.plan.root, this.recovery.root, this.study.root]) root.hidden = nothing;
+    if (!nothing) {
+      this.plan.update(run);
+      this.recovery.update(run);
+      this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
+    }
     const chartsWait = this.renderExperiments(run);
     this.renderLists(run, state);
     const draw = (): void => {

@@ -178,8 +178,8 @@ function shareStudy(why: string | undefined, clause?: () => Clause): SummaryStud
   const s = studyOf(S.initToFirst, why, clause);
   return {
     ...s,
-    what: `the first collective's share of init to the first 1 MB allreduce, derived by commcost ${share.derivation}`,
-    written: pct(share.part / share.total),
+    what: "the first collective's share of init to the first 1 MB allreduce",
+    written: `${pct(share.part / share.total)} (derived by commcost ${share.derivation})`,
     source: share.from.map((f) => f.measurement).join('; ') + ` (${S.initToFirst.document})`,
   };
 }
@@ -329,5 +329,7 @@ export function firstPageSummary(run: RunFile): SummaryLine[] {
       ...regimeLines(run, simulated),
       { kind: 'regime', label: 'No answer', text: 'This run has no figure for a rebuild, its first collective, teardown or a pool.', study: [] },
     ];
-  return [...regimeLines(run, simulated), ...answers];
+  // A simulated figure is never stated as a measurement: each answer with a figure says so in its sentence too.
+  const marked = simulated ? answers.map((l) => (l.figure === undefined ? l : { ...l, text: `Simulated: ${l.text}` })) : answers;
+  return [...regimeLines(run, simulated), ...marked];
 }

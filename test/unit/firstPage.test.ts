@@ -62,7 +62,7 @@ describe('the first page: the answer in a few lines', () => {
     const first = medianOf(run, 'init', undefined, 'first');
     const fc = lineOf(lines, 'first-collective');
     assert.equal(fc.figure, `${ms(first)} (${pct(first / (call + first))})`);
-    assert.match(fc.study[0]!.what, /derived by commcost/, 'the share is the study\'s only as derived');
+    assert.match(fc.study[0]!.written, /^\d+% \(derived by commcost from its /, "the share is the study's only as derived");
     assert.ok(fc.study[0]!.comparison, 'a 2-rank share on one host is compared');
     const teardown = lineOf(lines, 'teardown');
     const destroy = medianOf(run, 'destroy', undefined, 'total');
@@ -98,7 +98,10 @@ describe('the first page: the answer in a few lines', () => {
     assert.match(lines[0]!.text, /simulated NCCL, not from a measurement/);
     const withFigures = lines.filter((l) => l.figure !== undefined);
     assert.ok(withFigures.length >= 2);
-    for (const l of withFigures) assert.match(l.figure!, /\(simulated\)$/, `${l.label}'s figure is marked simulated`);
+    for (const l of withFigures) {
+      assert.match(l.figure!, /\(simulated\)$/, `${l.label}'s figure is marked simulated`);
+      assert.match(l.text, /^Simulated: /, `${l.label}'s sentence says simulated`);
+    }
     for (const s of lines.flatMap((l) => l.study)) {
       assert.equal(s.comparison, undefined, `${s.what}: a simulated figure is never compared`);
       assert.equal(s.notCompared, 'simulated figures are not measurements');

@@ -77,6 +77,9 @@ describe('the first page in the HTML report (headless Chromium)', { skip: missin
     assert.equal(lines.length, 1);
     assert.equal((html.match(/class="answer /g) ?? []).length, 1);
     assert.ok(sectionText(html, 'first-page').includes(lines[0]!.text));
+    // Nothing else stands beside it with nothing to show: the plan, recovery and study sections are hidden.
+    for (const section of ['plan', 'recovery', 'study-figures'])
+      assert.match(html, new RegExp(`<section[^>]*id="${section}"[^>]*hidden`), `the ${section} section is hidden on a failed run`);
   });
 
   test('1×H200: the 1-rank line, no "missing" in the answer, and a plan table with no row of "missing"', async () => {
