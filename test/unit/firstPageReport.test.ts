@@ -82,7 +82,7 @@ describe('the first page in the HTML report (headless Chromium)', { skip: missin
       assert.match(html, new RegExp(`<section[^>]*id="${section}"[^>]*hidden`), `the ${section} section is hidden on a failed run`);
   });
 
-  test('1×H200: the 1-rank line, no "missing" in the answer, and a plan table with no row of "missing"', async () => {
+  test('1×H200: the 1-rank line, no "missing" in the answer, plan and recovery tables with no row of "missing" or "incomplete"', async () => {
     const { html } = await dom('docs/results/h200x1-2026-12-01/h200x1-nccl2.30.7-source.json');
     const text = sectionText(html, 'first-page');
     assert.match(text, /1 rank has no peer to connect to/);
@@ -91,5 +91,10 @@ describe('the first page in the HTML report (headless Chromium)', { skip: missin
     assert.ok(table.length > 0, 'the plan table is drawn');
     assert.doesNotMatch(table, />missing</, 'a 1-rank plan table holds only the strategies it can price');
     assert.match(html, /1 rank: no total for /);
+    // The recovery table the same way: only the paths the run can price, the others named in one line.
+    const at = html.indexOf('class="plan-table recovery-table"');
+    assert.ok(at > 0, 'the recovery table is drawn');
+    assert.doesNotMatch(html.slice(at, html.indexOf('</table>', at)), /incomplete/);
+    assert.match(html, /1 rank: no complete figure for /);
   });
 });
