@@ -157,9 +157,15 @@ export async function measureCommand(f: MeasureFlags): Promise<number> {
   const hardStop = new AbortController();
   // One progress display per library (a plain-line display reports each experiment once).
   let progress = progressFor(process.stderr);
-  interrupts.listen((n) => {
+  interrupts.listen((n, signal) => {
     progress.stop();
-    if (n === 1) {
+    if (signal) {
+      if (n === 1) cancel.abort();
+      else {
+        err(`\n${signal}: stopping at once: the agent is killed, what was received is kept (Ctrl-C to quit without saving)\n`);
+        hardStop.abort();
+      }
+    } else if (n === 1) {
       err('\ncancelling: keeping what was measured (Ctrl-C again to stop at once)\n');
       cancel.abort();
     } else if (n === 2) {

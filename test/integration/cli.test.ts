@@ -95,7 +95,7 @@ describe('commcost CLI', { skip }, () => {
     const save = tmp();
     const r = await cli(measure(agent, save, '--iterations', '3', '--experiments', 'init,split', '--ranks', '2'), interruptWhen(/init \(1\/2\) finished/));
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, /^commcost: init \(1\/2\) finished: iteration 3\/3, 3 recorded \(SIMULATED\)$/m);
+    assert.match(r.stderr, /^commcost: init \(1\/2\) finished: iteration (\d+)\/\1 \(\d+ variants × 3, 0 warmup each\), \1 recorded \(SIMULATED\)$/m);
     const [run] = savedRuns(save);
     assert.ok(run);
     assert.equal(run.status, 'partial');
@@ -112,6 +112,25 @@ describe('commcost CLI', { skip }, () => {
     assert.match(r.stderr, /stopping at once/);
     assert.equal(savedRuns(save)[0]?.status, 'partial');
     assert.ok(r.ms < 15_000, `took ${r.ms} ms`);
+    assert.deepEqual(await waitGone(agent), []);
+  });
+
+  test('SIGTERM during the run (timeout, Slurm at the end of a job): stops at once, what was received saved, partial, exit 1', async () => {
+    const agent = privateAgentCopy();
+    cleanup.push(agent);
+    const save = tmp();
+    let sent = false;
+    const r = await cli(measure(agent, save, '--iterations', '3', '--experiments', 'init,split', '--ranks', '2'), (text, child) => {
+      if (sent || !/init \(1\/2\) finished/.test(text)) return;
+      sent = true;
+      child.kill('SIGTERM');
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /SIGTERM: stopping at once/);
+    const [run] = savedRuns(save);
+    assert.ok(run, 'the run is saved');
+    assert.equal(run.status, 'partial');
+    assert.equal(run.experiments[0]?.state, 'finished', 'init kept');
     assert.deepEqual(await waitGone(agent), []);
   });
 
