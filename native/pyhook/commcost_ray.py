@@ -346,11 +346,14 @@ def _ship_loop():
             except Exception:
                 pass
             time.sleep(0.5)
-        if actor is None:
+        ctx = ray.get_runtime_context() if actor is not None else None
+        if actor is None or (ctx.get_actor_id() and ctx.get_actor_id() == actor._actor_id.hex()):
+            # No collector to ship to, or this is the collector's own process: an empty folder goes.
+            try:
+                os.rmdir(_worker["dir"])
+            except OSError:
+                pass
             return
-        ctx = ray.get_runtime_context()
-        if ctx.get_actor_id() and ctx.get_actor_id() == actor._actor_id.hex():
-            return  # the collector itself
         _worker.update(ray=ray, actor=actor, key="%s:%d" % (ctx.get_node_id(), os.getpid()))
         round_ = 0
         while True:

@@ -3,8 +3,10 @@
 // communicator through ctypes (as vLLM's PyNcclCommunicator does), first use it by a broadcast,
 // destroy it and make it again per sync. The trace reaches every actor through ray.init's
 // runtime_env (the setup hook is Ray's, seen in each worker), and each actor's sites come back
-// into the one trace with figures, the actor's class and its node. One driver run (Ray starts
-// slowly); skipped, with the reason, when python3 has no ray (pip install ray==2.58.0).
+// into the one trace with figures, the actor's class and its node. A second run gives the workers
+// a records folder of their own (as on a node without a shared folder): their records come back
+// through the driver's collector actor (#32). Ray starts slowly: one driver run per test; skipped,
+// with the reason, when python3 has no ray (pip install ray==2.58.0).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
