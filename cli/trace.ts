@@ -111,7 +111,7 @@ export async function traceCommand(command: string[], flags: TraceFlags, io: { o
     process.off('SIGTERM', onTerm);
     process.off('SIGHUP', onHup);
   }
-  for (const x of r.leftovers?.recovered ?? []) io.err(`commcost trace: an earlier trace ended before saving (its commcost process was killed); its records are saved as ${terminalSafe(x.file)}\n`);
+  for (const x of r.leftovers?.recovered ?? []) io.err(`commcost trace: an earlier trace ended before saving (its commcost process was killed); its records are saved as ${terminalSafe(x.file)} (from ${terminalSafe(x.from)}, now removed)\n`);
   for (const x of r.leftovers?.kept ?? []) io.err(`commcost trace: kept ${terminalSafe(x.dir)}: ${terminalSafe(x.why)}\n`);
   if (r.startError) io.err(`commcost trace: ${terminalSafe(r.startError)}\n`);
   // The table goes to stderr (and the trace file), never into the job's own stdout, which passed through untouched.

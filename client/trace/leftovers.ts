@@ -48,8 +48,8 @@ export function processStart(pid: number): string | null {
   }
 }
 
-/** Whether `pid` (started at `start`, when known) still runs. */
-function processAlive(pid: number, start: string | null): boolean {
+/** Whether `pid` of this machine (started at `start`, when known) still runs. */
+export function processAlive(pid: number, start: string | null): boolean {
   try {
     process.kill(pid, 0);
   } catch (e) {
@@ -128,7 +128,16 @@ export function writeOwner(dir: string, owner: TraceOwner): void {
 /** `owner.json` of a trace folder, or null when missing or malformed. */
 function readOwner(dir: string): TraceOwner | null {
   try {
-    const o = JSON.parse(readFileSync(join(dir, 'owner.json'), 'utf8')) as Partial<TraceOwner>;
+    return parseOwner(readFileSync(join(dir, 'owner.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** The text of an `owner.json` (local, or read from an SSH host) as a {@link TraceOwner}, or null when malformed. */
+export function parseOwner(text: string): TraceOwner | null {
+  try {
+    const o = JSON.parse(text) as Partial<TraceOwner>;
     if (typeof o.pid !== 'number' || !Array.isArray(o.command) || typeof o.outFile !== 'string' || typeof o.startedAt !== 'string') return null;
     return { pid: o.pid, pidStart: typeof o.pidStart === 'string' ? o.pidStart : null, host: String(o.host ?? ''), command: o.command.map(String), outFile: o.outFile, startedAt: o.startedAt,
       ...(typeof o.jobPgid === 'number' ? { jobPgid: o.jobPgid } : {}), ...(typeof o.ncclLogSkipped === 'string' ? { ncclLogSkipped: o.ncclLogSkipped } : {}) };
@@ -188,6 +197,30 @@ export async function recoverLeftovers(root: string, symbolize: Symbolizer = () 
       report.removed.push(dir);
       continue;
     }
+    const saved = await saveRecovered(owner, files, join(root, `recovered-${basename(dir)}.json`), symbolize);
+    if ('why' in saved) {
+      report.kept.push({ dir, why: `its records could not be saved as a trace: ${saved.why}` });
+      continue;
+    }
+    rmSync(dir, { recursive: true, force: true });
+    report.recovered.push({ file: saved.file, from: dir });
+  }
+  return report;
+}
+
+/**
+ * Merges the records of a trace whose commcost process ended before saving (merge.ts, as a
+ * finished trace, then marked 'partial' and saying why) and saves the result through the safe
+ * writer as `<owner.outFile less .json>.recovered.json`, else as `fallback`. Shared by the local
+ * ({@link recoverLeftovers}) and the SSH host's (remoteLeftovers.ts) recovery. Never throws.
+ * @param owner the killed trace's `owner.json`; its `host` is the trace file's host
+ * @param files its record files (non-empty)
+ * @param fallback where to save when the planned place cannot be written (absolute)
+ * @returns the file written, or why neither could be
+ */
+export async function saveRecovered(owner: TraceOwner, files: RecordFile[], fallback: string, symbolize: Symbolizer = () => null): Promise<{ file: string } | { why: string }> {
+  let why = '';
+  try {
     const trace = mergeTrace(files, {
       command: owner.command, startedAt: owner.startedAt, endedAt: new Date().toISOString(), exitCode: null, signal: null, host: owner.host,
       stopped: 'the commcost process running this trace ended before saving it (killed?); recovered from its records by a later commcost trace',
@@ -195,24 +228,16 @@ export async function recoverLeftovers(root: string, symbolize: Symbolizer = () 
     }, symbolize);
     trace.status = 'partial';
     const text = JSON.stringify(trace, null, 1) + '\n';
-    const targets = [owner.outFile.replace(/\.json$/, '') + '.recovered.json', join(root, `recovered-${basename(dir)}.json`)];
-    let saved: string | undefined;
-    let why = '';
-    for (const t of targets) {
+    for (const t of [owner.outFile.replace(/\.json$/, '') + '.recovered.json', fallback]) {
       try {
         await writeFileSafely(t, text, `the recovered trace ${t}`);
-        saved = t;
-        break;
+        return { file: t };
       } catch (e) {
         why = errorText(e);
       }
     }
-    if (saved === undefined) {
-      report.kept.push({ dir, why: `its records could not be saved as a trace: ${why}` });
-      continue;
-    }
-    rmSync(dir, { recursive: true, force: true });
-    report.recovered.push({ file: saved, from: dir });
+  } catch (e) {
+    why = errorText(e);
   }
-  return report;
+  return { why };
 }

@@ -19,7 +19,9 @@
  *    `killAfterMs` later; never for the CLI), the deadline and a forced stop SIGTERM then SIGKILL 5 s later.
  * 4. The records folder is `~/.cache/commcost/trace-<this host>-<pid>-XXXXXX/records` on the host (the home, not
  *    /tmp: a cluster's nodes share it, so ranks started on other nodes by srun or mpirun write
- *    where the records are read); it is removed once read.
+ *    where the records are read); it is removed once read. It holds `owner.json` (this machine's
+ *    commcost pid, the command, the planned trace file), so that the next `--host` trace from here
+ *    brings back the records a killed trace left there (remoteLeftovers.ts).
  *    Downloads the per-process records and NCCL's log files (SFTP), symbolises native frames with
  *    the host's `addr2line`, merges exactly as a local trace (merge.ts) and saves the trace file
  *    locally; the file's `host` is the SSH host.
@@ -36,7 +38,8 @@ import { SshSession, type HostKeyPolicy } from '../sshSession';
 import { interposerEnv, ncclLogEnv, rayForwardEnv } from './jobEnv';
 import { KILL_GRACE_MS } from './localJob';
 import { mergeTrace, type NativeFrame, type RecordFile, type SourceLocation, type Symbolizer } from './merge';
-import { NCCL_LOG_SUFFIX } from './ncclView';
+import { processStart } from './leftovers';
+import { downloadRecords, recoverRemoteLeftovers, writeRemoteOwner } from './remoteLeftovers';
 import { checkTraceOut, defaultTraceFile, runTrace, traceEnv, type TraceRunOptions, type TraceRunResult } from './run';
 
 /** The variables of the host's environment the trace environment builds on (prepends to, chains, or leaves alone). */
@@ -210,6 +213,8 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   }
   const outFile = o.out ? resolve(o.localCwd, o.out) : defaultTraceFile(o.localCwd, command);
   await checkTraceOut(outFile, o.out);
+  // Made before the job, as a local trace does: a later trace saves a killed one's records there (remoteLeftovers.ts).
+  if (!o.out) mkdirSync(dirname(outFile), { recursive: true });
   const payload = await collectPayload(distDirOf(o.base ?? __dirname));
   log(`connecting to ${target.name} (${target.user}@${target.hostname}:${target.port})`);
   const session = await SshSession.connect(target, {
@@ -218,7 +223,8 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
   });
   const host = target.name;
   try {
-    const facts = await probe(session, o.remoteCwd, o.simulate ? payload.hash : '', `${hostname().replace(/[^\w.-]/g, '_').slice(0, 64)}-${process.pid}`);
+    const machine = hostname().replace(/[^\w.-]/g, '_').slice(0, 64);
+    const facts = await probe(session, o.remoteCwd, o.simulate ? payload.hash : '', `${machine}-${process.pid}`);
     const tmp = facts.tmp;
     const arch = archOfUname(facts.arch);
     if (!arch || !facts.cwd) await session.run(['rm', '-rf', '--', tmp || '/nonexistent/commcost']).catch(() => undefined);
@@ -232,9 +238,12 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     if (!tmp)
       throw new CommcostError('DEPLOY_FAILED', `commcost trace --host ${host}: cannot make a folder for the records in ~/.cache/commcost there`, { where: { host }, hint: 'check free space and permissions of ~/.cache on the host' });
     const { vars, ncclLogSkipped } = remoteJobEnv(facts.env, tmp, art, { simulate: !!o.simulate, interpose: !!o.interpose, ncclLog: o.ncclLog !== false });
+    const startedAt = new Date().toISOString();
+    await writeRemoteOwner(session, tmp, { pid: process.pid, pidStart: processStart(process.pid), host, command, outFile, startedAt, ...(ncclLogSkipped ? { ncclLogSkipped } : {}) });
+    // The records that earlier traces from here, killed before downloading them, left on the host (remoteLeftovers.ts).
+    const leftovers = await recoverRemoteLeftovers(session, `trace-${machine}-`, tmp, (f) => remoteSymbolizer(session, f));
     log(`running in ${host}:${facts.cwd} (the remote ${o.remoteCwd ? 'folder given by --cwd' : 'home; --cwd DIR picks another'})`);
     const status = posix.join(tmp, 'status');
-    const startedAt = new Date().toISOString();
     // Cancelled while connecting or deploying: the job is not started at all.
     const ran: JobEnd = o.signal?.aborted ? { code: null, signal: null, stopped: 'cancelled before the job started' } : await runJob(session, wrappedCommand(status, facts.cwd, vars, command), status, o);
     let startError: string | undefined;
@@ -246,7 +255,7 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     if (ran.lost) missing.push(`the SSH connection to ${host} dropped (${ran.lost}): the job's records stay on ${host} in ${tmp}/records`);
     else {
       try {
-        files = await download(session, posix.join(tmp, 'records'));
+        files = await downloadRecords(session, posix.join(tmp, 'records'));
       } catch (e) {
         missing.push(`the records could not be read from ${host}:${tmp}/records (${errorText(e)}); they are left there`);
       }
@@ -259,7 +268,7 @@ export async function runRemoteTrace(o: RemoteTraceOptions): Promise<RemoteTrace
     trace.missing.push(...missing);
     if (missing.length > 0) trace.status = 'partial';
     if (!ran.lost && missing.length === 0) await removeTemp(session, tmp, files.map((f) => f.name), !!o.simulate).catch(() => undefined);
-    const result: RemoteTraceResult = { trace, outFile, exitCode: ran.code, exitSignal: ran.signal, uploaded, remoteCwd: facts.cwd, ...(ran.stopped ? { stopped: ran.stopped } : {}), ...(startError ? { startError } : {}) };
+    const result: RemoteTraceResult = { trace, outFile, exitCode: ran.code, exitSignal: ran.signal, uploaded, leftovers, remoteCwd: facts.cwd, ...(ran.stopped ? { stopped: ran.stopped } : {}), ...(startError ? { startError } : {}) };
     try {
       mkdirSync(dirname(outFile), { recursive: true });
       await writeFileSafely(outFile, JSON.stringify(trace, null, 1) + '\n', `the trace ${outFile}`);
@@ -339,20 +348,12 @@ async function runJob(session: SshSession, argv: string[], status: string, o: Re
   });
 }
 
-/** Reads every record file (`*.jsonl`, NCCL's `*.nccl.log`) of the remote folder over SFTP. */
-async function download(session: SshSession, dir: string): Promise<RecordFile[]> {
-  const sftp = await session.sftp();
-  const names = await new Promise<string[]>((res, rej) => sftp.readdir(dir, (e, list) => (e ? rej(e) : res(list.map((x) => x.filename)))));
-  const wanted = names.filter((n) => n.endsWith('.jsonl') || n.endsWith(NCCL_LOG_SUFFIX)).sort();
-  return Promise.all(wanted.map((name) => new Promise<RecordFile>((res, rej) => sftp.readFile(posix.join(dir, name), (e, b) => (e ? rej(e) : res({ name, text: b.toString('utf8') }))))));
-}
-
 /** Removes the trace's temp folder over SFTP (cheaper than an exec): the records read, the links, the status file. */
 async function removeTemp(session: SshSession, tmp: string, records: string[], simulate: boolean): Promise<void> {
   const sftp = await session.sftp();
   const unlink = (p: string) => new Promise<void>((res) => sftp.unlink(p, () => res()));
   const rmdir = (p: string) => new Promise<void>((res) => sftp.rmdir(p, () => res()));
-  await Promise.all([...records.map((n) => unlink(posix.join(tmp, 'records', n))), unlink(posix.join(tmp, 'status')),
+  await Promise.all([...records.map((n) => unlink(posix.join(tmp, 'records', n))), unlink(posix.join(tmp, 'status')), unlink(posix.join(tmp, 'owner.json')),
     ...(simulate ? ['libnccl.so.2', 'libnccl.so', 'libcuda.so.1', 'libcuda.so'].map((n) => unlink(posix.join(tmp, 'simlib', n))) : [])]);
   await Promise.all([rmdir(posix.join(tmp, 'records')), ...(simulate ? [rmdir(posix.join(tmp, 'simlib'))] : [])]);
   await rmdir(tmp);

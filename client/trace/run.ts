@@ -147,7 +147,7 @@ export interface TraceRunResult {
   exitSignal: string | null;
   /** Why the job could not start, when it could not. */
   startError?: string;
-  /** What this trace did with the folders of earlier traces that did not finish (leftovers.ts); local traces only. */
+  /** What this trace did with the folders of earlier traces that did not finish: here (leftovers.ts), or on the SSH host for `--host` (remoteLeftovers.ts). */
   leftovers?: LeftoverReport;
 }
 

@@ -18,8 +18,10 @@ one os.write to $COMMCOST_TRACE_DIR/<host>-<pid>.py.jsonl:
 
 NCCL called through ctypes or cffi (vLLM's PyNcclCommunicator and the like) is recorded as `call`
 lines named by the NCCL function (commcost_ffi.py); `ray.init` in a driver carries the trace to
-Ray's workers through the job's runtime_env (commcost_ray.py). Each sibling module is loaded from
-this folder when ctypes, cffi or ray is first imported.
+Ray's workers through the job's runtime_env (commcost_ray.py), and a worker that cannot write the
+driver's folder (another node) ships its records to the driver's collector actor. Each sibling
+module is loaded from this folder when ctypes, cffi or ray is first imported (commcost_ray.py at
+a Ray worker's start when the driver runs a collector).
 
 Never changes the job: every failure of the hook itself is swallowed, wrapped functions return
 and raise exactly what they did, nothing is printed. Without torch, NCCL through ctypes or cffi, or
@@ -251,8 +253,22 @@ def _install():
         mod, r = recorder()
         mod.instrument_cffi(module, r)
 
+    def ray_module():
+        # One module object, importable by name: Ray pickles the collector actor's class by reference.
+        mod = sys.modules.get("commcost_ray") or load_sibling("commcost_ray")
+        sys.modules.setdefault("commcost_ray", mod)
+        return mod
+
+    if os.environ.get("COMMCOST_TRACE_RAY_COLLECTOR"):
+        # A Ray worker of a traced job: its records may go to the driver through the collector
+        # actor (a folder of its own node), decided before anything records (commcost_ray.py).
+        try:
+            trace_dir = ray_module().worker_trace_dir(trace_dir) or trace_dir
+        except Exception:
+            pass
+
     def instrument_ray(module):
-        mod = load_sibling("commcost_ray")
+        mod = ray_module()
         hook.ray = mod  # emit_line asks it for a Ray worker's identity
         mod.instrument_driver(module)
 
