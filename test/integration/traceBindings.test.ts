@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { traceCommand, type TraceFlags } from '../../cli/trace';
 import { validateTraceFile } from '../../client/traceSchema';
-import type { TraceFile } from '../../protocol/trace';
+import type { TraceFile, TraceSite } from '../../protocol/trace';
 
 const root = join(__dirname, '..', '..');
 const sim = join(root, 'dist', 'native', 'libnccl-sim.so');
@@ -22,14 +22,14 @@ before(() => {
   execFileSync('flock', ['/tmp/commcost-build.lock', 'node', 'scripts/build.mjs'], { cwd: root, stdio: 'ignore' });
 });
 
-async function traced(script: string, flags: TraceFlags = {}): Promise<{ code: number; trace: TraceFile; out: string }> {
+async function traced(script: string, flags: TraceFlags = {}, env: Record<string, string> = {}): Promise<{ code: number; trace: TraceFile; out: string }> {
   const cwd = mkdtempSync(join(tmpdir(), 'commcost-trace-bindings-'));
   let out = '';
   const saved = { ...process.env };
   for (const k of ['NCCL_DEBUG', 'NCCL_DEBUG_FILE', 'LD_PRELOAD']) delete process.env[k];
   Object.assign(process.env, {
     COMMCOST_SIM_CONNECT_MS: '30', COMMCOST_SIM_INIT_MS: '10', COMMCOST_SIM_DESTROY_MS: '5',
-    COMMCOST_STUB_DIR: mkdtempSync(join(tmpdir(), 'commcost-stub-')), COMMCOST_STUB_NCCL: sim, WORLD_SIZE: '2',
+    COMMCOST_STUB_DIR: mkdtempSync(join(tmpdir(), 'commcost-stub-')), COMMCOST_STUB_NCCL: sim, WORLD_SIZE: '2', ...env,
   });
   try {
     const code = await traceCommand(['python3', launch, script], { simulate: true, ...flags }, { out: (t) => (out += t), err: (t) => (out += t), cwd, base: join(root, 'cli') });
@@ -100,4 +100,44 @@ test('cffi (ABI mode, ffi.dlopen): the same lifecycle is timed and placed at the
   assert.equal(code, 0);
   assert.equal(trace.status, 'complete', trace.missing.join('; '));
   checkSites(trace, script, out);
+});
+
+/** The site at the line marked `# site: <name>` of `script`. */
+function siteAt(trace: TraceFile, script: string, name: string): TraceSite {
+  const line = siteLine(script, name);
+  const s = trace.sites.find((x) => x.file === script && x.line === line);
+  assert.ok(s, `no site at ${name} (line ${line}); sites: ${trace.sites.map((x) => `${x.api}@${x.file}:${x.line}`).join(', ')}`);
+  return s;
+}
+
+test('ctypes inside ncclGroupStart/End and non-blocking: each creating line timed to the call that paid it, as for C', async () => {
+  const script = join(fixtures, 'ctypes_group_job.py');
+  const INIT_MS = 40;
+  const { code, trace, out } = await traced(script, {}, { COMMCOST_SIM_INIT_MS: String(INIT_MS), COMMCOST_SIM_JITTER: '0' });
+  assert.equal(code, 0, `the fixture checks every NCCL result itself and exits 1 on a wrong one\n${out}`);
+  assert.equal(trace.status, 'complete', trace.missing.join('; '));
+  assert.ok(!trace.sites.some((s) => s.source !== 'python'), `every communicator at a Python line: ${trace.sites.map((s) => `${s.source}:${s.api}@${s.line}`).join(', ')}`);
+  assert.ok(!trace.sites.some((s) => s.api === 'ncclGroupEnd' || s.api === 'ncclCommGetAsyncError'), 'the calls that paid are named in notes, never sites');
+  const end = `${script}:${siteLine(script, 'group end')}`;
+  for (const name of ['grouped init A', 'grouped init B']) {
+    const s = siteAt(trace, script, name);
+    assert.equal(s.api, 'ncclCommInitRank');
+    assert.equal(s.binding, 'ctypes');
+    assert.equal(s.count, 1);
+    assert.ok(s.occurrences[0]!.ranks === 2, `${name}: both ranks`);
+    assert.ok(s.creation && s.creation.medianMs >= INIT_MS * 0.8, `${name}: the creation runs to the ncclGroupEnd that paid it (${INIT_MS} ms simulated): ${JSON.stringify(s.creation)}`);
+    assert.deepEqual(s.deferred, { kind: 'group', api: 'ncclGroupEnd', at: end });
+    assert.ok(s.notes.some((n) => n.startsWith(`created in a group: paid at ${end} of ncclGroupEnd`)), s.notes.join('; '));
+    assert.ok(s.firstCollective && s.firstCollective.n === 1, `${name}: its first allreduce`);
+  }
+  const poll = `${script}:${siteLine(script, 'poll')}`;
+  const nb = siteAt(trace, script, 'non-blocking init');
+  assert.equal(nb.api, 'ncclCommInitRankConfig');
+  assert.deepEqual(nb.deferred, { kind: 'nonblocking', api: 'ncclCommGetAsyncError', at: poll });
+  assert.ok(nb.creation && nb.creation.medianMs >= INIT_MS * 0.8, `the non-blocking creation runs to the poll that saw it done: ${JSON.stringify(nb.creation)}`);
+  assert.ok(nb.notes.some((n) => n.startsWith(`non-blocking: the call returned ncclInProgress; completed at ${poll} of ncclCommGetAsyncError`)), nb.notes.join('; '));
+  const gnb = siteAt(trace, script, 'grouped non-blocking init');
+  assert.deepEqual(gnb.deferred, { kind: 'nonblocking', api: 'ncclCommGetAsyncError', at: poll, groupEnd: `${script}:${siteLine(script, 'non-blocking group end')}` });
+  assert.ok(gnb.creation && gnb.creation.medianMs >= INIT_MS * 0.8, JSON.stringify(gnb.creation));
+  assert.match(out, /ncclCommInitRank \[ctypes\] \(grouped\)/, 'the table says how NCCL was reached and how the creation was paid');
 });
