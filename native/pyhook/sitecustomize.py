@@ -17,7 +17,9 @@ one os.write to $COMMCOST_TRACE_DIR/<host>-<pid>.py.jsonl:
    each actor it hosts (commcost_ray.py)
 
 NCCL called through ctypes or cffi (vLLM's PyNcclCommunicator and the like) is recorded as `call`
-lines named by the NCCL function (commcost_ffi.py); `ray.init` in a driver carries the trace to
+lines named by the NCCL function (commcost_ffi.py), and through a compiled extension that calls
+libnccl itself (Cython bindings such as nccl4py's) as `call` lines named by the extension's
+function (commcost_cext.py); each such line's `via` says how (ctypes, cffi, extension); `ray.init` in a driver carries the trace to
 Ray's workers through the job's runtime_env (commcost_ray.py). Each sibling module is loaded from
 this folder when ctypes, cffi or ray is first imported.
 
@@ -255,6 +257,14 @@ def _install():
         mod = load_sibling("commcost_ray")
         hook.ray = mod  # emit_line asks it for a Ray worker's identity
         mod.instrument_driver(module)
+
+    try:
+        # A compiled extension calling libnccl itself (Cython bindings, a C extension): commcost_cext.py.
+        import importlib.machinery
+        cext = load_sibling("commcost_cext")
+        cext.instrument_loader(importlib.machinery.ExtensionFileLoader, cext.ExtensionRecorder(hook, trace_dir))
+    except Exception:
+        pass
 
     targets = {"torch.distributed": instrument, "ctypes": instrument_ctypes, "cffi.api": instrument_cffi, "ray": instrument_ray}
 

@@ -5,7 +5,7 @@
 // and teardown figures.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
@@ -45,6 +45,13 @@ async function traced(script: string, flags: TraceFlags = {}, env: Record<string
 function siteLine(file: string, name: string): number {
   const i = readFileSync(file, 'utf8').split('\n').findIndex((l) => l.endsWith(`# site: ${name}`));
   assert.ok(i >= 0, `no "# site: ${name}" in ${file}`);
+  return i + 1;
+}
+
+/** The 1-based line of `file` that holds `needle`. */
+function lineIn(file: string, needle: string): number {
+  const i = readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(needle));
+  assert.ok(i >= 0, `no "${needle}" in ${file}`);
   return i + 1;
 }
 
@@ -140,4 +147,60 @@ test('ctypes inside ncclGroupStart/End and non-blocking: each creating line time
   assert.deepEqual(gnb.deferred, { kind: 'nonblocking', api: 'ncclCommGetAsyncError', at: poll, groupEnd: `${script}:${siteLine(script, 'non-blocking group end')}` });
   assert.ok(gnb.creation && gnb.creation.medianMs >= INIT_MS * 0.8, JSON.stringify(gnb.creation));
   assert.match(out, /ncclCommInitRank \[ctypes\] \(grouped\)/, 'the table says how NCCL was reached and how the creation was paid');
+});
+
+/**
+ * Builds the Cython fixture (bindings/cython/ncclcy.pyx) into `<tmp>/site-packages` beside its
+ * Python layer; a string saying what is missing when it cannot be built here.
+ */
+function buildCython(): string | { dir: string } {
+  if (!importable('Cython')) return 'Cython is not installed for python3 (pip install cython)';
+  const conf = (expr: string) => execFileSync('python3', ['-c', `import sysconfig; print(${expr})`], { encoding: 'utf8' }).trim();
+  const include = conf("sysconfig.get_paths()['include']");
+  if (!existsSync(join(include, 'Python.h'))) return `python3's headers are not installed (no ${include}/Python.h: apt-get install python3-dev)`;
+  try {
+    execFileSync('cc', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return 'no C compiler (cc) to build the Cython fixture';
+  }
+  const build = mkdtempSync(join(tmpdir(), 'commcost-cython-'));
+  const dir = join(build, 'site-packages');
+  mkdirSync(dir);
+  const src = join(fixtures, 'cython');
+  execFileSync('python3', ['-m', 'cython', '-3', join(src, 'ncclcy.pyx'), '-o', join(build, 'ncclcy.c')], { stdio: 'pipe' });
+  execFileSync('cc', ['-shared', '-fPIC', '-O0', `-I${include}`, join(build, 'ncclcy.c'), '-o', join(dir, `ncclcy${conf("sysconfig.get_config_var('EXT_SUFFIX')")}`)], { stdio: 'pipe' });
+  copyFileSync(join(src, 'ncclcy_core.py'), join(dir, 'ncclcy_core.py'));
+  return { dir };
+}
+
+test('a Cython extension calling libnccl from C (nccl4py-style bindings): each communicator at the Python line that called the extension, its wrappers the chain', async (t) => {
+  const built = buildCython();
+  if (typeof built === 'string') {
+    t.skip(built);
+    return;
+  }
+  const script = join(fixtures, 'cython_job.py');
+  const INIT_MS = 20;
+  const { code, trace, out } = await traced(script, {}, { COMMCOST_CYTHON_PATH: built.dir, COMMCOST_SIM_INIT_MS: String(INIT_MS) });
+  assert.equal(code, 0, out);
+  assert.equal(trace.status, 'complete', trace.missing.join('; '));
+  const where = trace.sites.map((s) => `${s.source}:${s.api}@${s.file}:${s.line}`).join(', ');
+  assert.equal(trace.sites.length, 2, where);
+  const core = join(built.dir, 'ncclcy_core.py');
+  for (const [name, api, chain] of [['core init', 'ncclcy.comm_init_rank', [`${core}:${lineIn(core, 'ncclcy.comm_init_rank(')}`]], ['direct init', 'ncclcy.comm_init_rank', []]] as const) {
+    const s = siteAt(trace, script, name);
+    assert.equal(s.source, 'python');
+    assert.equal(s.api, api, 'named by the extension\'s function: the NCCL call inside it is not seen from Python');
+    assert.equal(s.binding, 'extension');
+    assert.deepEqual(s.chain, chain, `${name}: the wrappers in site-packages between the line and the extension`);
+    assert.equal(s.count, 2, `${name}: one communicator per sync, two syncs`);
+    assert.ok(s.occurrences.every((o) => o.ranks === 2), `${name}: both ranks`);
+    assert.ok(s.creation && s.creation.n === 2 && s.creation.medianMs >= INIT_MS * 0.8, `${name}: the extension call is the creation (${INIT_MS} ms simulated): ${JSON.stringify(s.creation)}`);
+    assert.ok(s.firstCollective && s.firstCollective.n === 2 && s.firstCollective.medianMs >= 25, `${name}: the first allreduce through the extension pays the lazy connect (30 ms simulated): ${JSON.stringify(s.firstCollective)}`);
+    assert.equal(s.firstUse, 'all_reduce', 'the op from the profiler plugin');
+    assert.ok(s.teardown && s.teardown.n === 2, `${name}: a teardown figure per sync`);
+    const destroy = name === 'core init' ? 'core destroy' : 'direct destroy';
+    assert.equal(s.teardownSite, `${script}:${siteLine(script, destroy)}`);
+  }
+  assert.match(out, /ncclcy\.comm_init_rank \[C extension\]/, 'the table says how NCCL was reached');
 });
