@@ -56,7 +56,7 @@ function lineIn(file: string, needle: string): number {
 }
 
 /** Checks every site of a job shaped like ctypes_job.py: at the script's lines, timed, 2 ranks, 2 occurrences. */
-function checkSites(trace: TraceFile, script: string, out: string): void {
+function checkSites(trace: TraceFile, script: string, out: string, via: 'ctypes' | 'cffi'): void {
   const where = trace.sites.map((s) => `${s.api}@${s.file}:${s.line}`).join(', ');
   assert.ok(!trace.sites.some((s) => /libffi|_ctypes|_cffi_backend/.test(s.file ?? '')), `no site in the foreign-function library: ${where}`);
   const init = trace.sites.find((s) => s.api === 'ncclCommInitRank');
@@ -65,6 +65,7 @@ function checkSites(trace: TraceFile, script: string, out: string): void {
   assert.equal(trace.sites.length, 2, where);
   for (const [s, line, first] of [[init, 'init', 'broadcast'], [split, 'split', 'allreduce']] as const) {
     assert.equal(s.source, 'python');
+    assert.equal(s.binding, via, `${line}: how NCCL was reached`);
     assert.equal(s.file, script);
     assert.equal(s.line, siteLine(script, line));
     assert.equal(s.count, 2, `${line}: one communicator per sync, two syncs`);
@@ -88,7 +89,7 @@ test('ctypes: a communicator created, split, first used and destroyed through ct
   assert.equal(code, 0);
   assert.equal(trace.simulated, true);
   assert.equal(trace.status, 'complete', trace.missing.join('; '));
-  checkSites(trace, script, out);
+  checkSites(trace, script, out, 'ctypes');
 });
 
 /** Whether python3 can import `module`. */
@@ -106,7 +107,7 @@ test('cffi (ABI mode, ffi.dlopen): the same lifecycle is timed and placed at the
   const { code, trace, out } = await traced(script);
   assert.equal(code, 0);
   assert.equal(trace.status, 'complete', trace.missing.join('; '));
-  checkSites(trace, script, out);
+  checkSites(trace, script, out, 'cffi');
 });
 
 /** The site at the line marked `# site: <name>` of `script`. */
