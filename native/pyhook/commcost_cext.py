@@ -8,8 +8,8 @@ init, connect and finalize, but not which Python line asked. Loaded by sitecusto
 unless COMMCOST_TRACE_DIR is set.
 
 Which modules: every extension module (ExtensionFileLoader) whose file names one of NCCL's
-lifecycle functions (the bytes b"ncclCommInitRank", b"ncclCommDestroy", …: a module that dlsyms
-them holds the names; a Cython module that cimports them from another holds them too) — except
+lifecycle functions (the bytes b"ncclCommInitRank", b"ncclCommDestroy", … in its ELF .dynstr or
+.rodata: a module linked to them or that dlsyms them holds the names) — except
 torch's (its Python API is hooked by sitecustomize.py). Of such a module, each module-level
 function (builtin or Cython) is replaced, right after the module is executed and before any
 importer sees it, by a Python function with the same name, arguments and result. Methods of the
@@ -37,12 +37,46 @@ NCCL_NAMES = re.compile(rb"ncclComm(?:InitRank|InitAll|Split|Destroy|Abort)")
 FUNCTION_TYPES = ("builtin_function_or_method", "cython_function_or_method", "fused_cython_function")
 
 
+def string_ranges(m):
+    """The (offset, size) of an ELF64 file's .dynstr and .rodata* sections — where a linked
+    function's name (.dynstr) or a name passed to dlsym or kept by Cython (.rodata) lies — or the
+    whole file when it is not a little-endian ELF64 file or its section table cannot be read."""
+    import struct
+    whole = [(0, len(m))]
+    try:
+        if m[:6] != b"\x7fELF\x02\x01":
+            return whole
+        shoff, = struct.unpack_from("<Q", m, 0x28)
+        entsize, count, names = struct.unpack_from("<HHH", m, 0x3A)
+        if shoff == 0 or entsize < 0x28 or names >= count:
+            return whole
+        sections = [struct.unpack_from("<IIQQQQ", m, shoff + i * entsize) for i in range(count)]
+        name_base = sections[names][4]
+        ranges = []
+        for sh_name, _type, _flags, _addr, offset, size in sections:
+            end = m.find(b"\0", name_base + sh_name)
+            name = m[name_base + sh_name:end]
+            if name == b".dynstr" or name.startswith(b".rodata"):
+                ranges.append((offset, size))
+        return ranges or whole
+    except Exception:
+        return whole
+
+
 def calls_nccl(path):
-    """Whether the extension file at `path` names one of NCCL's lifecycle functions."""
+    """Whether the extension file at `path` names one of NCCL's lifecycle functions (searched in
+    its string sections: a whole large extension would cost tens of ms at every import)."""
     try:
         import mmap
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return NCCL_NAMES.search(m) is not None
+            for offset, size in string_ranges(m):
+                # mmap.find is a C-speed search; the pattern is checked only where "ncclComm" occurs.
+                at = m.find(b"ncclComm", offset, offset + size)
+                while at >= 0:
+                    if NCCL_NAMES.match(m, at):
+                        return True
+                    at = m.find(b"ncclComm", at + 1, offset + size)
+            return False
     except Exception:
         return False
 

@@ -3,7 +3,8 @@
 // group's creations carry its number and its outermost ncclGroupEnd is recorded (a group without
 // creations is not); a non-blocking creation is completed by the first poll that sees it done,
 // later polls are not recorded; out-pointers of ctypes and cffi are read; each call returns what
-// the function returned. Needs python3 (cffi optional).
+// the function returned. commcost_cext.py's test of an extension file for NCCL's names. Needs
+// python3 (cffi optional).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -70,12 +71,17 @@ try:
     cffi_ok = [f.out_value(p), f.out_value(i)]
 except ImportError:
     pass
-print(json.dumps({"records": hook.records, "results": results, "cffi": cffi_ok}))
+import commcost_cext, _ctypes, tempfile
+with tempfile.NamedTemporaryFile(suffix=".so") as t:
+    t.write(b"\0" * 100 + b"ncclCommInitRank\0"); t.flush()
+    named = commcost_cext.calls_nccl(t.name)
+scan = [commcost_cext.calls_nccl(_ctypes.__file__), named]
+print(json.dumps({"records": hook.records, "results": results, "cffi": cffi_ok, "scan": scan}))
 `;
 
 test('commcost_ffi: grouped and non-blocking creations recorded with what grouped.ts needs; results unchanged', { skip: hasPython() ? false : 'python3 is not installed' }, () => {
   const out = JSON.parse(execFileSync('python3', ['-c', script, hookDir], { encoding: 'utf8' })) as {
-    records: Array<Record<string, unknown>>; results: number[]; cffi: number[] | null;
+    records: Array<Record<string, unknown>>; results: number[]; cffi: number[] | null; scan: boolean[];
   };
   assert.deepEqual(out.results, [0, 0, 0, 0, 7, 0], 'each call returns what the function returned');
   const apis = out.records.map((r) => `${r.api}${r.group !== undefined ? `#${String(r.group)}` : ''}`);
@@ -89,4 +95,5 @@ test('commcost_ffi: grouped and non-blocking creations recorded with what groupe
   assert.deepEqual([poll!.comm, poll!.async], [nb!.comm, 0], 'the poll that saw the non-blocking creation done');
   for (const r of out.records) assert.ok(typeof r.t0 === 'number' && typeof r.t1 === 'number' && r.t1 >= r.t0 && r.tid !== undefined, JSON.stringify(r));
   if (out.cffi) assert.deepEqual(out.cffi, [0x1234, 3], 'cffi out-pointers read');
+  assert.deepEqual(out.scan, [false, true], 'commcost_cext: an extension that never names NCCL is left alone; one that names ncclCommInitRank is wrapped');
 });
