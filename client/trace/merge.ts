@@ -12,7 +12,9 @@
  *  - its teardown to the call whose window holds `finalize`.
  * Without Python records the site is the plugin's native frame (symbolised by the caller through
  * `symbolize`); with the C interposer, a creation paid after its call returned (a group's
- * ncclGroupEnd, ncclCommInitAll, a non-blocking completion) is timed by client/trace/grouped.ts. Across processes, the k-th communicator of a site in each process is one
+ * ncclGroupEnd, ncclCommInitAll, a non-blocking completion) is timed by client/trace/grouped.ts,
+ * and so is one made through ctypes or cffi (the hook's records, client/trace/ffiCalls.ts). A
+ * compiled extension's call (`via` extension) is a site, a first use or a teardown by its window. Across processes, the k-th communicator of a site in each process is one
  * occurrence; each phase is MAX over its ranks (the critical path), then median/p90 over occurrences.
  * NCCL's own `Init timings` (the `<host>-<pid>.nccl.log` files, NCCL_DEBUG_FILE) are joined to
  * the communicators by client/trace/ncclView.ts and shown beside the figures as NCCL's view.
