@@ -4,7 +4,7 @@
  */
 import { formatView } from '../client/trace/ncclView';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
-import { DEFERRED_MARK, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark } from '../protocol/trace';
+import { siteApiText, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark } from '../protocol/trace';
 import { terminalSafe } from './summary';
 
 /** A phase's figure: the median (and p90 when more than one occurrence), ms. */
@@ -35,7 +35,7 @@ export function formatTrace(t: TraceFile): string {
   const rows = [['site', 'api', 'n', 'creation', 'first use', 'first collective', 'connect', 'teardown', 'memory', ...(ray ? ['ray actors'] : []), '']];
   for (const s of t.sites) {
     const where = s.file ? `${s.file.length > 48 ? '…' + s.file.slice(-47) : s.file}${s.line !== null ? `:${s.line}` : ''}` : '(unattributed)';
-    rows.push([terminalSafe(where), terminalSafe(s.api) + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED_MARK[s.deferred.kind] : ''), String(s.count), ms(s.creation), terminalSafe(s.firstUse ?? (s.firstCollective ? '?' : '—')), ms(s.firstCollective), ms(s.connect), ms(s.teardown) + sharedTeardownMark(s),
+    rows.push([terminalSafe(where), terminalSafe(siteApiText(s)), String(s.count), ms(s.creation), terminalSafe(s.firstUse ?? (s.firstCollective ? '?' : '—')), ms(s.firstCollective), ms(s.connect), ms(s.teardown) + sharedTeardownMark(s),
       s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—', ...(ray ? [terminalSafe((s.actors ?? []).join(', ') || '—')] : []), s.cold ? 'cold' : '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

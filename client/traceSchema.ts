@@ -104,6 +104,7 @@ export function validateTraceFile(data: unknown, source = 'trace'): TraceFile {
     if (!isNumOrNull(o.memoryBytes) || typeof o.cold !== 'boolean' || typeof o.lazy !== 'boolean') fail(w, 'memoryBytes/cold/lazy have the wrong type');
     checkView(o.nccl, `${w}.nccl`);
     checkDeferred(o.deferred, `${w}.deferred`);
+    if (o.binding !== undefined && !['ctypes', 'cffi', 'extension'].includes(o.binding as string)) fail(`${w}.binding`, 'must be ctypes, cffi or extension (how a Python site reached NCCL)');
     if (o.teardownShared !== undefined && !isNum(o.teardownShared)) fail(`${w}.teardownShared`, 'must be a number');
     if (o.firstUse !== undefined && typeof o.firstUse !== 'string') fail(`${w}.firstUse`, 'must be a string (the first use\'s op)');
     (o.occurrences as unknown[]).forEach((oc, j) => {

@@ -205,7 +205,7 @@ export async function buildNative({ outDir = 'dist/native', force = false, prebu
     }
   }
   // The Python hook of `commcost trace` (sitecustomize.py and its sibling modules), shipped beside the plugin.
-  const pyhook = Promise.all(['sitecustomize.py', 'commcost_ffi.py', 'commcost_ray.py'].map((f) => copyIfStale(path.join(nativeDir, 'pyhook', f), path.join(out, 'pyhook', f))));
+  const pyhook = Promise.all(['sitecustomize.py', 'commcost_ffi.py', 'commcost_ray.py', 'commcost_cext.py'].map((f) => copyIfStale(path.join(nativeDir, 'pyhook', f), path.join(out, 'pyhook', f))));
   const staged = stageSources(out, addonSources, addonHeaders, addonApi, apiHeaders);
   const [addonPath, simPath, legacyPath, profilerPath, interposerPath] = await Promise.all([addon, sim, legacy, profiler, interposer, staged, pyhook, ...perArch]);
   return { addon: addonPath, sim: simPath, simLegacy: legacyPath, profiler: profilerPath, interposer: interposerPath };

@@ -100,6 +100,20 @@ export interface TraceOccurrence {
 /** How a deferred creation is marked after its API in the trace's tables (CLI and HTML): " (grouped)". */
 export const DEFERRED_MARK: Readonly<Record<TraceDeferred['kind'], string>> = { group: ' (grouped)', initAll: ' (own group)', nonblocking: ' (non-blocking)' };
 
+/** How a Python site reached NCCL (TraceSite.binding). */
+export type TraceBinding = 'ctypes' | 'cffi' | 'extension';
+
+/** How a binding is marked after its API in the trace's tables (CLI and HTML): " [ctypes]". */
+export const BINDING_MARK: Readonly<Record<TraceBinding, string>> = { ctypes: ' [ctypes]', cffi: ' [cffi]', extension: ' [C extension]' };
+
+/**
+ * A site's API as the trace's tables (CLI and HTML) write it: the call, then how NCCL was reached
+ * (" [ctypes]"), whether it was lazy and how a deferred creation was paid (" (grouped)").
+ */
+export function siteApiText(s: Pick<TraceSite, 'api' | 'lazy' | 'deferred' | 'binding'>): string {
+  return s.api + (s.binding ? BINDING_MARK[s.binding] : '') + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED_MARK[s.deferred.kind] : '');
+}
+
 export interface TraceDeferred {
   kind: 'group' | 'initAll' | 'nonblocking';
   /** The call that paid it or saw it done: ncclGroupEnd, ncclCommInitAll, ncclCommGetAsyncError; null when never seen. */
@@ -140,6 +154,13 @@ export interface TraceSite {
   notes: string[];
   /** The creation was paid after its call returned (a group's end, ncclCommInitAll, a non-blocking completion); absent: in the call. */
   deferred?: TraceDeferred;
+  /**
+   * How a Python site reached NCCL when not through torch (native/pyhook/): `ctypes` or `cffi` (a
+   * foreign-function library; the site is named by the NCCL function), `extension` (a compiled
+   * extension — Cython bindings, a CPython C extension — calling libnccl itself; the site is named
+   * by the extension's function). Absent: torch's own call, a native site, or a file written before it.
+   */
+  binding?: TraceBinding;
   /**
    * The op of the communicator's first use, whose figure `firstCollective` is, in torch.distributed's
    * words (client/trace/firstUse.ts): `all_reduce`, `broadcast`, `all_gather`, `send`, `recv`, …, from

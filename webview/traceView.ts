@@ -4,7 +4,7 @@
  * NCCL's view. Every string from the trace is inserted as text (createTextNode / textContent) or an
  * attribute value through setAttribute: never parsed as markup.
  */
-import { DEFERRED_MARK, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
+import { siteApiText, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
 import { h } from './dom';
 import { PHASE_WORDS, timelineModel, type TimelinePhase } from './traceTimeline';
 
@@ -103,7 +103,7 @@ export function renderSiteTable(trace: TraceFile): HTMLElement {
     const v = s.nccl;
     const view = v ? `${v.fn ?? ''} total ${Math.round(v.parts.total ?? 0)}: ${Object.entries(v.parts).filter(([k, x]) => k !== 'total' && x > 0).map(([k, x]) => `${k} ${Math.round(x)}`).join(', ') || 'no part above 0'}${v.join === 'order' ? ' (joined by order)' : ''}` : '—';
     body.append(h('tr', {},
-      h('td', {}, where(s)), h('td', {}, s.api + (s.lazy ? ' (lazy)' : '') + (s.deferred ? DEFERRED_MARK[s.deferred.kind] : '')), h('td', { class: 'num' }, String(s.count)),
+      h('td', {}, where(s)), h('td', {}, siteApiText(s)), h('td', { class: 'num' }, String(s.count)),
       h('td', { class: 'num' }, stats(s.creation)), h('td', {}, s.firstUse ?? (s.firstCollective ? '?' : '—')), h('td', { class: 'num' }, stats(s.firstCollective)), h('td', { class: 'num' }, stats(s.connect)),
       h('td', { class: 'num' }, stats(s.teardown) + sharedTeardownMark(s)), h('td', { class: 'num' }, s.memoryBytes !== null ? `${(s.memoryBytes / 2 ** 20).toFixed(0)} MiB` : '—'),
       h('td', {}, s.cold ? 'cold' : ''), h('td', {}, view)));

@@ -12,36 +12,44 @@
  *    first ncclCommGetAsyncError that reported it done (the interposer records that poll). Without
  *    such a poll the creation has no figure.
  * Each case is said in a note naming the call that paid it (file:line), and in the site's `deferred`.
+ * The same rules hold for NCCL called from Python through ctypes or cffi: the hook
+ * (native/pyhook/commcost_ffi.py) records the same calls with the same fields, and merge.ts hands
+ * them here as {@link GroupedCall}s whose site is the Python line.
  */
 import type { TraceDeferred } from '../../protocol/trace';
 import { NATIVE_CREATE, NCCL_IN_PROGRESS, nativeCallAt, type NativeCall } from './nativeCalls';
-import type { NativeFrame } from './nativeFrame';
+
+/**
+ * A recorded lifecycle call, wherever it was seen: the C interposer's (NativeCall) or the Python
+ * hook's ctypes/cffi call (its site a Python line); times in CLOCK_MONOTONIC ns.
+ */
+export type GroupedCall = Omit<NativeCall, 'site' | 'parent'>;
 
 /** The creating call found for a communicator, when its creation was complete, and how it was paid. */
-export interface NativeCreation {
-  call: NativeCall;
+export interface NativeCreation<C extends GroupedCall = NativeCall> {
+  call: C;
   /** ns when the creation was done (the call's return, its ncclGroupEnd's, or the completing poll's); null when never seen. */
   t1: number | null;
   /** How it was paid when not inside the call itself (null: inside it, the usual blocking call). */
-  deferred: { kind: TraceDeferred['kind']; by: NativeCall | null; groupEnd: NativeCall | null } | null;
+  deferred: { kind: TraceDeferred['kind']; by: C | null; groupEnd: C | null } | null;
 }
 
 /** A communicator as the plugin saw it: when NCCL reached its init, on which thread, its size and rank. */
 export interface PluginComm { tInit: number; tidInit: number | null; nranks: number; rank: number }
 
 /** How many communicators one call makes (ncclCommInitAll: one per device). */
-function capacity(c: NativeCall): number {
+function capacity(c: GroupedCall): number {
   return c.api === 'ncclCommInitAll' ? Math.max(1, c.nranks ?? 1) : 1;
 }
 
 /** The ncclGroupEnd that ended the group a grouped call was queued in (same thread and group number). */
-function endOf(calls: NativeCall[], c: NativeCall): NativeCall | null {
+function endOf<C extends GroupedCall>(calls: C[], c: C): C | null {
   if (c.group === undefined) return null;
   return calls.find((e) => e.api === 'ncclGroupEnd' && e.group === c.group && e.tid === c.tid && e.t0 >= c.t1) ?? null;
 }
 
 /** The candidates whose nranks/rank are the communicator's, when any is; else all of them. */
-function sameRank(cands: NativeCall[], comm: PluginComm): NativeCall[] {
+function sameRank<C extends GroupedCall>(cands: C[], comm: PluginComm): C[] {
   const exact = cands.filter((c) => c.nranks === comm.nranks && (c.rank === undefined || c.rank === comm.rank));
   return exact.length ? exact : cands;
 }
@@ -50,10 +58,10 @@ function sameRank(cands: NativeCall[], comm: PluginComm): NativeCall[] {
  * The creating call of `comm` among one process's interposed calls, or null.
  * @param taken how many communicators each call was already joined to (updated)
  */
-export function nativeCreation(calls: NativeCall[], comm: PluginComm, taken: Map<NativeCall, number>): NativeCreation | null {
+export function nativeCreation<C extends GroupedCall>(calls: C[], comm: PluginComm, taken: Map<C, number>): NativeCreation<C> | null {
   const t = comm.tInit;
-  const free = (c: NativeCall) => (taken.get(c) ?? 0) < capacity(c);
-  const take = (c: NativeCall) => taken.set(c, (taken.get(c) ?? 0) + 1);
+  const free = (c: C) => (taken.get(c) ?? 0) < capacity(c);
+  const take = (c: C) => taken.set(c, (taken.get(c) ?? 0) + 1);
   // 1. A creating call whose own window holds NCCL's init (a blocking call; ncclCommInitAll's own group);
   //    a non-blocking one that NCCL reached before it returned is still completed later (3).
   const held = nativeCallAt(calls, t, comm.tidInit, 'create');
@@ -84,12 +92,12 @@ export function nativeCreation(calls: NativeCall[], comm: PluginComm, taken: Map
 /**
  * The site's `deferred` and the note of a creation not paid inside its call, e.g. "created in a
  * group: paid at bench.c:42 of ncclGroupEnd (…)". Null for a creation paid inside its call.
- * @param where a native frame as file:line (or object+offset)
+ * @param where a call's caller as file:line (or object+offset), null when unknown
  */
-export function deferredNote(n: NativeCreation, where: (f: NativeFrame) => string): { deferred: TraceDeferred; note: string } | null {
+export function deferredNote<C extends GroupedCall>(n: NativeCreation<C>, where: (c: C) => string | null): { deferred: TraceDeferred; note: string } | null {
   const d = n.deferred;
   if (!d) return null;
-  const at = (c: NativeCall | null) => (c?.site ? where(c.site) : null);
+  const at = (c: C | null) => (c ? where(c) : null);
   const ms = (ns: number) => `${(ns / 1e6).toFixed(1)} ms`;
   if (d.kind === 'initAll') {
     const k = n.call.nranks;

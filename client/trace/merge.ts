@@ -12,7 +12,9 @@
  *  - its teardown to the call whose window holds `finalize`.
  * Without Python records the site is the plugin's native frame (symbolised by the caller through
  * `symbolize`); with the C interposer, a creation paid after its call returned (a group's
- * ncclGroupEnd, ncclCommInitAll, a non-blocking completion) is timed by client/trace/grouped.ts. Across processes, the k-th communicator of a site in each process is one
+ * ncclGroupEnd, ncclCommInitAll, a non-blocking completion) is timed by client/trace/grouped.ts,
+ * and so is one made through ctypes or cffi (the hook's records, client/trace/ffiCalls.ts). A
+ * compiled extension's call (`via` extension) is a site, a first use or a teardown by its window. Across processes, the k-th communicator of a site in each process is one
  * occurrence; each phase is MAX over its ranks (the critical path), then median/p90 over occurrences.
  * NCCL's own `Init timings` (the `<host>-<pid>.nccl.log` files, NCCL_DEBUG_FILE) are joined to
  * the communicators by client/trace/ncclView.ts and shown beside the figures as NCCL's view.
@@ -24,8 +26,9 @@ import type { TraceFile, TraceNcclView, TraceOccurrence, TracePhaseStats, TraceP
 import { TRACE_VERSION } from '../../protocol/trace';
 import { commonName, firstUseName } from './firstUse';
 import { deferredNote, nativeCreation } from './grouped';
+import { bindingOf, ffiCallOf, PAYER_APIS, type Binding, type FfiCall } from './ffiCalls';
 import { procEnvironment, traceEnvironment, type ProcEnvironment } from './traceEnvironment';
-import { NATIVE_TEARDOWN, nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
+import { NATIVE_TEARDOWN, NCCL_IN_PROGRESS, nativeCallAt, nativeCallOf, nativeStartOf, unreturned, type NativeCall, type NativeStart } from './nativeCalls';
 import type { NativeFrame } from './nativeFrame';
 import { combineViews, joinProcessViews, NCCL_LOG_SUFFIX, sameHost, splitLogsByProcess } from './ncclView';
 
@@ -61,6 +64,8 @@ export interface JobFacts {
 interface PyCall {
   api: string; t0: number; t1: number; tid: number | null; site: SourceLocation | null; chain: SourceLocation[];
   group?: string; groupOf?: string; first?: boolean; ok: boolean;
+  /** How NCCL was reached (ctypes, cffi, a C extension), for a binding's call; its ncclResult_t when recorded. */
+  via?: Binding; r?: number;
 }
 interface Comm {
   i: number; commId: string; nranks: number; rank: number; tInit: number; tidInit: number | null; freeInit: number | null;
@@ -78,6 +83,8 @@ interface Proc {
   /** The C interposer's calls (nativeCalls.ts), and the calls it started forwarding. */
   ncalls: NativeCall[];
   nstarts: NativeStart[];
+  /** The Python hook's ctypes/cffi creations, ncclGroupEnd and ncclCommGetAsyncError calls (ffiCalls.ts). */
+  fcalls: FfiCall<PyCall>[];
   /** (wall clock − monotonic) ns of each `proc`/`pyproc` record that has both stamps. */
   wallMinusMono: number[];
   /** ns added to this process's monotonic times on the timeline (its host's offset to the reference host; 0 on one host). */
@@ -121,7 +128,7 @@ function readProcesses(files: RecordFile[], problems: string[]): Map<string, Pro
     const key = `${m[1]}-${m[2]}`;
     let p = procs.get(key);
     if (!p) {
-      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], wallMinusMono: [], shift: 0, ray: null };
+      p = { host: m[1]!, pid: Number(m[2]), rank: null, python: false, plugin: false, abi: null, nccl: null, sim: false, comms: new Map(), calls: [], chainError: '', ncalls: [], nstarts: [], fcalls: [], wallMinusMono: [], shift: 0, ray: null };
       procs.set(key, p);
     }
     let bad = 0;
@@ -206,8 +213,13 @@ function applyRecord(p: Proc, r: Record<string, unknown>): boolean {
       const t0 = num(r.t0), t1 = num(r.t1), api = str(r.api);
       if (t0 === null || t1 === null || api === null) return false;
       const chain = Array.isArray(r.chain) ? r.chain.map(location).filter((x): x is SourceLocation => x !== null) : [];
-      p.calls.push({ api, t0, t1, tid: num(r.tid), site: location(r.site), chain, ok: r.ok !== false,
-        ...(str(r.group) ? { group: str(r.group)! } : {}), ...(str(r.groupOf) ? { groupOf: str(r.groupOf)! } : {}), ...(r.first === true ? { first: true } : {}) });
+      const via = bindingOf(r.via), rc = num(r.r);
+      const call: PyCall = { api, t0, t1, tid: num(r.tid), site: location(r.site), chain, ok: r.ok !== false, ...(via ? { via } : {}), ...(rc !== null ? { r: rc } : {}),
+        ...(str(r.group) ? { group: str(r.group)! } : {}), ...(str(r.groupOf) ? { groupOf: str(r.groupOf)! } : {}), ...(r.first === true ? { first: true } : {}) };
+      const ffi = ffiCallOf(r, call);
+      if (ffi) p.fcalls.push(ffi);
+      // A binding's ncclGroupEnd or poll only pays a deferred creation (grouped.ts): never a site.
+      if (!(ffi && PAYER_APIS.has(api))) p.calls.push(call);
       return true;
     }
     default:
@@ -284,6 +296,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
     const comms = [...p.comms.values()].sort((a, b) => a.tInit - b.tInit);
     const coldI = comms[0]?.i;
     const nTaken = new Map<NativeCall, number>();
+    const fTaken = new Map<FfiCall<PyCall>, number>();
     for (const c of comms) {
       const notes: string[] = [];
       const made = callAt(p.calls, c.tInit, c.tidInit, () => true);
@@ -300,23 +313,29 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
         firstColl = { t0: siteCall.t0, t1: siteCall.t1 };
         if (maker) { lazy = true; siteCall = maker; }
       }
+      // A ctypes/cffi creation paid after its call returned (in a group, non-blocking): the call that made it, as for C.
+      const pyDeferred = p.fcalls.length && (!siteCall || siteCall.r === NCCL_IN_PROGRESS) ? nativeCreation(p.fcalls, c, fTaken) : null;
+      if (pyDeferred) siteCall = pyDeferred.call.py;
+      const pyPaid = pyDeferred && deferredNote(pyDeferred, (k) => where(k.py.site));
+      if (pyPaid) notes.push(pyPaid.note);
       const connectT = c.connect?.t0;
       if (!firstColl && connectT !== undefined) {
-        const fc = callAt(p.calls, connectT, null, (k) => k.first === true);
-        if (fc.call) { firstColl = { t0: fc.call.t0, t1: fc.call.t1 }; firstPy = fc.call.api; }
+        // A C extension's call holding the connect is the first use (its name is the extension's, not an op).
+        const fc = callAt(p.calls, connectT, null, (k) => k.first === true || k.via === 'extension');
+        if (fc.call) { firstColl = { t0: fc.call.t0, t1: fc.call.t1 }; firstPy = fc.call.via === 'extension' ? null : fc.call.api; }
         else if (!p.python && c.connect) firstColl = { t0: c.connect.t0, t1: c.connect.t1 };
       }
-      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => TEARDOWN_APIS.has(k.api)) : { call: null, ambiguous: false };
+      const td = c.fin ? callAt(p.calls, c.fin.t, null, (k) => TEARDOWN_APIS.has(k.api) || k.via === 'extension') : { call: null, ambiguous: false };
       // The C interposer's calls: the creating call when no Python call holds init, the teardown call when no Python one holds finalize.
       const nCreation = siteCall ? null : nativeCreation(p.ncalls, c, nTaken);
-      const nMade = nCreation?.call ?? null, paid = nCreation && deferredNote(nCreation, (f) => nativeWhere(f, symbolize));
+      const nMade = nCreation?.call ?? null, paid = nCreation && deferredNote(nCreation, (k) => (k.site ? nativeWhere(k.site, symbolize) : null));
       if (paid) notes.push(paid.note);
       const nTd = td.call || !c.fin ? null : nativeCallAt(p.ncalls, c.fin.t, null, 'teardown');
       let site: Attributed['site'];
       if (siteCall) {
         site = { key: `py:${where(siteCall.site) ?? '?'}:${siteCall.api}`, source: 'python', api: siteCall.api, file: siteCall.site?.file ?? null, line: siteCall.site?.line ?? null,
           func: siteCall.site?.func ?? null, chain: siteCall.chain.map((l) => where(l)!).filter(Boolean), lazy,
-          firstCollectiveSite: null, teardownSite: where(td.call?.site ?? null) };
+          firstCollectiveSite: null, teardownSite: where(td.call?.site ?? null), ...(siteCall.via ? { binding: siteCall.via } : {}), ...(pyPaid ? { deferred: pyPaid.deferred } : {}) };
         if (lazy) site.firstCollectiveSite = where(made.call!.site);
       } else if (nMade) {
         const frameOf = nMade.site ?? c.site;
@@ -335,7 +354,7 @@ export function mergeTrace(files: RecordFile[], job: JobFacts, symbolize: Symbol
           line: loc?.line ?? null, func: loc?.func ?? (c.site?.sym || null), chain: [], lazy: false,
           firstCollectiveSite: c.connect?.site ? nativeWhere(c.connect.site, symbolize) : null, teardownSite: c.fin?.site ? nativeWhere(c.fin.site, symbolize) : null };
       }
-      const creation = siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : nMade ? { t0: nMade.t0, t1: nCreation!.t1, end: nMade.t1 } : { t0: c.tInit, t1: null };
+      const creation = pyDeferred ? { t0: siteCall!.t0, t1: pyDeferred.t1, end: siteCall!.t1 } : siteCall ? { t0: siteCall.t0, t1: siteCall.t1 } : nMade ? { t0: nMade.t0, t1: nCreation!.t1, end: nMade.t1 } : { t0: c.tInit, t1: null };
       const teardown = td.call ? { t0: td.call.t0, t1: td.call.t1 } : nTd ? { t0: nTd.t0, t1: nTd.t1 } : c.fin ? { t0: null, t1: c.fin.t } : null;
       if (!c.fin) missing.push(`communicator ${c.commId} (rank ${c.rank} of ${c.nranks}, pid ${p.pid}) never reached finalize: not torn down before the process ended, or the process was killed`);
       if (c.nranks > 1 && !c.connect) notes.push(`communicator ${c.commId} of pid ${p.pid} ran no collective (no connect recorded)`);

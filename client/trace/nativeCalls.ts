@@ -64,7 +64,7 @@ export const NCCL_IN_PROGRESS = 7;
  * own thread, after the call returned). Null when none fits.
  * @param taken calls already joined to another communicator (a non-blocking call makes one)
  */
-export function nativeCallAt(calls: NativeCall[], t: number, tid: number | null, kind: 'create' | 'teardown', taken: ReadonlySet<NativeCall> = new Set()): NativeCall | null {
+export function nativeCallAt<C extends Pick<NativeCall, 'api' | 't0' | 't1' | 'tid' | 'r'>>(calls: C[], t: number, tid: number | null, kind: 'create' | 'teardown', taken: ReadonlySet<C> = new Set()): C | null {
   const set = kind === 'create' ? NATIVE_CREATE : NATIVE_TEARDOWN;
   let fits = calls.filter((c) => set.has(c.api) && c.t0 <= t && t <= c.t1);
   if (tid !== null && fits.some((c) => c.tid === tid)) fits = fits.filter((c) => c.tid === tid);

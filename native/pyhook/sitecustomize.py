@@ -17,11 +17,13 @@ one os.write to $COMMCOST_TRACE_DIR/<host>-<pid>.py.jsonl:
    each actor it hosts (commcost_ray.py)
 
 NCCL called through ctypes or cffi (vLLM's PyNcclCommunicator and the like) is recorded as `call`
-lines named by the NCCL function (commcost_ffi.py); `ray.init` in a driver carries the trace to
-Ray's workers through the job's runtime_env (commcost_ray.py), and a worker that cannot write the
-driver's folder (another node) ships its records to the driver's collector actor. Each sibling
-module is loaded from this folder when ctypes, cffi or ray is first imported (commcost_ray.py at
-a Ray worker's start when the driver runs a collector).
+lines named by the NCCL function (commcost_ffi.py), and through a compiled extension that calls
+libnccl itself (Cython bindings such as nccl4py's) as `call` lines named by the extension's
+function (commcost_cext.py); each such line's `via` says how (ctypes, cffi, extension); `ray.init`
+in a driver carries the trace to Ray's workers through the job's runtime_env (commcost_ray.py), and
+a worker that cannot write the driver's folder (another node) ships its records to the driver's
+collector actor. Each sibling module is loaded from this folder when ctypes, cffi or ray is first
+imported (commcost_ray.py at a Ray worker's start when the driver runs a collector).
 
 Never changes the job: every failure of the hook itself is swallowed, wrapped functions return
 and raise exactly what they did, nothing is printed. Without torch, NCCL through ctypes or cffi, or
@@ -271,6 +273,14 @@ def _install():
         mod = ray_module()
         hook.ray = mod  # emit_line asks it for a Ray worker's identity
         mod.instrument_driver(module)
+
+    try:
+        # A compiled extension calling libnccl itself (Cython bindings, a C extension): commcost_cext.py.
+        import importlib.machinery
+        cext = load_sibling("commcost_cext")
+        cext.instrument_loader(importlib.machinery.ExtensionFileLoader, cext.ExtensionRecorder(hook, trace_dir))
+    except Exception:
+        pass
 
     targets = {"torch.distributed": instrument, "ctypes": instrument_ctypes, "cffi.api": instrument_cffi, "ray": instrument_ray}
 

@@ -11,7 +11,7 @@ import { validateTraceFile } from '../../client/traceSchema';
 const frame = (addr: string) => ({ obj: '/u/bench', addr, base: '0x0', sym: '', symOff: '0x0' });
 const call = (api: string, t0: number, t1: number, more: Partial<NativeCall> = {}): NativeCall =>
   ({ api, t0, t1, tid: 1, r: 0, comm: '0x1', parent: '(nil)', site: frame(`0x${t0.toString(16)}`), ...more });
-const where = (f: { addr: string }) => `bench.c@${f.addr}`;
+const where = (c: NativeCall) => (c.site ? `bench.c@${c.site.addr}` : null);
 const comm = (tInit: number, rank: number, nranks = 2) => ({ tInit, tidInit: 99, nranks, rank });
 
 test('a grouped init: the call of its rank in the group whose ncclGroupEnd holds the init; timed to that end; said so', () => {
