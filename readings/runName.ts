@@ -62,7 +62,12 @@ export function runGpusText(run: NamedRun): string {
 /** "2026-12-01 23:37 UTC": when the run started (stamp, else the id's timestamp, else `fallback`), to the minute; "time not recorded". */
 export function runTimeText(run: NamedRun, fallback: number = NaN): string {
   const t = runTime(run as RunFile, fallback);
-  return Number.isFinite(t) ? `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'time not recorded';
+  return Number.isFinite(t) ? minuteText(t) : 'time not recorded';
+}
+
+/** ms since the epoch → "2026-12-01 23:37 UTC". */
+function minuteText(t: number): string {
+  return `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 /**
@@ -70,13 +75,14 @@ export function runTimeText(run: NamedRun, fallback: number = NaN): string {
  * "SIMULATED · 2 ranks · NCCL 2.28.9 · …", "localhost (GPUs not recorded) · NCCL version not
  * recorded · …", with " · failed" or " · partial" last for a run that did not complete (what it
  * lacks was not measured, never zero). Read from the run file only ({@link runGpusText}); the time
- * is the stamp's start, else the id's timestamp, else `options.time` (ms, e.g. the file's mtime).
- * Never throws, whatever the file holds.
- * @param options.time the fallback start time, ms since the epoch
+ * is `options.time` when given (a saved run's profile time, readings/profiles.ts `runTime`, which
+ * falls back to the file's mtime), else the stamp's start, else the id's timestamp. Never throws,
+ * whatever the file holds.
+ * @param options.time the start time to show, ms since the epoch
  */
 export function runName(run: NamedRun, options: { time?: number } = {}): string {
   const v = run.stamp?.ncclVersion;
   const nccl = typeof v === 'string' && v.trim() ? `NCCL ${part(v)}` : 'NCCL version not recorded';
   const state = run.status === 'failed' || run.status === 'partial' || run.status === 'running' ? ` · ${run.status}` : '';
-  return `${runGpusText(run)} · ${nccl} · ${runTimeText(run, options.time)}${state}`;
+  return `${runGpusText(run)} · ${nccl} · ${options.time !== undefined && Number.isFinite(options.time) ? minuteText(options.time) : runTimeText(run)}${state}`;
 }
