@@ -15,6 +15,7 @@ import type { RunFile } from '../../protocol/runFile';
 import { pickContextMenu, waitUntil, type Frame, type Locator, type UiSession } from './uiEnv';
 import { uiSessionHooks, uiSkip } from './scenarioSupport';
 import { committedRun, committedRunText, simulatedRunText, staleAfterDaysFor } from './committedRuns';
+import { runName } from '../../readings/runName';
 
 const skip = uiSkip('UI basics');
 
@@ -65,7 +66,7 @@ async function frameWhere(s: UiSession, predicate: string, what: string, timeout
 const runFrame = (s: UiSession, run: RunFile, timeoutMs?: number) =>
   frameWhere(
     s,
-    `document.querySelector('h1')?.textContent === ${JSON.stringify(`commcost — ${run.host}`)} && document.body.innerText.includes(${JSON.stringify(run.stamp!.ncclPath)})`,
+    `document.querySelector('h1')?.textContent === ${JSON.stringify(`commcost — ${runName(run)}`)} && document.body.innerText.includes(${JSON.stringify(run.stamp!.ncclPath)})`,
     `the results panel of ${run.id}`,
     timeoutMs,
   );
