@@ -42,14 +42,27 @@ export function memoryPart(bytes: number): string {
  * The short label of a run, said by the status bar and every annotation: the run's name
  * (runName.ts: "1× H200 · NCCL 2.28.9 · 2026-11-29 19:48 UTC", "SIMULATED · 2 ranks · …", "… ·
  * partial" for a run stopped before its end), the time taken from the profile when the file holds
- * none. When another run of `peers` (the store's profiles) would read the same, the label adds its
- * experiments ("… · 19:48 UTC · init-abort, split-subset"): two different runs never read alike.
+ * none. When another run of `peers` (the store's profiles) would read the same, the label adds
+ * what tells them apart, in turn: its experiments ("… · init-abort, split-subset"), the target it
+ * was measured on ("… · on gpu-box"), its id. Two different runs never read alike.
  */
 export function runLabel(p: Profile, peers: readonly Profile[] = []): string {
-  const base = baseLabel(p);
-  const twins = peers.filter((q) => q !== p && q.key !== p.key && baseLabel(q) === base);
-  if (twins.length === 0) return base;
-  return `${base} · ${plain(p.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 60)}`;
+  let label = baseLabel(p);
+  let twins = peers.filter((q) => q !== p && q.key !== p.key && baseLabel(q) === label);
+  const extras: ((q: Profile) => string)[] = [
+    (q) => plain(q.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 60),
+    (q) => `on ${plain(q.run.host, 40)}`,
+    (q) => plain(q.run.id, 60),
+  ];
+  for (const extra of extras) {
+    if (twins.length === 0) break;
+    const mine = extra(p);
+    // Only what differs from a twin is added: a part all of them share tells nothing apart.
+    if (twins.every((q) => extra(q) === mine)) continue;
+    label = `${label} · ${mine}`;
+    twins = twins.filter((q) => extra(q) === mine);
+  }
+  return label;
 }
 
 function baseLabel(p: Profile): string {

@@ -339,6 +339,13 @@ test('two runs on the same GPUs and NCCL are told apart by their start time (UTC
   const twin = { ...pk, key: 'twin', time: pc.time };
   assert.match(runLabel(twin, [pc, twin]), / UTC · split-share, connect-mode/);
   assert.match(runLabel(pc, [pc, twin]), / UTC · c10d$/);
+  // Same GPUs, NCCL, minute and experiments, another target: the target tells them apart, and only then.
+  const elsewhere = { ...pc, key: 'elsewhere', run: { ...pc.run, id: `${pc.run.id}-gpu-box`, host: 'gpu-box' } };
+  assert.equal(runLabel(elsewhere, [pc, elsewhere]), `${label(c10d)} · on gpu-box`);
+  assert.equal(runLabel(pc, [pc, elsewhere]), `${label(c10d)} · on ${c10d.host}`);
+  // Alike in everything but the id: the id.
+  const copy = { ...pc, key: 'copy', run: { ...pc.run, id: `${pc.run.id}-2` } };
+  assert.equal(runLabel(copy, [pc, copy]), `${label(c10d)} · ${c10d.id}-2`);
   // The hover's "From …, not the active run (…)" and the status bar name two different runs.
   const moved = { ...wheel, id: '20261130-013000-localhost', stamp: wheel.stamp && { ...wheel.stamp, startedAt: '2026-11-30T01:30:00.000Z' } };
   const { store: s2 } = await storeOf(runFolder([moved, c10d]));
