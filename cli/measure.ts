@@ -22,7 +22,7 @@ import { EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK } from './ex
 import { interrupts } from './interrupts';
 import { bad, checkFlags, ncclPaths, runOptionsFrom, slurmOptionsFrom, type MeasureFlags } from './measureFlags';
 import { cliInvocation, nextStepLines } from './nextSteps';
-import { packageVersion } from './program';
+import { COMMCOST_VERSION } from '../protocol/version';
 import { progressFor, type Progress } from './progress';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
 
@@ -246,7 +246,7 @@ export async function measureCommand(f: MeasureFlags): Promise<number> {
     saved: savedPaths,
     ...(htmlWritten ? { html: resolve(f.html!) } : {}),
     simulated: runs.length > 0 && runs.every((r) => isSimulatedRun(r)),
-    version: packageVersion(),
+    version: COMMCOST_VERSION,
   });
   if (next.length > 0) err(next.join('\n') + '\n');
   return delivered ? EXIT_OK : EXIT_INCOMPLETE;

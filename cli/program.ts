@@ -16,22 +16,18 @@ import type { ScanFlags } from './scan';
 import type { TraceFlags } from './trace';
 
 /**
- * commcost's version, "0.1.0", from the package.json one folder above this file (dist/cli.js in the
- * package, cli/program.ts in the repository); "unknown" for a copy without its package.json.
+ * `commcost --version`: "commcost 0.1.0 (agent protocol 1)", the version from the package.json one
+ * folder above this file (dist/cli.js in the package, cli/program.ts in the repository).
  */
-export function packageVersion(): string {
+export function versionLine(): string {
+  let version = 'unknown';
   try {
     const v = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version?: unknown }).version;
-    if (typeof v === 'string') return v;
+    if (typeof v === 'string') version = v;
   } catch {
     /* a copy without its package.json: the protocol version still says what it speaks */
   }
-  return 'unknown';
-}
-
-/** `commcost --version`: "commcost 0.1.0 (agent protocol 1)" ({@link packageVersion}). */
-export function versionLine(): string {
-  return `commcost ${packageVersion()} (agent protocol ${PROTOCOL_VERSION})`;
+  return `commcost ${version} (agent protocol ${PROTOCOL_VERSION})`;
 }
 
 /**
