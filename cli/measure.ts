@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
 import type { RunOptions } from '../protocol/events';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { killLocalAgents } from '../client/agentProcess';
@@ -20,6 +21,8 @@ import { srunArgsFor } from '../client/slurm';
 import { EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK } from './exitCodes';
 import { interrupts } from './interrupts';
 import { bad, checkFlags, ncclPaths, runOptionsFrom, slurmOptionsFrom, type MeasureFlags } from './measureFlags';
+import { cliInvocation, nextStepLines } from './nextSteps';
+import { COMMCOST_VERSION } from '../protocol/version';
 import { progressFor, type Progress } from './progress';
 import { formatComparison, formatSummary, terminalSafe, terminalSafeLines } from './summary';
 
@@ -207,7 +210,7 @@ export async function measureCommand(f: MeasureFlags): Promise<number> {
     runs.push(run);
 
     // 3. Outputs of this run: the summary first, so that nothing is lost if a file cannot be written.
-    process.stdout.write(formatSummary(run));
+    process.stdout.write(formatSummary(run, { verbose: f.verbose === true }));
     const saved = await saveWithFallback(f.saveDir, run, err);
     if (saved.path && saved.asked) err(`saved ${terminalSafe(saved.path)}\n`);
     if (saved.path) savedPaths.push(saved.path);
@@ -231,15 +234,26 @@ export async function measureCommand(f: MeasureFlags): Promise<number> {
 
   // 4. Several runs: the comparison table, and one comparison report.
   if (runs.length > 1) process.stdout.write('\n' + formatComparison(runs));
+  let htmlWritten = false;
   if (f.html && runs.length > 0) {
     try {
       await writeFileSafely(f.html, runs.length > 1 ? renderComparisonReport(runs) : renderReport(runs[0]!), `--html ${f.html}`);
       err(`wrote ${terminalSafe(f.html)}\n`);
+      htmlWritten = true;
     } catch (e) {
       delivered = false;
-      err(`commcost: cannot write --html ${terminalSafe(f.html)}: ${terminalSafe(errorText(e))}${savedPaths.length > 0 ? ` (make it later with: commcost report ${savedPaths.map((p) => terminalSafe(p)).join(' ')})` : ''}\n`);
+      err(`commcost: cannot write --html ${terminalSafe(f.html)}: ${terminalSafe(errorText(e))}${savedPaths.length > 0 ? ` (make it later with: commcost report ${savedPaths.map((p) => terminalSafe(p)).join(' ')} --html)` : ''}\n`);
     }
   }
   if (runs.length === 1 && noGpuError(runs[0]!) && !isSimulatedRun(runs[0]!)) return EXIT_BAD_INPUT;
+  // 5. What to do next: the report, the extension, a GPU host (the exact commands).
+  const next = nextStepLines({
+    cli: cliInvocation(process.argv[1], process.cwd()),
+    saved: savedPaths,
+    ...(htmlWritten ? { html: resolve(f.html!) } : {}),
+    simulated: runs.length > 0 && runs.every((r) => isSimulatedRun(r)),
+    version: COMMCOST_VERSION,
+  });
+  if (next.length > 0) err(next.join('\n') + '\n');
   return delivered ? EXIT_OK : EXIT_INCOMPLETE;
 }

@@ -111,8 +111,10 @@ export function formatPlan(plan: Plan): string {
   const h = plan.host;
   const lines: string[] = [];
   if (h.simulated) lines.push("SIMULATED: figures come from commcost's simulated NCCL, not from a measurement", '');
-  // Named by its GPUs and count, the host after in parentheses: never the host alone.
-  lines.push(`plan for ${h.text} (${h.hostname})${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''} — ${h.files.length > 0 ? `runs ${h.files.join(', ')}` : 'no run: only the trace\'s figures (every other term is missing)'}`);
+  // Named by the run's name (readings/runName.ts: its GPUs and count, NCCL, start; over several
+  // nodes their names after it), never the host alone; a trace alone by its largest communicator and its host.
+  const named = h.name !== undefined ? `${h.name}${h.nodes !== undefined ? ` (${h.hostname})` : ''}` : `${h.text} (${h.hostname})${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''}`;
+  lines.push(`plan for ${named} — ${h.files.length > 0 ? `runs ${h.files.join(', ')}` : 'no run: only the trace\'s figures (every other term is missing)'}`);
   const inputs = [
     `shapes ${plan.shapes.map((s) => `TP${s}`).join(', ')}`,
     plan.switchEveryMs !== undefined ? `a switch every ${msText(plan.switchEveryMs)}` : 'no --switch-every (no amortised share)',

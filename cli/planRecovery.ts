@@ -53,7 +53,9 @@ export function formatRecovery(plan: RecoveryPlan): string {
   const h = plan.host;
   const lines: string[] = [];
   if (h.simulated) lines.push("SIMULATED: figures come from commcost's simulated NCCL, not from a measurement", '');
-  lines.push(`recovery plan for ${h.hostname}: ${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''} — runs ${h.files.join(', ')}`);
+  // Named by the run's name (readings/runName.ts: its GPUs and count, NCCL, start; over several nodes
+  // their names after it), never the host alone.
+  lines.push(`recovery plan for ${h.name !== undefined ? `${h.name}${h.nodes !== undefined ? ` (${h.hostname})` : ''}` : `${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''}`} — runs ${h.files.join(', ')}`);
   lines.push(`${h.ranks === 1 ? 'its 1 rank' : `one of ${h.ranks} ranks`} lost; every figure is of ${h.files.length > 1 ? "these runs'" : "this run's"} ${h.ranks} rank${h.ranks === 1 ? '' : 's'}; paths by the job's wait after the loss`, '');
   const header = ['path', 'after the loss (waits)', 'background (all)', 'rank returns (waits)', 'both waits', 'in-flight work', 'terms'];
   lines.push(table([header, ...plan.paths.map(row)]));

@@ -71,7 +71,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--simulate-if-no-gpu', 'when the host has no NVIDIA GPU, run again on the simulated NCCL')
     .option('--accept-new-host-key', 'trust and record an unknown SSH host key (a changed key is always refused)')
     .option('--save-dir <dir>', 'folder of saved runs (created when missing; checked before measuring)', '.commcost/runs')
-    .option('--verbose', 'print the agent log and connection steps on stderr')
+    .option('--verbose', "also print commcost's own diagnostics in the summary (where the wall time went, its efficiency targets, the barrier's release skew) and the agent log and connection steps on stderr")
     .addOption(new Option('--ssh-config <file>', 'ssh config file').hideHelp())
     .addOption(new Option('--known-hosts <file>', 'known_hosts file').hideHelp())
     .addOption(new Option('--agent-dir <dir>', 'folder holding agent.js').hideHelp())
@@ -88,11 +88,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('report')
-    .description('render a saved run as a self-contained HTML report and print its summary; with several runs, compare them; a saved trace (commcost trace): its table and its HTML report again')
+    .description('print the summary of a saved run, and with --html write its self-contained HTML report; with several runs, compare them; a saved trace (commcost trace): its table, and with --html its HTML report again')
     .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first); or one trace file (.commcost/traces/*.json)')
-    .option('--html <file>', 'output file (default: the (first) run file with .html, or .compare.html; its folder must exist)')
+    .option('--html [file]', 'also write the HTML report, here or, without a file, next to the (first) run file with .html (.compare.html for a comparison); its folder must exist')
+    .option('--verbose', "also print commcost's own diagnostics (where the wall time went, its efficiency targets, the barrier's release skew)")
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
-    .action(async (files: string[], flags: { html?: string }) => setExit(await (await import('./report')).reportCommand(files, flags.html)));
+    .action(async (files: string[], flags: { html?: string | true; verbose?: boolean }) => setExit(await (await import('./report')).reportCommand(files, flags.html, { verbose: flags.verbose === true })));
 
   program
     .command('scan')

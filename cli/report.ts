@@ -1,8 +1,9 @@
 /**
- * `commcost report`: one saved run → its summary on stdout and a self-contained HTML report;
- * two or more → the comparison table and one comparison report; one saved trace (`commcost trace`'s
- * file, kind "commcost-trace") → its table on stdout and its HTML report (timeline and sites), made
- * again from the trace alone.
+ * `commcost report`: one saved run → its summary on stdout; two or more → the comparison table;
+ * one saved trace (`commcost trace`'s file, kind "commcost-trace") → its table. With `--html` (a
+ * file, or none: next to the first file) it also writes the self-contained HTML report — the run's,
+ * one comparison report, or the trace's (timeline and sites, made again from the trace alone);
+ * without it nothing is written.
  */
 import type { RunFile } from '../protocol/runFile';
 import { CommcostError, errorText } from '../client/errors';
@@ -15,24 +16,38 @@ import { validateTraceFile } from '../client/traceSchema';
 import type { TraceFile } from '../protocol/trace';
 import { formatTrace } from './traceTable';
 import { EXIT_OK } from './exitCodes';
-import { formatComparison, formatSummary, terminalSafe } from './summary';
+import { formatComparison, formatSummary, terminalSafe, type SummaryOptions } from './summary';
 
-/** `commcost report a.json b.json …`: the comparison table on stdout and one comparison report. */
-async function compareReport(files: string[], html: string | undefined): Promise<number> {
+/** `--html` as given: a file, `true` (no file: the default next to the input), or absent (no page). */
+export type HtmlFlag = string | true | undefined;
+
+/** `commcost report a.json b.json …`: the comparison table on stdout and, with --html, one comparison report. */
+async function compareReport(files: string[], html: HtmlFlag): Promise<number> {
   const runs: RunFile[] = [];
   for (const file of files) runs.push(await loadRun(file));
-  return writeReport(html ?? files[0]!.replace(/\.json$/i, '') + '.compare.html', html !== undefined, () => formatComparison(runs), () => renderComparisonReport(runs));
+  return writeReport(outputOf(html, files[0]!.replace(/\.json$/i, '') + '.compare.html'), () => formatComparison(runs), () => renderComparisonReport(runs));
+}
+
+/** Where --html writes: its file, or `byDefault` when given without one; undefined without --html. */
+function outputOf(html: HtmlFlag, byDefault: string): { file: string; given: boolean } | undefined {
+  if (html === undefined) return undefined;
+  return html === true ? { file: byDefault, given: false } : { file: html, given: true };
 }
 
 /**
- * Checks the output `out` (never through a link: outputs.ts), writes `summary()` on stdout, then the
- * HTML page `page()` to `out`, and says where on stderr.
- * @param given whether `out` came from --html (named so in an error)
+ * Writes `summary()` on stdout; with an output `out`, checks it first (never through a link:
+ * outputs.ts), then writes the HTML page `page()` there and says where on stderr.
+ * @param target the page's file and whether the user named it (named so in an error); undefined: no page
  * @returns EXIT_OK (exitCodes.ts)
  * @throws CommcostError BAD_INPUT when `out` cannot be written
  */
-async function writeReport(out: string, given: boolean, summary: () => string, page: () => string): Promise<number> {
-  await checkOutputFile(out, given ? `--html ${out}` : `the report ${out}`);
+async function writeReport(target: { file: string; given: boolean } | undefined, summary: () => string, page: () => string): Promise<number> {
+  if (target === undefined) {
+    process.stdout.write(summary());
+    return EXIT_OK;
+  }
+  const out = target.file;
+  await checkOutputFile(out, target.given ? `--html ${out}` : `--html (the report ${out})`);
   process.stdout.write(summary());
   try {
     await writeFileSafely(out, page(), `the report ${out}`);
@@ -45,16 +60,18 @@ async function writeReport(out: string, given: boolean, summary: () => string, p
 }
 
 /**
- * `commcost report`: a run file that passed validation but that the report cannot be made from
- * (a figure the summary cannot divide by) is bad input (exit 2) with the file named, never a
- * stack trace.
- * @param files run files (.json, or a launched run .jsonl); `html` the output (default: next to the first run file)
+ * `commcost report`: the summary (or comparison, or trace table) on stdout; the HTML report only
+ * with --html. A run file that passed validation but that the report cannot be made from (a figure
+ * the summary cannot divide by) is bad input (exit 2) with the file named, never a stack trace.
+ * @param files run files (.json, or a launched run .jsonl), or one trace file
+ * @param html --html: a file, `true` (next to the first file: .html, .compare.html), undefined (no page)
+ * @param options.verbose --verbose: commcost's own diagnostics in a run's summary (summary.ts SummaryOptions)
  * @returns EXIT_OK (exitCodes.ts)
  * @throws CommcostError BAD_RUN_FILE / BAD_INPUT: a file that cannot be read or used, an output that cannot be written
  */
-export async function reportCommand(files: string[], html: string | undefined): Promise<number> {
+export async function reportCommand(files: string[], html: HtmlFlag, options: SummaryOptions = {}): Promise<number> {
   try {
-    return await reportInner(files, html);
+    return await reportInner(files, html, options);
   } catch (e) {
     if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_RUN_FILE', `cannot report ${files.join(', ')}: the file${files.length > 1 ? 's hold' : ' holds'} figures the report cannot use (${errorText(e)})`, {
@@ -77,16 +94,16 @@ async function traceIn(file: string): Promise<TraceFile | undefined> {
   return validateTraceFile(json, file);
 }
 
-async function reportInner(files: string[], html: string | undefined): Promise<number> {
+async function reportInner(files: string[], html: HtmlFlag, options: SummaryOptions): Promise<number> {
   const traces = await Promise.all(files.map(traceIn));
   if (traces.some((t) => t !== undefined)) {
     if (files.length > 1) throw new CommcostError('BAD_INPUT', `commcost report compares runs; ${files.filter((_, i) => traces[i]).join(', ')} ${traces.filter(Boolean).length > 1 ? 'are traces' : 'is a trace'}`, { hint: 'report one trace at a time: commcost report <trace.json> [--html FILE]' });
     const trace = traces[0]!;
-    return writeReport(html ?? files[0]!.replace(/\.json$/i, '') + '.html', html !== undefined, () => formatTrace(trace), () => renderTraceReport(trace, { base: __dirname }));
+    return writeReport(outputOf(html, files[0]!.replace(/\.json$/i, '') + '.html'), () => formatTrace(trace), () => renderTraceReport(trace, { base: __dirname }));
   }
   if (files.length > 1) return compareReport(files, html);
   const file = files[0]!;
   // The verdict is derived data: loadRun recomputed it, so older files and newer rules agree.
   const run = await loadRun(file);
-  return writeReport(html ?? file.replace(/\.jsonl?$/i, '') + '.html', html !== undefined, () => formatSummary(run), () => renderReport(run));
+  return writeReport(outputOf(html, file.replace(/\.jsonl?$/i, '') + '.html'), () => formatSummary(run, options), () => renderReport(run));
 }

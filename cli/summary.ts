@@ -13,6 +13,7 @@ import { deriveVerdict, shrinkAbortOutcomes } from '../readings/verdict';
 import { fieldCaseLabel } from '../readings/verdict/fieldCases';
 import { curveTables, manyCommsCurve } from '../readings/manyComms';
 import { nodeGpus, nodesText } from '../protocol/runNodes';
+import { runName } from '../readings/runName';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 import { terminalSafe } from './terminalText';
 
@@ -174,23 +175,35 @@ export function formatShrinkAbortTable(run: RunFile): string[] {
   ];
 }
 
+/** What the summary shows beyond a user's first screen. */
+export interface SummaryOptions {
+  /**
+   * `--verbose`: also commcost's own diagnostics — where the wall time went and the efficiency
+   * targets (wallSplit.ts), the barrier's release skew. They say how well commcost ran, not what
+   * the communicators cost, so they stay off the first screen otherwise.
+   */
+  verbose?: boolean;
+}
+
 /**
- * The whole summary: banner when simulated (first and last line; see isSimulatedRun), header,
- * status, the step table (ms), the ratios and NCCL's view of a cold start (Init timings), memory
+ * The whole summary: banner when simulated (first and last line; see isSimulatedRun), the run's
+ * name (readings/runName.ts: "1× H200 · NCCL 2.28.9 · 2026-12-01 23:37 UTC"), header, status,
+ * with `options.verbose` the wall split and barrier skew ({@link SummaryOptions}), the step table (ms), the ratios and NCCL's view of a cold start (Init timings), memory
  * lines (the free-memory delta and NCCL's count, ncclCommMemStats, or why the run has none),
  * skipped experiments, errors, the C5 table when the run has it, and the verdict. Every string
  * of the run is made terminal-safe first.
  */
-export function formatSummary(untrusted: RunFile): string {
+export function formatSummary(untrusted: RunFile, options: SummaryOptions = {}): string {
   const simulated = isSimulatedRun(untrusted);
   // The verdict is derived from the figures, then escaped like everything else.
   const run = sanitizeForTerminal({ ...untrusted, simulated });
   const verdict = sanitizeForTerminal(deriveVerdict({ ...untrusted, simulated }));
   const out: string[] = [];
   if (simulated) out.push(`*** ${SIMULATED_BANNER} ***`);
+  out.push(terminalSafe(runName(untrusted)));
   out.push(headerLine(run));
   out.push(`run ${run.id}: ${run.status}${run.wallMs !== undefined ? ` in ${(run.wallMs / 1000).toFixed(1)} s` : ''}`);
-  out.push(...wallSplitLines(run), ...releaseSkewLines(run));
+  if (options.verbose) out.push(...wallSplitLines(run), ...releaseSkewLines(run));
   const rows: string[][] = [['experiment variant · step', 'median ms', 'p90 ms', 'min ms', 'max ms', 'n']];
   const memory: string[] = [];
   const views: string[] = [];

@@ -10,6 +10,7 @@
  * Run files are untrusted: every string from the run is HTML-escaped, and the embedded JSON has
  * `<` written as `\u003c` so that `</script>` inside data cannot end the script element.
  */
+import { runName } from '../readings/runName';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -233,7 +234,8 @@ function page(title: string, fallback: string, dataElementId: string, data: unkn
  * @throws ReportBundleError when the bundle is not found.
  */
 export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}): string {
-  const title = `commcost — ${run.host}${isSimulatedRun(run) ? ' (SIMULATED)' : ''}`;
+  // The run's one name (readings/runName.ts): its GPUs, NCCL and start; SIMULATED when so.
+  const title = `commcost — ${runName(run)}`;
   return page(title, fallbackHtml(run), 'commcost-run', run, opts);
 }
 

@@ -7,7 +7,7 @@
 import { lstat, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import type { RunFile } from '../protocol/runFile';
 import type { TraceFile } from '../protocol/trace';
 import { errorText } from '../client/errors';
 import type { Profile } from '../readings/profiles';
@@ -16,7 +16,8 @@ import type { OutputLog } from './outputLog';
 import { reportFileName } from './commandsModel';
 import { deletableRunFile } from './runsViewModel';
 import { ComparePanel, ResultsPanel } from './webviewPanel';
-import { ncclText } from '../readings/formatText';
+import { runLabel } from '../readings/labelText';
+import { runName } from '../readings/runName';
 
 /** What the actions need from the extension. */
 export interface ActionEnv {
@@ -24,9 +25,9 @@ export interface ActionEnv {
   log: OutputLog;
 }
 
-/** "commcost: localhost · NCCL 2.28.9 (simulated)": a panel's title for `run`. */
+/** "commcost: 1× H200 · NCCL 2.28.9 · 2026-12-01 23:37 UTC": a panel's title for `run`, its one name (readings/runName.ts; SIMULATED when so). */
 export function panelTitle(run: RunFile): string {
-  return `commcost: ${run.host}${run.stamp?.ncclVersion ? ` · NCCL ${run.stamp.ncclVersion}` : ''}${isSimulatedRun(run) ? ' (simulated)' : ''}`;
+  return `commcost: ${runName(run)}`;
 }
 
 /**
@@ -41,7 +42,7 @@ export function openRunPanel(env: ActionEnv, run: RunFile, path: string): Result
 
 /** Opens a comparison panel of `profiles` (the first is run A, the baseline of every ratio). */
 export function openComparePanel(env: ActionEnv, profiles: readonly Profile[]): ComparePanel {
-  const title = `commcost: compare ${profiles.map((p) => `${p.run.host} · ${ncclText(p.run.stamp?.ncclVersion)}${isSimulatedRun(p.run) ? ' (simulated)' : ''}`).join(' vs ')}`;
+  const title = `commcost: compare ${profiles.map((p) => runLabel(p, profiles)).join(' vs ')}`;
   return ComparePanel.show(
     env.extension.extensionUri,
     title.length > 120 ? `${title.slice(0, 119)}…` : title,
@@ -142,7 +143,7 @@ export async function deleteRunFile(env: ActionEnv, p: Profile, folders: readonl
     `Delete the run file ${basename(p.path)}?`,
     {
       modal: true,
-      detail: `${p.path}\n\n${p.run.host} · ${ncclText(p.run.stamp?.ncclVersion)}${isSimulatedRun(p.run) ? ' · SIMULATED' : ''}\nOnly this file is deleted; other runs and reports are kept. This cannot be undone.`,
+      detail: `${p.path}\n\n${runName(p.run, { time: p.time })}\nOnly this file is deleted; other runs and reports are kept. This cannot be undone.`,
     },
     remove,
   );

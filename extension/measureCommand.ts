@@ -171,7 +171,7 @@ async function pickExperiments(preselected: readonly ExperimentId[], pc: PickerC
     };
     (why ? unavailable : available).push(item);
   }
-  const known = facts ? `${pc.hostLabel}'s last run: ${facts.ranks} GPU${facts.ranks === 1 ? '' : 's'}${facts.ncclVersion ? `, NCCL ${facts.ncclVersion}` : ''}` : `nothing measured on ${pc.hostLabel} yet: what it can run is known once it is measured`;
+  const known = info.lastRunText(pc.hostLabel, pc.runs);
   const items: Item[] = [
     ...available,
     ...(unavailable.length > 0 ? [{ label: `not on ${pc.hostLabel} (from its last run)`, kind: vscode.QuickPickItemKind.Separator } as Item, ...unavailable] : []),

@@ -7,6 +7,7 @@
  * saved and offering "Open Run", "Open Report (HTML)" and "Reveal File", or an error message
  * offering "Show Log" when the run failed or nothing was measured.
  */
+import { runName } from '../readings/runName';
 import type { AgentEvent, ErrorWhere, RunOptions } from '../protocol/events';
 import { isSimulatedRun, RUN_FILE_SCHEMA, type RunFile } from '../protocol/runFile';
 import type { HostFailure, RunState } from '../protocol/webviewMessages';
@@ -257,7 +258,8 @@ export async function runController(req: RunRequest, deps: RunDeps): Promise<Run
   const what = run.status === 'partial' ? 'stopped early; partial results saved' : 'complete';
   const sim = isSimulatedRun(run) ? ' (SIMULATED NCCL: not a measurement)' : '';
   const actions = [OPEN_RESULTS, ...(deps.openReport ? [OPEN_REPORT] : []), ...(deps.revealFile ? [REVEAL_FILE] : [])];
-  void deps.showInfo(`commcost: run on ${req.label ?? run.host} ${what}${sim} — saved to ${savedPath}`, ...actions).then((a) => {
+  // The target as the user named it, then the run's name (readings/runName.ts: its GPUs, NCCL, start).
+  void deps.showInfo(`commcost: run on ${req.label ?? run.host} ${what}${sim}: ${runName(run)} — saved to ${savedPath}`, ...actions).then((a) => {
     if (a === OPEN_RESULTS) deps.openResults(run, savedPath);
     else if (a === OPEN_REPORT) deps.openReport?.(run, savedPath);
     else if (a === REVEAL_FILE) deps.revealFile?.(savedPath);

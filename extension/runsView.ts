@@ -22,7 +22,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import type { Profile } from '../readings/profiles';
-import { ncclText } from '../readings/formatText';
+import { runLabel } from '../readings/labelText';
 import type { RunsApi } from './annotations/runsApi';
 import type { ActionEnv } from './commandsActions';
 import { pickRun, pickRunsToCompare } from './commands';
@@ -142,7 +142,7 @@ export function registerRunsView(ctx: CommcostContext, env: ActionEnv, runs: Run
     }),
     vscode.commands.registerCommand('commcost.runs.setActive', async (node?: unknown) => {
       const p = profileOf(node ?? view.selection[0]);
-      if (p && (await runs.setActive(p.key))) void vscode.window.setStatusBarMessage(`commcost: annotations now come from ${p.run.host} · ${ncclText(p.run.stamp?.ncclVersion)}`, 4000);
+      if (p && (await runs.setActive(p.key))) void vscode.window.setStatusBarMessage(`commcost: annotations now come from ${runLabel(p, runs.store.profiles)}`, 4000);
     }),
     vscode.commands.registerCommand('commcost.runs.compare', async (node?: unknown, selection?: unknown) => {
       let chosen = selectedRuns(node, selection);

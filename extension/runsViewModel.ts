@@ -11,6 +11,7 @@ import { isAbsolute, relative, sep } from 'node:path';
 import { isSimulatedRun } from '../protocol/runFile';
 import { ncclText, plain, runLabel, runSizeText } from '../readings/annotationText';
 import { staleReasons, type Profile, type StaleRules } from '../readings/profiles';
+import { runName } from '../readings/runName';
 import { type RunFolder } from '../client/profileStore';
 
 /** One saved run in the tree. */
@@ -83,8 +84,12 @@ export function runNode(p: Profile, active: Profile | undefined, profiles: reado
     kind: 'run',
     key: p.key,
     path: p.path,
-    label: `${nccl} · ${utcMinute(p.time)}`,
-    description: runFlags(p, isActive, stale).join(' · '),
+    // The run's one name (readings/runName.ts): its GPUs and count, NCCL and start; SIMULATED and a
+    // status other than complete are said there, so the description does not repeat them.
+    label: runName(p.run, { time: p.time }),
+    description: runFlags(p, isActive, stale)
+      .filter((f) => f !== 'SIMULATED' && f !== p.run.status)
+      .join(' · '),
     tooltip,
     contextValue: isActive ? 'run.active' : 'run',
     active: isActive,
@@ -135,13 +140,14 @@ export interface RunPickRow {
 }
 
 /**
- * The row of `p` in the Open Run / Compare Runs / Export pickers: "localhost · NCCL 2.28.9 ·
- * 2026-11-30" (annotationText.ts `runLabel`, told apart from `profiles`), with its status words
- * and experiments, and the file.
+ * The row of `p` in the Open Run / Compare Runs / Export pickers: "2× H200 · NCCL 2.28.9 ·
+ * 2026-11-30 00:22 UTC" (annotationText.ts `runLabel` on readings/runName.ts, told apart from
+ * `profiles`), with its status words and experiments, and the file.
  */
 export function runPickRow(p: Profile, active: Profile | undefined, profiles: readonly Profile[], rules: StaleRules): RunPickRow {
   const stale = staleReasons(p, p, profiles, rules);
-  const flags = runFlags(p, p === active, stale).filter((f) => f !== 'SIMULATED'); // runLabel says SIMULATED first
+  // runLabel says SIMULATED first and a status other than complete last.
+  const flags = runFlags(p, p === active, stale).filter((f) => f !== 'SIMULATED' && f !== p.run.status);
   const experiments = plain(p.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 120);
   return {
     key: p.key,

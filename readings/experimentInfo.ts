@@ -10,6 +10,8 @@
  * measured". Pure: no `vscode`, no I/O (unit-tested); bundled on its own (dist/experimentInfo.js), loaded with the
  * Measure command and by the annotations' host gate, not at activation.
  */
+import { plain } from './formatText';
+import { runName } from './runName';
 import { EXPERIMENT_DESCRIPTIONS, EXPERIMENT_NEEDS, needsText, versionCode, type ExperimentNeeds } from '../protocol/catalogue';
 import { EXPERIMENT_IDS, type ExperimentId } from '../protocol/runOptions';
 import type { RunFile } from '../protocol/runFile';
@@ -55,6 +57,19 @@ export function isCapabilityRecord(run: Pick<RunFile, 'status' | 'ranks'>): bool
 export function hostFactsFrom(runs: readonly RunFile[]): HostFacts | undefined {
   const run = runs.find(isCapabilityRecord);
   return run ? hostFactsOf(run) : undefined;
+}
+
+/**
+ * The Measure picker's line on the host's previous runs: "localhost's last run: 2× H200 · NCCL
+ * 2.28.9 · 2026-11-29 19:48 UTC", the newest capability record of `runs` (newest first) by its
+ * name (runName.ts: its GPUs and count, never the target; SIMULATED and its ranks when simulated),
+ * or "nothing measured on localhost yet: …" when none is.
+ * @param hostLabel the target as the picker names it (made plain here)
+ */
+export function lastRunText(hostLabel: string, runs: readonly RunFile[]): string {
+  const host = plain(hostLabel, 60);
+  const run = runs.find(isCapabilityRecord);
+  return run ? `${host}'s last run: ${runName(run)}` : `nothing measured on ${host} yet: what it can run is known once it is measured`;
 }
 
 /**

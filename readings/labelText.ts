@@ -5,8 +5,9 @@
  * by annotationText.ts. Run-file text goes through `plain` here; the hover escapes what it adds.
  */
 import type { Annotation, Measured, VariantFigures } from './figures';
-import { formatBytes, ncclText, plain } from './formatText';
-import { isSimulatedProfile, type Profile } from './profiles';
+import { formatBytes, plain } from './formatText';
+import type { Profile } from './profiles';
+import { runName } from './runName';
 import type { RunFile } from '../protocol/runFile';
 import { nodeGpus } from '../protocol/runNodes';
 
@@ -38,33 +39,34 @@ export function memoryPart(bytes: number): string {
 }
 
 /**
- * The short label of a run, said by the status bar and every annotation: "localhost · NCCL
- * 2.28.9 · 2026-11-29", "SIMULATED · localhost · …" for a simulated run, "… · 2026-11-29 ·
- * partial" for a run stopped before its end. When another run of
- * `peers` (the store's profiles) would read the same, the label adds the UTC time it started
- * ("… · 2026-11-30 00:22 UTC"), and when that still does not tell them apart, its experiments
- * ("… · 00:22 UTC · init-abort, split-subset"): two different runs never read alike.
+ * The short label of a run, said by the status bar and every annotation: the run's name
+ * (runName.ts: "1× H200 · NCCL 2.28.9 · 2026-11-29 19:48 UTC", "SIMULATED · 2 ranks · …", "… ·
+ * partial" for a run stopped before its end), the time taken from the profile when the file holds
+ * none. When another run of `peers` (the store's profiles) would read the same, the label adds
+ * what tells them apart, in turn: its experiments ("… · init-abort, split-subset"), the target it
+ * was measured on ("… · on gpu-box"), its id. Two different runs never read alike.
  */
 export function runLabel(p: Profile, peers: readonly Profile[] = []): string {
-  const base = baseLabel(p);
-  const twins = peers.filter((q) => q !== p && q.key !== p.key && baseLabel(q) === base);
-  if (twins.length === 0) return base;
-  const timed = `${base} ${timeOf(p)}`;
-  if (!twins.some((q) => timeOf(q) === timeOf(p))) return timed;
-  return `${timed} · ${plain(p.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 60)}`;
+  let label = baseLabel(p);
+  let twins = peers.filter((q) => q !== p && q.key !== p.key && baseLabel(q) === label);
+  const extras: ((q: Profile) => string)[] = [
+    (q) => plain(q.run.experiments.map((e) => e.experiment).join(', ') || 'no experiments', 60),
+    (q) => `on ${plain(q.run.host, 40)}`,
+    (q) => plain(q.run.id, 60),
+  ];
+  for (const extra of extras) {
+    if (twins.length === 0) break;
+    const mine = extra(p);
+    // Only what differs from a twin is added: a part all of them share tells nothing apart.
+    if (twins.every((q) => extra(q) === mine)) continue;
+    label = `${label} · ${mine}`;
+    twins = twins.filter((q) => extra(q) === mine);
+  }
+  return label;
 }
 
 function baseLabel(p: Profile): string {
-  const sim = isSimulatedProfile(p) ? 'SIMULATED · ' : '';
-  // A run stopped before its end (Cancel, the hang guard, an error) says so wherever it is named,
-  // as a trace's label does: what it lacks was not measured, never zero.
-  const partial = p.run.status === 'partial' || p.run.status === 'failed' ? ` · ${p.run.status}` : '';
-  return `${sim}${plain(p.run.host, 40)} · ${ncclText(p.run.stamp?.ncclVersion, (t) => plain(t, 20))} · ${new Date(p.time).toISOString().slice(0, 10)}${partial}`;
-}
-
-/** "00:22 UTC": when the run started (its profile time), to the minute. */
-function timeOf(p: Profile): string {
-  return `${new Date(p.time).toISOString().slice(11, 16)} UTC`;
+  return plain(runName(p.run, { time: p.time }), 120);
 }
 
 /** The label of run `p` in `a`'s annotation, told apart from the other runs and from `also` ({@link runLabel}). */

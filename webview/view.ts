@@ -23,6 +23,7 @@ import { PlanSection } from './planView';
 import { RecoverySection } from './recoveryView';
 import { StudyCharts } from './studyCharts';
 import { FirstPageSection } from './firstPage';
+import { runName } from '../readings/runName';
 
 /** What the view may ask of its host; absent in the standalone report. */
 export interface ViewActions {
@@ -286,7 +287,8 @@ export class RunView {
   /** Brings the DOM to `state` (a complete snapshot). */
   render(state: RunState): void {
     const run = state.run;
-    setText(this.title, `commcost — ${String(run.host ?? '')}`);
+    // The run's one name (readings/runName.ts), as the HTML report's title: GPUs, NCCL, start; SIMULATED when so.
+    setText(this.title, `commcost — ${runName(run)}`);
     this.simBanner.hidden = !isSimulatedRun(run);
     this.renderMeta(run);
     this.renderStatus(run, state);

@@ -16,6 +16,7 @@ import type { CommcostContext } from '../extensionContext';
 import type { OutputLog } from '../outputLog';
 import type { AnnotationModel } from './annotationModel';
 import { runLabel } from '../../readings/annotationText';
+import { runName } from '../../readings/runName';
 import { findRecoveryRoutines, findReshapeRoutines, planLensText, recoveryLensText } from '../../sites/planLens';
 import type { Profile } from '../../readings/profiles';
 import type { ProfileStore } from '../../client/profileStore';
@@ -175,7 +176,7 @@ export function registerPlanLens(
     const p = a ? store.byKey(a.key) : undefined;
     if (!a || !p) return;
     const { ResultsPanel } = await import('../webviewPanel');
-    const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${p.run.host}${p.run.simulated ? ' (simulated)' : ''}`, {
+    const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${runName(p.run, { time: p.time })}`, {
       cancel: () => undefined,
       showLog: () => env.log.show(),
     });

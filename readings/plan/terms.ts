@@ -6,6 +6,7 @@
  * Several runs of one host and NCCL may be combined (`--run a.json --run b.json`): a term is read
  * from the first run, in the order given, that has its experiment's variant.
  */
+import { runName } from '../runName';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
 import { nodeGpus, nodeNamesText } from '../../protocol/runNodes';
 import { PlanInputError } from './units';
@@ -78,6 +79,11 @@ export interface PlanHost {
   hostname: string;
   /** "2× NVIDIA H200" from the stamp, "16× NVIDIA H200 over 2 nodes" from the nodes, or "2 ranks" without either. */
   text: string;
+  /**
+   * The first run's one name (readings/runName.ts): "2× H200 · NCCL 2.28.9 · 2026-11-29 19:48 UTC",
+   * "SIMULATED · 2 ranks · …"; absent when only a trace is planned from. The CLI's plan headers say it.
+   */
+  name?: string;
   /** Hosts the ranks spanned, when 2 or more (the run's `nodes`); absent for one host. */
   nodes?: number;
   ranks: number;
@@ -135,6 +141,7 @@ export function planHost(runs: readonly PlanRun[]): PlanHost {
   const over = nodes !== undefined ? ` over ${nodes} nodes` : '';
   return {
     hostname: hostOf(r),
+    name: runName(r),
     text: names.length === 1 ? `${onNodes?.length ?? r.ranks}× ${names[0]}${over}` : `${r.ranks} rank${r.ranks === 1 ? '' : 's'}${over}`,
     ...(nodes !== undefined ? { nodes } : {}),
     ranks: r.ranks,

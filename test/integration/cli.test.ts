@@ -169,6 +169,10 @@ describe('commcost CLI', { skip }, () => {
     assert.ok(!r.stdout.includes('\x1b') && !r.stderr.includes('\x1b'), 'no ESC reaches the terminal');
     assert.ok(r.stdout.includes('gpu\\x1b[2J\\x1b]0;pwned\\x07'));
     assert.match(r.stdout, /^\*\*\* SIMULATED NCCL/);
+    assert.ok(!fs.existsSync(path.join(dir, 'hostile.html')), 'no page without --html');
+    const page = await cli(['report', file, '--html']);
+    assert.equal(page.code, 0, page.stderr);
+    assert.ok(!page.stderr.includes('\x1b'));
     assert.ok(fs.existsSync(path.join(dir, 'hostile.html')));
 
     const ref = await cli(['report', path.join(repoRoot, 'docs', 'results', 'h200x2-nccl2.28.9-wheel.reference.json'), '--html', path.join(dir, 'ref.html')]);

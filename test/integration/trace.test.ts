@@ -115,8 +115,8 @@ test('a job whose groups are first used by a broadcast and a send/recv: each sit
   assert.equal(trace.environment?.ncclSource, 'simulated');
   assert.ok(trace.environment!.ncclPaths[0]!.endsWith('libnccl-sim.so'), JSON.stringify(trace.environment));
   assert.equal(trace.environment?.processes, 2);
-  // commcost report re-renders the saved trace: its table on stdout, the HTML page beside it.
-  const report = execFileSync(process.execPath, [join(root, 'bin', 'commcost.js'), 'report', file], { encoding: 'utf8' });
+  // commcost report re-renders the saved trace: its table on stdout, with --html the HTML page beside it.
+  const report = execFileSync(process.execPath, [join(root, 'bin', 'commcost.js'), 'report', file, '--html'], { encoding: 'utf8' });
   assert.match(report, /^SIMULATED/);
   assert.match(report, /broadcast/);
   assert.match(readFileSync(file.replace(/\.json$/, '.html'), 'utf8'), /<html/i);

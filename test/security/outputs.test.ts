@@ -50,22 +50,26 @@ async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
 }
 
 describe('outputs never follow a link', () => {
-  test('report: <run>.html committed as a link to a file outside the repository is refused, the file unchanged', async () => {
+  test('report --html: <run>.html committed as a link to a file outside the repository is refused, the file unchanged', async () => {
     const { victim, run } = clonedRepo();
     symlinkSync(victim, run.replace(/\.json$/, '.html'));
-    const r = await cli(['report', run]);
+    // Without --html nothing is written: the link is not even looked at.
+    const plain = await cli(['report', run]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(readFileSync(victim, 'utf8'), VICTIM);
+    const r = await cli(['report', run, '--html']);
     assert.equal(readFileSync(victim, 'utf8'), VICTIM, 'the file the link points to was overwritten');
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /symbolic link/);
     assert.match(r.stderr, /never writes through a link/);
   });
 
-  test('report a b: <a>.compare.html as a link is refused, the file unchanged', async () => {
+  test('report a b --html: <a>.compare.html as a link is refused, the file unchanged', async () => {
     const { victim, run } = clonedRepo();
     const other = run.replace(/x\.json$/, 'y.json');
     writeFileSync(other, readFileSync(fixture));
     symlinkSync(victim, run.replace(/\.json$/, '.compare.html'));
-    const r = await cli(['report', run, other]);
+    const r = await cli(['report', run, other, '--html']);
     assert.equal(readFileSync(victim, 'utf8'), VICTIM);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /symbolic link/);

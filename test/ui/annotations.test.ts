@@ -13,6 +13,7 @@ import { describe, test } from 'node:test';
 import { formatBytes, formatMs as annotationMs } from '../../readings/annotationText';
 import type { RunFile } from '../../protocol/runFile';
 import { OUT_DIR, waitUntil, type UiSession } from './uiEnv';
+import { runName } from '../../readings/runName';
 import { committedRun, committedRunText, runLabelOf, staleAfterDaysFor, stepStats } from './committedRuns';
 import { dayOf, FIRST_LENS_MS, WHEEL, wheelRun, stats, sessionHelpers, uiSessionHooks, uiSkip } from './scenarioSupport';
 
@@ -28,8 +29,8 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
   test('(c) CodeLens and hover show the H200 run on dist.new_group and ncclCommSplit; a stale run says stale', async () => {
     await scenario('c', async () => {
       const freshRun = wheelRun(1);
-      // Every annotation ends with its run's label: host · NCCL version · date.
-      const runDate = (JSON.parse(freshRun) as RunFile).stamp?.startedAt.slice(0, 10);
+      // Every annotation ends with its run's label, its name: GPUs · NCCL version · start (readings/runName.ts).
+      const freshName = runName(JSON.parse(freshRun) as RunFile);
       const ws = s.workspace('annotations', {
         '.vscode/settings.json': JSON.stringify({ 'commcost.staleAfterDays': 7 }, null, 2),
         '.commcost/runs/h200x2-nccl2.28.9-wheel.json': freshRun,
@@ -73,7 +74,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       const pyLensText = await pyLens.innerText();
       assert.equal(
         pyLensText.replace(/^\S+ /, ''),
-        `${annotationMs(init.median)} to first collective · ${formatBytes(initMem)}/GPU (init beneath) — localhost · NCCL ${version} · ${runDate}`,
+        `${annotationMs(init.median)} to first collective · ${formatBytes(initMem)}/GPU (init beneath) — ${freshName}`,
       );
       const pyHover = await hoverText('new_group', 'commcost');
       for (const f of [init.median, init.p90, initCall.median, initCall.p90, initFirst.median, initFirst.p90])

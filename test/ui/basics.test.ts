@@ -15,6 +15,7 @@ import type { RunFile } from '../../protocol/runFile';
 import { pickContextMenu, waitUntil, type Frame, type Locator, type UiSession } from './uiEnv';
 import { uiSessionHooks, uiSkip } from './scenarioSupport';
 import { committedRun, committedRunText, simulatedRunText, staleAfterDaysFor } from './committedRuns';
+import { runName } from '../../readings/runName';
 
 const skip = uiSkip('UI basics');
 
@@ -65,13 +66,18 @@ async function frameWhere(s: UiSession, predicate: string, what: string, timeout
 const runFrame = (s: UiSession, run: RunFile, timeoutMs?: number) =>
   frameWhere(
     s,
-    `document.querySelector('h1')?.textContent === ${JSON.stringify(`commcost — ${run.host}`)} && document.body.innerText.includes(${JSON.stringify(run.stamp!.ncclPath)})`,
+    `document.querySelector('h1')?.textContent === ${JSON.stringify(`commcost — ${runName(run)}`)} && document.body.innerText.includes(${JSON.stringify(run.stamp!.ncclPath)})`,
     `the results panel of ${run.id}`,
     timeoutMs,
   );
 
-/** A run's label in the Runs tree (runsViewModel.ts): "NCCL 2.28.9 · 2026-11-29 19:48 UTC". */
-const treeLabel = (run: RunFile): string => `NCCL ${run.stamp!.ncclVersion} · ${new Date(Date.parse(run.stamp!.startedAt)).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+/** A run's label in the Runs tree (runsViewModel.ts): its name, "2× H200 · NCCL 2.28.9 · 2026-11-29 19:48 UTC" (readings/runName.ts). */
+const treeLabel = (run: RunFile): string => runName(run);
+/**
+ * A run's row in the pickers (readings/labelText.ts runLabel): its name; `system` and `otherHost`
+ * differ only by their target, which the label then adds.
+ */
+const pickLabel = (run: RunFile): string => (run === system ? `${runName(system)} · on ${system.host}` : run === otherHost ? `${runName(otherHost)} · on gpu-box` : runName(run));
 
 type Clickable = Locator & { click(options?: { button?: 'right' | 'left'; modifiers?: string[]; timeout?: number }): Promise<void> };
 
@@ -131,10 +137,10 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
         const t = await pick.locator('.monaco-list-row').allInnerTexts();
         return t.length >= 4 ? t : undefined;
       }, 'the saved runs in the quick pick');
-      assert.ok(rows.some((r) => /^SIMULATED · localhost · NCCL/.test(r)), rows.join(' | '));
-      assert.ok(rows.some((r) => r.includes(`gpu-box · NCCL ${system.stamp!.ncclVersion}`)), rows.join(' | '));
+      assert.ok(rows.some((r) => /^SIMULATED · \d+ ranks? · NCCL/.test(r)), rows.join(' | '));
+      assert.ok(rows.some((r) => r.includes(pickLabel(otherHost))), rows.join(' | '));
       await s.shot('basics-open-run-pick');
-      await s.pick('commcost: open a saved run', `NCCL ${system.stamp!.ncclVersion}`, `localhost · NCCL ${system.stamp!.ncclVersion}`);
+      await s.pick('commcost: open a saved run', pickLabel(system), `on ${system.host}`);
       const frame = await runFrame(s, system);
       assert.match(await frame.evaluate<string>(`document.body.innerText`), new RegExp(`NCCL\\s+${system.stamp!.ncclVersion.replace(/\./g, '\\.')}`));
       await s.shot('basics-open-run-panel');
@@ -156,7 +162,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
   test('Select Active Run… from the palette changes the run the status bar names', () =>
     scenario('select-active', async () => {
       await s.command('commcost: Select Active Run…');
-      await s.pick('commcost: annotations come from', `gpu-box · NCCL ${system.stamp!.ncclVersion}`, 'gpu-box');
+      await s.pick('commcost: annotations come from', pickLabel(otherHost), 'gpu-box');
       const item = s.page.locator('.part.statusbar .statusbar-item', { hasText: 'gpu-box' }).first();
       await item.waitFor({ state: 'visible', timeout: 15_000 });
       await s.shot('basics-select-active');
@@ -204,10 +210,10 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
     scenario('reuse-panel', async () => {
       const settingsFile = join(ws, '.vscode', 'settings.json');
       const settings = JSON.parse(readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
-      const resultTabs = () => s.page.locator('.tabs-container .tab', { hasText: /^commcost: localhost · NCCL/ }).allInnerTexts();
+      const resultTabs = () => s.page.locator('.tabs-container .tab', { hasText: /^commcost: \d+× \S+ · NCCL/ }).allInnerTexts();
       const open = async (run: RunFile) => {
         await s.command('commcost: Open Run…');
-        await s.pick('commcost: open a saved run', `localhost · NCCL ${run.stamp!.ncclVersion} · ${run.stamp!.startedAt.slice(0, 10)}`);
+        await s.pick('commcost: open a saved run', pickLabel(run));
         await runFrame(s, run, 40_000);
       };
       await s.command('View: Close All Editors');
@@ -243,7 +249,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
     scenario('export', async () => {
       const out = join(ws, 'report-system.html');
       await s.command('commcost: Export HTML Report…');
-      await s.pick('commcost: export a run as an HTML report', `localhost · NCCL ${system.stamp!.ncclVersion}`);
+      await s.pick('commcost: export a run as an HTML report', pickLabel(system), `on ${system.host}`);
       await answerSaveDialog(out);
       await s.shot('basics-export-dialog');
       await s.page.keyboard.press('Enter');
@@ -261,7 +267,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       symlinkSync(victim, link);
       await s.command('Notifications: Clear All Notifications');
       await s.command('commcost: Export HTML Report…');
-      await s.pick('commcost: export a run as an HTML report', `localhost · NCCL ${system.stamp!.ncclVersion}`);
+      await s.pick('commcost: export a run as an HTML report', pickLabel(system), `on ${system.host}`);
       await answerSaveDialog(link);
       await s.page.keyboard.press('Enter');
       // The dialog asks first whether to overwrite the existing name: yes (Enter).

@@ -56,7 +56,7 @@ function profileOf(run: RunFile): Profile {
 
 /**
  * The label the extension gives a run among the loaded runs `peers` (annotationText.ts
- * `runLabel`, called here): "localhost · NCCL 2.28.9 · 2026-11-30", the date the UTC day the run
+ * `runLabel`, called here): "2× H200 · NCCL 2.28.9 · 2026-11-30 00:22 UTC", the time the UTC minute the run
  * started, plus its UTC start time ("… 00:22 UTC") when another of `peers` would read alike.
  * @param peers every run loaded in the window (the simulated one included); [] = none to tell apart
  */

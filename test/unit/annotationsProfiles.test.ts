@@ -21,8 +21,8 @@ import { rawRun, runFolder, scanText, storeOf } from '../support/annotationFixtu
 const wheel = rawRun('2.28.9-wheel');
 const system = rawRun('2.28.3-system');
 const startedAt = (r: RunFile) => Date.parse(r.stamp?.startedAt ?? '');
-/** The short run label every annotation ends with: host · NCCL version · date. */
-const label = (r: RunFile) => `${r.host} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 10)}`;
+/** The short run label every annotation ends with (readings/runName.ts), from the run's own stamp: GPUs · NCCL version · start. */
+const label = (r: RunFile) => `${r.ranks}× ${r.stamp?.gpus[0]?.name.replace(/^NVIDIA /, '')} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 16).replace('T', ' ')} UTC`;
 const fresh = (r: RunFile): StaleRules => ({
   now: startedAt(r) + 86_400_000,
   staleAfterDays: 30,
@@ -161,6 +161,8 @@ test('a simulated run, once chosen, says SIMULATED in the CodeLens, label and ho
   for (const api of ['ncclCommInitRank', 'ncclCommDestroy', 'ncclCommShrink'] as const) {
     const a = resolveAnnotation(api, store.active, store.profiles, fresh(wheel));
     assert.match(codeLensTitle(a), /SIMULATED/);
+    if (a.measured) assert.match(codeLensTitle(a), /^SIMULATED · .* — 2 ranks · NCCL /);
+    assert.doesNotMatch(codeLensTitle(a), /H200/, 'never a GPU it did not run on');
     if (a.measured) assert.match(decorationLabel(a) ?? '', /SIMULATED/);
     const site = await siteOf('cpp', `void f(){ ${api}(c); }`);
     assert.match(hoverMarkdown(a, site, hoverLinksFor(a)), /\*\*SIMULATED\*\*/);

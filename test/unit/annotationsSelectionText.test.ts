@@ -31,7 +31,8 @@ const wheel = rawRun('2.28.9-wheel');
 const c10d = JSON.parse(readFileSync(join(RESULTS, 'h200x2-torch2.11-nccl2.28.9-c10d.json'), 'utf8')) as RunFile;
 const RULES: StaleRules = { now: Date.parse('2026-12-01T00:00:00Z'), staleAfterDays: 30, expectedNcclVersion: '' };
 const unescape = (md: string) => md.replace(/\\(.)/g, '$1');
-const label = (r: RunFile) => `${r.host} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 10)}`;
+/** A run's name (readings/runName.ts) from its own stamp: "2× H200 · NCCL 2.28.9 · 2026-11-29 19:48 UTC". */
+const label = (r: RunFile) => `${r.ranks}× ${r.stamp?.gpus[0]?.name.replace(/^NVIDIA /, '')} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 16).replace('T', ' ')} UTC`;
 const stats = (run: RunFile, experiment: string, variant: string, step: string) => {
   const s = run.experiments
     .find((e) => e.experiment === experiment)
@@ -166,7 +167,8 @@ test('every annotation names its run; the after-line label adds it when the run 
   const lines = t.tooltip.split('\n');
   assert.ok(lines.includes(`ncclCommSplit answered by ${label(wheel)} — the active run has no split`), t.tooltip);
   assert.ok(lines.includes('1 simulated run not used: choose one to see its figures (marked SIMULATED)'), t.tooltip);
-  assert.equal(runLabel({ ...store.active, run: { ...c10d, simulated: true } }), `SIMULATED · ${label(c10d)}`);
+  // Simulated: its ranks, never the GPU model of the stamp it copied.
+  assert.equal(runLabel({ ...store.active, run: { ...c10d, simulated: true } }), label(c10d).replace(/^\d+× H200/, `SIMULATED · ${c10d.ranks} ranks`));
 });
 
 test('a finished simulated run does not become the active profile; a finished measured run does', async () => {
@@ -321,7 +323,7 @@ test('memory per GPU only where it belongs to the headline: never on a teardown 
   assert.match(unescape(hoverMarkdown(init, ipg, hoverLinks(init))), /Memory per GPU: \d/);
 });
 
-test('two runs that would read alike are told apart by their start time (UTC), in hovers, labels and the status bar', async () => {
+test('two runs on the same GPUs and NCCL are told apart by their start time (UTC), in hovers, labels and the status bar', async () => {
   const { store } = await storeOf(runFolder([wheel, c10d, cases]));
   const pc = store.profiles.find((p) => p.run.id === c10d.id);
   const pk = store.profiles.find((p) => p.run.id === cases.id);
@@ -329,14 +331,21 @@ test('two runs that would read alike are told apart by their start time (UTC), i
   assert.ok(pc && pk && pw);
   const lc = runLabel(pc, store.profiles);
   const lk = runLabel(pk, store.profiles);
-  assert.equal(lc, `${label(c10d)} ${c10d.stamp?.startedAt.slice(11, 16)} UTC`);
-  assert.equal(lk, `${label(cases)} ${cases.stamp?.startedAt.slice(11, 16)} UTC`);
+  assert.equal(lc, label(c10d));
+  assert.equal(lk, label(cases));
   assert.notEqual(lc, lk);
-  assert.equal(runLabel(pw, store.profiles), label(wheel), 'no twin: no time');
+  assert.equal(runLabel(pw, store.profiles), label(wheel));
   // Same minute: the experiments tell them apart.
   const twin = { ...pk, key: 'twin', time: pc.time };
   assert.match(runLabel(twin, [pc, twin]), / UTC · split-share, connect-mode/);
   assert.match(runLabel(pc, [pc, twin]), / UTC · c10d$/);
+  // Same GPUs, NCCL, minute and experiments, another target: the target tells them apart, and only then.
+  const elsewhere = { ...pc, key: 'elsewhere', run: { ...pc.run, id: `${pc.run.id}-gpu-box`, host: 'gpu-box' } };
+  assert.equal(runLabel(elsewhere, [pc, elsewhere]), `${label(c10d)} · on gpu-box`);
+  assert.equal(runLabel(pc, [pc, elsewhere]), `${label(c10d)} · on ${c10d.host}`);
+  // Alike in everything but the id: the id.
+  const copy = { ...pc, key: 'copy', run: { ...pc.run, id: `${pc.run.id}-2` } };
+  assert.equal(runLabel(copy, [pc, copy]), `${label(c10d)} · ${c10d.id}-2`);
   // The hover's "From …, not the active run (…)" and the status bar name two different runs.
   const moved = { ...wheel, id: '20261130-013000-localhost', stamp: wheel.stamp && { ...wheel.stamp, startedAt: '2026-11-30T01:30:00.000Z' } };
   const { store: s2 } = await storeOf(runFolder([moved, c10d]));
@@ -346,10 +355,11 @@ test('two runs that would read alike are told apart by their start time (UTC), i
   const ipg = (await scanText('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n')).sites[0];
   assert.ok(ipg);
   const md = unescape(hoverMarkdown(init, ipg, hoverLinks(init)));
-  assert.ok(md.includes(`*From ${label(c10d)} ${c10d.stamp?.startedAt.slice(11, 16)} UTC, not the active run (${label(moved)} 01:30 UTC):`), md);
-  assert.ok(codeLensTitle(init).endsWith(`— ${label(c10d)} ${c10d.stamp?.startedAt.slice(11, 16)} UTC`), codeLensTitle(init));
+  assert.ok(md.includes(`*From ${label(c10d)}, not the active run (${label(moved)}):`), md);
+  assert.ok(codeLensTitle(init).endsWith(`— ${label(c10d)}`), codeLensTitle(init));
   const t = statusText(s2.active, false, [], [], { simulated: 0, foreign: 0 }, s2.profiles);
-  assert.equal(t.text, `$(pulse) ${label(moved)} 01:30 UTC`);
+  assert.equal(t.text, `$(pulse) ${label(moved)}`);
+  assert.match(t.text, / 01:30 UTC$/);
 });
 
 test('the active run is the newest measured run that answers call sites, not a newer run of field cases only', async () => {

@@ -12,6 +12,7 @@ import { buildProgram, checkFlags, pythonFlag, runOptionsFrom, type MeasureFlags
 import { noGpuSentence, saveWithFallback } from '../../cli/measure';
 import { iterationLabel, progressLines } from '../../cli/progress';
 import { formatSummary, SIMULATED_BANNER, terminalSafe } from '../../cli/summary';
+import { cliInvocation, nextStepLines } from '../../cli/nextSteps';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'commcost-cli-'));
 const sample = (): RunFile => JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-nccl2.28.9-wheel.json'), 'utf8')) as RunFile;
@@ -75,14 +76,17 @@ describe('summary', () => {
     ['stamp.ncclSource', (r: RunFile) => (r.stamp!.ncclSource = 'simulated')],
     ['the NCCL path', (r: RunFile) => (r.stamp!.ncclPath = '/x/dist/native/libnccl-sim.so')],
   ] as const) {
-    test(`SIMULATED banner (top, bottom) and header when only ${what} says so`, () => {
+    test(`SIMULATED banner (top, bottom), name and header when only ${what} says so`, () => {
       const run = sample();
       assert.equal(run.simulated, false);
       over(run);
       const lines = formatSummary(run).trimEnd().split('\n');
       assert.equal(lines[0], `*** ${SIMULATED_BANNER} ***`);
       assert.equal(lines.at(-1), `*** ${SIMULATED_BANNER} ***`);
-      assert.match(lines[1]!, /SIMULATED NCCL$/);
+      // The run's name: SIMULATED and its ranks, never the GPU model its stamp lists.
+      assert.match(lines[1]!, new RegExp(`^SIMULATED · ${run.ranks} ranks? · NCCL `));
+      assert.doesNotMatch(lines[1]!, /H200/);
+      assert.match(lines[2]!, /SIMULATED NCCL$/);
     });
   }
 
@@ -164,6 +168,30 @@ describe('progress text', () => {
     assert.equal(lines.length, 2, lines.join('\n'));
     assert.match(lines[0]!, /^commcost: init \(1\/2\) finished: iteration \d+\/\d+/);
     assert.match(lines[1]!, /\(2\/2\) stopped/);
+  });
+});
+
+describe('what measure says last', () => {
+  const facts = { cli: 'node bin/commcost.js', saved: ['.commcost/runs/20261202-053000-localhost.json'], simulated: true, version: '0.1.0' };
+  test('after a simulated run: the report command and where it writes, the extension, a GPU host to measure', () => {
+    const lines = nextStepLines(facts);
+    assert.equal(lines[1], 'next:');
+    assert.ok(lines.includes('  open the report:   node bin/commcost.js report .commcost/runs/20261202-053000-localhost.json --html   (writes .commcost/runs/20261202-053000-localhost.html)'), lines.join('\n'));
+    assert.ok(lines.some((l) => l.includes('code --install-extension commcost-0.1.0.vsix')));
+    assert.ok(lines.some((l) => l.startsWith('  measure a GPU host: node bin/commcost.js measure --host user@gpu-host') && l.includes('simulated')), lines.join('\n'));
+  });
+  test('after a measured run: another host; with --html: the page itself; several runs: the comparison page', () => {
+    assert.ok(nextStepLines({ ...facts, simulated: false }).some((l) => l.startsWith('  measure another host: ')));
+    assert.ok(nextStepLines({ ...facts, html: '/tmp/r.html' }).includes('  open the report:   /tmp/r.html'));
+    const two = nextStepLines({ ...facts, saved: ['a.json', 'b c.json'] });
+    assert.ok(two.includes("  open the report:   node bin/commcost.js report a.json 'b c.json' --html   (writes b c.compare.html)"), two.join('\n'));
+    assert.deepEqual(nextStepLines({ ...facts, saved: [] }), [], 'nothing saved: nothing to open');
+    assert.ok(!nextStepLines({ ...facts, saved: ['x\u001b[2J.json'] }).join('').includes('\u001b'));
+  });
+  test('the CLI as the user ran it', () => {
+    assert.equal(cliInvocation('/repo/bin/commcost.js', '/repo'), 'node bin/commcost.js');
+    assert.equal(cliInvocation('/usr/lib/node_modules/commcost/bin/commcost.js', '/home/me'), 'node /usr/lib/node_modules/commcost/bin/commcost.js');
+    assert.equal(cliInvocation('/usr/local/bin/commcost', '/home/me'), 'commcost');
   });
 });
 

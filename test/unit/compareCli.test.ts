@@ -3,7 +3,7 @@
 // agent (test/support/fakeNcclAgent.js) that reports the version of the library it is given.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -84,6 +84,62 @@ describe('commcost report with several runs', { skip }, () => {
   });
 });
 
+describe('commcost report of one run: the terminal first, a page only where asked', { skip }, () => {
+  /** A copy of `src` in a fresh folder (a page written by default would land beside it, never in docs/). */
+  const copyOf = (src: string, edit?: (r: RunFile) => void): string => {
+    const dir = tmp();
+    const file = join(dir, 'run.json');
+    const run = read(src);
+    edit?.(run);
+    writeFileSync(file, JSON.stringify(run));
+    return file;
+  };
+  const ONE = join(results, 'h200x1-confirm-2026-12-01', 'h200x1-nccl2.28.9-wheel.json');
+
+  test('report run.json prints the summary, named by its GPUs, and writes nothing', async () => {
+    const file = copyOf(H9);
+    const r = await cli(['report', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const run = read(H9);
+    const first = r.stdout.split('\n')[0]!;
+    assert.equal(first, `${run.ranks}× ${run.stamp!.gpus[0]!.name.replace(/^NVIDIA /, '')} · NCCL ${run.stamp!.ncclVersion} · ${run.stamp!.startedAt.slice(0, 16).replace('T', ' ')} UTC`);
+    assert.deepEqual(readdirSync(join(file, '..')), ['run.json'], 'no page without --html');
+    assert.doesNotMatch(r.stderr, /wrote/);
+  });
+
+  test('--html without a file writes the page beside the run; --html FILE writes it there', async () => {
+    const file = copyOf(H9);
+    const beside = await cli(['report', file, '--html']);
+    assert.equal(beside.code, 0, beside.stderr);
+    assert.match(beside.stderr, /wrote .*run\.html/);
+    assert.match(readFileSync(join(file, '..', 'run.html'), 'utf8'), /id="commcost-run"/);
+    const there = join(tmp(), 'there.html');
+    const named = await cli(['report', file, '--html', there]);
+    assert.equal(named.code, 0, named.stderr);
+    assert.ok(existsSync(there));
+    // Two runs: the comparison on the terminal only, unless --html.
+    const other = copyOf(H3);
+    const cmp = await cli(['report', file, other]);
+    assert.equal(cmp.code, 0, cmp.stderr);
+    assert.ok(!existsSync(join(file, '..', 'run.compare.html')));
+  });
+
+  test("commcost's own diagnostics (wall split, efficiency targets, barrier skew) only with --verbose", async () => {
+    const file = copyOf(ONE, (run) => {
+      const e = run.experiments[0]!;
+      e.releaseSkewUs = { [e.variants[0]!.variant]: { total: [3, 5, 8] } };
+    });
+    assert.ok(read(ONE).wallSplit, 'the committed run has a wall split');
+    const plain = await cli(['report', file]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.doesNotMatch(plain.stdout, /efficiency targets|barrier release skew|harness/);
+    const verbose = await cli(['report', file, '--verbose']);
+    assert.equal(verbose.code, 0, verbose.stderr);
+    assert.match(verbose.stdout, /commcost's efficiency targets/);
+    assert.match(verbose.stdout, /barrier release skew over 3 generations/);
+  });
+});
+
 describe('commcost measure --nccl A --nccl B', { skip }, () => {
   const agentDir = (): string => {
     const d = join(tmp(), 'agent');
@@ -124,6 +180,32 @@ describe('commcost measure --nccl A --nccl B', { skip }, () => {
     assert.doesNotMatch(r.stdout, /comparison of/);
     assert.doesNotMatch(r.stderr, /measuring with NCCL/);
     assert.ok(readFileSync(html, 'utf8').includes('id="commcost-run"'));
+  });
+
+  test('measure ends with what to do next: the report (the command that writes it, or its path), the extension, a GPU host', async () => {
+    const dir = tmp();
+    const save = join(dir, 'runs');
+    const r = await cli(['measure', '--agent-dir', agentDir(), '--save-dir', save, '--experiments', 'init', '--iterations', '3', '--warmup', '0', '--nccl', A]);
+    assert.equal(r.code, 0, r.stderr);
+    const [saved] = readdirSync(save);
+    assert.ok(saved);
+    const next = r.stderr.slice(r.stderr.indexOf('\nnext:\n'));
+    assert.ok(r.stderr.includes('\nnext:\n'), r.stderr);
+    const path = join(save, saved);
+    assert.ok(next.includes(`open the report:   node bin/commcost.js report ${path} --html   (writes ${path.replace(/\.json$/, '.html')})`), next);
+    assert.match(next, /install the VS Code extension \(npm run package && code --install-extension commcost-\d+\.\d+\.\d+\.vsix\)/);
+    assert.match(next, /measure another host: node bin\/commcost\.js measure --host user@gpu-host/);
+    // The command it prints works: the page lands where it said.
+    const report = await cli(['report', path, '--html']);
+    assert.equal(report.code, 0, report.stderr);
+    assert.ok(existsSync(path.replace(/\.json$/, '.html')));
+    // With --html the report is already written: its path.
+    const html = join(dir, 'm.html');
+    const w = await cli(['measure', '--agent-dir', agentDir(), '--save-dir', save, '--experiments', 'init', '--iterations', '3', '--warmup', '0', '--nccl', A, '--html', html]);
+    assert.equal(w.code, 0, w.stderr);
+    assert.ok(w.stderr.includes(`open the report:   ${html}\n`), w.stderr);
+    // Diagnostics stay off the first screen.
+    assert.doesNotMatch(r.stdout + w.stdout, /efficiency targets|barrier release skew/);
   });
 
   test('--json with several --nccl is refused before measuring (exit 2); so is --simulate', async () => {

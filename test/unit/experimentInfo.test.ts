@@ -10,6 +10,7 @@ import {
   defaultExperiments,
   formatDuration,
   hostFactsFrom,
+  lastRunText,
   hostFactsOf,
   needsText,
   skippedNote,
@@ -121,3 +122,14 @@ for (const id of EXPERIMENT_IDS.filter((x) => x !== 'c10d')) {
     } else assert.doesNotMatch(oneGpu ?? '', /needs \d+ GPUs/);
   });
 }
+
+test("the Measure picker names the host's last run by its GPUs, NCCL and start, never by the host alone; a failed run is passed over", () => {
+  const good = runOf('h200x2-nccl2.28.9-wheel.json');
+  const noGpu = { ...good, id: 'failed-no-gpu', status: 'failed' as const, ranks: 0, experiments: [], stamp: { ...good.stamp!, gpus: [] } };
+  const text = lastRunText('localhost', [noGpu, good]);
+  assert.equal(text, `localhost's last run: ${good.ranks}× ${good.stamp!.gpus[0]!.name.replace(/^NVIDIA /, '')} · NCCL ${good.stamp!.ncclVersion} · ${good.stamp!.startedAt.slice(0, 16).replace('T', ' ')} UTC`);
+  const sim = { ...good, simulated: true };
+  assert.match(lastRunText('localhost', [sim]), /^localhost's last run: SIMULATED · 2 ranks · NCCL /);
+  assert.doesNotMatch(lastRunText('localhost', [sim]), /H200/);
+  assert.match(lastRunText('gpu-a', [noGpu]), /^nothing measured on gpu-a yet/);
+});

@@ -158,6 +158,8 @@ test('the finished run is saved in the results folder and "Open Results" is offe
   assert.equal(r.info.length, 1);
   assert.deepEqual(r.info[0]!.actions, [OPEN_RESULTS]);
   assert.match(r.info[0]!.message, /run on gpu1 complete/);
+  // The target, then the run's name: what it ran on as its file says (no stamp here: the host, said so).
+  assert.ok(r.info[0]!.message.includes(`complete: gpu1 (GPUs not recorded) · NCCL version not recorded · `), r.info[0]!.message);
   await tick();
   assert.deepEqual(r.opened, ['/ws/.commcost/runs/20250101T000000-gpu1.json']);
   assert.equal(r.errors.length, 0);

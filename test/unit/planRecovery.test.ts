@@ -158,7 +158,8 @@ test('commcost plan --recovery: the table, each term with its step, the sentence
   const file = path.join(results, X2_2307);
   let out = '';
   assert.equal(await planCommand({ run: [file], recovery: true }, (t) => (out += t)), 0);
-  assert.match(out, /^recovery plan for vm: 2× NVIDIA H200, NCCL 2\.30\.7/m);
+  // Named by its GPUs, NCCL and start (readings/runName.ts), never "for vm".
+  assert.match(out, /^recovery plan for 2× H200 · NCCL 2\.30\.7 · \d{4}-\d\d-\d\d \d\d:\d\d UTC — runs /m);
   assert.match(out, /^spare kept warm +0\.032 ms +691 ms +0 ms +0\.032 ms +not measured +complete$/m);
   assert.match(out, /^revoke \+ shrink +531 ms +incomplete +176 ms +707 ms +0 of 4 dropped +incomplete$/m);
   assert.match(out, /^abort \+ re-init +689 ms +0 ms +– \(full size\) +689 ms +not measured +complete$/m);

@@ -68,7 +68,7 @@ test('a run over several nodes: the plan names its nodes and all their GPUs, nev
   const plan = planReshape(asPlanRuns(run), inputs);
   assert.equal(plan.host.hostname, 'gpu0 and gpu1');
   assert.equal(plan.host.text, '4× NVIDIA H200 over 2 nodes');
-  assert.match(formatPlan(plan), /^plan for 4× NVIDIA H200 over 2 nodes \(gpu0 and gpu1\), NCCL [\d.]+ — runs run1\.json$/m);
+  assert.match(formatPlan(plan), /^plan for 4× H200 over 2 hosts · NCCL [\d.]+ · \d{4}-\d\d-\d\d \d\d:\d\d UTC \(gpu0 and gpu1\) — runs run1\.json$/m);
   assert.doesNotMatch(formatPlan(plan), /plan for vm/);
   assert.match(poolSentence(plan), /^on gpu0 and gpu1 \(4× NVIDIA H200 over 2 nodes, NCCL [\d.]+\), a pool of 3 shapes/);
   // A node whose GPU model the stamp did not measure: no GPU memory to take a share of.
@@ -76,8 +76,10 @@ test('a run over several nodes: the plan names its nodes and all their GPUs, nev
   const mixed = planReshape(asPlanRuns(run), {});
   assert.equal(mixed.host.text, '4 ranks over 2 nodes');
   assert.equal(mixed.host.gpuBytes, undefined);
-  // One host: unchanged.
-  assert.match(formatPlan(planReshape(asPlanRuns(fourRankRun()), {})), /^plan for 4× NVIDIA H200 \([^)]+\), NCCL/m);
+  // One host: the run's name (readings/runName.ts), its GPUs and count, not its host.
+  const one = fourRankRun();
+  assert.match(formatPlan(planReshape(asPlanRuns(one), {})), new RegExp(`^plan for 4× H200 · NCCL ${one.stamp!.ncclVersion.replace(/\./g, '\\.')} · \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC — runs`, 'm'));
+  assert.doesNotMatch(formatPlan(planReshape(asPlanRuns(one), {})), /plan for .*\(vm\)/);
 });
 
 test('an odd world size: the halves split is named by its larger child, ceil(n/2) ranks (split.ts colors rank < n/2), whose figure the MAX over ranks is', () => {

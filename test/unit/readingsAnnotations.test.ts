@@ -252,8 +252,8 @@ test('a partial run is named partial in the CodeLens and the status bar: what it
   run.experiments = run.experiments.filter((e) => e.experiment === 'init');
   const { store } = await storeOf(runFolder([run]));
   const init = resolveAnnotation('ncclCommInitRank', store.active, store.profiles, RULES);
-  assert.match(codeLensTitle(init), / — localhost · NCCL 2\.28\.9 · 2026-12-01 · partial$/);
-  assert.match(statusText(store.active, false, [], [], { simulated: 0, foreign: 0 }).text, /2026-12-01 · partial$/);
+  assert.match(codeLensTitle(init), / — 2× H200 · NCCL 2\.28\.9 · 2026-12-01 \d\d:\d\d UTC · partial$/);
+  assert.match(statusText(store.active, false, [], [], { simulated: 0, foreign: 0 }).text, /2× H200 · NCCL 2\.28\.9 · 2026-12-01 \d\d:\d\d UTC · partial$/);
   const split = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
   assert.equal(split.measured, undefined);
   assert.equal(split.missing?.reason, 'not measured in this run');

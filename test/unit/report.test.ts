@@ -116,7 +116,16 @@ test('a hostile host name and error message cannot break out of the script or th
   assert.ok(json.includes('\\u003c/script\\u003e\\u003cimg'));
   assert.deepEqual(JSON.parse(json), run);
   assert.ok(html.includes('&#60;/script&#62;&#60;img src=x onerror=alert(1)&#62;'), 'escaped text missing from the fallback');
-  assert.ok(html.includes('<title>commcost — &#60;/script&#62;'));
+  // The title names the run by its GPUs (readings/runName.ts), not by the host.
+  assert.ok(html.includes('<title>commcost — 4× A40 · NCCL 2.28.9 · 2025-01-01 00:00 UTC</title>'), /<title>.*<\/title>/.exec(html)?.[0]);
+  // A run with no GPU recorded falls back to its host, escaped.
+  const bare = renderReport({ ...run, stamp: undefined }, { webviewJsPath: stubBundle() });
+  assert.ok(bare.includes('<title>commcost — &#60;/script&#62;'), /<title>.*<\/title>/.exec(bare)?.[0]);
+  assert.match(bare, /<title>[^<]*\(GPUs not recorded\)/);
+  // A hostile GPU model is escaped too.
+  const gpus = run.stamp!.gpus.map((g) => ({ ...g, name: HOSTILE }));
+  const named = renderReport({ ...run, stamp: { ...run.stamp!, gpus } }, { webviewJsPath: stubBundle() });
+  assert.ok(named.includes('<title>commcost — 4× &#60;/script&#62;'), /<title>.*<\/title>/.exec(named)?.[0]);
 });
 
 test('a bundle containing "</script" is neutralised when inlined', () => {
@@ -130,7 +139,9 @@ test('a simulated run says SIMULATED with the explanation', () => {
   const html = renderReport(fixture({ simulated: true }), { webviewJsPath: stubBundle() });
   assert.ok(html.includes('SIMULATED'));
   assert.ok(html.includes('figures come from commcost&#39;s simulated NCCL, not from a measurement'));
-  assert.match(html, /<title>[^<]*\(SIMULATED\)<\/title>/);
+  // Named SIMULATED with its ranks, never by the GPUs its stamp lists.
+  assert.match(html, /<title>commcost — SIMULATED · 4 ranks · NCCL 2\.28\.9 · [^<]*<\/title>/);
+  assert.doesNotMatch(/<title>.*<\/title>/.exec(html)?.[0] ?? '', /A40/);
 });
 
 test('a run is SIMULATED in the report when any of its marks says so, not only the top-level flag', () => {
@@ -142,7 +153,7 @@ test('a run is SIMULATED in the report when any of its marks says so, not only t
   ];
   for (const over of marks) {
     const html = renderReport(fixture(over), { webviewJsPath: stubBundle() });
-    assert.match(html, /<title>[^<]*\(SIMULATED\)<\/title>/, JSON.stringify(over));
+    assert.match(html, /<title>commcost — SIMULATED · [^<]*<\/title>/, JSON.stringify(over));
     assert.ok(html.includes('<strong>SIMULATED</strong>'), JSON.stringify(over));
   }
 });

@@ -37,7 +37,7 @@ async function loaded(runs: RunFile[]) {
   return { dir, store };
 }
 
-test('runsTree: grouped by host (newest host first), runs newest first, NCCL version and UTC date, the active run marked', async () => {
+test('runsTree: grouped by host (newest host first), runs newest first, each named by its GPUs, NCCL version and UTC start, the active run marked', async () => {
   const gpu = variant(wheel, 'gpu-new', 'gpu-box', '2026-11-30T10:00:00.000Z');
   const { store } = await loaded([wheel, system, gpu]);
   const now = Date.parse('2026-12-01T00:00:00Z');
@@ -46,7 +46,8 @@ test('runsTree: grouped by host (newest host first), runs newest first, NCCL ver
   const local = tree[1]!;
   // Both real runs are on the same target; the newer one first.
   const expectOrder = [wheel, system].sort((a, b) => startedAt(b) - startedAt(a));
-  assert.deepEqual(local.runs.map((r) => r.label), expectOrder.map((r) => `NCCL ${r.stamp!.ncclVersion} · ${new Date(startedAt(r)).toISOString().slice(0, 16).replace('T', ' ')} UTC`));
+  // Named by the GPUs the stamp lists, never by the target (the group says the target).
+  assert.deepEqual(local.runs.map((r) => r.label), expectOrder.map((r) => `${r.ranks}× ${r.stamp!.gpus[0]!.name.replace(/^NVIDIA /, '')} · NCCL ${r.stamp!.ncclVersion} · ${new Date(startedAt(r)).toISOString().slice(0, 16).replace('T', ' ')} UTC`));
   assert.equal(local.description, '2 runs' + (local.runs.some((r) => r.active) ? ' · active run' : ''));
   // Exactly one active run in the whole tree: the store's.
   const active = tree.flatMap((h) => h.runs).filter((r) => r.active);
@@ -57,7 +58,7 @@ test('runsTree: grouped by host (newest host first), runs newest first, NCCL ver
   assert.ok(tree.flatMap((h) => h.runs).filter((r) => !r.active).every((r) => r.contextValue === 'run' && !/active/.test(r.description)));
 });
 
-test('runsTree: SIMULATED, stale (age, NCCL version) and partial are said, in the description and the tooltip', async () => {
+test('runsTree: SIMULATED and partial are said in the name, stale (age, NCCL version) in the description, all in the tooltip', async () => {
   const partial = variant(wheel, 'partial-run', 'gpu-box', '2026-11-29T10:00:00.000Z', { status: 'partial' });
   const { store } = await loaded([wheel, simulated, partial]);
   const now = startedAt(wheel) + 45 * DAY; // the wheel run is 45 days old, older than 30
@@ -65,7 +66,8 @@ test('runsTree: SIMULATED, stale (age, NCCL version) and partial are said, in th
   const all = tree.flatMap((h) => h.runs);
   const sim = all.find((r) => r.path.endsWith(`${simulated.id}.json`))!;
   assert.equal(sim.simulated, true);
-  assert.match(sim.description, /SIMULATED/);
+  assert.match(sim.label, /^SIMULATED · \d+ ranks? · NCCL /);
+  assert.doesNotMatch(sim.label + sim.description, /H200|SIMULATED.*SIMULATED/, 'said once, never a GPU model');
   assert.match(sim.tooltip, /SIMULATED NCCL \(figures are not measurements\)/);
   const old = all.find((r) => r.path.endsWith(`${wheel.id}.json`))!;
   assert.equal(old.simulated, false);
@@ -75,7 +77,8 @@ test('runsTree: SIMULATED, stale (age, NCCL version) and partial are said, in th
   assert.match(old.tooltip, /stale: measured 45 days ago/);
   const p = all.find((r) => r.path.endsWith('partial-run.json'))!;
   assert.equal(p.status, 'partial');
-  assert.match(p.description, /partial/);
+  assert.match(p.label, / · partial$/);
+  assert.doesNotMatch(p.description, /partial/);
   // A complete fresh run says neither.
   const { store: s2 } = await loaded([wheel]);
   const fresh = runsTree(s2.profiles, s2.active, rules(startedAt(wheel) + DAY, wheel.stamp!.ncclVersion)).flatMap((h) => h.runs)[0]!;
