@@ -74,6 +74,11 @@ export interface WrapperName {
   /** The class of a method (`callName` is the method's) or of a constructor (`callName` is the class's). */
   cls?: string;
   isConstructor?: boolean;
+  /**
+   * For a method: the other names its callers may write before it — its class's subclasses
+   * (which inherit it) and the module-level holders of an instance of either (`_TP`).
+   */
+  reachedAs?: readonly string[];
 }
 
 /**
@@ -124,7 +129,9 @@ export function textCalls(text: string): TextCalls {
       if (k === 0 || text.charCodeAt(k - 1) !== 46) break;
       const part = identifierBefore(text, k - 1);
       if (!part) {
-        dotted = false;
+        // `super().m(` / `super(Cls, self).m(`: a call of an inherited method (wrapperClasses.ts).
+        dotted = /super\s*\([^()]*\)\s*$/.test(text.slice(Math.max(0, k - 80), k - 1));
+        if (dotted) head = 'super';
         break;
       }
       head = part.name;
@@ -164,7 +171,8 @@ export function textCalls(text: string): TextCalls {
  * another file is reached only by a call of its own name: a function or a class called bare when
  * the file imports that name or has a star import, or after a name the file imports (`m.f(…)`,
  * `pkg.m.f(…)`); a method only on an instance of its class (`x = C(…)` … `x.m(…)`: a dotted call of
- * the method and the class's name in the text). `self.f(…)` and `cls.f(…)` reach the file's own class.
+ * the method — `super().m(…)` too — and in the text the class's name, a subclass's or a holder's,
+ * {@link WrapperName.reachedAs}). `self.f(…)` and `cls.f(…)` reach the file's own class.
  */
 export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextCalls, text: string) => boolean) | undefined {
   const bare = new Set<string>();
@@ -175,6 +183,7 @@ export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextC
       let classes = methods.get(w.callName);
       if (!classes) methods.set(w.callName, (classes = new Set()));
       classes.add(w.cls);
+      for (const n of w.reachedAs ?? []) classes.add(n);
     }
   }
   if (bare.size === 0 && methods.size === 0) return undefined;

@@ -9,6 +9,7 @@ import type { CallSite, SourceLanguage } from './callSites';
 import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
 import { cachedCreation } from './wrapperCache';
+import { classBases, superCallee } from './wrapperClasses';
 import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
@@ -65,6 +66,8 @@ export interface FileEntry {
   /** Top-level function names and class names. */
   functions: Set<string>;
   classes: Set<string>;
+  /** The bases each top-level class names, as written (wrapperClasses.ts `classBases`): its inherited methods resolve there. */
+  bases: Map<string, string[]>;
   imports: ImportFacts;
   /** Calls by the last name of their callee. */
   calls: Map<string, Call[]>;
@@ -174,8 +177,9 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       const fn = c[0]?.name === 'fn' ? c[0].node : c.find((x) => x.name === 'fn')?.node;
       const args = c.find((x) => x.name === 'args')?.node;
       if (!fn || !args) continue;
-      const callee = fn.text.replace(/\s+/g, '');
-      if (!CALLEE.test(callee)) continue;
+      const written = fn.text.replace(/\s+/g, '');
+      const callee = CALLEE.test(written) ? written : superCallee(written);
+      if (!callee) continue;
       const fs = fn.startPosition;
       const fe = fn.endPosition;
       const as = args.startPosition;
@@ -206,13 +210,17 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const defByKey = new Map<string, number>();
   const functions = new Set<string>();
   const classes = new Set<string>();
+  const bases = new Map<string, string[]>();
   const stack: Span[] = [];
   for (const s of spans) {
     while (stack.length > 0 && stack[stack.length - 1]!.end <= s.start) stack.pop();
     const parent = stack[stack.length - 1];
     if (parent) s.parent = parent;
     if (s.kind === 'class') {
-      if (!parent) classes.add(s.name);
+      if (!parent) {
+        classes.add(s.name);
+        bases.set(s.name, classBases(text.slice(s.start, s.body)));
+      }
       s.owner = parent?.owner ?? -1;
     } else if (!parent || parent.kind === 'class') {
       const cls = parent?.name;
@@ -267,7 +275,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     const keep =
       dot < 0
         ? functions.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
-        : first === 'self' || first === 'cls' || imports.bindings.has(first) || instances.has(first);
+        : first === 'self' || first === 'cls' || first === 'super' || classes.has(first) || imports.bindings.has(first) || instances.has(first);
     if (!keep) return;
     const last = dot < 0 ? r.callee : r.callee.slice(r.callee.lastIndexOf('.') + 1);
     const backend = BACKEND_KEYWORD.exec(text.slice(r.a.s, r.a.e));
@@ -311,6 +319,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     defByKey,
     functions,
     classes,
+    bases,
     imports,
     calls,
     instances,
@@ -350,6 +359,7 @@ export function otherFacts(path: string, language: SourceLanguage, sites: CallSi
     defByKey: new Map(),
     functions: new Set(),
     classes: new Set(),
+    bases: new Map(),
     imports: emptyImports(),
     calls: new Map(),
     instances: new Map(),
@@ -380,7 +390,8 @@ export function instanceOf(f: FileEntry, call: Call, receiver: string): string |
 
 /**
  * What other files may resolve to in this one: its top-level functions, its classes with an
- * `__init__`, its methods (called on instances), its imports (re-exports). An edit that leaves it unchanged keeps every other
+ * `__init__`, its methods (called on instances), its classes' bases (inherited methods), its module-level
+ * instances (holders), its imports (re-exports). An edit that leaves it unchanged keeps every other
  * file's resolutions.
  */
 export function surfaceOf(f: FileEntry): string {
@@ -390,7 +401,12 @@ export function surfaceOf(f: FileEntry): string {
   );
   const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
   const methods = [...f.defByKey.keys()].filter((k) => k.includes('.'));
+  const inherit = [...f.bases].map(([c, b]) => `${c}(${b.join(',')})`);
+  // Module-level holders (`_TP = GroupCoordinator(…)`): other files call methods on them.
+  const holders = [...f.instances].filter(([k]) => f.moduleNames.has(k)).map(([k, l]) => `${k}=${l.map((i) => i.ctor).join('/')}`);
   return [
+    inherit.sort().join(','),
+    holders.sort().join(','),
     [...f.functions].sort().join(','),
     classes.sort().join(','),
     methods.sort().join(','),
@@ -410,6 +426,7 @@ export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string 
   // What instance methods resolve through (instanceOf).
   for (const [k, l] of f.instances) parts.push(`${k}=${l.map((i) => `${i.def}:${i.ctor}`).join('/')}`);
   parts.push([...f.moduleNames].join(','));
+  for (const [c, b] of f.bases) parts.push(`${c}(${b.join(',')})`);
   // Whether a creation or a call of a wrapper is cached (wrapperCache.ts): a guard edited around it changes it.
   const cached = (at: number, def: number): string => (f.defs[def] && cachedCreation(f.text, at, f.defs[def].span) ? '$' : '');
   f.sites.forEach((s, i) =>

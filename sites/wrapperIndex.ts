@@ -413,10 +413,12 @@ export class WrapperIndex {
     while (!this.table) {
       const woken = this.woken;
       const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call));
+      const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
         [...t.wrappers.values()].map((w) => {
           const def = this.files.get(w.path)!.defs[w.def]!;
-          return { callName: def.callName, cls: def.cls, isConstructor: def.key.endsWith('.__init__') };
+          const also = def.cls ? reached(def.cls) : [];
+          return { callName: def.callName, cls: def.cls, isConstructor: def.key.endsWith('.__init__'), ...(also.length > 0 ? { reachedAs: also } : {}) };
         }),
       );
       if (wakes)
@@ -455,4 +457,34 @@ export class WrapperIndex {
     this.dependents.clear();
     this.table = undefined;
   }
+}
+
+/**
+ * The names under which the parsed files may reach a class's methods, by the class's name: its
+ * subclasses (by the last name of the bases they write, transitively) and the module-level holders
+ * of an instance of either (`_TP = GroupCoordinator(…)`). For the wake test (prefilter.ts), a superset.
+ */
+function reachedAs(files: Iterable<FileEntry>): (cls: string) => string[] {
+  const children = new Map<string, Set<string>>();
+  const holders = new Map<string, Set<string>>();
+  const add = (m: Map<string, Set<string>>, k: string, v: string): void => {
+    let set = m.get(k);
+    if (!set) m.set(k, (set = new Set()));
+    set.add(v);
+  };
+  const last = (dotted: string): string => dotted.slice(dotted.lastIndexOf('.') + 1);
+  for (const f of files) {
+    for (const [c, bases] of f.bases) for (const b of bases) add(children, last(b), c);
+    for (const [k, list] of f.instances) if (f.moduleNames.has(k)) for (const i of list) add(holders, last(i.ctor), k);
+  }
+  return (cls) => {
+    const seen = new Set([cls]);
+    for (const c of seen) for (const child of children.get(c) ?? []) seen.add(child);
+    const out = new Set<string>();
+    for (const c of seen) {
+      if (c !== cls) out.add(c);
+      for (const h of holders.get(c) ?? []) out.add(h);
+    }
+    return [...out];
+  };
 }

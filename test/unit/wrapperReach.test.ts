@@ -1,0 +1,67 @@
+// The reach of the wrapper index through classes (wrapperResolve.ts, wrapperClasses.ts), on a
+// synthetic package written for this test (test/fixtures/callsites/reach): a method called on a
+// module-level holder of another file (`_PP.destroy()`, `coordinator._TP.destroy()`, through a
+// package's re-export), a method a subclass inherits, `super().m(…)`, `C.static_m(…)` /
+// `m.C.static_m(…)`, `cls.m(…)`; never a method of another class, an override that makes no group,
+// a holder bound to two classes, or a class from outside the workspace. Files with no lifecycle
+// name of their own are parsed once one of these calls may reach a wrapper (prefilter.ts).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { WrapperIndex } from '../../sites/wrapperIndex';
+import { CALLSITES, loadFinder } from '../support/annotationFixtures';
+import { lineOf } from '../support/wrapperSites';
+
+const PKG = join(CALLSITES, 'reach');
+const FILES = [
+  'user.py',
+  'engine/run_custom.py',
+  'engine/shutdown.py',
+  'engine/custom.py',
+  'engine/comm.py',
+  'engine/__init__.py',
+  '__init__.py',
+  'coordinator.py',
+];
+
+/** An index of the package, the files that make no lifecycle call first (they stay unparsed until a wrapper's name wakes them). */
+async function indexed(): Promise<WrapperIndex> {
+  const index = await WrapperIndex.create(await loadFinder());
+  for (const n of FILES) index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
+  return index;
+}
+
+const described = (index: WrapperIndex, file: string): string[] =>
+  index.callerSites(file).map((s) => `${s.range.start.line + 1} ${s.written} ${s.api} ${s.chain.join(' > ')}`);
+
+test('methods reached through holders, subclasses, super(), static and class methods are sites through wrappers; other classes’ are not', async () => {
+  const index = await indexed();
+  const user = join(PKG, 'user.py');
+  const at = (re: RegExp): number => lineOf(user, re);
+  const destroy = 'destroy_process_group GroupCoordinator.destroy > torch.distributed.destroy_process_group';
+  const create = 'new_group SubCoordinator.create > GroupCoordinator.create > torch.distributed.new_group';
+  assert.deepEqual(described(index, user), [
+    `${at(/comm\.initialize\(\)/)} comm.initialize new_group MyComm.initialize > GroupCoordinator.make_static > torch.distributed.new_group`,
+    `${at(/s\.create\(\)/)} s.create ${create}`,
+    `${at(/inherited\.destroy\(\)/)} inherited.destroy ${destroy}`,
+    `${at(/GroupCoordinator\.make_static\(\[0\]\)/)} GroupCoordinator.make_static new_group GroupCoordinator.make_static > torch.distributed.new_group`,
+    `${at(/GroupCoordinator\.make_cls/)} GroupCoordinator.make_cls new_group GroupCoordinator.make_cls > GroupCoordinator.make_static > torch.distributed.new_group`,
+    `${at(/_PP\.destroy\(\)/)} _PP.destroy ${destroy}`,
+    `${at(/coordinator\._TP\.destroy\(\)/)} coordinator._TP.destroy ${destroy}`,
+    `${at(/reach\._TP\.destroy\(\)/)} reach._TP.destroy ${destroy}`,
+    `${at(/self\._pg\.create\(\)/)} self._pg.create ${create}`,
+  ]);
+});
+
+test('a file naming neither the class nor a lifecycle call is parsed once it calls a method through a holder, or an override through super()', async () => {
+  const index = await indexed();
+  const shutdown = join(PKG, 'engine', 'shutdown.py');
+  assert.deepEqual(described(index, shutdown), [
+    `${lineOf(shutdown, /_PP\.destroy\(\)/)} _PP.destroy destroy_process_group GroupCoordinator.destroy > torch.distributed.destroy_process_group`,
+  ]);
+  const run = join(PKG, 'engine', 'run_custom.py');
+  assert.deepEqual(described(index, run), [
+    `${lineOf(run, /c\.create\(\)/)} c.create new_group Custom.create > GroupCoordinator.create > torch.distributed.new_group`,
+  ]);
+});
