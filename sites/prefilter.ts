@@ -169,7 +169,8 @@ export function textCalls(text: string): TextCalls {
  * A test that a file not parsed yet (no lifecycle name of its own) may call one of `wrappers`
  * where the wrapper index resolves calls (wrapperResolve.ts); undefined for none. A wrapper in
  * another file is reached only by a call of its own name: a function or a class called bare when
- * the file imports that name or has a star import, or after a name the file imports (`m.f(…)`,
+ * the file imports that name or has a star import, a bare call of another imported name when the
+ * file imports a wrapper's name (`from m import f as g`), or after a name the file imports (`m.f(…)`,
  * `pkg.m.f(…)`); a method only on an instance of its class (`x = C(…)` … `x.m(…)`: a dotted call of
  * the method — `super().m(…)` too — and in the text the class's name, a subclass's or a holder's,
  * {@link WrapperName.reachedAs}). `self.f(…)` and `cls.f(…)` reach the file's own class.
@@ -188,7 +189,11 @@ export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextC
   }
   if (bare.size === 0 && methods.size === 0) return undefined;
   return (facts, text) => {
+    // A wrapper's name imported, maybe under another (`from m import create_group as make`), and
+    // a bare call of an imported name other than a wrapper's own.
+    const importsWrapper = [...bare].some((b) => facts.imported.has(b));
     for (const [name, heads] of facts.calls) {
+      if (importsWrapper && !bare.has(name) && heads.has('') && facts.imported.has(name)) return true;
       if (bare.has(name))
         for (const head of heads) {
           if (head === '' ? facts.star || facts.imported.has(name) : head !== 'self' && head !== 'cls' && facts.imported.has(head)) return true;

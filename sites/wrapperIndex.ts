@@ -412,7 +412,7 @@ export class WrapperIndex {
   private derive(): WrapperTable {
     while (!this.table) {
       const woken = this.woken;
-      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call));
+      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), importAliases(this.files.values()));
       const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
         [...t.wrappers.values()].map((w) => {
@@ -457,6 +457,19 @@ export class WrapperIndex {
     this.dependents.clear();
     this.table = undefined;
   }
+}
+
+/** Imports under another name in the parsed files (`from m import f as g`): `f` → {`g`, …}; calls of `g` may be calls of `f`. */
+function importAliases(files: Iterable<FileEntry>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const f of files)
+    for (const [local, b] of f.imports.bindings)
+      if (b.kind === 'member' && b.name !== local) {
+        let set = out.get(b.name);
+        if (!set) out.set(b.name, (set = new Set()));
+        set.add(local);
+      }
+  return out;
 }
 
 /**

@@ -178,15 +178,22 @@ export class CallResolver {
     return pkg && inner ? this.moduleOf(pkg, inner, extra, depth + 1) : undefined;
   }
 
-  /** `name` in module file `path`: defined there, or imported there from another module (re-exports, a few levels). */
+  /** `name` in module file `path`: defined there, or imported there from another module (re-exports, also by a star import; a few levels). */
   private lookup(path: string, name: string, depth: number): DefId | undefined {
     this.consult(path);
     const g = this.entry(path);
     if (!g) return undefined;
     const d = defIn(g, name);
-    if (d || depth >= 4) return d;
+    if (d || depth >= MAX_DEPTH) return d;
     const b = g.imports.bindings.get(name);
-    return b?.kind === 'member' ? this.member(path, b.ref, b.name, depth + 1) : undefined;
+    if (b) return b.kind === 'member' ? this.member(path, b.ref, b.name, depth + 1) : undefined;
+    // A package's `__init__.py` re-exporting a module's names by `from .inner import *`.
+    for (const star of g.imports.stars) {
+      const s = this.modules.resolve(path, star);
+      const found = s && s !== path ? this.lookup(s, name, depth + 1) : undefined;
+      if (found) return found;
+    }
+    return undefined;
   }
 
   private member(from: string, ref: ModuleRef, name: string, depth: number): DefId | undefined {

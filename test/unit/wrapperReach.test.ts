@@ -65,3 +65,31 @@ test('a file naming neither the class nor a lifecycle call is parsed once it cal
     `${lineOf(run, /c\.create\(\)/)} c.create new_group Custom.create > GroupCoordinator.create > torch.distributed.new_group`,
   ]);
 });
+
+test('wrappers imported under another name, re-exported by a package (also by a star import), imported in a function: sites; a plain function so imported, none', async () => {
+  const index = await WrapperIndex.create(await loadFinder());
+  for (const n of [
+    'alias_only.py',
+    'imports_user.py',
+    'groups/__init__.py',
+    'groups/impl.py',
+    'groups/more.py',
+    '__init__.py',
+    'coordinator.py',
+  ])
+    index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
+  const user = join(PKG, 'imports_user.py');
+  const at = (re: RegExp): number => lineOf(user, re);
+  const tp = 'new_group make_tp > torch.distributed.new_group';
+  const dp = 'new_group make_dp > torch.distributed.new_group';
+  assert.deepEqual(described(index, user), [
+    `${at(/^ {4}make_tensor_group\(ranks\)/)} make_tensor_group ${tp}`,
+    `${at(/^ {4}make_dp\(ranks\)/)} make_dp ${dp}`,
+    `${at(/^ {4}tp_group\(ranks\)/)} tp_group ${tp}`,
+    `${at(/g\.make_dp\(ranks\)/)} g.make_dp ${dp}`,
+    `${at(/return late\(ranks\)/)} late ${tp}`,
+  ]);
+  // A file that names the wrapper only in its import is parsed once the wrapper is known.
+  const only = join(PKG, 'alias_only.py');
+  assert.deepEqual(described(index, only), [`${lineOf(only, /return tensor_parallel_group/)} tensor_parallel_group ${tp}`]);
+});
