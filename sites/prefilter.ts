@@ -34,6 +34,9 @@ const PY_WORDS: readonly string[] = [
     'torchcomms',
     'torchft',
     'cupy',
+    // torch's DeviceMesh methods that make groups (pythonNames.ts MESH_METHODS), on a receiver the finder checks.
+    '_flatten',
+    '_unflatten',
   ]),
 ].sort((a, b) => b.length - a.length);
 

@@ -93,3 +93,14 @@ test('wrappers imported under another name, re-exported by a package (also by a 
   const only = join(PKG, 'alias_only.py');
   assert.deepEqual(described(index, only), [`${lineOf(only, /return tensor_parallel_group/)} tensor_parallel_group ${tp}`]);
 });
+
+test('a method that makes a device mesh and flattens two of its dimensions: its call is a site of each', async () => {
+  const index = await WrapperIndex.create(await loadFinder());
+  for (const n of ['train.py', 'parallel_dims.py']) index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
+  const train = join(PKG, 'train.py');
+  const line = lineOf(train, /dims\.build_mesh\(\)/);
+  assert.deepEqual(described(index, train), [
+    `${line} dims.build_mesh init_device_mesh ParallelDims.build_mesh > torch.distributed.device_mesh.init_device_mesh`,
+    `${line} dims.build_mesh DeviceMesh._flatten ParallelDims.build_mesh > mesh["dp","cp"]._flatten`,
+  ]);
+});
