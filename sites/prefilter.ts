@@ -176,7 +176,8 @@ export function textCalls(text: string): TextCalls {
  * file imports a wrapper's name (`from m import f as g`), or after a name the file imports (`m.f(…)`,
  * `pkg.m.f(…)`); a method only on an instance of its class (`x = C(…)` … `x.m(…)`: a dotted call of
  * the method — `super().m(…)` too — and in the text the class's name, a subclass's or a holder's,
- * {@link WrapperName.reachedAs}). `self.f(…)` and `cls.f(…)` reach the file's own class.
+ * {@link WrapperName.reachedAs}), or a dotted call of the method on a name the file imports (a
+ * holder, or a module holding one). `self.f(…)` and `cls.f(…)` reach the file's own class.
  */
 export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextCalls, text: string) => boolean) | undefined {
   const bare = new Set<string>();
@@ -202,7 +203,10 @@ export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextC
           if (head === '' ? facts.star || facts.imported.has(name) : head !== 'self' && head !== 'cls' && facts.imported.has(head)) return true;
         }
       const classes = methods.get(name);
-      if (classes && [...heads].some((h) => h !== '' && h !== 'cls'))
+      if (!classes) continue;
+      // On a name the file imports: a holder of an instance, or a module holding one (`ps._TP.destroy()`).
+      if ([...heads].some((h) => h !== '' && h !== 'self' && h !== 'cls' && facts.imported.has(h))) return true;
+      if ([...heads].some((h) => h !== '' && h !== 'cls'))
         for (const cls of classes) if (new RegExp(`(?<![A-Za-z0-9_])${cls}(?![A-Za-z0-9_])`).test(text)) return true;
     }
     return false;

@@ -72,8 +72,9 @@ export interface FileEntry {
   /** Calls by the last name of their callee. */
   calls: Map<string, Call[]>;
   /**
-   * Variables assigned a constructor's value by its CapWords name (`b = Backend(…)`,
-   * `self.comm = cb.Backend(…)`): name (`b`, `self.comm`) → where (the def, -1 at module level) and the callee.
+   * Variables assigned a call's value (`b = Backend(…)`, `self.comm = cb.Backend(…)`, `_TP =
+   * init_group(…)`): name (`b`, `self.comm`) → where (the def, -1 at module level) and the callee. The
+   * resolver follows a constructor, or a function that returns a constructor's value.
    */
   instances: Map<string, Instance[]>;
   /** Names assigned at module level (a function's `global` may rebind them). */
@@ -114,8 +115,6 @@ const CALLEE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const MODULE_NAME = /^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=(?!=)/gm;
 /** An instance variable: a name, or `self.name`. */
 const INSTANCE_TARGET = /^(?:self\.)?[A-Za-z_][A-Za-z0-9_]*$/;
-/** A class's constructor by its name (CapWords, `Backend`, `cb.Backend`): other calls' values are not followed. */
-const CONSTRUCTOR = /^(?:[A-Za-z_][A-Za-z0-9_]*\.)*_*[A-Z][A-Za-z0-9_]*$/;
 
 interface Span {
   start: number;
@@ -197,7 +196,8 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       const ctor = c.find((x) => x.name === 'ctor')?.node;
       const target = lhs?.text.replace(/\s+/g, '') ?? '';
       const callee = ctor?.text.replace(/\s+/g, '') ?? '';
-      if (lhs && INSTANCE_TARGET.test(target) && CONSTRUCTOR.test(callee)) assigned.push({ target, ctor: callee, at: lhs.startIndex });
+      // A constructor's value, or a function's that may return one (wrapperResolve.ts `factoryClass`).
+      if (lhs && INSTANCE_TARGET.test(target) && CALLEE.test(callee)) assigned.push({ target, ctor: callee, at: lhs.startIndex });
     }
   }
 

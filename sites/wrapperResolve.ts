@@ -14,6 +14,8 @@ import { instanceOf, type Call, type FileEntry } from './wrapperFacts';
 
 /** How many base classes up a method is looked for, and how many re-exports a class is followed through. */
 const MAX_DEPTH = 4;
+/** A class by its name (CapWords: `Backend`, `cb.Backend`, `_Private`). */
+const CONSTRUCTOR = /^(?:[A-Za-z_][A-Za-z0-9_]*\.)*_*[A-Z][A-Za-z0-9_]*$/;
 
 /** A class: the file it is defined in and its name. */
 interface ClassRef {
@@ -125,7 +127,7 @@ export class CallResolver {
     }
     const list = g.moduleNames.has(name) ? g.instances.get(name) : undefined;
     if (!list || list.length === 0 || !list.every((i) => i.ctor === list[0]!.ctor)) return undefined;
-    return this.classNamed(g, list[0]!.ctor);
+    return this.classNamed(g, list[0]!.ctor) ?? this.factoryClass(g, list[0]!.ctor, list[0]!.def);
   }
 
   /** The class a constructor's or a base's text (`C`, `m.C`) names in file `f`: its own, imported, or in an imported module. */
@@ -145,8 +147,36 @@ export class CallResolver {
   /** Method `method` of the class whose instance `receiver` holds at `call` (wrapperFacts.ts `instanceOf`). */
   private instanceMethod(f: FileEntry, call: Call, receiver: string, method: string): DefId | undefined {
     const ctor = instanceOf(f, call, receiver);
-    const cls = ctor ? this.classNamed(f, ctor) : undefined;
+    const cls = ctor ? this.classNamed(f, ctor) ?? this.factoryClass(f, ctor, call.def) : undefined;
     return cls ? this.methodOf(cls, method, 0) : undefined;
+  }
+
+  private factoryDepth = 0;
+
+  /**
+   * The class whose instance the function `callee` (as called in def `def` of `f`) returns: the one
+   * its return annotation names (`-> GroupCoordinator`), else the one every `return` of its body
+   * constructs (`return GroupCoordinator(…)`); undefined otherwise (vLLM's `_TP = init_model_parallel_group(…)`).
+   */
+  private factoryClass(f: FileEntry, callee: string, def: number): ClassRef | undefined {
+    if (this.factoryDepth >= MAX_DEPTH) return undefined;
+    this.factoryDepth++;
+    try {
+      const id = this.resolve(f, { callee, def } as Call);
+      const [path, key] = id?.split('\u0000') ?? [];
+      const g = path ? this.entry(path) : undefined;
+      const d = g && key !== undefined ? g.defs[g.defByKey.get(key) ?? -1] : undefined;
+      if (!g || !d || key!.endsWith('.__init__')) return undefined;
+      const header = g.text.slice(d.span.start, d.span.body);
+      const body = g.text.slice(d.span.body, d.span.end);
+      const annotated = /->\s*(['"]?)([A-Za-z_][A-Za-z0-9_.]*)\1\s*:\s*$/.exec(header)?.[2];
+      const built = [...body.matchAll(/(?<![A-Za-z0-9_.])return\s+([A-Za-z_][A-Za-z0-9_.]*)\s*\(/g)].map((m) => m[1]!);
+      const returns = body.match(/(?<![A-Za-z0-9_.])return(?![A-Za-z0-9_])/g)?.length ?? 0;
+      const cls = annotated ?? (built.length > 0 && built.length === returns && built.every((b) => b === built[0]) ? built[0] : undefined);
+      return cls && CONSTRUCTOR.test(cls) ? this.classNamed(g, cls) : undefined;
+    } finally {
+      this.factoryDepth--;
+    }
   }
 
   /** Class `name` of the module `ref` names from `from` (or of file `from` itself), through re-exports. */

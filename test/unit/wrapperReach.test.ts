@@ -104,3 +104,15 @@ test('a method that makes a device mesh and flattens two of its dimensions: its 
     `${line} dims.build_mesh DeviceMesh._flatten ParallelDims.build_mesh > mesh["dp","cp"]._flatten`,
   ]);
 });
+
+test('holders assigned by factory functions (annotated, or returning a constructor’s value): their methods are reached; a factory returning no class, none', async () => {
+  const index = await WrapperIndex.create(await loadFinder());
+  for (const n of ['teardown.py', 'parallel_state.py', 'coordinator.py', '__init__.py'])
+    index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
+  const teardown = join(PKG, 'teardown.py');
+  const destroy = 'destroy_process_group GroupCoordinator.destroy > torch.distributed.destroy_process_group';
+  assert.deepEqual(described(index, teardown), [
+    `${lineOf(teardown, /parallel_state\._TENSOR_PARALLEL\.destroy/)} parallel_state._TENSOR_PARALLEL.destroy ${destroy}`,
+    `${lineOf(teardown, /_WORLD\.destroy/)} _WORLD.destroy ${destroy}`,
+  ]);
+});
