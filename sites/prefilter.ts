@@ -132,9 +132,13 @@ export function textCalls(text: string): TextCalls {
       if (k === 0 || text.charCodeAt(k - 1) !== 46) break;
       const part = identifierBefore(text, k - 1);
       if (!part) {
-        // `super().m(` / `super(Cls, self).m(`: a call of an inherited method (wrapperClasses.ts).
-        dotted = /super\s*\([^()]*\)\s*$/.test(text.slice(Math.max(0, k - 80), k - 1));
-        if (dotted) head = 'super';
+        // `super().m(`, `get_group().m(`, `ps.get_group(x).m(`: a method on what a call returns
+        // (wrapperClasses.ts), headed by the call's first name.
+        const returned = /(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_]*)(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*\s*\([^()]*\)\s*$/.exec(
+          text.slice(Math.max(0, k - 120), k - 1),
+        );
+        dotted = returned !== null;
+        if (returned) head = returned[1]!;
         break;
       }
       head = part.name;

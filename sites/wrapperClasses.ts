@@ -3,7 +3,8 @@
  * bases each top-level class names (`class SubCoordinator(GroupCoordinator):`, `class P(mod.Base,
  * Generic[T], metaclass=M)`: the dotted names only), so that a method a class inherits, `super().m(…)`
  * and `cls.m(…)` resolve to the base's def (wrapperResolve.ts); and the callee text of
- * `super().m` / `super(Cls, self).m`, kept as `super.m`. Pure, from the text; no `vscode` import.
+ * `super().m` / `super(Cls, self).m`, kept as `super.m`, and of a method called on a function's value
+ * (`get_tp_group().destroy`), kept as `get_tp_group().destroy`. Pure, from the text; no `vscode` import.
  */
 
 /** A base written as a dotted name (`Base`, `pkg.mod.Base`); subscripts, calls and keywords are not followed. */
@@ -41,4 +42,13 @@ export function classBases(header: string): string[] {
 export function superCallee(text: string): string | undefined {
   const m = /^super\((?:[A-Za-z_][A-Za-z0-9_.]*,[A-Za-z_][A-Za-z0-9_]*)?\)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(text);
   return m ? `super.${m[1]!}` : undefined;
+}
+
+/**
+ * `f(…).m` / `mod.f(…).m` (whitespace removed; arguments without parentheses of their own) →
+ * `f().m`: a method called on what a function returns (vLLM's `get_tp_group().destroy()`); undefined otherwise.
+ */
+export function returnedCallee(text: string): string | undefined {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\([^()]*\)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(text);
+  return m && m[1] !== 'super' ? `${m[1]!}().${m[2]!}` : undefined;
 }

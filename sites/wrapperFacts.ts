@@ -9,7 +9,7 @@ import type { CallSite, SourceLanguage } from './callSites';
 import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
 import { cachedCreation } from './wrapperCache';
-import { classBases, superCallee } from './wrapperClasses';
+import { classBases, returnedCallee, superCallee } from './wrapperClasses';
 import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
@@ -177,7 +177,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       const args = c.find((x) => x.name === 'args')?.node;
       if (!fn || !args) continue;
       const written = fn.text.replace(/\s+/g, '');
-      const callee = CALLEE.test(written) ? written : superCallee(written);
+      const callee = CALLEE.test(written) ? written : (superCallee(written) ?? returnedCallee(written));
       if (!callee) continue;
       const fs = fn.startPosition;
       const fe = fn.endPosition;
@@ -271,11 +271,18 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const maybeLocal = imports.stars.length > 0;
   raw.forEach((r, i) => {
     const dot = r.callee.indexOf('.');
-    const first = dot < 0 ? r.callee : r.callee.slice(0, dot);
+    // `get_group().m`: kept as a call of `get_group` is.
+    const first = (dot < 0 ? r.callee : r.callee.slice(0, dot)).replace(/\(\)$/, '');
     const keep =
       dot < 0
         ? functions.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
-        : first === 'self' || first === 'cls' || first === 'super' || classes.has(first) || imports.bindings.has(first) || instances.has(first);
+        : first === 'self' ||
+          first === 'cls' ||
+          first === 'super' ||
+          classes.has(first) ||
+          functions.has(first) ||
+          imports.bindings.has(first) ||
+          instances.has(first);
     if (!keep) return;
     const last = dot < 0 ? r.callee : r.callee.slice(r.callee.lastIndexOf('.') + 1);
     const backend = BACKEND_KEYWORD.exec(text.slice(r.a.s, r.a.e));

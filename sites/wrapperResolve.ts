@@ -44,6 +44,12 @@ export class CallResolver {
 
   /** The def `call` (in file `f`) names, or undefined. */
   resolve(f: FileEntry, call: Call): DefId | undefined {
+    // `get_group().m(…)`: method `m` of the class whose instance `get_group` returns.
+    const returned = /^(.+)\(\)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(call.callee);
+    if (returned) {
+      const cls = this.factoryClass(f, returned[1]!, call.def);
+      return cls ? this.methodOf(cls, returned[2]!, 0) : undefined;
+    }
     const parts = call.callee.split('.');
     const name = parts[parts.length - 1]!;
     if (parts.length === 1) {
@@ -156,7 +162,8 @@ export class CallResolver {
   /**
    * The class whose instance the function `callee` (as called in def `def` of `f`) returns: the one
    * its return annotation names (`-> GroupCoordinator`), else the one every `return` of its body
-   * constructs (`return GroupCoordinator(…)`); undefined otherwise (vLLM's `_TP = init_model_parallel_group(…)`).
+   * constructs (`return GroupCoordinator(…)`), else the one of the module-level holder every `return`
+   * returns (`return _TP`); undefined otherwise (vLLM's `_TP = init_model_parallel_group(…)`, `get_tp_group()`).
    */
   private factoryClass(f: FileEntry, callee: string, def: number): ClassRef | undefined {
     if (this.factoryDepth >= MAX_DEPTH) return undefined;
@@ -172,8 +179,11 @@ export class CallResolver {
       const annotated = /->\s*(['"]?)([A-Za-z_][A-Za-z0-9_.]*)\1\s*:\s*$/.exec(header)?.[2];
       const built = [...body.matchAll(/(?<![A-Za-z0-9_.])return\s+([A-Za-z_][A-Za-z0-9_.]*)\s*\(/g)].map((m) => m[1]!);
       const returns = body.match(/(?<![A-Za-z0-9_.])return(?![A-Za-z0-9_])/g)?.length ?? 0;
-      const cls = annotated ?? (built.length > 0 && built.length === returns && built.every((b) => b === built[0]) ? built[0] : undefined);
-      return cls && CONSTRUCTOR.test(cls) ? this.classNamed(g, cls) : undefined;
+      const same = (l: string[]): string | undefined => (l.length > 0 && l.length === returns && l.every((b) => b === l[0]) ? l[0] : undefined);
+      const cls = annotated ?? same(built);
+      if (cls) return CONSTRUCTOR.test(cls) ? this.classNamed(g, cls) : undefined;
+      const held = same([...body.matchAll(/(?<![A-Za-z0-9_.])return[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?:#[^\n]*)?$/gm)].map((m) => m[1]!));
+      return held ? this.holderClass(path!, held) : undefined;
     } finally {
       this.factoryDepth--;
     }

@@ -116,3 +116,15 @@ test('holders assigned by factory functions (annotated, or returning a construct
     `${lineOf(teardown, /_WORLD\.destroy/)} _WORLD.destroy ${destroy}`,
   ]);
 });
+
+test('a method called on what a getter returns (its annotation, or the holder it returns): a site; on a getter of a list, none', async () => {
+  const index = await WrapperIndex.create(await loadFinder());
+  for (const n of ['getters.py', 'parallel_state.py', 'coordinator.py', '__init__.py'])
+    index.setFile(join(PKG, n), 'python', readFileSync(join(PKG, n), 'utf8'));
+  const getters = join(PKG, 'getters.py');
+  const destroy = 'destroy_process_group GroupCoordinator.destroy > torch.distributed.destroy_process_group';
+  assert.deepEqual(described(index, getters), [
+    `${lineOf(getters, /get_tp_group\(\)\.destroy/)} get_tp_group().destroy ${destroy}`,
+    `${lineOf(getters, /ps\.get_world_group\(\)\.destroy/)} ps.get_world_group().destroy ${destroy}`,
+  ]);
+});
