@@ -195,7 +195,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   // A device mesh: a variable assigned a mesh (init_device_mesh, DeviceMesh, a mesh re-shaped), a
   // dimension of one (`mesh["dp", "cp"]`), or a name like a mesh's where torch's device mesh is imported.
   const isMesh = (receiver: string, at: number): boolean => {
-    const r = receiver.replace(/(\[[^\]]*\])+$/, '');
+    const r = withoutSubscripts(receiver);
     const maker = makerOf(r, at);
     return maker === 'deviceMesh' || (libs.torchMesh && maker === undefined && MESH_RECEIVER.test(r));
   };
@@ -463,4 +463,20 @@ function torchftReceiver(receiver: string, maker: Maker | undefined, fulls: (w: 
   if (maker === 'torchft') return true;
   const ctor = /^([A-Za-z_][\w.]*)\(.*\)$/s.exec(receiver)?.[1];
   return ctor !== undefined && fulls(ctor).some(isTorchftNccl);
+}
+
+/** `mesh["dp", "cp"]`, `m[m.mesh_dim_names[1:]]` → `mesh`, `m`: the receiver without its trailing subscripts (brackets balanced). */
+function withoutSubscripts(receiver: string): string {
+  let end = receiver.length;
+  while (end > 0 && receiver[end - 1] === ']') {
+    let depth = 0;
+    let i = end - 1;
+    for (; i >= 0; i--) {
+      if (receiver[i] === ']') depth++;
+      else if (receiver[i] === '[' && --depth === 0) break;
+    }
+    if (i <= 0) break;
+    end = i;
+  }
+  return receiver.slice(0, end);
 }
