@@ -17,8 +17,10 @@
  * `cls.f(…)` (a method of the enclosing class, same file), `C(…)` (a class whose `__init__` is a
  * wrapper), `x.f(…)` / `self.x.f(…)` on an instance (`x = C(…)` in the same function, at module
  * level through `global`, `self.x = C(…)` in the class's methods: wrapperFacts.ts `instanceOf`;
- * `C` as `C(…)` resolves, the method defined in its class). C/C++ files keep the finder's sites
- * only. No `vscode` import.
+ * `C` as `C(…)` resolves, or a function returning a `C`), a module-level holder of another file,
+ * `C.f(…)`, `super().f(…)`, `get_group().f(…)`, the method defined in the class or inherited from a
+ * base (wrapperResolve.ts); a wrapper imported under another name. C/C++ files keep the finder's
+ * sites only. No `vscode` import.
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import {
