@@ -483,7 +483,7 @@ export function callerSite(
     api: inner.site.api,
     role: inner.site.role,
     language: 'python',
-    written: call.callee,
+    written: call.callee.replace(/^super\./, 'super().'),
     range: { start: { line: call.line, character: call.col }, end: { line: call.endLine, character: call.endCol } },
     nameRange: { start: { line: call.line, character: call.col }, end: { line: call.nameEndLine, character: call.nameEndCol } },
     startIndex: call.start,

@@ -44,9 +44,10 @@ import {
   type Call,
   type FileEntry,
 } from './wrapperFacts';
-import { deriveWrappers, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { deriveWrappers, namesOf, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
 import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
+import { callAliases, reachedAs } from './wrapperNames';
 
 export { MAX_HOPS } from './wrapperDerive';
 
@@ -414,13 +415,17 @@ export class WrapperIndex {
   private derive(): WrapperTable {
     while (!this.table) {
       const woken = this.woken;
-      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), importAliases(this.files.values()));
+      const aliases = callAliases(this.files.values());
+      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), aliases);
       const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].map((w) => {
+        [...t.wrappers.values()].flatMap((w) => {
           const def = this.files.get(w.path)!.defs[w.def]!;
           const also = def.cls ? reached(def.cls) : [];
-          return { callName: def.callName, cls: def.cls, isConstructor: def.key.endsWith('.__init__'), ...(also.length > 0 ? { reachedAs: also } : {}) };
+          const isConstructor = def.key.endsWith('.__init__');
+          // A function or a constructor is also called by its aliases (imports, subclasses).
+          const names = def.cls === undefined || isConstructor ? namesOf(def.callName, aliases) : [def.callName];
+          return names.map((callName) => ({ callName, cls: def.cls, isConstructor, ...(also.length > 0 ? { reachedAs: also } : {}) }));
         }),
       );
       if (wakes)
@@ -459,47 +464,4 @@ export class WrapperIndex {
     this.dependents.clear();
     this.table = undefined;
   }
-}
-
-/** Imports under another name in the parsed files (`from m import f as g`): `f` → {`g`, …}; calls of `g` may be calls of `f`. */
-function importAliases(files: Iterable<FileEntry>): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  for (const f of files)
-    for (const [local, b] of f.imports.bindings)
-      if (b.kind === 'member' && b.name !== local) {
-        let set = out.get(b.name);
-        if (!set) out.set(b.name, (set = new Set()));
-        set.add(local);
-      }
-  return out;
-}
-
-/**
- * The names under which the parsed files may reach a class's methods, by the class's name: its
- * subclasses (by the last name of the bases they write, transitively) and the module-level holders
- * of an instance of either (`_TP = GroupCoordinator(…)`). For the wake test (prefilter.ts), a superset.
- */
-function reachedAs(files: Iterable<FileEntry>): (cls: string) => string[] {
-  const children = new Map<string, Set<string>>();
-  const holders = new Map<string, Set<string>>();
-  const add = (m: Map<string, Set<string>>, k: string, v: string): void => {
-    let set = m.get(k);
-    if (!set) m.set(k, (set = new Set()));
-    set.add(v);
-  };
-  const last = (dotted: string): string => dotted.slice(dotted.lastIndexOf('.') + 1);
-  for (const f of files) {
-    for (const [c, bases] of f.bases) for (const b of bases) add(children, last(b), c);
-    for (const [k, list] of f.instances) if (f.moduleNames.has(k)) for (const i of list) add(holders, last(i.ctor), k);
-  }
-  return (cls) => {
-    const seen = new Set([cls]);
-    for (const c of seen) for (const child of children.get(c) ?? []) seen.add(child);
-    const out = new Set<string>();
-    for (const c of seen) {
-      if (c !== cls) out.add(c);
-      for (const h of holders.get(c) ?? []) out.add(h);
-    }
-    return [...out];
-  };
 }

@@ -53,7 +53,7 @@ export class CallResolver {
     const parts = call.callee.split('.');
     const name = parts[parts.length - 1]!;
     if (parts.length === 1) {
-      const local = defIn(f, name);
+      const local = this.defIn(f, name);
       if (local) return local;
       const b = f.imports.bindings.get(name);
       if (b?.kind === 'member') return this.member(f.path, b.ref, b.name, 0);
@@ -96,6 +96,12 @@ export class CallResolver {
     if (!where) return undefined;
     const cls = this.classIn(where, undefined, owner, 0) ?? this.holderClass(where, owner);
     return cls ? this.methodOf(cls, name, 0) : undefined;
+  }
+
+  /** Function `name` of file `f`, or the `__init__` class `name` of `f` defines or inherits (what `name(…)` runs). */
+  private defIn(f: FileEntry, name: string): DefId | undefined {
+    if (f.functions.has(name)) return defId(f.path, name);
+    return f.classes.has(name) ? this.methodOf({ path: f.path, name }, '__init__', 0) : undefined;
   }
 
   /**
@@ -223,7 +229,7 @@ export class CallResolver {
     this.consult(path);
     const g = this.entry(path);
     if (!g) return undefined;
-    const d = defIn(g, name);
+    const d = this.defIn(g, name);
     if (d || depth >= MAX_DEPTH) return d;
     const b = g.imports.bindings.get(name);
     if (b) return b.kind === 'member' ? this.member(path, b.ref, b.name, depth + 1) : undefined;
@@ -242,8 +248,4 @@ export class CallResolver {
   }
 }
 
-function defIn(f: FileEntry, name: string): DefId | undefined {
-  if (f.functions.has(name)) return defId(f.path, name);
-  if (f.classes.has(name) && f.defByKey.has(`${name}.__init__`)) return defId(f.path, `${name}.__init__`);
-  return undefined;
-}
+

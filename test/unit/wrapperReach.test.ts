@@ -128,3 +128,18 @@ test('a method called on what a getter returns (its annotation, or the holder it
     `${lineOf(getters, /ps\.get_world_group\(\)\.destroy/)} ps.get_world_group().destroy ${destroy}`,
   ]);
 });
+
+test('a subclass constructor that inherits, or calls through super().__init__, a constructor making a group: a site; one that overrides it, none', async () => {
+  const index = await WrapperIndex.create(await loadFinder());
+  const file = join(PKG, 'pg_wrappers.py');
+  const user = join(PKG, 'pg_user.py');
+  for (const f of [user, file]) index.setFile(f, 'python', readFileSync(f, 'utf8'));
+  const made = 'new_group GroupOwner > torch.distributed.new_group';
+  assert.deepEqual(described(index, file), [
+    `${lineOf(file, /super\(\)\.__init__\(ranks\)/)} super().__init__ ${made}`,
+    `${lineOf(file, /a = InheritsInit/)} InheritsInit ${made}`,
+    `${lineOf(file, /b = CallsSuperInit/)} CallsSuperInit new_group CallsSuperInit > GroupOwner > torch.distributed.new_group`,
+  ]);
+  // A file calling the subclass only (its constructor inherited) is parsed once the base's is a wrapper.
+  assert.deepEqual(described(index, user), [`${lineOf(user, /return InheritsInit/)} InheritsInit ${made}`]);
+});
