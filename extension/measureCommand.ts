@@ -7,14 +7,14 @@
 import { mkdir } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import { CommcostError } from '../client/errors';
-import { DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, type ExperimentId, type RunOptions } from '../protocol/events';
+import { EXPERIMENT_IDS, type ExperimentId, type RunOptions } from '../protocol/events';
 import type { RunFile } from '../protocol/runFile';
 import type { CommcostContext } from './extensionContext';
 import type { OutputLog } from './outputLog';
 import { confirmUnknownHostKey } from './hostKeyPrompt';
 import { describeHostEntry, entryRequest, parseHostEntry, type EntryRequest, type HostEntry } from './hostEntries';
 import { runController, type RunOutcome, type RunRequest } from './runController';
-import { hostChoices, pushRecent, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
+import { hostChoices, pushRecent, measureRunOptions, readSettings, SettingsError, validateIterations, type CommcostSettings, type HostChoice } from './settings';
 import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from '../client/profileStore';
 import { ResultsPanel } from './webviewPanel';
 import * as info from '../readings/experimentInfo';
@@ -299,16 +299,7 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
   // commcost.simulate: every host runs the simulated NCCL (trying the tool, or the UI tests over
   // SSH on a machine without a GPU); the picker's "localhost (simulated NCCL)" does it for one run.
   const simulate = simulateAll;
-  const options: RunOptions = {
-    ...DEFAULT_RUN_OPTIONS,
-    experiments,
-    iterations,
-    warmup: settings.warmup,
-    deadlineSeconds: settings.deadlineSeconds,
-    ...(settings.ncclPath ? { ncclPath: settings.ncclPath } : {}),
-    ...(settings.python ? { python: settings.python } : {}),
-    ...(simulate ? { simulate: true } : {}),
-  };
+  const options: RunOptions = measureRunOptions(settings, experiments, iterations, simulate);
   const request: RunRequest = { ...where, options, ...(settings.remoteNodePath ? { nodePath: settings.remoteNodePath } : {}) };
   if (!host.simulate) {
     await env.extension.globalState.update(RECENT_KEY, pushRecent(env.extension.globalState.get<string[]>(RECENT_KEY, []), host.entry.entry));

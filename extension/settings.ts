@@ -3,7 +3,7 @@
  * (`workspace.getConfiguration('commcost').get`), so this is testable on its own.
  */
 import type { SlurmOptions } from '../client/slurm';
-import { DEFAULT_EXPERIMENTS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId } from '../protocol/events';
+import { commCountsProblem, DEFAULT_COMM_COUNTS, DEFAULT_EXPERIMENTS, DEFAULT_RUN_OPTIONS, EXPERIMENT_IDS, OPTION_LIMITS, pythonOptionProblem, withinLimit, type ExperimentId, type RunOptions } from '../protocol/events';
 
 /**
  * The job step of `slurm:<login node>` entries (`commcost.slurm`), checked for shape here; the
@@ -30,6 +30,8 @@ export interface CommcostSettings {
   warmup: number;
   /** Hang guard per step, s, within OPTION_LIMITS.deadlineSeconds (1–86400). */
   deadlineSeconds: number;
+  /** The many-comms experiment's communicator counts (`commCounts` run option, `--comm-counts`), ascending. */
+  commCounts: number[];
   /** libnccl.so.2 on the GPU host; "" = search. */
   ncclPath: string;
   /** The Python with torch on the GPU host (c10d, the NCCL wheel search); "" = $COMMCOST_PYTHON, else python3. */
@@ -62,6 +64,7 @@ const DEFAULTS: CommcostSettings = {
   iterations: 10,
   warmup: 1,
   deadlineSeconds: 60,
+  commCounts: [...DEFAULT_COMM_COUNTS],
   ncclPath: '',
   python: '',
   remoteNodePath: '',
@@ -186,17 +189,44 @@ export function readSettings(get: (key: string) => unknown): CommcostSettings {
   if (!withinLimit(deadline, dl, false)) {
     throw new SettingsError('commcost.deadlineSeconds', deadline, `a number of seconds from ${dl.min} to ${dl.max}`);
   }
+  const counts = get('commCounts') ?? DEFAULTS.commCounts;
+  const countsWrong = commCountsProblem(counts);
+  if (countsWrong) {
+    const c = OPTION_LIMITS.commCount;
+    throw new SettingsError('commcost.commCounts', counts, `a list of ${OPTION_LIMITS.commCounts.min} to ${OPTION_LIMITS.commCounts.max} whole numbers from ${c.min} to ${c.max}, strictly ascending (${countsWrong})`);
+  }
   return {
     hosts: (hostsRaw as string[]).map(normalizeHostEntry),
     iterations: int(get, 'iterations', DEFAULTS.iterations),
     warmup: int(get, 'warmup', DEFAULTS.warmup),
     deadlineSeconds: deadline,
+    commCounts: [...(counts as number[])],
     ncclPath: str(get, 'ncclPath'),
     python: pythonSetting(get),
     remoteNodePath: str(get, 'remoteNodePath'),
     experiments: [...new Set(expRaw as ExperimentId[])],
     coordinatorAddress: coordinatorAddress(get('coordinatorAddress')),
     slurm: slurmSettings(get('slurm')),
+  };
+}
+
+/**
+ * The run options of a Measure: the experiments and iterations picked, the rest from the settings
+ * (`commCounts` only when it differs from the default, as `--comm-counts` on the CLI; the NCCL path
+ * and Python only when set).
+ */
+export function measureRunOptions(settings: CommcostSettings, experiments: ExperimentId[], iterations: number, simulate: boolean): RunOptions {
+  const defaultCounts = settings.commCounts.length === DEFAULT_COMM_COUNTS.length && settings.commCounts.every((n, i) => n === DEFAULT_COMM_COUNTS[i]);
+  return {
+    ...DEFAULT_RUN_OPTIONS,
+    experiments,
+    iterations,
+    warmup: settings.warmup,
+    deadlineSeconds: settings.deadlineSeconds,
+    ...(settings.ncclPath ? { ncclPath: settings.ncclPath } : {}),
+    ...(settings.python ? { python: settings.python } : {}),
+    ...(defaultCounts ? {} : { commCounts: [...settings.commCounts] }),
+    ...(simulate ? { simulate: true } : {}),
   };
 }
 

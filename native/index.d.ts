@@ -174,6 +174,21 @@ export function commInitRank(
 ): Promise<Timed & { comm: number }>;
 
 /**
+ * ncclCommInitRankScalable (NCCL ≥ 2.23.4): a communicator of `nranks` made with several unique
+ * ids (nId = `ids.length`, 1 to `nranks`), which spread the bootstrap over as many roots; every
+ * rank passes the same ids in the same order. `config` as commInitRank (absent: NULL config).
+ * @returns `comm`: a handle into the addon's communicator table; `ms` the call (non-blocking: until ready)
+ * @throws NativeError ARG (not in this NCCL or older than 2.23.4, no ids, more ids than ranks, an id not 128 bytes), NCCL
+ */
+export function commInitRankScalable(
+  nranks: number,
+  ids: readonly Buffer[],
+  rank: number,
+  config?: CommConfig,
+  gen?: number,
+): Promise<Timed & { comm: number }>;
+
+/**
  * ncclCommSplit, collective over every rank of the parent. `color` -1 = NCCL_SPLIT_NOCOLOR: this
  * rank takes part but gets no communicator (the result's comm is null). `config` null or absent:
  * the child inherits the parent's config.

@@ -22,7 +22,7 @@ export function versionString(code: number): string {
 
 /** One line per experiment, in the field's terms (docs/METHOD.md "Steps by experiment" has the detail; package.json's enumDescriptions repeat these). */
 export const EXPERIMENT_DESCRIPTIONS: Record<ExperimentId, string> = {
-  init: 'ncclCommInitRankConfig over all ranks, its first collective, and a steady 64 MiB allreduce (the bandwidth reference)',
+  init: 'ncclCommInitRankConfig over all ranks, its first collective, and a steady 64 MiB allreduce (the bandwidth reference); the same by ncclCommInitRankScalable with several unique ids (NCCL ≥ 2.23.4)',
   split: "ncclCommSplit of a warm parent into halves and whole, splitShare 0 and 1, and the child's first collective",
   shrink: "ncclCommShrink dropping the last rank (DEFAULT, ABORT, ABORT with work in flight), and the child's first collective",
   grow: 'ncclCommGrow: a communicator of n−1 ranks takes the last rank back, then its first collective',

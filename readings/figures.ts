@@ -13,7 +13,7 @@
 import type { StepStats, VariantSummary } from '../protocol/events';
 import { EXPERIMENT_IDS, firstUseOf, type FirstUseKind } from '../protocol/runOptions';
 import type { unavailableReason } from './experimentInfo';
-import { memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
+import { isSimulatedRun, memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
 
 /** One error of a run file (what failed, where, why). */
 export type RunError = RunFile['errors'][number];
@@ -40,7 +40,23 @@ function unmeasurableReason(entry: ApiEntry, run: RunFile): string {
     const read = run.experiments.filter((e) => e.variants.some((v) => v.memStats && Object.keys(v.memStats).length > 0)).map((e) => e.experiment);
     if (read.length) return `not timed: this run read ncclCommMemStats at the memory points of ${read.join(', ')} (open the run for its counts)`;
   }
-  return `no commcost experiment times ${entry.api}`;
+  const note = entry.callsInto === 'ncclDevCommCreate' || entry.callsInto === 'ncclDevCommDestroy' ? deviceApiNote(run) : '';
+  return `no commcost experiment times ${entry.api}${note}`;
+}
+
+/** NCCL's device API (ncclDevCommCreate, ncclDevCommDestroy) is in NCCL from this version on. */
+const DEVICE_API_SINCE = { code: 22800, version: '2.28' } as const;
+
+/**
+ * For a device-API call: ` (the device API came with NCCL 2.28; this run's NCCL is 2.27.7)` when the
+ * run's NCCL (its stamp's version code) is older; '' when newer, unknown or simulated (a simulated
+ * run's version is the simulator's, not a library's).
+ */
+function deviceApiNote(run: RunFile): string {
+  const s = run.stamp;
+  if (!s || typeof s.ncclVersionCode !== 'number' || s.ncclVersionCode >= DEVICE_API_SINCE.code || isSimulatedRun(run)) return '';
+  const version = typeof s.ncclVersion === 'string' ? s.ncclVersion : String(s.ncclVersionCode);
+  return ` (the device API came with NCCL ${DEVICE_API_SINCE.version}; this run's NCCL is ${version})`;
 }
 import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from '../sites/apiMap';
 import { beneathName, beneathSkipped, hostGate, matchesVariant, sameRankGate, skipOf } from './figureSkips';

@@ -158,7 +158,8 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     language: 'cpp',
     role: 'create',
     callsInto: 'ncclCommInitRankScalable',
-    answer: INIT,
+    // init's own variant of this call (several unique ids) first; the ncclCommInitRankConfig one where the run lacks it.
+    answer: { ...INIT, variants: ['scalable', 'default'] },
   },
   ncclCommSplit: { api: 'ncclCommSplit', language: 'cpp', role: 'create', callsInto: 'ncclCommSplit', answer: SPLIT },
   ncclCommShrink: { api: 'ncclCommShrink', language: 'cpp', role: 'create', callsInto: 'ncclCommShrink', answer: SHRINK },
@@ -352,6 +353,25 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     // No experiment times the call itself (runs read it at memory points): the annotation says
     // it is not measured rather than borrowing another figure.
     answer: { experiment: 'memStats', variants: [], call: CALL },
+  },
+  // The device API (NCCL 2.28+): `ncclDevCommCreate(comm, &reqs, &devComm)` makes a device
+  // communicator (the resources kernels use to communicate) on a host communicator;
+  // `ncclDevCommDestroy(comm, &devComm)` frees it. No experiment times either: the annotation says
+  // so (and, for a run of an older NCCL, that its library predates the call) rather than borrowing
+  // init's or destroy's figure.
+  ncclDevCommCreate: {
+    api: 'ncclDevCommCreate',
+    language: 'cpp',
+    role: 'create',
+    callsInto: 'ncclDevCommCreate',
+    answer: { experiment: 'devComm', variants: [], call: CALL },
+  },
+  ncclDevCommDestroy: {
+    api: 'ncclDevCommDestroy',
+    language: 'cpp',
+    role: 'teardown',
+    callsInto: 'ncclDevCommDestroy',
+    answer: { experiment: 'devComm', variants: [], call: CALL },
   },
   ProcessGroupNCCL: {
     api: 'ProcessGroupNCCL',

@@ -24,6 +24,9 @@ export const NCCL_APIS = [
   'ncclCommSuspend',
   'ncclCommResume',
   'ncclCommMemStats',
+  // NCCL's device API (2.28+): a device communicator made from a host communicator, and freed.
+  'ncclDevCommCreate',
+  'ncclDevCommDestroy',
 ] as const;
 
 /** PyTorch (c10d) entry points, by the canonical name the finder resolves aliases to. */

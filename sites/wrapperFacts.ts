@@ -6,6 +6,7 @@
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import type { CallSite, SourceLanguage } from './callSites';
+import type { Repetition } from './callSiteTypes';
 import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
 import { cachedCreation } from './wrapperCache';
@@ -45,6 +46,8 @@ export interface Call {
   notNccl?: true;
   /** Memo (wrapperGroups.ts `returnsValueAt`): whether the function it is in returns its value. */
   returned?: boolean;
+  /** C/C++ (cppWrapperFacts.ts): a loop of its function repeats it in one process; its site through wrappers carries it. */
+  repeated?: Repetition;
   /** The index's memo (wrapperIndex.ts): what the call resolved to, at which module-table version, and the other files it looked into. */
   resolved?: string | undefined;
   resolvedAt?: number;
@@ -353,27 +356,6 @@ function callbackOnly(spans: readonly Span[], at: number, text: string): boolean
   return false;
 }
 
-/** The facts of a C/C++ file: the finder's sites only (wrappers are followed in Python). */
-export function otherFacts(path: string, language: SourceLanguage, sites: CallSite[]): FileEntry {
-  return {
-    path,
-    language,
-    sites,
-    siteDefs: sites.map(() => -1),
-    siteLazy: sites.map(() => undefined),
-    text: '',
-    defs: [],
-    defByKey: new Map(),
-    functions: new Set(),
-    classes: new Set(),
-    bases: new Map(),
-    imports: emptyImports(),
-    calls: new Map(),
-    instances: new Map(),
-    moduleNames: new Set(),
-  };
-}
-
 /**
  * The callee whose value `receiver` (`b`, `self.comm`) holds where `call` is: `self.x` as the
  * methods of the call's class assign it; a name as the call's own function assigns it, else — a
@@ -482,7 +464,7 @@ export function callerSite(
     ...(extra as Partial<CallSite>),
     api: inner.site.api,
     role: inner.site.role,
-    language: 'python',
+    language: f.language === 'python' ? 'python' : 'cpp',
     written: call.callee.replace(/^super\./, 'super().'),
     range: { start: { line: call.line, character: call.col }, end: { line: call.endLine, character: call.endCol } },
     nameRange: { start: { line: call.line, character: call.col }, end: { line: call.nameEndLine, character: call.nameEndCol } },
@@ -494,6 +476,7 @@ export function callerSite(
     hasArguments: call.hasArgs,
     chain: [...inner.chain],
     wrapper,
+    ...(call.repeated ? { repeated: call.repeated } : {}),
     ...(inner.cached ? { firstCallOnly: true as const } : {}),
   };
 }

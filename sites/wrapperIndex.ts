@@ -19,8 +19,9 @@
  * level through `global`, `self.x = C(…)` in the class's methods: wrapperFacts.ts `instanceOf`;
  * `C` as `C(…)` resolves, or a function returning a `C`), a module-level holder of another file,
  * `C.f(…)`, `super().f(…)`, `get_group().f(…)`, the method defined in the class or inherited from a
- * base (wrapperResolve.ts); a wrapper imported under another name. C/C++ files keep the finder's
- * sites only. No `vscode` import.
+ * base (wrapperResolve.ts); a wrapper imported under another name. C/C++/CUDA files the same way, by
+ * name (cppWrapperFacts.ts: functions, methods, named lambdas; `CppNames` resolves their calls
+ * within the file and across the C/C++ files). No `vscode` import.
  */
 import type { Query as TsQuery, Tree } from 'web-tree-sitter';
 import {
@@ -38,7 +39,6 @@ import {
   callerSite,
   derivationKey,
   FACTS_QUERY,
-  otherFacts,
   pythonFacts,
   surfaceOf,
   type Call,
@@ -46,6 +46,7 @@ import {
 } from './wrapperFacts';
 import { deriveWrappers, namesOf, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
+import { CPP_FACTS_QUERY, cppFacts, CppNames, cppWakeTest } from './cppWrapperFacts';
 import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
 import { callAliases, reachedAs } from './wrapperNames';
 
@@ -114,6 +115,11 @@ export class WrapperIndex {
   /** Whether a dormant file's text may call a wrapper of the last derivation (prefilter.ts `wrapperWakeTest`). */
   private wakes: ((facts: TextCalls, text: string) => boolean) | undefined;
 
+  /** C/C++: the defs by name (calls resolve by name), the facts query (compiled on the first C/C++ tree), the wake test of dormant files. */
+  private readonly cppNames = new CppNames();
+  private cppQuery: TsQuery | undefined;
+  private cppWakes: ((text: string) => boolean) | undefined;
+
   private readonly resolver = new CallResolver({
     modules: this.modules,
     entry: (path) => this.entry(path),
@@ -123,6 +129,7 @@ export class WrapperIndex {
   private constructor(
     private readonly finder: CallSiteFinder,
     private readonly query: TsQuery,
+    private readonly compile: (tree: Tree, source: string) => TsQuery,
   ) {}
 
   /** An empty index on `finder` (compiles its one query). */
@@ -130,7 +137,7 @@ export class WrapperIndex {
     const ts = await import('web-tree-sitter');
     const probe = finder.parse('python', '');
     try {
-      return new WrapperIndex(finder, new ts.Query(probe.language, FACTS_QUERY));
+      return new WrapperIndex(finder, new ts.Query(probe.language, FACTS_QUERY), (tree, source) => new ts.Query(tree.language, source));
     } finally {
       probe.delete();
     }
@@ -147,7 +154,8 @@ export class WrapperIndex {
   setFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions = {}): void {
     const parse = options.scan !== undefined || options.keepTree === true || mayHaveSites(language, text);
     const calls = !parse && language === 'python' && this.table && this.wakes ? textCalls(text) : undefined;
-    if (!parse && !(calls && this.wakes?.(calls, text))) {
+    const cppWakes = !parse && language !== 'python' && this.table !== undefined && this.cppWakes?.(text) === true;
+    if (!parse && !cppWakes && !(calls && this.wakes?.(calls, text))) {
       // Still dormant: nothing derived looked into it, nothing changes. A new file changes the
       // module table; a parsed one loses its facts (a resolution that needs them wakes it).
       const wasDormant = this.dormant.has(path);
@@ -185,7 +193,10 @@ export class WrapperIndex {
     try {
       // A woken file has no lifecycle name of its own (prefilter.ts): the finder would find nothing.
       const sites = woken ? [] : (options.scan ?? this.finder.scan(language, tree, text)).sites;
-      const entry: FileEntry = language === 'python' ? pythonFacts(this.query, tree, text, path, sites) : otherFacts(path, language, sites);
+      const entry: FileEntry =
+        language === 'python'
+          ? pythonFacts(this.query, tree, text, path, sites)
+          : cppFacts((this.cppQuery ??= this.compile(tree, CPP_FACTS_QUERY)), tree, text, path, language, sites);
       const old = this.files.get(path);
       this.forget(path);
       const sameSurface = old !== undefined && surfaceOf(old) === surfaceOf(entry);
@@ -198,6 +209,11 @@ export class WrapperIndex {
         this.table = undefined;
       this.files.set(path, entry);
       if (language === 'python') this.modules.add(path);
+      else {
+        // C/C++ calls resolve by name across files: another name table, every resolution again.
+        this.cppNames.add(entry);
+        if (!sameSurface) this.modulesChanged();
+      }
       for (const name of entry.calls.keys()) {
         let set = this.callers.get(name);
         if (!set) this.callers.set(name, (set = new Set()));
@@ -255,6 +271,10 @@ export class WrapperIndex {
     }
     this.files.delete(path);
     this.modules.remove(path);
+    if (old.language !== 'python') {
+      this.cppNames.remove(old);
+      this.modulesChanged();
+    }
     return true;
   }
 
@@ -389,7 +409,7 @@ export class WrapperIndex {
       const consulted: string[] = [];
       this.consulted = consulted;
       try {
-        call.resolved = this.resolver.resolve(f, call);
+        call.resolved = f.language === 'python' ? this.resolver.resolve(f, call) : this.cppNames.resolve(f, call);
       } finally {
         this.consulted = undefined;
       }
@@ -419,7 +439,7 @@ export class WrapperIndex {
       const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), aliases);
       const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].flatMap((w) => {
+        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w) => {
           const def = this.files.get(w.path)!.defs[w.def]!;
           const also = def.cls ? reached(def.cls) : [];
           const isConstructor = def.key.endsWith('.__init__');
@@ -430,9 +450,14 @@ export class WrapperIndex {
       );
       if (wakes)
         for (const [path, d] of [...this.dormant]) if (d.language === 'python' && wakes((d.calls ??= textCalls(d.text)), d.text)) this.entry(path);
+      const cppWakes = cppWakeTest(
+        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language !== 'python').map((w) => this.files.get(w.path)!.defs[w.def]!.callName),
+      );
+      if (cppWakes) for (const [path, d] of [...this.dormant]) if (d.language !== 'python' && cppWakes(d.text)) this.entry(path);
       if (this.woken === woken) {
         this.table = t;
         this.wakes = wakes;
+        this.cppWakes = cppWakes;
       }
     }
     return this.table;
@@ -458,6 +483,8 @@ export class WrapperIndex {
   dispose(): void {
     for (const path of [...this.trees.keys()]) this.dropTree(path);
     this.query.delete();
+    this.cppQuery?.delete();
+    this.cppQuery = undefined;
     this.files.clear();
     this.dormant.clear();
     this.callers.clear();

@@ -60,12 +60,18 @@ function readInputs(fields: { shapes: string; every: string; step: string; budge
   };
 }
 
-function planTable(plan: Plan): HTMLElement {
+/**
+ * The plan's table. `onlyPriced`: only the strategies with a critical-path total (a 1-rank run,
+ * where most strategies need a split, shrink, grow or switch that 1 rank cannot have: the line above
+ * the chart names the others and the sentences say why, instead of rows of "missing").
+ */
+function planTable(plan: Plan, onlyPriced = false): HTMLElement {
+  const strategies = onlyPriced ? plan.strategies.filter((s) => s.criticalMs !== undefined) : plan.strategies;
   const head = ['strategy', 'critical path', 'of a step', 'amortised', 'prepaid', 'deferred', 'memory / GPU', 'of budget'];
   const cell = (v: number | undefined, f: (x: number) => string) => (v === undefined ? 'missing' : f(v));
   return h('table', { class: 'plan-table' },
     h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),
-    h('tbody', {}, ...plan.strategies.map((s) => h('tr', { title: s.how },
+    h('tbody', {}, ...strategies.map((s) => h('tr', { title: s.how },
       h('td', {}, s.name),
       h('td', {}, cell(s.criticalMs, msText)),
       h('td', {}, s.stepShare === undefined ? '–' : stepShareText(s.stepShare)),
@@ -171,9 +177,16 @@ export class PlanSection {
     // Nothing to plan from: one line, no chart, table or sentences of missing terms.
     const empty = model.empty !== undefined;
     this.chartBox.hidden = empty;
-    replaceChildren(this.tableBox, empty ? '' : planTable(plan));
+    const oneRank = run.ranks < 2;
+    replaceChildren(this.tableBox, empty ? '' : planTable(plan, oneRank));
     replaceChildren(this.sentencesBox, ...(empty ? [] : planSentences(plan).map((s) => h('li', {}, s))));
-    replaceChildren(this.missingBox, empty ? model.empty : model.missing.length > 0 ? `no total (a term is missing): ${model.missing.join(', ')}` : '');
+    const missing =
+      model.missing.length === 0
+        ? ''
+        : oneRank
+          ? `1 rank: no total for ${model.missing.join(', ')} (a term is missing: why in the lines below); the table shows only the strategies this run can price`
+          : `no total (a term is missing): ${model.missing.join(', ')}`;
+    replaceChildren(this.missingBox, empty ? model.empty : missing);
     replaceChildren(this.pauseNoteBox, empty ? '' : (model.pauseNote ?? ''));
     this.pauseNoteBox.hidden = empty || model.pauseNote === undefined;
     if (!empty) this.draw(model);

@@ -15,11 +15,17 @@ import { msText, PlanInputError } from '../readings/plan/units';
 import { h, replaceChildren } from './dom';
 
 
-function recoveryTable(plan: RecoveryPlan): HTMLElement {
+/**
+ * The recovery table. `onlyComplete`: only the paths with every term measured (a 1-rank run, where
+ * most paths need a survivor or a second GPU: the line above the table names the others and the
+ * sentences say why, instead of rows of "incomplete").
+ */
+function recoveryTable(plan: RecoveryPlan, onlyComplete = false): HTMLElement {
   const head = ['path', 'after the loss (job waits)', 'background', 'rank returns (job waits)', 'both waits', 'in-flight work'];
+  const paths = onlyComplete ? plan.paths.filter((p) => p.complete) : plan.paths;
   return h('table', { class: 'plan-table recovery-table' },
     h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),
-    h('tbody', {}, ...plan.paths.map((p) => {
+    h('tbody', {}, ...paths.map((p) => {
       const bg = [...p.afterLoss.background, ...(p.onReturn?.background ?? [])];
       const bgMs = p.afterLoss.backgroundMs === undefined || (p.onReturn && p.onReturn.backgroundMs === undefined) ? undefined : p.afterLoss.backgroundMs + (p.onReturn?.backgroundMs ?? 0);
       return h('tr', { title: p.how, 'data-path': p.id },
@@ -102,7 +108,17 @@ export class RecoverySection {
     this.problem.hidden = true;
     // Nothing measured for any path: one line, no table of "incomplete".
     const empty = recoveryEmptyLine(plan);
-    replaceChildren(this.tableBox, empty !== undefined ? h('p', { class: 'note' }, empty) : recoveryTable(plan));
+    const oneRank = run.ranks < 2;
+    const incomplete = plan.paths.filter((p) => !p.complete).map((p) => p.name);
+    const complete = plan.paths.length - incomplete.length;
+    const onlyComplete = empty === undefined && oneRank && incomplete.length > 0 && complete > 0;
+    replaceChildren(
+      this.tableBox,
+      empty !== undefined && h('p', { class: 'note' }, empty),
+      onlyComplete &&
+        h('p', { class: 'note muted' }, `1 rank: no complete figure for ${incomplete.join(', ')} (a term is missing: why in the lines below); the table shows only the paths this run can price`),
+      empty === undefined && recoveryTable(plan, onlyComplete),
+    );
     replaceChildren(this.sentencesBox, ...(empty !== undefined ? [] : recoverySentences(plan).map((s) => h('li', {}, s))));
     replaceChildren(this.pathsBox, ...(empty !== undefined ? [] : plan.paths.map(pathDetails)));
   }

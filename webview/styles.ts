@@ -60,6 +60,18 @@ table.nccl-parts .num { text-align: right; }
 .pager { display: flex; align-items: center; gap: 8px; margin: 8px 0 0 0; }
 .pager-note { padding: 0 6px; font-variant-numeric: tabular-nums; }
 .rank-note { border-left: 3px solid var(--vscode-editorWarning-foreground, #b58900); padding: 2px 8px; max-width: 900px; }
+.first-page { max-width: 980px; margin: 8px 0 14px 0; padding: 10px 14px; border: 1px solid var(--vscode-editorWidget-border, #d0d0d0);
+  background: var(--vscode-sideBar-background, #f6f6f6); }
+.first-page h2 { margin-bottom: 6px; }
+.first-page .answer { margin: 8px 0; }
+.first-page .answer-head { display: flex; align-items: baseline; gap: 12px; }
+.first-page .answer-label { font-weight: 600; min-width: 15em; }
+.first-page .answer-figure { font-size: 1.25em; font-weight: 600; font-variant-numeric: tabular-nums; }
+.first-page .answer.absent .answer-text { opacity: 0.75; }
+.first-page .answer-step { font-size: 0.9em; }
+.first-page ul.answer-study { margin: 2px 0 0 0; padding-left: 18px; font-size: 0.92em; }
+.first-page .regime { padding: 4px 8px; border-left: 3px solid var(--vscode-editorWarning-foreground, #b58900); }
+.first-page .regime-failed { border-left-color: var(--vscode-errorForeground, #c00); }
 h3 { font-size: 1em; margin: 10px 0 2px 0; }
 .expected-hangs li { margin: 4px 0; }
 .expected-hangs .code { font-family: var(--vscode-editor-font-family, monospace); }

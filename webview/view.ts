@@ -22,6 +22,7 @@ import { manyCommsTables } from './manyCommsTables';
 import { PlanSection } from './planView';
 import { RecoverySection } from './recoveryView';
 import { StudyCharts } from './studyCharts';
+import { FirstPageSection } from './firstPage';
 
 /** What the view may ask of its host; absent in the standalone report. */
 export interface ViewActions {
@@ -239,6 +240,8 @@ export class RunView {
   private readonly failureBox = h('div', { class: 'errors' });
   private readonly experimentsBox = h('div');
   private readonly skippedBox = h('div', { class: 'skipped' });
+  /** The answer in a few lines, before everything else but the title (firstPage.ts). */
+  private readonly firstPage = new FirstPageSection();
   /** The verdict: conclusions derived from this run's figures (RunFile.verdict). */
   private readonly verdictBox = h('div', { class: 'verdict' });
   /** The reshape planner on this run (planView.ts). */
@@ -261,7 +264,7 @@ export class RunView {
   ) {
     this.cancelButton.addEventListener('click', () => this.actions?.cancel());
     this.statusRow.append(this.statusLabel, this.overall, this.cancelButton);
-    container.append(this.title, this.simBanner, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.recovery.root, this.study.root, this.experimentsBox, this.skippedBox, this.errorsBox);
+    container.append(this.title, this.simBanner, this.firstPage.root, this.meta, this.statusRow, this.failureBox, this.verdictBox, this.plan.root, this.recovery.root, this.study.root, this.experimentsBox, this.skippedBox, this.errorsBox);
     // The legend wraps to more rows in a narrower panel: fit the charts again (once per frame).
     let pending = false;
     window.addEventListener('resize', () => {
@@ -287,10 +290,18 @@ export class RunView {
     this.simBanner.hidden = !isSimulatedRun(run);
     this.renderMeta(run);
     this.renderStatus(run, state);
+    this.firstPage.update(run);
     this.renderVerdict(run);
-    this.plan.update(run);
-    this.recovery.update(run);
-    this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
+    // A run that failed before any figure: the first page says what failed, the errors say the rest;
+    // no plan, recovery or study section stands beside it with nothing to show.
+    const exps = Array.isArray(run.experiments) ? run.experiments : [];
+    const nothing = run.status === 'failed' && !exps.some((e) => Array.isArray(e.variants) && e.variants.length > 0);
+    for (const root of [this.plan.root, this.recovery.root, this.study.root]) root.hidden = nothing;
+    if (!nothing) {
+      this.plan.update(run);
+      this.recovery.update(run);
+      this.study.update([{ label: String(run.host ?? ''), file: String(run.id ?? 'this run'), run }]);
+    }
     const chartsWait = this.renderExperiments(run);
     this.renderLists(run, state);
     const draw = (): void => {

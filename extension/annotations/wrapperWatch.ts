@@ -1,7 +1,7 @@
 /**
  * Feeds the workspace's wrapper index (wrapperIndex.ts) into the annotations: builds it in the
- * background from the workspace folders' Python files (sourceWalk.ts: the rules of `commcost
- * scan`), keeps open documents in it from their editor text (incremental re-parses through the
+ * background from the workspace folders' Python and C/C++/CUDA files (sourceWalk.ts: the rules
+ * of `commcost scan`; the C/C++ grammar loads for the first of those that may hold a site), keeps open documents in it from their editor text (incremental re-parses through the
  * model's edits), re-reads closed files when they change on disk, and tells which open documents'
  * sites through wrappers changed. Everything registered is owned by `scope`.
  */
@@ -13,8 +13,10 @@ import type { AnnotationModel, WrapperCallers } from './annotationModel';
 import type { CallSiteFinder } from '../../sites/callSites';
 import { readSourceFile, SKIPPED_FOLDERS, sourceLanguageOf, walkSources } from '../../client/sourceWalk';
 import { WrapperIndex } from '../../sites/wrapperIndex';
+import { mayHaveSites } from '../../sites/prefilter';
+import type { SourceLanguage } from '../../sites/callSites';
 
-/** Python files indexed at most (a larger workspace keeps the first ones, and says so in the log). */
+/** Source files indexed at most (a larger workspace keeps the first ones, and says so in the log). */
 const MAX_INDEXED_FILES = 20_000;
 /** Work between yields to the extension host's event loop while building, ms. */
 const SLICE_MS = 20;
@@ -78,15 +80,21 @@ export async function startWrapperIndex(
 
   const fromDisk = async (path: string): Promise<void> => {
     const language = sourceLanguageOf(path);
-    if (language !== 'python' || open.has(path)) return;
+    if (!language || open.has(path)) return;
     // Regular files under the size cap only (a FIFO or a link named *.py is not read).
     const read = await readSourceFile({ readPath: path });
     try {
-      if (read.ok) index.setFile(path, language, read.text);
+      if (read.ok) await setFromDisk(path, language, read.text);
       else index.removeFile(path);
     } catch {
       index.removeFile(path);
     }
+  };
+
+  /** Indexes a file read from disk; a C/C++ file that may hold a site first loads its grammar (CallSiteFinder `lazyCpp`). */
+  const setFromDisk = async (path: string, language: SourceLanguage, text: string): Promise<void> => {
+    if (language !== 'python' && mayHaveSites(language, text)) await finder.ready(language);
+    index.setFile(path, language, text);
   };
 
   // Disk changes of files not open here, gathered and applied together.
@@ -110,7 +118,7 @@ export async function startWrapperIndex(
     clearTimeout(timer);
     timer = setTimeout(() => void flush(), DISK_CHANGE_DELAY_MS);
   };
-  const watcher = scope.add(vscode.workspace.createFileSystemWatcher('**/*.py'));
+  const watcher = scope.add(vscode.workspace.createFileSystemWatcher('**/*.{py,c,h,cc,cpp,cxx,hh,hpp,hxx,cu,cuh}'));
   scope.add(watcher.onDidCreate((u) => onDisk(u, 'set')));
   scope.add(watcher.onDidChange((u) => onDisk(u, 'set')));
   scope.add(watcher.onDidDelete((u) => onDisk(u, 'remove')));
@@ -124,11 +132,11 @@ export async function startWrapperIndex(
   let slice = performance.now();
   let indexed = 0;
   for (const f of walked.files) {
-    if (f.language !== 'python' || open.has(f.path)) continue;
+    if (open.has(f.path)) continue;
     try {
       const read = await readSourceFile(f);
       if (!read.ok) throw new Error(read.reason);
-      index.setFile(f.path, f.language, read.text);
+      await setFromDisk(f.path, f.language, read.text);
       indexed++;
     } catch (err) {
       report(`skipped ${f.path}`, err);
@@ -140,7 +148,7 @@ export async function startWrapperIndex(
   }
   const wrappers = index.wrappers().length;
   log.info(
-    `annotations: wrapper index of ${indexed} Python files built in ${Math.round(performance.now() - started)} ms (${wrappers} functions reach a lifecycle call)${walked.truncated ? `; stopped at ${MAX_INDEXED_FILES} files` : ''}`,
+    `annotations: wrapper index of ${indexed} Python and C/C++ files built in ${Math.round(performance.now() - started)} ms (${wrappers} functions reach a lifecycle call)${walked.truncated ? `; stopped at ${MAX_INDEXED_FILES} files` : ''}`,
   );
   afterEdit();
 }

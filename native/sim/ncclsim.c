@@ -64,11 +64,13 @@
  *   the call, as outside a group), collectives queued in a group (they run at the call), and the
  *   device: the ranks of one process share its memory counter and its one-time kernel load.
  * - Version gates inside the library (symbols are always exported): ncclCommGetUniqueId and
- *   ncclCommGrow answer ncclInvalidUsage below 22902, ncclCommSuspend/Resume/MemStats below 22907
+ *   ncclCommGrow answer ncclInvalidUsage below 22902, ncclCommSuspend/Resume/MemStats below 22907,
+ *   ncclCommInitRankScalable below 22304 (its ids: the first names the communicator; every rank's nId
+ *   and ids must match, else ncclInvalidUsage on every rank; the cost is the init's)
  *   (lastError "... is not supported in simulated 2.28.9"). The addon itself refuses these calls
  *   with ARG when the loaded version is older than the function's first release.
  *   Build with -DCOMMCOST_SIM_LEGACY (dist/native/libnccl-sim-legacy.so) for a library that lacks
- *   every symbol newer than 2.19 (shrink, grow, revoke, windows, suspend), default version 2.26.2.
+ *   every symbol newer than 2.19 (InitRankScalable, shrink, grow, revoke, windows, suspend), default version 2.26.2.
  * - Cold first creation: the first communicator a process creates (init, split, shrink or grow)
  *   pays COMMCOST_SIM_KERNELS_MS once more, the CUDA module ("kernel") load NCCL does in its first
  *   communicator (0 by default, so other tests' first inits are unchanged; one value, or a comma

@@ -95,6 +95,7 @@ struct SimComm {
   int splitShare; /* children of ncclCommSplit share this communicator's resources */
   int channels;   /* channels its connections are made on (SIM_DEFAULT_CHANNELS, bounded by min/maxCTAs) */
   int shrunkWithAbort; /* this rank made a child of it with ncclCommShrink(NCCL_SHRINK_ABORT) */
+  uint64_t idsDigest;  /* ncclCommInitRankScalable: digest of nId and its ids, checked equal on every rank at the rendezvous; 0 otherwise */
   double revokeUntil; /* nowMs() when a revoke is quiet */
   ncclResult_t asyncError; /* ncclInProgress while a non-blocking init runs */
   unsigned long long chargedBytes, connectCharged, suspendedBytes;

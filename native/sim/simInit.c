@@ -1,7 +1,8 @@
 /*
  * simInit.c: ncclGetUniqueId, NCCL's debug log (INIT INFO lines, "Init timings") and communicator
  * creation by ncclCommInitRank/Config (blocking and non-blocking; inside a group deferred to ncclGroupEnd,
- * simGroup.c) and ncclCommInitAll (one group of ndev ranks in this process).
+ * simGroup.c), ncclCommInitRankScalable (several unique ids; not in the legacy build) and ncclCommInitAll
+ * (one group of ndev ranks in this process).
  * Part of the simulated NCCL (test fixture); the model is described in ncclsim.c.
  */
 #include "ncclsim_internal.h"
@@ -110,13 +111,33 @@ void logChild(const char* fn, ncclComm_t c, ncclComm_t parent, int childCount, i
           fn, c->rank, c->nranks, total, kernels, bootstrap, total - kernels - bootstrap);
 }
 
+/* The rendezvous of ncclCommInitRankScalable, on its first id (as NCCL: the first id names the
+ * communicator; ranks given different first ids never meet): every rank's digest of nId and the ids
+ * gathered and compared, so a rank given other ids after the first, fewer or more, fails the init on
+ * every rank with ncclInvalidUsage. */
+static ncclResult_t scalableRendezvous(ncclComm_t c, const char* fn) {
+  uint64_t* all = (uint64_t*)calloc((size_t)c->nranks, sizeof *all);
+  if (!all) return ncclSystemError;
+  ncclResult_t r = rendezvous(c->addr, c->port, c->tag, 0, c->nranks, c->rank, &c->idsDigest, sizeof c->idsDigest, all, c, fn);
+  for (int i = 0; r == ncclSuccess && i < c->nranks; i++) {
+    if (all[i] != c->idsDigest) {
+      setLastError("%s: rank %d passed other unique ids than rank %d (every rank must pass the same nId ids in the same order)",
+                   fn, i, c->rank);
+      r = ncclInvalidUsage;
+    }
+  }
+  free(all);
+  return r;
+}
+
 /* Rendezvous + creation cost of an init; sets c->asyncError on the way out. */
 static ncclResult_t runInit(ncclComm_t c, const char* fn) {
   double t0 = nowMs();
   logInfo("%s comm %p rank %d nranks %d cudaDev 0 nvmlDev 0 busId 0 commId 0x%llx - Init START", fn, (void*)c, c->rank,
           c->nranks, (unsigned long long)c->tag);
   ncclResult_t r = hangHook(fn, c->rank, c) ? ncclRemoteError : ncclSuccess;
-  if (r == ncclSuccess) r = rendezvous(c->addr, c->port, c->tag, 0, c->nranks, c->rank, NULL, 0, NULL, c, fn);
+  if (r == ncclSuccess && c->idsDigest) r = scalableRendezvous(c, fn);
+  else if (r == ncclSuccess) r = rendezvous(c->addr, c->port, c->tag, 0, c->nranks, c->rank, NULL, 0, NULL, c, fn);
   double t1 = nowMs();
   if (r == ncclSuccess) r = chargeCreation(c, settings()->initMs, fn);
   if (r == ncclSuccess) {
@@ -149,7 +170,7 @@ static void* initThread(void* arg) {
 static ncclResult_t initJob(GroupJob* job) { return runInit(job->c, job->fn); }
 
 static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank, const void* config,
-                             const char* fn) {
+                             const char* fn, uint64_t idsDigest) {
   if (!out || nranks <= 0 || rank < 0 || rank >= nranks) { setLastError("%s: invalid argument", fn); return ncclInvalidArgument; }
   *out = NULL;
   IdLayout l;
@@ -160,7 +181,7 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
   if (r != ncclSuccess) return r;
   if (failHook(fn, rank)) return ncclInternalError;
   ncclComm_t c = newComm(l.addr, l.port, l.tag, nranks, rank, blocking);
-  if (c) { c->splitShare = configSplitShare(config); c->channels = configChannels(config); }
+  if (c) { c->splitShare = configSplitShare(config); c->channels = configChannels(config); c->idsDigest = idsDigest; }
   if (!c) return ncclSystemError;
   if (groupDepthNow() > 0) {
     /* Inside ncclGroupStart/End: the pointer is set now, the work waits for ncclGroupEnd (simGroup.c). */
@@ -191,20 +212,45 @@ static ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, i
 }
 
 /* initRank; a call refused inside a group fails the group too (NCCL's ncclGroupErrCheck). */
-static ncclResult_t initRankChecked(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank, const void* config, const char* fn) {
-  ncclResult_t r = initRank(out, nranks, commId, rank, config, fn);
+static ncclResult_t initRankChecked(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank, const void* config, const char* fn,
+                                    uint64_t idsDigest) {
+  ncclResult_t r = initRank(out, nranks, commId, rank, config, fn, idsDigest);
   if (r != ncclSuccess && r != ncclInProgress && groupDepthNow() > 0) groupSetError(r);
   return r;
 }
 
 EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  return initRankChecked(comm, nranks, commId, rank, NULL, "ncclCommInitRank");
+  return initRankChecked(comm, nranks, commId, rank, NULL, "ncclCommInitRank", 0);
 }
 
 EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, void* config) {
-  return initRankChecked(comm, nranks, commId, rank, config, "ncclCommInitRankConfig");
+  return initRankChecked(comm, nranks, commId, rank, config, "ncclCommInitRankConfig", 0);
 }
 
+#ifndef COMMCOST_SIM_LEGACY
+/* As NCCL 2.23.4+: several unique ids (1 ≤ nId ≤ nranks, from ncclGetUniqueId, the same on every rank
+ * in the same order); the communicator is named by the first (its rendezvous); the others are checked
+ * for shape and folded into the digest every rank compares (scalableRendezvous). The creation cost is
+ * the init's: the simulator does not model a bootstrap spread over several roots. */
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                             void* config) {
+  const char* fn = "ncclCommInitRankScalable";
+  ncclResult_t r = versionGate(fn, 22304);
+  if (r != ncclSuccess) return r;
+  if (!commIds || nId < 1 || nId > nranks) {
+    setLastError("%s: nId %d must be between 1 and nranks (%d), with that many ids", fn, nId, nranks);
+    return ncclInvalidArgument;
+  }
+  uint64_t digest = 1469598103934665603ull ^ (uint64_t)nId; /* FNV-1a over nId and the ids' tags */
+  for (int i = 0; i < nId; i++) {
+    IdLayout l;
+    memcpy(&l, commIds[i].internal, sizeof l);
+    if (l.magic != ID_MAGIC) { setLastError("%s: unique id %d was not made by ncclGetUniqueId", fn, i); return ncclInvalidArgument; }
+    digest = (digest ^ l.tag) * 1099511628211ull;
+  }
+  return initRankChecked(newcomm, nranks, commIds[0], myrank, config, fn, digest ? digest : 1);
+}
+#endif
 
 /* As NCCL: a unique id, then one ncclCommInitRank per device inside a group of its own, so the ranks
  * are created together at its end (each on its own thread) and the call returns when all are. */
@@ -223,6 +269,6 @@ EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devl
   ncclResult_t r = ncclGetUniqueId(&id);
   if (r != ncclSuccess) return r;
   groupStartInternal();
-  for (int i = 0; i < ndev; i++) initRankChecked(comms + i, ndev, id, i, NULL, fn); /* an error fails the group's end, as NCCL */
+  for (int i = 0; i < ndev; i++) initRankChecked(comms + i, ndev, id, i, NULL, fn, 0); /* an error fails the group's end, as NCCL */
   return groupEndInternal();
 }

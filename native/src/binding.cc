@@ -34,6 +34,7 @@ static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("streamSynchronize", Napi::Function::New(env, StreamSynchronize, "streamSynchronize"));
   exports.Set("commShrink", Napi::Function::New(env, CommShrink, "commShrink"));
   exports.Set("commGetUniqueId", Napi::Function::New(env, CommGetUniqueId, "commGetUniqueId"));
+  exports.Set("commInitRankScalable", Napi::Function::New(env, CommInitRankScalable, "commInitRankScalable"));
   exports.Set("commGrow", Napi::Function::New(env, CommGrow, "commGrow"));
   exports.Set("commRevoke", Napi::Function::New(env, CommRevoke, "commRevoke"));
   exports.Set("commRegister", Napi::Function::New(env, CommRegister, "commRegister"));

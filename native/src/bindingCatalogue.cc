@@ -1,5 +1,5 @@
 // bindingCatalogue.cc: the N-API bindings of the catalogue operations (optional NCCL functions: memory,
-// shrink, grow, revoke, registration, windows, suspend/resume, MemStats, graphs, abortable init).
+// InitRankScalable, shrink, grow, revoke, registration, windows, suspend/resume, MemStats, graphs, abortable init).
 #include "bindingSupport.h"
 
 namespace commcost {
@@ -83,6 +83,33 @@ Napi::Value CommGetUniqueId(const Napi::CallbackInfo& info) {
       [](Napi::Env env, Napi::Object& o, const R& r) {
         o.Set("id", Napi::Buffer<char>::Copy(env, r.id.internal, sizeof r.id.internal));
       });
+}
+
+Napi::Value CommInitRankScalable(const Napi::CallbackInfo& info) {
+  return timedWith<HandleResult>(
+      info,
+      [&]() -> std::function<void(HandleResult&)> {
+        nccl();
+        COMMCOST_REQUIRE_NCCL(ncclCommInitRankScalable, kScalableSince);
+        const char* fn = "commInitRankScalable";
+        int nranks = intArg(info, 0, fn, "nranks", 1, 1 << 24);
+        if (info.Length() < 2 || !info[1].IsArray()) argError(fn, "ids must be an array of 128-byte Buffers");
+        Napi::Array list = info[1].As<Napi::Array>();
+        if (list.Length() < 1 || list.Length() > static_cast<uint32_t>(nranks))
+          argError(fn, "ids must hold 1 to nranks unique ids (NCCL allows at most one per rank)");
+        std::vector<ncclUniqueId> ids(list.Length());
+        for (uint32_t i = 0; i < list.Length(); i++) {
+          Napi::Value v = list.Get(i);
+          if (!v.IsBuffer() || v.As<Napi::Buffer<char>>().Length() != sizeof(ncclUniqueId))
+            argError(fn, "ids[" + std::to_string(i) + "] must be a Buffer of 128 bytes");
+          std::memcpy(ids[i].internal, v.As<Napi::Buffer<char>>().Data(), sizeof ids[i].internal);
+        }
+        int rank = intArg(info, 2, fn, "rank", 0, nranks - 1);
+        auto config = configArg(info, 3, fn);
+        auto gen = genArg(info, 4, fn);
+        return [=](HandleResult& r) { r.t = commInitRankScalable(nranks, ids, rank, config, gen, &r.handle); };
+      },
+      [](Napi::Env, Napi::Object& o, const HandleResult& r) { o.Set("comm", r.handle); });
 }
 
 Napi::Value CommGrow(const Napi::CallbackInfo& info) {

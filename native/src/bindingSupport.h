@@ -124,6 +124,7 @@ Napi::Value MemFree(const Napi::CallbackInfo& info);
 Napi::Value StreamSynchronize(const Napi::CallbackInfo& info);
 Napi::Value CommShrink(const Napi::CallbackInfo& info);
 Napi::Value CommGetUniqueId(const Napi::CallbackInfo& info);
+Napi::Value CommInitRankScalable(const Napi::CallbackInfo& info);
 Napi::Value CommGrow(const Napi::CallbackInfo& info);
 Napi::Value CommRevoke(const Napi::CallbackInfo& info);
 Napi::Value CommRegister(const Napi::CallbackInfo& info);

@@ -1,5 +1,5 @@
 // commLifecycle.cc: the timed communicator lifecycle (commOps.h; shared state and the timed span
-// in commOpsInternal.h): unique ids, init, split, shrink, grow, revoke, finalize, destroy, abort,
+// in commOpsInternal.h): unique ids, init (also with several ids: InitRankScalable), split, shrink, grow, revoke, finalize, destroy, abort,
 // suspend / resume, MemStats and the abortable non-blocking init.
 #include <algorithm>
 #include <vector>
@@ -26,6 +26,22 @@ Timed commInitRank(int nranks, const ncclUniqueId& id, int rank, const std::opti
     ncclResult_t r = config ? NCCL_CHECK(ncclCommInitRankConfig, nullptr, (&comm, nranks, id, rank, &cfg))
                             : NCCL_CHECK(ncclCommInitRank, nullptr, (&comm, nranks, id, rank));
     if (r == ncclInProgress) waitReady(config ? "ncclCommInitRankConfig" : "ncclCommInitRank", comm, nullptr);
+  });
+  *handle = addComm(comm);
+  return t;
+}
+
+Timed commInitRankScalable(int nranks, const std::vector<ncclUniqueId>& ids, int rank,
+                           const std::optional<ncclConfig_t>& config, std::optional<uint64_t> gen, int* handle) {
+  makeContextCurrent("ncclCommInitRankScalable");
+  ncclComm_t comm = nullptr;
+  ncclConfig_t cfg = config ? *config : ncclConfig_t{};
+  std::vector<ncclUniqueId> idCopy = ids;  // NCCL takes a non-const array
+  Timed t = timedCall(gen, [&] {
+    ncclResult_t r = NCCL_CHECK(ncclCommInitRankScalable, nullptr,
+                                (&comm, nranks, rank, static_cast<int>(idCopy.size()), idCopy.data(),
+                                 config ? &cfg : nullptr));
+    if (r == ncclInProgress) waitReady("ncclCommInitRankScalable", comm, nullptr);
   });
   *handle = addComm(comm);
   return t;

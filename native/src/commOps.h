@@ -120,6 +120,10 @@ Timed broadcast(const CommRef& comm, size_t bytes, int root, std::optional<uint6
 Timed sendRecv(const CommRef& comm, int peer, size_t bytes, std::optional<uint64_t> gen);
 Timed commShrink(const CommRef& parent, const std::vector<int>& excludeRanks, int flags,
                  const std::optional<ncclConfig_t>& config, std::optional<uint64_t> gen, int* handle);
+// ncclCommInitRankScalable: `ids` (nId = ids.size() ≥ 1) in the same order on every rank; blocking or
+// non-blocking as ncclCommInitRankConfig (config absent: NCCL's default config).
+Timed commInitRankScalable(int nranks, const std::vector<ncclUniqueId>& ids, int rank,
+                           const std::optional<ncclConfig_t>& config, std::optional<uint64_t> gen, int* handle);
 Timed commGetUniqueId(const CommRef& comm, ncclUniqueId* id, std::optional<uint64_t> gen);
 // parent null on a new rank (then `id` is required and rank >= 0); existing ranks pass rank -1.
 Timed commGrow(const CommRef& parent, int nranks, const std::optional<ncclUniqueId>& id, int rank,

@@ -77,6 +77,7 @@ constexpr int kShrinkSince = 22703;      // ncclCommShrink
 constexpr int kWindowSince = 22703;      // ncclCommWindowRegister / ncclCommWindowDeregister
 constexpr int kRevokeSince = 22807;      // ncclCommRevoke
 constexpr int kGrowSince = 22902;        // ncclCommGetUniqueId / ncclCommGrow
+constexpr int kScalableSince = 22304;    // ncclCommInitRankScalable (several unique ids)
 constexpr int kSuspendSince = 22907;     // ncclCommSuspend / ncclCommResume / ncclCommMemStats
 constexpr int kP2pSince = 20700;         // ncclSend / ncclRecv (ncclBroadcast is older: optional only so
                                          // that a stand-in library without it still loads)

@@ -18,8 +18,8 @@ export function poolShapes(variant: string): number[] {
   return (variant.split('/')[0]!.match(/\d+/g) ?? []).map(Number);
 }
 
-/** One pool variant's figures: memory per GPU of the whole pool (bytes), NCCL's count of it, one TP2 child, switch and rebuild (ms). */
-interface PoolFigures {
+/** One pool variant's figures: memory per GPU of the whole pool (bytes, the free-memory delta at its last `pool after TP<s>` point), NCCL's count of it, one TP2 child, switch and rebuild (ms, step medians). */
+export interface PoolFigures {
   variant: string;
   shapes: number[];
   bytes?: number;
@@ -29,7 +29,8 @@ interface PoolFigures {
   rebuild?: number;
 }
 
-function poolFigures(v: VariantSummary): PoolFigures {
+/** The figures of one pool variant, read from its summary (memory points and step medians). */
+export function poolFigures(v: VariantSummary): PoolFigures {
   const shapes = poolShapes(v.variant);
   const memory = v.memoryBytes ?? {};
   // The points in shape order (largest first): each is the pool so far, the last is the whole pool.

@@ -29,7 +29,7 @@ describe('first-use variants on the simulated NCCL', { skip: NOT_BUILT }, () => 
     const summary = (id: string) => run.events.find((e): e is ExperimentSummaryEvent => e.type === 'experiment/summary' && e.experiment === id);
     const init = summary('init');
     assert.ok(init, run.stderr.join('').slice(-3000));
-    assert.deepEqual(init.variants.map((v) => v.variant), ['default', 'default/first=broadcast', 'default/first=sendrecv']);
+    assert.deepEqual(init.variants.map((v) => v.variant), ['default', 'default/first=broadcast', 'default/first=sendrecv', 'scalable']);
     const bcast = init.variants.find((v) => v.variant === 'default/first=broadcast');
     const p2p = init.variants.find((v) => v.variant === 'default/first=sendrecv');
     assert.match(bcast!.steps.find((s) => s.step === 'first')!.label, /broadcast/);

@@ -85,6 +85,10 @@ describe('many-comms on the simulated NCCL', { skip: NOT_BUILT }, () => {
     assert.match(text, /\n {2}init\/runtimeConnect=0 +260\.0 +520\.0 +1040\.0 +260\.0\n/);
     assert.match(text, /many-comms: the N-th creation to its first collective \(median ms\):/);
     assert.doesNotMatch(text, /memory many-comms/, 'the curve replaces the per-point memory lines');
+    // Without ncclCommMemStats (the simulated 2.28.9 is older than 2.29.7) nothing is recorded and the summary says why.
+    assert.equal(s.variants.some((v) => Object.keys(v.memStats ?? {}).length > 0), false);
+    assert.doesNotMatch(text, /ncclCommMemStats total/);
+    assert.match(text, /NCCL's count \(MemStats\): ncclCommMemStats was not called: the run simulates NCCL 2\.28\.9, and commcost calls it only from 2\.29\.7/);
   });
 
   test('2 ranks on a simulated 2.30.7: every knob runs; buffer size and channels shrink the connect memory; NCCL\'s count beside it', async () => {

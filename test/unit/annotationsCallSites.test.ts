@@ -191,6 +191,7 @@ test('map: every API has an entry of its language; c10d wrappers fall back to th
     'abort',
     'c10d',
     'destroy',
+    'devComm',
     'grow',
     'init',
     'memStats',

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { OPTION_LIMITS } from '../../protocol/events';
-import { hostChoices, normalizeHostEntry, pushRecent, readSettings, SettingsError, SIMULATED_LOCALHOST, SLURM_KEYS, validateIterations } from '../../extension/settings';
+import { hostChoices, measureRunOptions, normalizeHostEntry, pushRecent, readSettings, SettingsError, SIMULATED_LOCALHOST, SLURM_KEYS, validateIterations } from '../../extension/settings';
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
@@ -46,6 +46,7 @@ test('defaults when nothing is set', () => {
     iterations: 10,
     warmup: 1,
     deadlineSeconds: 60,
+    commCounts: [1, 2, 4, 8, 16],
     ncclPath: '',
     python: '',
     remoteNodePath: '',
@@ -69,6 +70,10 @@ const bad: [Record<string, unknown>, string, RegExp][] = [
   [{ ncclPath: 'a\nb' }, 'commcost.ncclPath', /one line/],
   [{ python: '/opt/py\n/bin/python3' }, 'commcost.python', /one line/],
   [{ python: 3 }, 'commcost.python', /bad value 3/],
+  [{ commCounts: [4, 2] }, 'commcost.commCounts', /strictly ascending \(must be strictly ascending, got 4,2\)/],
+  [{ commCounts: [0, 1] }, 'commcost.commCounts', /whole numbers from 1 to 64/],
+  [{ commCounts: [] }, 'commcost.commCounts', /must list 1 to 8 counts, got 0/],
+  [{ commCounts: '1,2,4' }, 'commcost.commCounts', /is not a list/],
   [{ hosts: ['gpu-a + gpu b'] }, 'commcost.hosts', /gpu b.*groups of them joined by \+/],
   [{ coordinatorAddress: '10.0.0.1 10.0.0.2' }, 'commcost.coordinatorAddress', /without spaces \(empty: discovered\)/],
   [{ coordinatorAddress: '-oProxyCommand=x' }, 'commcost.coordinatorAddress', /host name or IP address/],
@@ -202,4 +207,19 @@ test('package.json settings carry the same minimum/maximum as OPTION_LIMITS', ()
   const lim = OPTION_LIMITS;
   const s = readSettings(from({ iterations: lim.iterations.max, warmup: lim.warmup.max, deadlineSeconds: lim.deadlineSeconds.max }));
   assert.deepEqual([s.iterations, s.warmup, s.deadlineSeconds], [lim.iterations.max, lim.warmup.max, lim.deadlineSeconds.max]);
+});
+
+test('commcost.commCounts reaches the Measure run options as the CLI\'s --comm-counts does; the default adds nothing', () => {
+  const set = readSettings(from({ commCounts: [1, 3, 9] }));
+  assert.deepEqual(set.commCounts, [1, 3, 9]);
+  assert.deepEqual(measureRunOptions(set, ['many-comms'], 3, false).commCounts, [1, 3, 9]);
+  const plain = measureRunOptions(readSettings(from({})), ['many-comms'], 3, true);
+  assert.equal('commCounts' in plain, false);
+  assert.equal(plain.simulate, true);
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { default?: unknown; maxItems?: number; items?: { minimum?: number; maximum?: number } }> }[] } };
+  const contributed = Object.assign({}, ...pkg.contributes.configuration.map((x) => x.properties))['commcost.commCounts'];
+  assert.ok(contributed, 'commcost.commCounts is contributed');
+  assert.deepEqual(contributed.default, readSettings(from({})).commCounts);
+  assert.equal(contributed.maxItems, OPTION_LIMITS.commCounts.max);
+  assert.deepEqual([contributed.items?.minimum, contributed.items?.maximum], [OPTION_LIMITS.commCount.min, OPTION_LIMITS.commCount.max]);
 });
