@@ -138,6 +138,8 @@ const FIRST_COLLECTIVE_BY_CREATOR: Readonly<Partial<Record<ApiName, readonly str
   shrink_group: ['shrink_group'],
   init_device_mesh: ['init_device_mesh'],
   DeviceMesh: ['init_device_mesh'],
+  'DeviceMesh._flatten': ['new_group/lazy-default'],
+  'DeviceMesh._unflatten': ['new_group/lazy-default'],
 };
 
 /** The mapping table: one entry per API. */
@@ -303,6 +305,24 @@ export const API_MAP: Readonly<Record<ApiName, ApiEntry>> = {
     callsInto: 'ncclCommInitRankConfig',
     answer: c10d(['init_device_mesh']),
     underlying: { ...INIT, note: 'the NCCL communicator init behind each mesh dimension' },
+  },
+  // A mesh re-shaped makes each new dimension's group through c10d's new_group (split_group where the
+  // default group is bound to a device): the new_group variants answer, lazy first, as for new_group.
+  'DeviceMesh._flatten': {
+    api: 'DeviceMesh._flatten',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    answer: c10d(C10D_NEW_GROUP, worldSize, ['new_group/eager-default', 'new_group/lazy-default']),
+    underlying: { ...INIT, note: 'the NCCL communicator init behind the group of the merged dimension' },
+  },
+  'DeviceMesh._unflatten': {
+    api: 'DeviceMesh._unflatten',
+    language: 'python',
+    role: 'create',
+    callsInto: 'ncclCommInitRankConfig',
+    answer: c10d(C10D_NEW_GROUP, worldSize, ['new_group/eager-default', 'new_group/lazy-default']),
+    underlying: { ...INIT, note: 'the NCCL communicator init behind the group of each dimension it makes' },
   },
   ncclCommDeregister: {
     api: 'ncclCommDeregister',

@@ -44,6 +44,10 @@ export const PYTHON_APIS = [
   'ProcessGroup.shutdown',
   'init_device_mesh',
   'DeviceMesh',
+  // A mesh re-shaped: `mesh[("dp", "cp")]._flatten("dp_cp")` makes the group of the merged
+  // dimension, `mesh._unflatten(0, (2, 4), ("dp", "tp"))` (torch ≥ 2.10) the groups of the dimensions it splits one into.
+  'DeviceMesh._flatten',
+  'DeviceMesh._unflatten',
 ] as const;
 
 /**

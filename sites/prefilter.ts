@@ -34,6 +34,9 @@ const PY_WORDS: readonly string[] = [
     'torchcomms',
     'torchft',
     'cupy',
+    // torch's DeviceMesh methods that make groups (pythonNames.ts MESH_METHODS), on a receiver the finder checks.
+    '_flatten',
+    '_unflatten',
   ]),
 ].sort((a, b) => b.length - a.length);
 
@@ -74,6 +77,11 @@ export interface WrapperName {
   /** The class of a method (`callName` is the method's) or of a constructor (`callName` is the class's). */
   cls?: string;
   isConstructor?: boolean;
+  /**
+   * For a method: the other names its callers may write before it — its class's subclasses
+   * (which inherit it) and the module-level holders of an instance of either (`_TP`).
+   */
+  reachedAs?: readonly string[];
 }
 
 /**
@@ -124,7 +132,13 @@ export function textCalls(text: string): TextCalls {
       if (k === 0 || text.charCodeAt(k - 1) !== 46) break;
       const part = identifierBefore(text, k - 1);
       if (!part) {
-        dotted = false;
+        // `super().m(`, `get_group().m(`, `ps.get_group(x).m(`: a method on what a call returns
+        // (wrapperClasses.ts), headed by the call's first name.
+        const returned = /(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_]*)(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*\s*\([^()]*\)\s*$/.exec(
+          text.slice(Math.max(0, k - 120), k - 1),
+        );
+        dotted = returned !== null;
+        if (returned) head = returned[1]!;
         break;
       }
       head = part.name;
@@ -162,9 +176,12 @@ export function textCalls(text: string): TextCalls {
  * A test that a file not parsed yet (no lifecycle name of its own) may call one of `wrappers`
  * where the wrapper index resolves calls (wrapperResolve.ts); undefined for none. A wrapper in
  * another file is reached only by a call of its own name: a function or a class called bare when
- * the file imports that name or has a star import, or after a name the file imports (`m.f(…)`,
+ * the file imports that name or has a star import, a bare call of another imported name when the
+ * file imports a wrapper's name (`from m import f as g`), or after a name the file imports (`m.f(…)`,
  * `pkg.m.f(…)`); a method only on an instance of its class (`x = C(…)` … `x.m(…)`: a dotted call of
- * the method and the class's name in the text). `self.f(…)` and `cls.f(…)` reach the file's own class.
+ * the method — `super().m(…)` too — and in the text the class's name, a subclass's or a holder's,
+ * {@link WrapperName.reachedAs}), or a dotted call of the method on a name the file imports (a
+ * holder, or a module holding one). `self.f(…)` and `cls.f(…)` reach the file's own class.
  */
 export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextCalls, text: string) => boolean) | undefined {
   const bare = new Set<string>();
@@ -175,17 +192,25 @@ export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextC
       let classes = methods.get(w.callName);
       if (!classes) methods.set(w.callName, (classes = new Set()));
       classes.add(w.cls);
+      for (const n of w.reachedAs ?? []) classes.add(n);
     }
   }
   if (bare.size === 0 && methods.size === 0) return undefined;
   return (facts, text) => {
+    // A wrapper's name imported, maybe under another (`from m import create_group as make`), and
+    // a bare call of an imported name other than a wrapper's own.
+    const importsWrapper = [...bare].some((b) => facts.imported.has(b));
     for (const [name, heads] of facts.calls) {
+      if (importsWrapper && !bare.has(name) && heads.has('') && facts.imported.has(name)) return true;
       if (bare.has(name))
         for (const head of heads) {
           if (head === '' ? facts.star || facts.imported.has(name) : head !== 'self' && head !== 'cls' && facts.imported.has(head)) return true;
         }
       const classes = methods.get(name);
-      if (classes && [...heads].some((h) => h !== '' && h !== 'cls'))
+      if (!classes) continue;
+      // On a name the file imports: a holder of an instance, or a module holding one (`ps._TP.destroy()`).
+      if ([...heads].some((h) => h !== '' && h !== 'self' && h !== 'cls' && facts.imported.has(h))) return true;
+      if ([...heads].some((h) => h !== '' && h !== 'cls'))
         for (const cls of classes) if (new RegExp(`(?<![A-Za-z0-9_])${cls}(?![A-Za-z0-9_])`).test(text)) return true;
     }
     return false;

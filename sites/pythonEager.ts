@@ -43,6 +43,8 @@ export function eagerOf(
     case 'new_subgroups':
     case 'init_device_mesh':
     case 'DeviceMesh':
+    case 'DeviceMesh._flatten':
+    case 'DeviceMesh._unflatten':
     case '_new_process_group_helper':
       if (kw('device_id') || s.warmUp?.warm) return true;
       if (splat || s.api === '_new_process_group_helper') return undefined;

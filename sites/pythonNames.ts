@@ -16,7 +16,14 @@ export const NCCL_NAMES: ReadonlySet<string> = new Set(NCCL_APIS);
 /** Fully qualified Python callee → API (c10d, frameworks, nccl4py's module-level entry points). */
 export const PY_QUALIFIED = new Map<string, ApiName>();
 // The module-level functions of torch.distributed (the mesh and method entries are mapped below).
-const MESH_OR_METHOD: readonly string[] = ['ProcessGroup.abort', 'ProcessGroup.shutdown', 'init_device_mesh', 'DeviceMesh'];
+const MESH_OR_METHOD: readonly string[] = [
+  'ProcessGroup.abort',
+  'ProcessGroup.shutdown',
+  'init_device_mesh',
+  'DeviceMesh',
+  'DeviceMesh._flatten',
+  'DeviceMesh._unflatten',
+];
 for (const name of PYTHON_APIS.filter((n) => !MESH_OR_METHOD.includes(n))) {
   PY_QUALIFIED.set(`${DIST}.${name}`, name);
   PY_QUALIFIED.set(`${DIST}.distributed_c10d.${name}`, name);
@@ -187,6 +194,14 @@ export const COMM_RECEIVER = /(^|[._])([a-z_]*comm[a-z_]*|[a-z_]*_tc|tc)$/i;
 /** Receivers of `.abort()` and `.shutdown()` taken for a process group (besides variables assigned from a group-creating call). */
 export const GROUP_RECEIVER = /(^|[._])(pg|process_group|[a-z]*group)$/i;
 
+/**
+ * torch's `DeviceMesh` methods that make groups (private names, common elsewhere: pytrees, tensor
+ * utilities): call sites only on a receiver known to be a device mesh (pythonSites.ts).
+ */
+export const MESH_METHODS: Readonly<Record<string, ApiName>> = { _flatten: 'DeviceMesh._flatten', _unflatten: 'DeviceMesh._unflatten' };
+/** A receiver named like a device mesh (`mesh`, `world_mesh`, `self.device_mesh`, `mesh_2d`), taken for one in a file that imports torch's device mesh. */
+export const MESH_RECEIVER = /(^|[._])([a-z_]*_)?mesh(_?[0-9]+d)?$/i;
+
 /** The last name of every method above. */
 export const METHOD_NAMES: readonly string[] = [
   ...new Set([
@@ -207,16 +222,19 @@ export interface Libraries {
   torchft: boolean;
   /** CuPy's NCCL binding (`cupy.cuda.nccl`). */
   cupy: boolean;
+  /** torch's device mesh (`torch.distributed.device_mesh`, `DeviceMesh`, `init_device_mesh`). */
+  torchMesh: boolean;
 }
 
 export function librariesOf(bindings: ReadonlyMap<string, readonly string[]>): Libraries {
-  const libs: Libraries = { nccl4py: false, torchcomms: false, torchft: false, cupy: false };
+  const libs: Libraries = { nccl4py: false, torchcomms: false, torchft: false, cupy: false, torchMesh: false };
   for (const fulls of bindings.values())
     for (const f of fulls) {
       if (f === 'nccl' || f.startsWith('nccl.')) libs.nccl4py = true;
       if (f === 'torchcomms' || f.startsWith('torchcomms.')) libs.torchcomms = true;
       if (f === 'torchft' || f.startsWith('torchft.')) libs.torchft = true;
       if (CUPY_NCCL_MODULES.some((m) => f === m || f.startsWith(`${m}.`))) libs.cupy = true;
+      if (/^torch\.distributed\.(device_mesh(\.|$)|DeviceMesh$|init_device_mesh$)/.test(f)) libs.torchMesh = true;
     }
   return libs;
 }

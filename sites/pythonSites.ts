@@ -20,6 +20,8 @@ import {
   COMM_RECEIVER,
   CUPY_METHODS,
   GROUP_RECEIVER,
+  MESH_METHODS,
+  MESH_RECEIVER,
   NCCL4PY_METHODS,
   NCCL_NAMES,
   OTHER_BACKEND,
@@ -77,7 +79,7 @@ const SUBSCRIPT_NCCL = /\[\s*(?:"|')(ncclComm[A-Za-z]+)(?:"|')\s*\]$/;
 const MAX_DEFAULT_WALKS = 8;
 
 /** What a creating call makes, for the methods called on what it is assigned to. */
-type Maker = 'nccl4py' | 'torchcomms' | 'cupy' | 'torchft' | 'ncclBackend' | 'otherBackend';
+type Maker = 'nccl4py' | 'torchcomms' | 'cupy' | 'torchft' | 'ncclBackend' | 'otherBackend' | 'deviceMesh';
 
 /**
  * Finds the call sites of a parsed Python file (`text` is what `tree` was parsed from);
@@ -109,7 +111,7 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
 
   // 2. Calls that can be a site or a collective (their callee ends with a name of interest or an
   // alias), with the loops and functions around them and the assignments they are the value of.
-  const names = [...QUALIFIED_LAST_NAMES, ...NCCL_NAMES, 'abort', 'shutdown', 'eager_connect_single_device'];
+  const names = [...QUALIFIED_LAST_NAMES, ...NCCL_NAMES, ...Object.keys(MESH_METHODS), 'abort', 'shutdown', 'eager_connect_single_device'];
   if (libs.nccl4py) names.push(...Object.keys(NCCL4PY_METHODS));
   if (libs.torchcomms) names.push(...Object.keys(TORCHCOMMS_METHODS));
   if (libs.cupy) names.push(...Object.keys(CUPY_METHODS));
@@ -190,6 +192,13 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
     const maker = makerOf(r, at);
     return maker === lib || (libs[lib] && maker === undefined && COMM_RECEIVER.test(r));
   };
+  // A device mesh: a variable assigned a mesh (init_device_mesh, DeviceMesh, a mesh re-shaped), a
+  // dimension of one (`mesh["dp", "cp"]`), or a name like a mesh's where torch's device mesh is imported.
+  const isMesh = (receiver: string, at: number): boolean => {
+    const r = withoutSubscripts(receiver);
+    const maker = makerOf(r, at);
+    return maker === 'deviceMesh' || (libs.torchMesh && maker === undefined && MESH_RECEIVER.test(r));
+  };
   // In text order: a child (`half = comm.split(...)`) is a communicator of its parent's library.
   for (const call of calls) {
     if (call.type === 'subscript' || !assigned.has(call.fn.startIndex)) continue;
@@ -202,6 +211,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       maker = 'nccl4py';
     else if (call.type === 'attribute' && method === 'split' && isComm(receiver, call.fn.startIndex, 'torchcomms')) maker = 'torchcomms';
     else if (call.type === 'attribute' && method === 'commSplit' && isComm(receiver, call.fn.startIndex, 'cupy')) maker = 'cupy';
+    else if (call.type === 'attribute' && method in MESH_METHODS && isMesh(receiver, call.fn.startIndex)) maker = 'deviceMesh';
+    else if (fs.some((f) => ['init_device_mesh', 'DeviceMesh'].includes(qualifiedApi(f) ?? ''))) maker = 'deviceMesh';
     else if (fs.some((f) => /^cupy(_backends)?\..*\.NcclCommunicator(\.initAll)?$/.test(f) && qualifiedApi(f))) maker = 'cupy';
     else if (fs.some((f) => /^nccl\./.test(f) && /\.(init|init_all)$/.test(f))) maker = 'nccl4py';
     else if (fs.some((f) => qualifiedApi(f) === 'new_comm')) maker = 'torchcomms';
@@ -257,6 +268,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
       candidates.push({ call, api: TORCHCOMMS_METHODS[method]!, written });
     } else if (isMethod && method in CUPY_METHODS && isComm(receiver, at, 'cupy')) {
       candidates.push({ call, api: CUPY_METHODS[method]!, written });
+    } else if (isMethod && method in MESH_METHODS && isMesh(receiver, at)) {
+      candidates.push({ call, api: MESH_METHODS[method]!, written });
     } else if (isMethod && method === 'configure' && torchftReceiver(receiver, makerOf(receiver, at), fulls)) {
       candidates.push({ call, api: 'ProcessGroupNCCL.configure', written });
     } else if (isMethod && method === 'eager_connect_single_device' && makerOf(receiver, at) !== 'otherBackend') {
@@ -450,4 +463,20 @@ function torchftReceiver(receiver: string, maker: Maker | undefined, fulls: (w: 
   if (maker === 'torchft') return true;
   const ctor = /^([A-Za-z_][\w.]*)\(.*\)$/s.exec(receiver)?.[1];
   return ctor !== undefined && fulls(ctor).some(isTorchftNccl);
+}
+
+/** `mesh["dp", "cp"]`, `m[m.mesh_dim_names[1:]]` → `mesh`, `m`: the receiver without its trailing subscripts (brackets balanced). */
+function withoutSubscripts(receiver: string): string {
+  let end = receiver.length;
+  while (end > 0 && receiver[end - 1] === ']') {
+    let depth = 0;
+    let i = end - 1;
+    for (; i >= 0; i--) {
+      if (receiver[i] === ']') depth++;
+      else if (receiver[i] === '[' && --depth === 0) break;
+    }
+    if (i <= 0) break;
+    end = i;
+  }
+  return receiver.slice(0, end);
 }

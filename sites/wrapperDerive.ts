@@ -34,7 +34,18 @@ export interface Wrapper {
 /** Roles whose call sites do not make their function a wrapper: a group's first collective belongs to that group. */
 export const NOT_A_WRAPPER_ROLE: ReadonlySet<string> = new Set(['firstCollective']);
 
-/** The derived wrappers by def, their callable names, and the memo of their lifecycle-call counts. */
+/**
+ * `name` and the names it is imported as elsewhere (`from m import create_group as make`, also
+ * through a re-export under another name): what a call of it may be written as. `aliases`: a
+ * name → the local names imports bind it to (wrapperIndex.ts `importAliases`).
+ */
+export function namesOf(name: string, aliases: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const seen = new Set([name]);
+  for (const n of seen) for (const a of aliases.get(n) ?? []) seen.add(a);
+  return [...seen];
+}
+
+/** The derived wrappers by def, their callable names (imported aliases included), and the memo of their lifecycle-call counts. */
 export interface WrapperTable {
   wrappers: Map<DefId, Wrapper>;
   names: Set<string>;
@@ -46,12 +57,15 @@ export interface WrapperTable {
  * themselves, then breadth first, {@link MAX_HOPS} rounds at most, the defs calling them (`callers`:
  * a callee's last name → the paths of the files calling it; `resolve`: the def a call resolves to).
  * A def takes each API once, by its shortest chain, with the lazy group it passes on (wrapperGroups.ts).
+ * `aliases` (a name → the names imports bind it to) adds the calls of a def under an imported alias.
  */
 export function deriveWrappers(
   files: ReadonlyMap<string, FileEntry>,
   callers: ReadonlyMap<string, ReadonlySet<string>>,
   resolve: (f: FileEntry, call: Call) => DefId | undefined,
+  aliases: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
 ): WrapperTable {
+  const calledAs = (name: string): string[] => namesOf(name, aliases);
   const wrappers = new Map<DefId, Wrapper>();
   const entryOf = (f: FileEntry, def: number): Wrapper => {
     const id = defId(f.path, f.defs[def]!.key);
@@ -81,7 +95,7 @@ export function deriveWrappers(
   // the chains that round made (chains of round + 2 links), so a chain grows one link a round.
   for (let round = 0; round < MAX_HOPS && frontier.size > 0; round++) {
     const next = new Set<string>();
-    for (const name of frontier) {
+    for (const name of [...frontier].flatMap(calledAs)) {
       for (const path of callers.get(name) ?? []) {
         const f = files.get(path)!;
         for (const call of f.calls.get(name) ?? []) {
@@ -114,7 +128,7 @@ export function deriveWrappers(
   }
   return {
     wrappers,
-    names: new Set([...wrappers.values()].map((w) => files.get(w.path)!.defs[w.def]!.callName)),
+    names: new Set([...wrappers.values()].flatMap((w) => calledAs(files.get(w.path)!.defs[w.def]!.callName))),
     counts: new Map(),
   };
 }

@@ -10,6 +10,7 @@ import type { Repetition } from './callSiteTypes';
 import type { WrapperCallSite } from './wrapperTypes';
 import { addImport, emptyImports, type ImportFacts } from './pythonModules';
 import { cachedCreation } from './wrapperCache';
+import { classBases, returnedCallee, superCallee } from './wrapperClasses';
 import { lazyGroupOf, returnedAt, returnsValueAt, type DefSpan, type LazyGroup } from './wrapperGroups';
 
 export interface Def {
@@ -68,12 +69,15 @@ export interface FileEntry {
   /** Top-level function names and class names. */
   functions: Set<string>;
   classes: Set<string>;
+  /** The bases each top-level class names, as written (wrapperClasses.ts `classBases`): its inherited methods resolve there. */
+  bases: Map<string, string[]>;
   imports: ImportFacts;
   /** Calls by the last name of their callee. */
   calls: Map<string, Call[]>;
   /**
-   * Variables assigned a constructor's value by its CapWords name (`b = Backend(…)`,
-   * `self.comm = cb.Backend(…)`): name (`b`, `self.comm`) → where (the def, -1 at module level) and the callee.
+   * Variables assigned a call's value (`b = Backend(…)`, `self.comm = cb.Backend(…)`, `_TP =
+   * init_group(…)`): name (`b`, `self.comm`) → where (the def, -1 at module level) and the callee. The
+   * resolver follows a constructor, or a function that returns a constructor's value.
    */
   instances: Map<string, Instance[]>;
   /** Names assigned at module level (a function's `global` may rebind them). */
@@ -114,8 +118,6 @@ const CALLEE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const MODULE_NAME = /^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=(?!=)/gm;
 /** An instance variable: a name, or `self.name`. */
 const INSTANCE_TARGET = /^(?:self\.)?[A-Za-z_][A-Za-z0-9_]*$/;
-/** A class's constructor by its name (CapWords, `Backend`, `cb.Backend`): other calls' values are not followed. */
-const CONSTRUCTOR = /^(?:[A-Za-z_][A-Za-z0-9_]*\.)*_*[A-Z][A-Za-z0-9_]*$/;
 
 interface Span {
   start: number;
@@ -177,8 +179,9 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       const fn = c[0]?.name === 'fn' ? c[0].node : c.find((x) => x.name === 'fn')?.node;
       const args = c.find((x) => x.name === 'args')?.node;
       if (!fn || !args) continue;
-      const callee = fn.text.replace(/\s+/g, '');
-      if (!CALLEE.test(callee)) continue;
+      const written = fn.text.replace(/\s+/g, '');
+      const callee = CALLEE.test(written) ? written : (superCallee(written) ?? returnedCallee(written));
+      if (!callee) continue;
       const fs = fn.startPosition;
       const fe = fn.endPosition;
       const as = args.startPosition;
@@ -196,7 +199,8 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       const ctor = c.find((x) => x.name === 'ctor')?.node;
       const target = lhs?.text.replace(/\s+/g, '') ?? '';
       const callee = ctor?.text.replace(/\s+/g, '') ?? '';
-      if (lhs && INSTANCE_TARGET.test(target) && CONSTRUCTOR.test(callee)) assigned.push({ target, ctor: callee, at: lhs.startIndex });
+      // A constructor's value, or a function's that may return one (wrapperResolve.ts `factoryClass`).
+      if (lhs && INSTANCE_TARGET.test(target) && CALLEE.test(callee)) assigned.push({ target, ctor: callee, at: lhs.startIndex });
     }
   }
 
@@ -209,13 +213,17 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const defByKey = new Map<string, number>();
   const functions = new Set<string>();
   const classes = new Set<string>();
+  const bases = new Map<string, string[]>();
   const stack: Span[] = [];
   for (const s of spans) {
     while (stack.length > 0 && stack[stack.length - 1]!.end <= s.start) stack.pop();
     const parent = stack[stack.length - 1];
     if (parent) s.parent = parent;
     if (s.kind === 'class') {
-      if (!parent) classes.add(s.name);
+      if (!parent) {
+        classes.add(s.name);
+        bases.set(s.name, classBases(text.slice(s.start, s.body)));
+      }
       s.owner = parent?.owner ?? -1;
     } else if (!parent || parent.kind === 'class') {
       const cls = parent?.name;
@@ -266,11 +274,18 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const maybeLocal = imports.stars.length > 0;
   raw.forEach((r, i) => {
     const dot = r.callee.indexOf('.');
-    const first = dot < 0 ? r.callee : r.callee.slice(0, dot);
+    // `get_group().m`: kept as a call of `get_group` is.
+    const first = (dot < 0 ? r.callee : r.callee.slice(0, dot)).replace(/\(\)$/, '');
     const keep =
       dot < 0
         ? functions.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
-        : first === 'self' || first === 'cls' || imports.bindings.has(first) || instances.has(first);
+        : first === 'self' ||
+          first === 'cls' ||
+          first === 'super' ||
+          classes.has(first) ||
+          functions.has(first) ||
+          imports.bindings.has(first) ||
+          instances.has(first);
     if (!keep) return;
     const last = dot < 0 ? r.callee : r.callee.slice(r.callee.lastIndexOf('.') + 1);
     const backend = BACKEND_KEYWORD.exec(text.slice(r.a.s, r.a.e));
@@ -314,6 +329,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     defByKey,
     functions,
     classes,
+    bases,
     imports,
     calls,
     instances,
@@ -363,7 +379,8 @@ export function instanceOf(f: FileEntry, call: Call, receiver: string): string |
 
 /**
  * What other files may resolve to in this one: its top-level functions, its classes with an
- * `__init__`, its methods (called on instances), its imports (re-exports). An edit that leaves it unchanged keeps every other
+ * `__init__`, its methods (called on instances), its classes' bases (inherited methods), its module-level
+ * instances (holders), its imports (re-exports). An edit that leaves it unchanged keeps every other
  * file's resolutions.
  */
 export function surfaceOf(f: FileEntry): string {
@@ -373,7 +390,12 @@ export function surfaceOf(f: FileEntry): string {
   );
   const stars = f.imports.stars.map((r) => `${r.level}:${r.dotted}`);
   const methods = [...f.defByKey.keys()].filter((k) => k.includes('.'));
+  const inherit = [...f.bases].map(([c, b]) => `${c}(${b.join(',')})`);
+  // Module-level holders (`_TP = GroupCoordinator(…)`): other files call methods on them.
+  const holders = [...f.instances].filter(([k]) => f.moduleNames.has(k)).map(([k, l]) => `${k}=${l.map((i) => i.ctor).join('/')}`);
   return [
+    inherit.sort().join(','),
+    holders.sort().join(','),
     [...f.functions].sort().join(','),
     classes.sort().join(','),
     methods.sort().join(','),
@@ -393,6 +415,7 @@ export function derivationKey(f: FileEntry, names: ReadonlySet<string>): string 
   // What instance methods resolve through (instanceOf).
   for (const [k, l] of f.instances) parts.push(`${k}=${l.map((i) => `${i.def}:${i.ctor}`).join('/')}`);
   parts.push([...f.moduleNames].join(','));
+  for (const [c, b] of f.bases) parts.push(`${c}(${b.join(',')})`);
   // Whether a creation or a call of a wrapper is cached (wrapperCache.ts): a guard edited around it changes it.
   const cached = (at: number, def: number): string => (f.defs[def] && cachedCreation(f.text, at, f.defs[def].span) ? '$' : '');
   f.sites.forEach((s, i) =>
@@ -442,7 +465,7 @@ export function callerSite(
     api: inner.site.api,
     role: inner.site.role,
     language: f.language === 'python' ? 'python' : 'cpp',
-    written: call.callee,
+    written: call.callee.replace(/^super\./, 'super().'),
     range: { start: { line: call.line, character: call.col }, end: { line: call.endLine, character: call.endCol } },
     nameRange: { start: { line: call.line, character: call.col }, end: { line: call.nameEndLine, character: call.nameEndCol } },
     startIndex: call.start,

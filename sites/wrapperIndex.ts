@@ -17,7 +17,9 @@
  * `cls.f(…)` (a method of the enclosing class, same file), `C(…)` (a class whose `__init__` is a
  * wrapper), `x.f(…)` / `self.x.f(…)` on an instance (`x = C(…)` in the same function, at module
  * level through `global`, `self.x = C(…)` in the class's methods: wrapperFacts.ts `instanceOf`;
- * `C` as `C(…)` resolves, the method defined in its class). C/C++/CUDA files the same way, by
+ * `C` as `C(…)` resolves, or a function returning a `C`), a module-level holder of another file,
+ * `C.f(…)`, `super().f(…)`, `get_group().f(…)`, the method defined in the class or inherited from a
+ * base (wrapperResolve.ts); a wrapper imported under another name. C/C++/CUDA files the same way, by
  * name (cppWrapperFacts.ts: functions, methods, named lambdas; `CppNames` resolves their calls
  * within the file and across the C/C++ files). No `vscode` import.
  */
@@ -42,10 +44,11 @@ import {
   type Call,
   type FileEntry,
 } from './wrapperFacts';
-import { deriveWrappers, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { deriveWrappers, namesOf, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
 import { CPP_FACTS_QUERY, cppFacts, CppNames, cppWakeTest } from './cppWrapperFacts';
 import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
+import { callAliases, reachedAs } from './wrapperNames';
 
 export { MAX_HOPS } from './wrapperDerive';
 
@@ -432,11 +435,17 @@ export class WrapperIndex {
   private derive(): WrapperTable {
     while (!this.table) {
       const woken = this.woken;
-      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call));
+      const aliases = callAliases(this.files.values());
+      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), aliases);
+      const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').map((w) => {
+        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w) => {
           const def = this.files.get(w.path)!.defs[w.def]!;
-          return { callName: def.callName, cls: def.cls, isConstructor: def.key.endsWith('.__init__') };
+          const also = def.cls ? reached(def.cls) : [];
+          const isConstructor = def.key.endsWith('.__init__');
+          // A function or a constructor is also called by its aliases (imports, subclasses).
+          const names = def.cls === undefined || isConstructor ? namesOf(def.callName, aliases) : [def.callName];
+          return names.map((callName) => ({ callName, cls: def.cls, isConstructor, ...(also.length > 0 ? { reachedAs: also } : {}) }));
         }),
       );
       if (wakes)
