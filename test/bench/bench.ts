@@ -76,7 +76,7 @@ function wants(section: string): boolean {
  * deriveWrappers over every file's facts and the dormant files' wake test again), not a measurement.
  */
 const WHOLE_DERIVATION =
-  "this edit changes what the wrappers are derived from, so the index drops its derived table (sites/wrapperIndex.ts setFile) and derives the wrappers of the whole workspace again (derive(): deriveWrappers over every file's facts, then the dormant files' wake test), unlike an edit in a body, which keeps the table: the cost grows with the workspace, not with the edit; an incremental derivation of the changed file's wrappers and their callers is what would bring it under 50 ms";
+  "this edit changes what the wrappers are derived from, so the index drops its derived table (sites/wrapperIndex.ts setFile) and derives the wrappers of the whole workspace again (derive(): deriveWrappers over every file's facts, then the dormant files' wake test), unlike an edit in a body, which keeps the table: the cost grows with the workspace, not with the edit (an incremental derivation, of the changed file's wrappers and their callers only, would make it grow with the edit; not done)";
 /** Startup's parts to run (startup.ts): "abc", or those selected as 6a/6b/6c. */
 const startupParts = selected.length === 0 || selected.includes('6') ? 'abc' : selected.filter((s) => /^6[abc]$/.test(s)).map((s) => s[1]).join('');
 
