@@ -4,7 +4,7 @@
  * wait can be cut short by the run's abort signal ({@link untilAborted}, {@link ABORTED}).
  */
 import { defaultAgentDir, spawnLocalAgent, startSshAgent, type AgentProcess } from './agentProcess';
-import { collectPayload, deployAgent, findRemoteNode } from './deploy';
+import { collectPayload, deployAgent, filesForHost, findRemoteNode } from './deploy';
 import { launchIfDeployed } from './quickLaunch';
 import { CommcostError } from './errors';
 import { resolveTarget } from './hosts';
@@ -111,7 +111,10 @@ export async function startAgentOn(
         });
         if (launched === ABORTED) return ABORTED;
         if (!launched.launched) {
-          const bad = payload.files.filter((f) => !launched.prepared?.present.has(f.rel)).map((f) => f.rel);
+          // The files this host needs (filesForHost), not those the deploy left out on purpose.
+          const bad = filesForHost(payload.files, launched.prepared?.platform ?? '')
+            .filter((f) => !launched.prepared?.present.has(f.rel))
+            .map((f) => f.rel);
           throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.length > 0 ? bad.join(', ') : 'the agent folder'} in ${target.name}:${deployed.remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256 (${launched.reason})`, {
             where: { host: target.name },
             hint: 'check free space on the host and run again',

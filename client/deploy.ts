@@ -3,7 +3,9 @@
  *
  * Payload: `dist/agent.js` and everything in `dist/native/` (the addon, the simulated NCCL), laid
  * out remotely as `~/.cache/commcost/<hash>/{agent.js,native/…,manifest.json}` where `<hash>` is
- * the first 16 hex of a sha256 over every file's name and content. Files are checked with
+ * the first 16 hex of a sha256 over every file's name and content. A host gets only the files it
+ * needs ({@link filesForHost}: no other platform's prebuilt, no addon sources or headers when its
+ * platform has a prebuilt addon), its platform read by the same command that probes the folder. Files are checked with
  * `sha256sum` before and after upload; only missing or different ones are sent (SFTP fastPut),
  * up to {@link UPLOAD_CONCURRENCY} files at a time on the one SFTP session (its requests are
  * pipelined), each logged with its time.
@@ -62,6 +64,40 @@ export async function collectPayload(distDir: string): Promise<AgentPayload> {
     files.push({ ...e, sha256, size: (await stat(e.abs)).size });
   }
   return { hash: total.digest('hex').slice(0, 16), files };
+}
+
+/**
+ * A POSIX sh fragment that sets `$a` to the host's platform as the payload names its prebuilt
+ * folders (`native/<a>/`): linux-x64, linux-arm64, or empty for any other `uname -sm` (then every
+ * file is sent: the agent builds the addon from the sources). Used by the launch script
+ * (quickLaunch.ts) and the deploy's own probe, which print it as `COMMCOST-PLATFORM\t<a>`.
+ */
+export const PLATFORM_SH = 'case "$(uname -sm 2>/dev/null)" in "Linux x86_64") a=linux-x64;; "Linux aarch64"|"Linux arm64") a=linux-arm64;; *) a=;; esac';
+
+/**
+ * The payload files a host of `platform` (a {@link PLATFORM_SH} answer) needs: the prebuilt
+ * folders of other platforms (`native/linux-<other>/`) are left out, and so are the addon's
+ * sources and headers (`native/src/`, `native/include/`, used only to build the addon on a host
+ * with no matching prebuilt) when `native/<platform>/commcost.node` is in the payload. An empty
+ * or unknown platform needs every file. Order kept.
+ */
+export function filesForHost(files: readonly PayloadFile[], platform: string): PayloadFile[] {
+  if (!/^linux-[a-z0-9]+$/.test(platform)) return [...files];
+  const prebuilt = files.some((f) => f.rel === `native/${platform}/commcost.node`);
+  return files.filter((f) => {
+    const other = /^native\/(linux-[^/]+)\//.exec(f.rel);
+    if (other && other[1] !== platform) return false;
+    return !(prebuilt && /^native\/(src|include)\//.test(f.rel));
+  });
+}
+
+/** The value of a `COMMCOST-PLATFORM\t<a>` line among `lines` ('' when absent or empty). */
+export function platformOf(lines: readonly string[]): string {
+  for (const l of lines) {
+    const [tag, value] = l.replace(/\r$/, '').split('\t');
+    if (tag === 'COMMCOST-PLATFORM') return value ?? '';
+  }
+  return '';
 }
 
 /** The remote home directory (`$HOME` of the login). */
@@ -202,7 +238,7 @@ interface UploadProgress {
 }
 
 /** The deploy's own probe, one remote command: the folder, its subfolders made, and the hashes in place. */
-async function probeFolder(session: SshSession, payload: AgentPayload, rels: string[], relDirs: string[]): Promise<{ remoteDir: string; before: Map<string, string>; mkdirErrors: string[] }> {
+async function probeFolder(session: SshSession, payload: AgentPayload, rels: string[], relDirs: string[]): Promise<{ remoteDir: string; platform: string; before: Map<string, string>; mkdirErrors: string[] }> {
   const host = session.target.name;
   const where = { host };
   // One round trip for the folder, its subfolders (made here, so an upload needs no mkdir of
@@ -211,6 +247,7 @@ async function probeFolder(session: SshSession, payload: AgentPayload, rels: str
     'sh',
     '-c',
     'd="$HOME/.cache/commcost/$1"; shift; printf "%s\\n" "$d"; ' +
+      `${PLATFORM_SH}; printf "COMMCOST-PLATFORM\\t%s\\n" "$a"; ` +
       'while [ "$#" -gt 0 ] && [ "$1" != -- ]; do mkdir -p -- "$d/$1" 2>&1 | sed "s/^/mkdir: /"; shift; done; [ "$#" -gt 0 ] && shift; ' +
       'cd "$d" 2>/dev/null && sha256sum -- "$@" 2>/dev/null; exit 0',
     'sh',
@@ -224,7 +261,8 @@ async function probeFolder(session: SshSession, payload: AgentPayload, rels: str
     throw new CommcostError('DEPLOY_FAILED', `cannot find $HOME/.cache/commcost on ${host}: ${probe.stderr.trim() || `exit ${String(probe.code)}`}`, { where });
   }
   const before = parseSha256sum(probe.stdout);
-  return { remoteDir, before, mkdirErrors: probe.stdout.split('\n').filter((l) => l.startsWith('mkdir: ')).map((l) => l.slice(7)) };
+  const lines = probe.stdout.split('\n');
+  return { remoteDir, platform: platformOf(lines), before, mkdirErrors: lines.filter((l) => l.startsWith('mkdir: ')).map((l) => l.slice(7)) };
 }
 
 /** How {@link deployAgent} may skip its own remote commands (see there). */
@@ -241,7 +279,12 @@ async function deployWatched(session: SshSession, payload: AgentPayload, log: (l
   const probed = options.prepared ? undefined : await probeFolder(session, payload, rels, relDirs);
   const remoteDir = options.prepared?.remoteDir ?? probed!.remoteDir;
   const mkdirErrors = options.prepared?.mkdirFailed ?? probed!.mkdirErrors;
-  const missing = payload.files.filter((f) => (options.prepared ? !options.prepared.present.has(f.rel) : probed!.before.get(f.rel) !== f.sha256));
+  // Only what this host needs: its own prebuilt addon, no sources or headers beside it (filesForHost).
+  const platform = options.prepared?.platform ?? probed!.platform;
+  const needed = filesForHost(payload.files, platform);
+  const left = payload.files.length - needed.length;
+  if (left > 0) log(`${host} is ${platform}: ${left} file(s) of the payload not needed there (other platforms' prebuilt addons, or the addon's sources and headers beside its prebuilt)`);
+  const missing = needed.filter((f) => (options.prepared ? !options.prepared.present.has(f.rel) : probed!.before.get(f.rel) !== f.sha256));
   if (missing.length === 0) {
     log(`agent ${payload.hash} already deployed on ${host} in ${remoteDir}`);
     return { remoteDir, uploaded: [] };
@@ -271,17 +314,21 @@ async function deployWatched(session: SshSession, payload: AgentPayload, log: (l
   const workers = await Promise.allSettled(Array.from({ length: Math.min(UPLOAD_CONCURRENCY, missing.length) }, upload));
   const failed = workers.find((w): w is PromiseRejectedResult => w.status === 'rejected');
   if (failed) throw failed.reason;
-  const manifest = { hash: payload.hash, files: payload.files.map(({ rel, sha256, size }) => ({ rel, sha256, size })) };
+  const manifest = { hash: payload.hash, platform, files: needed.map(({ rel, sha256, size }) => ({ rel, sha256, size })) };
   try {
     await writeRemote(sftp, posix.join(remoteDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
   } catch (e) {
     throw new CommcostError('DEPLOY_FAILED', `cannot write manifest.json in ${host}:${remoteDir}: ${errorText(e)}`, { where, cause: e });
   }
   if (options.verify !== false) {
-    const after = await remoteHashes(session.run, remoteDir, rels);
+    const after = await remoteHashes(
+      session.run,
+      remoteDir,
+      needed.map((f) => f.rel),
+    );
     // A drop while hashing reads as "nothing matches": say it was the connection.
     if (session.isClosed) throw new CommcostError('CONNECTION_LOST', `SSH connection to ${host} is closed`, { where });
-    const bad = payload.files.filter((f) => after.get(f.rel) !== f.sha256);
+    const bad = needed.filter((f) => after.get(f.rel) !== f.sha256);
     if (bad.length > 0) {
       throw new CommcostError('DEPLOY_FAILED', `after upload, ${bad.map((f) => f.rel).join(', ')} in ${host}:${remoteDir} ${bad.length === 1 ? 'does' : 'do'} not match the local sha256`, {
         where,

@@ -14,4 +14,6 @@ export interface PreparedFolder {
   remoteDir: string;
   present: Set<string>;
   mkdirFailed: string[];
+  /** The host's platform as the launch script read it (deploy.ts PLATFORM_SH): linux-x64, linux-arm64, or '' (unknown: every file). */
+  platform: string;
 }

@@ -16,7 +16,7 @@
 import type { ClientChannel } from 'ssh2';
 import { wrapAgentChannel, type AgentProcess } from './agentProcess';
 import type { AgentPayload } from './deploy';
-import { MIN_NODE_MAJOR } from './deploy';
+import { MIN_NODE_MAJOR, PLATFORM_SH } from './deploy';
 import { CommcostError } from './errors';
 import type { PreparedFolder } from './preparedFolder';
 import type { SshSession } from './sshSession';
@@ -35,6 +35,11 @@ const MAX_MARKER_BYTES = 64 * 1024;
  */
 export const LAUNCH_SCRIPT = [
   'd="$HOME/.cache/commcost/$1"; n="$2"; shift 2',
+  // Only the files this host needs (deploy.ts filesForHost, the same rule): no other platform's
+  // prebuilt folder; no addon sources or headers when its platform's prebuilt addon is in the payload.
+  PLATFORM_SH,
+  'h=; for f in "$@"; do [ -n "$a" ] && [ "${f#*  }" = "native/$a/commcost.node" ] && h=1; done',
+  'c=$#; for f in "$@"; do r="${f#*  }"; k=1; case "$r" in native/linux-*/*) case "$r" in "native/$a/"*) ;; *) [ -n "$a" ] && k=;; esac;; native/src/*|native/include/*) [ -n "$h" ] && k=;; esac; [ -n "$k" ] && set -- "$@" "$f"; done; shift "$c"',
   '[ -n "$n" ] || n="$(command -v node 2>/dev/null)"',
   'if [ -z "$n" ] || [ ! -x "$n" ]; then printf "COMMCOST-NOLAUNCH\\tno node on the PATH of sh -c\\n"; exit 0; fi',
   'v="$("$n" -v 2>/dev/null | head -n 1)"',
@@ -43,7 +48,7 @@ export const LAUNCH_SCRIPT = [
   `if [ "$m" -lt ${MIN_NODE_MAJOR} ]; then printf "COMMCOST-NOLAUNCH\\tnode %s is not usable\\t%s\\t%s\\n" "$v" "$n" "$v"; exit 0; fi`,
   // Not launched for want of files: make the payload's folders (so an upload needs no mkdir of its
   // own) and say which files are in place already (COMMCOST-OK), so the deploy needs no command.
-  'prepare() { printf "COMMCOST-DIR\\t%s\\n" "$d"; p=; for f in "$@"; do r="${f#*  }"; case "$r" in */*) r="${r%/*}";; *) r=.;; esac; ' +
+  'prepare() { printf "COMMCOST-DIR\\t%s\\n" "$d"; printf "COMMCOST-PLATFORM\\t%s\\n" "$a"; p=; for f in "$@"; do r="${f#*  }"; case "$r" in */*) r="${r%/*}";; *) r=.;; esac; ' +
     '[ "$r" = "$p" ] || mkdir -p -- "$d/$r" 2>/dev/null || printf "COMMCOST-MKDIR-FAILED\\t%s\\n" "$r"; p="$r"; done; }',
   'cd "$d" 2>/dev/null || { printf "COMMCOST-NOLAUNCH\\tnot deployed\\t%s\\t%s\\n" "$n" "$v"; prepare "$@"; exit 0; }',
   'if ! printf "%s\\n" "$@" | sha256sum -c --status - 2>/dev/null; then',
@@ -59,19 +64,21 @@ export type QuickLaunch =
   | { launched: true; agent: AgentProcess; node: { path: string; version: string }; remoteDir: string }
   | { launched: false; reason: string; node?: { path: string; version: string }; prepared?: PreparedFolder };
 
-/** Reads the lines after a not-launched marker (COMMCOST-DIR, COMMCOST-OK, COMMCOST-MKDIR-FAILED). */
+/** Reads the lines after a not-launched marker (COMMCOST-DIR, COMMCOST-PLATFORM, COMMCOST-OK, COMMCOST-MKDIR-FAILED). */
 export function parsePrepared(lines: readonly string[]): PreparedFolder | undefined {
   let remoteDir: string | undefined;
   const present = new Set<string>();
   const mkdirFailed: string[] = [];
+  let platform = '';
   for (const raw of lines) {
     const [tag, value] = raw.replace(/\r$/, '').split('\t');
     if (!value) continue;
     if (tag === 'COMMCOST-DIR' && value.startsWith('/')) remoteDir = value;
     else if (tag === 'COMMCOST-OK') present.add(value);
     else if (tag === 'COMMCOST-MKDIR-FAILED') mkdirFailed.push(value);
+    else if (tag === 'COMMCOST-PLATFORM') platform = value;
   }
-  return remoteDir ? { remoteDir, present, mkdirFailed } : undefined;
+  return remoteDir ? { remoteDir, present, mkdirFailed, platform } : undefined;
 }
 
 /** argv of the launch command for `payload` (the files as `sha256sum -c` lines). */

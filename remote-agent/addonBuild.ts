@@ -205,7 +205,7 @@ function buildAndLoad<T>(loadError: Error, options: LoadOrBuildOptions): T {
     : [path.join(bundleDir, 'native', 'src'), path.join(bundleDir, '..', 'dist', 'native', 'src')];
   const sourceDir = sourceCandidates.find((d) => fs.existsSync(path.join(d, 'build.json')));
   if (!sourceDir) {
-    loadError.message += `\nNo addon sources to build it on this host either (looked for build.json in ${sourceCandidates.join(', ')}).`;
+    loadError.message += `\nNo addon sources to build it on this host either (looked for build.json in ${sourceCandidates.join(', ')}); a deploy leaves them out where the payload has a prebuilt addon for the host's platform (${platformArch}).`;
     throw loadError;
   }
   const prebuilt = path.join(bundleDir, 'native', platformArch, 'commcost.node');

@@ -146,6 +146,23 @@ export class CallSiteFinder {
     return grammar === 'python' ? scanPython(q, tree, text, options) : scanCpp(this.cppOrThrow().query, tree, text, q.scale);
   }
 
+  /**
+   * Parses and scans a few lines of Python once and drops the result, so that the work V8 does
+   * on a WebAssembly function's first call (it compiles each function lazily, on the thread that
+   * calls it) is done here, before the first document, not while a user waits for it. Call it in
+   * the background after {@link load}; a document parsed without it is parsed the same.
+   */
+  warmUp(): void {
+    const tree = this.python.parser.parse(WARM_UP_PYTHON);
+    if (tree) {
+      try {
+        scanPython(this.python.queries, tree, WARM_UP_PYTHON);
+      } finally {
+        tree.delete();
+      }
+    }
+  }
+
   /** The C/C++ grammar, or an error saying to await {@link ready}. */
   private cppOrThrow(): { parser: TsParser; query: TsQuery } {
     if (!this.cpp) throw new Error('the C/C++ grammar is not loaded yet: await CallSiteFinder.ready("cpp") first');
@@ -163,6 +180,27 @@ export class CallSiteFinder {
     this.cpp = undefined;
   }
 }
+
+/** What {@link CallSiteFinder.warmUp} parses: the shapes of a training script (imports, a class, a loop, a group made and used). */
+const WARM_UP_PYTHON = [
+  'import torch.distributed as dist',
+  'from torch import nn',
+  '',
+  'class Block(nn.Module):',
+  '    def forward(self, x, *args, **kw):',
+  '        return x @ self.w if kw.get("bias") is None else x + 1',
+  '',
+  'def main(ranks=[0, 1]):',
+  '    dist.init_process_group("nccl", device_id=torch.device("cuda", 0))',
+  '    group = dist.new_group(ranks=ranks, backend="nccl")',
+  '    for step in range(10):',
+  '        t = torch.ones(4)',
+  '        dist.all_reduce(t, group=group)',
+  '    with torch.no_grad():',
+  '        pass',
+  '    dist.destroy_process_group()',
+  '',
+].join('\n');
 
 function grammarOf(language: SourceLanguage): 'python' | 'cpp' {
   return language === 'python' ? 'python' : 'cpp';

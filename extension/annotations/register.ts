@@ -4,7 +4,8 @@
  * watchers and the commands behind the links. Everything registered here is owned by the
  * extension context's scope.
  *
- * Activation stays cheap: tree-sitter and the grammars load on the first Python/C/C++ document;
+ * Activation stays cheap: the engine, tree-sitter and the Python grammar load in the background
+ * just after activate() returns (warmStart.ts), the C/C++ grammar on the first C/C++ document;
  * documents are parsed on open and re-parsed incrementally (debounced) on edit.
  */
 import { join } from 'node:path';
@@ -30,8 +31,11 @@ import type { StaleRules } from '../../readings/profiles';
 import { AnnotationQuickFixes } from './quickFixes';
 import { CLEAR_TRACE, pickProfile, ProfileStatusBar } from './statusBar';
 import { TraceAnnotations } from './tracesWatch';
+import { WarmStart } from './warmStart';
 
 const REPARSE_DELAY_MS = 150;
+/** ms after activation before the engine and the Python grammar start loading in the background. */
+const WARM_START_DELAY_MS = 0;
 const RELOAD_DELAY_MS = 200;
 const SELECTOR: vscode.DocumentSelector = ['python', 'cpp', 'c'].flatMap((language) => [
   { language, scheme: 'file' },
@@ -136,21 +140,30 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
     refreshAll();
   };
 
+  // The engine bundle, tree-sitter and the Python grammar: started in the background just after
+  // activation (WARM_START_DELAY_MS), so the first Python document waits at most for what is left;
+  // the C/C++ grammar (3.4 MB of WebAssembly) still loads on the first C/C++ document.
+  const engineLoad = scope.add(
+    new WarmStart(async () => {
+      const started = performance.now();
+      const background = !loading;
+      // The engine is a bundle of its own (annotationEngine.ts), evaluated here: not in activate().
+      const engine = await import('./annotationEngine');
+      const finder = scope.add(await engine.CallSiteFinder.load(engine.shippedGrammars(join(extension.extensionPath, 'dist', 'grammars')), { lazyCpp: true }));
+      // V8 compiles each WebAssembly function on its first call: a few lines parsed now, not in the first document.
+      if (!scope.isDisposed) finder.warmUp();
+      log.info(`annotations: tree-sitter and the Python grammar loaded and warmed in ${Math.round(performance.now() - started)} ms (${background ? 'in the background after activation' : 'on the first document'})`);
+      return { engine, finder };
+    }),
+  );
+  engineLoad.startSoon(WARM_START_DELAY_MS, () => undefined); // its error is logged by ensureModel, on the first document
+
   const ensureModel = (): Promise<AnnotationModel | undefined> =>
     (loading ??= (async () => {
       const started = performance.now();
-      // The engine is a bundle of its own (annotationEngine.ts), evaluated here: not at activation.
-      const engine = await import('./annotationEngine');
-      const [finder] = await Promise.all([
-        // The C/C++ grammar (3.4 MB of WebAssembly) loads on the first C/C++ document: a Python file waits only for Python's.
-        engine.CallSiteFinder.load(engine.shippedGrammars(join(extension.extensionPath, 'dist', 'grammars')), { lazyCpp: true }),
-        reloadProfiles(),
-        traces.ensureLoaded(),
-      ]);
+      const [{ engine, finder }] = await Promise.all([engineLoad.get(), reloadProfiles(), traces.ensureLoaded()]);
       model = scope.isDisposed ? undefined : new engine.AnnotationModel(finder, store, rules);
-      if (!model) finder.dispose();
-      else {
-        scope.add(finder);
+      if (model) {
         // The Measure picker's gate (its own lazy bundle, dist/experimentInfo.js: the agent's
         // experiment needs), so a site its host cannot run says so rather than offer a Measure.
         const gateStarted = performance.now();
@@ -167,7 +180,7 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
           log.error(`annotations: wrapper index: ${err instanceof Error ? err.message : String(err)}`),
         );
       }
-      log.info(`annotations: tree-sitter and grammars loaded in ${Math.round(performance.now() - started)} ms`);
+      log.info(`annotations: engine, grammars and runs ready for the first document in ${Math.round(performance.now() - started)} ms`);
       return model;
     })().catch((err: unknown) => {
       log.error(`annotations: could not load tree-sitter: ${err instanceof Error ? err.message : String(err)}`);

@@ -5,9 +5,11 @@
  * 1. Extension activation in Node: dist/extension.js evaluated and activate() called in a fresh
  *    process with a stand-in `vscode` module (startupStub.cjs). Target < 50 ms (issue #19).
  * 2. The first file of a session from a cold process (startupFirstFile.ts, bundled as the product):
- *    the shipped grammars and a saved run loaded, then a 500-line and a 5,000-line Python file
- *    parsed, scanned and every CodeLens title made; spawn → exit, beside `node -e 0` in the same
- *    rounds. Target < 300 ms for 5,000 lines.
+ *    the shipped grammars loaded and warmed and a saved run loaded, then a 500-line and a 5,000-line
+ *    Python file parsed, scanned and every CodeLens title made: opened at activation (spawn → exit)
+ *    and opened after the background load (open → titles), beside a bare web-tree-sitter process
+ *    (startupBareParse.cjs) and `node -e 0` in the same rounds. Target < 300 ms for 5,000 lines;
+ *    a "not met" on a loaded machine is "cannot tell" (targets.ts loadAware).
  * 3. In the real VS Code (code-server + headless Chromium, test/ui/uiEnv.ts), a fresh window per
  *    sample: the extension's own "activated in … ms" log line (the bundle's evaluation, first to
  *    last statement, plus activate(), extension.ts; the extension host's wait in between is printed
@@ -23,8 +25,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
 import { uiMissingReason, UiSession, waitUntil } from '../ui/uiEnv';
-import { distText, distribution, judgedRow, TargetTable } from './targets';
+import { distText, distribution, judgedRow, loadAware, loadPerCpu, TargetTable } from './targets';
 import { judgeQuantiles } from './verdict';
 
 /** A Python file of `lines` lines: the call-site fixtures, repeated among model code. */
@@ -108,66 +111,152 @@ function wallMs(args: string[], cwd: string): { ms: number; stdout: string } {
 }
 
 /**
+ * Whether this Node can keep a compiled WebAssembly module for a later session: V8's serializer is
+ * Node's only way to write a compiled module out (`v8.serialize`); a module that does not come back
+ * from `v8.deserialize` cannot be cached across sessions. Probed on `wasm`'s bytes, never assumed.
+ * @returns "yes", or why not in words
+ */
+function wasmCacheAcrossSessions(wasm: string): string {
+  // Node's global WebAssembly (the test tsconfig has no DOM types for it).
+  const { Module } = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object } }).WebAssembly;
+  try {
+    const module = new Module(readFileSync(wasm));
+    const bytes = v8.serialize(module);
+    const back: unknown = v8.deserialize(bytes);
+    return back instanceof Module
+      ? 'yes'
+      : `no: v8.serialize wrote ${bytes.length} bytes that come back as ${Object.prototype.toString.call(back)}`;
+  } catch (e) {
+    return `no: v8.serialize of a compiled module (${process.version}) does not come back (${(e as Error).message}); module.enableCompileCache (Node ≥ 22.1) caches JavaScript only`;
+  }
+}
+
+/**
  * Section 2: the first file of a session from a cold process (issue #31 d): the product's modules
- * (bundled, libraries from dist/vendor), the shipped grammars (dist/grammars) and a saved run
- * loaded, all inside the clock, from the spawn to the exit; `node -e 0` in the same rounds (turns)
- * as the anchor, the part of that time no module of ours can shorten.
+ * (bundled, libraries from dist/vendor, imported after the clock starts: spawn → exit), the shipped
+ * grammars (dist/grammars) loaded and warmed and a saved run loaded, in two cases taking turns:
+ * "cold", the file opened at activation (its open starts the load, as onLanguage:python does), and
+ * "after the background load", the file opened once the load started at activation has ended
+ * (open → CodeLens titles inside the child). Beside them in the same rounds: a bare web-tree-sitter
+ * process (startupBareParse.cjs: loads the runtime and the Python grammar, parses the file, exits),
+ * the part tree-sitter itself costs, and `node -e 0`, Node's own start.
  */
 async function firstFileInNode(root: string, table: TargetTable, log: (l: string) => void, samples: number): Promise<void> {
   const dir = path.join(tmpdir(), `commcost-startup-${process.pid}`);
   const runs = path.join(dir, 'runs');
   mkdirSync(runs, { recursive: true });
   const grammars = path.join(root, 'dist', 'grammars');
+  const targetOf = (lines: number): number => (lines === 500 ? 1000 : 300);
   const missing = ['dist/grammars/tree-sitter.wasm', 'dist/vendor/web-tree-sitter.js'].find((f) => !existsSync(path.join(root, f)));
   if (missing) {
-    for (const lines of [500, 5000]) table.add({ id: `startup.firstFile.${lines}`, what: `first file of a session, ${lines} lines (Node)`, unit: 'ms', target: `p50 < ${lines === 500 ? 1000 : 300}`, verdict: 'skipped', note: `${missing} not built (node scripts/build.mjs)` });
+    for (const lines of [500, 5000])
+      table.add({
+        id: `startup.firstFile.${lines}`,
+        what: `first file of a session, ${lines} lines (Node)`,
+        unit: 'ms',
+        target: `p50 < ${targetOf(lines)}`,
+        verdict: 'skipped',
+        note: `${missing} not built (node scripts/build.mjs)`,
+      });
     return;
   }
+  const cache = wasmCacheAcrossSessions(path.join(grammars, 'tree-sitter-python.wasm'));
+  log(`   a compiled WebAssembly module kept across sessions: ${cache}`);
   const run = 'h200x2-nccl2.28.9-wheel.json';
   cpSync(path.join(root, 'docs', 'results', 'h200x2-2026-12-01', run), path.join(runs, run));
   const bundle = await firstFileBundle(root, dir);
+  const bare = [
+    path.join(root, 'test', 'bench', 'startupBareParse.cjs'),
+    path.join(root, 'dist', 'vendor', 'web-tree-sitter.js'),
+    grammars,
+  ];
   try {
     for (const lines of [500, 5000]) {
       const file = path.join(dir, `train_${lines}.py`);
       writeFileSync(file, pythonFile(root, lines));
       const wall: number[] = [];
-      const anchor: number[] = [];
+      const afterWarm: number[] = [];
+      const bareWall: number[] = [];
+      const nodeWall: number[] = [];
       const inside = { modules: [] as number[], grammars: [] as number[], annotated: [] as number[] };
       let sites = 0;
       let answered = 0;
+      type Child = { modules: number; grammars: number; open: number; annotated: number; sites: number; answered: number };
+      const last = (stdout: string): Child => JSON.parse(stdout.trim().split('\n').pop()!) as Child;
+      const loadAtStart = loadPerCpu();
       for (let i = 0; i < samples; i++) {
-        anchor.push(wallMs(['-e', '0'], root).ms);
-        const r = wallMs([bundle, file, 'python', grammars, runs], root);
+        nodeWall.push(wallMs(['-e', '0'], root).ms);
+        bareWall.push(wallMs([...bare, file], root).ms);
+        const r = wallMs([bundle, file, 'python', grammars, runs, 'cold'], root);
         wall.push(r.ms);
-        const o = JSON.parse(r.stdout.trim().split('\n').pop()!) as { modules: number; grammars: number; annotated: number; sites: number; answered: number };
+        const o = last(r.stdout);
         inside.modules.push(o.modules);
         inside.grammars.push(o.grammars);
         inside.annotated.push(o.annotated);
         ({ sites, answered } = o);
+        const w = last(wallMs([bundle, file, 'python', grammars, runs, 'warm'], root).stdout);
+        afterWarm.push(w.annotated - w.open);
       }
       const d = distribution(wall);
-      const a = distribution(anchor);
+      const b = distribution(bareWall);
+      const n = distribution(nodeWall);
       const p50 = (xs: number[]): string => distribution(xs).p50.toFixed(0);
-      log(`   ${lines} lines (${sites} sites, ${answered} answered by the run): spawn → exit ${distText(d)} ms`);
-      log(`     anchor node -e 0, same rounds: ${distText(a)} ms`);
-      log(`     inside the child, ms since its start (p50): modules evaluated ${p50(inside.modules)}, grammars ${p50(inside.grammars)}, annotated ${p50(inside.annotated)}`);
-      const target = lines === 500 ? 1000 : 300;
-      const row = judgedRow(
-        {
-          id: `startup.firstFile.${lines}`,
-          what: `first file of a session, ${lines} lines (Node)`,
-          unit: 'ms',
-          target: `p50 < ${target}`,
-          span: `spawn of a cold \`node\` → its exit: the product's modules bundled (libraries from dist/vendor), the shipped grammars (dist/grammars) and one saved run loaded together, then the file parsed, scanned and every CodeLens title made (${answered} of ${sites} with the run's figure)`,
-          anchor: `node -e 0 in the same rounds: p50 ${a.p50.toFixed(0)} ms (Node's own start and exit; the extension host pays it once, before any file)`,
-          note: `above the anchor: p50 ${(d.p50 - a.p50).toFixed(0)} ms; inside the child (p50, ms since its start): modules ${p50(inside.modules)}, grammars + run ${p50(inside.grammars)}, annotated ${p50(inside.annotated)}; no VS Code; C/C++ loads on the first C/C++ document, as in the extension`,
-        },
-        wall,
-        [{ q: 0.5, op: '<', limit: target }],
-        0,
+      log(`   ${lines} lines (${sites} sites, ${answered} answered by the run): opened at activation, spawn → exit ${distText(d)} ms`);
+      log(`     opened after the background load, open → CodeLens titles: ${distText(distribution(afterWarm))} ms`);
+      log(`     anchor bare web-tree-sitter (load + parse), same rounds: ${distText(b)} ms; node -e 0: ${distText(n)} ms`);
+      log(
+        `     inside the child, ms since its start (p50): modules evaluated ${p50(inside.modules)}, grammars ${p50(inside.grammars)}, annotated ${p50(inside.annotated)}`,
       );
-      table.add(row);
-      table.add({ id: `startup.firstFile.anchor.${lines}`, what: '  anchor: node -e 0 (same rounds)', unit: 'ms', dist: a, target: '—', verdict: 'reference', span: 'spawn → exit of an empty Node' });
+      const target = targetOf(lines);
+      const loads = [loadAtStart, loadPerCpu()];
+      const anchor = `a bare web-tree-sitter process in the same rounds (startupBareParse.cjs: the shipped runtime and Python grammar loaded, the file parsed once, no query, scan or run): p50 ${b.p50.toFixed(0)} ms; node -e 0: p50 ${n.p50.toFixed(0)} ms`;
+      table.add(
+        loadAware(
+          judgedRow(
+            {
+              id: `startup.firstFile.${lines}`,
+              what: `first file of a session, ${lines} lines, opened at activation (Node)`,
+              unit: 'ms',
+              target: `p50 < ${target}`,
+              span: `spawn of a cold \`node\` → its exit: the product's modules bundled (libraries from dist/vendor) imported, the shipped grammars (dist/grammars) loaded and warmed and one saved run loaded together, then the file parsed, scanned and every CodeLens title made (${answered} of ${sites} with the run's figure)`,
+              anchor,
+              note: `above the bare web-tree-sitter anchor: p50 ${(d.p50 - b.p50).toFixed(0)} ms; inside the child (p50, ms since its start): modules ${p50(inside.modules)}, grammars + run ${p50(inside.grammars)}, annotated ${p50(inside.annotated)}; no VS Code; C/C++ loads on the first C/C++ document, as in the extension; compiled grammars kept across sessions: ${cache}`,
+            },
+            wall,
+            [{ q: 0.5, op: '<', limit: target }],
+            0,
+          ),
+          loads,
+        ),
+      );
+      table.add(
+        loadAware(
+          judgedRow(
+            {
+              id: `startup.firstFile.afterWarm.${lines}`,
+              what: `first file of a session, ${lines} lines, opened after the background load (Node)`,
+              unit: 'ms',
+              target: `p50 < ${target}`,
+              span: 'inside a cold process, once the load the extension starts just after activation (warmStart.ts: engine, grammars compiled and warmed, runs) has ended: the open → the file read, parsed, scanned and every CodeLens title made',
+              anchor,
+              note: 'what the first open waits for when the user opens it after the background load; an open during it waits for the rest of the load as well (the row above is the whole of it)',
+            },
+            afterWarm,
+            [{ q: 0.5, op: '<', limit: target }],
+            0,
+          ),
+          loads,
+        ),
+      );
+      table.add({
+        id: `startup.firstFile.anchor.${lines}`,
+        what: '  anchor: bare web-tree-sitter, load + parse (same rounds)',
+        unit: 'ms',
+        dist: b,
+        target: '—',
+        verdict: 'reference',
+        span: 'spawn → exit of startupBareParse.cjs',
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -390,14 +479,21 @@ async function inVsCode(root: string, table: TargetTable, log: (l: string) => vo
 /**
  * Runs the three sections, adding their rows to `table`.
  * @param samples per section: fresh processes (1, 2) and windows (3)
+ * @param parts which of them: "a" activation, "b" first file, "c" VS Code
  */
-export async function startupBench(root: string, table: TargetTable, log: (l: string) => void, samples = { node: 15, firstFile: 5, vscode: 5 }): Promise<void> {
-  log('   a) activation in Node (fresh process each, stand-in vscode module)');
-  activationInNode(root, table, log, samples.node);
-  log('   b) first file of a session in Node (a cold process each: modules + shipped grammars + a run + parse + scan + CodeLens titles)');
-  await firstFileInNode(root, table, log, samples.firstFile);
-  log('   c) the real VS Code (code-server, headless Chromium; a fresh window each)');
-  await inVsCode(root, table, log, samples.vscode);
+export async function startupBench(root: string, table: TargetTable, log: (l: string) => void, samples = { node: 15, firstFile: 5, vscode: 5 }, parts = 'abc'): Promise<void> {
+  if (parts.includes('a')) {
+    log('   a) activation in Node (fresh process each, stand-in vscode module)');
+    activationInNode(root, table, log, samples.node);
+  }
+  if (parts.includes('b')) {
+    log('   b) first file of a session in Node (a cold process each: modules + shipped grammars + a run + parse + scan + CodeLens titles)');
+    await firstFileInNode(root, table, log, samples.firstFile);
+  }
+  if (parts.includes('c')) {
+    log('   c) the real VS Code (code-server, headless Chromium; a fresh window each)');
+    await inVsCode(root, table, log, samples.vscode);
+  }
 }
 
 if (require.main === module) {

@@ -75,6 +75,26 @@ export function estimateRow(head: RowHead, label: string, e: Estimate, bound: Bo
   return { ...head, ...(dist ? { dist } : {}), verdict: j.verdict, basis: j.text };
 }
 
+/** The machine's load average over the last minute per CPU (os.loadavg()[0] / CPUs): ≥ 1 means other work waited for a CPU. */
+export function loadPerCpu(): number {
+  return os.loadavg()[0]! / Math.max(1, os.cpus().length);
+}
+
+/**
+ * A wall-time row judged "not met" against an upper limit becomes "cannot tell" when the machine
+ * was loaded while it was measured (`loads`: {@link loadPerCpu} at the start and the end of its
+ * samples; one ≥ 1): other processes' work only adds time, so such a figure says nothing about the
+ * quiet machine the target is for; a "met" stays met (a quiet machine is not slower). The loads go
+ * into the note either way. Rows of other verdicts, or not of time, are returned as they are.
+ */
+export function loadAware(row: TargetRow, loads: readonly number[]): TargetRow {
+  if (row.unit !== 'ms' && row.unit !== 's' && row.unit !== 'µs') return row;
+  const worst = Math.max(...loads);
+  const said = `load per CPU while measured ${loads.map((l) => l.toFixed(2)).join(' → ')}`;
+  if (row.verdict !== 'not met' || !(worst >= 1)) return { ...row, note: row.note ? `${row.note}; ${said}` : said };
+  return { ...row, verdict: 'cannot tell', note: `${row.note ? `${row.note}; ` : ''}${said}: the machine was shared (≥ 1), its other work only adds time, so "not met" here says nothing about the quiet machine the target is for` };
+}
+
 /** Collects rows; `print()` writes the table, `save()` the JSON. */
 export class TargetTable {
   readonly rows: TargetRow[] = [];

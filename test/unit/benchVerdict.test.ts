@@ -91,3 +91,20 @@ test('a row of several targets: not met beats cannot tell beats met', () => {
   assert.equal(combine([unsure, notMet, met]), 'not met');
   assert.throws(() => combine([]), RangeError);
 });
+
+test('a time row not met on a loaded machine is "cannot tell"; met stays met; a quiet machine keeps its verdict; load is said either way', async () => {
+  const { judgedRow, loadAware } = await import('../bench/targets.js');
+  const head = { id: 'x', what: 'first file', unit: 'ms', target: 'p50 < 300' };
+  const slow = judgedRow(head, ramp(20, 10, 1000), [{ q: 0.5, op: '<', limit: 300 }]);
+  const fast = judgedRow(head, ramp(20, 1, 10), [{ q: 0.5, op: '<', limit: 300 }]);
+  assert.equal(slow.verdict, 'not met');
+  assert.equal(fast.verdict, 'met');
+  const loaded = loadAware(slow, [0.4, 6.2]);
+  assert.equal(loaded.verdict, 'cannot tell');
+  assert.match(loaded.note ?? '', /0\.40 → 6\.20.*shared/);
+  assert.equal(loadAware(fast, [6.2, 6.2]).verdict, 'met');
+  const quiet = loadAware(slow, [0.3, 0.5]);
+  assert.equal(quiet.verdict, 'not met');
+  assert.match(quiet.note ?? '', /0\.30 → 0\.50/);
+  assert.equal(loadAware({ ...slow, unit: 'MB' }, [6, 6]).verdict, 'not met', 'memory is not made slower by other work');
+});

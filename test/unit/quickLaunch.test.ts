@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { AgentPayload } from '../../client/deploy';
+import { filesForHost, type AgentPayload, type PayloadFile } from '../../client/deploy';
 import { launchArgv, parseMarker, parsePrepared } from '../../client/quickLaunch';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-quick-'));
@@ -94,5 +94,50 @@ describe('one-command launch of a deployed agent', () => {
   test('a line that is not a marker is not taken for one', () => {
     assert.equal(parseMarker('Welcome to the cluster'), undefined);
     assert.equal(parseMarker('COMMCOST-LAUNCH\tonly-two'), undefined);
+  });
+
+  /** This machine's platform as the payload names it, or undefined where the rule sends every file. */
+  const here = ({ 'Linux x86_64': 'linux-x64', 'Linux aarch64': 'linux-arm64' } as Record<string, string>)[`${os.type()} ${os.machine()}`];
+  const full = (platforms: string[]): Record<string, string> => ({
+    'agent.js': 'console.log(1)\n',
+    'native/commcost.node': 'binary',
+    ...Object.fromEntries(platforms.map((p) => [`native/${p}/commcost.node`, `prebuilt ${p}`])),
+    'native/src/build.json': '{}',
+    'native/src/binding.cc': 'int x;',
+    'native/include/node-api-headers/node_api.h': '#pragma once',
+  });
+
+  test('only what the host needs: with its prebuilt addon, no sources, headers or other platforms are checked, and the agent starts', (t) => {
+    if (!here) return t.skip(`no prebuilt platform for ${os.type()} ${os.machine()} (every file is needed there)`);
+    const other = here === 'linux-x64' ? 'linux-arm64' : 'linux-x64';
+    const payload = deploy('bbbb000000000001', full([here, other]));
+    // Remove what the host does not need: the launch still finds everything it checks.
+    const dir = path.join(home, '.cache', 'commcost', 'bbbb000000000001', 'native');
+    for (const gone of ['src', 'include', other]) fs.rmSync(path.join(dir, gone), { recursive: true });
+    const out = launch(payload, fakeNode('v20.11.1'));
+    assert.equal((parseMarker(out[0]!) as { launched: boolean }).launched, true, out.join('\n'));
+
+    // Without the host's prebuilt in the payload the sources are needed: their absence stops the launch.
+    const noPrebuilt = deploy('bbbb000000000002', full([other]));
+    fs.rmSync(path.join(home, '.cache', 'commcost', 'bbbb000000000002', 'native', 'src'), { recursive: true });
+    const refused = launch(noPrebuilt, fakeNode('v20.11.1'));
+    assert.equal((parseMarker(refused[0]!) as { reason: string }).reason, 'not deployed or changed');
+    const prepared = parsePrepared(refused.slice(1))!;
+    assert.equal(prepared.platform, here);
+    assert.ok(!prepared.present.has('native/src/binding.cc'));
+    assert.ok(prepared.present.has('native/include/node-api-headers/node_api.h'));
+    assert.ok(!prepared.present.has(`native/${other}/commcost.node`), "another platform's prebuilt is not even checked");
+  });
+
+  test('filesForHost: the platform\'s prebuilt replaces the sources and headers; other platforms are left out; an unknown platform gets everything', () => {
+    const files = (rels: string[]): PayloadFile[] => rels.map((rel) => ({ rel, abs: `/d/${rel}`, sha256: sha(rel), size: rel.length }));
+    const all = files(['agent.js', 'native/commcost.node', 'native/libnccl-sim.so', 'native/linux-arm64/commcost.node', 'native/linux-x64/commcost.node', 'native/linux-x64/libnccl-sim.so', 'native/src/build.json', 'native/include/a/b.h']);
+    const rels = (fs: PayloadFile[]): string[] => fs.map((f) => f.rel);
+    assert.deepEqual(rels(filesForHost(all, 'linux-x64')), ['agent.js', 'native/commcost.node', 'native/libnccl-sim.so', 'native/linux-x64/commcost.node', 'native/linux-x64/libnccl-sim.so']);
+    assert.deepEqual(rels(filesForHost(all, 'linux-arm64')), ['agent.js', 'native/commcost.node', 'native/libnccl-sim.so', 'native/linux-arm64/commcost.node']);
+    const noArm = all.filter((f) => !f.rel.startsWith('native/linux-arm64/'));
+    assert.deepEqual(rels(filesForHost(noArm, 'linux-arm64')), ['agent.js', 'native/commcost.node', 'native/libnccl-sim.so', 'native/src/build.json', 'native/include/a/b.h'], 'no prebuilt for the host: its sources and headers go');
+    assert.deepEqual(rels(filesForHost(all, '')), rels(all));
+    assert.deepEqual(rels(filesForHost(all, 'Darwin arm64')), rels(all));
   });
 });
