@@ -233,9 +233,24 @@ static void loadChain(int abi) {
 
 EXPORT int commcostProfilerFormat = TRACE_FORMAT;
 
+/* Keeps this library loaded for the life of the process. NCCL dlcloses its profiler plugin when
+ * the last communicator that loaded it is finalized and dlopens it again at the next creation
+ * (src/plugin/profiler.cc, ncclProfilerPluginUnload); without the pin, a process that makes and
+ * destroys one communicator at a time (a weight-sync group per sync) would start each load with
+ * fresh static state: communicator numbers from 1 again, the `proc` line again, and its records
+ * of earlier communicators would be taken for the later ones' (seen on NCCL 2.28.9, 1×H200). The
+ * handle is never closed; RTLD_NODELETE also keeps the object if it were. */
+static void pinSelf(void) {
+  static int pinned;
+  if (pinned) return;
+  Dl_info self;
+  if (dladdr((void*)pinSelf, &self) && self.dli_fname) pinned = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
 /* Opens the output and writes the `proc` line, once per process (again after a fork). */
 static void setupProcess(int abi, void* caller) {
   pthread_mutex_lock(&setupLock);
+  pinSelf();
   pid_t pid = getpid();
   if (outPid != pid) {
     if (outFd >= 0) close(outFd);

@@ -104,6 +104,7 @@ struct SimComm {
   Reg* regs;
   void* profCtx; /* the profiler plugin's context (region "Profiler plugin"); NULL when none */
   int profMask;
+  int profRef; /* holds a reference on the loaded plugin (released at finalize) */
   /* Send/recv (simCollectives.c): per peer, connected yet and the pair's next rendezvous seq;
    * allocated at the first send/recv (nranks entries each), never freed with the communicator. */
   unsigned char* peerConnected;

@@ -8,7 +8,11 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Profiler plugin (NCCL_PROFILER_PLUGIN), loaded and called the way NCCL does                   */
 
-static struct { pthread_once_t once; int abi; ccProfilerV6* v6; ccProfilerV5* v5; ccProfilerV4* v4; } prof = { PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL };
+/* Loaded at the first communicator's init and closed (dlclose) when the last one that loaded it
+ * is finalized, as NCCL does (src/plugin/profiler.cc: a reference count per communicator,
+ * ncclProfilerPluginUnload closes the library at zero; the next init loads it again). A plugin
+ * whose static state must outlive that has to pin itself. */
+static struct { pthread_mutex_t lock; int refs; void* lib; int abi; ccProfilerV6* v6; ccProfilerV5* v5; ccProfilerV4* v4; } prof = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0, NULL, NULL, NULL };
 
 static void profLoad(void) {
   const char* name = getenv("NCCL_PROFILER_PLUGIN");
@@ -22,19 +26,34 @@ static void profLoad(void) {
   if (version >= 22902 && (prof.v6 = (ccProfilerV6*)dlsym(lib, "ncclProfiler_v6"))) prof.abi = 6;
   else if (version >= 22803 && (prof.v5 = (ccProfilerV5*)dlsym(lib, "ncclProfiler_v5"))) prof.abi = 5;
   else if ((prof.v4 = (ccProfilerV4*)dlsym(lib, "ncclProfiler_v4"))) prof.abi = 4;
-  else fprintf(stderr, "ncclsim: PROFILER/Plugin: %s exports no version this library knows\n", path);
+  else { fprintf(stderr, "ncclsim: PROFILER/Plugin: %s exports no version this library knows\n", path); dlclose(lib); return; }
+  prof.lib = lib;
+}
+
+/* Drops one communicator's reference; the last one closes the library. */
+static void profUnref(void) {
+  pthread_mutex_lock(&prof.lock);
+  if (prof.refs > 0 && --prof.refs == 0 && prof.lib) {
+    dlclose(prof.lib);
+    prof.lib = NULL; prof.abi = 0; prof.v6 = NULL; prof.v5 = NULL; prof.v4 = NULL;
+  }
+  pthread_mutex_unlock(&prof.lock);
 }
 
 /* init: at creation, after the rendezvous (bootstrap) and before the connect. */
 void profInit(ncclComm_t c) {
-  pthread_once(&prof.once, profLoad);
-  if (!prof.abi) return;
+  pthread_mutex_lock(&prof.lock);
+  if (prof.refs == 0) profLoad();
+  if (!prof.abi) { pthread_mutex_unlock(&prof.lock); return; }
+  prof.refs++;
+  pthread_mutex_unlock(&prof.lock);
+  c->profRef = 1;
   void* ctx = NULL;
   int mask = 0, r;
   if (prof.abi == 6) r = prof.v6->init(&ctx, c->tag, &mask, NULL, 1, c->nranks, c->rank, NULL);
   else if (prof.abi == 5) r = prof.v5->init(&ctx, c->tag, &mask, NULL, 1, c->nranks, c->rank, NULL);
   else r = prof.v4->init(&ctx, &mask, NULL, c->tag, 1, c->nranks, c->rank, NULL);
-  if (r != 0) return; /* NCCL continues without the profiler */
+  if (r != 0) return; /* NCCL continues without the profiler (the reference is kept until teardown) */
   c->profCtx = ctx;
   c->profMask = mask;
 }
@@ -127,7 +146,11 @@ void profFinalize(ncclComm_t c) {
   void* ctx = c->profCtx;
   c->profCtx = NULL;
   pthread_mutex_unlock(&c->lock);
-  if (!ctx) return;
-  if (prof.abi == 6) prof.v6->finalize(ctx); else if (prof.abi == 5) prof.v5->finalize(ctx); else prof.v4->finalize(ctx);
+  int ref = c->profRef;
+  c->profRef = 0;
+  if (ctx) {
+    if (prof.abi == 6) prof.v6->finalize(ctx); else if (prof.abi == 5) prof.v5->finalize(ctx); else prof.v4->finalize(ctx);
+  }
+  if (ref) profUnref();
 }
 
