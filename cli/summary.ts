@@ -260,7 +260,10 @@ export function manyCommsLines(run: RunFile): string[] {
   const curve = manyCommsCurve(run);
   if (!curve) return [];
   const out: string[] = [];
-  for (const t of curveTables(curve)) out.push(t.title + ':', ...formatTable(t.rows).split('\n').map((l) => `  ${l}`));
+  for (const t of curveTables(curve)) {
+    out.push(t.title + ':', ...formatTable(t.rows).split('\n').map((l) => `  ${l}`));
+    for (const n of t.notes ?? []) out.push(`  note: ${n}`);
+  }
   const envs = curve.variants.filter((v) => v.env).map((v) => `${v.variant}: ${Object.entries(v.env!).map(([k, x]) => `${k}=${x}`).join(' ')}`);
   if (envs.length > 0) out.push(`  in rank processes of their own: ${envs.join('; ')}`);
   return out;

@@ -123,6 +123,48 @@ function msCell(ms: number | undefined): string {
 export interface CurveTable {
   title: string;
   rows: string[][];
+  /** Sentences under the table, each chosen by the run's figures (none when nothing to say). */
+  notes?: string[];
+}
+
+/** How far NCCL's count and the free-memory delta may differ before a note says so (fraction, and MiB). */
+const MEMSTATS_TOLERANCE = 0.1;
+const MEMSTATS_FLOOR_BYTES = 16 * (1 << 20);
+
+/** "17.5×", "1.2×" */
+function times(x: number): string {
+  return `${x >= 10 ? x.toFixed(0) : x.toFixed(1)}×`;
+}
+
+/**
+ * Where NCCL's count (ncclCommMemStats summed over the N communicators) and the free memory the
+ * same N communicators took differ by more than 10% (and 16 MiB), one sentence per variant, at the
+ * largest N where both were recorded: above the delta, the counts overlap and the sum is not the
+ * memory used; below it, this run's MemStats left part of the memory uncounted. Either way the
+ * free-memory delta is what the GPU lost. The variant's own settings are named (its name and the
+ * variables it ran with), never a cause the run did not show.
+ */
+export function memStatsNotes(curve: ManyCommsCurve): string[] {
+  const notes: string[] = [];
+  for (const v of curve.variants) {
+    const both = v.points.filter((p) => p.bytes !== undefined && p.memStatsBytes !== undefined && p.bytes > 0);
+    const p = both[both.length - 1];
+    if (!p) continue;
+    const delta = p.bytes!;
+    const counted = p.memStatsBytes!;
+    const gap = Math.abs(counted - delta);
+    if (gap <= MEMSTATS_TOLERANCE * delta || gap <= MEMSTATS_FLOOR_BYTES) continue;
+    const env = Object.entries(v.env ?? {}).map(([k, x]) => `${k}=${x}`).join(', ');
+    const setting = env ? ` (ran with ${env})` : '';
+    const at = `at N=${p.n}: ${mibCell(counted)} MiB counted, ${mibCell(delta)} MiB taken`;
+    if (counted > delta) {
+      const shares = /splitShare=1/.test(v.variant) ? '; these communicators share resources (splitShare=1)' : '';
+      notes.push(`${v.variant}${setting}: NCCL's count summed over the communicators is ${times(counted / delta)} the free memory they took (${at})${shares}: the counts overlap, so their sum is not memory used; the free-memory delta is.`);
+    } else {
+      notes.push(`${v.variant}${setting}: NCCL's count is below the free memory the communicators took (${at}): in this run ncclCommMemStats left ${mibCell(delta - counted)} MiB uncounted; the free-memory delta is what the GPU lost.`);
+    }
+  }
+  return notes;
 }
 
 /**
@@ -145,9 +187,11 @@ export function curveTables(curve: ManyCommsCurve): CurveTable[] {
     },
   ];
   if (curve.variants.some((v) => v.points.some((p) => p.memStatsBytes !== undefined))) {
+    const notes = memStatsNotes(curve);
     tables.push({
-      title: "many-comms: NCCL's count of the N communicators (MiB, ncclCommMemStats total)",
+      title: "many-comms: NCCL's count of the N communicators (MiB, ncclCommMemStats summed over them)",
       rows: [head, ...curve.variants.map((v) => [v.variant, ...curve.counts.map((n) => cell(v, n, (p) => mibCell(p.memStatsBytes)))])],
+      ...(notes.length > 0 ? { notes } : {}),
     });
   }
   tables.push({

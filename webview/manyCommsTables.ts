@@ -21,6 +21,7 @@ export function manyCommsTables(exp: RunExperiment, ranks: number): HTMLElement 
           h('thead', {}, h('tr', {}, ...head.map((x, i) => h('th', { class: i > 0 ? 'num' : undefined }, x)))),
           h('tbody', {}, ...rows.map((r) => h('tr', {}, ...r.map((x, i) => h('td', { class: i > 0 ? 'num' : undefined }, x))))),
         ),
+        ...(t.notes ?? []).map((n) => h('p', { class: 'note' }, n)),
       );
     }),
   );

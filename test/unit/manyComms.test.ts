@@ -5,11 +5,14 @@
  * its estimates from the curve instead of extrapolating.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import { commCountsProblem } from '../../protocol/runOptions';
 import { normalizeOptions } from '../../remote-agent/coordinator';
 import { commCountPoint, MANY_VARIANTS, manyCommsExperiment } from '../../remote-agent/experiments/manyComms';
-import { curveMemoryAt, curveTables, manyCommsCurve } from '../../readings/manyComms';
+import { curveMemoryAt, curveTables, manyCommsCurve, memStatsNotes } from '../../readings/manyComms';
+import type { RunFile } from '../../protocol/runFile';
 import { estimatePools } from '../../readings/plan/estimate';
 import { manyCommsLines } from '../../cli/summary';
 import { commCountsFlag } from '../../cli/measureFlags';
@@ -146,4 +149,29 @@ test('the pool planner reads 4 and 8 GPUs from the many-comms curve, says so, an
   const at32 = estimatePools(runs, 4, [32])[0]!;
   assert.equal(at32.fromManyComms, undefined);
   assert.match(at32.basis, /extrapolated linearly in log2\(size\)/);
+});
+
+test('MemStats beside the free-memory delta (1×H200, NCCL 2.30.7): a note where they differ, chosen by the figures, none where they agree', () => {
+  const file = path.join(__dirname, '../../docs/results/h200x1-2026-12-02/h200x1-nccl2.30.7-many-comms.json');
+  const run = JSON.parse(fs.readFileSync(file, 'utf8')) as RunFile;
+  const curve = manyCommsCurve(run)!;
+  const notes = memStatsNotes(curve);
+  const noted = notes.map((n) => n.split(/[ :]/)[0]);
+  // Recomputed from the run: which variants' MemStats sum and free-memory delta differ by > 10% at their largest N.
+  const expected = curve.variants.filter((v) => {
+    const p = [...v.points].reverse().find((x) => x.bytes !== undefined && x.memStatsBytes !== undefined && x.bytes > 0);
+    return p !== undefined && Math.abs(p.memStatsBytes! - p.bytes!) > 0.1 * p.bytes! && Math.abs(p.memStatsBytes! - p.bytes!) > 16 * 2 ** 20;
+  }).map((v) => v.variant);
+  assert.deepEqual(noted, expected);
+  assert.ok(expected.includes('split/splitShare=1') && expected.includes('init/cumem=0'), 'the run holds both kinds of difference');
+  assert.ok(!noted.includes('init'), 'init: MemStats agrees with the delta, no note');
+  const share = notes.find((n) => n.startsWith('split/splitShare=1'))!;
+  assert.match(share, /the counts overlap, so their sum is not memory used/);
+  assert.match(share, /at N=16: 72768\.0 MiB counted, 4160\.0 MiB taken/);
+  const cumem = notes.find((n) => n.startsWith('init/cumem=0'))!;
+  assert.match(cumem, /\(ran with NCCL_CUMEM_ENABLE=0\): NCCL's count is below/);
+  assert.doesNotMatch(cumem, /overlap/);
+  // The table carries them; the table without MemStats carries none.
+  const counted = curveTables(curve).find((t) => /ncclCommMemStats/.test(t.title))!;
+  assert.deepEqual(counted.notes, notes);
 });
