@@ -4,7 +4,7 @@
  */
 import { formatView } from '../client/trace/ncclView';
 import type { TraceFile, TracePhaseStats } from '../protocol/trace';
-import { siteApiText, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark } from '../protocol/trace';
+import { ENVIRONMENT_NOT_RECORDED, siteApiText, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark } from '../protocol/trace';
 import { terminalSafe } from './summary';
 
 /** A phase's figure: the median (and p90 when more than one occurrence), ms. */
@@ -29,7 +29,7 @@ export function formatTrace(t: TraceFile): string {
   const lines: string[] = [];
   if (isSimulatedTrace(t)) lines.push('SIMULATED — every figure below comes from commcost\'s simulated NCCL, not a GPU');
   lines.push(`commcost trace: ${terminalSafe(t.command.join(' '))} — ${t.processes.length} process${t.processes.length === 1 ? '' : 'es'}, ${t.status}${t.ncclVersion ? `, NCCL ${ncclVersionText(t.ncclVersion)}` : ''}`);
-  if (t.environment) lines.push(`environment: ${terminalSafe(environmentText(t.environment))}`);
+  lines.push(`environment: ${t.environment ? terminalSafe(environmentText(t.environment)) : ENVIRONMENT_NOT_RECORDED}`);
   lines.push('Each phase: MAX over ranks per occurrence, then median (p90) over occurrences, ms. cold = a process\'s first communicator. first use = the op of the group\'s first collective (its figure is that op\'s).');
   const ray = t.sites.some((s) => s.actors?.length);
   const rows = [['site', 'api', 'n', 'creation', 'first use', 'first collective', 'connect', 'teardown', 'memory', ...(ray ? ['ray actors'] : []), '']];

@@ -295,6 +295,9 @@ export function ncclVersionText(code: number | null): string {
   return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`;
 }
 
+/** What a trace file without an environment stamp (written before commcost stamped traces) says in its place. */
+export const ENVIRONMENT_NOT_RECORDED = 'not recorded in this trace file (written before commcost stamped traces with the GPUs, driver, CUDA and NCCL)';
+
 /** The stamp in one line of words, e.g. "2× NVIDIA H200, driver 570.86.15, CUDA 12.8, NCCL 2.28.9 (/usr/lib/libnccl.so.2, the job's own), 2 processes on h1". */
 export function environmentText(e: TraceEnvironment): string {
   const gpus = e.gpuModels.length ? `${e.gpuCount !== null ? `${e.gpuCount}× ` : ''}${e.gpuModels.join(' / ')}` : 'GPU model unknown';

@@ -4,7 +4,7 @@
  * NCCL's view. Every string from the trace is inserted as text (createTextNode / textContent) or an
  * attribute value through setAttribute: never parsed as markup.
  */
-import { siteApiText, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
+import { ENVIRONMENT_NOT_RECORDED, siteApiText, environmentText, isSimulatedTrace, ncclVersionText, sharedTeardownMark, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
 import { h } from './dom';
 import { PHASE_WORDS, timelineModel, type TimelinePhase } from './traceTimeline';
 
@@ -121,7 +121,7 @@ export function renderTrace(root: HTMLElement, trace: TraceFile): void {
   const facts: Array<[string, string]> = [
     ['status', `${trace.status}${trace.exitCode !== null ? `, exit code ${trace.exitCode}` : ''}${trace.signal ? `, signal ${trace.signal}` : ''}`],
     ['processes', String(trace.processes.length)], ['host', trace.host], ['started', trace.startedAt], ['NCCL', trace.ncclVersion !== null ? ncclVersionText(trace.ncclVersion) : 'unknown'],
-    ...(trace.environment ? [['environment', environmentText(trace.environment)] as [string, string]] : []),
+    ['environment', trace.environment ? environmentText(trace.environment) : ENVIRONMENT_NOT_RECORDED] as [string, string],
   ];
   for (const [k, v] of facts) meta.append(h('dt', {}, k), h('dd', {}, v));
   root.append(meta, renderTimeline(trace), renderSiteTable(trace));
