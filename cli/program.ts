@@ -108,6 +108,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('plan')
     .description("plan a reshape from a run's figures: each switch strategy's critical path, prepaid and deferred costs, memory per GPU, shares of a step and of a budget, and the pool at n GPUs")
+    .argument('[runs...]', 'saved runs, the same as --run <file> for each')
     .option('--run <file>', 'a saved run (.json, or a launched run .jsonl); repeat it to combine runs of one host and NCCL (a term comes from the first that has it)', collect)
     .option('--shapes <list>', 'TP shapes switched between, e.g. tp4,tp2,tp1 (default: every TP shape of the run\'s GPU count)')
     .option('--switch-every <duration>', 'time between two switches, e.g. 2s')
@@ -118,7 +119,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--recovery', 'the recovery paths after one rank is lost instead of a reshape: abort + re-init, revoke + shrink, shrink with NCCL_SHRINK_ABORT, grow back, c10d re-create, a spare kept warm (with --run and --json only)')
     .option('--json', 'print the plan as JSON (README, "commcost plan")')
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
-    .action(async (flags: PlanFlags) => setExit(await (await import('./plan')).planCommand(flags, (t) => process.stdout.write(t))));
+    .action(async (runs: string[], flags: PlanFlags) =>
+      setExit(await (await import('./plan')).planCommand({ ...flags, run: [...(flags.run ?? []), ...runs] }, (t) => process.stdout.write(t))));
   program
     .command('trace')
     .description("run your own job (torchrun, srun, mpirun, python, a C program) with every process traced: each call site's communicator creation, first collective and teardown (README, \"commcost trace\")")
