@@ -81,11 +81,15 @@ export async function reportCommand(files: string[], html: HtmlFlag, options: Su
   }
 }
 
+const TRACE_KIND = /"kind"\s*:\s*"commcost-trace"/;
+
 /** The trace `file` holds when it is a trace file (kind "commcost-trace"), validated; undefined for anything else. */
 async function traceIn(file: string): Promise<TraceFile | undefined> {
   if (/\.jsonl$/i.test(file)) return undefined;
   let json: unknown;
   try {
+    // A trace says its "kind" near the top (commcost writes it first): a file whose first 64 KiB do not say so is read once, as a run, by loadRun.
+    if (!TRACE_KIND.test(await readRegularFile(file, file, { code: 'BAD_RUN_FILE', head: 65536 }))) return undefined;
     json = JSON.parse(await readRegularFile(file, file, { code: 'BAD_RUN_FILE', maxBytes: MAX_TRACE_FILE_BYTES }));
   } catch {
     return undefined; // loadRun reads it again and says what is wrong

@@ -132,11 +132,12 @@ export const MAX_INPUT_FILE_BYTES = 256 * 1024 * 1024;
  * Reads a regular file of at most `maxBytes` as UTF-8. The file is opened non-blocking and
  * checked with fstat on the open descriptor before any byte is read, so a FIFO named `*.json`,
  * `/dev/zero` or a folder never blocks or fills memory.
+ * With `head`, reads only the first `head` bytes (however long the file), for a look at what it is.
  * @param label how the file is named in messages
  * @throws CommcostError `code` (default BAD_INPUT) saying what the file is and what to give instead
  */
-export async function readRegularFile(path: string, label: string, opts: { maxBytes?: number; code?: string } = {}): Promise<string> {
-  const maxBytes = opts.maxBytes ?? MAX_INPUT_FILE_BYTES;
+export async function readRegularFile(path: string, label: string, opts: { maxBytes?: number; code?: string; head?: number } = {}): Promise<string> {
+  const maxBytes = opts.head ?? opts.maxBytes ?? MAX_INPUT_FILE_BYTES;
   const code = opts.code ?? 'BAD_INPUT';
   let handle;
   try {
@@ -155,15 +156,15 @@ export async function readRegularFile(path: string, label: string, opts: { maxBy
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new CommcostError(code, `${label} is ${kindOf(st)}, not a file commcost can read`, { hint: st.isDirectory() ? 'give a file inside it, e.g. one of its .json runs' : 'give a regular file' });
-    if (st.size > maxBytes) throw new CommcostError(code, `${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`, { hint: 'give the file commcost wrote' });
-    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + 1);
+    if (opts.head === undefined && st.size > maxBytes) throw new CommcostError(code, `${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`, { hint: 'give the file commcost wrote' });
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + (opts.head === undefined ? 1 : 0));
     let got = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buf, got, buf.length - got, null);
       if (bytesRead === 0) break;
       got += bytesRead;
       if (got > maxBytes || got === buf.length) {
-        if (got > maxBytes) throw new CommcostError(code, `${label} grew past the ${maxBytes}-byte limit while being read`, { hint: 'give a file that is not being written' });
+        if (got > maxBytes && opts.head === undefined) throw new CommcostError(code, `${label} grew past the ${maxBytes}-byte limit while being read`, { hint: 'give a file that is not being written' });
         break;
       }
     }
