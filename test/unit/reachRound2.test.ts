@@ -1,0 +1,19 @@
+// Round two of the source finder's reach (issue #27), on synthetic fixtures written for this test
+// (test/fixtures/callsites/reach2): each rule the round adds, shown on a small file of its own.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { CALLSITES, scanText } from '../support/annotationFixtures';
+import { lineOf } from '../support/wrapperSites';
+
+const DIR = join(CALLSITES, 'reach2');
+
+test('a method called on a receiver written over several lines is sited on the line that names the method', async () => {
+  const file = join(DIR, 'multiline_receiver.py');
+  const { sites } = await scanText('python', readFileSync(file, 'utf8'));
+  const flattens = sites.filter((s) => s.api === 'DeviceMesh._flatten').map((s) => s.range.start.line + 1);
+  assert.deepEqual(flattens, [lineOf(file, /site: multi-line receiver/), lineOf(file, /site: one-line receiver/)]);
+  // The receiver's first line carries no site: the call is not reported twice or at its receiver.
+  assert.ok(!sites.some((s) => s.range.start.line + 1 === lineOf(file, /meshes\["ab"\] = mesh\[$/)));
+});
