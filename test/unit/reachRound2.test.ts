@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CALLSITES, scanText } from '../support/annotationFixtures';
+import { WrapperIndex } from '../../sites/wrapperIndex';
+import { CALLSITES, loadFinder, scanText } from '../support/annotationFixtures';
 import { lineOf } from '../support/wrapperSites';
 
 const DIR = join(CALLSITES, 'reach2');
@@ -16,4 +17,19 @@ test('a method called on a receiver written over several lines is sited on the l
   assert.deepEqual(flattens, [lineOf(file, /site: multi-line receiver/), lineOf(file, /site: one-line receiver/)]);
   // The receiver's first line carries no site: the call is not reported twice or at its receiver.
   assert.ok(!sites.some((s) => s.range.start.line + 1 === lineOf(file, /meshes\["ab"\] = mesh\[$/)));
+});
+
+test('a C++ method call is taken for a wrapper only when the receiver is not declared with another class', async () => {
+  const file = join(DIR, 'receiver_class.cc');
+  const index = await WrapperIndex.create(await loadFinder());
+  index.setFile(file, 'cpp', readFileSync(file, 'utf8'));
+  const got = index
+    .callerSites(file)
+    .map((s) => s.range.start.line + 1)
+    .sort((a, b) => a - b);
+  const via = readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((l, i) => (/\/\/ via:/.test(l) ? [i + 1] : []));
+  assert.equal(via.length, 3, 'the fixture marks three calls through the wrapper');
+  assert.deepEqual(got, via);
 });
