@@ -33,3 +33,25 @@ test('a C++ method call is taken for a wrapper only when the receiver is not dec
   assert.equal(via.length, 3, 'the fixture marks three calls through the wrapper');
   assert.deepEqual(got, via);
 });
+
+/** The 1-based lines of the first-collective sites the finder reports in `file`, and those the fixture marks `# first:`. */
+async function firstLines(file: string): Promise<{ got: number[]; marked: number[] }> {
+  const text = readFileSync(file, 'utf8');
+  const { sites } = await scanText('python', text);
+  return {
+    got: sites.filter((s) => s.role === 'firstCollective').map((s) => s.range.start.line + 1),
+    marked: text.split('\n').flatMap((l, i) => (/# first:/.test(l) ? [i + 1] : [])),
+  };
+}
+
+test('a lazy init followed by a call through a registry of the file’s functions: each registered function’s first collective is a first collective', async () => {
+  const { got, marked } = await firstLines(join(DIR, 'registry_dispatch.py'));
+  assert.equal(marked.length, 2);
+  assert.deepEqual(got, marked);
+});
+
+test('when a registered function runs no collective, the collective after the dispatch stays a first collective', async () => {
+  const { got, marked } = await firstLines(join(DIR, 'registry_partial.py'));
+  assert.equal(marked.length, 2);
+  assert.deepEqual(got, marked);
+});
