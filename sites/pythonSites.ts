@@ -14,6 +14,7 @@
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, type ApiName } from './apiMap';
 import type { CallSite, ScanOptions, ScanResult } from './callSiteTypes';
+import { elseStandIns } from './pythonBranches';
 import { firstDefaultCollectives, onDefaultGroup, worldAliases, type DefaultCandidate } from './defaultGroup';
 import { GroupFlow } from './groupFlow';
 import {
@@ -341,7 +342,10 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   }
   // A teardown of a variable that only ever holds groups of another backend is none of NCCL's.
   const otherGroups = otherBackendAssignments.length > 0 ? new OtherBackendGroups(text, otherBackendAssignments, functions) : undefined;
+  // A name imported under `if C:` and bound to a stand-in under its `else:` runs the stand-in there.
+  const standIn = elseStandIns(text);
   const kept = sites.filter((s) => {
+    if (standIn?.(s.written.split('.')[0]!, s.startIndex)) return false;
     const torn = tornDown.get(s);
     if (torn && otherGroups?.has(torn.group, torn.at)) return false;
     if (!groupMethod(s.api, s.written, fulls)) return true;

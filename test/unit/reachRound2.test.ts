@@ -55,3 +55,12 @@ test('when a registered function runs no collective, the collective after the di
   assert.equal(marked.length, 2);
   assert.deepEqual(got, marked);
 });
+
+test('a name imported under `if C:` and bound to a stand-in under its `else:` is no lifecycle call inside another `else:` of `if C:`', async () => {
+  const file = join(DIR, 'else_stand_in.py');
+  const { sites } = await scanText('python', readFileSync(file, 'utf8'));
+  assert.deepEqual(
+    sites.filter((s) => s.role === 'create').map((s) => s.range.start.line + 1),
+    [lineOf(file, /# site: the import/), lineOf(file, /# site: either binding/)],
+  );
+});
