@@ -64,3 +64,9 @@ test('a name imported under `if C:` and bound to a stand-in under its `else:` is
     [lineOf(file, /# site: the import/), lineOf(file, /# site: either binding/)],
   );
 });
+
+test('a lazy group stored as an element of a list attribute (`self.pgs = [g]`) gets its first collective where `self.pgs[i]` is used', async () => {
+  const { got, marked } = await firstLines(join(DIR, 'list_attribute.py'));
+  assert.equal(marked.length, 1);
+  assert.deepEqual(got, marked);
+});
