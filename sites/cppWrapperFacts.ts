@@ -39,6 +39,30 @@ const STD_MEMBERS: ReadonlySet<string> = new Set(
   ),
 );
 
+const CPP_NOT_TYPES: ReadonlySet<string> = new Set('auto const return else case new delete sizeof typename struct class static volatile'.split(' '));
+
+/**
+ * The class the receiver `recv` of a call at `end` is declared with in `text` between `start` (its
+ * function's start) and `end`: the last declaration `Cls obj`, `Cls &obj`, `Cls *ptr`, `ns::Cls obj`,
+ * or `auto &obj = Cls::f(…)` (a static member of `Cls`: taken as handing out a `Cls`). Undefined
+ * when it is not declared there (a parameter of a template, a member, a global) or not by a plain
+ * class name.
+ */
+function declaredClass(text: string, start: number, end: number, recv: string): string | undefined {
+  if (!/^[A-Za-z_]\w*$/.test(recv)) return undefined;
+  const body = text.slice(start, end);
+  const re = new RegExp(
+    `(?:\\bauto\\s*[&*]*\\s*${recv}\\s*=\\s*(?:[A-Za-z_]\\w*::)*([A-Za-z_]\\w*)::[A-Za-z_]\\w*\\s*\\()|(?:(?:[A-Za-z_]\\w*::)*\\b([A-Za-z_]\\w*)\\s*[&*]*\\s+[&*]*${recv}\\s*[;=({\\[,)])`,
+    'g',
+  );
+  let found: string | undefined;
+  for (const m of body.matchAll(re)) {
+    const cls = m[1] ?? m[2];
+    if (cls && !CPP_NOT_TYPES.has(cls)) found = cls;
+  }
+  return found;
+}
+
 /** A C/C++ callee's parts: `ns::Cls::m` → ['ns', 'Cls', 'm'], `p->m` → receiver `p`, name `m`. */
 function partsOf(callee: string): { scope: string[]; receiver?: string; name: string } {
   const arrow = Math.max(callee.lastIndexOf('->'), callee.lastIndexOf('.'));
@@ -173,8 +197,11 @@ export function cppFacts(query: TsQuery, tree: Tree, text: string, path: string,
     const owner = innermost(spans, fn.startIndex, args.endIndex);
     const from = loops.length > 0 ? processStart(fn, text) : -1;
     const repeated: Repetition | undefined = repetition(fn.startIndex, args.endIndex, loops, owner, new Map(), from);
+    const recv = partsOf(callee).receiver;
+    const receiverClass = recv !== undefined && owner ? declaredClass(text, owner.start, fn.startIndex, recv) : undefined;
     const call: Call = {
       callee,
+      ...(receiverClass ? { receiverClass } : {}),
       def: owner?.def ?? -1,
       start: fn.startIndex,
       end: args.endIndex,
@@ -237,7 +264,9 @@ export class CppNames {
    * `f(…)` — a lambda of the calling function, a function or lambda of the file, a method of the
    * calling method's class, else the one file defining a non-`static` `f`; `A::m(…)` — the method
    * (or namespace function) `m` of `A`, else as `m(…)`; `this->m(…)` — the calling method's class;
-   * `obj.m(…)` / `ptr->m(…)` — the one class defining a method `m` (never a standard library member name).
+   * `obj.m(…)` / `ptr->m(…)` — the method `m` of the object's class where its function declares it
+   * (`Cls &obj`, `Cls *ptr`, `auto &obj = Cls::get(…)`), else the one class defining a method `m`
+   * (never a standard library member name). A method a declared class inherits is not followed.
    */
   resolve(f: FileEntry, call: Call): DefId | undefined {
     const { scope, receiver, name } = partsOf(call.callee);
@@ -245,6 +274,7 @@ export class CppNames {
     if (receiver !== undefined) {
       if (receiver === 'this' || receiver === '(*this)') return caller?.cls ? this.method(f, caller.cls, name) : undefined;
       if (STD_MEMBERS.has(name)) return undefined;
+      if (call.receiverClass) return this.method(f, call.receiverClass, name);
       const all = this.methods.get(name);
       return all?.size === 1 ? [...all][0] : undefined;
     }

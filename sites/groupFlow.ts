@@ -367,6 +367,11 @@ export class GroupFlow {
           // `tp, dp = make_groups()`: element `index` of the returned tuple.
           const target = a.lhs.elements?.[h.index];
           if (target) add(holderFor(target, a));
+        } else if (h.kind !== 'returns' && a.lhs.type === 'attribute' && a.rhs.type === 'list' && a.rhs.elements) {
+          // `self.pgs = [g]`: the element read back as `self.pgs[0]`.
+          a.rhs.elements.forEach((e, index) => {
+            if (denotes(h, e, a.fn)) add({ kind: 'attr', text: `${squash(a.lhs.text)}[${index}]`, cls: a.cls });
+          });
         } else if (h.kind !== 'returns' && a.lhs.elements && a.rhs.elements) {
           // `a, b = g, other`: the element that is the group.
           a.rhs.elements.forEach((e, index) => {

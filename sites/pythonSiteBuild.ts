@@ -37,7 +37,7 @@ export function pythonSite(
   const { fn, args } = call;
   const start = fn.startIndex;
   const end = args.endIndex;
-  const range: Range = { start: pos(fn.startPosition), end: pos(args.endPosition) };
+  const range: Range = { start: pos(calledNameStart(fn)), end: pos(args.endPosition) };
   // Keywords and the last argument: only where a fix may add a keyword (children cost a walk).
   const keywords: string[] = [];
   let lastArg: Node | null = null;
@@ -106,6 +106,19 @@ export function firstCollectiveSite(
     firstCollectiveOf: { variable, line: creation.line, api: creation.api, collective: c.written.split('.').pop() ?? c.written },
     ...(creation.groupSize !== undefined ? { groupSize: creation.groupSize } : {}),
   };
+}
+
+/**
+ * Where a call's site starts: the callee's start, or, for a method called on a receiver written
+ * over several lines (`mesh[\n  "dp", "cp"\n]._flatten(...)`), the start of the method's name, so
+ * the site sits on the line that names the call, not on the line where its receiver begins.
+ */
+function calledNameStart(fn: Node): { row: number; column: number } {
+  if (fn.type !== 'attribute') return fn.startPosition;
+  const name = fn.childForFieldName('attribute');
+  const object = fn.childForFieldName('object');
+  if (!name || !object || object.startPosition.row === object.endPosition.row) return fn.startPosition;
+  return name.startPosition;
 }
 
 /** The position of `index`, given a known position `known` at index `knownIndex` ≥ `index` on a nearby line. */

@@ -14,7 +14,8 @@
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
 import { API_MAP, type ApiName } from './apiMap';
 import type { CallSite, ScanOptions, ScanResult } from './callSiteTypes';
-import { firstDefaultCollective, onDefaultGroup, worldAliases, type DefaultCandidate } from './defaultGroup';
+import { elseStandIns } from './pythonBranches';
+import { firstDefaultCollectives, onDefaultGroup, worldAliases, type DefaultCandidate } from './defaultGroup';
 import { GroupFlow } from './groupFlow';
 import {
   COMM_RECEIVER,
@@ -341,7 +342,10 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   }
   // A teardown of a variable that only ever holds groups of another backend is none of NCCL's.
   const otherGroups = otherBackendAssignments.length > 0 ? new OtherBackendGroups(text, otherBackendAssignments, functions) : undefined;
+  // A name imported under `if C:` and bound to a stand-in under its `else:` runs the stand-in there.
+  const standIn = elseStandIns(text);
   const kept = sites.filter((s) => {
+    if (standIn?.(s.written.split('.')[0]!, s.startIndex)) return false;
     const torn = tornDown.get(s);
     if (torn && otherGroups?.has(torn.group, torn.at)) return false;
     if (!groupMethod(s.api, s.written, fulls)) return true;
@@ -428,8 +432,8 @@ export function scanPython(q: PythonQueries, tree: Tree, text: string, options?:
   ];
   // A file with more lazy inits than this is generated or pathological: the first ones are followed.
   for (const s of lazyInits.slice(0, MAX_DEFAULT_WALKS)) {
-    const c = firstDefaultCollective(ctx, s.endIndex, innermost(functions, s.startIndex, s.endIndex));
-    if (c) addFirst({ ...c, end: c.args.endIndex }, 'the default group', { line: s.line, api: s.api });
+    for (const c of firstDefaultCollectives(ctx, s.endIndex, innermost(functions, s.startIndex, s.endIndex)))
+      addFirst({ ...c, end: c.args.endIndex }, 'the default group', { line: s.line, api: s.api });
   }
   const out: CallSite[] = [...kept.map(({ args: _args, ...site }) => site), ...firsts].sort((x, y) => x.startIndex - y.startIndex);
   return { language: 'python', sites: out, facts: pythonFacts(b.last, b.lastTopLevelImportLine) };

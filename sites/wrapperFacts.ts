@@ -48,6 +48,8 @@ export interface Call {
   returned?: boolean;
   /** C/C++ (cppWrapperFacts.ts): a loop of its function repeats it in one process; its site through wrappers carries it. */
   repeated?: Repetition;
+  /** C/C++ (cppWrapperFacts.ts): the class of the object of `obj.m(…)` / `ptr->m(…)` where its function declares it (`Cls &obj`, `auto &obj = Cls::get()`). */
+  receiverClass?: string;
   /** The index's memo (wrapperIndex.ts): what the call resolved to, at which module-table version, and the other files it looked into. */
   resolved?: string | undefined;
   resolvedAt?: number;
