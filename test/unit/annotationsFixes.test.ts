@@ -1,5 +1,6 @@
 // Diagnostics and quick fixes from the real 2.28.9 run: each finding cites the run's figure,
 // each fix is applied to the text and the result re-parsed (valid, and the finding is gone).
+import { runName } from '../../readings/runName';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ async function findingsOf(text: string, store: ProfileStore, language: 'python' 
   return findings(scan, (api: ApiName) => resolveAnnotation(api, store.active, store.profiles, rules), text);
 }
 
-const label = (r: RunFile) => `${r.host} · NCCL ${r.stamp?.ncclVersion} · ${r.stamp?.startedAt.slice(0, 10)}`;
+const label = (r: RunFile) => runName(r);
 
 async function wheelStore(run: RunFile = wheel): Promise<ProfileStore> {
   return (await storeOf(runFolder([run]))).store;
