@@ -62,8 +62,8 @@ describe('commcost report with several runs', { skip }, () => {
       }
     }
     // stdout: the comparison table
-    assert.match(r.stdout, /A = vm · NCCL 2\.28\.9/);
-    assert.match(r.stdout, /B = vm · NCCL 2\.28\.3/);
+    assert.match(r.stdout, /A = 2× H200 · NCCL 2\.28\.9/);
+    assert.match(r.stdout, /B = 2× H200 · NCCL 2\.28\.3/);
     assert.match(r.stdout, /init default · total \(to first collective\): init to first collective\s+175\.7\s+190\.6\s+1\.09×/);
     // Marked only beyond the spread of both runs' samples: the 1.07× init call is not, splitShare=1's 0.64× is; the rule follows the table.
     assert.match(r.stdout, /init default · call: ncclCommInitRankConfig\s+31\.94\s+34\.26\s+1\.07×\n/);
@@ -162,8 +162,8 @@ describe('commcost measure --nccl A --nccl B', { skip }, () => {
     assert.deepEqual(runs.map((x) => x.stamp?.ncclPath).sort(), [A, B].sort());
     assert.equal(new Set(runs.map((x) => x.id)).size, 2);
     // each run's summary, then the comparison: 90 ms on 2.28.9 (samples 90, 91, 92), 30 ms on 2.28.3
-    assert.match(r.stdout, /A = fakehost · NCCL 2\.28\.9/);
-    assert.match(r.stdout, /B = fakehost · NCCL 2\.28\.3/);
+    assert.match(r.stdout, /A = \d+× Fake GPU · NCCL 2\.28\.9/);
+    assert.match(r.stdout, /B = \d+× Fake GPU · NCCL 2\.28\.3/);
     // 3 samples against 3 cannot tell a difference at p < 0.05, even a threefold one.
     assert.match(r.stdout, /init default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34× too few samples/);
     assert.match(r.stdout, /split default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34×/);
