@@ -18,6 +18,7 @@ import { hostChoices, pushRecent, measureRunOptions, readSettings, SettingsError
 import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from '../client/profileStore';
 import { ResultsPanel } from './webviewPanel';
 import * as info from '../readings/experimentInfo';
+import { liveRunTitle } from '../readings/runName';
 
 const RECENT_KEY = 'commcost.recentHosts';
 const ENTER_HOST = 'Enter a host…';
@@ -312,11 +313,18 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
         import('../client/resultsStore'),
         resultsDir(env.extension),
       ]);
-      const title = `commcost: ${label}${simulate ? ' (simulated)' : ''}`;
+      // Named by what is known: the target and "starting", then the run's name once its stamp arrives.
+      const title = liveRunTitle(label, undefined, simulate);
       const panel = ResultsPanel.show(env.extension.extensionUri, title, { cancel: () => scope.cancel(), showLog: () => env.log.show() });
       // What the messages below need to know of the run: a missing GPU (→ "Run Simulated"), the skipped experiments.
       let lastState: Parameters<typeof panel.update>[0] | undefined;
-      const watchedPanel = { update: (state: Parameters<typeof panel.update>[0]) => ((lastState = state), panel.update(state)) };
+      const watchedPanel = {
+        update: (state: Parameters<typeof panel.update>[0]) => {
+          lastState = state;
+          panel.retitle(liveRunTitle(label, state.run, simulate));
+          panel.update(state);
+        },
+      };
       const noGpu = (): boolean =>
         !simulate && (lastState?.failure?.code === 'NO_GPU' || lastState?.run.errors?.some((e) => e.code === 'NO_GPU') === true);
       return vscode.window.withProgress(

@@ -12,7 +12,7 @@
  * empty list) names its host and says the GPUs were not recorded; a run over several hosts counts
  * every node's GPUs and says how many hosts; a failed or partial run says so last.
  */
-import type { RunFile } from '../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { gpuModelName, namePart, runGpusText } from '../protocol/runNameParts';
 import { runTime } from './profiles';
 
@@ -48,4 +48,20 @@ export function runName(run: NamedRun, options: { time?: number } = {}): string 
   const nccl = typeof v === 'string' && v.trim() ? `NCCL ${namePart(v)}` : 'NCCL version not recorded';
   const state = run.status === 'failed' || run.status === 'partial' || run.status === 'running' ? ` · ${run.status}` : '';
   return `${runGpusText(run)} · ${nccl} · ${options.time !== undefined && Number.isFinite(options.time) ? minuteText(options.time) : runTimeText(run)}${state}`;
+}
+
+/**
+ * A live run's panel title, named by what is known so far: before the environment stamp arrives,
+ * the target it runs on and "starting" ("commcost: localhost · starting"; "… · SIMULATED ·
+ * starting" for a simulated run; "failed" or "partial" instead of "starting" when it ended without a
+ * stamp); once the stamp is there, the run's one name ({@link runName}: "commcost: 1× H200 · NCCL
+ * 2.28.9 · 2026-12-01 09:24 UTC · running"). Never throws.
+ * @param target the host or entry the run was started on, as the user chose it
+ * @param run the run as received so far (undefined before the first event)
+ * @param simulated whether the run was started on the simulated NCCL
+ */
+export function liveRunTitle(target: string, run: NamedRun | undefined, simulated: boolean): string {
+  if (run?.stamp && typeof run.stamp === 'object') return `commcost: ${runName(run)}`;
+  const state = run?.status === 'failed' || run?.status === 'partial' ? run.status : 'starting';
+  return `commcost: ${namePart(target) || 'host not named'}${simulated || (run !== undefined && isSimulatedRun(run)) ? ' · SIMULATED' : ''} · ${state}`;
 }

@@ -45,6 +45,28 @@ function cli(args: string[], cwd = repoRoot): Promise<{ code: number | null; std
 const read = (p: string): RunFile => JSON.parse(readFileSync(p, 'utf8')) as RunFile;
 
 describe('commcost report with several runs', { skip }, () => {
+  test('--html before the run file: `report --html run.json` reports run.json and writes run.html, as `report run.json --html` does', async () => {
+    const dir = tmp();
+    const run = join(dir, 'run.json');
+    copyFileSync(H9, run);
+    const before = readFileSync(run, 'utf8');
+    const first = await cli(['report', '--html', run]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(readFileSync(run, 'utf8'), before, 'the run file is not taken as the page');
+    assert.ok(readFileSync(join(dir, 'run.html'), 'utf8').includes('<html'));
+    rmSync(join(dir, 'run.html'));
+    const after = await cli(['report', run, '--html']);
+    assert.equal(after.code, 0, after.stderr);
+    assert.ok(existsSync(join(dir, 'run.html')));
+    // Two runs with --html first: the first typed stays the baseline (A).
+    const b = join(dir, 'b.json');
+    copyFileSync(H3, b);
+    const two = await cli(['report', '--html', run, b]);
+    assert.equal(two.code, 0, two.stderr);
+    assert.match(two.stdout, /A = .*NCCL 2\.28\.9[^\n]*\n\s+B = .*NCCL 2\.28\.3/);
+    assert.ok(existsSync(join(dir, 'run.compare.html')));
+  });
+
   test('report a.json b.json --html x: one comparison report with both NCCL versions and every median', async () => {
     const out = join(tmp(), 'compare.html');
     const r = await cli(['report', H9, H3, '--html', out]);
