@@ -23,9 +23,9 @@ export type HtmlFlag = string | true | undefined;
 
 /**
  * Both orders of `report`'s operands and `--html`: the word after `--html` is the page to write
- * unless it ends in `.json`, which is a run or trace file (`report --html run.json` reports
- * run.json and writes run.html next to it, as `report run.json --html` does). A page whose name ends
- * in .json is not accepted by this rule: name it .html. Pure.
+ * unless it ends in `.json` or `.jsonl`, which is a run or trace file (`report --html run.json`
+ * reports run.json and writes run.html next to it, as `report run.json --html` does). A page whose
+ * name ends in .json is not accepted by this rule: name it .html. Pure.
  * @param files the operands as commander parsed them
  * @param html --html as commander parsed it (it takes the next word when there is one)
  * @param argv the command line as typed (commander's rawArgs), to keep the operands in their order:
@@ -34,7 +34,7 @@ export type HtmlFlag = string | true | undefined;
  *   file) or undefined
  */
 export function htmlOperands(files: readonly string[], html: HtmlFlag, argv: readonly string[]): { files: string[]; html: HtmlFlag } {
-  if (typeof html !== 'string' || !/\.json$/i.test(html)) return { files: [...files], html };
+  if (typeof html !== 'string' || !/\.jsonl?$/i.test(html)) return { files: [...files], html };
   // Take the operands back from the command line in the order typed, each word once.
   const left = [html, ...files];
   const start = argv.indexOf('report');

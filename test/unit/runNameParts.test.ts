@@ -66,11 +66,12 @@ test('the verdict and the CLI header say "simulated, N ranks" for a simulated ru
   assert.equal(describeHost(TWO9).startsWith(gpus(TWO9)), true);
 });
 
-test('report: a .json word after --html is a run file, in the order typed; any other word is the page', () => {
+test('report: a .json/.jsonl word after --html is a run file, in the order typed; any other word is the page', () => {
   assert.deepEqual(htmlOperands([], 'run.json', ['node', 'commcost', 'report', '--html', 'run.json']), { files: ['run.json'], html: true });
   assert.deepEqual(htmlOperands(['b.json'], 'a.json', ['node', 'commcost', 'report', '--html', 'a.json', 'b.json']), { files: ['a.json', 'b.json'], html: true });
   assert.deepEqual(htmlOperands(['a.json'], 'b.json', ['node', 'commcost', 'report', 'a.json', '--html', 'b.json']), { files: ['a.json', 'b.json'], html: true });
   assert.deepEqual(htmlOperands(['a.json'], 'out.html', ['node', 'commcost', 'report', '--html', 'out.html', 'a.json']), { files: ['a.json'], html: 'out.html' });
+  assert.deepEqual(htmlOperands([], 'launched.jsonl', ['node', 'commcost', 'report', '--html', 'launched.jsonl']), { files: ['launched.jsonl'], html: true });
   assert.deepEqual(htmlOperands(['a.json'], true, ['node', 'commcost', 'report', 'a.json', '--html']), { files: ['a.json'], html: true });
   assert.deepEqual(htmlOperands(['a.json'], undefined, []), { files: ['a.json'], html: undefined });
 });
