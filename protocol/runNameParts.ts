@@ -63,3 +63,21 @@ export function runGpusText(run: GpuNamedRun): string {
   const used = ranks !== undefined && ranks <= stamped.length ? stamped.slice(0, ranks) : stamped;
   return countModels(used);
 }
+
+/**
+ * What a trace ran on, as a run's name says it: "2× H200" (one GPU per traced rank, the model of
+ * device 0 of each process), "2× H200 over 2 hosts", "H200 / A40 over …" without a count when the
+ * processes saw several models. Undefined when the trace's environment names no GPU (files from
+ * before its environment record) or the trace is simulated (the simulator's devices are no model):
+ * the caller names the host then.
+ * @param env the trace's environment (protocol/trace.ts TraceEnvironment's gpuModels and hosts)
+ * @param ranks the traced processes (ranks) with the profiler plugin
+ * @param simulated whether the trace ran on commcost's simulated NCCL
+ */
+export function traceGpusText(env: { gpuModels?: unknown; hosts?: unknown } | undefined, ranks: number, simulated: boolean): string | undefined {
+  if (simulated || !env || !Array.isArray(env.gpuModels)) return undefined;
+  const models = [...new Set(env.gpuModels.map((m) => gpuModelName(String(m ?? ''))))];
+  if (models.length === 0) return undefined;
+  const hosts = Array.isArray(env.hosts) && env.hosts.length > 1 ? ` over ${env.hosts.length} hosts` : '';
+  return models.length === 1 && ranks > 0 ? `${ranks}× ${models[0]}${hosts}` : `${models.join(' / ')}${hosts}`;
+}
