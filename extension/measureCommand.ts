@@ -248,7 +248,8 @@ async function recordGlobalOrigin(extension: vscode.ExtensionContext, path: stri
 }
 
 function openResults(env: MeasureEnv, run: RunFile, label: string, path: string): void {
-  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${label}`, { cancel: () => undefined, showLog: () => env.log.show() }, { path });
+  // The finished run's name (its stamp), the target only when the run has none.
+  const panel = ResultsPanel.show(env.extension.extensionUri, liveRunTitle(label, run, false), { cancel: () => undefined, showLog: () => env.log.show() }, { path });
   panel.update({ run, live: false, savedPath: path });
 }
 
