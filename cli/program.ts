@@ -89,11 +89,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('report')
     .description('print the summary of a saved run, and with --html write its self-contained HTML report; with several runs, compare them; a saved trace (commcost trace): its table, and with --html its HTML report again')
-    .argument('<run.json...>', 'a run file; two or more: a comparison (ratios against the first); or one trace file (.commcost/traces/*.json)')
-    .option('--html [file]', 'also write the HTML report, here or, without a file, next to the (first) run file with .html (.compare.html for a comparison); its folder must exist')
+    .argument('[run.json...]', 'a run file; two or more: a comparison (ratios against the first); or one trace file (.commcost/traces/*.json)')
+    .option('--html [file]', 'also write the HTML report, here or, without a file, next to the (first) run file with .html (.compare.html for a comparison); its folder must exist. A word after --html that ends in .json or .jsonl is a run file, not the page: `report --html run.json` and `report run.json --html` both write run.html')
     .option('--verbose', "also print commcost's own diagnostics (where the wall time went, its efficiency targets, the barrier's release skew)")
     .addHelpText('after', `\n${FILES_EXIT_HELP}\n`)
-    .action(async (files: string[], flags: { html?: string | true; verbose?: boolean }) => setExit(await (await import('./report')).reportCommand(files, flags.html, { verbose: flags.verbose === true })));
+    .action(async (files: string[], flags: { html?: string | true; verbose?: boolean }, cmd: Command) => {
+      const { htmlOperands, reportCommand } = await import('./report');
+      // commander keeps the command line as typed in rawArgs (set by parse, not in its typings).
+      const typed = (cmd.parent as unknown as { rawArgs?: unknown } | null)?.rawArgs;
+      const given = htmlOperands(files, flags.html, Array.isArray(typed) ? typed.map(String) : []);
+      // The operand is optional to commander only so that `--html run.json` can give it back.
+      if (given.files.length === 0) cmd.error("error: missing required argument 'run.json'", { exitCode: 2, code: 'commander.missingArgument' });
+      setExit(await reportCommand(given.files, given.html, { verbose: flags.verbose === true }));
+    });
 
   program
     .command('scan')

@@ -21,6 +21,33 @@ import { formatComparison, formatSummary, terminalSafe, type SummaryOptions } fr
 /** `--html` as given: a file, `true` (no file: the default next to the input), or absent (no page). */
 export type HtmlFlag = string | true | undefined;
 
+/**
+ * Both orders of `report`'s operands and `--html`: the word after `--html` is the page to write
+ * unless it ends in `.json` or `.jsonl`, which is a run or trace file (`report --html run.json`
+ * reports run.json and writes run.html next to it, as `report run.json --html` does). A page whose
+ * name ends in .json is not accepted by this rule: name it .html. Pure.
+ * @param files the operands as commander parsed them
+ * @param html --html as commander parsed it (it takes the next word when there is one)
+ * @param argv the command line as typed (commander's rawArgs), to keep the operands in their order:
+ *   the first file is the baseline of a comparison
+ * @returns the files in the order typed, and --html: the page's name, `true` (next to the first
+ *   file) or undefined
+ */
+export function htmlOperands(files: readonly string[], html: HtmlFlag, argv: readonly string[]): { files: string[]; html: HtmlFlag } {
+  if (typeof html !== 'string' || !/\.jsonl?$/i.test(html)) return { files: [...files], html };
+  // Take the operands back from the command line in the order typed, each word once.
+  const left = [html, ...files];
+  const start = argv.indexOf('report');
+  const ordered: string[] = [];
+  for (const a of start < 0 ? [] : argv.slice(start + 1)) {
+    const i = left.indexOf(a);
+    if (i < 0) continue;
+    ordered.push(a);
+    left.splice(i, 1);
+  }
+  return { files: left.length === 0 ? ordered : [html, ...files], html: true };
+}
+
 /** `commcost report a.json b.json …`: the comparison table on stdout and, with --html, one comparison report. */
 async function compareReport(files: string[], html: HtmlFlag): Promise<number> {
   const runs: RunFile[] = [];

@@ -76,7 +76,8 @@ export function formatTable(rows: string[][]): string {
 }
 
 /**
- * One line: host, GPU count and model, NCCL version and path (or what is unknown). A run over
+ * One line: host, GPU count and model ("simulated, 2 ranks" for a simulated run: the simulator's
+ * device name is no GPU model), NCCL version and path (or what is unknown). A run over
  * several nodes names each node with its GPUs and ranks (protocol/runNodes.ts, as the results
  * page and the HTML report do; the stamp is of one of them, said so).
  * A run without a stamp but with figures says the file has none (GPUs and NCCL version not
@@ -96,13 +97,15 @@ export function headerLine(run: RunFile): string {
       : `${where}: no environment stamp (the agent stopped before its plan)${sim}`;
   }
   const nodeGpuList = nodeGpus(run);
+  // A simulated run's devices are the simulator's: its stamp's "Simulated GPU" is no GPU model.
+  const simulatedGpus = sim ? `simulated, ${ranks}` : undefined;
   if (each !== undefined && nodeGpuList !== undefined) {
     const gpus = nodeGpuList.length;
     const names = [...new Set(nodeGpuList)].join(', ') || 'no GPU';
-    return `${run.nodes!.length} nodes from ${run.host}: ${each} · ${gpus} GPU${gpus === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath} (stamp of ${s.hostname})${sim}`;
+    return `${run.nodes!.length} nodes from ${run.host}: ${each} · ${simulatedGpus ?? `${gpus} GPU${gpus === 1 ? '' : 's'} ${names} · ${ranks}`} · NCCL ${s.ncclVersion} ${s.ncclPath} (stamp of ${s.hostname})${sim}`;
   }
   const names = [...new Set(s.gpus.map((g) => g.name))].join(', ') || 'no GPU';
-  return `host ${run.host} (${s.hostname}) · ${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${ranks} · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
+  return `host ${run.host} (${s.hostname}) · ${simulatedGpus ?? `${s.gpus.length} GPU${s.gpus.length === 1 ? '' : 's'} ${names} · ${ranks}`} · NCCL ${s.ncclVersion} ${s.ncclPath}${sim}`;
 }
 
 function statRow(label: string, st: StepStats): string[] {

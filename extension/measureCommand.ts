@@ -18,6 +18,7 @@ import { hostChoices, pushRecent, measureRunOptions, readSettings, SettingsError
 import { GLOBAL_ORIGINS_KEY, withOrigin, workspaceIdOf } from '../client/profileStore';
 import { ResultsPanel } from './webviewPanel';
 import * as info from '../readings/experimentInfo';
+import { liveRunTitle } from '../readings/runName';
 
 const RECENT_KEY = 'commcost.recentHosts';
 const ENTER_HOST = 'Enter a host…';
@@ -247,7 +248,8 @@ async function recordGlobalOrigin(extension: vscode.ExtensionContext, path: stri
 }
 
 function openResults(env: MeasureEnv, run: RunFile, label: string, path: string): void {
-  const panel = ResultsPanel.show(env.extension.extensionUri, `commcost: ${label}`, { cancel: () => undefined, showLog: () => env.log.show() }, { path });
+  // The finished run's name (its stamp), the target only when the run has none.
+  const panel = ResultsPanel.show(env.extension.extensionUri, liveRunTitle(label, run, false), { cancel: () => undefined, showLog: () => env.log.show() }, { path });
   panel.update({ run, live: false, savedPath: path });
 }
 
@@ -312,11 +314,18 @@ export async function measureCommand(env: MeasureEnv, arg?: unknown): Promise<Ru
         import('../client/resultsStore'),
         resultsDir(env.extension),
       ]);
-      const title = `commcost: ${label}${simulate ? ' (simulated)' : ''}`;
+      // Named by what is known: the target and "starting", then the run's name once its stamp arrives.
+      const title = liveRunTitle(label, undefined, simulate);
       const panel = ResultsPanel.show(env.extension.extensionUri, title, { cancel: () => scope.cancel(), showLog: () => env.log.show() });
       // What the messages below need to know of the run: a missing GPU (→ "Run Simulated"), the skipped experiments.
       let lastState: Parameters<typeof panel.update>[0] | undefined;
-      const watchedPanel = { update: (state: Parameters<typeof panel.update>[0]) => ((lastState = state), panel.update(state)) };
+      const watchedPanel = {
+        update: (state: Parameters<typeof panel.update>[0]) => {
+          lastState = state;
+          panel.retitle(liveRunTitle(label, state.run, simulate));
+          panel.update(state);
+        },
+      };
       const noGpu = (): boolean =>
         !simulate && (lastState?.failure?.code === 'NO_GPU' || lastState?.run.errors?.some((e) => e.code === 'NO_GPU') === true);
       return vscode.window.withProgress(

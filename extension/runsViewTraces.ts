@@ -13,6 +13,7 @@ import type { Term } from '../readings/plan/terms';
 import { traceObservations } from '../readings/plan/traceTerms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { isSimulatedTrace, ncclVersionText, type TraceFile } from '../protocol/trace';
+import { traceGpusText } from '../protocol/runNameParts';
 import { escapeMarkdown, ncclText, plain, plural } from '../readings/annotationText';
 import type { LoadedTrace } from '../readings/traces';
 import { jobName } from '../readings/tracesText';
@@ -57,7 +58,9 @@ export function traceNode(t: LoadedTrace, chosen: LoadedTrace | undefined, html:
   const simulated = isSimulatedTrace(tr);
   const isChosen = chosen !== undefined && chosen.path === t.path;
   const ranks = tr.processes.filter((p) => p.plugin).length;
-  const words = [`${plain(tr.host, 40) || '(no host)'} · NCCL ${ncclVersionText(tr.ncclVersion)} · ${ranks} traced process${ranks === 1 ? '' : 'es'}`];
+  // Named by its GPUs and their count where its environment says them, as a run is; else its host.
+  const on = traceGpusText(tr.environment, ranks, simulated) ?? (plain(tr.host, 40) || '(no host)');
+  const words = [`${on} · NCCL ${ncclVersionText(tr.ncclVersion)} · ${ranks} traced process${ranks === 1 ? '' : 'es'}`];
   if (isChosen) words.push('used for annotations');
   if (simulated) words.push('SIMULATED');
   if (tr.status !== 'complete') words.push(tr.status);

@@ -143,6 +143,11 @@ export class ResultsPanel implements vscode.Disposable {
     for (const p of [...ResultsPanel.panels]) p.dispose();
   }
 
+  /** Renames the panel's tab (a live run's title once its stamp names the GPUs); nothing once closed. */
+  retitle(title: string): void {
+    if (!this.disposed && this.panel.title !== title) this.panel.title = title;
+  }
+
   /** Sets the complete state and sends it (coalesced while a post is in flight). */
   update(state: RunState): void {
     if (state.savedPath) this.path = state.savedPath;

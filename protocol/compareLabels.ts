@@ -1,12 +1,13 @@
 /**
  * How a comparison of runs names each run: a key (A, B, …), a label that tells it from the others
- * (host or nodes, NCCL version, ranks when they differ, the NCCL_* variables that differ,
- * SIMULATED), and the notes a comparison of unlike runs needs (different rank counts, simulated
+ * (its GPUs and their count as the run's name says them, protocol/runNameParts.ts; NCCL version;
+ * the NCCL_* variables that differ; the host only where that is what tells two runs apart), and the notes a comparison of unlike runs needs (different rank counts, simulated
  * against measured). Pure; run files may be untrusted: every field is read defensively and the
  * text returned as data (the caller escapes it). Re-exported by compare.ts.
  */
 import { isSimulatedRun, type RunFile } from './runFile';
-import { nodeGpus, nodeNamesText } from './runNodes';
+import { runGpusText } from './runNameParts';
+import { nodeNamesText } from './runNodes';
 
 /** One run as the comparison names it. */
 export interface ComparedRunInfo {
@@ -14,7 +15,7 @@ export interface ComparedRunInfo {
   index: number;
   /** A short key for column headers: "A", "B", … ("Z", then "R27", …). */
   key: string;
-  /** What tells this run from the others, e.g. "vm · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT=0 · SIMULATED". */
+  /** What tells this run from the others, e.g. "2× H200 · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT=0", "SIMULATED · 2 ranks · NCCL 2.28.9". */
   label: string;
   id: string;
   host: string;
@@ -100,21 +101,15 @@ function envOf(run: RunFile, rankNames: readonly string[]): Record<string, strin
 }
 
 /**
- * The GPU models of a run, without the vendor's prefix: "H200", "A40, H200"; every node's over
- * several hosts, else the stamp's; "" when not recorded.
- */
-function gpuModels(run: RunFile): string {
-  const names = nodeGpus(run) ?? (Array.isArray(run.stamp?.gpus) ? run.stamp!.gpus.map((g) => String(g?.name ?? '')) : []);
-  return [...new Set(names.map((n) => n.replace(/^NVIDIA\s+/i, '').trim()).filter((n) => n !== ''))].sort().join(', ');
-}
-
-/**
- * Labels that tell the runs apart: host (the stamp's hostname, else the target; for a run over
- * several nodes its nodes, "gpu0 and gpu1 (2 nodes)") · NCCL version · the GPU models when they
- * differ · the ranks when they differ · every NCCL_* / TORCH_NCCL_* variable of the stamps whose value
- * differs (`NAME=value`, `NAME unset`), and every rank method variable that differs
- * (`rank MALLOC_ARENA_MAX=1`, `… =not recorded` for runs from before the stamp had rankEnv) · "SIMULATED" for a simulated run. When two labels are
- * still equal, the NCCL path is added, then the start time, then "#n".
+ * Labels that tell the runs apart, named as the run's name names them (readings/runName.ts): the
+ * GPUs and their count ("2× H200", "16× H100 over 2 hosts"; "SIMULATED · 2 ranks" for a simulated
+ * run, never a GPU model; "gpu1 (GPUs not recorded)" without a stamp) · NCCL version · the ranks
+ * when they differ and the GPU count does not already say them · every NCCL_* / TORCH_NCCL_*
+ * variable of the stamps whose value differs (`NAME=value`, `NAME unset`), and every rank method
+ * variable that differs (`rank MALLOC_ARENA_MAX=1`, `… =not recorded` for runs from before the
+ * stamp had rankEnv). When two labels are still equal, the host is added (the stamp's hostname,
+ * else the target; a run over several nodes its nodes, "gpu0 and gpu1 (2 nodes)"), then the NCCL
+ * path, then the start time, then "#n".
  */
 export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
   const rankNames: string[] = [];
@@ -124,20 +119,15 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
   for (const e of envs) union(names, Object.keys(e).sort());
   const differing = names.filter((k) => new Set(envs.map((e) => e[k])).size > 1);
   const ranksDiffer = new Set(runs.map((r) => r.ranks)).size > 1;
-  // Runs of other machines may share a hostname ("vm", "localhost"): their GPU models tell them apart.
-  const models = runs.map(gpuModels);
-  const modelsDiffer = new Set(models).size > 1;
   const infos = runs.map((run, index): ComparedRunInfo => {
     const s = run.stamp;
     const envDiff: Record<string, string | undefined> = {};
     for (const k of differing) envDiff[k] = envs[index]![k];
     const simulated = isSimulatedRun(run);
-    // A run over several nodes is named by its nodes: its stamp is of one host only.
-    const nodes = nodeNamesText(run);
-    const where = nodes !== undefined ? `${nodes} (${run.nodes!.length} nodes)` : String(s?.hostname || run.host || '?');
-    const parts = [where, s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL version not recorded'];
-    if (modelsDiffer) parts.push(models[index] || 'GPUs not recorded');
-    if (ranksDiffer) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} rank${run.ranks === 1 ? '' : 's'}`);
+    const gpus = runGpusText(run);
+    const parts = [gpus, s?.ncclVersion ? `NCCL ${String(s.ncclVersion)}` : 'NCCL version not recorded'];
+    // The GPU count says the ranks (one GPU per rank) unless it is not recorded or counts others.
+    if (ranksDiffer && !simulated && !gpus.startsWith(`${String(run.ranks)}× `)) parts.push(`${typeof run.ranks === 'number' ? run.ranks : '?'} rank${run.ranks === 1 ? '' : 's'}`);
     for (const k of differing) parts.push(envDiff[k] === undefined ? `${k} unset` : `${k}=${envDiff[k]}`);
     const info: ComparedRunInfo = {
       index,
@@ -164,9 +154,14 @@ export function describeRuns(runs: readonly RunFile[]): ComparedRunInfo[] {
       if (e) i.label = `${i.label} · ${e}`;
     }
   };
+  disambiguate((i) => {
+    // A run over several nodes is named by its nodes: its stamp is of one host only.
+    const run = runs[i]!;
+    const nodes = nodeNamesText(run);
+    return nodes !== undefined ? `${nodes} (${run.nodes!.length} nodes)` : String(run.stamp?.hostname || run.host || '') || undefined;
+  });
   disambiguate((i) => infos[i]!.ncclPath);
   disambiguate((i) => (runs[i]!.stamp?.startedAt ? String(runs[i]!.stamp!.startedAt) : undefined));
   disambiguate((i) => `#${i + 1}`);
-  for (const i of infos) if (i.simulated) i.label += ' · SIMULATED';
   return infos;
 }

@@ -13,51 +13,14 @@
  * every node's GPUs and says how many hosts; a failed or partial run says so last.
  */
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
-import { nodeGpus } from '../protocol/runNodes';
-import { plain } from './formatText';
+import { gpuModelName, namePart, runGpusText } from '../protocol/runNameParts';
 import { runTime } from './profiles';
 
 /** The parts of a run file its name is read from (loose: run data may be untrusted). */
 export type NamedRun = Pick<RunFile, 'host' | 'id' | 'ranks' | 'status' | 'simulated'> & Partial<Pick<RunFile, 'stamp' | 'nodes'>>;
 
-/** A name taken from a run file (a GPU model, a host, a version) as one line of at most 40 characters (formatText.ts `plain`). */
-function part(text: unknown): string {
-  return plain(String(text ?? ''), 40);
-}
-
-/** A GPU model as the driver names it, short: "NVIDIA H200" → "H200", "NVIDIA A100-SXM4-80GB" → "A100-SXM4-80GB". */
-export function gpuModelName(name: string): string {
-  return part(name).replace(/^NVIDIA\s+/i, '') || 'unnamed GPU';
-}
-
-/** "1× H200", "8× H100 + 8× A100": each model once with its count, in first-seen order. */
-function countModels(models: readonly string[]): string {
-  const counts = new Map<string, number>();
-  for (const m of models) counts.set(gpuModelName(m), (counts.get(gpuModelName(m)) ?? 0) + 1);
-  return [...counts].map(([m, n]) => `${n}× ${m}`).join(' + ');
-}
-
-/** The run's rank count when it is a positive whole number, else undefined. */
-function rankCount(run: NamedRun): number | undefined {
-  return typeof run.ranks === 'number' && Number.isInteger(run.ranks) && run.ranks > 0 ? run.ranks : undefined;
-}
-
-/**
- * What a run ran on, in words: "1× H200", "2× H200", "16× H100 over 2 hosts"; "SIMULATED · 2 ranks"
- * for a simulated run (no GPU model: the simulator's devices are none); "localhost (GPUs not
- * recorded)" when the stamp names no GPU. One rank drives one GPU, so a run of fewer ranks than the
- * host's visible GPUs counts the ones its ranks used (ordinals 0…ranks−1, in the stamp's order).
- */
-export function runGpusText(run: NamedRun): string {
-  const ranks = rankCount(run);
-  if (isSimulatedRun(run)) return `SIMULATED · ${ranks === undefined ? 'ranks not recorded' : `${ranks} rank${ranks === 1 ? '' : 's'}`}`;
-  const perNode = nodeGpus(run);
-  if (perNode !== undefined && perNode.length > 0) return `${countModels(perNode)} over ${Array.isArray(run.nodes) ? run.nodes.length : 'several'} hosts`;
-  const stamped = Array.isArray(run.stamp?.gpus) ? run.stamp.gpus.map((g) => String(g?.name ?? '')) : [];
-  if (stamped.length === 0) return `${part(run.host) || 'host not named'} (GPUs not recorded)`;
-  const used = ranks !== undefined && ranks <= stamped.length ? stamped.slice(0, ranks) : stamped;
-  return countModels(used);
-}
+// What a run ran on is named in protocol/runNameParts.ts (the comparison's labels use it too).
+export { gpuModelName, runGpusText };
 
 /** "2026-12-01 23:37 UTC": when the run started (stamp, else the id's timestamp, else `fallback`), to the minute; "time not recorded". */
 export function runTimeText(run: NamedRun, fallback: number = NaN): string {
@@ -82,7 +45,23 @@ function minuteText(t: number): string {
  */
 export function runName(run: NamedRun, options: { time?: number } = {}): string {
   const v = run.stamp?.ncclVersion;
-  const nccl = typeof v === 'string' && v.trim() ? `NCCL ${part(v)}` : 'NCCL version not recorded';
+  const nccl = typeof v === 'string' && v.trim() ? `NCCL ${namePart(v)}` : 'NCCL version not recorded';
   const state = run.status === 'failed' || run.status === 'partial' || run.status === 'running' ? ` · ${run.status}` : '';
   return `${runGpusText(run)} · ${nccl} · ${options.time !== undefined && Number.isFinite(options.time) ? minuteText(options.time) : runTimeText(run)}${state}`;
+}
+
+/**
+ * A live run's panel title, named by what is known so far: before the environment stamp arrives,
+ * the target it runs on and "starting" ("commcost: localhost · starting"; "… · SIMULATED ·
+ * starting" for a simulated run; "failed" or "partial" instead of "starting" when it ended without a
+ * stamp); once the stamp is there, the run's one name ({@link runName}: "commcost: 1× H200 · NCCL
+ * 2.28.9 · 2026-12-01 09:24 UTC · running"). Never throws.
+ * @param target the host or entry the run was started on, as the user chose it
+ * @param run the run as received so far (undefined before the first event)
+ * @param simulated whether the run was started on the simulated NCCL
+ */
+export function liveRunTitle(target: string, run: NamedRun | undefined, simulated: boolean): string {
+  if (run?.stamp && typeof run.stamp === 'object') return `commcost: ${runName(run)}`;
+  const state = run?.status === 'failed' || run?.status === 'partial' ? run.status : 'starting';
+  return `commcost: ${namePart(target) || 'host not named'}${simulated || (run !== undefined && isSimulatedRun(run)) ? ' · SIMULATED' : ''} · ${state}`;
 }

@@ -5,6 +5,7 @@
  * trace has as null is said to be not measured, with the trace's notes. Trace files are untrusted:
  * text from one goes through `escapeMarkdown` (Markdown) or `plain` (plain text).
  */
+import { traceGpusText } from '../protocol/runNameParts';
 import { isSimulatedTrace, ncclVersionText, type TraceFile, type TracePhaseStats, type TraceSite } from '../protocol/trace';
 
 export { ncclVersionText };
@@ -32,14 +33,18 @@ function whenText(t: LoadedTrace): string {
 }
 
 /**
- * A trace's one-line label (plain text): "torch_tp_reshape.py · vm · NCCL 2.28.9 · 2026-12-01
+ * A trace's one-line label (plain text): "torch_tp_reshape.py · 2× H200 · NCCL 2.28.9 · 2026-12-01
+ * 10:10 UTC" where its environment names the GPUs (protocol/runNameParts.ts traceGpusText), else
+ * its host: "torch_tp_reshape.py · vm · NCCL 2.28.9 · 2026-12-01
  * 10:10 UTC", "SIMULATED · …" for a simulated trace, "… · partial" when the job did not complete.
  */
 export function traceLabel(t: LoadedTrace): string {
   const tr = t.trace;
   const sim = isSimulatedTrace(tr) ? 'SIMULATED · ' : '';
   const partial = tr.status === 'partial' ? ' · partial' : '';
-  return `${sim}${jobName(tr)} · ${plain(tr.host, 40)} · NCCL ${ncclVersionText(tr.ncclVersion)} · ${whenText(t)}${partial}`;
+  // Its GPUs and their count where its environment names them (as a run's name does), else its host.
+  const on = traceGpusText(tr.environment, tr.processes.filter((p) => p.plugin).length, isSimulatedTrace(tr)) ?? tr.host;
+  return `${sim}${jobName(tr)} · ${plain(on, 40)} · NCCL ${ncclVersionText(tr.ncclVersion)} · ${whenText(t)}${partial}`;
 }
 
 /** The communicators' size: "2 ranks", "1 rank", "1-rank communicators on 2 processes", "2–4 ranks". */
@@ -226,10 +231,12 @@ export function observedMarkdown(o: TraceObservation, openTrace?: string): strin
   for (const n of [...new Set(notes)]) out.push('', escapeMarkdown(n, 400));
   if (o.shift !== 0)
     out.push('', `Traced at line ${o.tracedLine}: the file has changed since the trace (lines moved by ${o.shift > 0 ? '+' : ''}${o.shift}).`);
+  // Named by its GPUs and their count where the trace's environment says them, as a run is; else its host.
+  const traced = t.processes.filter((p) => p.plugin).length;
   const status = t.status === 'partial' ? ` · partial${t.missing.length ? `: ${escapeMarkdown(t.missing.join('; '), 200)}` : ''}` : '';
   out.push(
     '',
-    `*\`${plain(t.command.join(' '), 160).replace(/`/g, "'")}\` · ${escapeMarkdown(t.host, 60)} · ${t.processes.filter((p) => p.plugin).length} traced processes · NCCL ${ncclVersionText(t.ncclVersion)} · ${whenText(o.trace)}${status}*`,
+    `*\`${plain(t.command.join(' '), 160).replace(/`/g, "'")}\` · ${escapeMarkdown(traceGpusText(t.environment, traced, isSimulatedTrace(t)) ?? t.host, 60)} · ${traced} traced processes · NCCL ${ncclVersionText(t.ncclVersion)} · ${whenText(o.trace)}${status}*`,
   );
   out.push('', `*Trace: ${escapeMarkdown(o.trace.path.split(/[\\/]/).pop() ?? o.trace.path, 120)}*${openTrace ? ` · [Open trace](${openTrace})` : ''}`);
   return out.join('\n');

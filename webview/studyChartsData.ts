@@ -17,7 +17,7 @@ import { STUDY_FIGURES, studyNotComparedWhy, studyReferenceNote, type StudyFigur
 import { poolVariants } from '../readings/plan/strategies';
 import { stepTerm, type PlanRun } from '../readings/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
-import { nodeGpus, nodeNamesText } from '../protocol/runNodes';
+import { runGpusText } from '../protocol/runNameParts';
 
 /** A run shown in the study charts: its label in the legend, and the file name its steps are cited by. */
 export interface StudyRun {
@@ -134,25 +134,14 @@ function why(r: StudyRun, experiment: string, variant: string, step: string): st
 }
 
 /**
- * Where a run was measured, in a chart's words: its nodes for a run over several hosts ("gpu0 and
- * gpu1 (2 nodes)"; its stamp is of one host only), else the stamp's hostname, else the run's host.
+ * One colour per distinct configuration as the run's name says it: the GPUs and their count
+ * (protocol/runNameParts.ts runGpusText: "2× H200", "SIMULATED · 2 ranks") and the NCCL version.
  */
-function whereOf(r: RunFile): string {
-  const nodes = nodeNamesText(r);
-  return nodes !== undefined ? `${nodes} (${r.nodes!.length} nodes)` : (r.stamp?.hostname ?? r.host);
-}
-
-/** " · SIMULATED" for a run on commcost's simulated NCCL (its figures are not measurements), else "". */
-function simulatedMark(r: RunFile): string {
-  return isSimulatedRun(r) ? ' · SIMULATED' : '';
-}
-
-/** One colour per distinct host (or set of nodes) and NCCL version (stamp hostname, else the run's host). */
 export function studyLegend(runs: readonly StudyRun[]): StudyLegend {
   const keys: string[] = [];
   const colorOf = runs.map((r) => {
     // A simulated run never shares a measured run's colour: its bars are not measurements.
-    const key = `${whereOf(r.run)}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}${simulatedMark(r.run)}`;
+    const key = `${runGpusText(r.run)}${r.run.stamp?.ncclVersion ? ` · NCCL ${r.run.stamp.ncclVersion}` : ''}`;
     if (!keys.includes(key)) keys.push(key);
     return keys.indexOf(key);
   });
@@ -274,15 +263,15 @@ function runsWord(runs: readonly StudyRun[]): string {
   return runs.length === 1 ? 'the run' : 'the runs';
 }
 
-/** A run's configuration in words: host (or nodes) · GPUs · NCCL · ranks, and SIMULATED for a simulated run. */
+/**
+ * A run's configuration in words, named as the run's name names it: its GPUs and their count
+ * (runGpusText: "2× H200", "4× H200 over 2 hosts", "SIMULATED · 2 ranks", never a simulated
+ * device's name) · NCCL · the ranks when the GPU count does not already say them.
+ */
 export function configText(r: RunFile): string {
-  // Over several nodes the GPUs are every node's (runNodes.ts nodeGpus), not the stamp's one host.
-  const names = nodeGpus(r) ?? (r.stamp?.gpus ?? []).map((g) => g.name);
-  const models = [...new Set(names)];
-  return [whereOf(r), models.length === 1 ? `${Math.min(names.length, r.ranks)}× ${models[0]}` : undefined, r.stamp?.ncclVersion ? `NCCL ${r.stamp.ncclVersion}` : undefined, `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`]
-    .filter((x): x is string => x !== undefined)
-    .join(' · ')
-    .concat(simulatedMark(r));
+  const gpus = runGpusText(r);
+  const ranks = isSimulatedRun(r) || gpus.startsWith(`${r.ranks}× `) ? undefined : `${r.ranks} rank${r.ranks === 1 ? '' : 's'}`;
+  return [gpus, r.stamp?.ncclVersion ? `NCCL ${r.stamp.ncclVersion}` : undefined, ranks].filter((x): x is string => x !== undefined).join(' · ');
 }
 
 /**

@@ -4,7 +4,8 @@
  * number of hosts). Never hard-coded: a run without a stamp is described by its rank count.
  */
 import { nodeNamesText } from '../../protocol/runNodes';
-import type { RunFile } from '../../protocol/runFile';
+import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
+import { rankWords } from '../../protocol/runNameParts';
 
 /** How two GPUs are linked, from one cell of `nvidia-smi topo -m`. */
 function linkOf(cell: string): 'NVLink' | 'PCIe' | undefined {
@@ -68,11 +69,14 @@ export function nodeNames(run: RunFile): string | undefined {
  * Where the run was measured, for the verdict's first line: its GPUs and count first, the host
  * name after in parentheses, never the host alone: "on 2× H200 NVLink (vm) with NCCL 2.28.9",
  * "on 16× H100 over 2 hosts, gpu0 and gpu1, with NCCL 2.28.9", "on localhost (2 ranks, GPUs not
- * recorded) with NCCL version not recorded" for a run without a stamp. Read from the run's stamp, host and nodes.
+ * recorded) with NCCL version not recorded" for a run without a stamp; "on vm (simulated, 2 ranks)
+ * with NCCL 2.28.9" for a simulated run, whose stamp's device name ("Simulated GPU") is no GPU model.
+ * Read from the run's stamp, host and nodes.
  */
 export function describeWhere(run: RunFile): string {
   const nccl = run.stamp?.ncclVersion ? `NCCL ${run.stamp.ncclVersion}` : 'NCCL version not recorded';
   const nodes = nodeNames(run);
+  if (isSimulatedRun(run)) return `on ${nodes ? `${nodes}, ${run.nodes!.length} nodes` : (run.stamp?.hostname ?? run.host)} (${describeHost(run)}) with ${nccl}`;
   if (!gpuModel(run)) {
     const host = nodes ? `${nodes}, ${run.nodes!.length} nodes` : (run.stamp?.hostname ?? run.host);
     return `on ${host} (${run.ranks} rank${run.ranks === 1 ? '' : 's'}, GPUs not recorded) with ${nccl}`;
@@ -83,10 +87,12 @@ export function describeWhere(run: RunFile): string {
 
 /**
  * The run's host in a few words: "2× H200 NVLink", "1× H200", "16× H100 over 2 hosts, gpu0 and
- * gpu1", "4 ranks on gpu1" (no stamp). Read from the run's stamp, ranks and nodes.
+ * gpu1", "4 ranks on gpu1" (no stamp), "simulated, 2 ranks" (a simulated run: never a GPU model).
+ * Read from the run's stamp, ranks and nodes.
  */
 export function describeHost(run: RunFile): string {
   const ranks = run.ranks;
+  if (isSimulatedRun(run)) return `simulated, ${rankWords(run)}`;
   const nodes = nodeNames(run);
   const model = gpuModel(run);
   if (!model) return `${ranks} rank${ranks === 1 ? '' : 's'} on ${nodes ?? run.host}`;

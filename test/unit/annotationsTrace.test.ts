@@ -306,3 +306,14 @@ test('TraceStore: reads .commcost/traces, newest first; a malformed or foreign f
   await store.reload([dir]);
   assert.equal(store.chosen?.key, key, 'keys survive a reload');
 });
+
+test('a trace whose environment names its GPUs is labelled by them and their count, as a run is; without one, by its host', () => {
+  const t = raw();
+  const ranks = t.processes.filter((p) => p.plugin).length;
+  assert.match(traceLabel(loaded(t)), new RegExp(`^torch_tp_reshape\\.py · ${t.host} · NCCL`));
+  t.environment = { hosts: [t.host], gpuModels: ['NVIDIA H200'], gpuCount: 8, processes: ranks, driverVersion: null, cudaVersion: null, ncclVersions: ['2.28.9'], ncclPaths: [], ncclSource: 'job', tracedFrom: t.host };
+  assert.match(traceLabel(loaded(t)), new RegExp(`^torch_tp_reshape\\.py · ${ranks}× H200 · NCCL 2\\.28\\.9 · `));
+  // A simulated trace: the simulator's device is no GPU model.
+  const sim = { ...t, simulated: true, environment: { ...t.environment, gpuModels: ['Simulated GPU'], ncclSource: 'simulated' as const } };
+  assert.doesNotMatch(traceLabel(loaded(sim)), /Simulated GPU/);
+});

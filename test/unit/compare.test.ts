@@ -87,9 +87,9 @@ describe('compareRuns on fixture runs', () => {
     const sim = run('s', { stamp: stamp({ ncclPath: '/x/dist/native/libnccl-sim.so' }) }, []);
     const infos = describeRuns([a, b, sim]);
     assert.deepEqual(infos.map((i) => [i.key, i.label]), [
-      ['A', 'gpu1 · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT unset · /usr/lib/libnccl.so.2'],
-      ['B', 'gpu1 · NCCL 2.28.3 · NCCL_RUNTIME_CONNECT=0'],
-      ['C', 'gpu1 · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT unset · /x/dist/native/libnccl-sim.so · SIMULATED'],
+      ['A', '1× A40 · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT unset'],
+      ['B', '1× A40 · NCCL 2.28.3 · NCCL_RUNTIME_CONNECT=0'],
+      ['C', 'SIMULATED · 2 ranks · NCCL 2.28.9 · NCCL_RUNTIME_CONNECT unset'],
     ]);
     assert.deepEqual(infos[1]!.envDiff, { NCCL_RUNTIME_CONNECT: '0' });
     assert.equal(compareRuns([a, sim]).anySimulated, true);
@@ -105,17 +105,17 @@ describe('compareRuns on fixture runs', () => {
     assert.deepEqual(describeRuns([fixed, { ...fixed, id: 'g' }]).map((i) => /rank /.test(i.label)), [false, false], 'equal rank variables are not shown');
     const twice = describeRuns([a, { ...a, id: 'a2' }, { ...a, id: 'a3', ranks: 4 }]);
     assert.deepEqual(twice.map((i) => i.label), [
-      'gpu1 · NCCL 2.28.9 · 2 ranks · /usr/lib/libnccl.so.2 · 2025-01-01T00:00:00Z · #1',
-      'gpu1 · NCCL 2.28.9 · 2 ranks · /usr/lib/libnccl.so.2 · 2025-01-01T00:00:00Z · #2',
-      'gpu1 · NCCL 2.28.9 · 4 ranks',
+      '1× A40 · NCCL 2.28.9 · 2 ranks · gpu1 · /usr/lib/libnccl.so.2 · 2025-01-01T00:00:00Z · #1',
+      '1× A40 · NCCL 2.28.9 · 2 ranks · gpu1 · /usr/lib/libnccl.so.2 · 2025-01-01T00:00:00Z · #2',
+      '1× A40 · NCCL 2.28.9 · 4 ranks',
     ]);
   });
 
   test('runs of other machines with one hostname: the GPU models tell them apart when they differ', () => {
     const h200: RunFile = { ...a, id: 'h', stamp: stamp({ gpus: [{ ordinal: 0, name: 'NVIDIA H200', totalBytes: 141e9, pciBusId: '0000:01:00.0' }] }) };
-    assert.deepEqual(describeRuns([a, h200]).map((i) => i.label), ['gpu1 · NCCL 2.28.9 · A40', 'gpu1 · NCCL 2.28.9 · H200']);
+    assert.deepEqual(describeRuns([a, h200]).map((i) => i.label), ['1× A40 · NCCL 2.28.9', '1× H200 · NCCL 2.28.9']);
     // The same models: not said.
-    assert.deepEqual(describeRuns([a, { ...a, id: 'a2', ranks: 4 }]).map((i) => i.label), ['gpu1 · NCCL 2.28.9 · 2 ranks', 'gpu1 · NCCL 2.28.9 · 4 ranks']);
+    assert.deepEqual(describeRuns([a, { ...a, id: 'a2', ranks: 4 }]).map((i) => i.label), ['1× A40 · NCCL 2.28.9 · 2 ranks', '1× A40 · NCCL 2.28.9 · 4 ranks']);
   });
 
   test('a run over several nodes is labelled by its nodes, not by the one host its stamp is of (the CLI legend too)', () => {
@@ -125,11 +125,11 @@ describe('compareRuns on fixture runs', () => {
     const labels = describeRuns([a, two, many]).map((i) => i.label);
     // The fixture's one host has A40s, its nodes H200s: the models differ, so the labels say them.
     assert.deepEqual(labels, [
-      'gpu1 · NCCL 2.28.9 · A40 · 2 ranks',
-      'gpu0 and gpu1 (2 nodes) · NCCL 2.28.9 · H200 · 4 ranks',
-      'n0, n1, n2, n3, n4, n5, n6, n7 and 2 more (10 nodes) · NCCL 2.28.9 · H200 · 20 ranks',
+      '1× A40 · NCCL 2.28.9 · 2 ranks',
+      '4× H200 over 2 hosts · NCCL 2.28.9',
+      '20× H200 over 10 hosts · NCCL 2.28.9',
     ]);
-    assert.match(formatComparison([a, two]), /^ {2}B = gpu0 and gpu1 \(2 nodes\) · NCCL 2\.28\.9 · H200 · 4 ranks \(run n2, /m);
+    assert.match(formatComparison([a, two]), /^ {2}B = 4× H200 over 2 hosts · NCCL 2\.28\.9 \(run n2, /m);
   });
 
   test('an experiment stopped before its summary is compared on its recorded samples', () => {
@@ -141,7 +141,7 @@ describe('compareRuns on fixture runs', () => {
   test('untrusted junk does not throw', () => {
     const junk = { schema: 'commcost.run/1', id: 7, experiments: [null, { experiment: 'init', variants: [{ variant: 'default', steps: [null, { step: 'call' }] }] }] } as unknown as RunFile;
     const c = compareRuns([junk, a]);
-    assert.equal(c.runs[0]!.label, '? · NCCL version not recorded · GPUs not recorded · ? ranks');
+    assert.equal(c.runs[0]!.label, 'host not named (GPUs not recorded) · NCCL version not recorded · ? ranks');
     assert.ok(Number.isNaN(c.experiments[0]!.variants[0]!.steps[0]!.cells[0]!.median));
   });
 
@@ -165,7 +165,7 @@ describe('compareRuns on the H200 runs (2.28.9 vs 2.28.3, same host)', () => {
   const c = compareRuns([r9, r3]);
 
   test('labels name the NCCL versions; the host is the same and the env stamps agree', () => {
-    assert.deepEqual(c.runs.map((r) => r.label), ['vm · NCCL 2.28.9', 'vm · NCCL 2.28.3']);
+    assert.deepEqual(c.runs.map((r) => r.label), ['2× H200 · NCCL 2.28.9', '2× H200 · NCCL 2.28.3']);
     assert.deepEqual(c.runs.map((r) => r.envDiff), [{}, {}]);
   });
 
@@ -203,8 +203,8 @@ describe('compareRuns on the H200 runs (2.28.9 vs 2.28.3, same host)', () => {
   test('the CLI table: a legend, one row per step, each median and the ratio', () => {
     const text = formatComparison([r9, r3]);
     assert.match(text, /^comparison of 2 runs/);
-    assert.match(text, /A = vm · NCCL 2\.28\.9 \(run 20261129-194828-localhost, complete\)/);
-    assert.match(text, /B = vm · NCCL 2\.28\.3/);
+    assert.match(text, /A = 2× H200 · NCCL 2\.28\.9 \(run 20261129-194828-localhost, complete\)/);
+    assert.match(text, /B = 2× H200 · NCCL 2\.28\.3/);
     assert.match(text, /experiment variant · step\s+A median ms\s+B median ms\s+B\/A/);
     assert.match(text, /init default · total \(to first collective\): init to first collective\s+175\.7\s+190\.6\s+1\.09×/);
     assert.match(text, /destroy default · teardown: ncclCommDestroy\s+507\.8\s+508\.4\s+1\.00×/);
@@ -213,10 +213,10 @@ describe('compareRuns on the H200 runs (2.28.9 vs 2.28.3, same host)', () => {
 
   test('the CLI table: SIMULATED first and last when a run is simulated; control characters escaped', () => {
     const sim = { ...r3, simulated: true, host: 'evil\x1b[2J' };
-    sim.stamp = { ...r3.stamp!, hostname: 'evil\x1b]0;x\x07' };
+    sim.stamp = { ...r3.stamp!, hostname: 'evil\x1b]0;x\x07', ncclVersion: '2.28.3\x1b]0;x\x07' };
     const lines = formatComparison([r9, sim]).trimEnd().split('\n');
     assert.ok(lines[0]!.includes(SIMULATED_BANNER) && lines.at(-1)!.includes(SIMULATED_BANNER));
-    assert.ok(lines.some((l) => l.startsWith('  B = evil\\x1b]0;x\\x07 · NCCL 2.28.3 · SIMULATED')));
+    assert.ok(lines.some((l) => l.startsWith('  B = SIMULATED · 2 ranks · NCCL 2.28.3\\x1b]0;x\\x07')));
     // eslint-disable-next-line no-control-regex -- looking for control characters is the point
     assert.ok(!/[\x00-\x09\x0b-\x1f\x7f-\x9f]/.test(lines.join('\n')));
   });
@@ -249,7 +249,7 @@ describe('compareRuns on the H200 runs (2.28.9 vs 2.28.3, same host)', () => {
     const init = c.experiments.find((e) => e.experiment === 'init')!;
     const m = compareChartModel(init, c.runs);
     assert.deepEqual(m.labels, ['ncclCommInitRankConfig', 'first 1 MiB allreduce', 'init to first collective', 'steady 64 MiB allreduce']);
-    assert.deepEqual(m.series.map((s) => [s.stack, s.runIndex, s.label]), [['run0', 0, 'A: vm · NCCL 2.28.9'], ['run1', 1, 'B: vm · NCCL 2.28.3']]);
+    assert.deepEqual(m.series.map((s) => [s.stack, s.runIndex, s.label]), [['run0', 0, 'A: 2× H200 · NCCL 2.28.9'], ['run1', 1, 'B: 2× H200 · NCCL 2.28.3']]);
     assert.deepEqual(m.series[1]!.data, r3.experiments[0]!.variants[0]!.steps.map((s) => s.stats.median));
     assert.equal(m.whiskers.length, 8);
     const w = m.whiskers.find((x) => x.stack === 'run1' && x.variantIndex === 2)!;
@@ -278,7 +278,7 @@ describe('renderComparisonReport', () => {
     const html = renderComparisonReport([r9, r3], { webviewJsPath: bundle() });
     assert.deepEqual(JSON.parse(embedded(html)), { runs: [r9, r3] });
     assert.ok(!html.includes('id="commcost-run"'));
-    assert.match(html, /<title>commcost — comparison: vm · NCCL 2\.28\.9 vs vm · NCCL 2\.28\.3<\/title>/);
+    assert.match(html, /<title>commcost — comparison: 2× H200 · NCCL 2\.28\.9 vs 2× H200 · NCCL 2\.28\.3<\/title>/);
     const noscript = /<noscript>([\s\S]*)<\/noscript>/.exec(html)?.[1] ?? '';
     for (const figure of ['31.94', '34.26', '175.7', '190.6', '181.2', '198.6', '1.09×', '507.8', '508.4', '388.0']) assert.ok(noscript.includes(figure), `fallback lacks ${figure}`);
     assert.ok(!html.includes('SIMULATED'));

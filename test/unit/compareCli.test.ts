@@ -45,6 +45,28 @@ function cli(args: string[], cwd = repoRoot): Promise<{ code: number | null; std
 const read = (p: string): RunFile => JSON.parse(readFileSync(p, 'utf8')) as RunFile;
 
 describe('commcost report with several runs', { skip }, () => {
+  test('--html before the run file: `report --html run.json` reports run.json and writes run.html, as `report run.json --html` does', async () => {
+    const dir = tmp();
+    const run = join(dir, 'run.json');
+    copyFileSync(H9, run);
+    const before = readFileSync(run, 'utf8');
+    const first = await cli(['report', '--html', run]);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(readFileSync(run, 'utf8'), before, 'the run file is not taken as the page');
+    assert.ok(readFileSync(join(dir, 'run.html'), 'utf8').includes('<html'));
+    rmSync(join(dir, 'run.html'));
+    const after = await cli(['report', run, '--html']);
+    assert.equal(after.code, 0, after.stderr);
+    assert.ok(existsSync(join(dir, 'run.html')));
+    // Two runs with --html first: the first typed stays the baseline (A).
+    const b = join(dir, 'b.json');
+    copyFileSync(H3, b);
+    const two = await cli(['report', '--html', run, b]);
+    assert.equal(two.code, 0, two.stderr);
+    assert.match(two.stdout, /A = .*NCCL 2\.28\.9[^\n]*\n\s+B = .*NCCL 2\.28\.3/);
+    assert.ok(existsSync(join(dir, 'run.compare.html')));
+  });
+
   test('report a.json b.json --html x: one comparison report with both NCCL versions and every median', async () => {
     const out = join(tmp(), 'compare.html');
     const r = await cli(['report', H9, H3, '--html', out]);
@@ -62,8 +84,8 @@ describe('commcost report with several runs', { skip }, () => {
       }
     }
     // stdout: the comparison table
-    assert.match(r.stdout, /A = vm · NCCL 2\.28\.9/);
-    assert.match(r.stdout, /B = vm · NCCL 2\.28\.3/);
+    assert.match(r.stdout, /A = 2× H200 · NCCL 2\.28\.9/);
+    assert.match(r.stdout, /B = 2× H200 · NCCL 2\.28\.3/);
     assert.match(r.stdout, /init default · total \(to first collective\): init to first collective\s+175\.7\s+190\.6\s+1\.09×/);
     // Marked only beyond the spread of both runs' samples: the 1.07× init call is not, splitShare=1's 0.64× is; the rule follows the table.
     assert.match(r.stdout, /init default · call: ncclCommInitRankConfig\s+31\.94\s+34\.26\s+1\.07×\n/);
@@ -162,8 +184,8 @@ describe('commcost measure --nccl A --nccl B', { skip }, () => {
     assert.deepEqual(runs.map((x) => x.stamp?.ncclPath).sort(), [A, B].sort());
     assert.equal(new Set(runs.map((x) => x.id)).size, 2);
     // each run's summary, then the comparison: 90 ms on 2.28.9 (samples 90, 91, 92), 30 ms on 2.28.3
-    assert.match(r.stdout, /A = fakehost · NCCL 2\.28\.9/);
-    assert.match(r.stdout, /B = fakehost · NCCL 2\.28\.3/);
+    assert.match(r.stdout, /A = \d+× Fake GPU · NCCL 2\.28\.9/);
+    assert.match(r.stdout, /B = \d+× Fake GPU · NCCL 2\.28\.3/);
     // 3 samples against 3 cannot tell a difference at p < 0.05, even a threefold one.
     assert.match(r.stdout, /init default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34× too few samples/);
     assert.match(r.stdout, /split default · call: ncclCommInitRank\s+91\.00\s+31\.00\s+0\.34×/);

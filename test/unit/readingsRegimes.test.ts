@@ -67,13 +67,14 @@ test('a failed splitShare 0 split: the rebuild line says it has no figure and na
   assert.match(line(whole, 'rebuild-vs-init'), /splitShare 0: 175 ms .*; the same with splitShare 1: 21\.7 ms/);
 });
 
-test('1 rank in the CLI header and in a comparison label: "1 rank", never "1 ranks"', () => {
+test('1 rank in the CLI header and in a comparison label: "1 rank" / "1× H200", never "1 ranks"', () => {
   const one = load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
   const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
   assert.match(headerLine(one), / · 1 rank · NCCL /);
   assert.match(headerLine(two), / · 2 ranks · NCCL /);
+  // The comparison names the GPUs and their count (one GPU per rank): "1× H200", never "1 ranks".
   const labels = describeRuns([two, one]).map((i) => i.label);
-  assert.match(labels[1] ?? '', / · 1 rank\b/);
+  assert.ok((labels[1] ?? '').startsWith(`1× ${one.stamp!.gpus[0]!.name.replace(/^NVIDIA /, '')} · NCCL`), labels[1]);
   assert.doesNotMatch(labels[1] ?? '', /1 ranks/);
 });
 

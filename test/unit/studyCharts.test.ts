@@ -63,7 +63,7 @@ test('Figure 3: abort against finalize + destroy per configuration, with the 500
   assert.equal(m.floor.ms, 500);
   assert.equal(STUDY_FIGURES.abortFloor.min, 500);
   assert.match(m.floor.source, /the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 \(docs\/METHOD\.md "The study's figures"\)/);
-  assert.match(m.groups[0]!.config, /NVIDIA H200 · NCCL 2\.28\.9 · 4 ranks$/);
+  assert.equal(m.groups[0]!.config, '4× H200 · NCCL 2.28.9');
   const none = figure3Model([four()]);
   assert.match(none.absent.join('\n'), /ncclCommAbort: the runs have no abort experiment/);
   assert.equal(none.groups[0]!.abort, undefined);
@@ -92,7 +92,7 @@ test('the committed 2×H200 runs: one colour per host and NCCL version, every fi
   assert.equal(f3.groups.length, 2);
 });
 
-test('a run over several nodes: its legend and configuration name its nodes and all their GPUs, not the one host its stamp is of', () => {
+test('a run over several nodes: its legend and configuration count all its nodes\' GPUs and hosts, not the one host its stamp is of', () => {
   const one = load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json');
   const run = structuredClone(one);
   run.ranks = 4;
@@ -100,19 +100,19 @@ test('a run over several nodes: its legend and configuration name its nodes and 
   const nodes = { label: 'N', file: 'two-nodes.json', run };
   const single = { label: 'S', file: 'h200x2-nccl2.30.7-source.json', run: one };
   const legend = studyLegend([single, nodes]);
-  assert.deepEqual(legend.keys, ['vm · NCCL 2.30.7', 'gpu0 and gpu1 (2 nodes) · NCCL 2.30.7']);
+  assert.deepEqual(legend.keys, ['2× H200 · NCCL 2.30.7', '4× H200 over 2 hosts · NCCL 2.30.7']);
   assert.deepEqual(legend.colorOf, [0, 1]);
   const m = figure3Model([single, nodes]);
-  assert.deepEqual(m.groups.map((g) => g.config), ['vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks', 'gpu0 and gpu1 (2 nodes) · 4× NVIDIA H200 · NCCL 2.30.7 · 4 ranks']);
+  assert.deepEqual(m.groups.map((g) => g.config), ['2× H200 · NCCL 2.30.7', '4× H200 over 2 hosts · NCCL 2.30.7']);
 });
 
 test('a simulated run never shares a measured run\'s colour or label in the study charts (same host and NCCL version)', () => {
   const measured = { label: 'A', file: 'a.json', run: load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json') };
   const sim = { label: 'B', file: 'b.json', run: { ...structuredClone(measured.run), simulated: true } };
   const legend = studyLegend([measured, sim]);
-  assert.deepEqual(legend.keys, ['vm · NCCL 2.30.7', 'vm · NCCL 2.30.7 · SIMULATED']);
+  assert.deepEqual(legend.keys, ['2× H200 · NCCL 2.30.7', 'SIMULATED · 2 ranks · NCCL 2.30.7']);
   assert.deepEqual(legend.colorOf, [0, 1]);
-  assert.deepEqual(figure3Model([measured, sim]).groups.map((g) => g.config), ['vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks', 'vm · 2× NVIDIA H200 · NCCL 2.30.7 · 2 ranks · SIMULATED']);
+  assert.deepEqual(figure3Model([measured, sim]).groups.map((g) => g.config), ['2× H200 · NCCL 2.30.7', 'SIMULATED · 2 ranks · NCCL 2.30.7']);
 });
 
 test('the study\'s lines beside runs the verdict does not compare with them (1 rank, several nodes, simulated): a note says shown for reference, not compared, and why; none beside a measured run of one host and several ranks', () => {
