@@ -300,8 +300,13 @@ export const ENVIRONMENT_NOT_RECORDED = 'not recorded in this trace file (writte
 
 /** The stamp in one line of words, e.g. "2× NVIDIA H200, driver 570.86.15, CUDA 12.8, NCCL 2.28.9 (/usr/lib/libnccl.so.2, the job's own), 2 processes on h1". */
 export function environmentText(e: TraceEnvironment): string {
+  if (e.ncclSource === 'simulated') {
+    // No GPU, driver or CUDA took part: say what ran instead of "unknown" fields.
+    const lib = e.ncclPaths.length ? ` (${e.ncclPaths.join(', ')})` : '';
+    return `no GPU: commcost's simulated NCCL ${e.ncclVersions.join(', ') || '?'}${lib}, ${e.processes} process${e.processes === 1 ? '' : 'es'} on ${e.hosts.join(', ') || '?'}`;
+  }
   const gpus = e.gpuModels.length ? `${e.gpuCount !== null ? `${e.gpuCount}× ` : ''}${e.gpuModels.join(' / ')}` : 'GPU model unknown';
-  const nccl = `NCCL ${e.ncclVersions.join(', ') || '?'}${e.ncclPaths.length ? ` (${e.ncclPaths.join(', ')}, ${e.ncclSource === 'simulated' ? 'simulated' : "the job's own"})` : e.ncclSource === 'simulated' ? ' (simulated)' : ''}`;
+  const nccl = `NCCL ${e.ncclVersions.join(', ') || '?'}${e.ncclPaths.length ? ` (${e.ncclPaths.join(', ')}, the job's own)` : ''}`;
   return `${gpus}, driver ${e.driverVersion ?? '?'}, CUDA ${e.cudaVersion ?? '?'}, ${nccl}, ${e.processes} process${e.processes === 1 ? '' : 'es'} on ${e.hosts.join(', ') || '?'}`;
 }
 

@@ -18,3 +18,11 @@ test('a committed trace without a stamp says its environment was not recorded; a
   const stamped = read('h200x1-2026-12-02/ctypes-trace-before-pin.json');
   assert.match(formatTrace(stamped), /^environment: 1× NVIDIA H200, driver 580\.159\.04, CUDA 13\.0, NCCL 2\.28\.9 /m);
 });
+
+test('a simulated trace says no GPU took part, never a GPU model, driver or CUDA', () => {
+  const stamped = read('h200x1-2026-12-02/ctypes-trace-before-pin.json');
+  const sim = { ...stamped, simulated: true, environment: { ...stamped.environment!, gpuModels: ['Simulated GPU'], driverVersion: null, cudaVersion: null, ncclSource: 'simulated' as const, ncclPaths: ['/x/libnccl-sim.so'] } } as TraceFile;
+  const line = formatTrace(sim).split('\n').find((l) => l.startsWith('environment: '))!;
+  assert.match(line, /^environment: no GPU: commcost's simulated NCCL 2\.28\.9 \(\/x\/libnccl-sim\.so\), 1 process on vm$/);
+  assert.doesNotMatch(line, /Simulated GPU|driver|CUDA|unknown/);
+});
