@@ -2,7 +2,8 @@
  * commcostProfiler.c: the commcost NCCL profiler plugin (libcommcost-profiler.so).
  *
  * Loaded by NCCL through NCCL_PROFILER_PLUGIN=<path of this file's .so>; `commcost trace` sets it.
- * Exports ncclProfiler_v6, _v5 and _v4: NCCL takes the newest it knows.
+ * Exports ncclProfiler_v7, _v6, _v5 and _v4: NCCL takes the newest it knows (v7 records what v6 does:
+ * its only addition, the UserTag event, is neither asked for nor recorded).
  *
  * Per communicator (commId = NCCL's commHash, name, nranks, rank) it records, as JSON lines:
  *   init     when NCCL called init (after bootstrap and topology, before proxy and connection setup)
@@ -33,8 +34,11 @@
  *
  * Chaining: COMMCOST_TRACE_CHAIN_PLUGIN (the user's own NCCL_PROFILER_PLUGIN, set aside by
  * `commcost trace`) is dlopened and every call forwarded to it, at the same ABI version when it
- * has it, else v6 -> v5 (copy-engine events not forwarded) or v5/v6 -> v4 (API-level events not
- * forwarded), the way NCCL itself adapts. Its activation mask is added to ours.
+ * has it, else v7 -> v6 (UserTag events not forwarded), v6 -> v5 (copy-engine events not forwarded)
+ * or v5/v6/v7 -> v4 (API-level events not forwarded), the way NCCL itself adapts. A plugin that
+ * exports only ncclProfiler_v7 is also chained when NCCL loads us at v6 or v5: their descriptors are
+ * v7's without its newer members (same offsets), so they are forwarded as v7 ones, zero-filled
+ * beyond the caller's size. A v4 caller is chained only to a v4 plugin. Its activation mask is added to ours.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -70,8 +74,8 @@ static char ncclLibPath[1024]; /* the library that called init (frames inside it
 
 static struct {
   void* lib;
-  int abi; /* 6, 5, 4, or 0 = none */
-  ccProfilerV6* v6; /* v6 or v5 table */
+  int abi; /* 7, 6, 5, 4, or 0 = none */
+  ccProfilerV6* v6; /* v7, v6 or v5 table (the same but for startEvent's descriptor type) */
   ccProfilerV4* v4;
   char error[600];
 } chain;
@@ -225,8 +229,10 @@ static void loadChain(int abi) {
   if (!chain.lib) { snprintf(chain.error, sizeof chain.error, "dlopen %s: %s", path, dlerror()); return; }
   /* Never chain to ourselves (the user's variable pointing at commcost's own plugin). */
   if (dlsym(chain.lib, "commcostProfilerFormat")) { snprintf(chain.error, sizeof chain.error, "%s is commcost's own plugin", path); dlclose(chain.lib); chain.lib = NULL; return; }
-  if (abi >= 6 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v6"))) chain.abi = 6;
+  if (abi >= 7 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v7"))) chain.abi = 7;
+  else if (abi >= 6 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v6"))) chain.abi = 6;
   else if (abi >= 5 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v5"))) chain.abi = 5;
+  else if (abi >= 5 && (chain.v6 = (ccProfilerV6*)dlsym(chain.lib, "ncclProfiler_v7"))) chain.abi = 7; /* v6/v5 caller, v7-only plugin */
   else if ((chain.v4 = (ccProfilerV4*)dlsym(chain.lib, "ncclProfiler_v4"))) chain.abi = 4;
   else snprintf(chain.error, sizeof chain.error, "%s exports no ncclProfiler_v%d..v4", path, abi);
 }
@@ -430,7 +436,8 @@ static void stopOurs(Ev* e) {
   }
 }
 
-/* startEvent for v5 and v6 callers: `size` is the caller's descriptor size (v5's is smaller). */
+/* startEvent for v5, v6 and v7 callers: `size` is the caller's descriptor size (v5's is smaller;
+ * v7's is v6's, its UserTag member read by neither). */
 static ccNcclResult startApi(void* ctx, void** handle, const ccDescrV6* d, size_t size) {
   Comm* c = (Comm*)ctx;
   *handle = NULL;
@@ -454,14 +461,16 @@ static ccNcclResult startApi(void* ctx, void** handle, const ccDescrV6* d, size_
   e->heap = 1;
   int foreign = d->type == CC_EV_PROXY_OP && d->proxyOp.pid != getpid();
   if (chain.abi >= 5) {
-    if (!(chain.abi == 5 && d->type >= CC_EV_CE_COLL)) {
+    /* An event type newer than the chained version is not forwarded (v7's UserTag to v6, CE to v5). */
+    if (!(chain.abi == 5 && d->type >= CC_EV_CE_COLL) && !(chain.abi == 6 && d->type > CC_EV_CE_BATCH)) {
       ccDescrV6 fwd;
       memset(&fwd, 0, sizeof fwd);
       memcpy(&fwd, d, size);
       fwd.parentObj = chainParent(d->parentObj, foreign);
       if (d->type == CC_EV_COLL) fwd.coll.parentGroup = chainParent(d->coll.parentGroup, 0);
       if (d->type == CC_EV_P2P) fwd.p2p.parentGroup = chainParent(d->p2p.parentGroup, 0);
-      if (chain.abi == 6) chain.v6->startEvent(c->chainCtx, &e->chain, &fwd);
+      if (chain.abi == 7) ((ccProfilerV7*)chain.v6)->startEvent(c->chainCtx, &e->chain, (ccDescrV7*)&fwd);
+      else if (chain.abi == 6) chain.v6->startEvent(c->chainCtx, &e->chain, &fwd);
       else ((ccProfilerV5*)chain.v6)->startEvent(c->chainCtx, &e->chain, (ccDescrV5*)&fwd);
     }
   } else if (d->type <= CC_EV_NET_PLUGIN) { /* v4 knows no API-level or copy-engine events */
@@ -491,6 +500,7 @@ static ccNcclResult startApi(void* ctx, void** handle, const ccDescrV6* d, size_
   return 0;
 }
 
+static ccNcclResult startV7(void* ctx, void** handle, ccDescrV7* d) { return startApi(ctx, handle, (const ccDescrV6*)d, sizeof *d); }
 static ccNcclResult startV6(void* ctx, void** handle, ccDescrV6* d) { return startApi(ctx, handle, d, sizeof *d); }
 static ccNcclResult startV5(void* ctx, void** handle, ccDescrV5* d) { return startApi(ctx, handle, (const ccDescrV6*)d, sizeof *d); }
 
@@ -560,6 +570,9 @@ static ccNcclResult finalizeComm(void* ctx) {
   return 0;
 }
 
+static ccNcclResult initV7(void** ctx, uint64_t commId, int* mask, const char* name, int nNodes, int nranks, int rank, ccNcclLogger log) {
+  return initCommon(7, ctx, commId, mask, name, nNodes, nranks, rank, log, __builtin_return_address(0));
+}
 static ccNcclResult initV6(void** ctx, uint64_t commId, int* mask, const char* name, int nNodes, int nranks, int rank, ccNcclLogger log) {
   return initCommon(6, ctx, commId, mask, name, nNodes, nranks, rank, log, __builtin_return_address(0));
 }
@@ -570,6 +583,7 @@ static ccNcclResult initV4(void** ctx, int* mask, const char* name, uint64_t com
   return initCommon(4, ctx, commHash, mask, name, nNodes, nranks, rank, log, __builtin_return_address(0));
 }
 
+EXPORT ccProfilerV7 ncclProfiler_v7 = { "commcost", initV7, startV7, stopEvent, recordState, finalizeComm };
 EXPORT ccProfilerV6 ncclProfiler_v6 = { "commcost", initV6, startV6, stopEvent, recordState, finalizeComm };
 EXPORT ccProfilerV5 ncclProfiler_v5 = { "commcost", initV5, startV5, stopEvent, recordState, finalizeComm };
 EXPORT ccProfilerV4 ncclProfiler_v4 = { "commcost", initV4, startV4, stopEvent, recordState, finalizeComm };

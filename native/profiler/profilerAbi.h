@@ -1,5 +1,5 @@
 /*
- * profilerAbi.h: the NCCL profiler plugin ABI (versions 4, 5 and 6), declared by commcost from the
+ * profilerAbi.h: the NCCL profiler plugin ABI (versions 4, 5, 6 and 7), declared by commcost from the
  * published interface (NCCL's plugins/profiler headers describe it; nothing is copied from them).
  * Used by the commcost profiler plugin (commcostProfiler.c) and by the simulated NCCL, which
  * loads a plugin the way NCCL does. Field order and types must match NCCL's exactly: they are
@@ -9,6 +9,10 @@
  *   v5 (NCCL 2.28.3): init(ctx, commId, mask, name, nNodes, nranks, rank, log); uint64_t type;
  *                     API-level events GroupApi / CollApi / P2pApi / KernelLaunch.
  *   v6 (NCCL 2.29.2): v5 plus copy-engine events (CeColl / CeSync / CeBatch).
+ *   v7 (release not confirmed here: 2.31 or 2.32): v6 plus a UserTag descriptor member (a tag
+ *                     string valid only during startEvent/stopEvent); init, state args and every
+ *                     other member as in v6. Its event type bit is not declared here: commcost
+ *                     neither asks for nor records it; a v7 event v6 does not know is not passed to v6.
  */
 #ifndef COMMCOST_PROFILER_ABI_H
 #define COMMCOST_PROFILER_ABI_H
@@ -67,6 +71,13 @@ typedef struct {
   union { CC_V5_UNION_MEMBERS };
 } ccDescrV5;
 
+#define CC_V6_CE_MEMBERS \
+    struct { uint64_t seqNumber; const char* func; const void* sendBuff; void* recvBuff; size_t count; int root; \
+             const char* datatype; const char* syncStrategy; bool intraBatchSync; uint32_t batchSize; uint32_t numBatches; \
+             uint32_t ceSeqNum; void* stream; } ceColl; \
+    struct { bool isComplete; int nRanks; } ceCollSync; \
+    struct { int numOps; size_t totalBytes; bool useIntraSync; } ceCollBatch;
+
 /* v6 descriptor: v5's members at the same offsets plus the copy-engine ones. */
 typedef struct {
   uint64_t type;
@@ -74,20 +85,30 @@ typedef struct {
   int rank;
   union {
     CC_V5_UNION_MEMBERS
-    struct { uint64_t seqNumber; const char* func; const void* sendBuff; void* recvBuff; size_t count; int root;
-             const char* datatype; const char* syncStrategy; bool intraBatchSync; uint32_t batchSize; uint32_t numBatches;
-             uint32_t ceSeqNum; void* stream; } ceColl;
-    struct { bool isComplete; int nRanks; } ceCollSync;
-    struct { int numOps; size_t totalBytes; bool useIntraSync; } ceCollBatch;
+    CC_V6_CE_MEMBERS
   };
 } ccDescrV6;
+
+/* v7 descriptor: v6's members at the same offsets plus the user tag (a pointer: the union's size
+ * is unchanged, so a v7 descriptor can be read as a v6 one and the other way round). */
+typedef struct {
+  uint64_t type;
+  void* parentObj;
+  int rank;
+  union {
+    CC_V5_UNION_MEMBERS
+    CC_V6_CE_MEMBERS
+    struct { const char* tag; } userTag; /* valid only during startEvent/stopEvent */
+  };
+} ccDescrV7;
+_Static_assert(sizeof(ccDescrV7) == sizeof(ccDescrV6), "v7's descriptor has v6's size");
 
 typedef union {
   struct { size_t transSize; } proxyStep;
   struct { int appendedProxyOps; } proxyCtrl;
   struct { void* data; } netPlugin;
   struct { uint64_t pTimer; } kernelCh;
-} ccStateArgs; /* the same in v4, v5 and v6 */
+} ccStateArgs; /* the same in v4, v5, v6 and v7 */
 
 typedef struct {
   const char* name;
@@ -115,5 +136,14 @@ typedef struct {
   ccNcclResult (*recordEventState)(void* handle, int state, ccStateArgs* args);
   ccNcclResult (*finalize)(void* ctx);
 } ccProfilerV5;
+
+typedef struct {
+  const char* name;
+  ccNcclResult (*init)(void** ctx, uint64_t commId, int* mask, const char* commName, int nNodes, int nranks, int rank, ccNcclLogger log);
+  ccNcclResult (*startEvent)(void* ctx, void** handle, ccDescrV7* d);
+  ccNcclResult (*stopEvent)(void* handle);
+  ccNcclResult (*recordEventState)(void* handle, int state, ccStateArgs* args);
+  ccNcclResult (*finalize)(void* ctx);
+} ccProfilerV7; /* v6's table with the v7 descriptor */
 
 #endif

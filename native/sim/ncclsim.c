@@ -136,6 +136,7 @@
  * for libnccl-profiler-<name>.so> the library dlopens it at the first creation (and dlcloses it when
  * the last communicator holding it is finalized, loading it again at the next creation) and takes ncclProfiler_v6, _v5 or
  * _v4, the newest the simulated version knows (v6 from 2.29.2, v5 from 2.28.3, v4 from 2.27.3;
+ * ncclProfiler_v7 first only with the test knob COMMCOST_SIM_PROFILER_ABI=7, no release claimed;
  * older: none), the way NCCL does; unset or "none": no plugin. `init` runs at every creation after
  * the rendezvous (bootstrap) and before the connect, with the communicator's tag as commId; each
  * ncclAllReduce is a GroupApi span holding a CollApi span (v5+; v4: Group holding Coll), and the
