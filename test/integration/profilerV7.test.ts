@@ -3,7 +3,7 @@
 // records the same trace as at v6, and chains a user's plugin that exports only ncclProfiler_v7,
 // at v7 and, adapted, when loaded at v6 or v5. The fake user plugin is built here from C.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,23 +41,25 @@ before(() => {
   execFileSync('cc', ['-std=c11', '-O0', join(root, 'examples', 'trace', 'nccl_lifecycle.c'), '-o', job, join(native, 'libnccl-sim.so'), `-Wl,-rpath,${native}`]);
 });
 
-interface Run { records: Record<string, unknown>[]; fake: string[] }
+interface Run { records: Record<string, unknown>[]; fake: string[]; err: string }
 
 /** Runs the C lifecycle example (1 rank) with commcost's plugin; `chain`: chain the fake v7 plugin. */
 function run(env: Record<string, string>, chain: boolean): Run {
   const dir = mkdtempSync(join(work, 'run-'));
   const log = join(dir, 'fake.log');
   writeFileSync(log, '');
-  execFileSync(job, [], {
-    stdio: 'pipe',
+  const p = spawnSync(job, [], {
+    encoding: 'utf8',
     timeout: 60_000,
+    killSignal: 'SIGKILL',
     env: { ...process.env, NRANKS: '1', NCCL_PROFILER_PLUGIN: join(native, 'libcommcost-profiler.so'), COMMCOST_TRACE_DIR: dir,
       COMMCOST_TRACE_CHAIN_PLUGIN: chain ? fake : '', FAKE_V7_LOG: log, ...env },
   });
+  assert.equal(p.status, 0, `the job ran: ${p.stderr}`);
   const file = readdirSync(dir).find((n) => n.endsWith('.jsonl'));
   assert.ok(file, `a trace file in ${dir}`);
   const records = readFileSync(join(dir, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { records, fake: readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) };
+  return { records, fake: readFileSync(log, 'utf8').trim().split('\n').filter(Boolean), err: p.stderr };
 }
 
 /** The trace without what differs between two runs of one job (times, pids, tids, memory, call sites, the ABI). */
@@ -75,6 +77,12 @@ test('the simulated NCCL with COMMCOST_SIM_PROFILER_ABI=7 takes our ncclProfiler
   assert.equal(proc(v7).abi, 7);
   assert.ok(v7.records.some((r) => r.k === 'collStart'), 'a first collective was recorded at v7');
   assert.deepEqual(shape(v7.records), shape(v6.records));
+});
+
+test('a COMMCOST_SIM_PROFILER_ABI the simulated NCCL does not understand is named on stderr and ignored', () => {
+  const r = run({ COMMCOST_SIM_VERSION: '22909', COMMCOST_SIM_PROFILER_ABI: 'seven' }, false);
+  assert.match(r.err, /COMMCOST_SIM_PROFILER_ABI=seven is not understood \(only 7/);
+  assert.equal(proc(r).abi, 6, 'the version decides, as without the knob');
 });
 
 for (const [label, env, abi] of [
