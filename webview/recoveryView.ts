@@ -21,7 +21,7 @@ import { h, replaceChildren } from './dom';
  * sentences say why, instead of rows of "incomplete").
  */
 function recoveryTable(plan: RecoveryPlan, onlyComplete = false): HTMLElement {
-  const head = ['path', 'after the loss (job waits)', 'background', 'rank returns (job waits)', 'both waits', 'in-flight work'];
+  const head = ['path', 'after the loss (job waits)', 'background (all)', 'rank returns (job waits)', 'both waits', 'in-flight work'];
   const paths = onlyComplete ? plan.paths.filter((p) => p.complete) : plan.paths;
   return h('table', { class: 'plan-table recovery-table' },
     h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),

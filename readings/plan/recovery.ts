@@ -142,6 +142,31 @@ function term(runs: readonly PlanRun[], ranks: number, what: string, experiment:
   return { ...t, missing: { experiment, why: `not measured in ${these}: ${lack.call}${needs ? ` needs ${needs}` : ''} — ${why}` } };
 }
 
+/**
+ * The pool's switch as the spare's: the pool switches to a smaller pooled child (its step label
+ * names it, "switch to TP1 inside the pool"), never to a spare of the run's `n` ranks. A switch to
+ * a one-rank child has no peer in its collective, so it stands for no switch to a spare: the term
+ * is missing, saying so. A switch to a child of 2 or more ranks is kept, its size named in `what`.
+ */
+function spareSwitch(runs: readonly PlanRun[], n: number, t: RecoveryTerm): RecoveryTerm {
+  if (!t.source) return t;
+  const label = variantIn(runs, 'pool', t.source.variant)?.v.steps.find((x) => x.step === 'switch')?.label ?? '';
+  const k = Number(/TP(\d+)/.exec(label)?.[1]);
+  if (!Number.isFinite(k) || k >= n) return t;
+  const these = runs.length > 1 ? 'these runs' : 'this run';
+  if (k === 1) {
+    const { source: _source, value: _value, p90: _p90, ...rest } = t;
+    return {
+      ...rest,
+      missing: {
+        experiment: 'pool',
+        why: `not measured in ${these}: the pool's switch here is to a one-rank TP1 child (${t.source.variant}), whose collective has no peer, not to a spare of ${n} ranks`,
+      },
+    };
+  }
+  return { ...t, what: `${t.what}, timed as the pool's switch to a TP${k} child of ${k} ranks (not a spare of ${n})` };
+}
+
 /** "4" or "3–4". */
 const countWords = (c: CountSummary): string => (c.min === c.max ? String(c.min) : `${c.min}–${c.max}`);
 
@@ -318,13 +343,17 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
       sizes: `${R(n)} → the spare's ${R(n)}`,
       afterLoss: phase(
         [
-          T('switch to the spare (a collective + CUDA graph capture + instantiate)', 'pool', [plain], 'switch', {
-            call: "the pool's switch",
-            needs: ['pool'],
-            needsText: '2 GPUs (a pool of two TP shapes)',
-            minRanks: 2,
-            fewRanksWhy: 'a pool of 1 rank has one TP shape: the pool experiment has nothing to switch to',
-          }),
+          spareSwitch(
+            runs,
+            n,
+            T('switch to the spare (a collective + CUDA graph capture + instantiate)', 'pool', [plain], 'switch', {
+              call: "the pool's switch",
+              needs: ['pool'],
+              needsText: '2 GPUs (a pool of two TP shapes)',
+              minRanks: 2,
+              fewRanksWhy: 'a pool of 1 rank has one TP shape: the pool experiment has nothing to switch to',
+            }),
+          ),
         ],
         [T(`ncclCommAbort of the failed communicator (${R(n)})`, 'abort', ['default'], 'abort', { call: 'ncclCommAbort', needs: ['abort'] })],
       ),
@@ -336,7 +365,7 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
         ],
       ),
       drops: notMeasured(runs, `${noDropCheck("the pool experiment's switch")}, nor does the abort that releases the failed communicator`),
-      note: "the pool's switch is timed between two healthy communicators of the run's ranks; the run does not time a switch beside a failed one, nor the GPU a spare needs",
+      note: "the pool's switch is timed to a smaller pooled child (its step names the TP shape), between healthy communicators; the run times no switch to a spare of its own rank count, none beside a failed communicator, and not the GPU a spare needs",
     }),
   ];
   const order = (a: RecoveryPath, b: RecoveryPath): number => {

@@ -372,13 +372,15 @@ export function judgement(c: Pick<Clause, 'agrees' | 'band' | 'apart' | 'detail'
  * pool of seven communicators): "Study (4× A40 PCIe, NCCL 2.32.3): a pool … 464 MB (…); … — not
  * compared here: one shape, no child."
  */
-export function studyNotCompared(figures: StudyFigure[], why: string): string {
+export function studyNotCompared(figures: StudyFigure[], why: string | ((f: StudyFigure) => string)): string {
   const hosts = [...new Set(figures.map((f) => f.host))];
   return hosts
     .map((host) => {
       const mine = figures.filter((f) => f.host === host);
       const parts = mine.map((f) => `${f.what} ${f.written}`);
-      return `Study (${host.text}): ${parts.join('; ')} — not compared here: ${why} (study: ${studySources(mine)}).`;
+      // A why per figure (the study's setting differs by figure) is the first of the group's: figures share a host only when the study gave them one setting.
+      const reason = typeof why === 'function' ? why(mine[0]!) : why;
+      return `Study (${host.text}): ${parts.join('; ')} — not compared here: ${reason} (study: ${studySources(mine)}).`;
     })
     .join(' ');
 }

@@ -293,7 +293,9 @@ export function teardownLine(run: RunFile, here: Here): VerdictLine | undefined 
   // run is left to studySentence, which names the figures of its clauses.
   const why = studyNotComparedWhy(S.abort, { ranks: run.ranks, nodes: run.nodes?.length ?? 1 }, 'teardown');
   const named = [abort && S.abort, revoke !== undefined && S.revoke, destroy !== undefined && S.destroy].filter((f): f is StudyFigure => f !== false && f !== undefined);
-  const study = why !== undefined ? studyNotCompared(named, why) : studySentence(here, clauses);
+  // Each figure's reason names its own study setting (revoke's GPU count is not stated; abort's is 2–8 GPUs).
+  const regime = { ranks: run.ranks, nodes: run.nodes?.length ?? 1 };
+  const study = why !== undefined ? studyNotCompared(named, (f) => studyNotComparedWhy(f, regime, 'teardown') ?? why) : studySentence(here, clauses);
   return {
     id: 'teardown-floors',
     text: `Tearing a communicator of ${run.ranks} rank${run.ranks === 1 ? '' : 's'} down costs: ${floors.join('; ')}.${study ? ` ${study}` : ''}`,

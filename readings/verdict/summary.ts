@@ -253,6 +253,11 @@ function teardownLine(run: RunFile, regime: StudyRegime, simulated: boolean): Su
   };
 }
 
+/** The child a pool's switch goes to, in words: "its one-rank TP1 child" (no peer), "its TP2 child". */
+function childWords(tp: number): string {
+  return tp === 1 ? 'its one-rank TP1 child' : `its TP${tp} child`;
+}
+
 /** The pool: its memory per GPU (the cost) and the rebuild a switch inside it replaces (the saving). */
 function poolSummaryLine(run: RunFile, regime: StudyRegime, simulated: boolean): SummaryLine {
   const label = 'Pool';
@@ -276,7 +281,7 @@ function poolSummaryLine(run: RunFile, regime: StudyRegime, simulated: boolean):
     p.sw !== undefined && p.rebuild !== undefined
       ? isBelowTimer(p.rebuild)
         ? `; an on-demand rebuild reads 0 ms here (below the timer's resolution), so the pool saves nothing measurable`
-        : `, and turns a ${ms(p.rebuild)} rebuild (split + first collective) into a ${isBelowTimer(p.sw) ? "switch below the timer's resolution" : `${ms(p.sw)} switch`}`
+        : `, and turns a ${ms(p.rebuild)} rebuild of ${childWords(p.shapes[1] ?? 1)} (split + first collective) into a ${isBelowTimer(p.sw) ? "switch below the timer's resolution" : `${ms(p.sw)} switch`}`
       : '';
   const why = isNoMemory(p.bytes) ? 'the pool here shows no memory change' : studyNotComparedWhy(S.poolBytes, regime, 'pool');
   return {

@@ -160,3 +160,8 @@ describe('the first page: the answer in a few lines', () => {
     assert.equal(lineOf(lines, 'rebuild').figure, ms(medianOf(odd, 'init', undefined, 'total')));
   });
 });
+
+test('the pool line names the child its switch goes to (a one-rank TP1 child at 2 ranks: no peer)', () => {
+  const pool = firstPageSummary(load(TWO_GPU)).find((l) => l.kind === "pool")!;
+  assert.match(pool.text, /turns a [\d.]+ ms rebuild of its one-rank TP1 child \(split \+ first collective\) into a [\d.]+ ms switch/);
+});

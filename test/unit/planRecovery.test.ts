@@ -15,6 +15,7 @@ import { ShowPlanNotification } from '../../protocol/webviewMessages';
 import { needsWords, planRecovery, recoveryEmptyLine, type RecoveryPath, type RecoveryPlan, type RecoveryTerm } from '../../readings/plan/recovery';
 import { dominantSentence, recoveryHeadline, recoverySentences, revokeVersusAbort } from '../../readings/plan/recoverySentences';
 import type { PlanRun } from '../../readings/plan/terms';
+import { asPlanRuns, fourRankRun } from './planRuns';
 import { load } from './verdictRuns';
 
 const results = path.join(__dirname, '..', '..', 'docs', 'results');
@@ -58,16 +59,20 @@ test('2×H200, NCCL 2.30.7: every term traced to its step; the shrink parent\'s 
   const given = runs(X2_2307);
   const plan = planRecovery(given);
   assert.equal(plan.host.ranks, 2);
-  assert.equal(assertTraceable(plan, given), 16);
+  assert.equal(assertTraceable(plan, given), 15);
   assertOrdered(plan);
-  assert.deepEqual(plan.paths.map((p) => p.id), ['spare', 'shrink-abort', 'revoke-shrink', 'abort-reinit', 'c10d-recreate']);
+  assert.deepEqual(plan.paths.map((p) => p.id), ['shrink-abort', 'revoke-shrink', 'abort-reinit', 'c10d-recreate', 'spare']);
   // The sources the METHOD table gives.
   const src = (t: RecoveryTerm) => `${t.source?.experiment}/${t.source?.variant}/${t.source?.step}`;
   assert.deepEqual(byId(plan, 'revoke-shrink').afterLoss.critical.map(src), ['revoke/inflight/shrink-abort/revoke', 'revoke/inflight/shrink-abort/call', 'revoke/inflight/shrink-abort/first']);
   assert.deepEqual(byId(plan, 'revoke-shrink').onReturn!.critical.map(src), ['grow/default/call', 'grow/default/first']);
   assert.deepEqual(byId(plan, 'shrink-abort').afterLoss.critical.map(src), ['shrink/abort/inflight/call', 'shrink/abort/inflight/first']);
   assert.deepEqual(byId(plan, 'abort-reinit').afterLoss.critical.map(src), ['abort/default/abort', 'abort/default/reinit', 'abort/default/first']);
-  assert.deepEqual(byId(plan, 'spare').afterLoss.critical.map(src), ['pool/tp2+1/switch']);
+  // The pool's switch at 2 ranks is to a one-rank TP1 child (no peer): no figure for a switch to a spare of 2 ranks.
+  const sw = byId(plan, 'spare').afterLoss.critical[0]!;
+  assert.equal(sw.source, undefined);
+  assert.match(sw.missing!.why, /^not measured in this run: the pool's switch here is to a one-rank TP1 child \(tp2\+1\), whose collective has no peer, not to a spare of 2 ranks$/);
+  assert.equal(byId(plan, 'spare').afterLoss.criticalMs, undefined);
   // What the run lacks: the C5 release (background) and every c10d term; the totals say so.
   const release = byId(plan, 'revoke-shrink').afterLoss.background[0]!;
   assert.equal(release.value, undefined);
@@ -97,9 +102,9 @@ test('hand-checked sums on the 2.30.7 run: abort + re-init, revoke + shrink with
   assert.equal(Math.round(revoke.afterLoss.criticalMs! * 10) / 10, 531);
   assert.equal(Math.round(revoke.onReturn!.criticalMs! * 10) / 10, 175.8);
   close(revoke.cycleMs, revoke.afterLoss.criticalMs! + revoke.onReturn!.criticalMs!);
-  // The spare: pool switch 0.032 waits; abort 516.5 in the background, init 32.6 + 142.1 when the rank returns.
+  // The spare: no switch figure (the pool's is to a one-rank child); abort 516.5 in the background, init 32.6 + 142.1 when the rank returns.
   const spare = byId(plan, 'spare');
-  assert.equal(spare.afterLoss.criticalMs!.toFixed(3), '0.032');
+  assert.equal(spare.afterLoss.criticalMs, undefined);
   assert.equal(spare.onReturn!.criticalMs, 0);
   assert.equal(spare.onReturn!.backgroundMs!.toFixed(1), '174.7');
   assert.equal(
@@ -160,7 +165,7 @@ test('commcost plan --recovery: the table, each term with its step, the sentence
   assert.equal(await planCommand({ run: [file], recovery: true }, (t) => (out += t)), 0);
   // Named by its GPUs, NCCL and start (readings/runName.ts), never "for vm".
   assert.match(out, /^recovery plan for 2× H200 · NCCL 2\.30\.7 · \d{4}-\d\d-\d\d \d\d:\d\d UTC — runs /m);
-  assert.match(out, /^spare kept warm +0\.032 ms +691 ms +0 ms +0\.032 ms +not measured +complete$/m);
+  assert.match(out, /^spare kept warm +incomplete +691 ms +0 ms +incomplete +not measured +incomplete$/m);
   assert.match(out, /^revoke \+ shrink +531 ms +incomplete +176 ms +707 ms +0 of 4 dropped +incomplete$/m);
   assert.match(out, /^abort \+ re-init +689 ms +0 ms +– \(full size\) +689 ms +not measured +complete$/m);
   assert.match(out, /^c10d destroy \+ re-create +incomplete +0 ms +– \(full size\) +incomplete +not measured +incomplete$/m);
@@ -172,7 +177,7 @@ test('commcost plan --recovery: the table, each term with its step, the sentence
   const doc = JSON.parse(json) as { commcostRecovery: number; host: { ranks: number }; paths: { id: string; afterLoss: { criticalMs?: number } }[]; sentences: string[] };
   assert.equal(doc.commcostRecovery, 1);
   assert.equal(doc.host.ranks, 2);
-  assert.deepEqual(doc.paths.map((p) => p.id), ['spare', 'shrink-abort', 'revoke-shrink', 'abort-reinit', 'c10d-recreate']);
+  assert.deepEqual(doc.paths.map((p) => p.id), ['shrink-abort', 'revoke-shrink', 'abort-reinit', 'c10d-recreate', 'spare']);
   assert.ok(doc.sentences.length > 5);
   const rejects = (flags: Parameters<typeof planCommand>[0], message: RegExp) =>
     assert.rejects(planCommand(flags, () => undefined), (e: unknown) => e instanceof CommcostError && e.code === 'BAD_INPUT' && message.test(e.message) && (e.hint ?? '').length > 0);
@@ -189,4 +194,19 @@ test('a run that measured no recovery term gets one line for the Recovery sectio
   assert.equal(recoveryEmptyLine(planRecovery(runs('h200x1-2026-12-02/h200x1-nccl2.28.9-many-comms.json'))), 'no figures for a recovery plan: the run measured none of abort, revoke, shrink, grow, c10d, pool');
   assert.equal(recoveryEmptyLine(planRecovery(runs(X2_2307))), undefined);
   assert.equal(recoveryEmptyLine(planRecovery(runs(X1_2307))), undefined, 'one rank: abort + re-init is measured');
+});
+
+test('the spare: the pool switch stands for it only when its target has peers, and names that target', () => {
+  const withLabel = (tp: number) => {
+    const run = fourRankRun();
+    const sw = run.experiments.find((e) => e.experiment === 'pool')!.variants[0]!.steps.find((s) => s.step === 'switch')!;
+    sw.label = `switch to TP${tp} inside the pool`;
+    return planRecovery(asPlanRuns(run));
+  };
+  const toTwo = byId(withLabel(2), 'spare').afterLoss.critical[0]!;
+  assert.equal(toTwo.value, 2, 'a switch to a 2-rank child is kept');
+  assert.match(toTwo.what, /timed as the pool's switch to a TP2 child of 2 ranks \(not a spare of 4\)$/);
+  const toOne = byId(withLabel(1), 'spare').afterLoss.critical[0]!;
+  assert.equal(toOne.value, undefined, 'a switch to a one-rank child has no peer: no figure');
+  assert.match(toOne.missing!.why, /one-rank TP1 child \(tp4\+2\+1\), whose collective has no peer, not to a spare of 4 ranks/);
 });
