@@ -155,9 +155,13 @@ function spareSwitch(runs: readonly PlanRun[], n: number, t: RecoveryTerm): Reco
   if (!Number.isFinite(k) || k >= n) return t;
   const these = runs.length > 1 ? 'these runs' : 'this run';
   if (k === 1) {
-    const { source: _source, value: _value, p90: _p90, ...rest } = t;
+    // The figure, its source and p90 are dropped: only what the term is and why it is missing stay.
     return {
-      ...rest,
+      what: t.what,
+      unit: t.unit,
+      ...(t.key !== undefined ? { key: t.key } : {}),
+      ...(t.times !== undefined ? { times: t.times } : {}),
+      ...(t.target !== undefined ? { target: t.target } : {}),
       missing: {
         experiment: 'pool',
         why: `not measured in ${these}: the pool's switch here is to a one-rank TP1 child (${t.source.variant}), whose collective has no peer, not to a spare of ${n} ranks`,
