@@ -17,7 +17,7 @@
  *   is: 53% against 50% agrees (3 points apart), 53% against 82% differs (29 points apart).
  * A boundary value (exactly √10, 2× or 20 points) agrees.
  *
- * Every judgement prints its band ("within the study's 0.5–2× band"). Inside the band a time, a
+ * Every judgement prints its band ("within commcost's 0.5–2× band"). Inside the band a time, a
  * size or a ratio at least {@link CLOSE_FACTOR} from the study's (1.5× or more apart, on the log
  * scale, to the nearer end of a range) reads "same order as the study", never "agrees": the band is
  * about order of magnitude, and 1.8× the study's value is not agreement. A share is judged in points only.
@@ -355,14 +355,16 @@ export function studySentence(here: Here, clauses: Clause[]): string {
 }
 
 /**
- * The judgement of a clause with its detail and band: "agrees (3 points apart, within the study's
- * ±20-point band)", "same order as the study (within its 0.32–3.2× band)" when {@link CLOSE_FACTOR}
- * or more apart, "differs (here 5.2× the study's ratio, outside its 0.5–2× band)".
+ * The judgement of a clause with its detail and band (commcost's rule, not the study's): "agrees
+ * (3 points apart, within commcost's ±20-point band)", "same order as the study (within commcost's
+ * 0.32–3.2× band)" when {@link CLOSE_FACTOR} or more apart, "differs (here 5.2× the study's ratio,
+ * outside commcost's 0.5–2× band)".
  */
 export function judgement(c: Pick<Clause, 'agrees' | 'band' | 'apart' | 'detail'>): string {
   const word = !c.agrees ? 'differs' : (c.apart ?? 1) >= CLOSE_FACTOR - EPSILON ? 'same order as the study' : 'agrees';
   const detail = c.detail?.replace(/^\((.*)\)$/, '$1');
-  const band = c.band === undefined ? undefined : `${c.agrees ? 'within' : 'outside'} ${word === 'same order as the study' ? 'its' : "the study's"} ${c.band} band`;
+  // The band is commcost's rule (docs/METHOD.md), never the study's: said so in the words.
+  const band = c.band === undefined ? undefined : `${c.agrees ? 'within' : 'outside'} commcost's ${c.band} band`;
   const words = [detail, band].filter((x): x is string => x !== undefined && x !== '');
   return words.length > 0 ? `${word} (${words.join(', ')})` : word;
 }

@@ -34,7 +34,7 @@ test('1 rank: the cold-start line names the study figures (init to a first colle
   assert.match(text, /Study \(A40 across InfiniBand, GPU count and NCCL version not stated\): .*493–523 ms — not compared here: .*1 rank has no peer to connect to.* Study \(cross-node A40, [^)]*\): .*98 ms — not compared here/, text);
   // At 2 ranks the same figures are judged.
   const two = synthetic(2, [experiment('cold-start', [variant('default', { cold: 595, warm: 171 })])]);
-  assert.match(line(two, 'cold-start'), /warm 98 ms vs 171 ms \(1\.74×\): same order as the study \(within its 0\.32–3\.2× band\)/);
+  assert.match(line(two, 'cold-start'), /warm 98 ms vs 171 ms \(1\.74×\): same order as the study \(within commcost's 0\.32–3\.2× band\)/);
 });
 
 test('equal medians: a first collective of exactly half the init is "half", never "less than half"', () => {
@@ -42,7 +42,7 @@ test('equal medians: a first collective of exactly half the init is "half", neve
   const text = line(run, 'first-collective-share');
   assert.match(text, /ncclCommInitRankConfig pays 50\.0 ms \(50%\) and the first collective 50\.0 ms \(50%\)/);
   assert.doesNotMatch(text, /less than half here/, text);
-  assert.match(text, /share 53% \(derived by commcost [^)]+\) vs 50% \(50\.0 ms of 100 ms\): agrees \(3 points apart, within the study's ±20-point band\)/, text);
+  assert.match(text, /share 53% \(derived by commcost [^)]+\) vs 50% \(50\.0 ms of 100 ms\): agrees \(3 points apart, within commcost's ±20-point band\)/, text);
 });
 
 test('a failed splitShare 0 split: the rebuild line says it has no figure and names the splitShare 1 split in full, not "the same with splitShare 1"', () => {
@@ -106,11 +106,11 @@ test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank chil
   assert.doesNotMatch(rebuild, /shrink against a fresh init [^.;]*: (agrees|differs)/, rebuild);
   assert.match(rebuild, /Study \(4× A40 PCIe, one node, NCCL version not stated\): shrink to first collective 64 ms — not compared here: the shrink here leaves a one-rank child \(no peer to connect to\), the study shrank a communicator of 4 ranks \(study: [^)]+\)\./, rebuild);
   // Split and grow (2-rank children) are still judged.
-  assert.match(rebuild, /grow against a fresh init [^;]*: agrees \(here 1\.19× the study's ratio, within the study's 0\.5–2× band\)/);
+  assert.match(rebuild, /grow against a fresh init [^;]*: agrees \(here 1\.19× the study's ratio, within commcost's 0\.5–2× band\)/);
   const pool = line(run, 'pool');
   assert.doesNotMatch(pool, /switch[^;.]*: (agrees|differs)/, pool);
   assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer \(study: switch inside the pool, in docs\/METHOD\.md "The study's figures"\)\./, pool);
-  assert.match(pool, /pool per GPU \(here tp2\+1\) 464 MB .* \(1\.97×\): same order as the study \(within its 0\.32–3\.2× band\)/);
+  assert.match(pool, /pool per GPU \(here tp2\+1\) 464 MB .* \(1\.97×\): same order as the study \(within commcost's 0\.32–3\.2× band\)/);
   // At 4 ranks the shrink leaves 3 ranks and is judged.
   const four = synthetic(4, [
     experiment('init', [variant('default', { call: 45, first: 50, total: 95 })]),
@@ -179,7 +179,7 @@ test('1 rank: teardown figures (abort, revoke, finalize + destroy, destroy_proce
   assert.doesNotMatch(c10d, /destroy_process_group 0\.94–0\.96 s vs/);
   // At 2 ranks both are judged.
   assert.match(line(load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), 'teardown-floors'), /ncclCommAbort 485–534 ms vs 517 ms \(inside the study's range\): agrees/);
-  assert.match(deriveVerdict(load('h200x2-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n'), /destroy_process_group 0\.94–0\.96 s vs 0\.507 s \(0\.54× its lower end\): same order as the study \(within its 0\.32–3\.2× band\)/);
+  assert.match(deriveVerdict(load('h200x2-torch2.11-nccl2.28.9-c10d.json')).map((l) => l.text).join('\n'), /destroy_process_group 0\.94–0\.96 s vs 0\.507 s \(0\.54× its lower end\): same order as the study \(within commcost's 0\.32–3\.2× band\)/);
 });
 
 test('the results page gives a small ratio two significant digits (a 1-rank step against a 2-rank one), never "0.00×"', () => {

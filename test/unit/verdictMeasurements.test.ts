@@ -56,7 +56,7 @@ describe('drain: a drain figure only where the work was in flight at every rank-
   test('in flight everywhere (2 ranks × 10 iterations): the sweep per size, the four with their parts, beside the study', () => {
     const text = must(sweep(() => count(1, 1, 20, 20)), 'drain');
     assert.match(text, /^Drain, with the work in flight at every rank-iteration as the call began: ncclCommFinalize until quiet: 16 MiB alone 7\.2 ms, 64 MiB alone 21\.0 ms, 128 MiB alone 40\.0 ms, 256 MiB alone 80\.0 ms, the 4 together \(16 MiB, 64 MiB, 128 MiB, 256 MiB\) 112 ms \(finalize 0\.10 ms \+ stream synchronize 112 ms\); a stream synchronize alone: 16 MiB alone 7\.0 ms/);
-    assert.match(text, /until quiet \(the sweep\) 7–112 ms vs 7\.2–112 ms \(inside the study's range\): agrees \(within the study's 0\.32–3\.2× band\) \(study: [^)]+\)\.$/);
+    assert.match(text, /until quiet \(the sweep\) 7–112 ms vs 7\.2–112 ms \(inside the study's range\): agrees \(within commcost's 0\.32–3\.2× band\) \(study: [^)]+\)\.$/);
     assert.doesNotMatch(text, /not a drain figure/);
   });
 
@@ -70,7 +70,7 @@ describe('drain: a drain figure only where the work was in flight at every rank-
   test('a sweep far from the study: each end against the study range', () => {
     const run = sweep(() => count(1, 1, 20, 20));
     for (const v of run.experiments[0]!.variants) for (const s of v.steps) s.stats = { ...s.stats, median: s.stats.median / 100 };
-    assert.match(must(run, 'drain'), /until quiet \(the sweep\) 7–112 ms vs 0\.072–1\.1 ms \(lowest 0\.01× its lower end, highest 0\.16× its lower end\): differs \(outside the study's 0\.32–3\.2× band\) \(study: [^)]+\)\.$/);
+    assert.match(must(run, 'drain'), /until quiet \(the sweep\) 7–112 ms vs 0\.072–1\.1 ms \(lowest 0\.01× its lower end, highest 0\.16× its lower end\): differs \(outside commcost's 0\.32–3\.2× band\) \(study: [^)]+\)\.$/);
   });
 
   test('a run without the count (2×H200 catalogue, before inFlightAtStart existed): not known to be a drain figure, not compared', () => {
@@ -126,7 +126,7 @@ describe('the pool without and with sharing', () => {
     const shared = variant('tp4+2+1/splitShare=1', { switch: 0.4, rebuild: 30 }, mem(400, 420, 450));
     const text = must(synthetic(4, [experiment('pool', [plain, shared])]), 'pool');
     assert.match(text, /^A prewarmed pool of every TP shape \(tp4\+2\+1, splitShare 0\) takes 700 MiB per GPU \(0\.5% of its memory; ncclCommMemStats counts 660 MiB\) and turns a 80\.0 ms rebuild of its TP2 child \(split \+ first collective\) into a 0\.50 ms switch \(the rebuild costs 160× the switch\)\. With splitShare 1 \(every child sharing the parent's resources\) it takes 450 MiB per GPU \(0\.3% of its memory\), 0\.64× the pool without sharing, and turns a 30\.0 ms rebuild of its TP2 child \(split \+ first collective\) into a 0\.40 ms switch \(the rebuild costs 75× the switch\)\. One TP2 child takes 80 MiB per GPU \(20 MiB with splitShare 1\)\./);
-    assert.match(text, /pool per GPU \(here tp4\+2\+1\) 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\) vs 734 MB \(1\.58×\): same order as the study \(within its 0\.32–3\.2× band\); one TP2 child per GPU ~76 MB vs 84 MB \(1\.1×\): agrees \(within the study's 0\.32–3\.2× band\); switch ≈ 0\.2 ms collective \+ 0\.28 ms graph capture vs 0\.50 ms \(1\.04×\): agrees \(within the study's 0\.32–3\.2× band\)/);
+    assert.match(text, /pool per GPU \(here tp4\+2\+1\) 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\) vs 734 MB \(1\.58×\): same order as the study \(within commcost's 0\.32–3\.2× band\); one TP2 child per GPU ~76 MB vs 84 MB \(1\.1×\): agrees \(within commcost's 0\.32–3\.2× band\); switch ≈ 0\.2 ms collective \+ 0\.28 ms graph capture vs 0\.50 ms \(1\.04×\): agrees \(within commcost's 0\.32–3\.2× band\)/);
   });
 });
 

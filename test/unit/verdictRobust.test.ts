@@ -303,7 +303,7 @@ describe('#19 a run over several nodes names every host', () => {
     // The study's cold/warm anchor was measured across InfiniBand: judged across nodes, its setting named.
     assert.match(line(run, 'cold-start'), /Study \(A40 across InfiniBand, GPU count and NCCL version not stated\) vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): cold/);
     // The same run on one host is judged as before.
-    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold with its CUDA and library start 493–523 ms vs [^;]*: same order as the study \(within its 0\.32–3\.2× band\)/);
+    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold with its CUDA and library start 493–523 ms vs [^;]*: same order as the study \(within commcost's 0\.32–3\.2× band\)/);
     // From one recorded iteration the line's own cost words ("cold costs more than warm") carry the note.
     const once = { ...twoNodes(), options: { ...twoNodes().options, iterations: 1 } };
     assert.match(line(once, 'drain'), /— not compared here: this run spans 2 hosts, the study's figures? (was|were) of one host \(study: [^)]*\) \(here from one recorded iteration per step: each word rests on a single observation\)\.$/);

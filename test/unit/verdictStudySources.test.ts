@@ -32,7 +32,7 @@ const studySentences = (text: string): string[] => text.split(/(?=Study \()/).fi
 describe('every sentence set beside the study names its source, once', () => {
   test('2×H200: init, rebuild, teardown, cold start, pool and drain, exact source words', () => {
     const run = load('h200x2-nccl2.28.9-wheel.json');
-    assert.match(line(run, 'first-collective-share'), new RegExp(`: same order as the study \\(within its 0\\.32–3\\.2× band\\) \\(study: init; init \\+ first 1 MB allreduce, ${DOC}\\)\\.$`));
+    assert.match(line(run, 'first-collective-share'), new RegExp(`: same order as the study \\(within commcost's 0\\.32–3\\.2× band\\) \\(study: init; init \\+ first 1 MB allreduce, ${DOC}\\)\\.$`));
     assert.match(
       line(load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), 'teardown-floors'),
       new RegExp(`\\(study: abort, ${DOC}\\)\\..*\\(study: revoke, ${DOC}\\)\\..*\\(study: finalize \\+ destroy, ${DOC}\\)\\.$`),
@@ -89,11 +89,11 @@ describe('a ratio against a range is a range', () => {
   test('cold against warm: 5.03–5.34× (493–523 ms vs 98 ms); inside it agrees, outside by the nearer end', () => {
     // Cold with its CUDA context and library load added back, as the study measured it (issue #28).
     const run = synthetic(2, [experiment('cold-start', [variant('default', { ncclLoad: 0.5, cudaContext: 99.5, cold: 410, warm: 100 })])]);
-    assert.match(line(run, 'cold-start'), /cold \(with its start\) against warm 5\.03–5\.34× \(493–523 ms vs 98 ms\) vs 5\.1× \(510 ms vs 100 ms\): agrees \(inside the study's range, within the study's 0\.5–2× band\)/);
+    assert.match(line(run, 'cold-start'), /cold \(with its start\) against warm 5\.03–5\.34× \(493–523 ms vs 98 ms\) vs 5\.1× \(510 ms vs 100 ms\): agrees \(inside the study's range, within commcost's 0\.5–2× band\)/);
     const two = load('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
-    assert.match(line(two, 'cold-start'), /cold \(with its start\) against warm 5\.03–5\.34× \(493–523 ms vs 98 ms\) vs 5\.04× \(864 ms vs 171 ms\): agrees \(inside the study's range, within the study's 0\.5–2× band\)/);
+    assert.match(line(two, 'cold-start'), /cold \(with its start\) against warm 5\.03–5\.34× \(493–523 ms vs 98 ms\) vs 5\.04× \(864 ms vs 171 ms\): agrees \(inside the study's range, within commcost's 0\.5–2× band\)/);
     const c = relationClause(12, 1, S.coldToFirst, S.warmToFirst, 'cold against warm');
-    assert.match(studySentence(HERE, [c]), /vs 12× \(12\.0 ms vs 1\.0 ms\): differs \(here 2\.25× the upper end of the study's, outside the study's 0\.5–2× band\)/);
+    assert.match(studySentence(HERE, [c]), /vs 12× \(12\.0 ms vs 1\.0 ms\): differs \(here 2\.25× the upper end of the study's, outside commcost's 0\.5–2× band\)/);
   });
 });
 
