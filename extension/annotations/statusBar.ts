@@ -6,7 +6,8 @@
  */
 import * as vscode from 'vscode';
 import type { AnsweredElsewhere } from './annotationModel';
-import { formatMs, plain, profileLabel, statusText } from '../../readings/annotationText';
+import { formatMs, plain, statusText } from '../../readings/annotationText';
+import { runLabel } from '../../readings/labelText';
 
 export { profileLabel } from '../../readings/annotationText';
 import { isSimulatedProfile, staleReasons, type Profile, type StaleRules } from '../../readings/profiles';
@@ -87,7 +88,8 @@ export async function pickProfile(store: ProfileStore, traces?: TraceStore): Pro
     const init = p.run.experiments.find((e) => e.experiment === 'init')?.variants[0]?.steps.find((s) => s.step === 'total');
     const note = p.foreign ? ' · saved from another window' : '';
     items.push({
-      label: `${p === store.active ? '$(check) ' : ''}${isSimulatedProfile(p) ? 'SIMULATED · ' : ''}${profileLabel(p)}`,
+      // The run's one name (readings/runName.ts, SIMULATED for a simulated run), told apart from its twins as every picker does.
+      label: `${p === store.active ? '$(check) ' : ''}${runLabel(p, store.profiles)}`,
       description: `${p.run.experiments.map((e) => e.experiment).join(', ')}${init ? ` · init to first collective ${formatMs(init.stats.median)}` : ''}${note}`,
       detail: plain(p.path, 200),
       key: p.key,

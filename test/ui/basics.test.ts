@@ -79,6 +79,9 @@ const treeLabel = (run: RunFile): string => runName(run);
  */
 const pickLabel = (run: RunFile): string => (run === system ? `${runName(system)} · on ${system.host}` : run === otherHost ? `${runName(otherHost)} · on gpu-box` : runName(run));
 
+/** A saved run's panel title (extension/commandsActions.ts panelTitle): "commcost: " and the run's name. */
+const panelTitleOf = (run: RunFile): string => `commcost: ${runName(run)}`;
+
 type Clickable = Locator & { click(options?: { button?: 'right' | 'left'; modifiers?: string[]; timeout?: number }): Promise<void> };
 
 describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip, timeout: 420_000 }, () => {
@@ -154,7 +157,7 @@ describe('commcost basics in a real VS Code: palette, Runs view, panels', { skip
       await s.page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: 30_000 });
       const frame = await runFrame(s, system, 40_000);
       assert.match(await frame.evaluate<string>(`document.body.innerText`), /init/);
-      const tab = s.page.locator('.tabs-container .tab', { hasText: `commcost: ${system.host}` }).first();
+      const tab = s.page.locator('.tabs-container .tab', { hasText: panelTitleOf(system) }).first();
       await tab.waitFor({ state: 'visible', timeout: 10_000 });
       await s.shot('basics-restored-after-reload');
     }));

@@ -105,7 +105,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       await s.page.keyboard.type('40');
       await s.page.keyboard.press('Enter');
 
-      const progress = s.toast('commcost: commcost-test (simulated)');
+      const progress = s.toast('commcost: commcost-test · SIMULATED');
       await progress.waitFor({ state: 'visible', timeout: 15_000 });
       assert.equal(await progress.locator('.monaco-button', { hasText: 'Cancel' }).count(), 1, 'the progress notification is cancellable');
       const frame = await s.resultsFrame();
@@ -192,7 +192,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
       });
       await s.openFolder(ws);
       await startMeasure('commcost-test');
-      const progress = s.toast('commcost: commcost-test (simulated)');
+      const progress = s.toast('commcost: commcost-test · SIMULATED');
       await progress.waitFor({ state: 'visible', timeout: 15_000 });
       const frame = await s.resultsFrame();
       await waitUntil(
