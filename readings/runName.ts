@@ -47,7 +47,14 @@ export function runName(run: NamedRun, options: { time?: number } = {}): string 
   const v = run.stamp?.ncclVersion;
   const nccl = typeof v === 'string' && v.trim() ? `NCCL ${namePart(v)}` : 'NCCL version not recorded';
   const state = run.status === 'failed' || run.status === 'partial' || run.status === 'running' ? ` · ${run.status}` : '';
-  return `${runGpusText(run)} · ${nccl} · ${options.time !== undefined && Number.isFinite(options.time) ? minuteText(options.time) : runTimeText(run)}${state}`;
+  // A bundled sample (extension/samples.ts renames its host "SAMPLE from 2×H200") is named by that host, so every place that names it says SAMPLE.
+  const what = isSampleHost(run.host) ? namePart(run.host) : runGpusText(run);
+  return `${what} · ${nccl} · ${options.time !== undefined && Number.isFinite(options.time) ? minuteText(options.time) : runTimeText(run)}${state}`;
+}
+
+/** True for the host name of the extension's bundled sample runs ("SAMPLE from 2×H200"): a run the user did not measure. */
+export function isSampleHost(host: unknown): boolean {
+  return typeof host === 'string' && /^SAMPLE from /.test(host);
 }
 
 /**

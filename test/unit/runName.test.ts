@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunFile } from '../../protocol/runFile';
-import { gpuModelName, runGpusText, runName } from '../../readings/runName';
+import { gpuModelName, runGpusText, runName, type NamedRun } from '../../readings/runName';
 
 const ROOT = join(__dirname, '..', '..');
 const load = (rel: string): RunFile => JSON.parse(readFileSync(join(ROOT, rel), 'utf8')) as RunFile;
@@ -80,4 +80,10 @@ test('mixed models each keep their count; untrusted names are one short line', (
   assert.equal(runGpusText(mixed), `1× ${model(one)} + 1× A100-SXM4-80GB`);
   assert.equal(gpuModelName('NVIDIA H200\n\u001b[31mred'), 'H200 [31mred');
   assert.ok(gpuModelName('x'.repeat(200)).length <= 40);
+});
+
+test('a bundled sample run is named by its SAMPLE host wherever a run is named, never as the user\'s own GPUs', () => {
+  const sample = { host: 'SAMPLE from 2×H200', id: '20261201-100758-localhost', ranks: 2, status: 'complete', simulated: false, stamp: { ncclVersion: '2.30.7', startedAt: '2026-12-01T10:07:58Z', gpus: [{ name: 'NVIDIA H200' }, { name: 'NVIDIA H200' }] } } as unknown as NamedRun;
+  assert.equal(runName(sample), 'SAMPLE from 2×H200 · NCCL 2.30.7 · 2026-12-01 10:07 UTC');
+  assert.equal(runName({ ...sample, host: 'gpu-box' } as NamedRun), '2× H200 · NCCL 2.30.7 · 2026-12-01 10:07 UTC');
 });
