@@ -11,7 +11,7 @@ import type { CallSite, Range, ScanResult } from './callSiteTypes';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges, type TextRange } from './rangedQuery';
 import { processStart } from './forkedLoops';
 import { groupSizeOf } from './groupSize';
-import { innermost, lastSegment, pos, rangeOf, repetition, type FunctionSpan, type Span } from './scanShared';
+import { innermost, lastSegment, loopOfMatch, pos, rangeOf, repetition, type FunctionSpan, type LoopSpan } from './scanShared';
 
 export const CPP_QUERY = `
 (call_expression function: [(identifier) (field_expression) (qualified_identifier)] @fn arguments: (argument_list) @args)
@@ -159,7 +159,7 @@ function unparsedCall(tree: Tree, text: string, start: number, end: number): boo
  */
 export function scanCpp(query: TsQuery, tree: Tree, text: string, scale = 0): ScanResult {
   const calls: { fn: Node; args: Node }[] = [];
-  const loops: (Span & { kind: string })[] = [];
+  const loops: LoopSpan[] = [];
   const functions: FunctionSpan[] = [];
   for (const m of relevantMatches(query, tree, text, scale)) {
     const c = m.captures;
@@ -168,15 +168,8 @@ export function scanCpp(query: TsQuery, tree: Tree, text: string, scale = 0): Sc
       const fn = c.find((x) => x.name === 'fn')?.node;
       if (args && fn) calls.push({ fn, args });
     } else if (m.patternIndex >= 1 && m.patternIndex <= 4) {
-      const body = c.find((x) => x.name === 'loop')?.node;
-      const stmt = c.find((x) => x.name !== 'loop');
-      if (body && stmt)
-        loops.push({
-          start: body.startIndex,
-          end: body.endIndex,
-          line: stmt.node.startPosition.row,
-          kind: stmt.name === 'do' ? 'do-while' : stmt.name,
-        });
+      const loop = loopOfMatch(c);
+      if (loop) loops.push(loop);
     } else {
       const decl = c.find((x) => x.name === 'fdecl')?.node;
       const body = c.find((x) => x.name === 'fbody')?.node;

@@ -16,7 +16,7 @@ import type { Call, Def, FileEntry } from './wrapperFacts';
 import { defId, type DefId } from './wrapperDerive';
 import { emptyImports } from './pythonModules';
 import { processStart } from './forkedLoops';
-import { innermost, lastSegment, repetition, type FunctionSpan, type Span } from './scanShared';
+import { innermost, lastSegment, loopOfMatch, repetition, type FunctionSpan, type LoopSpan } from './scanShared';
 
 export const CPP_FACTS_QUERY = `
 (function_definition declarator: (_) @decl body: (compound_statement) @body) @def
@@ -111,7 +111,7 @@ export function cppFacts(query: TsQuery, tree: Tree, text: string, path: string,
   const functions = new Set<string>();
   const classes = new Set<string>();
   const spans: DefSpanCpp[] = [];
-  const loops: (Span & { kind: string })[] = [];
+  const loops: LoopSpan[] = [];
   const raw: { fn: Node; args: Node }[] = [];
   const lambdas: { name: Node; body: Node; node: Node }[] = [];
   const addDef = (key: string, def: Def, body: Node): void => {
@@ -170,15 +170,8 @@ export function cppFacts(query: TsQuery, tree: Tree, text: string, path: string,
       const args = get('args');
       if (fn && args) raw.push({ fn, args });
     } else {
-      const body = get('loop');
-      const stmt = c.find((x) => x.name !== 'loop');
-      if (body && stmt)
-        loops.push({
-          start: body.startIndex,
-          end: body.endIndex,
-          line: stmt.node.startPosition.row,
-          kind: stmt.name === 'do' ? 'do-while' : stmt.name,
-        });
+      const loop = loopOfMatch(c);
+      if (loop) loops.push(loop);
     }
   }
   // Lambdas after the functions: one in a function is keyed under it (`main/mk`), one at file level by its name.

@@ -14,6 +14,22 @@ export interface FunctionSpan extends Span {
   name: string;
 }
 
+/** A C/C++ loop: its body's span, the statement's 0-based line, its kind ("for", "while", "do-while", …). */
+export interface LoopSpan extends Span {
+  kind: string;
+}
+
+/**
+ * The loop one match of a C/C++ loop pattern captured (`@loop` the body, the other capture the
+ * statement, named by its kind: `do` reads "do-while"); undefined when either capture is absent.
+ */
+export function loopOfMatch(captures: readonly { name: string; node: Node }[]): LoopSpan | undefined {
+  const body = captures.find((x) => x.name === 'loop')?.node;
+  const stmt = captures.find((x) => x.name !== 'loop');
+  if (!body || !stmt) return undefined;
+  return { start: body.startIndex, end: body.endIndex, line: stmt.node.startPosition.row, kind: stmt.name === 'do' ? 'do-while' : stmt.name };
+}
+
 /** Function names that run once per training or inference step. */
 const PER_STEP_NAME = /(^|_)(step|train_step|training_step|forward|backward|iteration|microbatch|on_batch|per_batch)(_|$)/i;
 
