@@ -24,6 +24,8 @@ export interface Def {
   line: number;
   /** Where it is in the file's text (wrapperGroups.ts reads its parameters and returns). */
   span: DefSpan;
+  /** A nested function: the def it is defined in (a bare call of its name resolves to it only there). */
+  parent?: number;
 }
 
 /** A call whose callee may name a function of the workspace. Positions are 0-based, UTF-16. */
@@ -214,6 +216,8 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
   const defs: Def[] = [];
   const defByKey = new Map<string, number>();
   const functions = new Set<string>();
+  /** Names of nested functions (their bare calls are kept). */
+  const nested = new Set<string>();
   const classes = new Set<string>();
   const bases = new Map<string, string[]>();
   const stack: Span[] = [];
@@ -245,6 +249,28 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
       }
       s.owner = s.def ?? parent?.owner ?? -1;
       if (!parent) functions.add(s.name);
+    } else if (parent.owner >= 0) {
+      // A nested function is a def of its own, called by name in the function around it
+      // (wrapperResolve.ts `defIn`): `def unflatten(…): return mesh._unflatten(…)` inside a
+      // builder makes each `unflatten(…)` a call site. A callback never called by name stays
+      // uncredited (`callbackOnly`).
+      const outer = defs[parent.owner]!;
+      const key = `${outer.key}.<locals>.${s.name}`;
+      if (!defByKey.has(key)) {
+        defByKey.set(key, defs.length);
+        s.def = defs.length;
+        defs.push({
+          key,
+          callName: s.name,
+          display: `${outer.display}.${s.name}`,
+          line: s.line,
+          span: { start: s.start, body: s.body, end: s.end },
+          parent: parent.owner,
+          ...(outer.cls ? { cls: outer.cls } : {}),
+        });
+        nested.add(s.name);
+      }
+      s.owner = s.def ?? parent.owner;
     } else {
       s.owner = parent.owner;
     }
@@ -280,7 +306,7 @@ export function pythonFacts(query: TsQuery, tree: Tree, text: string, path: stri
     const first = (dot < 0 ? r.callee : r.callee.slice(0, dot)).replace(/\(\)$/, '');
     const keep =
       dot < 0
-        ? functions.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
+        ? functions.has(first) || nested.has(first) || classes.has(first) || imports.bindings.has(first) || maybeLocal
         : first === 'self' ||
           first === 'cls' ||
           first === 'super' ||

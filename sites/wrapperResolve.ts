@@ -53,7 +53,7 @@ export class CallResolver {
     const parts = call.callee.split('.');
     const name = parts[parts.length - 1]!;
     if (parts.length === 1) {
-      const local = this.defIn(f, name);
+      const local = this.nestedIn(f, call.def, name) ?? this.defIn(f, name);
       if (local) return local;
       const b = f.imports.bindings.get(name);
       if (b?.kind === 'member') return this.member(f.path, b.ref, b.name, 0);
@@ -96,6 +96,15 @@ export class CallResolver {
     if (!where) return undefined;
     const cls = this.classIn(where, undefined, owner, 0) ?? this.holderClass(where, owner);
     return cls ? this.methodOf(cls, name, 0) : undefined;
+  }
+
+  /** The nested function `name` defined in def `at` or a def around it (Python's enclosing scopes), or undefined. */
+  private nestedIn(f: FileEntry, at: number, name: string): DefId | undefined {
+    for (let d = at, hops = 0; d >= 0 && hops < 8; d = f.defs[d]?.parent ?? -1, hops++) {
+      const inner = f.defs.find((x) => x.parent === d && x.callName === name);
+      if (inner) return defId(f.path, inner.key);
+    }
+    return undefined;
   }
 
   /** Function `name` of file `f`, or the `__init__` class `name` of `f` defines or inherits (what `name(…)` runs). */

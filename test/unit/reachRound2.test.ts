@@ -70,3 +70,18 @@ test('a lazy group stored as an element of a list attribute (`self.pgs = [g]`) g
   assert.equal(marked.length, 1);
   assert.deepEqual(got, marked);
 });
+
+test('a function nested in another is a wrapper where the function around it calls it by name; a callback only handed on is not', async () => {
+  const file = join(CALLSITES, 'reach3', 'nested_wrapper.py');
+  const index = await WrapperIndex.create(await loadFinder());
+  index.setFile(file, 'python', readFileSync(file, 'utf8'));
+  const got = index
+    .callerSites(file)
+    .map((s) => s.range.start.line + 1)
+    .sort((a, b) => a - b);
+  const via = readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((l, i) => (/# via:/.test(l) ? [i + 1] : []));
+  assert.equal(via.length, 5, 'the fixture marks five calls through nested functions');
+  assert.deepEqual(got, via);
+});
