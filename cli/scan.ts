@@ -209,6 +209,11 @@ function parserAlive(finder: CallSiteFinder): boolean {
  * in `skipped`, and the scan goes on with the next; when the parser cannot parse at all after a
  * failure, each file left is listed as skipped with that reason.
  */
+/** How many source files `scanFiles` reads ahead of the one it parses. */
+const READ_AHEAD = 32;
+/** A settled placeholder that frees a read's text once the file is handed to the index. */
+const DONE: Promise<BoundedRead> = Promise.resolve({ ok: false, reason: 'consumed' });
+
 export async function scanFiles(
   roots: readonly string[],
   options: {
@@ -242,9 +247,17 @@ export async function scanFiles(
   const index = await WrapperIndex.create(finder);
   try {
     const scanned: string[] = [];
+    // Reads run ahead of the parser (at most READ_AHEAD files in flight), so the parse of one file
+    // overlaps the reads of the next instead of waiting for each open/stat/read/close in turn.
+    const pending: Promise<BoundedRead>[] = [];
+    const ahead = (upTo: number): void => {
+      for (let j = pending.length; j < Math.min(upTo, walked.files.length); j++) pending.push(read(walked.files[j]!));
+    };
     for (let i = 0; i < walked.files.length; i++) {
       const f = walked.files[i]!;
-      const text = await read(f);
+      ahead(i + READ_AHEAD);
+      const text = await pending[i]!;
+      pending[i] = DONE;
       if (!text.ok) {
         skip(f.path, text.reason);
         continue;
