@@ -59,7 +59,11 @@ uint64_t shmBarrierSpinNs() {
   const char* env = std::getenv("COMMCOST_BARRIER_SPIN_US");
   if (env && *env) return static_cast<uint64_t>(std::strtoull(env, nullptr, 10)) * 1000ull;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return cpus > static_cast<long>(mappedWorld) ? 200000ull : 0ull;
+  // 2 ms: ranks reach a barrier after uneven setup; on the 16-CPU GPU host (1×H200 machine,
+  // 2026-12-02, bench section 1, arrivals spread 0–500 µs) a 200 µs spin let 4 and 8 ranks sleep
+  // (p99 198 and 320 µs), 1 ms and 2 ms did not (p99 0.6/15 and 0.4/11 µs). The spin precedes the
+  // timed span, so it costs CPU only, never a figure.
+  return cpus > static_cast<long>(mappedWorld) ? 2000000ull : 0ull;
 }
 
 void shmBarrierAttach(const std::string& path, uint32_t worldSize) {

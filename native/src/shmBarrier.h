@@ -36,7 +36,7 @@ bool shmBarrierAttached();
 // generation than `gen` was released (the ranks disagree on the generation).
 uint64_t shmBarrierWait(uint64_t gen);
 
-// The spin budget before FUTEX_WAIT, ns: COMMCOST_BARRIER_SPIN_US (µs) when set, else 200 µs when
+// The spin budget before FUTEX_WAIT, ns: COMMCOST_BARRIER_SPIN_US (µs) when set, else 2 ms when
 // the host has more online CPUs than ranks, else 0 (spinning would take the CPU from the ranks
 // that have yet to arrive).
 uint64_t shmBarrierSpinNs();

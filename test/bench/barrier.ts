@@ -11,9 +11,10 @@
  * Target (DESIGN.md): one host, 2–8 ranks, p50 < 10 µs and p99 < 50 µs — on any host: with no
  * more CPUs than ranks the target stays and a miss says that cause (issue #31), never a weaker bar.
  * The one-host release is measured twice: ranks arriving back to back (each waits for the release
- * at once, inside the release's 200 µs spin window), and arrivals spread 0–500 µs (each rank
- * busy-waits a pseudo-random 0–500 µs before each generation: early ranks outlast the spin and
- * sleep on the futex, as ranks of a real job do when their setup takes different times).
+ * at once, inside the release's 2 ms spin window), and arrivals spread 0–500 µs (each rank
+ * busy-waits a pseudo-random 0–500 µs before each generation, as ranks of a real job arrive when
+ * their setup takes different times: inside the 2 ms spin on a host with more CPUs than ranks;
+ * with no more CPUs than ranks nothing spins and early ranks sleep on the futex).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -143,7 +144,7 @@ export async function barrierBench(root: string, addon: string, table: TargetTab
         id: spread ? `barrier.shm.spread.${ranks}` : `barrier.shm.${ranks}`,
         what: `barrier skew, one host, ${ranks} ranks${spread ? `, arrivals 0–${SPREAD_US} µs` : ', back to back'}`,
         unit: 'µs',
-        span: `${span}; ${spread ? `each rank busy-waits 0–${SPREAD_US} µs before arriving` : 'ranks arrive back to back (inside the 200 µs spin window)'}`,
+        span: `${span}; ${spread ? `each rank busy-waits 0–${SPREAD_US} µs before arriving` : 'ranks arrive back to back (inside the 2 ms spin window)'}`,
         anchor: cTcp ? `TCP (C) barrier at ${ranks} ranks, same run: p50 ${cTcp.p50.toFixed(1)}, p99 ${cTcp.p99.toFixed(1)} µs` : 'no C anchor (cc missing)',
       };
       if (ranks > 8) {
