@@ -288,6 +288,16 @@ export class CppNames {
     return this.freeFunction(f, name);
   }
 
+  /**
+   * The one non-`static` free function `name` of the workspace's C/C++ files, or undefined when
+   * none or several define it: what a Python call of the project's compiled module runs
+   * (wrapperResolve.ts `compiled`; pybind11 binds `m.def("name", &name)` under the same name).
+   */
+  uniqueFree(name: string): DefId | undefined {
+    const paths = this.free.get(name);
+    return paths?.size === 1 ? defId([...paths][0]!, name) : undefined;
+  }
+
   private method(f: FileEntry, cls: string, name: string): DefId | undefined {
     const key = `${cls}.${name}`;
     if (f.defByKey.has(key)) return defId(f.path, key);

@@ -47,7 +47,7 @@ import {
 import { deriveWrappers, namesOf, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
 import { CPP_FACTS_QUERY, cppFacts, CppNames, cppWakeTest } from './cppWrapperFacts';
-import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
+import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls, type WrapperName } from './prefilter';
 import { callAliases, reachedAs } from './wrapperNames';
 
 export { MAX_HOPS } from './wrapperDerive';
@@ -124,6 +124,7 @@ export class WrapperIndex {
     modules: this.modules,
     entry: (path) => this.entry(path),
     consult: (path) => this.consulted?.push(path),
+    compiled: (name) => this.cppNames.uniqueFree(name),
   });
 
   private constructor(
@@ -439,14 +440,14 @@ export class WrapperIndex {
       const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), aliases);
       const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w) => {
+        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w): WrapperName[] => {
           const def = this.files.get(w.path)!.defs[w.def]!;
           const also = def.cls ? reached(def.cls) : [];
           const isConstructor = def.key.endsWith('.__init__');
           // A function or a constructor is also called by its aliases (imports, subclasses).
           const names = def.cls === undefined || isConstructor ? namesOf(def.callName, aliases) : [def.callName];
           return names.map((callName) => ({ callName, cls: def.cls, isConstructor, ...(also.length > 0 ? { reachedAs: also } : {}) }));
-        }),
+        }).concat(compiledWrapperNames(t, this.files)),
       );
       if (wakes)
         for (const [path, d] of [...this.dormant]) if (d.language === 'python' && wakes((d.calls ??= textCalls(d.text)), d.text)) this.entry(path);
@@ -491,4 +492,19 @@ export class WrapperIndex {
     this.dependents.clear();
     this.table = undefined;
   }
+}
+
+/**
+ * The C/C++ free-function wrappers of a derivation as names a Python file may call through the
+ * project's compiled module (`_C.create_comm(…)`, wrapperResolve.ts `ownCompiledModule`): a dormant
+ * Python file calling one on an imported name is parsed.
+ */
+function compiledWrapperNames(t: WrapperTable, files: ReadonlyMap<string, FileEntry>): WrapperName[] {
+  const out: WrapperName[] = [];
+  for (const w of t.wrappers.values()) {
+    const f = files.get(w.path)!;
+    const def = f.defs[w.def]!;
+    if (f.language !== 'python' && def.cls === undefined) out.push({ callName: def.callName });
+  }
+  return out;
 }

@@ -28,6 +28,8 @@ export interface ResolveContext {
   modules: ModuleTable;
   entry: (path: string) => FileEntry | undefined;
   consult: (path: string) => void;
+  /** The C/C++ function of the workspace a call of the project's compiled module names (cppWrapperFacts.ts `uniqueFree`), if any. */
+  compiled?: (name: string) => DefId | undefined;
 }
 
 /** Resolves calls to defs (see the file comment); stateless between calls but for its context. */
@@ -35,11 +37,13 @@ export class CallResolver {
   private readonly modules: ModuleTable;
   private readonly entry: (path: string) => FileEntry | undefined;
   private readonly consult: (path: string) => void;
+  private readonly compiled: ((name: string) => DefId | undefined) | undefined;
 
   constructor(ctx: ResolveContext) {
     this.modules = ctx.modules;
     this.entry = ctx.entry;
     this.consult = ctx.consult;
+    this.compiled = ctx.compiled;
   }
 
   /** The def `call` (in file `f`) names, or undefined. */
@@ -93,9 +97,15 @@ export class CallResolver {
           ? this.modules.resolve(f.path, b.ref)
           : undefined
         : this.moduleOf(f.path, b, parts.slice(1, -2), 0);
-    if (!where) return undefined;
-    const cls = this.classIn(where, undefined, owner, 0) ?? this.holderClass(where, owner);
-    return cls ? this.methodOf(cls, name, 0) : undefined;
+    const cls = where ? (this.classIn(where, undefined, owner, 0) ?? this.holderClass(where, owner)) : undefined;
+    if (cls) return this.methodOf(cls, name, 0);
+    // `_C.create_comm(…)` on the project's own compiled module (`import pkg._C as _C` inside
+    // pkg/, `from . import _C`: no Python source of it here): the C/C++ function of that name.
+    if (parts.length === 2 && this.compiled) {
+      const ref = b.kind === 'module' ? b.ref : { level: b.ref.level, dotted: b.ref.dotted === '' ? b.name : `${b.ref.dotted}.${b.name}` };
+      if (ownCompiledModule(f.path, ref, this.modules)) return this.compiled(name);
+    }
+    return undefined;
   }
 
   /** The nested function `name` defined in def `at` or a def around it (Python's enclosing scopes), or undefined. */
@@ -258,3 +268,16 @@ export class CallResolver {
 }
 
 
+
+/**
+ * Whether `ref`, imported by the Python file at `from`, is a module of the importing file's own
+ * project with no Python source in the workspace (a compiled extension: pybind11, Cython): a
+ * relative import, or an absolute one whose first part names a folder above the importing file.
+ */
+export function ownCompiledModule(from: string, ref: ModuleRef, modules: ModuleTable): boolean {
+  if (ref.dotted === '' || modules.resolve(from, ref) !== undefined) return false;
+  if (ref.level > 0) return true;
+  const top = ref.dotted.split('.')[0]!;
+  if (top === ref.dotted) return false;
+  return from.split(/[\\/]/).slice(0, -1).includes(top);
+}

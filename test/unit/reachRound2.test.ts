@@ -85,3 +85,22 @@ test('a function nested in another is a wrapper where the function around it cal
   assert.equal(via.length, 5, 'the fixture marks five calls through nested functions');
   assert.deepEqual(got, via);
 });
+
+test("a call of the project's own compiled module (`import pkg._C as _C`, `from . import _native`) runs the C/C++ function of that name; another library's or a Python module's does not", async () => {
+  const dir = join(CALLSITES, 'reach3', 'compiled');
+  const py = join(dir, 'mypkg', 'comm.py');
+  const index = await WrapperIndex.create(await loadFinder());
+  index.setFile(join(dir, 'mypkg', '_plain.py'), 'python', readFileSync(join(dir, 'mypkg', '_plain.py'), 'utf8'));
+  index.setFile(py, 'python', readFileSync(py, 'utf8'));
+  index.setFile(join(dir, 'csrc', 'comm.cc'), 'cpp', readFileSync(join(dir, 'csrc', 'comm.cc'), 'utf8'));
+  const got = index
+    .callerSites(py)
+    .map((s) => `${s.range.start.line + 1} ${s.role}`)
+    .sort();
+  const via = readFileSync(py, 'utf8')
+    .split('\n')
+    .flatMap((l, i) => (/# via: create/.test(l) ? [`${i + 1} create`] : /# via: destroy/.test(l) ? [`${i + 1} teardown`] : []))
+    .sort();
+  assert.equal(via.length, 2, 'the fixture marks two calls into the compiled module');
+  assert.deepEqual(got, via);
+});

@@ -58,6 +58,8 @@ def main():
   const index = await WrapperIndex.create(await loadFinder());
   index.setFile('/ws/run.py', 'python', text);
   const callers = index.callerSites('/ws/run.py').map((s) => `${s.written} ${s.api}`);
-  assert.deepEqual(callers, ['shutdown_all destroy_process_group']);
+  // The nested `_teardown()` called by name is a call site of its own (issue #27, round three:
+  // nested functions are wrappers); `on_timeout`, only handed to a Timer, is none.
+  assert.deepEqual(callers, ['_teardown destroy_process_group', 'shutdown_all destroy_process_group']);
   index.dispose();
 });
