@@ -13,6 +13,7 @@
  * what it found as plain data. No `vscode` import.
  */
 import type { Node, Query as TsQuery, QueryMatch, Tree } from 'web-tree-sitter';
+import { parseParams, receivingParam, type Param } from './flowParams';
 import { forEachMatch, mergeRanges, rangesOutside, wordRanges, type TextRange } from './rangedQuery';
 
 /** Pattern indices are used by {@link GroupFlow}. */
@@ -21,6 +22,7 @@ export const PY_FLOW_QUERY = `
 (assignment left: (_) @lhs right: (_) @rhs)
 (function_definition name: (identifier) @fname body: (block) @fbody)
 (class_definition body: (block) @cbody)
+(call function: (_) @cfn arguments: (argument_list) @cargs)
 `;
 
 /** A function of the file: its name and the span of its body (UTF-16 indices). */
@@ -73,6 +75,13 @@ type Holder =
   | { kind: 'attr'; text: string; cls: TextRange | undefined }
   /** Function `fn` returns the group: the whole return value, or element `index` of a tuple. */
   | { kind: 'returns'; fn: FlowFunction; index: number | undefined };
+
+/** A call of the file that is not a collective: its callee as written (whitespace removed) and its arguments. */
+interface FlowCall {
+  callee: string;
+  argsText: string;
+  args: { index?: number; keyword?: string; value: Expr }[];
+}
 
 /** An item of the file with the innermost function and class body around it. */
 type Placed<T> = T & { start: number; fn: FlowFunction | undefined; cls: TextRange | undefined };
@@ -135,6 +144,10 @@ export class GroupFlow {
   /** Return values and assignments, each with the function and class body it is in (found once, after its query). */
   private readonly returns: Placed<{ value: Expr }>[] = [];
   private readonly assignments: Placed<{ lhs: Expr; rhs: Expr }>[] = [];
+  /** Calls with arguments (a group passed to a function of this file is followed into its parameter). */
+  private readonly calls: Placed<FlowCall>[] = [];
+  /** Per function: the parameters its `def` header writes (flowParams.ts). */
+  private readonly params = new Map<FlowFunction, Param[]>();
   private unplaced: Placed<object>[] = [];
   /** Per function: the class body it is a method of, or null. */
   private readonly methods = new Map<FlowFunction, TextRange | null>();
@@ -144,7 +157,7 @@ export class GroupFlow {
   private readonly words = new Set<string>();
   private readonly args = new Map<number, { values: Expr[]; fn: FlowFunction | undefined }>();
   /** Per word: the collectives, returns and assignments whose text contains it (complete once the word was queried). */
-  private readonly byWord = new Map<string, { collectives: FlowCollective[]; returns: GroupFlow['returns']; assignments: GroupFlow['assignments'] }>();
+  private readonly byWord = new Map<string, Mentions>();
 
   /**
    * @param functions the functions the call query already found (more are found here)
@@ -179,9 +192,13 @@ export class GroupFlow {
       const name = c.find((x) => x.name === 'fname')?.node;
       const body = c.find((x) => x.name === 'fbody')?.node;
       if (name && body && !this.fns.some((f) => f.start === body.startIndex)) this.fns.push({ name: name.text, start: body.startIndex, end: body.endIndex });
-    } else {
+    } else if (m.patternIndex === 3) {
       const body = c.find((x) => x.name === 'cbody')?.node;
       if (body) this.classes.push({ start: body.startIndex, end: body.endIndex });
+    } else {
+      const fn = c.find((x) => x.name === 'cfn')?.node;
+      const args = c.find((x) => x.name === 'cargs')?.node;
+      if (fn && args && args.namedChildCount > 0) this.place(this.calls, { callee: squash(fn.text), argsText: args.text, args: callArguments(args) }, fn.startIndex);
     }
   };
 
@@ -223,12 +240,17 @@ export class GroupFlow {
    * What mentions `word`: after its query, every return and assignment containing it was
    * collected (it intersects one of the word's ranges), so the lists are complete.
    */
-  private mentioning(word: string): { collectives: FlowCollective[]; returns: GroupFlow['returns']; assignments: GroupFlow['assignments'] } {
+  private mentioning(word: string): Mentions {
     let m = this.byWord.get(word);
     if (!m) {
       this.queryAround(word);
       const has = (t: string): boolean => t.includes(word);
-      m = { collectives: this.collectives.filter((c) => has(c.argsText)), returns: this.returns.filter((r) => has(r.value.text)), assignments: this.assignments.filter((a) => has(a.rhs.text)) };
+      m = {
+        collectives: this.collectives.filter((c) => has(c.argsText)),
+        returns: this.returns.filter((r) => has(r.value.text)),
+        assignments: this.assignments.filter((a) => has(a.rhs.text)),
+        calls: this.calls.filter((c) => has(c.argsText)),
+      };
       this.byWord.set(word, m);
     }
     return m;
@@ -238,6 +260,46 @@ export class GroupFlow {
     let a = this.args.get(c.start);
     if (!a) this.args.set(c.start, (a = { values: argumentValues(c.args), fn: innermost(this.fns, c.start) }));
     return a;
+  }
+
+  /** Where the `def` of `fn` starts (its header runs from there to the body), or undefined when not found. */
+  private headerStart(fn: FlowFunction): number | undefined {
+    const from = Math.max(0, fn.start - 4000);
+    const re = new RegExp(`(?:async\\s+)?def\\s+${escapeRegExp(fn.name)}\\s*\\(`, 'g');
+    let at: number | undefined;
+    for (let m = re.exec(this.text.slice(from, fn.start)); m; m = re.exec(this.text.slice(from, fn.start))) at = from + m.index;
+    return at;
+  }
+
+  /** The parameters of `fn` (flowParams.ts), read once. */
+  private paramsOf(fn: FlowFunction): Param[] {
+    let p = this.params.get(fn);
+    if (!p) {
+      const at = this.headerStart(fn);
+      this.params.set(fn, (p = at === undefined ? [] : parseParams(this.text.slice(at, fn.start))));
+    }
+    return p;
+  }
+
+  /**
+   * The function of this file `call` runs: `f(…)` a plain function named f (one of that name, a
+   * nested one of the calling function first), `self.f(…)` / `cls.f(…)` a method f of the calling
+   * method's class. Undefined for anything else (another object's method, an import).
+   */
+  private functionCalled(call: Placed<FlowCall>): { fn: FlowFunction; method: boolean } | undefined {
+    const bare = /^[A-Za-z_][A-Za-z0-9_]*$/.test(call.callee);
+    const own = /^(?:self|cls)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(call.callee);
+    if (bare) {
+      const named = this.fns.filter((f) => f.name === call.callee && !this.methodOf(f));
+      const nested = named.filter((f) => call.fn && innermost(this.fns, f.start - 1) === call.fn);
+      const pick = nested.length === 1 ? nested : named;
+      return pick.length === 1 ? { fn: pick[0]!, method: false } : undefined;
+    }
+    if (own && call.cls) {
+      const named = this.fns.filter((f) => f.name === own[1] && this.methodOf(f) === call.cls);
+      return named.length === 1 ? { fn: named[0]!, method: true } : undefined;
+    }
+    return undefined;
   }
 
   /**
@@ -353,6 +415,22 @@ export class GroupFlow {
           if (!values.some((v) => denotes(h, v, fn))) continue;
           found.push({ line: c.line, call: c.written, ...(fn ? { function: fn.name } : {}), start: c.start, inHome: fn === home && c.start > createdEnd });
         }
+        // Passed to a function of this file (`sync(g)`, `self.warm_up(group=g)`): its parameter holds it.
+        if (h.kind !== 'returns')
+          for (const call of near.calls)
+            for (const arg of call.args) {
+              if (!denotes(h, arg.value, call.fn)) continue;
+              const target = this.functionCalled(call);
+              const name = target && receivingParam(this.paramsOf(target.fn), arg, target.method);
+              if (target && name) add({ kind: 'name', name, scope: target.fn, boundAt: target.fn.start });
+            }
+        // A parameter's default (`def log(msg, group=world):` where `world` holds it).
+        if (h.kind === 'name')
+          for (const fn of this.fns) {
+            const p = this.paramsOf(fn).find((x) => x.defaultText === h.name);
+            const header = p && this.headerStart(fn);
+            if (p && header !== undefined && header >= h.boundAt && innermost(this.fns, header) === h.scope) add({ kind: 'name', name: p.name, scope: fn, boundAt: fn.start });
+          }
       }
       for (const r of near.returns) {
         if (!r.fn) continue;
@@ -400,4 +478,32 @@ export class GroupFlow {
     const best = top.c;
     return { line: best.line, call: best.call, ...(best.function !== undefined ? { function: best.function } : {}) };
   }
+}
+
+/** What mentions a word: collectives, returns, assignments and calls whose text contains it. */
+interface Mentions {
+  collectives: FlowCollective[];
+  returns: Placed<{ value: Expr }>[];
+  assignments: Placed<{ lhs: Expr; rhs: Expr }>[];
+  calls: Placed<FlowCall>[];
+}
+
+/** The arguments of a call, each with its position (positional ones) or keyword. */
+function callArguments(args: Node): FlowCall['args'] {
+  const out: FlowCall['args'] = [];
+  let index = 0;
+  for (const a of args.namedChildren) {
+    if (!a || a.type === 'comment') continue;
+    if (a.type === 'keyword_argument') {
+      const k = a.childForFieldName('name');
+      const v = a.childForFieldName('value');
+      if (k && v) out.push({ keyword: k.text, value: exprOf(v, 1) });
+    } else if (a.type === 'list_splat' || a.type === 'dictionary_splat') {
+      index = Number.NaN;
+    } else {
+      if (!Number.isNaN(index)) out.push({ index, value: exprOf(a, 1) });
+      index++;
+    }
+  }
+  return out;
 }

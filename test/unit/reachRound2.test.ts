@@ -104,3 +104,9 @@ test("a call of the project's own compiled module (`import pkg._C as _C`, `from 
   assert.equal(via.length, 2, 'the fixture marks two calls into the compiled module');
   assert.deepEqual(got, via);
 });
+
+test('a lazy group passed to a function of the same file (by position, keyword, through self, or as a default) gets its first collective inside it', async () => {
+  const { got, marked } = await firstLines(join(CALLSITES, 'reach3', 'passed_group.py'));
+  assert.equal(marked.length, 4);
+  assert.deepEqual(got, marked);
+});
