@@ -25,6 +25,12 @@ export interface StudyHost {
   ranksText: string;
   /** True when the setting includes ranks spanning several hosts. */
   acrossNodes: boolean;
+  /**
+   * True when the setting is across nodes only (over InfiniBand): a run on one host has other
+   * transports than the study's there, so its figures are set beside these, never judged
+   * against them (agreement.ts studySentence, {@link studyNotComparedWhy}).
+   */
+  acrossNodesOnly?: boolean;
 }
 
 /** One node of four A40s over PCIe with NCCL 2.32.3: init, split, shrink, grow, splitShare. */
@@ -42,6 +48,7 @@ export const STUDY_V100_NODES: StudyHost = {
   ranks: 8,
   ranksText: '8 ranks',
   acrossNodes: true,
+  acrossNodesOnly: true,
 };
 /** Every configuration of the study's teardown figure (its Figure 3). */
 export const STUDY_ALL_CONFIGS: StudyHost = {
@@ -75,6 +82,7 @@ export const STUDY_A40_IB_COLD: StudyHost = {
   ranks: 2,
   ranksText: 'several GPUs across nodes (count not stated)',
   acrossNodes: true,
+  acrossNodesOnly: true,
 };
 /** The warm figure beside it: the same class of cross-node A40. */
 export const STUDY_A40_CROSS_WARM: StudyHost = {
@@ -82,6 +90,7 @@ export const STUDY_A40_CROSS_WARM: StudyHost = {
   ranks: 2,
   ranksText: 'several GPUs across nodes (count not stated)',
   acrossNodes: true,
+  acrossNodesOnly: true,
 };
 /** The migration pause: a request handed between two single-GPU engines, an earlier experiment; no GPU setting, no communicator. */
 export const STUDY_MIGRATION: StudyHost = {
@@ -306,6 +315,9 @@ export const STUDY_SHARES = {
   },
 } as const satisfies Record<string, StudyShare>;
 
+/** Why a run on one host is not judged against a study figure measured across nodes only. */
+export const TRANSPORTS_DIFFER = 'the transports differ';
+
 /** What {@link studyNotComparedWhy} reads of a run: its ranks, the hosts they spanned, simulated or not. */
 export interface StudyRegime {
   /** World size of the run's communicators. */
@@ -325,12 +337,15 @@ export interface StudyRegime {
  *   peer, the study's had 4 ranks";
  * - a run over several hosts against a study figure of one host: "this run spans 2 hosts, the
  *   study's <subject> was measured on one";
+ * - a run on one host against a study figure measured across nodes only (over InfiniBand): "the
+ *   transports differ: the study's <subject> was measured across nodes, this run on one host";
  * - a simulated run: "simulated figures are not measurements".
  * @param subject what the study measured, in a few words ("teardown", "migration pause").
  */
 export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: string): string | undefined {
   if (run.ranks < 2 && f.host.ranks >= 2) return `a communicator of 1 rank has no peer, the study's had ${f.host.ranksText}`;
   if (run.nodes > 1 && !f.host.acrossNodes) return `this run spans ${run.nodes} hosts, the study's ${subject} was measured on one`;
+  if (run.nodes <= 1 && f.host.acrossNodesOnly) return `${TRANSPORTS_DIFFER}: the study's ${subject} was measured across nodes, this run on one host`;
   if (run.simulated) return 'simulated figures are not measurements';
   return undefined;
 }

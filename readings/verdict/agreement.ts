@@ -23,7 +23,7 @@
  * about order of magnitude, and 1.8× the study's value is not agreement. A share is judged in points only.
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
-import { STUDY_SHARES, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
+import { STUDY_SHARES, TRANSPORTS_DIFFER, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
 import { bytes, fewIterationsNote, isBelowTimer, isNoMemory, ms, msAll, num, pct, seconds, times } from './format';
 
 /** A part (e.g. the first collective) is negligible when it is at most this share of its total… */
@@ -315,7 +315,9 @@ export function studySources(figures: readonly StudyFigure[]): string {
  * 176 ms (1.9×): agrees (study: init + first 1 MB allreduce, in DESIGN.md "Figures from the
  * study")." The sources of the study's figures are named once per sentence. For a simulated run
  * the study's figures are only named (studyNotCompared): simulated figures are not measurements;
- * for a run over several hosts ({@link Here.nodes}) so are the study's figures of one host.
+ * for a run over several hosts ({@link Here.nodes}) so are the study's figures of one host. For a
+ * run on one host, a study figure measured across nodes only (the cold/warm anchor, over
+ * InfiniBand) is set beside the run's and not judged: the transports differ.
  * @returns '' when there is no clause.
  */
 export function studySentence(here: Here, clauses: Clause[]): string {
@@ -342,14 +344,27 @@ export function studySentence(here: Here, clauses: Clause[]): string {
   const hosts = [...new Set(clauses.map((c) => c.host))];
   return hosts
     .map((host) => {
+      // A study figure measured across nodes only (over InfiniBand) against a run on one host: the
+      // transports differ, so the figures are set side by side, the quantity the study measured,
+      // and not judged (studyFigures.ts studyNotComparedWhy, the same rule for the charts).
+      const otherTransport = nodes <= 1 && host.acrossNodesOnly === true;
       const parts = clauses
         .filter((c) => c.host === host)
-        .map((c) => (c.notJudged !== undefined ? `${c.text}: not judged (${c.notJudged})` : `${c.text}: ${judgement(c)}`));
+        .map((c) =>
+          otherTransport
+            ? c.notJudged !== undefined
+              ? `${c.text} (${c.notJudged})`
+              : c.text
+            : c.notJudged !== undefined
+              ? `${c.text}: not judged (${c.notJudged})`
+              : `${c.text}: ${judgement(c)}`,
+        );
+      const notJudged = otherTransport ? ` — not judged: ${TRANSPORTS_DIFFER}, the study's ${parts.length === 1 ? 'figure was' : 'figures were'} measured across nodes, this run's on one host` : '';
       const sources = studySources(clauses.filter((c) => c.host === host).flatMap((c) => c.sources));
       // One wording of the few-iterations note for every line (format.ts).
       const few = fewIterationsNote(here);
       const tail = few ? ` (${few})` : '';
-      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${sources ? ` (study: ${sources})` : ''}${tail}.`;
+      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${notJudged}${sources ? ` (study: ${sources})` : ''}${tail}.`;
     })
     .join(' ');
 }

@@ -110,7 +110,8 @@ describe('agreement.ts: one wording, one unit, no division by 0 (leftover 3)', (
       shareClause(0, 0, 49, 92, S.initCall.host, 'share'),
       relationClause(0, 98, S.coldToFirst, S.warmToFirst, 'cold against warm'),
     ]) {
-      const s = studySentence(HERE, [c]);
+      // The cold/warm anchor was measured across nodes: judged (here: not) only for a run across nodes.
+      const s = studySentence(c.host.acrossNodesOnly ? { ...HERE, nodes: 2 } : HERE, [c]);
       assert.equal(c.agrees, false);
       assert.match(s, /: not judged \((a figure here reads 0 ms|it reads 0 ms here|its lowest reads 0 ms here|no memory change measured here|a total of 0 ms here)/, s);
       assert.doesNotMatch(s, NEVER, s);
