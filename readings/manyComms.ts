@@ -131,6 +131,20 @@ export interface CurveTable {
 const MEMSTATS_TOLERANCE = 0.1;
 const MEMSTATS_FLOOR_BYTES = 16 * (1 << 20);
 
+/**
+ * How NCCL's count (ncclCommMemStats, bytes, summed over communicators) stands against the free
+ * memory the same communicators took (bytes, the free-memory delta): 'over' or 'under' when they
+ * differ by more than 10% of the delta and 16 MiB, else undefined (the two agree). Over: the
+ * counts overlap, so their sum is not memory used; under: NCCL's count left part uncounted.
+ * Either way the free-memory delta is what the GPU lost. Used by {@link memStatsNotes} and the
+ * verdict's pool line (readings/verdict/pool.ts).
+ */
+export function memStatsGap(counted: number, delta: number): 'over' | 'under' | undefined {
+  const gap = Math.abs(counted - delta);
+  if (gap <= MEMSTATS_TOLERANCE * Math.abs(delta) || gap <= MEMSTATS_FLOOR_BYTES) return undefined;
+  return counted > delta ? 'over' : 'under';
+}
+
 /** "17.5×", "1.2×" */
 function times(x: number): string {
   return `${x >= 10 ? x.toFixed(0) : x.toFixed(1)}×`;
@@ -152,12 +166,12 @@ export function memStatsNotes(curve: ManyCommsCurve): string[] {
     if (!p) continue;
     const delta = p.bytes!;
     const counted = p.memStatsBytes!;
-    const gap = Math.abs(counted - delta);
-    if (gap <= MEMSTATS_TOLERANCE * delta || gap <= MEMSTATS_FLOOR_BYTES) continue;
+    const gap = memStatsGap(counted, delta);
+    if (gap === undefined) continue;
     const env = Object.entries(v.env ?? {}).map(([k, x]) => `${k}=${x}`).join(', ');
     const setting = env ? ` (ran with ${env})` : '';
     const at = `at N=${p.n}: ${mibCell(counted)} MiB counted, ${mibCell(delta)} MiB taken`;
-    if (counted > delta) {
+    if (gap === 'over') {
       const shares = /splitShare=1/.test(v.variant) ? '; these communicators share resources (splitShare=1)' : '';
       notes.push(`${v.variant}${setting}: NCCL's count summed over the communicators is ${times(counted / delta)} the free memory they took (${at})${shares}: the counts overlap, so their sum is not memory used; the free-memory delta is.`);
     } else {

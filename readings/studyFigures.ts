@@ -265,6 +265,33 @@ export const STUDY_FIGURES = {
 export type StudyFigureKey = keyof typeof STUDY_FIGURES;
 
 /**
+ * The makeup of the study's pool ({@link STUDY_FIGURES}.poolBytes): its TP shapes, largest first,
+ * on 4 GPUs, built without sharing (the parent's splitShare 0): a TP4 parent, 2×TP2 and 4×TP1.
+ */
+export const STUDY_POOL_SHAPES: readonly number[] = [4, 2, 1];
+
+/**
+ * A pool's makeup in words, from its TP shapes largest first (the largest spans every GPU of the
+ * pool): [4, 2, 1] → "TP4 + 2×TP2 + 4×TP1 on 4 GPUs", [2, 1] → "TP2 + 2×TP1 on 2 GPUs".
+ */
+export function poolMakeup(shapes: readonly number[]): string {
+  const gpus = shapes[0] ?? 0;
+  const parts = shapes.map((s) => (gpus / s > 1 ? `${gpus / s}×TP${s}` : `TP${s}`));
+  return `${parts.join(' + ')} on ${gpus} GPU${gpus === 1 ? '' : 's'}`;
+}
+
+/**
+ * Why a pool of `shapes` (TP shapes, largest first, splitShare 0) is not set beside the study's
+ * pool memory, or undefined when it is made as the study's was ({@link STUDY_POOL_SHAPES}): a pool
+ * of other shapes holds other communicators, so its memory is another quantity. "the pools are
+ * made differently: here TP2 + 2×TP1 on 2 GPUs, the study's TP4 + 2×TP2 + 4×TP1 on 4 GPUs".
+ */
+export function poolMakeupDiffers(shapes: readonly number[]): string | undefined {
+  const same = shapes.length === STUDY_POOL_SHAPES.length && shapes.every((s, i) => s === STUDY_POOL_SHAPES[i]);
+  return same ? undefined : `the pools are made differently: here ${poolMakeup(shapes)}, the study's ${poolMakeup(STUDY_POOL_SHAPES)}`;
+}
+
+/**
  * The study's estimate of a pool of every TP shape at 8 GPUs, as a count: "~15 shapes" (TP8 +
  * 2×TP4 + 4×TP2 + 8×TP1 = 15 communicators over the node) and "~1 GB" per GPU
  * ({@link STUDY_FIGURES}.pool8Bytes). Estimated by the study from its 4-GPU pool, not measured.
