@@ -229,9 +229,11 @@ export function shareClause(part: number, total: number, studyPart: number, stud
 }
 
 /**
- * A share of the run (part of total, ms) against a derived share of the study ({@link STUDY_SHARES}),
- * by the rule of {@link shareClause}: "first collective's share 53% (derived by commcost from its
- * 43 ms init and 92 ms init + first 1 MB allreduce) vs 82% (139 ms of 170 ms)".
+ * A share of the run (part of total = call + first, ms) against a derived share of the study
+ * ({@link STUDY_SHARES}), by the rule of {@link shareClause}: "first collective's share 53%
+ * (derived by commcost from its 43 ms init and 92 ms init + first 1 MB allreduce) vs 82% (of the
+ * call + first collective, 31.9 + 144 ms)". The parts are given, not their sum: a line's total
+ * is the median of its per-iteration totals, which the sum of the medians need not equal.
  */
 export function shareClauseOf(part: number, total: number, study: StudyShare, name: string): Clause {
   const studyShare = study.part / study.total;
@@ -246,9 +248,13 @@ export function shareClauseOf(part: number, total: number, study: StudyShare, na
   const share = part / total;
   const points = Math.abs(share - studyShare) * 100;
   const shown = Math.round(points);
+  // The share is of call + first (docs/METHOD.md, "Percentages"): its two parts are given, never
+  // their sum as a total, which the line's own total (the median of the per-iteration totals) need
+  // not equal: one sentence, one figure per quantity.
+  const [callText, firstText] = msAll([total - part, part]);
   return {
     host: study.host,
-    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (${partText} of ${totalText})`,
+    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (of the call + first collective, ${callText!.replace(/ (ms|s)$/, '')} + ${firstText})`,
     agrees: points <= SHARE_POINTS + EPSILON,
     band: `±${SHARE_POINTS}-point`,
     detail: `(${shown} point${shown === 1 ? '' : 's'} apart)`,

@@ -42,7 +42,7 @@ test('equal medians: a first collective of exactly half the init is "half", neve
   const text = line(run, 'first-collective-share');
   assert.match(text, /ncclCommInitRankConfig pays 50\.0 ms \(50%\) and the first collective 50\.0 ms \(50%\)/);
   assert.doesNotMatch(text, /less than half here/, text);
-  assert.match(text, /share 53% \(derived by commcost [^)]+\) vs 50% \(50\.0 ms of 100 ms\): agrees \(3 points apart, within commcost's ±20-point band\)/, text);
+  assert.match(text, /share 53% \(derived by commcost [^)]+\) vs 50% \(of the call \+ first collective, 50\.0 \+ 50\.0 ms\): agrees \(3 points apart, within commcost's ±20-point band\)/, text);
 });
 
 test('a failed splitShare 0 split: the rebuild line says it has no figure and names the splitShare 1 split in full, not "the same with splitShare 1"', () => {

@@ -375,7 +375,7 @@ test('#23 one share, one rounding: the first collective\'s share is the same in 
   assert.match(text, /most of it, 142 ms \(81%\), is paid by the first collective/, text);
   // The rule (METHOD, "Percentages"): of call + first, 142 of 174.6 ms is 81%; 82% was of the median total.
   assert.doesNotMatch(text, /82%/, text);
-  assert.match(text, /vs 81% \(142 ms of 175 ms\)/, text);
+  assert.match(text, /vs 81% \(of the call \+ first collective, 32\.6 \+ 142 ms\)/, text);
 });
 
 test('#25 a run without a stamp but with figures: the header and the verdict say the stamp is missing, not that the agent stopped', () => {

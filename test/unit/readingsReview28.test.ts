@@ -1,0 +1,94 @@
+/**
+ * Issue #28, the fresh-eyes review: readings that were still false or misleading. Each rule below
+ * failed on the code before it (checked by running this file on that code):
+ * 1. a pool's memory is set beside the study's only when the pool is made as the study's was
+ *    (TP4 + 2×TP2 + 4×TP1 on 4 GPUs); otherwise both makeups are named, not compared;
+ * 3. one sentence never prints two figures for one quantity (a median total and a sum of medians);
+ * 5. ncclCommMemStats beside the pool's free-memory delta is said as NCCL's count, with how the
+ *    two stand (the many-comms rule);
+ * (issue item 4) splitShare 1 against 0 is judged only for a split in half, as the study's was.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { deriveVerdict } from '../../readings/verdict';
+import { firstPageSummary } from '../../readings/verdict/summary';
+import type { RunFile } from '../../protocol/runFile';
+import { experiment, load, synthetic, variant } from './verdictRuns';
+
+const line = (run: RunFile, id: string): string => {
+  const text = deriveVerdict(run).find((l) => l.id === id)?.text;
+  assert.ok(text, `no ${id} line`);
+  return text;
+};
+const TWO = 'h200x2-2026-12-01/h200x2-nccl2.30.7-source.json';
+
+describe('1: pool memory, like with like', () => {
+  test('2×H200: a pool of TP2 + 2×TP1 is not the study\'s TP4 + 2×TP2 + 4×TP1: named with both makeups, never "vs 914 MB (1.97×)"', () => {
+    const run = load(TWO);
+    const text = line(run, 'pool');
+    assert.doesNotMatch(text, /pool per GPU \(here tp2\+1\) 464 MB[^;.]* vs /, text);
+    assert.match(text, /a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\) — not compared here: the pools are made differently: here TP2 \+ 2×TP1 on 2 GPUs, the study's TP4 \+ 2×TP2 \+ 4×TP1 on 4 GPUs/, text);
+    // The first page follows the same rule.
+    const pool = firstPageSummary(run).find((l) => l.kind === 'pool')!;
+    assert.equal(pool.study[0]?.comparison, undefined);
+    assert.match(pool.study[0]?.notCompared ?? '', /the pools are made differently: here TP2 \+ 2×TP1 on 2 GPUs/);
+  });
+  test('4 GPUs, the study\'s makeup: compared; 8 GPUs: named', () => {
+    const mem = (shapes: number[], mib: number[]) => Object.fromEntries(shapes.map((s, i) => [`pool after TP${s}`, mib[i]!]));
+    const four = synthetic(4, [experiment('pool', [variant('tp4+2+1', { switch: 0.5, rebuild: 80 }, mem([4, 2, 1], [400, 480, 700]))])]);
+    assert.match(line(four, 'pool'), /pool per GPU \(here tp4\+2\+1\) 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\) vs 734 MB \(1\.58×\): same order as the study/);
+    const eight = synthetic(8, [experiment('pool', [variant('tp8+4+2+1', { switch: 0.5, rebuild: 80 }, mem([8, 4, 2, 1], [400, 480, 560, 900]))])]);
+    const text = line(eight, 'pool');
+    assert.match(text, /not compared here: the pools are made differently: here TP8 \+ 2×TP4 \+ 4×TP2 \+ 8×TP1 on 8 GPUs, the study's TP4 \+ 2×TP2 \+ 4×TP1 on 4 GPUs/, text);
+    // One TP2 child is the same object wherever the run has one: still compared.
+    assert.match(text, /one TP2 child per GPU ~76 MB vs 84 MB \(1\.1×\): agrees/, text);
+  });
+});
+
+describe('3: one figure per quantity in one sentence', () => {
+  test('2×H200 2.30.7: "costs 174 ms" and never a second total "of 175 ms" in the same sentence', () => {
+    const text = line(load(TWO), 'first-collective-share');
+    assert.match(text, /costs 174 ms to its first collective/, text);
+    assert.doesNotMatch(text, /175 ms/, text);
+    assert.match(text, /vs 81% \(of the call \+ first collective, 32\.6 \+ 142 ms\)/, text);
+  });
+  test('a jittery total: the shares are said to be of call + first, and their sum is not printed beside the median total', () => {
+    const run = synthetic(2, [experiment('init', [variant('default', { call: 41.4, first: 3.1, total: 43.0 })])]);
+    const text = line(run, 'first-collective-share');
+    assert.match(text, /costs 43\.0 ms to its first collective/, text);
+    assert.doesNotMatch(text, /44\.5 ms/, text);
+    assert.match(text, /shares of the call \+ first collective, each the median of its part: the median total need not be their sum/, text);
+  });
+  test('the split\'s share: its parts, never "140 ms of 187 ms" beside "186 ms"', () => {
+    const text = line(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
+    assert.match(text, /splitShare 0: 186 ms/, text);
+    assert.doesNotMatch(text, /187 ms/, text);
+  });
+});
+
+describe('5: NCCL\'s count beside the pool\'s free-memory delta', () => {
+  test('2×H200 2.30.7: NCCL\'s count is named as NCCL\'s; where it is 2× the delta (splitShare 1) the overlap is said', () => {
+    const text = line(load(TWO), 'pool');
+    assert.match(text, /takes 872 MiB per GPU \(0\.6% of its memory, the free-memory delta; NCCL's own count, ncclCommMemStats summed over the pool's communicators, 872 MiB, within 10% of the free-memory delta\)/, text);
+    assert.match(text, /takes 616 MiB per GPU \(0\.4% of its memory, the free-memory delta; NCCL's own count, ncclCommMemStats summed over the pool's communicators, 1\.2 GiB, 2× the free-memory delta: the counts overlap, so their sum is not memory used; the delta is\)/, text);
+  });
+  test('below the delta: NCCL\'s count leaves part uncounted', () => {
+    const plain = variant('tp2+1', { switch: 0.02, rebuild: 40 }, { 'pool after TP2': 484, 'pool after TP1': 872 });
+    plain.memStats = { 'pool after TP1': { suspendableBytes: 300 * 2 ** 20, persistentBytes: 0, totalBytes: 300 * 2 ** 20 } };
+    const text = line(synthetic(2, [experiment('pool', [plain])]), 'pool');
+    assert.match(text, /NCCL's own count, ncclCommMemStats summed over the pool's communicators, 300 MiB, below the free-memory delta: it leaves 572 MiB uncounted; the delta is what the GPU lost/, text);
+  });
+});
+
+describe('issue item 4: splitShare 1 against 0, like with like', () => {
+  test('2 ranks (a split that keeps the parent\'s ranks): named, not judged; 4 ranks (halves, as the study): judged', () => {
+    const two = line(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
+    assert.doesNotMatch(two, /splitShare 1 against 0[^;.]*: (agrees|differs)/, two);
+    assert.match(two, /— not compared here: the split here keeps the parent's 2 ranks, a child of the same shape as its parent; the study split 4 ranks in half/, two);
+    const four = synthetic(4, [
+      experiment('init', [variant('default', { call: 45, first: 50, total: 95 })]),
+      experiment('split', [variant('halves/splitShare=0', { call: 24, first: 55, total: 79 }), variant('halves/splitShare=1', { call: 24, first: 52, total: 76 })]),
+    ]);
+    assert.match(line(four, 'rebuild-vs-init'), /splitShare 1 against 0 0\.96× \(78 ms vs 81 ms\) vs 0\.96× \(76\.0 ms vs 79\.0 ms\): agrees/);
+  });
+});
