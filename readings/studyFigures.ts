@@ -264,6 +264,9 @@ export const STUDY_FIGURES = {
 
 export type StudyFigureKey = keyof typeof STUDY_FIGURES;
 
+/** Allreduces in flight in the study's drain ({@link STUDY_FIGURES}.drain: four in-flight messages of 16–256 MB). */
+export const STUDY_DRAIN_IN_FLIGHT = 4;
+
 /**
  * The makeup of the study's pool ({@link STUDY_FIGURES}.poolBytes): its TP shapes, largest first,
  * on 4 GPUs, built without sharing (the parent's splitShare 0): a TP4 parent, 2×TP2 and 4×TP1.

@@ -178,8 +178,9 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
 
 /**
  * A range of the run's figures (lo…hi, e.g. a sweep over message sizes) against the study's
- * range: each end is set against the study's range as {@link figureClause} does (ratio to the
- * nearer end, 1 inside); agrees when both ends agree.
+ * range, like with like: the run's lowest against the study's lowest (its lower end), the run's
+ * highest against its highest (its upper end), each a ratio; agrees when both ratios are within
+ * ORDER_BAND either way. Never one end of the run's against the other end of the study's.
  * @param lo the run's lowest figure, hi its highest, in the unit of `f`.
  */
 export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.what): Clause {
@@ -189,20 +190,16 @@ export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.wha
   // An end that reads 0 makes no ratio: named, not judged, never divided by.
   const zero = zeroWords(Math.min(lo, hi), f);
   if (zero !== undefined) return { host: f.host, text: `${name} ${pair.study} vs ${span}`, agrees: false, notJudged: zero.replace(/^it reads/, 'its lowest reads'), sources: [f] };
-  const low = figureClause(lo, f);
-  const high = figureClause(hi, f);
-  const endWords = (x: number, which: string): string | undefined => {
-    if (x >= f.min && x <= f.max) return undefined;
-    const ref = x < f.min ? f.min : f.max;
-    return `${which} ${times(x / ref)} its ${f.min === f.max ? 'value' : ref === f.max ? 'upper end' : 'lower end'}`;
-  };
-  const outside = [endWords(lo, 'lowest'), endWords(hi, 'highest')].filter((w): w is string => w !== undefined);
+  const low = lo / f.min;
+  const high = hi / f.max;
+  const end = (which: 'lower' | 'upper'): string => (f.min === f.max ? 'its value' : `its ${which} end`);
+  const within = (r: number): boolean => Math.abs(Math.log(r)) <= Math.log(ORDER_BAND) + EPSILON;
   return {
     host: f.host,
-    text: `${name} ${pair.study} vs ${span} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
-    agrees: low.agrees && high.agrees,
+    text: `${name} ${pair.study} vs ${span} (lowest ${times(low)} ${end('lower')}, highest ${times(high)} ${end('upper')})`,
+    agrees: within(low) && within(high),
     band: ORDER_BAND_TEXT,
-    apart: Math.max(low.apart ?? 1, high.apart ?? 1),
+    apart: Math.max(Math.exp(Math.abs(Math.log(low))), Math.exp(Math.abs(Math.log(high)))),
     sources: [f],
   };
 }

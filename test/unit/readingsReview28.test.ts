@@ -6,11 +6,15 @@
  * 3. one sentence never prints two figures for one quantity (a median total and a sum of medians);
  * 5. ncclCommMemStats beside the pool's free-memory delta is said as NCCL's count, with how the
  *    two stand (the many-comms rule);
+ * 4. a range is set against the study's range end by end, and only a drain with the study's four
+ *    allreduces in flight is set beside its 7–112 ms;
  * (issue item 4) splitShare 1 against 0 is judged only for a split in half, as the study's was.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { STUDY_FIGURES as S } from '../../readings/studyFigures';
 import { deriveVerdict } from '../../readings/verdict';
+import { rangeClause } from '../../readings/verdict/agreement';
 import { firstPageSummary } from '../../readings/verdict/summary';
 import type { RunFile } from '../../protocol/runFile';
 import { experiment, load, synthetic, variant } from './verdictRuns';
@@ -90,5 +94,23 @@ describe('issue item 4: splitShare 1 against 0, like with like', () => {
       experiment('split', [variant('halves/splitShare=0', { call: 24, first: 55, total: 79 }), variant('halves/splitShare=1', { call: 24, first: 52, total: 76 })]),
     ]);
     assert.match(line(four, 'rebuild-vs-init'), /splitShare 1 against 0 0\.96× \(78 ms vs 81 ms\) vs 0\.96× \(76\.0 ms vs 79\.0 ms\): agrees/);
+  });
+});
+
+describe('4: a drain range against the study\'s range, like with like', () => {
+  test('rangeClause: the lowest against the study\'s lower end, the highest against its upper end (never both against the lower)', () => {
+    const c = rangeClause(0.18, 1.8, S.drain, 'until quiet');
+    assert.match(c.text, /until quiet 7–112 ms vs 0\.18–1\.8 ms \(lowest 0\.026× its lower end, highest 0\.016× its upper end\)/, c.text);
+    assert.doesNotMatch(c.text, /highest [\d.]+× its lower end/, c.text);
+    // A range inside the study's is judged end by end: 10–100 ms against 7–112 ms agrees.
+    const inside = rangeClause(10, 100, S.drain, 'until quiet');
+    assert.match(inside.text, /\(lowest 1\.43× its lower end, highest 0\.89× its upper end\)/, inside.text);
+    assert.equal(inside.agrees, true);
+  });
+  test('2×H200: one allreduce alone is not the study\'s four in flight: only the four together is set beside 7–112 ms', () => {
+    const text = line(load(TWO), 'drain');
+    assert.match(text, /Not set beside the study's: the drains here with one allreduce in flight \(16 MiB alone, 64 MiB alone, 128 MiB alone, 256 MiB alone\), the study's with 4\./, text);
+    assert.match(text, /until quiet, the 4 together 7–112 ms vs 1\.8 ms \(0\.26× its lower end\): differs/, text);
+    assert.doesNotMatch(text, /0\.18–1\.8 ms/, text);
   });
 });

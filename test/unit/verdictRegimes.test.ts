@@ -149,7 +149,7 @@ describe('the study beside the run: its figure, agrees or differs, with the rati
     const drained = variant('finalize', { finalize: 1.4, sync: 0.05, total: 1.45 });
     drained.counts = { inFlightAtStart: { min: 1, max: 1, sum: 20, n: 20 } };
     const drain = must(synthetic(2, [experiment('drain', [drained])]), 'drain');
-    assert.match(drain, /until quiet 7–112 ms vs 1\.4 ms \(0\.21× its lower end\): differs \(outside commcost's 0\.32–3\.2× band\) \(study: [^)]+\)\.$/);
+    assert.match(drain, /until quiet, the allreduces together 7–112 ms vs 1\.4 ms \(0\.21× its lower end\): differs \(outside commcost's 0\.32–3\.2× band\) \(study: [^)]+\)\.$/);
     // Just inside and just outside the band: 3.1× is the same order, 3.2× differs; below 1.5× apart it agrees.
     const destroy = (m: number): string =>
       must(synthetic(2, [experiment('destroy', [variant('default', { total: m })])]), 'teardown-floors');
