@@ -8,10 +8,13 @@
  *    two stand (the many-comms rule);
  * 4. a range is set against the study's range end by end, and only a drain with the study's four
  *    allreduces in flight is set beside its 7–112 ms;
+ * 6. at 1 rank, a many-comms knob of peer connections whose memory equals its baseline's is said
+ *    to have no peer connections to change there, never read as shown to have no effect;
  * (issue item 4) splitShare 1 against 0 is judged only for a split in half, as the study's was.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { curveTables, manyCommsCurve, oneRankKnobNotes } from '../../readings/manyComms';
 import { STUDY_FIGURES as S } from '../../readings/studyFigures';
 import { deriveVerdict } from '../../readings/verdict';
 import { rangeClause } from '../../readings/verdict/agreement';
@@ -112,5 +115,25 @@ describe('4: a drain range against the study\'s range, like with like', () => {
     assert.match(text, /Not set beside the study's: the drains here with one allreduce in flight \(16 MiB alone, 64 MiB alone, 128 MiB alone, 256 MiB alone\), the study's with 4\./, text);
     assert.match(text, /until quiet, the 4 together 7–112 ms vs 1\.8 ms \(0\.26× its lower end\): differs/, text);
     assert.doesNotMatch(text, /0\.18–1\.8 ms/, text);
+  });
+});
+
+describe('6: 1-rank many-comms knobs that have no peer connections to change', () => {
+  const curveOf = (run: RunFile) => manyCommsCurve(run)!;
+  test('1×H200 2.30.7: NCCL_BUFFSIZE and maxP2pPeers equal init at every N: said to show nothing at 1 rank, never as no effect', () => {
+    const run = load('h200x1-2026-12-02/h200x1-nccl2.30.7-many-comms.json');
+    const notes = curveTables(curveOf(run))[0]!.notes ?? [];
+    assert.deepEqual(notes.map((n) => n.split(':')[0]), ['init/buffsize=1MiB', 'init/maxP2pPeers=1']);
+    assert.match(notes[0]!, /the same memory as init at every N here\. At 1 rank a communicator has no peer connections for NCCL_BUFFSIZE to change, so this run does not show what NCCL_BUFFSIZE does at several ranks\./);
+    // splitShare 1 changed the memory here (260 against 388 MiB): no such note.
+    assert.ok(!notes.some((n) => n.startsWith('split/splitShare=1')), notes.join('\n'));
+  });
+  test('chosen by the rank count and the figures: none at 2 ranks, none where the knob changed the memory', () => {
+    const run = load('h200x1-2026-12-02/h200x1-nccl2.30.7-many-comms.json');
+    assert.deepEqual(oneRankKnobNotes({ ...curveOf(run), ranks: 2 }), []);
+    const changed = structuredClone(run);
+    const v = changed.experiments.find((e) => e.experiment === 'many-comms')!.variants.find((x) => x.variant === 'init/buffsize=1MiB')!;
+    v.memoryBytes = Object.fromEntries(Object.entries(v.memoryBytes ?? {}).map(([k, b]) => [k, b / 2]));
+    assert.ok(!oneRankKnobNotes(curveOf(changed)).some((n) => n.startsWith('init/buffsize')));
   });
 });
