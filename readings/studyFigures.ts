@@ -390,3 +390,14 @@ export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: s
 export function studyReferenceNote(f: StudyFigure, line: string, whom: string, why: string): string {
   return `The study's ${line} (${f.written}, ${f.host.text}) is shown for reference, not compared with ${whom}: ${why} (study: ${f.measurement}, in ${f.document}).`;
 }
+
+/**
+ * The note in place of a study line that a chart does not draw because every run it would stand
+ * beside is simulated: simulated figures are not measurements, so no study line is drawn against
+ * them (issue #28). "The study's migration pause (69 ms, <setting>) is not drawn: this run's
+ * figures are simulated, not measurements (study: <its measurement>, in <where quoted>)."
+ * @param whom "this run's figures" or "these runs' figures".
+ */
+export function studyNotDrawnNote(f: StudyFigure, line: string, whom: string): string {
+  return `The study's ${line} (${f.written}, ${f.host.text}) is not drawn: ${whom} are simulated, not measurements (study: ${f.measurement}, in ${f.document}).`;
+}

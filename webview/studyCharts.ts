@@ -138,7 +138,7 @@ function figure3Data(m: Figure3Model, c: ChartColors): Drawn {
       borderWidth: 1,
     };
   });
-  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: [m.floor] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2 };
+  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: m.floor ? [m.floor] : [] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2 };
 }
 
 /** One log-axis horizontal bar chart that redraws in place. */
@@ -237,7 +237,7 @@ export class StudyCharts {
     replaceChildren(this.notes2, m2.empty !== undefined ? h('p', { class: 'muted study-empty' }, m2.empty) : notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn, m2.notCompared));
     this.fig3.box.hidden = m3.empty !== undefined;
     if (m3.empty === undefined) this.fig3.draw(figure3Data(m3, c));
-    replaceChildren(this.notes3, m3.empty !== undefined ? h('p', { class: 'muted study-empty' }, m3.empty) : notes(this.runs.length > 1 ? m3.legend : undefined, [m3.floor], m3.absent, [], m3.notCompared));
+    replaceChildren(this.notes3, m3.empty !== undefined ? h('p', { class: 'muted study-empty' }, m3.empty) : notes(this.runs.length > 1 ? m3.legend : undefined, m3.floor ? [m3.floor] : [], m3.absent, [], m3.notCompared));
   }
 
   dispose(): void {

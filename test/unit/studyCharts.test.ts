@@ -60,9 +60,9 @@ test('Figure 3: abort against finalize + destroy per configuration, with the 500
   assert.equal(m.groups.length, 1);
   assert.equal(m.groups[0]!.abort!.ms, 500);
   assert.equal(m.groups[0]!.finalizeDestroy!.ms, 300);
-  assert.equal(m.floor.ms, 500);
+  assert.equal(m.floor?.ms, 500);
   assert.equal(STUDY_FIGURES.abortFloor.min, 500);
-  assert.match(m.floor.source, /the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 \(docs\/METHOD\.md "The study's figures"\)/);
+  assert.match(m.floor!.source, /the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 \(docs\/METHOD\.md "The study's figures"\)/);
   assert.equal(m.groups[0]!.config, '4× H200 · NCCL 2.28.9');
   const none = figure3Model([four()]);
   assert.match(none.absent.join('\n'), /ncclCommAbort: the runs have no abort experiment/);
@@ -136,9 +136,16 @@ test('the study\'s lines beside runs the verdict does not compare with them (1 r
   const nodes = { label: 'N', file: 'two-nodes.json', run };
   assert.deepEqual(figure3Model([two, nodes]).notCompared, []);
   assert.deepEqual(figure2Model([nodes]).notCompared, []);
-  // Simulated: not measurements.
+  // Simulated alone: the study's line is not drawn at all (issue #28 review), said in one note;
+  // beside a measured run it is drawn, and the simulated run's note says it is not compared.
   const sim = { label: 'B', file: 'b.json', run: { ...structuredClone(two.run), simulated: true } };
-  assert.match(figure3Model([sim]).notCompared[0]!, /not compared with this run: simulated figures are not measurements/);
+  assert.equal(figure3Model([sim]).floor, undefined);
+  assert.match(figure3Model([sim]).notCompared[0]!, /^The study's floor \(~0\.5 s, [^)]*\) is not drawn: this run's figures are simulated, not measurements/);
+  assert.ok(!figure2Model([sim]).lines.some((l) => /migration pause/.test(l.label)));
+  assert.match(figure2Model([sim]).notCompared[0]!, /^The study's migration pause \(69 ms, [^)]*\) is not drawn: this run's figures are simulated, not measurements/);
+  const mixed = figure3Model([two, sim]);
+  assert.equal(mixed.floor?.ms, 500);
+  assert.match(mixed.notCompared[0]!, /not compared with run B \([^)]*\): simulated figures are not measurements/);
   // A run with no bar in the chart gets no note (nothing is drawn beside the line for it).
   assert.deepEqual(figure3Model([{ ...one, run: { ...one.run, ranks: 1, experiments: [] } }]).notCompared, []);
 });
