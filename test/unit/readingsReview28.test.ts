@@ -10,10 +10,17 @@
  *    allreduces in flight is set beside its 7–112 ms;
  * 6. at 1 rank, a many-comms knob of peer connections whose memory equals its baseline's is said
  *    to have no peer connections to change there, never read as shown to have no effect;
+ * 8. a failed simulated run (no GPU) gives no advice about GPUs: the advice follows from what failed;
  * (issue item 4) splitShare 1 against 0 is judged only for a split in half, as the study's was.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { validateRunFile } from '../../client/runFileSchema';
+import { formatSummary } from '../../cli/summary';
+import { errorAdvice, SIMULATED_FAILURE_ADVICE } from '../../readings/failureAdvice';
+import { findHang } from '../../remote-agent/hangGuard';
 import { curveTables, manyCommsCurve, oneRankKnobNotes } from '../../readings/manyComms';
 import { STUDY_FIGURES as S } from '../../readings/studyFigures';
 import { deriveVerdict } from '../../readings/verdict';
@@ -135,5 +142,30 @@ describe('6: 1-rank many-comms knobs that have no peer connections to change', (
     const v = changed.experiments.find((e) => e.experiment === 'many-comms')!.variants.find((x) => x.variant === 'init/buffsize=1MiB')!;
     v.memoryBytes = Object.fromEntries(Object.entries(v.memoryBytes ?? {}).map(([k, b]) => [k, b / 2]));
     assert.ok(!oneRankKnobNotes(curveOf(changed)).some((n) => n.startsWith('init/buffsize')));
+  });
+});
+
+describe('8: a failed simulated run gives no advice about GPUs', () => {
+  const failed = (): RunFile => validateRunFile(JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'runs', 'simulated-2ranks-failed-startup.json'), 'utf8')));
+  test('the committed failed simulated run (its file says "raise the deadline if the GPUs are busy"): the pages advise reading the log', () => {
+    const run = failed();
+    assert.match(run.errors[0]!.hint ?? '', /GPUs are busy/, 'the fixture is the old agent\'s words');
+    assert.equal(errorAdvice(run.errors[0]!, true), SIMULATED_FAILURE_ADVICE);
+    const text = formatSummary(run);
+    assert.doesNotMatch(text, /GPUs are busy/, text);
+    assert.match(text, /hint: check the log \(Show Log, or the agent's stderr\)/, text);
+    // A measured run keeps its hint; an expected hang's why is kept as written.
+    assert.match(errorAdvice(run.errors[0]!, false)!, /GPUs are busy/);
+    assert.equal(errorAdvice({ hint: 'the GPU hung by design', expected: true }, true), 'the GPU hung by design');
+  });
+  test('the agent: a simulated start-up timeout names no GPU in its advice', () => {
+    const base = {
+      now: 10_000, ranks: 2, deadlineMs: 2000, ready: new Set([0]), readyDeadline: 5_000, current: new Map(), lastDone: new Map(),
+      lastBegin: new Map(), finished: new Set<number>(), idWaits: new Map(), lastHeard: 9_900, silentNodes: [],
+    };
+    const sim = findHang({ ...base, simulated: true })!;
+    assert.match(sim.message, /^timed out at startup: rank 1 did not start the simulated CUDA and NCCL within 2 s$/);
+    assert.doesNotMatch(sim.hint, /GPUs? (are|is) busy|raise the deadline/, sim.hint);
+    assert.match(findHang(base)!.hint, /raise the deadline if the GPUs are busy/);
   });
 });
