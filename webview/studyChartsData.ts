@@ -78,6 +78,8 @@ export interface Figure2Model {
    */
   notCompared: string[];
   legend: StudyLegend;
+  /** The rows left out because no run has a bar in them, in one line ("No bar for shrink and grow: the run has no figure for them (why below)."). */
+  notDrawn?: string;
   /** One line in place of the chart when no run has a bar: "no figures for Figure 2: …" (never an empty chart). */
   empty?: string;
   /** Log axis ends: powers of ten around every segment end, whisker and line. */
@@ -231,9 +233,14 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
     ? [studyNotDrawnNote(pause, 'migration pause', runs.length > 1 ? "these runs' figures" : "this run's figures")]
     : notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause');
   const empty = withBars.size === 0 ? `no figures for Figure 2: ${runsWord(runs)} measured none of ${FIGURE2_CATEGORIES.map((c) => c.experiment).join(', ')}` : undefined;
+  // A row with no bar in any run is not drawn (no empty rows at 1 rank): one line names them, the
+  // absent list says why each is missing.
+  const kept = FIGURE2_CATEGORIES.map((_, i) => i).filter((i) => empty !== undefined || bars[i]!.length > 0);
+  const dropped = FIGURE2_CATEGORIES.filter((_, i) => !kept.includes(i)).map((c) => c.name);
   return {
-    categories: FIGURE2_CATEGORIES.map((c) => c.name),
-    bars,
+    categories: kept.map((i) => FIGURE2_CATEGORIES[i]!.name),
+    bars: kept.map((i) => bars[i]!),
+    ...(dropped.length > 0 ? { notDrawn: `No bar for ${listWords(dropped)}: ${runsWord(runs)} ${runs.length === 1 ? 'has' : 'have'} no figure for ${dropped.length === 1 ? 'it' : 'them'} (why below).` } : {}),
     lines,
     absent,
     drawn,
@@ -270,6 +277,11 @@ export interface Figure3Model {
 /** Whether every run of `drawn` (indices into `runs`) is simulated, and there is at least one. */
 function allSimulated(runs: readonly StudyRun[], drawn: ReadonlySet<number>): boolean {
   return drawn.size > 0 && [...drawn].every((i) => isSimulatedRun(runs[i]!.run));
+}
+
+/** "a", "a and b", "a, b and c". */
+function listWords(xs: readonly string[]): string {
+  return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`;
 }
 
 /** "the run" (one run), "the runs" (several): the subject of an empty chart's line. */

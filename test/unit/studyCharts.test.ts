@@ -25,7 +25,9 @@ const withAbort = (): StudyRun => {
 
 test('Figure 2: each category stacks its call and first collective (medians), a p90 whisker per segment; a missing step is absent with why', () => {
   const m = figure2Model([withAbort()]);
-  assert.deepEqual(m.categories, ['init', 'split', 'shrink', 'grow', 'abort then re-init']);
+  // grow has no bar in any run: its row is not drawn, one line says so (the absent list says why).
+  assert.deepEqual(m.categories, ['init', 'split', 'shrink', 'abort then re-init']);
+  assert.equal(m.notDrawn, 'No bar for grow: the run has no figure for it (why below).');
   const seg = (i: number) => m.bars[i]!.map((b) => b.segments.map((s) => [s.source, s.ms]));
   assert.deepEqual(seg(0), [[['init/default/call', 40], ['init/default/first', 60]]]);
   assert.equal(m.bars[0]![0]!.totalMs, 100);
@@ -33,9 +35,8 @@ test('Figure 2: each category stacks its call and first collective (medians), a 
   assert.deepEqual(seg(1), [[['split/halves/splitShare=0/call', 25], ['split/halves/splitShare=0/first', 15]]]);
   assert.deepEqual(seg(2), [[['shrink/default/call', 30], ['shrink/default/first', 20]]]);
   // grow was skipped by the run: not drawn, and said so with the run's reason.
-  assert.deepEqual(m.bars[3], []);
-  assert.deepEqual(seg(4), [[['abort/default/abort', 500], ['abort/default/reinit', 40], ['abort/default/first', 60]]]);
-  assert.equal(m.bars[4]![0]!.totalMs, 600);
+  assert.deepEqual(seg(3), [[['abort/default/abort', 500], ['abort/default/reinit', 40], ['abort/default/first', 60]]]);
+  assert.equal(m.bars[3]![0]!.totalMs, 600);
   assert.equal(m.bars[0]![0]!.segments[1]!.p90, 60 * 1.02);
   assert.deepEqual(m.absent, ['grow: grow was skipped in four.json: needs NCCL ≥ 2.29.2, host has 2.28.9']);
   // Lines: the study's 69 ms pause (dashed, with its source) and this run's in-pool swap (dotted, pool/tp4+2+1/switch = 2 ms).
@@ -49,7 +50,7 @@ test('Figure 2: each category stacks its call and first collective (medians), a 
 
 test('Figure 2 without an abort or a pool says both are absent', () => {
   const m = figure2Model([{ label: 'A', file: 'x.json', run: fourRankRun({}, ['pool']) }]);
-  assert.deepEqual(m.bars[4], []);
+  assert.ok(!m.categories.includes('abort then re-init'), 'no empty row');
   assert.match(m.absent.join('\n'), /abort then re-init: the runs have no abort experiment, which measures it/);
   assert.match(m.absent.join('\n'), /the in-pool swap line: the runs have no pool experiment/);
   assert.deepEqual(m.lines.map((l) => l.style), ['dashed']);
@@ -180,4 +181,13 @@ test('a section with nothing to show says so in one line: a c10d-only run and a 
   assert.equal(figure2Model([withAbort()]).empty, undefined);
   assert.equal(figure3Model([withAbort()]).empty, undefined);
   assert.equal(planChartModel(planReshape([{ file: 'x.json', run: withAbort().run }], {})).empty, undefined);
+});
+
+test('Figure 2 at one rank: no empty split, shrink and grow rows; one line names what is missing (issue #28 review)', () => {
+  const one = { label: 'O', file: 'h200x1.json', run: load('h200x1-2026-12-01/h200x1-nccl2.30.7-source.json') };
+  const m = figure2Model([one]);
+  assert.deepEqual(m.categories, ['init', 'abort then re-init']);
+  assert.ok(m.bars.every((b) => b.length > 0), 'every row drawn has a bar');
+  assert.equal(m.notDrawn, 'No bar for split, shrink and grow: the run has no figure for them (why below).');
+  assert.match(m.absent.join('\n'), /shrink: shrink was skipped in h200x1\.json: needs 2 GPUs, host has 1/);
 });
