@@ -8,8 +8,7 @@
  */
 
 /** What a simulated run's failure advises in place of a hint about GPUs. */
-export const SIMULATED_FAILURE_ADVICE =
-  "check the log (Show Log, or the agent's stderr): it holds the rank processes' output; this simulated run used no GPU, so no advice about GPUs applies";
+export const SIMULATED_FAILURE_ADVICE = "check the log: it holds the rank processes' output (this simulated run used no GPU)";
 
 /** A hint that advises about GPUs (names a GPU, GPUs or the CUDA device). */
 const ABOUT_GPUS = /\bGPUs?\b|\bCUDA device/i;

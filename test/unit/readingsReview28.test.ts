@@ -153,7 +153,7 @@ describe('8: a failed simulated run gives no advice about GPUs', () => {
     assert.equal(errorAdvice(run.errors[0]!, true), SIMULATED_FAILURE_ADVICE);
     const text = formatSummary(run);
     assert.doesNotMatch(text, /GPUs are busy/, text);
-    assert.match(text, /hint: check the log \(Show Log, or the agent's stderr\)/, text);
+    assert.match(text, /hint: check the log: it holds the rank processes' output \(this simulated run used no GPU\)/, text);
     // A measured run keeps its hint; an expected hang's why is kept as written.
     assert.match(errorAdvice(run.errors[0]!, false)!, /GPUs are busy/);
     assert.equal(errorAdvice({ hint: 'the GPU hung by design', expected: true }, true), 'the GPU hung by design');
