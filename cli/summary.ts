@@ -14,6 +14,7 @@ import { fieldCaseLabel } from '../readings/verdict/fieldCases';
 import { curveTables, manyCommsCurve } from '../readings/manyComms';
 import { nodeGpus, nodesText } from '../protocol/runNodes';
 import { runName } from '../readings/runName';
+import { errorAdvice } from '../readings/failureAdvice';
 import { releaseSkewLines, wallSplitLines } from './wallSplit';
 import { terminalSafe } from './terminalText';
 
@@ -238,11 +239,14 @@ export function formatSummary(untrusted: RunFile, options: SummaryOptions = {}):
   if (rows.length === 1 && run.skipped.length > 0 && (run.errors ?? []).length === 0) {
     out.push('nothing was measured: every experiment asked for was skipped on this host (reasons above)');
   }
+  const simulatedRun = isSimulatedRun(run);
   for (const e of run.errors) {
     const where = Object.entries(e.where).map(([k, v]) => `${k} ${String(v)}`).join(', ');
     // A hang that is a field case's result is its outcome, not an error.
     const head = e.expected ? `expected hang${where ? ` (${where})` : ''}` : `error ${e.code}${where ? ` (${where})` : ''}`;
-    out.push(`${head}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${e.hint ? `\n  ${e.expected ? 'why' : 'hint'}: ${e.hint}` : ''}`);
+    // The advice follows from what failed and the run's regime (readings/failureAdvice.ts).
+    const advice = errorAdvice(e, simulatedRun);
+    out.push(`${head}: ${e.message}${e.detail ? ` — ${e.detail}` : ''}${advice ? `\n  ${e.expected ? 'why' : 'hint'}: ${advice}` : ''}`);
   }
   const c5 = formatShrinkAbortTable(run);
   if (c5.length > 0) out.push('', ...c5);

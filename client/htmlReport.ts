@@ -20,6 +20,7 @@ import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, rankCountNote, simulatedM
 import { nodesText } from '../protocol/runNodes';
 import { shrinkAbortOutcomes } from '../readings/verdict';
 import { fieldCaseLabel } from '../readings/verdict/fieldCases';
+import { errorAdvice } from '../readings/failureAdvice';
 
 /** The webview bundle could not be found; `searched` lists every path tried. */
 export class ReportBundleError extends Error {
@@ -112,13 +113,15 @@ function ncclViewHtml(v: VariantSummary): string {
 }
 
 /** Errors as a `<ul>`: code, message, where, the library's text, and the hint ("why" for an expected hang, else "what to do"). */
-function errorList(list: RunFile['errors']): string {
+function errorList(list: RunFile['errors'], simulated: boolean): string {
   const e = escapeHtml;
   const items = list.map((er) => {
     const where = Object.entries(er.where ?? {})
       .map(([k, val]) => `${k} ${String(val)}`)
       .join(', ');
-    return `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${er.hint ? ` — ${er.expected ? 'why' : 'what to do'}: ${e(er.hint)}` : ''}</li>`;
+    // The advice follows from what failed and the run's regime (readings/failureAdvice.ts).
+    const advice = errorAdvice(er, simulated);
+    return `<li>${e(er.code)} ${e(er.message)}${where ? ` — where: ${e(where)}` : ''}${er.detail ? ` — why: ${e(er.detail)}` : ''}${advice ? ` — ${er.expected ? 'why' : 'what to do'}: ${e(advice)}` : ''}</li>`;
   });
   return `<ul>${items.join('')}</ul>`;
 }
@@ -166,7 +169,7 @@ function fallbackHtml(run: RunFile): string {
     for (const v of exp.variants ?? []) out.push(ncclViewHtml(v));
     // The case's expected hangs belong to its section: the hang is the case's result.
     const hangs = (run.errors ?? []).filter((er) => er.expected && String(er.where?.experiment) === String(exp.experiment));
-    if (hangs.length > 0) out.push(`<h3>${hangs.length === 1 ? 'Expected hang: the hang is this case&#39;s result' : 'Expected hangs: each hang is this case&#39;s result'}</h3>${errorList(hangs)}`);
+    if (hangs.length > 0) out.push(`<h3>${hangs.length === 1 ? 'Expected hang: the hang is this case&#39;s result' : 'Expected hangs: each hang is this case&#39;s result'}</h3>${errorList(hangs, false)}`);
   }
   // Why NCCL's own count of its memory is missing, when the run has memory figures without it.
   const note = memStatsNote(run);
@@ -190,8 +193,8 @@ function fallbackHtml(run: RunFile): string {
   const sections = new Set((run.experiments ?? []).map((x) => String(x.experiment)));
   const real = (run.errors ?? []).filter((er) => !er.expected);
   const orphans = (run.errors ?? []).filter((er) => er.expected && !sections.has(String(er.where?.experiment)));
-  if (real.length > 0) out.push(`<h2>Errors</h2>${errorList(real)}`);
-  if (orphans.length > 0) out.push(`<h2>Expected hangs (field cases: the hang is the result)</h2>${errorList(orphans)}`);
+  if (real.length > 0) out.push(`<h2>Errors</h2>${errorList(real, isSimulatedRun(run))}`);
+  if (orphans.length > 0) out.push(`<h2>Expected hangs (field cases: the hang is the result)</h2>${errorList(orphans, false)}`);
   return out.join('');
 }
 

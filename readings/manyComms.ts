@@ -131,6 +131,20 @@ export interface CurveTable {
 const MEMSTATS_TOLERANCE = 0.1;
 const MEMSTATS_FLOOR_BYTES = 16 * (1 << 20);
 
+/**
+ * How NCCL's count (ncclCommMemStats, bytes, summed over communicators) stands against the free
+ * memory the same communicators took (bytes, the free-memory delta): 'over' or 'under' when they
+ * differ by more than 10% of the delta and 16 MiB, else undefined (the two agree). Over: the
+ * counts overlap, so their sum is not memory used; under: NCCL's count left part uncounted.
+ * Either way the free-memory delta is what the GPU lost. Used by {@link memStatsNotes} and the
+ * verdict's pool line (readings/verdict/pool.ts).
+ */
+export function memStatsGap(counted: number, delta: number): 'over' | 'under' | undefined {
+  const gap = Math.abs(counted - delta);
+  if (gap <= MEMSTATS_TOLERANCE * Math.abs(delta) || gap <= MEMSTATS_FLOOR_BYTES) return undefined;
+  return counted > delta ? 'over' : 'under';
+}
+
 /** "17.5×", "1.2×" */
 function times(x: number): string {
   return `${x >= 10 ? x.toFixed(0) : x.toFixed(1)}×`;
@@ -152,12 +166,12 @@ export function memStatsNotes(curve: ManyCommsCurve): string[] {
     if (!p) continue;
     const delta = p.bytes!;
     const counted = p.memStatsBytes!;
-    const gap = Math.abs(counted - delta);
-    if (gap <= MEMSTATS_TOLERANCE * delta || gap <= MEMSTATS_FLOOR_BYTES) continue;
+    const gap = memStatsGap(counted, delta);
+    if (gap === undefined) continue;
     const env = Object.entries(v.env ?? {}).map(([k, x]) => `${k}=${x}`).join(', ');
     const setting = env ? ` (ran with ${env})` : '';
     const at = `at N=${p.n}: ${mibCell(counted)} MiB counted, ${mibCell(delta)} MiB taken`;
-    if (counted > delta) {
+    if (gap === 'over') {
       const shares = /splitShare=1/.test(v.variant) ? '; these communicators share resources (splitShare=1)' : '';
       notes.push(`${v.variant}${setting}: NCCL's count summed over the communicators is ${times(counted / delta)} the free memory they took (${at})${shares}: the counts overlap, so their sum is not memory used; the free-memory delta is.`);
     } else {
@@ -168,8 +182,49 @@ export function memStatsNotes(curve: ManyCommsCurve): string[] {
 }
 
 /**
+ * The knobs of the many-comms experiment that act on a communicator's peer connections, each with
+ * the variant it is set beside (the same shape without it): NCCL_BUFFSIZE and maxP2pPeers on the
+ * init shape, splitShare 1 on the split shape.
+ */
+const PEER_KNOBS: readonly { match: RegExp; baseline: string; knob: string }[] = [
+  { match: /^init\/buffsize=/, baseline: 'init', knob: 'NCCL_BUFFSIZE' },
+  { match: /^init\/maxP2pPeers=/, baseline: 'init', knob: 'maxP2pPeers' },
+  { match: /^split\/splitShare=1$/, baseline: 'split/splitShare=0', knob: 'splitShare 1' },
+];
+
+/** Two memory figures read as equal: less than 1 MiB apart (the tables show tenths of a MiB of whole-MiB deltas). */
+const EQUAL_BYTES = 1 << 20;
+
+/**
+ * At 1 rank, for each peer-connection knob ({@link PEER_KNOBS}) whose memory equals its baseline's
+ * at every N both recorded: one sentence saying that a communicator of 1 rank has no peer
+ * connections for the knob to change, so the equal figures do not show what it does at several
+ * ranks. Chosen by the run: none at 2 ranks or more, none where the figures differ (the knob did
+ * change something here), none without a common N.
+ */
+export function oneRankKnobNotes(curve: ManyCommsCurve): string[] {
+  if (curve.ranks !== 1) return [];
+  const equalTo = (v: CurveVariant, base: CurveVariant): boolean => {
+    const common = v.points.filter((p) => p.bytes !== undefined && base.points.some((q) => q.n === p.n && q.bytes !== undefined));
+    return common.length > 0 && common.every((p) => Math.abs(p.bytes! - base.points.find((q) => q.n === p.n)!.bytes!) < EQUAL_BYTES);
+  };
+  const notes: string[] = [];
+  for (const k of PEER_KNOBS) {
+    const base = curve.variants.find((v) => v.variant === k.baseline);
+    if (!base) continue;
+    for (const v of curve.variants.filter((x) => k.match.test(x.variant))) {
+      if (!equalTo(v, base)) continue;
+      notes.push(
+        `${v.variant}: the same memory as ${base.variant} at every N here. At 1 rank a communicator has no peer connections for ${k.knob} to change, so this run does not show what ${k.knob} does at several ranks.`,
+      );
+    }
+  }
+  return notes;
+}
+
+/**
  * The curve as tables, rows = variants, columns = N: memory per GPU (MiB, free-memory delta) with
- * the memory each added communicator took; NCCL's own count (ncclCommMemStats, MiB) when any
+ * the memory each added communicator took (at 1 rank, with {@link oneRankKnobNotes} under it); NCCL's own count (ncclCommMemStats, MiB) when any
  * variant has it; the N-th creation to its first collective (ms). Variant names are the run's
  * (escape them where shown).
  */
@@ -180,10 +235,12 @@ export function curveTables(curve: ManyCommsCurve): CurveTable[] {
     return p ? f(p) : '–';
   };
   const ranks = `${curve.ranks} rank${curve.ranks === 1 ? '' : 's'} each`;
+  const knobNotes = oneRankKnobNotes(curve);
   const tables: CurveTable[] = [
     {
       title: `many-comms: memory per GPU after N communicators (MiB, free-memory delta; communicators of ${ranks})`,
       rows: [[...head, 'per added'], ...curve.variants.map((v) => [v.variant, ...curve.counts.map((n) => cell(v, n, (p) => mibCell(p.bytes))), mibCell(v.perAddedBytes)])],
+      ...(knobNotes.length > 0 ? { notes: knobNotes } : {}),
     },
   ];
   if (curve.variants.some((v) => v.points.some((p) => p.memStatsBytes !== undefined))) {

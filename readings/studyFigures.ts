@@ -25,6 +25,12 @@ export interface StudyHost {
   ranksText: string;
   /** True when the setting includes ranks spanning several hosts. */
   acrossNodes: boolean;
+  /**
+   * True when the setting is across nodes only (over InfiniBand): a run on one host has other
+   * transports than the study's there, so its figures are set beside these, never judged
+   * against them (agreement.ts studySentence, {@link studyNotComparedWhy}).
+   */
+  acrossNodesOnly?: boolean;
 }
 
 /** One node of four A40s over PCIe with NCCL 2.32.3: init, split, shrink, grow, splitShare. */
@@ -42,6 +48,7 @@ export const STUDY_V100_NODES: StudyHost = {
   ranks: 8,
   ranksText: '8 ranks',
   acrossNodes: true,
+  acrossNodesOnly: true,
 };
 /** Every configuration of the study's teardown figure (its Figure 3). */
 export const STUDY_ALL_CONFIGS: StudyHost = {
@@ -75,6 +82,7 @@ export const STUDY_A40_IB_COLD: StudyHost = {
   ranks: 2,
   ranksText: 'several GPUs across nodes (count not stated)',
   acrossNodes: true,
+  acrossNodesOnly: true,
 };
 /** The warm figure beside it: the same class of cross-node A40. */
 export const STUDY_A40_CROSS_WARM: StudyHost = {
@@ -82,6 +90,7 @@ export const STUDY_A40_CROSS_WARM: StudyHost = {
   ranks: 2,
   ranksText: 'several GPUs across nodes (count not stated)',
   acrossNodes: true,
+  acrossNodesOnly: true,
 };
 /** The migration pause: a request handed between two single-GPU engines, an earlier experiment; no GPU setting, no communicator. */
 export const STUDY_MIGRATION: StudyHost = {
@@ -255,6 +264,36 @@ export const STUDY_FIGURES = {
 
 export type StudyFigureKey = keyof typeof STUDY_FIGURES;
 
+/** Allreduces in flight in the study's drain ({@link STUDY_FIGURES}.drain: four in-flight messages of 16–256 MB). */
+export const STUDY_DRAIN_IN_FLIGHT = 4;
+
+/**
+ * The makeup of the study's pool ({@link STUDY_FIGURES}.poolBytes): its TP shapes, largest first,
+ * on 4 GPUs, built without sharing (the parent's splitShare 0): a TP4 parent, 2×TP2 and 4×TP1.
+ */
+export const STUDY_POOL_SHAPES: readonly number[] = [4, 2, 1];
+
+/**
+ * A pool's makeup in words, from its TP shapes largest first (the largest spans every GPU of the
+ * pool): [4, 2, 1] → "TP4 + 2×TP2 + 4×TP1 on 4 GPUs", [2, 1] → "TP2 + 2×TP1 on 2 GPUs".
+ */
+export function poolMakeup(shapes: readonly number[]): string {
+  const gpus = shapes[0] ?? 0;
+  const parts = shapes.map((s) => (gpus / s > 1 ? `${gpus / s}×TP${s}` : `TP${s}`));
+  return `${parts.join(' + ')} on ${gpus} GPU${gpus === 1 ? '' : 's'}`;
+}
+
+/**
+ * Why a pool of `shapes` (TP shapes, largest first, splitShare 0) is not set beside the study's
+ * pool memory, or undefined when it is made as the study's was ({@link STUDY_POOL_SHAPES}): a pool
+ * of other shapes holds other communicators, so its memory is another quantity. "the pools are
+ * made differently: here TP2 + 2×TP1 on 2 GPUs, the study's TP4 + 2×TP2 + 4×TP1 on 4 GPUs".
+ */
+export function poolMakeupDiffers(shapes: readonly number[]): string | undefined {
+  const same = shapes.length === STUDY_POOL_SHAPES.length && shapes.every((s, i) => s === STUDY_POOL_SHAPES[i]);
+  return same ? undefined : `the pools are made differently: here ${poolMakeup(shapes)}, the study's ${poolMakeup(STUDY_POOL_SHAPES)}`;
+}
+
 /**
  * The study's estimate of a pool of every TP shape at 8 GPUs, as a count: "~15 shapes" (TP8 +
  * 2×TP4 + 4×TP2 + 8×TP1 = 15 communicators over the node) and "~1 GB" per GPU
@@ -306,6 +345,9 @@ export const STUDY_SHARES = {
   },
 } as const satisfies Record<string, StudyShare>;
 
+/** Why a run on one host is not judged against a study figure measured across nodes only. */
+export const TRANSPORTS_DIFFER = 'the transports differ';
+
 /** What {@link studyNotComparedWhy} reads of a run: its ranks, the hosts they spanned, simulated or not. */
 export interface StudyRegime {
   /** World size of the run's communicators. */
@@ -325,12 +367,15 @@ export interface StudyRegime {
  *   peer, the study's had 4 ranks";
  * - a run over several hosts against a study figure of one host: "this run spans 2 hosts, the
  *   study's <subject> was measured on one";
+ * - a run on one host against a study figure measured across nodes only (over InfiniBand): "the
+ *   transports differ: the study's <subject> was measured across nodes, this run on one host";
  * - a simulated run: "simulated figures are not measurements".
  * @param subject what the study measured, in a few words ("teardown", "migration pause").
  */
 export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: string): string | undefined {
   if (run.ranks < 2 && f.host.ranks >= 2) return `a communicator of 1 rank has no peer, the study's had ${f.host.ranksText}`;
   if (run.nodes > 1 && !f.host.acrossNodes) return `this run spans ${run.nodes} hosts, the study's ${subject} was measured on one`;
+  if (run.nodes <= 1 && f.host.acrossNodesOnly) return `${TRANSPORTS_DIFFER}: the study's ${subject} was measured across nodes, this run on one host`;
   if (run.simulated) return 'simulated figures are not measurements';
   return undefined;
 }
@@ -344,4 +389,15 @@ export function studyNotComparedWhy(f: StudyFigure, run: StudyRegime, subject: s
  */
 export function studyReferenceNote(f: StudyFigure, line: string, whom: string, why: string): string {
   return `The study's ${line} (${f.written}, ${f.host.text}) is shown for reference, not compared with ${whom}: ${why} (study: ${f.measurement}, in ${f.document}).`;
+}
+
+/**
+ * The note in place of a study line that a chart does not draw because every run it would stand
+ * beside is simulated: simulated figures are not measurements, so no study line is drawn against
+ * them (issue #28). "The study's migration pause (69 ms, <setting>) is not drawn: this run's
+ * figures are simulated, not measurements (study: <its measurement>, in <where quoted>)."
+ * @param whom "this run's figures" or "these runs' figures".
+ */
+export function studyNotDrawnNote(f: StudyFigure, line: string, whom: string): string {
+  return `The study's ${line} (${f.written}, ${f.host.text}) is not drawn: ${whom} are simulated, not measurements (study: ${f.measurement}, in ${f.document}).`;
 }

@@ -50,6 +50,8 @@ export interface HangState {
   lastHeard: number;
   /** Sentences about nodes not heard from (multi-node runs), put first. */
   silentNodes: string[];
+  /** True on commcost's simulated NCCL (no GPU): the start-up advice names no GPU. */
+  simulated?: boolean;
 }
 
 const secs = (ms: number): string => (ms / 1000).toFixed(1);
@@ -65,11 +67,18 @@ export function findHang(s: HangState): HangReport | undefined {
   if (readyCount < s.ranks) {
     if (s.now <= s.readyDeadline) return undefined;
     const missing = [...Array(s.ranks).keys()].filter((r) => !s.ready.has(r));
-    return {
-      message: `timed out at startup: rank ${missing.join(', ')} did not start CUDA and NCCL within ${deadlineS} s`,
-      hint: 'check the log; raise the deadline if the GPUs are busy',
-      where: { rank: missing[0] },
-    };
+    // The advice follows from what failed: a simulated run has no GPU to be busy.
+    return s.simulated
+      ? {
+          message: `timed out at startup: rank ${missing.join(', ')} did not start the simulated CUDA and NCCL within ${deadlineS} s`,
+          hint: "check the log: it holds the rank processes' output (this simulated run uses no GPU)",
+          where: { rank: missing[0] },
+        }
+      : {
+          message: `timed out at startup: rank ${missing.join(', ')} did not start CUDA and NCCL within ${deadlineS} s`,
+          hint: 'check the log; raise the deadline if the GPUs are busy',
+          where: { rank: missing[0] },
+        };
   }
   for (const [rank, op] of s.current) {
     if (s.now - op.since <= s.deadlineMs) continue;

@@ -370,6 +370,7 @@ export class RankSession {
       idWaits: this.idWaitSince,
       lastHeard: this.lastHeard,
       silentNodes,
+      simulated: this.info.simulated,
     });
     if (hang) this.fail({ code: 'TIMEOUT', ...hang, where: { ...hang.where, experiment: hang.where.experiment as ExperimentId | undefined } });
   }

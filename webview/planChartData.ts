@@ -30,8 +30,10 @@ export function planChartModel(plan: Plan): PlanChartModel {
   const missing = plan.strategies.filter((s) => s.criticalMs === undefined).map((s) => s.name);
   const lines: PlanChartModel['lines'] = [];
   if (plan.stepMs !== undefined) lines.push({ label: `step ${plan.stepMs} ms`, ms: plan.stepMs, style: 'dashed' });
-  lines.push({ label: `the study's migration pause ${plan.study.migrationPauseMs} ms`, ms: plan.study.migrationPauseMs, style: 'dotted' });
+  // The study's pause is never drawn against simulated figures alone (planner.ts: the note says so).
+  if (!plan.host.simulated) lines.push({ label: `the study's migration pause ${plan.study.migrationPauseMs} ms`, ms: plan.study.migrationPauseMs, style: 'dotted' });
   const values = [...bars.map((b) => b.ms), ...lines.map((l) => l.ms)];
+  if (values.length === 0) values.push(1);
   const empty = bars.length === 0 && plan.strategies.every((s) => s.memoryBytes === undefined) ? planEmptyLine(plan) : undefined;
   return {
     ...(empty !== undefined ? { empty } : {}),

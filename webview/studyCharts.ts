@@ -138,7 +138,7 @@ function figure3Data(m: Figure3Model, c: ChartColors): Drawn {
       borderWidth: 1,
     };
   });
-  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: [m.floor] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2 };
+  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: m.floor ? [m.floor] : [] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2 };
 }
 
 /** One log-axis horizontal bar chart that redraws in place. */
@@ -184,8 +184,9 @@ class StudyChart {
  * The words under a chart: colours (several runs), the lines' sources, the runs a study line is
  * drawn beside but not compared with (and why), and what is absent.
  */
-function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine[], absent: readonly string[], drawn: readonly string[] = [], notCompared: readonly string[] = []): HTMLElement {
+function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine[], absent: readonly string[], drawn: readonly string[] = [], notCompared: readonly string[] = [], notDrawn?: string): HTMLElement {
   return h('div', { class: 'study-notes muted' },
+    notDrawn ? h('p', { class: 'study-rows-not-drawn' }, notDrawn) : null,
     drawn.length > 0 ? h('p', {}, `Bars: ${drawn.join('; ')}.`) : null,
     legend && legend.keys.length > 1 ? h('p', {}, `Colours: one per host and NCCL version — ${legend.keys.map((k, i) => `${i + 1}: ${k}`).join('; ')}.`) : null,
     ...lines.map((l) => h('p', {}, `${l.style === 'dashed' ? 'Dashed' : 'Dotted'}: ${l.label} — ${l.source}.`)),
@@ -234,10 +235,10 @@ export class StudyCharts {
     // A figure with nothing to draw says so in one line, in place of an empty chart and its notes.
     this.fig2.box.hidden = m2.empty !== undefined;
     if (m2.empty === undefined) this.fig2.draw(figure2Data(m2, this.runs, c));
-    replaceChildren(this.notes2, m2.empty !== undefined ? h('p', { class: 'muted study-empty' }, m2.empty) : notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn, m2.notCompared));
+    replaceChildren(this.notes2, m2.empty !== undefined ? h('p', { class: 'muted study-empty' }, m2.empty) : notes(this.runs.length > 1 ? m2.legend : undefined, m2.lines, m2.absent, m2.drawn, m2.notCompared, m2.notDrawn));
     this.fig3.box.hidden = m3.empty !== undefined;
     if (m3.empty === undefined) this.fig3.draw(figure3Data(m3, c));
-    replaceChildren(this.notes3, m3.empty !== undefined ? h('p', { class: 'muted study-empty' }, m3.empty) : notes(this.runs.length > 1 ? m3.legend : undefined, [m3.floor], m3.absent, [], m3.notCompared));
+    replaceChildren(this.notes3, m3.empty !== undefined ? h('p', { class: 'muted study-empty' }, m3.empty) : notes(this.runs.length > 1 ? m3.legend : undefined, m3.floor ? [m3.floor] : [], m3.absent, [], m3.notCompared));
   }
 
   dispose(): void {

@@ -13,7 +13,7 @@
  * invented); so is a reference line the run lacks. Several runs: one colour per host and NCCL
  * version (runs of the same host and version share it).
  */
-import { STUDY_FIGURES, studyNotComparedWhy, studyReferenceNote, type StudyFigure } from '../readings/studyFigures';
+import { STUDY_FIGURES, studyNotComparedWhy, studyNotDrawnNote, studyReferenceNote, type StudyFigure } from '../readings/studyFigures';
 import { poolVariants } from '../readings/plan/strategies';
 import { stepTerm, type PlanRun } from '../readings/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
@@ -71,9 +71,15 @@ export interface Figure2Model {
   absent: string[];
   /** Which variant each split/shrink/grow bar is and the size of its child ("split: split/whole/splitShare=0, a child of 2 ranks"). */
   drawn: string[];
-  /** Per run whose bars the study's migration pause is drawn beside but not compared with, why ({@link notComparedNotes}). */
+  /**
+   * Per run whose bars the study's migration pause is drawn beside but not compared with, why
+   * ({@link notComparedNotes}); when every run with a bar is simulated, the pause is not drawn and
+   * this holds the one note that says so.
+   */
   notCompared: string[];
   legend: StudyLegend;
+  /** The rows left out because no run has a bar in them, in one line ("No bar for shrink and grow: the run has no figure for them (why below)."). */
+  notDrawn?: string;
   /** One line in place of the chart when no run has a bar: "no figures for Figure 2: …" (never an empty chart). */
   empty?: string;
   /** Log axis ends: powers of ten around every segment end, whisker and line. */
@@ -205,7 +211,10 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
     }),
   );
   const pause = STUDY_FIGURES.migrationPause;
-  const lines: StudyLine[] = [{ label: `the study's migration pause ${pause.written}`, ms: pause.min, style: 'dashed', source: pause.source }];
+  const withBars = new Set(bars.flat().map((b) => b.run));
+  // A study line is never drawn against simulated figures alone: a note says so instead.
+  const simulatedOnly = allSimulated(runs, withBars);
+  const lines: StudyLine[] = simulatedOnly ? [] : [{ label: `the study's migration pause ${pause.written}`, ms: pause.min, style: 'dashed', source: pause.source }];
   runs.forEach((r) => {
     const variant = poolVariants([{ file: r.file, run: r.run }], r.run.ranks).plain;
     const st = stepStats(r.run, 'pool', variant, 'switch');
@@ -220,12 +229,18 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
       return [...out, at];
     });
   });
-  const withBars = new Set(bars.flat().map((b) => b.run));
-  const notCompared = notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause');
+  const notCompared = simulatedOnly
+    ? [studyNotDrawnNote(pause, 'migration pause', runs.length > 1 ? "these runs' figures" : "this run's figures")]
+    : notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause');
   const empty = withBars.size === 0 ? `no figures for Figure 2: ${runsWord(runs)} measured none of ${FIGURE2_CATEGORIES.map((c) => c.experiment).join(', ')}` : undefined;
+  // A row with no bar in any run is not drawn (no empty rows at 1 rank): one line names them, the
+  // absent list says why each is missing.
+  const kept = FIGURE2_CATEGORIES.map((_, i) => i).filter((i) => empty !== undefined || bars[i]!.length > 0);
+  const dropped = FIGURE2_CATEGORIES.filter((_, i) => !kept.includes(i)).map((c) => c.name);
   return {
-    categories: FIGURE2_CATEGORIES.map((c) => c.name),
-    bars,
+    categories: kept.map((i) => FIGURE2_CATEGORIES[i]!.name),
+    bars: kept.map((i) => bars[i]!),
+    ...(dropped.length > 0 ? { notDrawn: `No bar for ${listWords(dropped)}: ${runsWord(runs)} ${runs.length === 1 ? 'has' : 'have'} no figure for ${dropped.length === 1 ? 'it' : 'them'} (why below).` } : {}),
     lines,
     absent,
     drawn,
@@ -247,7 +262,8 @@ export interface Figure3Group {
 
 export interface Figure3Model {
   groups: Figure3Group[];
-  floor: StudyLine;
+  /** The study's floor; absent when every run drawn is simulated (a note in `notCompared` says so). */
+  floor?: StudyLine;
   absent: string[];
   /** Per run whose bars the study's floor is drawn beside but not compared with, why ({@link notComparedNotes}). */
   notCompared: string[];
@@ -256,6 +272,16 @@ export interface Figure3Model {
   empty?: string;
   min: number;
   max: number;
+}
+
+/** Whether every run of `drawn` (indices into `runs`) is simulated, and there is at least one. */
+function allSimulated(runs: readonly StudyRun[], drawn: ReadonlySet<number>): boolean {
+  return drawn.size > 0 && [...drawn].every((i) => isSimulatedRun(runs[i]!.run));
+}
+
+/** "a", "a and b", "a, b and c". */
+function listWords(xs: readonly string[]): string {
+  return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`;
 }
 
 /** "the run" (one run), "the runs" (several): the subject of an empty chart's line. */
@@ -292,9 +318,22 @@ export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
     return g.abort || g.finalizeDestroy ? [g] : [];
   });
   const f = STUDY_FIGURES.abortFloor;
-  const floor: StudyLine = { label: `the study's floor ${f.written}`, ms: f.min, style: 'dashed', source: f.source };
+  const drawn = new Set(groups.map((g) => g.run));
+  // A study line is never drawn against simulated figures alone: a note says so instead.
+  const simulatedOnly = allSimulated(runs, drawn);
+  const floor: StudyLine | undefined = simulatedOnly ? undefined : { label: `the study's floor ${f.written}`, ms: f.min, style: 'dashed', source: f.source };
   const values = groups.flatMap((g) => [g.abort, g.finalizeDestroy].flatMap((s) => (s ? [s.ms, s.p90] : [])));
-  const notCompared = notComparedNotes(runs, new Set(groups.map((g) => g.run)), f, 'floor', 'teardown');
+  const notCompared = simulatedOnly
+    ? [studyNotDrawnNote(f, 'floor', runs.length > 1 ? "these runs' figures" : "this run's figures")]
+    : notComparedNotes(runs, drawn, f, 'floor', 'teardown');
   const empty = groups.length === 0 ? `no figures for Figure 3: ${runsWord(runs)} measured neither abort nor destroy` : undefined;
-  return { groups, floor, absent, notCompared, legend: studyLegend(runs), ...(empty !== undefined ? { empty } : {}), ...logBounds([...values, floor.ms]) };
+  return {
+    groups,
+    ...(floor ? { floor } : {}),
+    absent,
+    notCompared,
+    legend: studyLegend(runs),
+    ...(empty !== undefined ? { empty } : {}),
+    ...logBounds([...values, ...(floor ? [floor.ms] : [])]),
+  };
 }

@@ -24,6 +24,7 @@ import { RecoverySection } from './recoveryView';
 import { StudyCharts } from './studyCharts';
 import { FirstPageSection } from './firstPage';
 import { runName } from '../readings/runName';
+import { errorAdvice } from '../readings/failureAdvice';
 
 /** What the view may ask of its host; absent in the standalone report. */
 export interface ViewActions {
@@ -51,13 +52,14 @@ function fitChart(box: HTMLElement, model: ChartModel): void {
   if (box.style.height !== height) box.style.height = height;
 }
 
-/** One error of the run as list item: code, message, where, the library's text, the hint. */
-function errorItem(e: RunFile['errors'][number], hintLabel: string): HTMLElement {
+/** One error of the run as list item: code, message, where, the library's text, the hint (readings/failureAdvice.ts: chosen against the run's regime). */
+function errorItem(e: RunFile['errors'][number], hintLabel: string, simulated: boolean): HTMLElement {
+  const advice = errorAdvice(e, simulated);
   return h('li', {},
     h('span', { class: 'code' }, String(e.code)), ' ', String(e.message),
     formatWhere(e.where) && h('div', {}, `where: ${formatWhere(e.where)}`),
     e.detail && h('div', {}, `why: ${e.detail}`),
-    e.hint && h('div', { class: 'hint' }, `${hintLabel}: ${e.hint}`),
+    advice && h('div', { class: 'hint' }, `${hintLabel}: ${advice}`),
   );
 }
 
@@ -212,7 +214,8 @@ class ExperimentSection {
     replaceChildren(
       this.hangsBox,
       hangs.length > 0 && h('h3', {}, hangs.length === 1 ? 'Expected hang: the hang is this case\'s result' : 'Expected hangs: each hang is this case\'s result'),
-      hangs.length > 0 && h('ul', {}, ...hangs.map((e) => errorItem(e, 'why'))),
+      // An expected hang's hint is its why, kept as written (errorAdvice).
+      hangs.length > 0 && h('ul', {}, ...hangs.map((e) => errorItem(e, 'why', false))),
     );
   }
 
@@ -390,12 +393,14 @@ export class RunView {
     const showLog = this.actions ? h('vscode-button', { secondary: true }, 'Show Log') : undefined;
     showLog?.addEventListener('click', () => this.actions?.showLog());
     const f = state.failure;
+    const simulated = isSimulatedRun(run);
+    const failureAdvice = f ? errorAdvice(f, simulated) : undefined;
     replaceChildren(
       this.failureBox,
       f && h('h2', {}, 'Failed'),
       f && h('p', {}, h('span', { class: 'code' }, f.code), ' ', f.message),
       f?.where && h('p', {}, `where: ${f.where}`),
-      f?.hint && h('p', { class: 'hint' }, `what to do: ${f.hint}`),
+      failureAdvice && h('p', { class: 'hint' }, `what to do: ${failureAdvice}`),
       f && showLog,
     );
     const showLog2 = this.actions && !f ? h('vscode-button', { secondary: true }, 'Show Log') : undefined;
@@ -406,9 +411,9 @@ export class RunView {
     replaceChildren(
       this.errorsBox,
       real.length > 0 && h('h2', {}, 'Errors'),
-      real.length > 0 && h('ul', {}, ...real.map((e) => errorItem(e, 'what to do'))),
+      real.length > 0 && h('ul', {}, ...real.map((e) => errorItem(e, 'what to do', simulated))),
       orphans.length > 0 && h('h2', {}, 'Expected hangs (field cases: the hang is the result)'),
-      orphans.length > 0 && h('ul', {}, ...orphans.map((e) => errorItem(e, 'why'))),
+      orphans.length > 0 && h('ul', {}, ...orphans.map((e) => errorItem(e, 'why', false))),
       real.length > 0 && showLog2,
     );
   }

@@ -7,7 +7,7 @@
  * critical-path term has no total. docs/METHOD.md, "Planning a reshape". Pure: used by the CLI
  * (`commcost plan`), the webview's Plan section and the HTML report.
  */
-import { STUDY_FIGURES, STUDY_POOL_ESTIMATE, studyNotComparedWhy, studyReferenceNote } from '../studyFigures';
+import { STUDY_FIGURES, STUDY_POOL_ESTIMATE, studyNotComparedWhy, studyNotDrawnNote, studyReferenceNote } from '../studyFigures';
 import { estimatePools, type PoolEstimate } from './estimate';
 import { checkPlanFinite } from './finite';
 import { strategyTerms, tpShapes, type StrategyId, type StrategyTerms } from './strategies';
@@ -262,7 +262,12 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     ...(traced ? { trace: traced } : {}),
     study: {
       migrationPauseMs: pause,
-      ...(pauseWhy !== undefined ? { migrationPauseNote: studyReferenceNote(STUDY_FIGURES.migrationPause, 'migration pause', runs.length > 1 ? 'these runs' : 'this run', pauseWhy) } : {}),
+      // A simulated plan draws no study line (webview/planChartData.ts): its note says the pause is not drawn.
+      ...(host.simulated
+        ? { migrationPauseNote: studyNotDrawnNote(STUDY_FIGURES.migrationPause, 'migration pause', runs.length > 1 ? "these runs' figures" : "this run's figures") }
+        : pauseWhy !== undefined
+          ? { migrationPauseNote: studyReferenceNote(STUDY_FIGURES.migrationPause, 'migration pause', runs.length > 1 ? 'these runs' : 'this run', pauseWhy) }
+          : {}),
       pool8Bytes: STUDY_POOL_ESTIMATE.bytes.min,
       pool8Communicators: STUDY_POOL_ESTIMATE.communicators,
       pool8Written: `${STUDY_POOL_ESTIMATE.writtenCount}, ${STUDY_POOL_ESTIMATE.bytes.written} at ${STUDY_POOL_ESTIMATE.gpus} GPUs`,

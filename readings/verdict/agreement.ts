@@ -23,7 +23,7 @@
  * about order of magnitude, and 1.8× the study's value is not agreement. A share is judged in points only.
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
-import { STUDY_SHARES, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
+import { STUDY_SHARES, TRANSPORTS_DIFFER, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
 import { bytes, fewIterationsNote, isBelowTimer, isNoMemory, ms, msAll, num, pct, seconds, times } from './format';
 
 /** A part (e.g. the first collective) is negligible when it is at most this share of its total… */
@@ -178,8 +178,9 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
 
 /**
  * A range of the run's figures (lo…hi, e.g. a sweep over message sizes) against the study's
- * range: each end is set against the study's range as {@link figureClause} does (ratio to the
- * nearer end, 1 inside); agrees when both ends agree.
+ * range, like with like: the run's lowest against the study's lowest (its lower end), the run's
+ * highest against its highest (its upper end), each a ratio; agrees when both ratios are within
+ * ORDER_BAND either way. Never one end of the run's against the other end of the study's.
  * @param lo the run's lowest figure, hi its highest, in the unit of `f`.
  */
 export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.what): Clause {
@@ -189,20 +190,16 @@ export function rangeClause(lo: number, hi: number, f: StudyFigure, name = f.wha
   // An end that reads 0 makes no ratio: named, not judged, never divided by.
   const zero = zeroWords(Math.min(lo, hi), f);
   if (zero !== undefined) return { host: f.host, text: `${name} ${pair.study} vs ${span}`, agrees: false, notJudged: zero.replace(/^it reads/, 'its lowest reads'), sources: [f] };
-  const low = figureClause(lo, f);
-  const high = figureClause(hi, f);
-  const endWords = (x: number, which: string): string | undefined => {
-    if (x >= f.min && x <= f.max) return undefined;
-    const ref = x < f.min ? f.min : f.max;
-    return `${which} ${times(x / ref)} its ${f.min === f.max ? 'value' : ref === f.max ? 'upper end' : 'lower end'}`;
-  };
-  const outside = [endWords(lo, 'lowest'), endWords(hi, 'highest')].filter((w): w is string => w !== undefined);
+  const low = lo / f.min;
+  const high = hi / f.max;
+  const end = (which: 'lower' | 'upper'): string => (f.min === f.max ? 'its value' : `its ${which} end`);
+  const within = (r: number): boolean => Math.abs(Math.log(r)) <= Math.log(ORDER_BAND) + EPSILON;
   return {
     host: f.host,
-    text: `${name} ${pair.study} vs ${span} (${outside.length === 0 ? "inside the study's range" : outside.join(', ')})`,
-    agrees: low.agrees && high.agrees,
+    text: `${name} ${pair.study} vs ${span} (lowest ${times(low)} ${end('lower')}, highest ${times(high)} ${end('upper')})`,
+    agrees: within(low) && within(high),
     band: ORDER_BAND_TEXT,
-    apart: Math.max(low.apart ?? 1, high.apart ?? 1),
+    apart: Math.max(Math.exp(Math.abs(Math.log(low))), Math.exp(Math.abs(Math.log(high)))),
     sources: [f],
   };
 }
@@ -229,9 +226,11 @@ export function shareClause(part: number, total: number, studyPart: number, stud
 }
 
 /**
- * A share of the run (part of total, ms) against a derived share of the study ({@link STUDY_SHARES}),
- * by the rule of {@link shareClause}: "first collective's share 53% (derived by commcost from its
- * 43 ms init and 92 ms init + first 1 MB allreduce) vs 82% (139 ms of 170 ms)".
+ * A share of the run (part of total = call + first, ms) against a derived share of the study
+ * ({@link STUDY_SHARES}), by the rule of {@link shareClause}: "first collective's share 53%
+ * (derived by commcost from its 43 ms init and 92 ms init + first 1 MB allreduce) vs 82% (of the
+ * call + first collective, 31.9 + 144 ms)". The parts are given, not their sum: a line's total
+ * is the median of its per-iteration totals, which the sum of the medians need not equal.
  */
 export function shareClauseOf(part: number, total: number, study: StudyShare, name: string): Clause {
   const studyShare = study.part / study.total;
@@ -246,9 +245,13 @@ export function shareClauseOf(part: number, total: number, study: StudyShare, na
   const share = part / total;
   const points = Math.abs(share - studyShare) * 100;
   const shown = Math.round(points);
+  // The share is of call + first (docs/METHOD.md, "Percentages"): its two parts are given, never
+  // their sum as a total, which the line's own total (the median of the per-iteration totals) need
+  // not equal: one sentence, one figure per quantity.
+  const [callText, firstText] = msAll([total - part, part]);
   return {
     host: study.host,
-    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (${partText} of ${totalText})`,
+    text: `${name} ${pct(studyShare)} (${derived}) vs ${pct(share)} (of the call + first collective, ${callText!.replace(/ (ms|s)$/, '')} + ${firstText})`,
     agrees: points <= SHARE_POINTS + EPSILON,
     band: `±${SHARE_POINTS}-point`,
     detail: `(${shown} point${shown === 1 ? '' : 's'} apart)`,
@@ -315,7 +318,9 @@ export function studySources(figures: readonly StudyFigure[]): string {
  * 176 ms (1.9×): agrees (study: init + first 1 MB allreduce, in DESIGN.md "Figures from the
  * study")." The sources of the study's figures are named once per sentence. For a simulated run
  * the study's figures are only named (studyNotCompared): simulated figures are not measurements;
- * for a run over several hosts ({@link Here.nodes}) so are the study's figures of one host.
+ * for a run over several hosts ({@link Here.nodes}) so are the study's figures of one host. For a
+ * run on one host, a study figure measured across nodes only (the cold/warm anchor, over
+ * InfiniBand) is set beside the run's and not judged: the transports differ.
  * @returns '' when there is no clause.
  */
 export function studySentence(here: Here, clauses: Clause[]): string {
@@ -342,14 +347,27 @@ export function studySentence(here: Here, clauses: Clause[]): string {
   const hosts = [...new Set(clauses.map((c) => c.host))];
   return hosts
     .map((host) => {
+      // A study figure measured across nodes only (over InfiniBand) against a run on one host: the
+      // transports differ, so the figures are set side by side, the quantity the study measured,
+      // and not judged (studyFigures.ts studyNotComparedWhy, the same rule for the charts).
+      const otherTransport = nodes <= 1 && host.acrossNodesOnly === true;
       const parts = clauses
         .filter((c) => c.host === host)
-        .map((c) => (c.notJudged !== undefined ? `${c.text}: not judged (${c.notJudged})` : `${c.text}: ${judgement(c)}`));
+        .map((c) =>
+          otherTransport
+            ? c.notJudged !== undefined
+              ? `${c.text} (${c.notJudged})`
+              : c.text
+            : c.notJudged !== undefined
+              ? `${c.text}: not judged (${c.notJudged})`
+              : `${c.text}: ${judgement(c)}`,
+        );
+      const notJudged = otherTransport ? ` — not judged: ${TRANSPORTS_DIFFER}, the study's ${parts.length === 1 ? 'figure was' : 'figures were'} measured across nodes, this run's on one host` : '';
       const sources = studySources(clauses.filter((c) => c.host === host).flatMap((c) => c.sources));
       // One wording of the few-iterations note for every line (format.ts).
       const few = fewIterationsNote(here);
       const tail = few ? ` (${few})` : '';
-      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${sources ? ` (study: ${sources})` : ''}${tail}.`;
+      return `Study (${host.text}) vs here (${here.host}): ${parts.join('; ')}${notJudged}${sources ? ` (study: ${sources})` : ''}${tail}.`;
     })
     .join(' ');
 }

@@ -9,6 +9,9 @@
  * library initialisation, which commcost times apart (`cudaContext`, `ncclLoad`). For the
  * comparison they are added back, iteration by iteration ({@link coldAsStudied}); a run without
  * those steps has no figure of the study's quantity, and its cold figure is named, not judged.
+ * The study measured both figures across nodes, over InfiniBand: a run on one host sets the same
+ * quantity beside them and does not judge it, the transports differ (agreement.ts studySentence,
+ * `acrossNodesOnly`); a run across nodes is judged.
  */
 import type { NcclInitSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';

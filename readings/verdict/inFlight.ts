@@ -9,7 +9,7 @@
  */
 import type { CountSummary, VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { STUDY_FIGURES as S } from '../studyFigures';
+import { STUDY_DRAIN_IN_FLIGHT, STUDY_FIGURES as S } from '../studyFigures';
 import { rangeClause, studyNotCompared, studySentence, type Here } from './agreement';
 import { isBelowTimer, ms, stats, variantOf, type VerdictLine } from './format';
 
@@ -38,6 +38,8 @@ interface DrainFigure {
   /** in flight at every rank-iteration / not at some / not counted by the run. */
   state: 'in flight' | 'finished' | 'not counted';
   atStart?: CountSummary;
+  /** Allreduces in flight as the call began, from the variant (alone: 1; the mix: its label's count, the catalogue's 4). */
+  inFlight: number;
 }
 
 /** The variant's in-flight sizes in words, from its name (`finalize/64MiB`) or its step label ("4 allreduces in flight (16 MiB, …)"). */
@@ -59,9 +61,16 @@ function drainFigures(run: RunFile): DrainFigure[] {
     const value = stats(v, mode === 'finalize' ? 'total' : 'sync')?.median;
     if (value === undefined) continue;
     const atStart = countOf(v, 'inFlightAtStart');
+    const name = drainName(v);
+    const together = /^the (\d+) together/.exec(name);
+    // A variant named by a size (`finalize/64MiB`) has one allreduce in flight; the mix (`finalize`)
+    // has the count its label gives, and every commcost version made it of the catalogue's four
+    // (16, 64, 128, 256 MiB; DESIGN.md, "Experiment catalogue").
+    const inFlight = name.endsWith(' alone') ? 1 : together ? Number(together[1]) : STUDY_DRAIN_IN_FLIGHT;
     out.push({
       mode,
-      name: drainName(v),
+      inFlight,
+      name,
       value,
       finalize: stats(v, 'finalize')?.median,
       sync: mode === 'finalize' ? stats(v, 'sync')?.median : undefined,
@@ -84,8 +93,10 @@ const MODE_SHORT = { finalize: 'finalize', 'stream-sync': 'stream synchronize' }
 /**
  * drain: the sweep of in-flight allreduces, then ncclCommFinalize until quiet or a stream
  * synchronize alone. A variant's figure is a drain figure only when its work was in flight at
- * every rank-iteration (`inFlightAtStart.min === 1`): those are given per size and set beside the
- * study's 7–112 ms (their range against the study's); every other variant is said "not a drain
+ * every rank-iteration (`inFlightAtStart.min === 1`): those are given per size, and those with
+ * four allreduces in flight, as the study's drain had, are set beside the study's 7–112 ms (one
+ * figure against its range, several: lowest against its lower end, highest against its upper);
+ * one allreduce alone is a drain of another count, said not set beside it. Every other variant is said "not a drain
  * figure" with the count of rank-iterations whose work had finished before the call, or, in a
  * run without the count, that whether work was in flight is not known. Never compared with the
  * study without a drain figure: the study's figure is then named with its host and source, not
@@ -150,19 +161,28 @@ export function drainLine(run: RunFile, here: Here): VerdictLine | undefined {
   }
 
   // A figure that reads 0 ms is below the timer's resolution: not set beside the study's range.
-  const sweep = drained.filter((f) => f.mode === 'finalize').map((f) => f.value).filter((v) => !isBelowTimer(v));
-  const study =
-    sweep.length > 0
-      ? studySentence(here, [
-          rangeClause(Math.min(...sweep), Math.max(...sweep), S.drain, sweep.length > 1 ? 'until quiet (the sweep)' : 'until quiet'),
-        ])
-      : // Named with its host and source, as every study figure the verdict gives (agreement.ts).
-        studyNotCompared(
-          [S.drain],
-          drained.some((f) => f.mode === 'finalize')
-            ? "the drain here reads 0 ms, below the timer's resolution"
-            : 'this run has no drain figure',
-        );
+  // Like with like: the study's drain had four allreduces in flight (STUDY_DRAIN_IN_FLIGHT); a drain
+  // of another count (one allreduce alone) is not set beside it.
+  const measured = drained.filter((f) => f.mode === 'finalize' && !isBelowTimer(f.value));
+  const alike = measured.filter((f) => f.inFlight === STUDY_DRAIN_IN_FLIGHT);
+  const other = measured.filter((f) => f.inFlight !== STUDY_DRAIN_IN_FLIGHT);
+  const sweep = alike.map((f) => f.value);
+  const countWords = (f: DrainFigure): string => (f.inFlight === 1 ? 'one allreduce' : `${f.inFlight} allreduces`);
+  const otherWords =
+    other.length > 0
+      ? `the drains here with ${[...new Set(other.map(countWords))].join(' or ')} in flight (${other.map((f) => f.name).join(', ')}), the study's with ${STUDY_DRAIN_IN_FLIGHT}`
+      : undefined;
+  let study: string;
+  if (sweep.length > 0) {
+    const name = alike.length === 1 ? `until quiet, ${alike[0]!.name.replace(/ \(.*\)$/, '')}` : `until quiet with ${STUDY_DRAIN_IN_FLIGHT} in flight (the sweep)`;
+    study = `${otherWords ? `Not set beside the study's: ${otherWords}. ` : ''}${studySentence(here, [rangeClause(Math.min(...sweep), Math.max(...sweep), S.drain, name)])}`;
+  } else {
+    // Named with its host and source, as every study figure the verdict gives (agreement.ts).
+    study = studyNotCompared(
+      [S.drain],
+      otherWords ?? (drained.some((f) => f.mode === 'finalize') ? "the drain here reads 0 ms, below the timer's resolution" : 'this run has no drain figure'),
+    );
+  }
   return { id: 'drain', text: `${text} ${study}` };
 }
 

@@ -70,9 +70,11 @@ export function firstCollectiveShare(run: RunFile, where: string, here: Here): V
   const sum = call + first;
   const regime = shareRegime(first, sum);
   const firstText = isBelowTimer(first) ? `${ms(first)} (below the timer's resolution)` : `${ms(first)} (${pct(first / sum)})`;
+  // One figure per quantity in one sentence: the total said is the median total; the shares are
+  // of call + first, said as such, and their sum is never printed beside it as a second total.
   const notSum =
     Math.abs(sum - total) > 0.005 * total
-      ? ` (shares of their sum, ${ms(sum)}: each the median of its part, so the two need not add up to the median total of ${ms(total)})`
+      ? ` (shares of the call + first collective, each the median of its part: the median total need not be their sum)`
       : '';
   const how =
     regime === 'negligible'
@@ -216,7 +218,11 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
     );
     if (fresh !== undefined) clauses.push(relationClause(splitTotal, fresh, S.splitToFirst, S.freshToFirst, 'split against a fresh init'));
   }
-  if (usable(splitTotal) && usable(share1))
+  // Like with like: the study's splitShare 1 against 0 split 4 ranks in half; a split that keeps
+  // the parent's ranks (fewer than 4 ranks: `whole`) lets a shared child reuse every connection,
+  // so it is named beside the study's, not judged.
+  const splitKeepsRanks = !split.variant.startsWith('halves/');
+  if (usable(splitTotal) && usable(share1) && !splitKeepsRanks)
     clauses.push(relationClause(share1, splitTotal, S.splitShare1ToFirst, S.splitShare0ToFirst, 'splitShare 1 against 0'));
   // A shrink of 2 ranks leaves a one-rank child, with no peer to connect to: set beside the
   // study's shrink of a multi-rank communicator it is named, not judged (like with like).
@@ -234,12 +240,22 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
         'grow against a fresh init',
       ),
     );
-  const named = shrinkToOne
-    ? studyNotCompared(
-        [shrinkStudy],
-        `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranksText}`,
-      )
-    : '';
+  const named = [
+    shrinkToOne
+      ? studyNotCompared(
+          [shrinkStudy],
+          `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranksText}`,
+        )
+      : '',
+    usable(splitTotal) && usable(share1) && splitKeepsRanks
+      ? studyNotCompared(
+          [S.splitShare1ToFirst, S.splitShare0ToFirst],
+          `the split here keeps the parent's ${run.ranks} rank${run.ranks === 1 ? '' : 's'}, a child of the same shape as its parent; the study split ${S.splitShare1ToFirst.host.ranksText} in half`,
+        )
+      : '',
+  ]
+    .filter((x) => x !== '')
+    .join(' ');
   // The "cheaper"/"costlier" words are judgements too: with no study sentence to carry the
   // few-iterations note, the line carries it.
   const few = judged && clauses.length === 0 ? fewIterationsNote(here) : undefined;

@@ -3,13 +3,17 @@
  * (`tp…`, the parent's splitShare 0, as the study did) and with sharing (`tp…/splitShare=1`):
  * memory per GPU both ways (the free-memory delta at the last `pool after TP<s>` point, the pool
  * so far, and NCCL's own count, ncclCommMemStats, where the run has it), the switch inside the
- * pool and the on-demand rebuild both ways. Set beside the study's pool (+464 MB per GPU, one TP2
- * child ~76 MB) only where the shapes make that comparison: a pool of one shape (one rank) has
- * no child to share, and is said so.
+ * pool and the on-demand rebuild both ways. Set beside the study's pool (+464 MB per GPU) only
+ * where the pool is made as the study's was (TP4 + 2×TP2 + 4×TP1 on 4 GPUs, splitShare 0:
+ * studyFigures.ts poolMakeupDiffers); a pool of other shapes is named with both makeups, not
+ * compared; one TP2 child is set beside the study's (~76 MB) wherever the run has one. A pool of
+ * one shape (one rank) has no child to share, and is said so. NCCL's count is said as NCCL's,
+ * with how it stands against the free-memory delta (memStatsWords).
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { STUDY_FIGURES as S } from '../studyFigures';
+import { memStatsGap } from '../manyComms';
+import { poolMakeupDiffers, STUDY_FIGURES as S } from '../studyFigures';
 import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Clause, type Here } from './agreement';
 import { bytes, fewIterationsNote, failureOf, isBelowTimer, isNoMemory, ms, pct, stats, times, type VerdictLine } from './format';
 
@@ -50,14 +54,29 @@ export function poolFigures(v: VariantSummary): PoolFigures {
   return out;
 }
 
+/**
+ * NCCL's own count beside the free-memory delta, said as NCCL's count (summed over the pool's
+ * communicators) and, chosen by the two figures (readings/manyComms.ts memStatsGap, the many-comms
+ * notes' rule): within 10% of the delta; above it, the counts overlap and their sum is not memory
+ * used; below it, NCCL left part uncounted. Either way the delta is what the GPU lost.
+ */
+function memStatsWords(f: PoolFigures): string | undefined {
+  if (f.memStatsBytes === undefined) return undefined;
+  const count = `NCCL's own count, ncclCommMemStats summed over the pool's communicators, ${bytes(f.memStatsBytes)}`;
+  if (isNoMemory(f.bytes!)) return `${count}; the free-memory delta is what the GPU lost`;
+  const gap = memStatsGap(f.memStatsBytes, f.bytes!);
+  if (gap === undefined) return `${count}, within 10% of the free-memory delta`;
+  if (gap === 'over') return `${count}, ${times(f.memStatsBytes / f.bytes!)} the free-memory delta: the counts overlap, so their sum is not memory used; the delta is`;
+  return `${count}, below the free-memory delta: it leaves ${bytes(f.bytes! - f.memStatsBytes)} uncounted; the delta is what the GPU lost`;
+}
+
 function memoryWords(f: PoolFigures, gpuBytes: number | undefined): string {
-  if (isNoMemory(f.bytes!)) {
-    const nccl = f.memStatsBytes !== undefined ? `; ncclCommMemStats counts ${bytes(f.memStatsBytes)}` : '';
-    return `no memory change measured per GPU (the free-memory delta reads ${bytes(f.bytes!)}${nccl})`;
-  }
+  const nccl = memStatsWords(f);
+  if (isNoMemory(f.bytes!)) return `no memory change measured per GPU (the free-memory delta reads ${bytes(f.bytes!)}${nccl ? `; ${nccl}` : ''})`;
   const share = gpuBytes ? `${pct(f.bytes! / gpuBytes)} of its memory` : undefined;
-  const nccl = f.memStatsBytes !== undefined ? `ncclCommMemStats counts ${bytes(f.memStatsBytes)}` : undefined;
-  const extra = [share, nccl].filter((x) => x !== undefined).join('; ');
+  // Beside NCCL's count, the figure is named as the free-memory delta: two counts, told apart.
+  const delta = nccl === undefined ? share : `${share ? `${share}, ` : ''}the free-memory delta`;
+  const extra = [delta, nccl].filter((x) => x !== undefined).join('; ');
   return `${bytes(f.bytes!)} per GPU${extra ? ` (${extra})` : ''}`;
 }
 
@@ -134,8 +153,11 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
   // A figure that reads no memory change or 0 ms is not set beside the study's (no "0 MiB (0×)").
   const clauses: Clause[] = [];
   const unset: string[] = [];
+  // Like with like: the pool's memory is set beside the study's only for a pool made as the
+  // study's was (TP4 + 2×TP2 + 4×TP1 on 4 GPUs, splitShare 0); another makeup is named, not compared.
+  const makeup = poolMakeupDiffers(plain.shapes);
   if (isNoMemory(plain.bytes)) unset.push('the pool here shows no memory change');
-  else clauses.push(figureClause(plain.bytes, S.poolBytes, `pool per GPU (here ${plain.variant})`));
+  else if (makeup === undefined) clauses.push(figureClause(plain.bytes, S.poolBytes, `pool per GPU (here ${plain.variant})`));
   if (plain.tp2ChildBytes !== undefined && !isNoMemory(plain.tp2ChildBytes)) clauses.push(figureClause(plain.tp2ChildBytes, S.tp2ChildBytes, 'one TP2 child per GPU'));
   // A switch to a one-rank child runs a collective with no peer: named beside the study's switch
   // (a collective among several ranks + graph capture), not judged against it.
@@ -156,9 +178,10 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
       ? ` ${studyNotCompared([S.poolSwitch], 'the switch here is to a one-rank child, whose collective has no peer')}`
       : '';
   const notSet = unset.length > 0 ? ` ${studyNotCompared(isNoMemory(plain.bytes) ? [S.poolBytes] : [S.poolSwitch], unset.join('; '))}` : '';
+  const otherMakeup = makeup !== undefined && !isNoMemory(plain.bytes) ? ` ${studyNotCompared([S.poolBytes], makeup)}` : '';
   // The switch/rebuild words are judgements: with no study sentence to carry the few-iterations
   // note, the line carries it.
   const few = clauses.length === 0 ? fewIterationsNote(here) : undefined;
   const sentence = studySentence(here, clauses);
-  return { id: 'pool', text: `${few ? `${text.replace(/\.$/, '')} (${few}).` : text}${sentence ? ` ${sentence}` : ''}${named}${notSet}` };
+  return { id: 'pool', text: `${few ? `${text.replace(/\.$/, '')} (${few}).` : text}${sentence ? ` ${sentence}` : ''}${otherMakeup}${named}${notSet}` };
 }

@@ -16,7 +16,7 @@
 import { minGpusOf } from '../../protocol/catalogue';
 import type { ExperimentId } from '../../protocol/runOptions';
 import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
-import { STUDY_FIGURES as S, STUDY_SHARES, studyNotComparedWhy, type StudyFigure, type StudyRegime } from '../studyFigures';
+import { poolMakeupDiffers, STUDY_FIGURES as S, STUDY_SHARES, studyNotComparedWhy, type StudyFigure, type StudyRegime } from '../studyFigures';
 import { figureClause, judgement, shareClauseOf, type Clause } from './agreement';
 import { bytes, failureOf, isBelowTimer, isNoMemory, ms, msAll, pct, stats, variantOf } from './format';
 import { poolFigures } from './pool';
@@ -283,7 +283,8 @@ function poolSummaryLine(run: RunFile, regime: StudyRegime, simulated: boolean):
         ? `; an on-demand rebuild reads 0 ms here (below the timer's resolution), so the pool saves nothing measurable`
         : `, and turns a ${ms(p.rebuild)} rebuild of ${childWords(p.shapes[1] ?? 1)} (split + first collective) into a ${isBelowTimer(p.sw) ? "switch below the timer's resolution" : `${ms(p.sw)} switch`}`
       : '';
-  const why = isNoMemory(p.bytes) ? 'the pool here shows no memory change' : studyNotComparedWhy(S.poolBytes, regime, 'pool');
+  // Like with like: only a pool made as the study's was (studyFigures.ts poolMakeupDiffers).
+  const why = isNoMemory(p.bytes) ? 'the pool here shows no memory change' : (studyNotComparedWhy(S.poolBytes, regime, 'pool') ?? poolMakeupDiffers(p.shapes));
   return {
     kind: 'pool',
     label,

@@ -23,8 +23,11 @@ test('the migration pause beside a plan: a note only for a simulated run; the pa
   const run = fourRankRun();
   run.nodes = [0, 1].map((index) => ({ index, hostname: `gpu${index}`, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
   assert.equal(planChartModel(planReshape(asPlanRuns(run), {})).pauseNote, undefined);
+  // Simulated: the pause is not drawn at all (issue #28 review), and the note says so.
+  const sim = planChartModel(planReshape(asPlanRuns(fourRankRun({ simulated: true })), {}));
+  assert.ok(!sim.lines.some((l) => /migration pause/.test(l.label)), 'no study line on a simulated plan');
   assert.match(
-    planChartModel(planReshape(asPlanRuns(fourRankRun({ simulated: true })), {})).pauseNote!,
-    /^The study's migration pause \(69 ms, an earlier experiment, a request handed between two single-GPU engines, GPU not stated\) is shown for reference, not compared with this run: simulated figures are not measurements/,
+    sim.pauseNote!,
+    /^The study's migration pause \(69 ms, an earlier experiment, a request handed between two single-GPU engines, GPU not stated\) is not drawn: this run's figures are simulated, not measurements/,
   );
 });

@@ -25,7 +25,9 @@ const withAbort = (): StudyRun => {
 
 test('Figure 2: each category stacks its call and first collective (medians), a p90 whisker per segment; a missing step is absent with why', () => {
   const m = figure2Model([withAbort()]);
-  assert.deepEqual(m.categories, ['init', 'split', 'shrink', 'grow', 'abort then re-init']);
+  // grow has no bar in any run: its row is not drawn, one line says so (the absent list says why).
+  assert.deepEqual(m.categories, ['init', 'split', 'shrink', 'abort then re-init']);
+  assert.equal(m.notDrawn, 'No bar for grow: the run has no figure for it (why below).');
   const seg = (i: number) => m.bars[i]!.map((b) => b.segments.map((s) => [s.source, s.ms]));
   assert.deepEqual(seg(0), [[['init/default/call', 40], ['init/default/first', 60]]]);
   assert.equal(m.bars[0]![0]!.totalMs, 100);
@@ -33,9 +35,8 @@ test('Figure 2: each category stacks its call and first collective (medians), a 
   assert.deepEqual(seg(1), [[['split/halves/splitShare=0/call', 25], ['split/halves/splitShare=0/first', 15]]]);
   assert.deepEqual(seg(2), [[['shrink/default/call', 30], ['shrink/default/first', 20]]]);
   // grow was skipped by the run: not drawn, and said so with the run's reason.
-  assert.deepEqual(m.bars[3], []);
-  assert.deepEqual(seg(4), [[['abort/default/abort', 500], ['abort/default/reinit', 40], ['abort/default/first', 60]]]);
-  assert.equal(m.bars[4]![0]!.totalMs, 600);
+  assert.deepEqual(seg(3), [[['abort/default/abort', 500], ['abort/default/reinit', 40], ['abort/default/first', 60]]]);
+  assert.equal(m.bars[3]![0]!.totalMs, 600);
   assert.equal(m.bars[0]![0]!.segments[1]!.p90, 60 * 1.02);
   assert.deepEqual(m.absent, ['grow: grow was skipped in four.json: needs NCCL ≥ 2.29.2, host has 2.28.9']);
   // Lines: the study's 69 ms pause (dashed, with its source) and this run's in-pool swap (dotted, pool/tp4+2+1/switch = 2 ms).
@@ -49,7 +50,7 @@ test('Figure 2: each category stacks its call and first collective (medians), a 
 
 test('Figure 2 without an abort or a pool says both are absent', () => {
   const m = figure2Model([{ label: 'A', file: 'x.json', run: fourRankRun({}, ['pool']) }]);
-  assert.deepEqual(m.bars[4], []);
+  assert.ok(!m.categories.includes('abort then re-init'), 'no empty row');
   assert.match(m.absent.join('\n'), /abort then re-init: the runs have no abort experiment, which measures it/);
   assert.match(m.absent.join('\n'), /the in-pool swap line: the runs have no pool experiment/);
   assert.deepEqual(m.lines.map((l) => l.style), ['dashed']);
@@ -60,9 +61,9 @@ test('Figure 3: abort against finalize + destroy per configuration, with the 500
   assert.equal(m.groups.length, 1);
   assert.equal(m.groups[0]!.abort!.ms, 500);
   assert.equal(m.groups[0]!.finalizeDestroy!.ms, 300);
-  assert.equal(m.floor.ms, 500);
+  assert.equal(m.floor?.ms, 500);
   assert.equal(STUDY_FIGURES.abortFloor.min, 500);
-  assert.match(m.floor.source, /the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 \(docs\/METHOD\.md "The study's figures"\)/);
+  assert.match(m.floor!.source, /the floor abort and revoke sit on: the study's summary of abort 485–534 ms and revoke 499–502 ms, the 500 ms floor of its Figure 3 \(docs\/METHOD\.md "The study's figures"\)/);
   assert.equal(m.groups[0]!.config, '4× H200 · NCCL 2.28.9');
   const none = figure3Model([four()]);
   assert.match(none.absent.join('\n'), /ncclCommAbort: the runs have no abort experiment/);
@@ -136,9 +137,16 @@ test('the study\'s lines beside runs the verdict does not compare with them (1 r
   const nodes = { label: 'N', file: 'two-nodes.json', run };
   assert.deepEqual(figure3Model([two, nodes]).notCompared, []);
   assert.deepEqual(figure2Model([nodes]).notCompared, []);
-  // Simulated: not measurements.
+  // Simulated alone: the study's line is not drawn at all (issue #28 review), said in one note;
+  // beside a measured run it is drawn, and the simulated run's note says it is not compared.
   const sim = { label: 'B', file: 'b.json', run: { ...structuredClone(two.run), simulated: true } };
-  assert.match(figure3Model([sim]).notCompared[0]!, /not compared with this run: simulated figures are not measurements/);
+  assert.equal(figure3Model([sim]).floor, undefined);
+  assert.match(figure3Model([sim]).notCompared[0]!, /^The study's floor \(~0\.5 s, [^)]*\) is not drawn: this run's figures are simulated, not measurements/);
+  assert.ok(!figure2Model([sim]).lines.some((l) => /migration pause/.test(l.label)));
+  assert.match(figure2Model([sim]).notCompared[0]!, /^The study's migration pause \(69 ms, [^)]*\) is not drawn: this run's figures are simulated, not measurements/);
+  const mixed = figure3Model([two, sim]);
+  assert.equal(mixed.floor?.ms, 500);
+  assert.match(mixed.notCompared[0]!, /not compared with run B \([^)]*\): simulated figures are not measurements/);
   // A run with no bar in the chart gets no note (nothing is drawn beside the line for it).
   assert.deepEqual(figure3Model([{ ...one, run: { ...one.run, ranks: 1, experiments: [] } }]).notCompared, []);
 });
@@ -173,4 +181,13 @@ test('a section with nothing to show says so in one line: a c10d-only run and a 
   assert.equal(figure2Model([withAbort()]).empty, undefined);
   assert.equal(figure3Model([withAbort()]).empty, undefined);
   assert.equal(planChartModel(planReshape([{ file: 'x.json', run: withAbort().run }], {})).empty, undefined);
+});
+
+test('Figure 2 at one rank: no empty split, shrink and grow rows; one line names what is missing (issue #28 review)', () => {
+  const one = { label: 'O', file: 'h200x1.json', run: load('h200x1-2026-12-01/h200x1-nccl2.30.7-source.json') };
+  const m = figure2Model([one]);
+  assert.deepEqual(m.categories, ['init', 'abort then re-init']);
+  assert.ok(m.bars.every((b) => b.length > 0), 'every row drawn has a bar');
+  assert.equal(m.notDrawn, 'No bar for split, shrink and grow: the run has no figure for them (why below).');
+  assert.match(m.absent.join('\n'), /shrink: shrink was skipped in h200x1\.json: needs 2 GPUs, host has 1/);
 });

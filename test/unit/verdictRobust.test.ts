@@ -302,8 +302,8 @@ describe('#19 a run over several nodes names every host', () => {
     assert.doesNotMatch(drain, /agrees|differs/, drain);
     // The study's cold/warm anchor was measured across InfiniBand: judged across nodes, its setting named.
     assert.match(line(run, 'cold-start'), /Study \(A40 across InfiniBand, GPU count and NCCL version not stated\) vs here \(16× H100 80GB HBM3 over 2 hosts, gpu0 and gpu1\): cold/);
-    // The same run on one host is judged as before.
-    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold with its CUDA and library start 493–523 ms vs [^;]*: same order as the study \(within commcost's 0\.32–3\.2× band\)/);
+    // The same run on one host: set beside the study's InfiniBand figures, not judged (the transports differ).
+    assert.match(line(load(W), 'cold-start'), /vs here \(2× H200 NVLink\): cold with its CUDA and library start 493–523 ms vs 864 ms \(1\.65× its upper end\); [^—]*— not judged: the transports differ/);
     // From one recorded iteration the line's own cost words ("cold costs more than warm") carry the note.
     const once = { ...twoNodes(), options: { ...twoNodes().options, iterations: 1 } };
     assert.match(line(once, 'drain'), /— not compared here: this run spans 2 hosts, the study's figures? (was|were) of one host \(study: [^)]*\) \(here from one recorded iteration per step: each word rests on a single observation\)\.$/);
@@ -375,7 +375,7 @@ test('#23 one share, one rounding: the first collective\'s share is the same in 
   assert.match(text, /most of it, 142 ms \(81%\), is paid by the first collective/, text);
   // The rule (METHOD, "Percentages"): of call + first, 142 of 174.6 ms is 81%; 82% was of the median total.
   assert.doesNotMatch(text, /82%/, text);
-  assert.match(text, /vs 81% \(142 ms of 175 ms\)/, text);
+  assert.match(text, /vs 81% \(of the call \+ first collective, 32\.6 \+ 142 ms\)/, text);
 });
 
 test('#25 a run without a stamp but with figures: the header and the verdict say the stamp is missing, not that the agent stopped', () => {
