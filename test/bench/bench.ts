@@ -38,7 +38,9 @@
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
  *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
+ *   node --import tsx test/bench/startup.ts --prebuild-first-file   # dist/firstFile.js, for section 6
  *   node dist/bench.js
+ * (sections 3 and 6 also need node_modules/web-tree-sitter carried beside it).
  * Parts that need the repository's node_modules or fixtures are skipped with the reason.
  */
 import { existsSync } from 'node:fs';

@@ -68,12 +68,23 @@ function activationInNode(root: string, table: TargetTable, log: (l: string) => 
   table.add(judgedRow({ id: 'startup.activate.node', what: 'activation (Node, stand-in vscode)', unit: 'ms', target: 'p50 < 50', span: "the bundle's first statement → activate() returned, in a fresh Node with a stand-in vscode (startupStub.cjs)", anchor: 'none in this section (Node\'s own start is outside the span)' }, total, [{ q: 0.5, op: '<', limit: 50 }]));
 }
 
+/** The first-file child bundled ahead, for a copy without node_modules (a GPU host): {@link firstFileBundle} with `dir` dist/. */
+const PREBUILT_FIRST_FILE = path.join('dist', 'firstFile.js');
+
 /**
  * The child of section 2 (startupFirstFile.ts) bundled as the product is: esbuild, web-tree-sitter,
- * ajv and the precompiled run-file validator taken from dist/vendor/ (absolute paths).
+ * ajv and the precompiled run-file validator taken from dist/vendor/ of the working directory (the
+ * repository root, where the bench runs). Without esbuild (a bundled copy on a GPU host) the bundle
+ * made ahead is used: `node --import tsx test/bench/startup.ts --prebuild-first-file` writes it.
  * @returns the bundle's path in `dir`
+ * @throws Error when neither esbuild nor the bundle made ahead is there
  */
-async function firstFileBundle(root: string, dir: string): Promise<string> {
+export async function firstFileBundle(root: string, dir: string): Promise<string> {
+  if (!existsSync(path.join(root, 'node_modules', 'esbuild'))) {
+    const prebuilt = path.join(root, PREBUILT_FIRST_FILE);
+    if (existsSync(prebuilt)) return prebuilt;
+    throw new Error(`no esbuild here and no ${PREBUILT_FIRST_FILE}: run node --import tsx test/bench/startup.ts --prebuild-first-file where node_modules is`);
+  }
   const esbuild = await import('esbuild');
   const outfile = path.join(dir, 'firstFile.js');
   const vendor: Record<string, string> = { 'web-tree-sitter': 'web-tree-sitter.js', ajv: 'ajv.js', 'commcost-run-file-validator': 'run-file-validator.js' };
@@ -93,7 +104,7 @@ async function firstFileBundle(root: string, dir: string): Promise<string> {
           // Through a CommonJS shim, as scripts/build.mjs vendorPlugin: a dynamic import() becomes a require.
           b.onResolve({ filter: /^(web-tree-sitter|ajv|commcost-run-file-validator)$/ }, (a) => ({ path: a.path, namespace: 'vendor-shim' }));
           b.onResolve({ filter: /[\\/]dist[\\/]vendor[\\/]/ }, (a) => ({ path: a.path, external: true }));
-          b.onLoad({ filter: /.*/, namespace: 'vendor-shim' }, (a) => ({ contents: `module.exports = require(${JSON.stringify(path.join(root, 'dist', 'vendor', vendor[a.path]!))});`, loader: 'js' }));
+          b.onLoad({ filter: /.*/, namespace: 'vendor-shim' }, (a) => ({ contents: `module.exports = require(require('node:path').join(process.cwd(), 'dist', 'vendor', ${JSON.stringify(vendor[a.path]!)}));`, loader: 'js' }));
         },
       },
     ],
@@ -503,3 +514,6 @@ if (require.main === module) {
     for (const line of table.lines()) console.log(`  ${line}`);
   });
 }
+
+if (process.argv.includes('--prebuild-first-file'))
+  void firstFileBundle(process.cwd(), path.join(process.cwd(), 'dist')).then((f) => console.log(`wrote ${f}`));

@@ -21,7 +21,9 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
 
-export const REPO = resolve(__dirname, '..', '..');
+// From test/ui/ in the repository; a bundled copy (dist/bench.js on a GPU host) runs from the
+// repository root, where __dirname is dist/.
+export const REPO = existsSync(join(resolve(__dirname, '..', '..'), 'package.json')) ? resolve(__dirname, '..', '..') : process.cwd();
 export const CODE_SERVER_VERSION = '4.100.3';
 export const UI_CACHE = process.env.COMMCOST_UI_CACHE || join(homedir(), '.cache', 'commcost-ui');
 export const CODE_SERVER_DIR = join(UI_CACHE, `code-server-${CODE_SERVER_VERSION}`);
