@@ -12,7 +12,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { formatPlan } from '../../cli/plan';
+import { noSwitchWhy, planReshape } from '../../readings/plan/planner';
+import { planSentences, poolSentence } from '../../readings/plan/sentences';
 import { deriveVerdict } from '../../readings/verdict';
+import { planChartModel } from '../../webview/planChartData';
 import type { RunFile } from '../../protocol/runFile';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
@@ -55,5 +59,33 @@ describe('1-2: the split against the study, like with like', () => {
     const text = line(three, 'rebuild-vs-init');
     assert.doesNotMatch(text, /: (agrees|differs)/, text);
     assert.match(text, /the split here keeps the parent's 3 ranks[^;]*; the study split 4 ranks in half: here a 3-rank child of a 3-rank parent, set against a 3-rank fresh init/, text);
+  });
+});
+
+describe('3: the plan at one shape prices no switch', () => {
+  const ONE = 'h200x1-2026-12-01/h200x1-nccl2.30.7-source.json';
+  test('1×H200 2.30.7: nothing to switch between at 1 GPU; what a run on more GPUs prices; no "per switch", no "a switch is a rebuild"', () => {
+    const plan = planReshape([{ file: ONE, run: load(ONE) }], {});
+    const lines = planSentences(plan);
+    const all = lines.join('\n');
+    assert.doesNotMatch(all, /a switch is a rebuild|per switch/, all);
+    assert.match(
+      lines[0]!,
+      /^on this host \(1× NVIDIA H200, NCCL 2\.30\.7\), at 1 GPU the only TP shape is TP1: there is nothing to switch between at this GPU count, so no switch is priced; a run on 2 GPUs prices each strategy's switch between TP2 and TP1 with that run's figures \(on 4 GPUs, between TP4, TP2 and TP1\); its one communicator \(TP1\) costs 16 ms to its first collective and holds 388 MiB per GPU here$/,
+      lines[0],
+    );
+    assert.ok(plan.strategies.every((s) => s.criticalMs === undefined && s.deferredMs === undefined && s.breakEven.length === 0));
+    const table = formatPlan(plan);
+    assert.match(table, /^on-demand rebuild \(lazy connect\)\s+no switch\s/m, table);
+    assert.equal(planChartModel(plan).empty?.startsWith('no switch to plan: at 1 GPU the only TP shape is TP1'), true);
+  });
+  test('one shape asked for on 2 GPUs: no switch priced, the shapes to give named; two shapes: priced', () => {
+    const TWO = 'h200x2-2026-12-01/h200x2-nccl2.30.7-source.json';
+    const runs = [{ file: TWO, run: load(TWO) }];
+    const one = planReshape(runs, { shapes: [2] });
+    assert.match(poolSentence(one), /one shape asked for \(TP2\): there is nothing to switch between, so no switch is priced; give two or more of the 2 GPUs' shapes \(TP2, TP1\)/);
+    assert.equal(noSwitchWhy(2, [2, 1]), undefined);
+    const two = planReshape(runs, {});
+    assert.ok(two.strategies.find((s) => s.id === 'lazy')!.criticalMs! > 0);
   });
 });
