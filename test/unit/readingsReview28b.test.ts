@@ -17,7 +17,9 @@ import { noSwitchWhy, planReshape } from '../../readings/plan/planner';
 import { planSentences, poolSentence } from '../../readings/plan/sentences';
 import { deriveVerdict } from '../../readings/verdict';
 import { planChartModel } from '../../webview/planChartData';
+import type { CountSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
+import { planRecovery } from '../../readings/plan/recovery';
 import { experiment, load, synthetic, variant } from './verdictRuns';
 
 const line = (run: RunFile, id: string): string => {
@@ -87,5 +89,33 @@ describe('3: the plan at one shape prices no switch', () => {
     assert.equal(noSwitchWhy(2, [2, 1]), undefined);
     const two = planReshape(runs, {});
     assert.ok(two.strategies.find((s) => s.id === 'lazy')!.criticalMs! > 0);
+  });
+});
+
+describe('4: the drop check says only what the run measured', () => {
+  const count = (min: number, max: number, sum: number, n: number): CountSummary => ({ min, max, sum, n });
+  const revoke = (counts: Record<string, CountSummary>): RunFile =>
+    synthetic(1, [experiment('revoke', [{ ...variant('inflight/destroy', { revoke: 990 }), counts }])]);
+  test('1×H200 2.30.7: never "took effect" nor "nothing was dropped"; the in-flight count and the read-back as measured', () => {
+    const text = line(load('h200x1-2026-12-01/h200x1-nccl2.30.7-source.json'), 'drop-check');
+    assert.doesNotMatch(text, /took effect|nothing was dropped/, text);
+    assert.match(text, /with 4 allreduces enqueued right before the call: in flight as the revoke began in 5 of 5 rank-iterations; read back after it, 4 completed and none dropped on every rank \(5 rank-iterations\)/, text);
+  });
+  test('no inFlightAtStart count: whether the work was in flight is said not known, never "nothing was dropped"', () => {
+    const text = line(revoke({ inFlightEnqueued: count(4, 4, 20, 5), inFlightCompleted: count(4, 4, 20, 5), inFlightDropped: count(0, 0, 0, 5) }), 'drop-check');
+    assert.doesNotMatch(text, /nothing was dropped|took effect/, text);
+    assert.match(text, /this run has no inFlightAtStart count, so whether they were still in flight as the revoke began is not known; read back after it, 4 completed and none dropped on every rank \(5 rank-iterations\): not shown to be work the revoke let finish/, text);
+  });
+  test('in flight in some rank-iterations only: the count says so', () => {
+    const text = line(revoke({ inFlightAtStart: count(0, 1, 3, 5), inFlightEnqueued: count(4, 4, 20, 5), inFlightCompleted: count(4, 4, 20, 5), inFlightDropped: count(0, 0, 0, 5) }), 'drop-check');
+    assert.match(text, /in flight as the revoke began in 3 of 5 rank-iterations \(the work had finished before the call in 2 of 5 rank-iterations\); read back after it, 4 completed and none dropped/, text);
+  });
+  test('the recovery plan: without the count, not known', () => {
+    const run = revoke({ inFlightEnqueued: count(4, 4, 20, 5), inFlightCompleted: count(4, 4, 20, 5), inFlightDropped: count(0, 0, 0, 5) });
+    run.experiments[0]!.variants[0]!.variant = 'inflight/shrink-abort';
+    const two = { ...run, ranks: 2 };
+    const plan = planRecovery([{ file: 'x.json', run: two }]);
+    const path = plan.paths.find((p) => p.drops.measured)!;
+    assert.match(path.drops.text, /none dropped, 4 completed on every rank \(5 rank-iterations, revoke\/inflight\/shrink-abort; no inFlightAtStart count, so whether they were still in flight as the revoke began is not known\)/, path.drops.text);
   });
 });
