@@ -411,9 +411,10 @@ export function studyNotDrawnNote(f: StudyFigure, line: string, whom: string): s
  * that shape, and a shared child reuses every connection: another quantity, so the study's figures
  * are named with both settings, never judged (issue #28). At 1 rank there is no peer to connect to.
  * @param ranks the run's world size (the parent's ranks); `halves` true for a `halves/…` split
- *   variant; `childRanks` the ranks of the child on the critical path.
+ *   variant; `childRanks` the ranks of the child on the critical path; `fresh` false when the run
+ *   has no fresh init to set its split against (its setting then says none).
  */
-export function splitNotComparedWhy(ranks: number, halves: boolean, childRanks: number): string | undefined {
+export function splitNotComparedWhy(ranks: number, halves: boolean, childRanks: number, fresh = true): string | undefined {
   const studyParent = STUDY_FIGURES.splitToFirst.host.ranks;
   if (halves && ranks >= studyParent) return undefined;
   const r = (n: number): string => `${n} rank${n === 1 ? '' : 's'}`;
@@ -424,7 +425,7 @@ export function splitNotComparedWhy(ranks: number, halves: boolean, childRanks: 
   const studyChild = Math.ceil(studyParent / 2);
   return (
     `${shape}; the study split ${STUDY_FIGURES.splitToFirst.host.ranksText} in half: ` +
-    `here a ${childRanks}-rank child of a ${ranks}-rank parent, set against a ${ranks}-rank fresh init; ` +
+    `here a ${childRanks}-rank child of a ${ranks}-rank parent${fresh ? `, set against a ${ranks}-rank fresh init` : ''}; ` +
     `the study's a ${studyChild}-rank child of a ${studyParent}-rank parent, set against a ${studyParent}-rank fresh init`
   );
 }

@@ -209,7 +209,7 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   // parent's shape against a fresh init of that shape, and a shared child reuses every connection:
   // its share, its ratio to a fresh init and splitShare 1 against 0 are named with both settings,
   // not judged (studyFigures.ts splitNotComparedWhy).
-  const splitWhy = splitNotComparedWhy(run.ranks, split.variant.startsWith('halves/'), split.childRanks);
+  const splitWhy = splitNotComparedWhy(run.ranks, split.variant.startsWith('halves/'), split.childRanks, fresh !== undefined);
   const splitNamed: StudyFigure[] = [];
   if (usable(splitTotal) && splitFirst !== undefined && splitCall !== undefined && !isBelowTimer(splitCall + splitFirst)) {
     if (splitWhy !== undefined) splitNamed.push(S.splitCall, S.splitFirst);

@@ -119,3 +119,12 @@ describe('4: the drop check says only what the run measured', () => {
     assert.match(path.drops.text, /none dropped, 4 completed on every rank \(5 rank-iterations, revoke\/inflight\/shrink-abort; no inFlightAtStart count, so whether they were still in flight as the revoke began is not known\)/, path.drops.text);
   });
 });
+
+describe('1-2 (no fresh init): the run\'s setting names no init it was not set against', () => {
+  test('a 2-rank split without an init figure', () => {
+    const run = synthetic(2, [experiment('split', [variant('whole/splitShare=0', { call: 33, first: 147, total: 180 })])]);
+    const text = line(run, 'rebuild-vs-init');
+    assert.match(text, /here a 2-rank child of a 2-rank parent; the study's a 2-rank child of a 4-rank parent, set against a 4-rank fresh init/, text);
+    assert.doesNotMatch(text, /: (agrees|differs)/, text);
+  });
+});
