@@ -81,13 +81,15 @@ export function breakEvenText(b: BreakEven | undefined): string {
 
 function row(plan: Plan, s: StrategyPlan): string[] {
   const shares = (v: number | undefined) => (v === undefined ? '–' : percentText(v));
+  // One shape: nothing to switch between, so no switch figure (planner.ts noSwitchWhy), never "missing".
+  const perSwitch = (v: number | undefined, text: (x: number) => string): string => (plan.noSwitch !== undefined ? 'no switch' : cell(v, text));
   return [
     s.name,
-    cell(s.criticalMs, msText),
+    perSwitch(s.criticalMs, msText),
     plan.stepMs !== undefined ? (s.stepShare === undefined ? '–' : stepShareText(s.stepShare)) : '–',
     plan.switchEveryMs !== undefined ? shares(s.amortisedShare) : '–',
     cell(s.prepaidMs, msText),
-    cell(s.deferredMs, msText),
+    perSwitch(s.deferredMs, msText),
     cell(s.memoryBytes, bytesText),
     shares(s.memoryShareOfGpu),
     plan.budgetBytes !== undefined ? shares(s.memoryShareOfBudget) : '–',

@@ -401,3 +401,31 @@ export function studyReferenceNote(f: StudyFigure, line: string, whom: string, w
 export function studyNotDrawnNote(f: StudyFigure, line: string, whom: string): string {
   return `The study's ${line} (${f.written}, ${f.host.text}) is not drawn: ${whom} are simulated, not measurements (study: ${f.measurement}, in ${f.document}).`;
 }
+
+/**
+ * Why a run's split is not set beside the study's split figures (its first-collective share, split
+ * against a fresh init, splitShare 1 against 0), or undefined when it is made as the study's was:
+ * a split in half of a parent of at least the study's ranks (the study split 4 ranks in half and
+ * set each 2-rank child against a fresh init of 4 ranks). A split that keeps the parent's ranks
+ * (`whole`, the headline below 4 ranks) sets a child of the parent's shape against a fresh init of
+ * that shape, and a shared child reuses every connection: another quantity, so the study's figures
+ * are named with both settings, never judged (issue #28). At 1 rank there is no peer to connect to.
+ * @param ranks the run's world size (the parent's ranks); `halves` true for a `halves/…` split
+ *   variant; `childRanks` the ranks of the child on the critical path; `fresh` false when the run
+ *   has no fresh init to set its split against (its setting then says none).
+ */
+export function splitNotComparedWhy(ranks: number, halves: boolean, childRanks: number, fresh = true): string | undefined {
+  const studyParent = STUDY_FIGURES.splitToFirst.host.ranks;
+  if (halves && ranks >= studyParent) return undefined;
+  const r = (n: number): string => `${n} rank${n === 1 ? '' : 's'}`;
+  if (ranks < 2) return `a communicator of 1 rank has no peer to connect to; the study split ${STUDY_FIGURES.splitToFirst.host.ranksText} in half`;
+  const shape = halves
+    ? `the split here halves a parent of ${r(ranks)}`
+    : `the split here keeps the parent's ${r(ranks)}, a child of the same shape as its parent`;
+  const studyChild = Math.ceil(studyParent / 2);
+  return (
+    `${shape}; the study split ${STUDY_FIGURES.splitToFirst.host.ranksText} in half: ` +
+    `here a ${childRanks}-rank child of a ${ranks}-rank parent${fresh ? `, set against a ${ranks}-rank fresh init` : ''}; ` +
+    `the study's a ${studyChild}-rank child of a ${studyParent}-rank parent, set against a ${studyParent}-rank fresh init`
+  );
+}

@@ -34,7 +34,13 @@ export function planChartModel(plan: Plan): PlanChartModel {
   if (!plan.host.simulated) lines.push({ label: `the study's migration pause ${plan.study.migrationPauseMs} ms`, ms: plan.study.migrationPauseMs, style: 'dotted' });
   const values = [...bars.map((b) => b.ms), ...lines.map((l) => l.ms)];
   if (values.length === 0) values.push(1);
-  const empty = bars.length === 0 && plan.strategies.every((s) => s.memoryBytes === undefined) ? planEmptyLine(plan) : undefined;
+  // One shape: nothing to switch between, said in one line in place of a chart with no bar (planner.ts noSwitchWhy).
+  const empty =
+    plan.noSwitch !== undefined
+      ? `no switch to plan: ${plan.noSwitch}`
+      : bars.length === 0 && plan.strategies.every((s) => s.memoryBytes === undefined)
+        ? planEmptyLine(plan)
+        : undefined;
   return {
     ...(empty !== undefined ? { empty } : {}),
     bars,

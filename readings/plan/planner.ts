@@ -85,6 +85,12 @@ export interface Plan {
   /** How the budget was given: "60 GiB" or "0.4 of the GPU's memory". */
   budgetGiven?: Budget;
   strategies: StrategyPlan[];
+  /**
+   * Set when the plan has fewer than two shapes (a run on 1 GPU, or one shape asked for): there is
+   * nothing to switch between, so no strategy's switch is priced (no critical path, shares,
+   * deferred cost or break-even); why, and what a plan with two shapes would price. Issue #28.
+   */
+  noSwitch?: string;
   /** The pool at 4 and 8 GPUs and the user's count, and the run's own. */
   estimates: PoolEstimate[];
   /** The trace given, what it replaced and what it left out; `hostNote` when its host is not the runs'. */
@@ -101,6 +107,23 @@ export interface Plan {
     pool8Written: string;
     source: string;
   };
+}
+
+/**
+ * Why a plan of these shapes prices no switch, or undefined when it has two shapes or more: at 1
+ * GPU the only TP shape is TP1; on more GPUs, one shape was asked for. Says what a plan with two
+ * shapes prices: "at 1 GPU the only TP shape is TP1: there is nothing to switch between at this GPU
+ * count, so no switch is priced; a run on 2 GPUs prices each strategy's switch between TP2 and TP1
+ * with that run's figures (on 4 GPUs, between TP4, TP2 and TP1)".
+ */
+export function noSwitchWhy(ranks: number, shapes: readonly number[]): string | undefined {
+  if (shapes.length >= 2) return undefined;
+  const only = shapes.map((s) => `TP${s}`).join('') || 'none';
+  if (ranks < 2) {
+    return `at ${ranks} GPU the only TP shape is ${only}: there is nothing to switch between at this GPU count, so no switch is priced; a run on 2 GPUs prices each strategy's switch between TP2 and TP1 with that run's figures (on 4 GPUs, between TP4, TP2 and TP1)`;
+  }
+  const all = tpShapes(ranks).map((s) => `TP${s}`);
+  return `one shape asked for (${only}): there is nothing to switch between, so no switch is priced; give two or more of the ${ranks} GPUs' shapes (${all.join(', ')}) to price a switch between them`;
 }
 
 /** Each target's critical path (terms without a target counted in every one), or undefined when no term names a target. */
@@ -216,11 +239,13 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
   const pauseWhy = studyNotComparedWhy(STUDY_FIGURES.migrationPause, { ranks: host.ranks, nodes: host.nodes ?? 1, simulated: host.simulated }, 'migration pause');
   const { switchEveryMs, stepMs } = inputs;
   const terms = strategyTerms(runs, host.ranks, shapes);
+  const noSwitch = noSwitchWhy(host.ranks, shapes);
   const strategies = (traced ? applyTrace(terms, traced) : terms).map((t): StrategyPlan => {
-    const perTarget = targetSums(t.critical);
-    const criticalMs = perTarget ? meanOfTargets(perTarget) : sumTerms(t.critical);
+    // With one shape there is no switch: nothing on its critical path or deferred after it is priced.
+    const perTarget = noSwitch === undefined ? targetSums(t.critical) : undefined;
+    const criticalMs = noSwitch !== undefined ? undefined : perTarget ? meanOfTargets(perTarget) : sumTerms(t.critical);
     const prepaidMs = sumTerms(t.prepaid);
-    const deferredMs = sumTerms(t.deferred);
+    const deferredMs = noSwitch !== undefined ? undefined : sumTerms(t.deferred);
     const memoryBytes = sumTerms(t.memory);
     const missing = [...t.critical, ...t.prepaid, ...t.deferred, ...t.memory].filter((x) => x.value === undefined);
     const p: StrategyPlan = { ...t, missing, breakEven: [], ...(perTarget ? { perTarget } : {}) };
@@ -258,6 +283,7 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     ...(budgetBytes !== undefined ? { budgetBytes } : {}),
     ...(inputs.budget ? { budgetGiven: inputs.budget } : {}),
     strategies,
+    ...(noSwitch !== undefined ? { noSwitch } : {}),
     estimates: estimatePools(runs, host.ranks, counts),
     ...(traced ? { trace: traced } : {}),
     study: {

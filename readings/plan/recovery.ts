@@ -193,7 +193,12 @@ function dropReading(runs: readonly PlanRun[], experiment: string, variant: stri
   let text: string;
   if (atStart && atStart.max === 0) text = `${head}: finished before it in every rank-iteration, nothing left to drop (${countWords(completed)} completed; ${of})`;
   else {
-    const some = atStart && atStart.min === 0 ? `; in ${atStart.n - atStart.sum} of ${atStart.n} rank-iterations they had finished before it` : '';
+    // Without the count the run cannot show the work was in flight at the call: said (verdict/inFlight.ts, the same rule).
+    const some = !atStart
+      ? `; no inFlightAtStart count, so whether they were still in flight as the ${call} began is not known`
+      : atStart.min === 0
+        ? `; in ${atStart.n - atStart.sum} of ${atStart.n} rank-iterations they had finished before it`
+        : '';
     text =
       dropped.max === 0
         ? `${head}: none dropped, ${countWords(completed)} completed on every rank (${of}${some})`

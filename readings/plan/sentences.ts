@@ -6,6 +6,7 @@
  */
 import type { Plan, StrategyPlan } from './planner';
 import type { PoolEstimate } from './estimate';
+import { sumTerms } from './terms';
 import { bytesText, msText, percentText, stepShareText } from './units';
 
 /**
@@ -73,6 +74,16 @@ export function poolSentence(plan: Plan): string {
   const pool = plan.strategies.find((s) => s.id === 'pool');
   const lazy = plan.strategies.find((s) => s.id === 'lazy');
   if (!pool || !lazy) return `${where}: no pool to plan`;
+  if (plan.noSwitch !== undefined) {
+    // One shape: no switch is priced; what the run measured of that shape's communicator is said as such.
+    const ms = sumTerms(lazy.critical);
+    const shape = plan.shapes.map((s) => `TP${s}`).join('');
+    const cost =
+      ms !== undefined
+        ? `; its one communicator (${shape}) costs ${msText(ms)} to its first collective${lazy.memoryBytes !== undefined ? ` and holds ${bytesText(lazy.memoryBytes)} per GPU` : ''} here`
+        : '';
+    return `${where}, ${plan.noSwitch}${cost}`;
+  }
   if (pool.criticalMs === undefined) {
     const rebuild = lazy.criticalMs !== undefined ? `; a switch is a rebuild of ${msText(lazy.criticalMs)}${timeShares(plan, lazy)}` : '';
     return `${where}, a prewarmed pool has no switch figure: ${missingText(pool)}${rebuild}`;
@@ -128,5 +139,7 @@ export function studySentence(plan: Plan): string {
  */
 export function planSentences(plan: Plan): string[] {
   const mark = (line: string): string => (plan.host.simulated ? `SIMULATED — ${line}` : line);
-  return [poolSentence(plan), ...plan.strategies.map((s) => mark(strategySentence(plan, s))), ...plan.estimates.map((e) => mark(estimateSentence(e))), mark(studySentence(plan))];
+  // One shape: no strategy has a switch to price, so no sentence per strategy (the headline says why).
+  const strategies = plan.noSwitch !== undefined ? [] : plan.strategies.map((s) => mark(strategySentence(plan, s)));
+  return [poolSentence(plan), ...strategies, ...plan.estimates.map((e) => mark(estimateSentence(e))), mark(studySentence(plan))];
 }

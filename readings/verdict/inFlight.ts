@@ -220,11 +220,17 @@ function countWords(c: CountSummary): string {
 }
 
 /**
- * The drop check of revoke and NCCL_SHRINK_ABORT: how many of the allreduces in flight at the
- * call completed and how many were dropped, read back from the data (`inFlightCompleted`,
- * `inFlightDropped`; counts per rank-iteration). "nothing was dropped here" when
- * `inFlightDropped.max` is 0; rank-iterations whose work had finished before the call are
- * counted and said. Undefined when the run has no such counts (older runs, NCCL without revoke).
+ * The drop check of revoke and NCCL_SHRINK_ABORT: how many of the allreduces enqueued right before
+ * the call completed and how many were dropped, read back from the data (`inFlightCompleted`,
+ * `inFlightDropped`; counts per rank-iteration), said only as far as the run shows that the work
+ * was in flight as the call began (`inFlightAtStart` of the same variant):
+ * - no `inFlightAtStart` count: whether anything was in flight is not known, so the read-back is
+ *   said, never "nothing was dropped";
+ * - in flight at no rank-iteration (`max` 0): the work had finished before the call, nothing was
+ *   left to drop;
+ * - in flight at some or every rank-iteration: the read-back is said with that count; none dropped
+ *   reads "none dropped", never when the revoke or shrink "took effect" (the run does not time that).
+ * Undefined when the run has no such counts (older runs, NCCL without revoke).
  */
 export function dropCheckLine(run: RunFile): VerdictLine | undefined {
   const parts: string[] = [];
@@ -236,22 +242,27 @@ export function dropCheckLine(run: RunFile): VerdictLine | undefined {
     const enqueued = countOf(v, 'inFlightEnqueued');
     const atStart = countOf(v, 'inFlightAtStart');
     const n = dropped.n;
-    const head = `${d.name} with ${enqueued ? countWords(enqueued) : countWords({ ...completed, min: completed.min + dropped.min, max: completed.max + dropped.max })} allreduces in flight`;
+    const head = `${d.name} with ${enqueued ? countWords(enqueued) : countWords({ ...completed, min: completed.min + dropped.min, max: completed.max + dropped.max })} allreduces enqueued right before the call`;
     if (atStart && atStart.max === 0) {
       parts.push(`${head}: ${finishedWords(atStart)}, so nothing was left to drop (${countWords(completed)} completed)`);
       continue;
     }
-    const notAll = atStart && atStart.min === 0 ? ` (${finishedWords(atStart)})` : '';
     const of = `${n} rank-iteration${n === 1 ? '' : 's'}`;
-    let what: string;
-    if (dropped.max === 0) {
-      what = `the in-flight allreduces completed before the ${d.call} took effect: nothing was dropped here (${countWords(completed)} completed on every rank, ${of})`;
-    } else if (dropped.min === dropped.max && completed.min === completed.max) {
-      what = `${dropped.min} dropped, ${completed.min} completed on every rank (${of})`;
-    } else {
-      what = `${countWords(dropped)} dropped and ${countWords(completed)} completed per rank-iteration (${dropped.sum} dropped and ${completed.sum} completed over ${of})`;
+    const readBack =
+      dropped.max === 0
+        ? `${countWords(completed)} completed and none dropped on every rank (${of})`
+        : dropped.min === dropped.max && completed.min === completed.max
+          ? `${dropped.min} dropped, ${completed.min} completed on every rank (${of})`
+          : `${countWords(dropped)} dropped and ${countWords(completed)} completed per rank-iteration (${dropped.sum} dropped and ${completed.sum} completed over ${of})`;
+    if (!atStart) {
+      // Without the count the run cannot show the work was in flight at the call: no drop finding.
+      parts.push(
+        `${head}: this run has no inFlightAtStart count, so whether they were still in flight as the ${d.call} began is not known; read back after it, ${readBack}${dropped.max === 0 ? ': not shown to be work the ' + d.call + ' let finish' : ''}`,
+      );
+      continue;
     }
-    parts.push(`${head}${notAll}: ${what}`);
+    const inFlight = `in flight as the ${d.call} began in ${atStart.sum} of ${atStart.n} rank-iteration${atStart.n === 1 ? '' : 's'}${atStart.min === 0 ? ` (${finishedWords(atStart)})` : ''}`;
+    parts.push(`${head}: ${inFlight}; read back after it, ${readBack}`);
   }
   if (parts.length === 0) return undefined;
   return {

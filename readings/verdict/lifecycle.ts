@@ -8,7 +8,7 @@
  */
 import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
-import { STUDY_FIGURES as S, studyNotComparedWhy, type StudyFigure } from '../studyFigures';
+import { splitNotComparedWhy, STUDY_FIGURES as S, studyNotComparedWhy, type StudyFigure } from '../studyFigures';
 import {
   costWords,
   figureClause,
@@ -204,26 +204,36 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
   const acrossNodes = (run.nodes?.length ?? 1) > 1;
   const usable = (x: number | undefined): x is number => x !== undefined && !isBelowTimer(x);
   const splitCall = median(run, 'split', split.variant, 'call');
+  // Like with like: the study split 4 ranks in half and set each 2-rank child against a fresh init
+  // of 4 ranks. A split that keeps the parent's ranks (`whole`, below 4 ranks) sets a child of the
+  // parent's shape against a fresh init of that shape, and a shared child reuses every connection:
+  // its share, its ratio to a fresh init and splitShare 1 against 0 are named with both settings,
+  // not judged (studyFigures.ts splitNotComparedWhy).
+  const splitWhy = splitNotComparedWhy(run.ranks, split.variant.startsWith('halves/'), split.childRanks, fresh !== undefined);
+  const splitNamed: StudyFigure[] = [];
   if (usable(splitTotal) && splitFirst !== undefined && splitCall !== undefined && !isBelowTimer(splitCall + splitFirst)) {
-    clauses.push(
-      shareClause(
-        splitFirst,
-        // Of call + first, as every share (docs/METHOD.md, "Percentages").
-        splitCall + splitFirst,
-        S.splitFirst.min,
-        S.splitCall.min + S.splitFirst.min,
-        S.splitFirst.host,
-        "split's first-collective share",
-      ),
-    );
-    if (fresh !== undefined) clauses.push(relationClause(splitTotal, fresh, S.splitToFirst, S.freshToFirst, 'split against a fresh init'));
+    if (splitWhy !== undefined) splitNamed.push(S.splitCall, S.splitFirst);
+    else
+      clauses.push(
+        shareClause(
+          splitFirst,
+          // Of call + first, as every share (docs/METHOD.md, "Percentages").
+          splitCall + splitFirst,
+          S.splitFirst.min,
+          S.splitCall.min + S.splitFirst.min,
+          S.splitFirst.host,
+          "split's first-collective share",
+        ),
+      );
+    if (fresh !== undefined) {
+      if (splitWhy !== undefined) splitNamed.push(S.splitToFirst, S.freshToFirst);
+      else clauses.push(relationClause(splitTotal, fresh, S.splitToFirst, S.freshToFirst, 'split against a fresh init'));
+    }
   }
-  // Like with like: the study's splitShare 1 against 0 split 4 ranks in half; a split that keeps
-  // the parent's ranks (fewer than 4 ranks: `whole`) lets a shared child reuse every connection,
-  // so it is named beside the study's, not judged.
-  const splitKeepsRanks = !split.variant.startsWith('halves/');
-  if (usable(splitTotal) && usable(share1) && !splitKeepsRanks)
-    clauses.push(relationClause(share1, splitTotal, S.splitShare1ToFirst, S.splitShare0ToFirst, 'splitShare 1 against 0'));
+  if (usable(splitTotal) && usable(share1)) {
+    if (splitWhy !== undefined) splitNamed.push(S.splitShare1ToFirst, S.splitShare0ToFirst);
+    else clauses.push(relationClause(share1, splitTotal, S.splitShare1ToFirst, S.splitShare0ToFirst, 'splitShare 1 against 0'));
+  }
   // A shrink of 2 ranks leaves a one-rank child, with no peer to connect to: set beside the
   // study's shrink of a multi-rank communicator it is named, not judged (like with like).
   const shrinkStudy = acrossNodes ? S.nodesShrinkToFirst : S.shrinkToFirst;
@@ -247,11 +257,12 @@ export function rebuildLine(run: RunFile, here: Here): VerdictLine | undefined {
           `the shrink here leaves a one-rank child (no peer to connect to), the study shrank a communicator of ${shrinkStudy.host.ranksText}`,
         )
       : '',
-    usable(splitTotal) && usable(share1) && splitKeepsRanks
-      ? studyNotCompared(
-          [S.splitShare1ToFirst, S.splitShare0ToFirst],
-          `the split here keeps the parent's ${run.ranks} rank${run.ranks === 1 ? '' : 's'}, a child of the same shape as its parent; the study split ${S.splitShare1ToFirst.host.ranksText} in half`,
-        )
+    // The reason in full once; the study's second setting (its unversioned figures) refers to it.
+    splitWhy !== undefined && splitNamed.length > 0
+      ? studyNotCompared(splitNamed, (() => {
+          let said = false;
+          return () => (said ? 'the split is made differently, as above' : ((said = true), splitWhy));
+        })())
       : '',
   ]
     .filter((x) => x !== '')

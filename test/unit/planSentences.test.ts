@@ -29,11 +29,13 @@ test('2 ranks, recorded: the study\'s sentence with the run\'s own figures', () 
   assert.ok(!lines.some((l) => l.includes('SIMULATED')));
 });
 
-test('1 rank, recorded: one TP shape, nothing to switch to; split and its kin missing with the skip reason', () => {
+test('1 rank, recorded: one TP shape, nothing to switch between: no switch priced; split and its kin missing with the skip reason', () => {
   const plan = planReshape(h200x1(), inputs);
   const head = poolSentence(plan);
-  assert.match(head, /^on this host \(1× NVIDIA H200, NCCL 2\.28\.9\), a prewarmed pool has no switch figure: .*1 rank has one TP shape: a pool has nothing to switch to.*; a switch is a rebuild of /);
-  assert.doesNotMatch(head, /turns/);
+  // One shape: nothing to switch between, no switch priced (issue #28: never "a switch is a rebuild of …").
+  assert.match(head, /^on this host \(1× NVIDIA H200, NCCL 2\.28\.9\), at 1 GPU the only TP shape is TP1: there is nothing to switch between at this GPU count, so no switch is priced; a run on 2 GPUs prices/);
+  assert.doesNotMatch(head, /turns|a switch is a rebuild/);
+  assert.ok(!planSentences(plan).some((l) => / per switch/.test(l)), planSentences(plan).join('\n'));
   const split = plan.strategies.find((s) => s.id === 'split')!;
   assert.match(strategySentence(plan, split), /^split from the maximum topology: no total — missing ncclCommSplit into halves \(split was skipped in h200x1-nccl2\.28\.9-wheel\.json: needs 2 GPUs, host has 1\)$/);
   assert.ok(planSentences(plan).some((l) => l.startsWith('1 GPU (measured): a pool of every TP shape (TP1) is 1 communicator, 1 per GPU')));

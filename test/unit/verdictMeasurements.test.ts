@@ -87,7 +87,7 @@ describe('the drop check: from the counts, only when the run has them', () => {
     for (const name of [W, SRC]) {
       assert.equal(
         must(load(name), 'drop-check'),
-        'Drop check (each in-flight allreduce\'s slice read back after the call): ncclCommRevoke (then ncclCommDestroy) with 4 allreduces in flight: the in-flight allreduces completed before the revoke took effect: nothing was dropped here (4 completed on every rank, 5 rank-iterations). The study published no figure for this.',
+        'Drop check (each in-flight allreduce\'s slice read back after the call): ncclCommRevoke (then ncclCommDestroy) with 4 allreduces enqueued right before the call: in flight as the revoke began in 5 of 5 rank-iterations; read back after it, 4 completed and none dropped on every rank (5 rank-iterations). The study published no figure for this.',
       );
     }
   });
@@ -102,13 +102,13 @@ describe('the drop check: from the counts, only when the run has them', () => {
     ]);
   test('work dropped: "d dropped, c completed on every rank"; varying counts give the range and the sums', () => {
     const text = must(dropRun(count(3, 3, 6, 2), count(1, 1, 2, 2)), 'drop-check');
-    assert.match(text, /ncclCommRevoke \(then ncclCommShrink with NCCL_SHRINK_ABORT\) with 4 allreduces in flight: 3 dropped, 1 completed on every rank \(2 rank-iterations\); ncclCommShrink with NCCL_SHRINK_ABORT with 4 allreduces in flight: 4 dropped, 0 completed on every rank \(1 rank-iteration\)\./);
+    assert.match(text, /ncclCommRevoke \(then ncclCommShrink with NCCL_SHRINK_ABORT\) with 4 allreduces enqueued right before the call: in flight as the revoke began in 2 of 2 rank-iterations; read back after it, 3 dropped, 1 completed on every rank \(2 rank-iterations\); ncclCommShrink with NCCL_SHRINK_ABORT with 4 allreduces enqueued right before the call: in flight as the shrink began in 1 of 1 rank-iteration; read back after it, 4 dropped, 0 completed on every rank \(1 rank-iteration\)\./);
     assert.doesNotMatch(text, /nothing was dropped/);
     assert.match(must(dropRun(count(0, 4, 4, 2), count(0, 4, 4, 2)), 'drop-check'), /0–4 dropped and 0–4 completed per rank-iteration \(4 dropped and 4 completed over 2 rank-iterations\)/);
   });
   test('work finished before the call: said, and nothing is called dropped or kept', () => {
     const text = must(dropRun(count(0, 0, 0, 2), count(4, 4, 8, 2), count(0, 0, 0, 2)), 'drop-check');
-    assert.match(text, /with 4 allreduces in flight: the work had finished before the call in 2 of 2 rank-iterations, so nothing was left to drop \(4 completed\)/);
+    assert.match(text, /with 4 allreduces enqueued right before the call: the work had finished before the call in 2 of 2 rank-iterations, so nothing was left to drop \(4 completed\)/);
     assert.doesNotMatch(text.split(';')[0]!, /took effect/);
   });
 });

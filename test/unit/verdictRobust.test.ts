@@ -178,7 +178,8 @@ describe('#7 a timeout: what timed out is said, every reading with its figures k
       /^To the first collective, not set against a fresh init \(the init's first collective has no figure in this run: it timed out\): split of the same shape \(a 2-rank child\), splitShare 0: 175 ms \(141 ms of it in the first collective\); the same with splitShare 1: 21\.7 ms \(its first collective negligible, 0\.10 ms\); shrink \(to a one-rank child\): 21\.1 ms/,
       rebuild,
     );
-    assert.match(rebuild, /split's first-collective share/, rebuild);
+    // The split keeps the parent's 2 ranks: the study's split figures are named, not judged (issue #28).
+    assert.match(rebuild, /ncclCommSplit 23 ms; first allreduce on a split child 54\.5 ms — not compared here: the split here keeps the parent's 2 ranks/, rebuild);
     assert.doesNotMatch(rebuild, /split against a fresh init|shrink against a fresh init/, rebuild);
   });
 

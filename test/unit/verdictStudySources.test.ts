@@ -39,8 +39,8 @@ describe('every sentence set beside the study names its source, once', () => {
     );
     assert.match(
       line(run, 'rebuild-vs-init'),
-      // splitShare 1 against 0 of a split that keeps the parent's ranks is named (its own source), not judged.
-      new RegExp(`\\(study: split \\+ first allreduce, ${DOC}\\)\\. .*\\(study: rebuild comparison, each \\+ first collective, ${DOC}\\)\\. .*\\(study: splitShare=1 vs 0, ${DOC}\\)\\.`),
+      // A split that keeps the parent's ranks is named with the study's split figures (their sources), not judged (issue #28).
+      new RegExp(`\\(study: split \\+ first allreduce, ${DOC}\\)\\. .*\\(study: rebuild comparison, each \\+ first collective; splitShare=1 vs 0, ${DOC}\\)\\.`),
     );
     assert.match(line(load('h200x2-torch2.11-nccl2.28.9-c10d.json'), 'c10d-lifecycle'), new RegExp(`\\(study: c10d destroy_process_group, ${DOC}\\)\\.$`));
   });
@@ -76,7 +76,12 @@ describe('numbers derived by commcost from the study are marked as derived', () 
     assert.doesNotMatch(text, /49 of 92/, text);
   });
   test('the split share: 70% derived from the published 23 ms and 54.5 ms, never "54.5 of 77.5 ms"', () => {
-    const text = line(load('h200x2-nccl2.28.9-wheel.json'), 'rebuild-vs-init');
+    // A split in half of 4 ranks, as the study's (a split of the same shape is not set beside it).
+    const run = synthetic(4, [
+      experiment('init', [variant('default', { call: 32, first: 144, total: 176 })]),
+      experiment('split', [variant('halves/splitShare=0', { call: 46.7, first: 140, total: 186 })]),
+    ]);
+    const text = line(run, 'rebuild-vs-init');
     assert.match(text, /split's first-collective share 70% \(derived by commcost from its 23 ms split and 54\.5 ms first allreduce\) vs 75% \(of the call \+ first collective, 46\.7 \+ 140 ms\)/, text);
     assert.doesNotMatch(text, /77\.5/, text);
   });
