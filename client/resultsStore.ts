@@ -13,7 +13,8 @@ import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 import { deriveVerdict } from '../readings/verdict';
-import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
+import { JsonStreamError, JsonStreamParser } from './jsonStream';
+import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, readRegularFileChunks, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
 const KERNEL_FS = ['/proc', '/sys'];
@@ -175,22 +176,26 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
 }
 
 /**
- * Reads and validates a run file: a saved run (`.json`), or the protocol lines a launched run's
- * rank 0 wrote (`.jsonl`, folded by runFromProtocolLines).
- * @throws CommcostError BAD_RUN_FILE (unreadable, not JSON, a bad protocol line with its number,
- *   or failing the schema, with JSON paths)
+ * The largest saved run (`.json`) commcost reads, bytes. A run file is parsed as it is read
+ * (client/jsonStream.ts): it is never held whole as text, and its samples take 8 bytes each, so
+ * the memory a report needs follows the number of samples, not the file's bytes. Measured
+ * (test/bench/bigRun.ts, `commcost report --html` of a full-catalogue run, full-precision
+ * samples as a run writes them, compact JSON: ~19 bytes a sample): SET_BY_MEASUREMENT.
+ * A `.jsonl` (a launched run's protocol lines) is read whole: MAX_INPUT_FILE_BYTES.
+ */
+export const MAX_RUN_FILE_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * Reads and validates a run file: a saved run (`.json`, parsed as it is read: never one string,
+ * see {@link MAX_RUN_FILE_BYTES}), or the protocol lines a launched run's rank 0 wrote (`.jsonl`,
+ * read whole, at most MAX_INPUT_FILE_BYTES, folded by runFromProtocolLines).
+ * @throws CommcostError BAD_RUN_FILE (unreadable, over the size limit, not JSON, a bad protocol
+ *   line with its number, or failing the schema, with JSON paths)
  */
 export async function loadRun(path: string): Promise<RunFile> {
-  let text: string;
-  try {
-    // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
-    text = await readRegularFile(path, path, { code: 'BAD_RUN_FILE' });
-  } catch (e) {
-    if (e instanceof CommcostError) throw e;
-    throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
-  }
   if (/\.jsonl$/i.test(path)) {
     let folded: RunFile;
+    const text = await readRunText(path, () => readRegularFile(path, path, { code: 'BAD_RUN_FILE' }));
     try {
       folded = runFromProtocolLines(text, parseAgentEvent);
     } catch (e) {
@@ -198,13 +203,27 @@ export async function loadRun(path: string): Promise<RunFile> {
     }
     return withCurrentVerdict(validateRunFile(folded, path));
   }
+  const parser = new JsonStreamParser();
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
+    await readRunText(path, () => readRegularFileChunks(path, path, (chunk) => parser.push(chunk), { code: 'BAD_RUN_FILE', maxBytes: MAX_RUN_FILE_BYTES }));
+    json = parser.end();
   } catch (e) {
+    if (e instanceof CommcostError) throw e;
     throw new CommcostError('BAD_RUN_FILE', `${path} is not JSON: ${errorText(e)}`, { cause: e });
   }
   return withCurrentVerdict(validateRunFile(json, path));
+}
+
+/** `read()`, its failures as CommcostError BAD_RUN_FILE (a syntax error of the parser passes through, to be named "not JSON"). */
+async function readRunText<T>(path: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof CommcostError || e instanceof JsonStreamError) throw e;
+    throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
+  }
 }
 
 /**
