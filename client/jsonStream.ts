@@ -23,6 +23,14 @@ export class JsonStreamError extends SyntaxError {
   }
 }
 
+/** The input holds more numbers than the parser was allowed to keep ({@link JsonStreamParser} `maxNumbers`). */
+export class JsonNumbersLimitError extends RangeError {
+  constructor(readonly maxNumbers: number) {
+    super(`more than ${maxNumbers} numbers`);
+    this.name = 'JsonNumbersLimitError';
+  }
+}
+
 type Container = { obj: Record<string, unknown>; arr?: undefined; key: string | undefined } | { arr: unknown[] | undefined; obj?: undefined; nums: number };
 
 // Byte codes.
@@ -54,6 +62,8 @@ const enum Want {
 const isWs = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 const isNumberByte = (c: number): boolean => isDigit(c) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+/** The most bytes of a series of numbers read by one JSON.parse. */
+const RUN_BYTES = 32 * 1024;
 const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /**
@@ -72,10 +82,20 @@ export class JsonStreamParser {
   private base = 0;
   /** The numbers of the innermost array while every element so far is a number. */
   private scratch = new Float64Array(1024);
+  /** Numbers kept so far (anywhere in the tree). */
+  private numbersKept = 0;
+
+  /**
+   * @param maxNumbers the most numbers the value may hold (anywhere in it): the tree's size is
+   *   mostly its numbers (8 bytes each in an array), so this bounds the memory it takes whatever
+   *   the input's bytes; one more is a {@link JsonNumbersLimitError}
+   */
+  constructor(private readonly maxNumbers = Infinity) {}
 
   /**
    * Parses the bytes of `chunk` (the next piece of the input).
-   * @throws JsonStreamError at the first byte that cannot continue a JSON text
+   * @throws JsonStreamError at the first byte that cannot continue a JSON text; JsonNumbersLimitError
+   *   past `maxNumbers` numbers
    */
   push(chunk: Buffer): void {
     let buf = chunk;
@@ -176,6 +196,14 @@ export class JsonStreamParser {
         continue;
       }
       if (isNumberByte(c)) {
+        // A series of numbers in an array (a run's samples): read by JSON.parse a chunk's worth at a time.
+        const top = this.stack[this.stack.length - 1];
+        if (top && !top.obj && top.arr === undefined) {
+          const used = this.numberRun(buf, i, start, last);
+          if (used < 0) return i;
+          i = used;
+          continue;
+        }
         let j = i + 1;
         while (j < n && isNumberByte(buf[j]!)) j++;
         if (j === n && !last) return i;
@@ -199,6 +227,41 @@ export class JsonStreamParser {
       this.fail(`Unexpected token '${c < 0x80 ? String.fromCharCode(c) : `\\x${c.toString(16)}`}'`, start + i);
     }
     return n;
+  }
+
+  /**
+   * Reads the numbers of an all-number array from `i` (a number's first byte): the longest stretch
+   * of number bytes, commas and whitespace, back to its last comma when the chunk cuts it (`last`:
+   * nothing does), by `JSON.parse` (which checks each number's form and rounds it), into the
+   * scratch buffer. A comma that ends the stretch is left for the caller (`[1,]` stays an error).
+   * @returns the index after the numbers read, or -1 when the chunk ends inside the first one
+   */
+  private numberRun(buf: Buffer, i: number, start: number, last: boolean, limit = RUN_BYTES): number {
+    const n = buf.length;
+    // At most RUN_BYTES at a time: its text and array stay small objects, which V8 frees young.
+    const stop = Math.min(n, i + limit);
+    let j = i + 1;
+    while (j < stop) {
+      const b = buf[j]!;
+      if (!(isNumberByte(b) || b === COMMA || isWs(b))) break;
+      j++;
+    }
+    if (j === stop && (stop < n || !last)) {
+      const comma = buf.lastIndexOf(COMMA, j - 1);
+      if (comma > i) j = comma;
+      else if (stop === n) return -1;
+      else return this.numberRun(buf, i, start, last, n); // one number longer than RUN_BYTES
+    }
+    while (j > i && isWs(buf[j - 1]!)) j--;
+    if (buf[j - 1] === COMMA) j--;
+    let values: number[];
+    try {
+      values = JSON.parse(`[${buf.toString('latin1', i, j)}]`) as number[];
+    } catch (e) {
+      this.fail(`Unexpected number (${(e as Error).message})`, start + i);
+    }
+    for (const x of values) this.number(x);
+    return j;
   }
 
   /** Opens an object or an array as the next value. */
@@ -245,6 +308,7 @@ export class JsonStreamParser {
 
   /** A number as the next value: kept in the scratch buffer while its array holds only numbers. */
   private number(x: number): void {
+    if (++this.numbersKept > this.maxNumbers) throw new JsonNumbersLimitError(this.maxNumbers);
     const top = this.stack[this.stack.length - 1];
     if (top && !top.obj && top.arr === undefined) {
       if (top.nums === this.scratch.length) {

@@ -13,7 +13,7 @@ import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 import { deriveVerdict } from '../readings/verdict';
-import { JsonStreamError, JsonStreamParser } from './jsonStream';
+import { JsonNumbersLimitError, JsonStreamError, JsonStreamParser } from './jsonStream';
 import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, readRegularFileChunks, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
@@ -176,18 +176,30 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
 }
 
 /**
- * The largest saved run (`.json`) commcost reads, bytes. A run file is parsed as it is read
- * (client/jsonStream.ts): it is never held whole as text, and its samples take 8 bytes each, so
- * the memory a report needs follows the number of samples, not the file's bytes. Measured
- * (test/bench/bigRun.ts, `commcost report --html` of a full-catalogue run, full-precision
- * samples as a run writes them, compact JSON: ~19 bytes a sample): SET_BY_MEASUREMENT.
- * A `.jsonl` (a launched run's protocol lines) is read whole: MAX_INPUT_FILE_BYTES.
+ * The most numbers (samples, figures) a saved run (`.json`) may hold for commcost to read it. A
+ * run file is parsed as it is read (client/jsonStream.ts): never held whole as text, its samples
+ * 8 bytes each, so the memory `commcost report` needs follows the numbers, not the bytes.
+ * Measured (test/bench/bigRun.ts: node dist/cli.js report --html of a generated full-catalogue run,
+ * 9 experiments, 214 series, full-precision samples, peak RSS by getrusage; a 2-core machine,
+ * Node 20), peak RSS of `report` / `report --html`: 100,000 iterations (21.4 M samples, 393 MiB):
+ * 317 / 416 MB before the page was written in pieces under 64K characters, then 112,000 (24.0 M,
+ * 440 MiB): 323 / 319 MB; 149,000 (31.9 M, 585 MiB): 402 / 378 MB. Before the streaming read the
+ * limit was 256 MiB of bytes and 60,000 iterations (236 MiB) took 817 / 2,253 MB. The limit keeps
+ * the largest run it admits under the 500 MB target with about 100 MB to spare.
+ */
+export const MAX_RUN_NUMBERS = 32_000_000;
+
+/**
+ * The largest saved run (`.json`) commcost reads, bytes: the bytes cost reading time, not memory
+ * ({@link MAX_RUN_NUMBERS} bounds that). A run file as commcost saves it (indented JSON, about 35
+ * bytes a sample) holding {@link MAX_RUN_NUMBERS} numbers is about 800 MiB. A `.jsonl` (a launched
+ * run's protocol lines) is read whole: MAX_INPUT_FILE_BYTES (client/safeWrite.ts).
  */
 export const MAX_RUN_FILE_BYTES = 1024 * 1024 * 1024;
 
 /**
- * Reads and validates a run file: a saved run (`.json`, parsed as it is read: never one string,
- * see {@link MAX_RUN_FILE_BYTES}), or the protocol lines a launched run's rank 0 wrote (`.jsonl`,
+ * Reads and validates a run file: a saved run (`.json`, parsed as it is read: never one string;
+ * at most {@link MAX_RUN_FILE_BYTES} and {@link MAX_RUN_NUMBERS}), or the protocol lines a launched run's rank 0 wrote (`.jsonl`,
  * read whole, at most MAX_INPUT_FILE_BYTES, folded by runFromProtocolLines).
  * @throws CommcostError BAD_RUN_FILE (unreadable, over the size limit, not JSON, a bad protocol
  *   line with its number, or failing the schema, with JSON paths)
@@ -203,7 +215,7 @@ export async function loadRun(path: string): Promise<RunFile> {
     }
     return withCurrentVerdict(validateRunFile(folded, path));
   }
-  const parser = new JsonStreamParser();
+  const parser = new JsonStreamParser(MAX_RUN_NUMBERS);
   let json: unknown;
   try {
     // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
@@ -211,6 +223,12 @@ export async function loadRun(path: string): Promise<RunFile> {
     json = parser.end();
   } catch (e) {
     if (e instanceof CommcostError) throw e;
+    if (e instanceof JsonNumbersLimitError) {
+      throw new CommcostError('BAD_RUN_FILE', `${path} holds more than ${MAX_RUN_NUMBERS.toLocaleString('en-US')} numbers (samples), over the limit commcost reads`, {
+        hint: 'measure with fewer --iterations or fewer experiments per run',
+        cause: e,
+      });
+    }
     throw new CommcostError('BAD_RUN_FILE', `${path} is not JSON: ${errorText(e)}`, { cause: e });
   }
   return withCurrentVerdict(validateRunFile(json, path));
@@ -221,7 +239,7 @@ async function readRunText<T>(path: string, read: () => Promise<T>): Promise<T> 
   try {
     return await read();
   } catch (e) {
-    if (e instanceof CommcostError || e instanceof JsonStreamError) throw e;
+    if (e instanceof CommcostError || e instanceof JsonStreamError || e instanceof JsonNumbersLimitError) throw e;
     throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
   }
 }

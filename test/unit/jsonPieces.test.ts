@@ -30,6 +30,8 @@ describe('JSON in pieces', () => {
     null,
     true,
     [[[[]]]],
+    // Longer than a block of plain values, with values that are not plain among them.
+    Array.from({ length: 20_000 }, (_, i) => (i === 9000 ? undefined : i === 15_000 ? { x: [i] } : i === 17_000 ? 'text' : i / 7)),
   ];
 
   test('a committed run and odd values: the text of JSON.stringify at piece sizes 1, 7, 100 and the default', () => {

@@ -83,6 +83,16 @@ describe('streaming JSON parser', () => {
     }
   });
 
+  test('long series of numbers (past what one read takes), a number longer than that, and errors deep in a series', () => {
+    const long = `{"s":[${Array.from({ length: 30_001 }, (_, i) => (i % 3 === 0 ? i : Math.sqrt(i) * 1e-3)).join(', ')}],"t":[1,${'9'.repeat(40_000)}.5e-39990,2]}`;
+    for (const size of [997, 65_536, 1 << 20]) same(JSON.parse(long), parseChunked(long, size), `chunk ${size}`);
+    for (const bad of [long.replace('12, ', '12,, '), long.replace(', 20001,', ', 020001,'), long.replace(', 30000]', ', 30000,]')]) {
+      assert.notEqual(bad, long);
+      assert.throws(() => JSON.parse(bad), SyntaxError);
+      for (const size of [997, 1 << 20]) assert.throws(() => parseChunked(bad, size), JsonStreamError);
+    }
+  });
+
   test('"__proto__" is an own key, never the prototype', () => {
     const v = parseChunked('{"__proto__":{"polluted":1},"a":1}', 4) as Record<string, unknown>;
     assert.ok(Object.hasOwn(v, '__proto__'));
