@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { JsonStreamError, JsonStreamParser } from '../../client/jsonStream';
+import { JsonNumbersLimitError, JsonStreamError, JsonStreamParser } from '../../client/jsonStream';
 
 function parseChunked(text: string | Buffer, size: number): unknown {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
@@ -91,6 +91,17 @@ describe('streaming JSON parser', () => {
       assert.throws(() => JSON.parse(bad), SyntaxError);
       for (const size of [997, 1 << 20]) assert.throws(() => parseChunked(bad, size), JsonStreamError);
     }
+  });
+
+  test('maxNumbers: the numbers anywhere in the value are counted; one past the limit is refused', () => {
+    const text = '{"a":[1,2,3],"b":{"c":4},"d":[5]}';
+    const parse = (max: number): unknown => {
+      const p = new JsonStreamParser(max);
+      p.push(Buffer.from(text));
+      return p.end();
+    };
+    same(JSON.parse(text), parse(5));
+    assert.throws(() => parse(4), (e: unknown) => e instanceof JsonNumbersLimitError && e.maxNumbers === 4);
   });
 
   test('"__proto__" is an own key, never the prototype', () => {
