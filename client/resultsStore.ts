@@ -13,6 +13,7 @@ import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 import { deriveVerdict } from '../readings/verdict';
+import { jsonPieces } from './jsonPieces';
 import { JsonNumbersLimitError, JsonStreamError, JsonStreamParser } from './jsonStream';
 import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, readRegularFileChunks, writeFileSafely } from './safeWrite';
 
@@ -151,7 +152,8 @@ export async function checkOutputFile(file: string, label: string, opts: { deadl
 }
 
 /**
- * Writes the run as `<dir>/<run.id>.json` (pretty JSON): creates `dir` (see
+ * Writes the run as `<dir>/<run.id>.json` (JSON indented by 2, written in pieces: never one
+ * string, so a run of 100,000 iterations a step can be saved): creates `dir` (see
  * {@link ensureWritableDir}), writes a temp file in it, fsyncs, then renames, so a reader never
  * sees a half-written file; never through a link ({@link writeFileSafely}).
  * @returns the path written
@@ -165,7 +167,12 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
   await ensureWritableDir(dir, 'cannot save the run');
   // Temp file (O_EXCL|O_NOFOLLOW) + fsync + rename; a link at `path` is refused (safeWrite.ts).
   try {
-    await writeFileSafely(path, JSON.stringify(run, null, 2) + '\n', `cannot save the run to ${path}`);
+    // In pieces: a run of 100,000 iterations is ~700 MB of indented JSON, past V8's longest string.
+    const text = (function* (): Generator<string> {
+      yield* jsonPieces(run, undefined, 2);
+      yield '\n';
+    })();
+    await writeFileSafely(path, text, `cannot save the run to ${path}`);
   } catch (e) {
     // A refused target (a link, a FIFO) is said as it is; a failed write names the system's error.
     const cause = e instanceof Error ? e.cause : undefined;
@@ -181,21 +188,23 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
  * 8 bytes each, so the memory `commcost report` needs follows the numbers, not the bytes.
  * Measured (test/bench/bigRun.ts: node dist/cli.js report --html of a generated full-catalogue run,
  * 9 experiments, 214 series, full-precision samples, peak RSS by getrusage; a 2-core machine,
- * Node 20), peak RSS of `report` / `report --html`: 100,000 iterations (21.4 M samples, 393 MiB):
- * 317 / 416 MB before the page was written in pieces under 64K characters, then 112,000 (24.0 M,
- * 440 MiB): 323 / 319 MB; 149,000 (31.9 M, 585 MiB): 402 / 378 MB. Before the streaming read the
- * limit was 256 MiB of bytes and 60,000 iterations (236 MiB) took 817 / 2,253 MB. The limit keeps
- * the largest run it admits under the 500 MB target with about 100 MB to spare.
+ * Node 20; `COMMCOST_BENCH_SECTIONS=11 npm run bench`), peak RSS of `report` / `report --html`:
+ * 100,000 iterations (21.4 M samples, 393 MiB): 300 / 304 MB; 149,000 iterations (31.9 M samples,
+ * 585 MiB, the largest this limit admits): 367 / 378 MB. Before the streaming read (a 256 MiB
+ * limit of bytes), 60,000 iterations (236 MiB) took 817 / 2,253 MB. The limit keeps the largest
+ * run it admits under the 500 MB target with about 120 MB to spare.
  */
 export const MAX_RUN_NUMBERS = 32_000_000;
 
 /**
  * The largest saved run (`.json`) commcost reads, bytes: the bytes cost reading time, not memory
- * ({@link MAX_RUN_NUMBERS} bounds that). A run file as commcost saves it (indented JSON, about 35
- * bytes a sample) holding {@link MAX_RUN_NUMBERS} numbers is about 800 MiB. A `.jsonl` (a launched
- * run's protocol lines) is read whole: MAX_INPUT_FILE_BYTES (client/safeWrite.ts).
+ * ({@link MAX_RUN_NUMBERS} bounds that). A run as commcost saves it (JSON indented by 2, with
+ * full-precision samples: 34.6 bytes a sample, compact 19.4, measured on the bench's generated
+ * run) holding {@link MAX_RUN_NUMBERS} numbers is about 1,060 MiB; at 100,000 iterations of the
+ * full catalogue, about 710 MiB. A `.jsonl` (a launched run's protocol lines) is read whole:
+ * MAX_INPUT_FILE_BYTES (client/safeWrite.ts).
  */
-export const MAX_RUN_FILE_BYTES = 1024 * 1024 * 1024;
+export const MAX_RUN_FILE_BYTES = 1280 * 1024 * 1024;
 
 /**
  * Reads and validates a run file: a saved run (`.json`, parsed as it is read: never one string;

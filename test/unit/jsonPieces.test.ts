@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { jsonPieces } from '../../client/jsonPieces';
 
-const joined = (v: unknown, size?: number): string | undefined => {
-  const pieces = [...jsonPieces(v, size)];
+const joined = (v: unknown, size?: number, indent?: number): string | undefined => {
+  const pieces = [...jsonPieces(v, size, indent)];
   return pieces.length === 0 ? undefined : pieces.join('');
 };
 
@@ -36,6 +36,12 @@ describe('JSON in pieces', () => {
 
   test('a committed run and odd values: the text of JSON.stringify at piece sizes 1, 7, 100 and the default', () => {
     for (const v of [run, ...odd]) for (const size of [1, 7, 100, undefined]) assert.equal(joined(v, size), JSON.stringify(v));
+  });
+
+  test('indented: the text of JSON.stringify(value, null, n) (n = 2 as a run is saved, 1, 4, 10)', () => {
+    for (const v of [run, ...odd, { a: [], b: {}, c: { d: undefined }, e: [[], {}], f: ['x,y', 1, 'z'] }]) {
+      for (const indent of [2, 1, 4, 10]) for (const size of [1, 100, undefined]) assert.equal(joined(v, size, indent), JSON.stringify(v, null, indent), `indent ${indent} size ${size}`);
+    }
   });
 
   test('pieces keep to about the size asked', () => {
