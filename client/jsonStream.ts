@@ -23,11 +23,24 @@ export class JsonStreamError extends SyntaxError {
   }
 }
 
-/** The input holds more numbers than the parser was allowed to keep ({@link JsonStreamParser} `maxNumbers`). */
-export class JsonNumbersLimitError extends RangeError {
-  constructor(readonly maxNumbers: number) {
-    super(`more than ${maxNumbers} numbers`);
-    this.name = 'JsonNumbersLimitError';
+/** What the parser may keep ({@link JsonStreamParser}); each bound absent: none. */
+export interface JsonLimits {
+  /** The most numbers anywhere in the value (8 bytes each in an array). */
+  maxNumbers?: number;
+  /** The most other values and object keys (strings, objects, arrays, true/false/null). */
+  maxValues?: number;
+  /** The most bytes of string text (keys included) in all; also the longest one string. */
+  maxStringBytes?: number;
+}
+
+/** The input holds more than a {@link JsonLimits} bound allows: `what` ("numbers", "other values", "bytes of strings") and the bound. */
+export class JsonLimitError extends RangeError {
+  constructor(
+    readonly what: 'numbers' | 'other values' | 'bytes of strings',
+    readonly limit: number,
+  ) {
+    super(`more than ${limit} ${what}`);
+    this.name = 'JsonLimitError';
   }
 }
 
@@ -82,20 +95,29 @@ export class JsonStreamParser {
   private base = 0;
   /** The numbers of the innermost array while every element so far is a number. */
   private scratch = new Float64Array(1024);
-  /** Numbers kept so far (anywhere in the tree). */
+  /** Numbers, other values (keys included) and bytes of string text kept so far. */
   private numbersKept = 0;
+  private valuesKept = 0;
+  private stringBytes = 0;
+  private readonly maxNumbers: number;
+  private readonly maxValues: number;
+  private readonly maxStringBytes: number;
 
   /**
-   * @param maxNumbers the most numbers the value may hold (anywhere in it): the tree's size is
-   *   mostly its numbers (8 bytes each in an array), so this bounds the memory it takes whatever
-   *   the input's bytes; one more is a {@link JsonNumbersLimitError}
+   * @param limits what the value may hold ({@link JsonLimits}): the tree's memory follows its
+   *   numbers, values and string text, not the input's bytes (whitespace costs nothing), so these
+   *   bound it; one more is a {@link JsonLimitError}
    */
-  constructor(private readonly maxNumbers = Infinity) {}
+  constructor(limits: JsonLimits = {}) {
+    this.maxNumbers = limits.maxNumbers ?? Infinity;
+    this.maxValues = limits.maxValues ?? Infinity;
+    this.maxStringBytes = limits.maxStringBytes ?? Infinity;
+  }
 
   /**
    * Parses the bytes of `chunk` (the next piece of the input).
-   * @throws JsonStreamError at the first byte that cannot continue a JSON text; JsonNumbersLimitError
-   *   past `maxNumbers` numbers
+   * @throws JsonStreamError at the first byte that cannot continue a JSON text; JsonLimitError past
+   *   a bound of {@link JsonLimits}
    */
   push(chunk: Buffer): void {
     let buf = chunk;
@@ -106,7 +128,11 @@ export class JsonStreamParser {
       this.carry = undefined;
     }
     const used = this.scan(buf, start, false);
-    if (used < buf.length) this.carry = Buffer.from(buf.subarray(used));
+    if (used < buf.length) {
+      // A token cut by the chunk is carried whole: a string longer than the bound stops here, not after copying it again and again.
+      if (buf.length - used > this.maxStringBytes + 2) throw new JsonLimitError('bytes of strings', this.maxStringBytes);
+      this.carry = Buffer.from(buf.subarray(used));
+    }
     this.base += chunk.length;
   }
 
@@ -182,6 +208,9 @@ export class JsonStreamParser {
           if (last) this.fail('Unterminated string', start + n);
           return i;
         }
+        this.stringBytes += endQuote - i - 1;
+        if (this.stringBytes > this.maxStringBytes) throw new JsonLimitError('bytes of strings', this.maxStringBytes);
+        if (++this.valuesKept > this.maxValues) throw new JsonLimitError('other values', this.maxValues);
         const text = stringValue(buf, i, endQuote, start);
         i = endQuote + 1;
         if (this.want === Want.Key || this.want === Want.KeyOrEnd) {
@@ -220,6 +249,7 @@ export class JsonStreamParser {
           this.fail(`Unexpected end of JSON input`, start + n);
         }
         if (buf.toString('latin1', i, i + word.length) !== word) this.fail(`Unexpected token '${String.fromCharCode(c)}'`, start + i);
+        if (++this.valuesKept > this.maxValues) throw new JsonLimitError('other values', this.maxValues);
         this.value(c === 0x74 ? true : c === 0x66 ? false : null);
         i += word.length;
         continue;
@@ -266,6 +296,7 @@ export class JsonStreamParser {
 
   /** Opens an object or an array as the next value. */
   private open(object: boolean): void {
+    if (++this.valuesKept > this.maxValues) throw new JsonLimitError('other values', this.maxValues);
     if (object) {
       const obj: Record<string, unknown> = {};
       this.value(obj, 'object');
@@ -308,7 +339,7 @@ export class JsonStreamParser {
 
   /** A number as the next value: kept in the scratch buffer while its array holds only numbers. */
   private number(x: number): void {
-    if (++this.numbersKept > this.maxNumbers) throw new JsonNumbersLimitError(this.maxNumbers);
+    if (++this.numbersKept > this.maxNumbers) throw new JsonLimitError('numbers', this.maxNumbers);
     const top = this.stack[this.stack.length - 1];
     if (top && !top.obj && top.arr === undefined) {
       if (top.nums === this.scratch.length) {

@@ -14,7 +14,7 @@ import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 import { deriveVerdict } from '../readings/verdict';
 import { jsonPieces } from './jsonPieces';
-import { JsonNumbersLimitError, JsonStreamError, JsonStreamParser } from './jsonStream';
+import { JsonLimitError, JsonStreamError, JsonStreamParser } from './jsonStream';
 import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, readRegularFileChunks, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
@@ -207,6 +207,14 @@ export const MAX_RUN_NUMBERS = 32_000_000;
 export const MAX_RUN_FILE_BYTES = 1280 * 1024 * 1024;
 
 /**
+ * What a saved run may hold besides its numbers, so that a file of {@link MAX_RUN_FILE_BYTES}
+ * cannot fill memory with something else (strings, objects: a cloned repository's run file is
+ * untrusted): at most 1,000,000 other values and keys and 64 MiB of string text (the committed
+ * runs and fixtures hold at most 3,343 values and 67 KB of text, the longest string 26.5 KB).
+ */
+const RUN_LIMITS = { maxNumbers: MAX_RUN_NUMBERS, maxValues: 1_000_000, maxStringBytes: 64 * 1024 * 1024 } as const;
+
+/**
  * Reads and validates a run file: a saved run (`.json`, parsed as it is read: never one string;
  * at most {@link MAX_RUN_FILE_BYTES} and {@link MAX_RUN_NUMBERS}), or the protocol lines a launched run's rank 0 wrote (`.jsonl`,
  * read whole, at most MAX_INPUT_FILE_BYTES, folded by runFromProtocolLines).
@@ -224,7 +232,7 @@ export async function loadRun(path: string): Promise<RunFile> {
     }
     return withCurrentVerdict(validateRunFile(folded, path));
   }
-  const parser = new JsonStreamParser(MAX_RUN_NUMBERS);
+  const parser = new JsonStreamParser(RUN_LIMITS);
   let json: unknown;
   try {
     // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
@@ -232,8 +240,9 @@ export async function loadRun(path: string): Promise<RunFile> {
     json = parser.end();
   } catch (e) {
     if (e instanceof CommcostError) throw e;
-    if (e instanceof JsonNumbersLimitError) {
-      throw new CommcostError('BAD_RUN_FILE', `${path} holds more than ${MAX_RUN_NUMBERS.toLocaleString('en-US')} numbers (samples), over the limit commcost reads`, {
+    if (e instanceof JsonLimitError) {
+      const what = e.what === 'numbers' ? 'numbers (samples)' : e.what;
+      throw new CommcostError('BAD_RUN_FILE', `${path} holds more than ${e.limit.toLocaleString('en-US')} ${what}, over the limit commcost reads`, {
         hint: 'measure with fewer --iterations or fewer experiments per run',
         cause: e,
       });
@@ -248,7 +257,7 @@ async function readRunText<T>(path: string, read: () => Promise<T>): Promise<T> 
   try {
     return await read();
   } catch (e) {
-    if (e instanceof CommcostError || e instanceof JsonStreamError || e instanceof JsonNumbersLimitError) throw e;
+    if (e instanceof CommcostError || e instanceof JsonStreamError || e instanceof JsonLimitError) throw e;
     throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
   }
 }

@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { JsonNumbersLimitError, JsonStreamError, JsonStreamParser } from '../../client/jsonStream';
+import { JsonLimitError, JsonStreamError, JsonStreamParser, type JsonLimits } from '../../client/jsonStream';
 
-function parseChunked(text: string | Buffer, size: number): unknown {
+function parseChunked(text: string | Buffer, size: number, limits?: JsonLimits): unknown {
   const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-  const p = new JsonStreamParser();
+  const p = new JsonStreamParser(limits);
   for (let i = 0; i < bytes.length; i += size) p.push(bytes.subarray(i, i + size));
   return p.end();
 }
@@ -93,15 +93,17 @@ describe('streaming JSON parser', () => {
     }
   });
 
-  test('maxNumbers: the numbers anywhere in the value are counted; one past the limit is refused', () => {
-    const text = '{"a":[1,2,3],"b":{"c":4},"d":[5]}';
-    const parse = (max: number): unknown => {
-      const p = new JsonStreamParser(max);
-      p.push(Buffer.from(text));
-      return p.end();
-    };
-    same(JSON.parse(text), parse(5));
-    assert.throws(() => parse(4), (e: unknown) => e instanceof JsonNumbersLimitError && e.maxNumbers === 4);
+  test('limits: numbers, other values and keys, bytes of strings, counted anywhere; one past a limit is refused', () => {
+    const text = '{"a":[1,2,3],"b":{"c":4},"d":[5, "xy", true]}';
+    const parse = (limits: JsonLimits, size = 1 << 20): unknown => parseChunked(text, size, limits);
+    // 5 numbers; 10 other values and keys (2 objects, 2 arrays, 4 keys, "xy", true); 6 bytes of strings (a, b, c, d, xy).
+    same(JSON.parse(text), parse({ maxNumbers: 5, maxValues: 10, maxStringBytes: 6 }));
+    assert.throws(() => parse({ maxNumbers: 4 }), (e: unknown) => e instanceof JsonLimitError && e.what === 'numbers' && e.limit === 4);
+    assert.throws(() => parse({ maxValues: 9 }), (e: unknown) => e instanceof JsonLimitError && e.what === 'other values');
+    assert.throws(() => parse({ maxStringBytes: 5 }), (e: unknown) => e instanceof JsonLimitError && e.what === 'bytes of strings');
+    // A string longer than the bound is refused while it is still being carried from chunk to chunk.
+    const long = `["${'x'.repeat(100_000)}"]`;
+    assert.throws(() => parseChunked(long, 1000, { maxStringBytes: 10_000 }), (e: unknown) => e instanceof JsonLimitError && e.what === 'bytes of strings');
   });
 
   test('"__proto__" is an own key, never the prototype', () => {
