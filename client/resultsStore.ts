@@ -189,10 +189,10 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
  * Measured (test/bench/bigRun.ts: node dist/cli.js report --html of a generated full-catalogue run,
  * 9 experiments, 214 series, full-precision samples, peak RSS by getrusage; a 2-core machine,
  * Node 20; `COMMCOST_BENCH_SECTIONS=11 npm run bench`), peak RSS of `report` / `report --html`:
- * 100,000 iterations (21.4 M samples, 393 MiB): 300 / 304 MB; 149,000 iterations (31.9 M samples,
- * 585 MiB, the largest this limit admits): 367 / 378 MB. Before the streaming read (a 256 MiB
- * limit of bytes), 60,000 iterations (236 MiB) took 817 / 2,253 MB. The limit keeps the largest
- * run it admits under the 500 MB target with about 120 MB to spare.
+ * 100,000 iterations (21.4 M samples, 393 MiB): 285–300 / 302–304 MB; 149,000 iterations (31.9 M
+ * samples, 585 MiB, the largest this limit admits): 367–406 / 378–402 MB (two bench runs). Before
+ * the streaming read (a 256 MiB limit of bytes), 60,000 iterations (236 MiB) took 817 / 2,253 MB.
+ * The limit keeps the largest run it admits under the 500 MB target with about 100 MB to spare.
  */
 export const MAX_RUN_NUMBERS = 32_000_000;
 
