@@ -12,7 +12,7 @@ import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { killLocalAgents } from '../client/agentProcess';
 import { CommcostError, errorText } from '../client/errors';
 import { isLocalTarget } from '../client/hosts';
-import { renderComparisonReport, renderReport, webviewBundleCandidates } from '../client/htmlReport';
+import { renderComparisonReportPieces, renderReportPieces, webviewBundleCandidates } from '../client/htmlReport';
 import { checkOutputFile, ensureWritableDir, saveRun } from '../client/resultsStore';
 import { makePrivateDir, removePrivateDir } from '../client/privateDir';
 import { writeFileSafely } from '../client/safeWrite';
@@ -237,7 +237,7 @@ export async function measureCommand(f: MeasureFlags): Promise<number> {
   let htmlWritten = false;
   if (f.html && runs.length > 0) {
     try {
-      await writeFileSafely(f.html, runs.length > 1 ? renderComparisonReport(runs) : renderReport(runs[0]!), `--html ${f.html}`);
+      await writeFileSafely(f.html, runs.length > 1 ? renderComparisonReportPieces(runs) : renderReportPieces(runs[0]!), `--html ${f.html}`);
       err(`wrote ${terminalSafe(f.html)}\n`);
       htmlWritten = true;
     } catch (e) {

@@ -7,7 +7,7 @@
  */
 import type { RunFile } from '../protocol/runFile';
 import { CommcostError, errorText } from '../client/errors';
-import { renderComparisonReport, renderReport } from '../client/htmlReport';
+import { renderComparisonReportPieces, renderReportPieces } from '../client/htmlReport';
 import { checkOutputFile, loadRun } from '../client/resultsStore';
 import { readRegularFile, writeFileSafely } from '../client/safeWrite';
 import { renderTraceReport } from '../client/trace/htmlTrace';
@@ -52,7 +52,7 @@ export function htmlOperands(files: readonly string[], html: HtmlFlag, argv: rea
 async function compareReport(files: string[], html: HtmlFlag): Promise<number> {
   const runs: RunFile[] = [];
   for (const file of files) runs.push(await loadRun(file));
-  return writeReport(outputOf(html, files[0]!.replace(/\.json$/i, '') + '.compare.html'), () => formatComparison(runs), () => renderComparisonReport(runs));
+  return writeReport(outputOf(html, files[0]!.replace(/\.json$/i, '') + '.compare.html'), () => formatComparison(runs), () => renderComparisonReportPieces(runs));
 }
 
 /** Where --html writes: its file, or `byDefault` when given without one; undefined without --html. */
@@ -63,12 +63,13 @@ function outputOf(html: HtmlFlag, byDefault: string): { file: string; given: boo
 
 /**
  * Writes `summary()` on stdout; with an output `out`, checks it first (never through a link:
- * outputs.ts), then writes the HTML page `page()` there and says where on stderr.
+ * outputs.ts), then writes the HTML page `page()` there (a string, or its pieces one after
+ * another: a large run's page is never one string) and says where on stderr.
  * @param target the page's file and whether the user named it (named so in an error); undefined: no page
  * @returns EXIT_OK (exitCodes.ts)
  * @throws CommcostError BAD_INPUT when `out` cannot be written
  */
-async function writeReport(target: { file: string; given: boolean } | undefined, summary: () => string, page: () => string): Promise<number> {
+async function writeReport(target: { file: string; given: boolean } | undefined, summary: () => string, page: () => string | Iterable<string>): Promise<number> {
   if (target === undefined) {
     process.stdout.write(summary());
     return EXIT_OK;
@@ -136,5 +137,5 @@ async function reportInner(files: string[], html: HtmlFlag, options: SummaryOpti
   const file = files[0]!;
   // The verdict is derived data: loadRun recomputed it, so older files and newer rules agree.
   const run = await loadRun(file);
-  return writeReport(outputOf(html, file.replace(/\.jsonl?$/i, '') + '.html'), () => formatSummary(run, options), () => renderReport(run));
+  return writeReport(outputOf(html, file.replace(/\.jsonl?$/i, '') + '.html'), () => formatSummary(run, options), () => renderReportPieces(run));
 }

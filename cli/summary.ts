@@ -24,11 +24,15 @@ export const SIMULATED_BANNER = 'SIMULATED NCCL — these figures are not measur
 // Kept here too: the CLI's text modules import them from summary.ts.
 export { terminalSafe, terminalSafeLines } from './terminalText';
 
-/** A deep copy of `value` with every string and object key passed through {@link terminalSafe}. */
+/**
+ * A deep copy of `value` with every string and object key passed through {@link terminalSafe}.
+ * An array of numbers only (a run's samples: 100,000 a step in a large run) holds nothing to make
+ * safe and is shared, not copied: the copy is to be read, never changed.
+ */
 export function sanitizeForTerminal<T>(value: T): T {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return terminalSafe(v);
-    if (Array.isArray(v)) return v.map(walk);
+    if (Array.isArray(v)) return v.every((x) => typeof x === 'number') ? v : v.map(walk);
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) out[terminalSafe(k)] = walk(x);

@@ -18,6 +18,7 @@ import type { StepStats, VariantSummary } from '../protocol/events';
 import { isSimulatedRun, memoryPointLabel, memStatsNote, type RunFile } from '../protocol/runFile';
 import { compareRuns, COMPARE_ELEMENT_ID, formatRatio, rankCountNote, simulatedMixNote, type Comparison, type ComparisonData } from '../protocol/compare';
 import { nodesText } from '../protocol/runNodes';
+import { jsonPieces } from './jsonPieces';
 import { shrinkAbortOutcomes } from '../readings/verdict';
 import { fieldCaseLabel } from '../readings/verdict/fieldCases';
 import { errorAdvice } from '../readings/failureAdvice';
@@ -54,7 +55,12 @@ export function escapeHtml(text: unknown): string {
  * written as \\u escapes, so the text can contain neither `</script` nor `<!--`; still valid JSON.
  */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return scriptSafeJson(JSON.stringify(value));
+}
+
+/** JSON text (or a piece of it) with `<`, `>`, `&`, U+2028 and U+2029 as \u escapes: each character alone, so pieces escape as the whole does. */
+function scriptSafeJson(json: string): string {
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** JavaScript source made safe inside a `<script>` element (`</script` → `<\/script`, `<!--` → `<\!--`, source map comment dropped). */
@@ -198,15 +204,19 @@ function fallbackHtml(run: RunFile): string {
   return out.join('');
 }
 
-/** The page around the data: CSP with a per-file nonce, the inlined bundle, the data element, the fallback. */
-function page(title: string, fallback: string, dataElementId: string, data: unknown, opts: { webviewJsPath?: string }): string {
+/**
+ * The page around the data, in pieces: CSP with a per-file nonce, the inlined bundle, the data
+ * element (the JSON written in pieces: never one string), the fallback. The bundle is looked up
+ * and read now (ReportBundleError before any piece); the pieces are made as they are taken.
+ */
+function pagePieces(title: string, fallback: string, dataElementId: string, data: unknown, opts: { webviewJsPath?: string }): Iterable<string> {
   const candidates = webviewBundleCandidates(opts.webviewJsPath);
   const bundlePath = candidates.find((p) => existsSync(p));
   if (!bundlePath) throw new ReportBundleError(candidates);
   const js = scriptSafe(readFileSync(bundlePath, 'utf8'));
   const nonce = randomBytes(16).toString('base64');
   const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:; font-src data:`;
-  return [
+  const head = [
     '<!DOCTYPE html>',
     '<html lang="en">',
     '<head>',
@@ -222,24 +232,38 @@ function page(title: string, fallback: string, dataElementId: string, data: unkn
     '<body>',
     '<div id="app"></div>',
     `<noscript>${fallback}</noscript>`,
-    `<script type="application/json" id="${dataElementId}">${jsonForScript(data)}</script>`,
-    `<script nonce="${nonce}">${js}</script>`,
-    '</body>',
-    '</html>',
-    '',
+    `<script type="application/json" id="${dataElementId}">`,
   ].join('\n');
+  const tail = ['</script>', `<script nonce="${nonce}">${js}</script>`, '</body>', '</html>', ''].join('\n');
+  return (function* (): Generator<string> {
+    yield head;
+    for (const piece of jsonPieces(data)) yield scriptSafeJson(piece);
+    yield tail;
+  })();
+}
+
+/**
+ * Renders `run` as a self-contained HTML document in pieces (UTF-8 text; joined, the document
+ * {@link renderReport} returns): for a large run, write the pieces one after another
+ * (client/safeWrite.ts writeFileSafely takes them) and the page is never one string.
+ * @param opts.webviewJsPath the webview bundle to inline; default: see {@link webviewBundleCandidates}.
+ * @throws ReportBundleError when the bundle is not found (at the call, before any piece).
+ */
+export function renderReportPieces(run: RunFile, opts: { webviewJsPath?: string } = {}): Iterable<string> {
+  // The run's one name (readings/runName.ts): its GPUs, NCCL and start; SIMULATED when so.
+  const title = `commcost — ${runName(run)}`;
+  return pagePieces(title, fallbackHtml(run), 'commcost-run', run, opts);
 }
 
 /**
  * Renders `run` as a self-contained HTML document (a UTF-8 string). Figures are the run's own
- * (ms; memory bytes shown as MiB); nothing is fetched when the file is opened.
+ * (ms; memory bytes shown as MiB); nothing is fetched when the file is opened. A large run:
+ * {@link renderReportPieces}.
  * @param opts.webviewJsPath the webview bundle to inline; default: see {@link webviewBundleCandidates}.
  * @throws ReportBundleError when the bundle is not found.
  */
 export function renderReport(run: RunFile, opts: { webviewJsPath?: string } = {}): string {
-  // The run's one name (readings/runName.ts): its GPUs, NCCL and start; SIMULATED when so.
-  const title = `commcost — ${runName(run)}`;
-  return page(title, fallbackHtml(run), 'commcost-run', run, opts);
+  return [...renderReportPieces(run, opts)].join('');
 }
 
 /** The `<noscript>` body of a comparison: the legend, the SIMULATED banner, every step's medians, p90s and ratios. */
@@ -290,8 +314,13 @@ function comparisonFallbackHtml(c: Comparison): string {
  * @throws ReportBundleError when the bundle is not found.
  */
 export function renderComparisonReport(runs: readonly RunFile[], opts: { webviewJsPath?: string } = {}): string {
+  return [...renderComparisonReportPieces(runs, opts)].join('');
+}
+
+/** {@link renderComparisonReport} in pieces (as {@link renderReportPieces}). @throws ReportBundleError when the bundle is not found (at the call). */
+export function renderComparisonReportPieces(runs: readonly RunFile[], opts: { webviewJsPath?: string } = {}): Iterable<string> {
   const c = compareRuns(runs);
   const title = `commcost — comparison: ${c.runs.map((r) => r.label).join(' vs ')}`;
   const data: ComparisonData = { runs: [...runs] };
-  return page(title, comparisonFallbackHtml(c), COMPARE_ELEMENT_ID, data, opts);
+  return pagePieces(title, comparisonFallbackHtml(c), COMPARE_ELEMENT_ID, data, opts);
 }

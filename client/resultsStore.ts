@@ -13,7 +13,9 @@ import { runFromProtocolLines } from './runModel';
 import { CommcostError, errorText } from './errors';
 import { validateRunFile } from './runFileSchema';
 import { deriveVerdict } from '../readings/verdict';
-import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, writeFileSafely } from './safeWrite';
+import { jsonPieces } from './jsonPieces';
+import { JsonLimitError, JsonStreamError, JsonStreamParser } from './jsonStream';
+import { linkedCommcostDirProblem, outputTargetProblem, readRegularFile, readRegularFileChunks, writeFileSafely } from './safeWrite';
 
 /** Kernel file systems where nothing of ours belongs (and Node's recursive mkdir can loop forever). */
 const KERNEL_FS = ['/proc', '/sys'];
@@ -150,7 +152,8 @@ export async function checkOutputFile(file: string, label: string, opts: { deadl
 }
 
 /**
- * Writes the run as `<dir>/<run.id>.json` (pretty JSON): creates `dir` (see
+ * Writes the run as `<dir>/<run.id>.json` (JSON indented by 2, written in pieces: never one
+ * string, so a run of 100,000 iterations a step can be saved): creates `dir` (see
  * {@link ensureWritableDir}), writes a temp file in it, fsyncs, then renames, so a reader never
  * sees a half-written file; never through a link ({@link writeFileSafely}).
  * @returns the path written
@@ -164,7 +167,12 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
   await ensureWritableDir(dir, 'cannot save the run');
   // Temp file (O_EXCL|O_NOFOLLOW) + fsync + rename; a link at `path` is refused (safeWrite.ts).
   try {
-    await writeFileSafely(path, JSON.stringify(run, null, 2) + '\n', `cannot save the run to ${path}`);
+    // In pieces: a run of 100,000 iterations is ~700 MB of indented JSON, past V8's longest string.
+    const text = (function* (): Generator<string> {
+      yield* jsonPieces(run, undefined, 2);
+      yield '\n';
+    })();
+    await writeFileSafely(path, text, `cannot save the run to ${path}`);
   } catch (e) {
     // A refused target (a link, a FIFO) is said as it is; a failed write names the system's error.
     const cause = e instanceof Error ? e.cause : undefined;
@@ -175,22 +183,48 @@ export async function saveRun(dir: string, run: RunFile): Promise<string> {
 }
 
 /**
- * Reads and validates a run file: a saved run (`.json`), or the protocol lines a launched run's
- * rank 0 wrote (`.jsonl`, folded by runFromProtocolLines).
- * @throws CommcostError BAD_RUN_FILE (unreadable, not JSON, a bad protocol line with its number,
- *   or failing the schema, with JSON paths)
+ * The most numbers (samples, figures) a saved run (`.json`) may hold for commcost to read it. A
+ * run file is parsed as it is read (client/jsonStream.ts): never held whole as text, its samples
+ * 8 bytes each, so the memory `commcost report` needs follows the numbers, not the bytes.
+ * Measured (test/bench/bigRun.ts: node dist/cli.js report --html of a generated full-catalogue run,
+ * 9 experiments, 214 series, full-precision samples, peak RSS by getrusage; a 2-core machine,
+ * Node 20; `COMMCOST_BENCH_SECTIONS=11 npm run bench`), peak RSS of `report` / `report --html`:
+ * 100,000 iterations (21.4 M samples, 393 MiB): 285–300 / 302–304 MB; 149,000 iterations (31.9 M
+ * samples, 585 MiB, the largest this limit admits): 367–406 / 378–402 MB (two bench runs). Before
+ * the streaming read (a 256 MiB limit of bytes), 60,000 iterations (236 MiB) took 817 / 2,253 MB.
+ * The limit keeps the largest run it admits under the 500 MB target with about 100 MB to spare.
+ */
+export const MAX_RUN_NUMBERS = 32_000_000;
+
+/**
+ * The largest saved run (`.json`) commcost reads, bytes: the bytes cost reading time, not memory
+ * ({@link MAX_RUN_NUMBERS} bounds that). A run as commcost saves it (JSON indented by 2, with
+ * full-precision samples: 34.6 bytes a sample, compact 19.4, measured on the bench's generated
+ * run) holding {@link MAX_RUN_NUMBERS} numbers is about 1,060 MiB; at 100,000 iterations of the
+ * full catalogue, about 710 MiB. A `.jsonl` (a launched run's protocol lines) is read whole:
+ * MAX_INPUT_FILE_BYTES (client/safeWrite.ts).
+ */
+export const MAX_RUN_FILE_BYTES = 1280 * 1024 * 1024;
+
+/**
+ * What a saved run may hold besides its numbers, so that a file of {@link MAX_RUN_FILE_BYTES}
+ * cannot fill memory with something else (strings, objects: a cloned repository's run file is
+ * untrusted): at most 1,000,000 other values and keys and 64 MiB of string text (the committed
+ * runs and fixtures hold at most 3,343 values and 67 KB of text, the longest string 26.5 KB).
+ */
+const RUN_LIMITS = { maxNumbers: MAX_RUN_NUMBERS, maxValues: 1_000_000, maxStringBytes: 64 * 1024 * 1024 } as const;
+
+/**
+ * Reads and validates a run file: a saved run (`.json`, parsed as it is read: never one string;
+ * at most {@link MAX_RUN_FILE_BYTES} and {@link MAX_RUN_NUMBERS}), or the protocol lines a launched run's rank 0 wrote (`.jsonl`,
+ * read whole, at most MAX_INPUT_FILE_BYTES, folded by runFromProtocolLines).
+ * @throws CommcostError BAD_RUN_FILE (unreadable, over the size limit, not JSON, a bad protocol
+ *   line with its number, or failing the schema, with JSON paths)
  */
 export async function loadRun(path: string): Promise<RunFile> {
-  let text: string;
-  try {
-    // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
-    text = await readRegularFile(path, path, { code: 'BAD_RUN_FILE' });
-  } catch (e) {
-    if (e instanceof CommcostError) throw e;
-    throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
-  }
   if (/\.jsonl$/i.test(path)) {
     let folded: RunFile;
+    const text = await readRunText(path, () => readRegularFile(path, path, { code: 'BAD_RUN_FILE' }));
     try {
       folded = runFromProtocolLines(text, parseAgentEvent);
     } catch (e) {
@@ -198,13 +232,34 @@ export async function loadRun(path: string): Promise<RunFile> {
     }
     return withCurrentVerdict(validateRunFile(folded, path));
   }
+  const parser = new JsonStreamParser(RUN_LIMITS);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Regular files only, size-capped: a FIFO named *.json or /dev/zero never hangs or fills memory.
+    await readRunText(path, () => readRegularFileChunks(path, path, (chunk) => parser.push(chunk), { code: 'BAD_RUN_FILE', maxBytes: MAX_RUN_FILE_BYTES }));
+    json = parser.end();
   } catch (e) {
+    if (e instanceof CommcostError) throw e;
+    if (e instanceof JsonLimitError) {
+      const what = e.what === 'numbers' ? 'numbers (samples)' : e.what;
+      throw new CommcostError('BAD_RUN_FILE', `${path} holds more than ${e.limit.toLocaleString('en-US')} ${what}, over the limit commcost reads`, {
+        hint: 'measure with fewer --iterations or fewer experiments per run',
+        cause: e,
+      });
+    }
     throw new CommcostError('BAD_RUN_FILE', `${path} is not JSON: ${errorText(e)}`, { cause: e });
   }
   return withCurrentVerdict(validateRunFile(json, path));
+}
+
+/** `read()`, its failures as CommcostError BAD_RUN_FILE (a syntax error of the parser passes through, to be named "not JSON"). */
+async function readRunText<T>(path: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof CommcostError || e instanceof JsonStreamError || e instanceof JsonLimitError) throw e;
+    throw new CommcostError('BAD_RUN_FILE', `cannot read ${path}: ${errorText(e)}`, { cause: e });
+  }
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, open, readlink, rename, rm, stat } from 'node:fs/promises';
+import { lstat, open, readlink, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CommcostError, errorText } from './errors';
 
@@ -86,11 +86,13 @@ export async function linkedCommcostDirProblem(dir: string, label: string): Prom
 /**
  * Writes `data` to `path` atomically without following links: temp file in the same folder
  * (O_EXCL|O_NOFOLLOW, mode 0644 less the umask), fsync, rename over `path`.
+ * @param data the bytes, or an iterable of pieces written one after another (a large report is
+ *   never one string: client/htmlReport.ts `reportPieces`)
  * @param label how the file is named in messages, e.g. `--json run.json`, `the report x.html`
  * @throws CommcostError BAD_INPUT when `path` is a link or not a regular file (nothing written),
  *   or the write fails (the temp file removed, any previous `path` left whole)
  */
-export async function writeFileSafely(path: string, data: string | Uint8Array, label: string = path): Promise<void> {
+export async function writeFileSafely(path: string, data: string | Uint8Array | Iterable<string | Uint8Array>, label: string = path): Promise<void> {
   const abs = resolve(path);
   const problem = await outputTargetProblem(abs, label);
   if (problem) throw problem;
@@ -103,7 +105,8 @@ export async function writeFileSafely(path: string, data: string | Uint8Array, l
     throw new CommcostError('BAD_INPUT', `${label}: cannot write in ${dirname(abs)}: ${errorText(e)}`, { hint: 'choose a folder you can write to', cause: e });
   }
   try {
-    await handle.writeFile(data);
+    if (typeof data === 'string' || data instanceof Uint8Array) await handle.writeFile(data);
+    else for (const piece of data) await handle.writeFile(piece);
     await handle.sync();
     await handle.close();
     handle = undefined;
@@ -125,21 +128,18 @@ export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '');
 }
 
-/** The largest input file commcost reads (a run file, a run's `.jsonl`), bytes. */
+/** The largest input file commcost reads whole as text (a run's `.jsonl`, a plan, a trace), bytes. */
 export const MAX_INPUT_FILE_BYTES = 256 * 1024 * 1024;
 
 /**
- * Reads a regular file of at most `maxBytes` as UTF-8. The file is opened non-blocking and
- * checked with fstat on the open descriptor before any byte is read, so a FIFO named `*.json`,
- * `/dev/zero` or a folder never blocks or fills memory.
- * With `head`, reads only the first `head` bytes (however long the file), for a look at what it is.
- * @param label how the file is named in messages
- * @throws CommcostError `code` (default BAD_INPUT) saying what the file is and what to give instead
+ * Opens `path` for reading as a regular file of at most `maxBytes` (with `head`: any size): opened
+ * non-blocking and checked with fstat on the open descriptor before any byte is read, so a FIFO
+ * named `*.json`, `/dev/zero` or a folder never blocks or fills memory.
+ * @returns the open handle (the caller closes it) and the file's size in bytes
+ * @throws CommcostError `code` saying what the file is and what to give instead
  */
-export async function readRegularFile(path: string, label: string, opts: { maxBytes?: number; code?: string; head?: number } = {}): Promise<string> {
-  const maxBytes = opts.head ?? opts.maxBytes ?? MAX_INPUT_FILE_BYTES;
-  const code = opts.code ?? 'BAD_INPUT';
-  let handle;
+async function openRegularFile(path: string, label: string, code: string, maxBytes: number, head: boolean): Promise<{ handle: FileHandle; size: number }> {
+  let handle: FileHandle;
   try {
     handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (e) {
@@ -156,8 +156,27 @@ export async function readRegularFile(path: string, label: string, opts: { maxBy
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new CommcostError(code, `${label} is ${kindOf(st)}, not a file commcost can read`, { hint: st.isDirectory() ? 'give a file inside it, e.g. one of its .json runs' : 'give a regular file' });
-    if (opts.head === undefined && st.size > maxBytes) throw new CommcostError(code, `${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`, { hint: 'give the file commcost wrote' });
-    const buf = Buffer.alloc(Math.min(st.size, maxBytes) + (opts.head === undefined ? 1 : 0));
+    if (!head && st.size > maxBytes) throw new CommcostError(code, `${label} is ${st.size} bytes, over the ${maxBytes}-byte limit`, { hint: 'give the file commcost wrote' });
+    return { handle, size: st.size };
+  } catch (e) {
+    await handle.close().catch(() => undefined);
+    if (e instanceof CommcostError) throw e;
+    throw new CommcostError(code, `cannot read ${label}: ${errorText(e)}`, { cause: e });
+  }
+}
+
+/**
+ * Reads a regular file of at most `maxBytes` as UTF-8 (checked as {@link openRegularFile} says).
+ * With `head`, reads only the first `head` bytes (however long the file), for a look at what it is.
+ * @param label how the file is named in messages
+ * @throws CommcostError `code` (default BAD_INPUT) saying what the file is and what to give instead
+ */
+export async function readRegularFile(path: string, label: string, opts: { maxBytes?: number; code?: string; head?: number } = {}): Promise<string> {
+  const maxBytes = opts.head ?? opts.maxBytes ?? MAX_INPUT_FILE_BYTES;
+  const code = opts.code ?? 'BAD_INPUT';
+  const { handle, size } = await openRegularFile(path, label, code, maxBytes, opts.head !== undefined);
+  try {
+    const buf = Buffer.alloc(Math.min(size, maxBytes) + (opts.head === undefined ? 1 : 0));
     let got = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buf, got, buf.length - got, null);
@@ -172,6 +191,42 @@ export async function readRegularFile(path: string, label: string, opts: { maxBy
   } catch (e) {
     if (e instanceof CommcostError) throw e;
     throw new CommcostError(code, `cannot read ${label}: ${errorText(e)}`, { cause: e });
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Reads a regular file of at most `maxBytes` (checked as {@link openRegularFile} says) in chunks
+ * of `chunkBytes`, handing each to `onChunk` in order; the chunk's buffer is reused for the next
+ * one, so `onChunk` must copy what it keeps. The file is never held whole: memory is one chunk.
+ * @param label how the file is named in messages
+ * @throws CommcostError `code` (default BAD_INPUT) when the file cannot be read, is over
+ *   `maxBytes` or grows past it while being read; what `onChunk` throws, as it is
+ */
+export async function readRegularFileChunks(
+  path: string,
+  label: string,
+  onChunk: (chunk: Buffer) => void,
+  opts: { maxBytes: number; code?: string; chunkBytes?: number },
+): Promise<number> {
+  const code = opts.code ?? 'BAD_INPUT';
+  const { handle } = await openRegularFile(path, label, code, opts.maxBytes, false);
+  try {
+    const buf = Buffer.alloc(opts.chunkBytes ?? 1 << 20);
+    let total = 0;
+    for (;;) {
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await handle.read(buf, 0, buf.length, null));
+      } catch (e) {
+        throw new CommcostError(code, `cannot read ${label}: ${errorText(e)}`, { cause: e });
+      }
+      if (bytesRead === 0) return total;
+      total += bytesRead;
+      if (total > opts.maxBytes) throw new CommcostError(code, `${label} grew past the ${opts.maxBytes}-byte limit while being read`, { hint: 'give a file that is not being written' });
+      onChunk(buf.subarray(0, bytesRead));
+    }
   } finally {
     await handle.close().catch(() => undefined);
   }

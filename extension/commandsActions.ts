@@ -81,8 +81,9 @@ export async function exportRunReport(env: ActionEnv, run: RunFile, runPath: str
   }
   const out = target.fsPath;
   try {
-    const [{ renderReport }, { writeFileSafely }] = await Promise.all([import('../client/htmlReport'), import('../client/safeWrite')]);
-    const html = renderReport(run, { webviewJsPath: join(env.extension.extensionPath, 'dist', 'webview.js') });
+    const [{ renderReportPieces }, { writeFileSafely }] = await Promise.all([import('../client/htmlReport'), import('../client/safeWrite')]);
+    // In pieces: a large run's page is never one string.
+    const html = renderReportPieces(run, { webviewJsPath: join(env.extension.extensionPath, 'dist', 'webview.js') });
     await writeFileSafely(out, html, 'the report');
   } catch (err) {
     const hint = typeof (err as { hint?: unknown }).hint === 'string' ? ` — what to do: ${(err as { hint: string }).hint}` : '';

@@ -20,7 +20,7 @@ import * as vscode from 'vscode';
 import { COMPARE_ELEMENT_ID } from '../protocol/compare';
 import type { RunFile } from '../protocol/runFile';
 import { jsonForScript } from '../client/htmlReport';
-import { runDelta, sentCountsOf, type SentCounts } from '../protocol/runDelta';
+import { runDelta, runForView, sentCountsOf, type SentCounts } from '../protocol/runDelta';
 import {
   CancelRunCommand,
   createMessage,
@@ -182,16 +182,18 @@ export class ResultsPanel implements vscode.Disposable {
     this.inFlight = true;
     this.sentState = state;
     this.pending = false;
+    // What the panel reads of the run: finished experiments without their raw arrays (runForView).
+    const run = runForView(state.run);
     // The same run as the last post: only what changed (protocol/runDelta.ts); else all of it.
-    const delta = this.sent?.runId === state.run.id ? runDelta(state.run, this.sent.counts) : undefined;
+    const delta = this.sent?.runId === run.id ? runDelta(run, this.sent.counts) : undefined;
     let msg;
     if (delta) {
       const rest: Partial<RunState> = { ...state };
       delete rest.run;
-      msg = createMessage(RunDeltaNotification, { ...(rest as Omit<RunState, 'run'>), runId: state.run.id, delta }, 'host', ++this.counter);
+      msg = createMessage(RunDeltaNotification, { ...(rest as Omit<RunState, 'run'>), runId: run.id, delta }, 'host', ++this.counter);
     } else {
-      msg = createMessage(RunStateNotification, state, 'host', ++this.counter);
-      this.sent = { runId: state.run.id, counts: sentCountsOf(state.run) };
+      msg = createMessage(RunStateNotification, { ...state, run }, 'host', ++this.counter);
+      this.sent = { runId: run.id, counts: sentCountsOf(run) };
     }
     if (this.disposed) return;
     this.panel.webview.postMessage(msg).then(

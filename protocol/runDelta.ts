@@ -110,3 +110,22 @@ export function applyRunDelta(base: RunFile, delta: RunDelta): RunFile {
   }
   return merged;
 }
+
+/**
+ * `run` as the results panel needs it: an experiment whose summary has arrived (its `variants`:
+ * figures and per-step samples) loses its raw per-iteration arrays (`samples`, `releaseSkewUs`),
+ * which the panel reads only for an experiment without a summary (webview/stats.ts
+ * `variantViews`, protocol/compare.ts); every other field is the run's own (shared, not copied).
+ * Halves what a finished run of 100,000 iterations a step posts (the raw arrays repeat the
+ * summary's samples). Pure.
+ */
+export function runForView(run: RunFile): RunFile {
+  if (!run.experiments.some((e) => e.variants.length > 0 && (Object.keys(e.samples ?? {}).length > 0 || e.releaseSkewUs !== undefined))) return run;
+  const experiments = run.experiments.map((e): RunExperiment => {
+    if (e.variants.length === 0) return e;
+    const lean: RunExperiment = { ...e, samples: {} };
+    delete lean.releaseSkewUs;
+    return lean;
+  });
+  return { ...run, experiments };
+}

@@ -6,8 +6,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { applyEvent, newRun } from '../../client/runModel';
 import type { AgentEvent, RunOptions } from '../../protocol/events';
-import { applyRunDelta, runDelta, sentCountsOf } from '../../protocol/runDelta';
-import type { RunFile } from '../../protocol/runFile';
+import { join } from 'node:path';
+import { loadRun } from '../../client/resultsStore';
+import { compareRuns } from '../../protocol/compare';
+import { applyRunDelta, runDelta, runForView, sentCountsOf, type RunDelta } from '../../protocol/runDelta';
+import { variantViews } from '../../webview/stats';
+import type { RunExperiment, RunFile } from '../../protocol/runFile';
 
 const OPTIONS = { iterations: 1000, warmup: 1, experiments: ['init', 'split'] } as unknown as RunOptions;
 const copy = (r: RunFile): RunFile => JSON.parse(JSON.stringify(r)) as RunFile;
@@ -65,4 +69,43 @@ describe('run deltas', () => {
     other.experiments[0]!.samples.default!.call!.length = 2;
     assert.equal(runDelta(other, sent), undefined);
   });
+
+  test('the panel is posted a finished experiment without its raw arrays, and reads the same figures from it', async () => {
+    const run = await loadRun(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-2026-12-01', 'h200x2-nccl2.28.9-wheel.json'));
+    // A live experiment beside the finished ones keeps its arrays: the panel's figures come from them.
+    let live = newRun('h', OPTIONS);
+    for (let i = 0; i < 5; i++) live = applyEvent(live, sample('split', 'default', i));
+    const liveExp = live.experiments.find((e) => e.experiment === 'split')!;
+    const full: RunFile = { ...run, experiments: [...run.experiments, { ...liveExp, experiment: 'many-comms' as RunExperiment['experiment'] }] };
+    const lean = runForView(full);
+    assert.ok(full.experiments.some((e) => e.variants.length > 0 && Object.keys(e.samples).length > 0), 'the committed run has raw arrays');
+    for (const [i, e] of lean.experiments.entries()) {
+      if (e.variants.length > 0) assert.deepEqual(e.samples, {});
+      else assert.equal(e.samples, full.experiments[i]!.samples);
+      assert.deepEqual(variantViews(e), variantViews(full.experiments[i]!));
+    }
+    assert.deepEqual(compareRuns([lean, lean]), compareRuns([full, full]));
+    // Nothing to drop: the run itself.
+    assert.equal(runForView(lean), lean);
+    assert.equal(runForView(live), live);
+  });
+
+  test('deltas of the panel\'s run (runForView) rebuild what the panel reads while an experiment finishes', () => {
+    let host = newRun('h', OPTIONS);
+    for (let i = 0; i < 4; i++) host = applyEvent(host, sample('init', 'default', i));
+    let view = copy(runForView(host));
+    const sent = sentCountsOf(runForView(host));
+    for (let i = 4; i < 8; i++) host = applyEvent(host, sample('init', 'default', i));
+    view = applyRunDelta(view, copy(runDelta(runForView(host), sent)! as unknown as RunFile) as unknown as RunDelta);
+    assert.deepEqual(variantViews(view.experiments[0]!), variantViews(host.experiments[0]!));
+    // The summary arrives: the raw arrays are no longer posted, and no delta repeats them.
+    const summarized: RunFile = copy(host);
+    const values = summarized.experiments[0]!.samples.default!.call!;
+    summarized.experiments[0]!.variants = [{ variant: 'default', steps: [{ step: 'call', label: 'call', kind: 'call', stats: { median: 3.5, p90: 6.3, min: 0, max: 7, mean: 3.5, n: values.length }, samples: values }] } as unknown as RunExperiment['variants'][number]];
+    const d = runDelta(runForView(summarized), sent)!;
+    assert.deepEqual(d.append, []);
+    view = applyRunDelta(view, copy(d as unknown as RunFile) as unknown as RunDelta);
+    assert.deepEqual(variantViews(view.experiments[0]!), variantViews(summarized.experiments[0]!));
+  });
 });
+
