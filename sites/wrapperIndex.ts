@@ -44,7 +44,7 @@ import {
   type Call,
   type FileEntry,
 } from './wrapperFacts';
-import { deriveWrappers, namesOf, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { defId, namesOf, NOT_A_WRAPPER_ROLE, WrapperDerivation, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
 import { CPP_FACTS_QUERY, cppFacts, CppNames, cppWakeTest } from './cppWrapperFacts';
 import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
@@ -98,12 +98,22 @@ export class WrapperIndex {
    * removed (another module table) makes all of them stale.
    */
   private moduleVersion = 0;
-  private readonly dependents = new Map<string, Set<Call>>();
+  /** A file → the calls whose resolution looked into it, with the path of the file each call is in. */
+  private readonly dependents = new Map<string, Map<Call, string>>();
   /** The files the resolution under way looked into. */
   private consulted: string[] | undefined;
   /** groupFirstSites per file entry (a new entry per setFile), for one set of maker calls. */
   private readonly firsts = new WeakMap<FileEntry, { key: string; sites: CallSite[] }>();
+  /** The derived table; undefined while a change since the last derivation is not derived yet. */
   private table: WrapperTable | undefined;
+  /** The derivation, kept between changes: one updates only the defs {@link pending} names (wrapperDerive.ts). */
+  private readonly derivation = new WrapperDerivation();
+  /** The next derivation starts from scratch (the module table changed, or nothing was derived yet). */
+  private full = true;
+  /** Defs whose facts or call resolutions changed since the last derivation. */
+  private pending = new Set<DefId>();
+  /** The aliases of the last derivation (wrapperNames.ts `callAliases`): others make the next one start from scratch. */
+  private aliases: Map<string, Set<string>> | undefined;
   /**
    * Files the prefilter turned away (prefilter.ts: no lifecycle name of their own) and no known
    * wrapper's name woke yet: kept as text, parsed when a wrapper's name appears in them
@@ -159,13 +169,15 @@ export class WrapperIndex {
       // Still dormant: nothing derived looked into it, nothing changes. A new file changes the
       // module table; a parsed one loses its facts (a resolution that needs them wakes it).
       const wasDormant = this.dormant.has(path);
-      const wasParsed = this.files.has(path);
+      const parsed = this.files.get(path);
+      const wasParsed = parsed !== undefined;
       this.dropTree(path);
       this.forget(path);
       this.dormant.set(path, { language, text, ...(calls ? { calls } : {}) });
       if (language === 'python') this.modules.add(path);
       if (!wasDormant && !wasParsed && language === 'python') this.modulesChanged();
       if (wasParsed) this.surfaceChanged(path);
+      if (parsed) this.changedDefs(parsed);
       if (!wasDormant) this.table = undefined;
       return;
     }
@@ -205,8 +217,11 @@ export class WrapperIndex {
       else if (!sameSurface) this.surfaceChanged(path);
       // Most edits (typing in a function body) change nothing the wrappers are derived from: the
       // derived table stays (its sites of this file keep their meaning; positions are read anew).
-      if (!(sameSurface && this.table && derivationKey(old, this.table.names) === derivationKey(entry, this.table.names)))
+      if (!(sameSurface && this.table && derivationKey(old, this.table.names) === derivationKey(entry, this.table.names))) {
         this.table = undefined;
+        if (old) this.changedDefs(old);
+        this.changedDefs(entry);
+      }
       this.files.set(path, entry);
       if (language === 'python') this.modules.add(path);
       else {
@@ -250,14 +265,26 @@ export class WrapperIndex {
     }
   }
 
+  /** Every resolution is stale: the next derivation starts from scratch. */
   private modulesChanged(): void {
     this.moduleVersion++;
     this.dependents.clear();
+    this.full = true;
   }
 
+  /** The resolutions that looked into `path` are stale: their defs are re-derived. */
   private surfaceChanged(path: string): void {
-    for (const call of this.dependents.get(path) ?? []) call.resolvedAt = -1;
+    for (const [call, from] of this.dependents.get(path) ?? []) {
+      call.resolvedAt = -1;
+      const def = this.files.get(from)?.defs[call.def];
+      if (def) this.pending.add(defId(from, def.key));
+    }
     this.dependents.delete(path);
+  }
+
+  /** The defs of `f` (as it is, or as it was) are re-derived at the next derivation. */
+  private changedDefs(f: FileEntry): void {
+    for (const d of f.defs) this.pending.add(defId(f.path, d.key));
   }
 
   private forget(path: string): boolean {
@@ -420,8 +447,8 @@ export class WrapperIndex {
       else delete call.deps;
       for (const dep of deps) {
         let set = this.dependents.get(dep);
-        if (!set) this.dependents.set(dep, (set = new Set()));
-        set.add(call);
+        if (!set) this.dependents.set(dep, (set = new Map()));
+        set.set(call, f.path);
       }
     }
     return call.resolved;
@@ -436,7 +463,16 @@ export class WrapperIndex {
     while (!this.table) {
       const woken = this.woken;
       const aliases = callAliases(this.files.values());
-      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), aliases);
+      const inputs = { files: this.files, callers: this.callers, resolve: (f: FileEntry, call: Call) => this.resolve(f, call), aliases };
+      const dirty = this.pending;
+      this.pending = new Set();
+      // Another module table or other aliases may change any resolution or any call's eligibility.
+      if (this.full || !this.aliases || !sameAliases(this.aliases, aliases)) {
+        this.full = false;
+        this.derivation.rebuild(inputs);
+      } else this.derivation.update(inputs, dirty);
+      this.aliases = aliases;
+      const t = this.derivation.table();
       const reached = reachedAs(this.files.values());
       const wakes = wrapperWakeTest(
         [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w) => {
@@ -490,5 +526,17 @@ export class WrapperIndex {
     this.callers.clear();
     this.dependents.clear();
     this.table = undefined;
+    this.full = true;
   }
+}
+
+/** Whether two alias maps (wrapperNames.ts `callAliases`) bind the same names. */
+function sameAliases(a: ReadonlyMap<string, ReadonlySet<string>>, b: ReadonlyMap<string, ReadonlySet<string>>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (!w || w.size !== v.size) return false;
+    for (const x of v) if (!w.has(x)) return false;
+  }
+  return true;
 }
