@@ -52,6 +52,17 @@ export interface WrapperTable {
   counts: Map<DefId, number>;
 }
 
+/** Whether two alias maps (wrapperNames.ts `callAliases`) bind the same names. */
+export function sameAliases(a: ReadonlyMap<string, ReadonlySet<string>>, b: ReadonlyMap<string, ReadonlySet<string>>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) {
+    const w = b.get(k);
+    if (!w || w.size !== v.size) return false;
+    for (const x of v) if (!w.has(x)) return false;
+  }
+  return true;
+}
+
 /** What a derivation reads: the per-file facts, the callers by name, the resolution of a call, the import aliases. */
 export interface DeriveInputs {
   files: ReadonlyMap<string, FileEntry>;
@@ -128,6 +139,7 @@ const sameInner = (a: Inner, b: Inner): boolean =>
   a.chain.every((x, i) => x === b.chain[i]) &&
   JSON.stringify(a.lazy ?? null) === JSON.stringify(b.lazy ?? null);
 const sameInners = (a: readonly Inner[], b: readonly Inner[]): boolean => a.length === b.length && a.every((x, i) => sameInner(x, b[i]!));
+const sameNames = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
 const ofLength = (inners: readonly Inner[], n: number): Inner[] => inners.filter((i) => i.chain.length === n);
 
 /**
@@ -173,14 +185,15 @@ export class WrapperDerivation {
 
   /**
    * Re-derives after a change: `dirty` holds the defs whose facts or call resolutions changed
-   * since the last derivation (defs that are gone included); `inputs.aliases` must be those of the
-   * last derivation (else {@link rebuild}).
+   * since the last derivation (defs that are gone included); `aliasesChanged`: `inputs.aliases`
+   * differ from the last derivation's (the wrappers whose names changed have their callers, by
+   * the names before and after, re-derived).
    */
-  update(inputs: DeriveInputs, dirty: ReadonlySet<DefId>): void {
-    this.run(inputs, dirty, false);
+  update(inputs: DeriveInputs, dirty: ReadonlySet<DefId>, aliasesChanged = false): void {
+    this.run(inputs, dirty, false, aliasesChanged);
   }
 
-  private run(inputs: DeriveInputs, every: ReadonlySet<DefId>, all: boolean): void {
+  private run(inputs: DeriveInputs, given: ReadonlySet<DefId>, all: boolean, aliasesChanged = false): void {
     const { files, resolve, aliases } = inputs;
     const memo = new Map<string, string[]>();
     const calledAs = (name: string): string[] => {
@@ -201,6 +214,16 @@ export class WrapperDerivation {
     // Names a changed def may be called by (besides the table's): which calls are worth resolving.
     const extra = new Set<string>();
     const ctx: Ctx = { resolve, calledAs, locate, current, extra };
+    const every = new Set(given);
+    if (aliasesChanged)
+      for (const [id, { callName, names }] of this.meta) {
+        const now = calledAs(callName);
+        if (sameNames(now, names)) continue;
+        // Its calls written with a name it had or has now: their eligibility may have changed.
+        every.add(id);
+        for (const n of now) extra.add(n);
+        for (const caller of this.callersOf(id, inputs, ctx, [...new Set([...names, ...now])])) every.add(caller);
+      }
     const changedTo = (id: DefId, inners: Inner[], at: { f: FileEntry; def: number } | undefined): void => {
       next.set(id, inners);
       if (at) for (const n of calledAs(at.f.defs[at.def]!.callName)) extra.add(n);
@@ -247,8 +270,9 @@ export class WrapperDerivation {
         continue;
       }
       const callName = at.f.defs[at.def]!.callName;
-      this.wrappers.set(id, { path: at.f.path, def: at.def, inners: next.has(id) ? inners as Inner[] : [...inners] });
-      if (this.meta.get(id)?.callName !== callName) this.countNames(id, callName, calledAs(callName));
+      this.wrappers.set(id, { path: at.f.path, def: at.def, inners: [...inners] });
+      const meta = this.meta.get(id);
+      if (meta?.callName !== callName || !sameNames(meta.names, calledAs(callName))) this.countNames(id, callName, calledAs(callName));
     }
   }
 
@@ -328,12 +352,12 @@ export class WrapperDerivation {
    * The defs with a call that resolves to `id`, written with a name it is called as (its call
    * name now, else the one it had when it was a wrapper). Resolves those calls (memoised by the index).
    */
-  private callersOf(id: DefId, inputs: DeriveInputs, ctx: Ctx): Set<DefId> {
+  private callersOf(id: DefId, inputs: DeriveInputs, ctx: Ctx, names?: readonly string[]): Set<DefId> {
     const out = new Set<DefId>();
     const at = ctx.locate(id);
     const callName = at ? at.f.defs[at.def]!.callName : this.meta.get(id)?.callName;
     if (callName === undefined) return out;
-    for (const name of ctx.calledAs(callName))
+    for (const name of names ?? ctx.calledAs(callName))
       for (const path of inputs.callers.get(name) ?? []) {
         const f = inputs.files.get(path);
         if (!f) continue;

@@ -44,11 +44,13 @@ import {
   type Call,
   type FileEntry,
 } from './wrapperFacts';
-import { defId, namesOf, NOT_A_WRAPPER_ROLE, WrapperDerivation, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { defId, NOT_A_WRAPPER_ROLE, sameAliases, WrapperDerivation, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
-import { CPP_FACTS_QUERY, cppFacts, CppNames, cppWakeTest } from './cppWrapperFacts';
-import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
-import { callAliases, reachedAs } from './wrapperNames';
+import { CPP_FACTS_QUERY, cppFacts, CppNames } from './cppWrapperFacts';
+import { mayHaveSites, textCalls, type TextCalls } from './prefilter';
+import { callAliases } from './wrapperNames';
+import { wakeTests } from './wrapperWake';
+import { ResolutionMemo } from './wrapperMemo';
 
 export { MAX_HOPS } from './wrapperDerive';
 
@@ -92,16 +94,8 @@ export class WrapperIndex {
   private readonly callers = new Map<string, Set<string>>();
   /** Trees of open documents, for incremental re-parses. */
   private readonly trees = new Map<string, { tree: Tree; edited: boolean }>();
-  /**
-   * Resolutions are memoised per call, with the files they looked into: a file whose surface
-   * changed (surfaceOf) makes stale the resolutions that looked into it; a Python file added or
-   * removed (another module table) makes all of them stale.
-   */
-  private moduleVersion = 0;
-  /** A file → the calls whose resolution looked into it, with the path of the file each call is in. */
-  private readonly dependents = new Map<string, Map<Call, string>>();
-  /** The files the resolution under way looked into. */
-  private consulted: string[] | undefined;
+  /** Resolutions memoised per call (wrapperMemo.ts): a Python file added or removed (another module table) makes all of them stale. */
+  private readonly memo = new ResolutionMemo((f, call) => (f.language === 'python' ? this.resolver.resolve(f, call) : this.cppNames.resolve(f, call)));
   /** groupFirstSites per file entry (a new entry per setFile), for one set of maker calls. */
   private readonly firsts = new WeakMap<FileEntry, { key: string; sites: CallSite[] }>();
   /** The derived table; undefined while a change since the last derivation is not derived yet. */
@@ -112,7 +106,7 @@ export class WrapperIndex {
   private full = true;
   /** Defs whose facts or call resolutions changed since the last derivation. */
   private pending = new Set<DefId>();
-  /** The aliases of the last derivation (wrapperNames.ts `callAliases`): others make the next one start from scratch. */
+  /** The aliases of the last derivation (wrapperNames.ts `callAliases`): the next one compares its own with them. */
   private aliases: Map<string, Set<string>> | undefined;
   /**
    * Files the prefilter turned away (prefilter.ts: no lifecycle name of their own) and no known
@@ -133,7 +127,7 @@ export class WrapperIndex {
   private readonly resolver = new CallResolver({
     modules: this.modules,
     entry: (path) => this.entry(path),
-    consult: (path) => this.consulted?.push(path),
+    consult: (path) => this.memo.consult(path),
   });
 
   private constructor(
@@ -181,8 +175,9 @@ export class WrapperIndex {
       if (!wasDormant) this.table = undefined;
       return;
     }
-    this.dormant.delete(path);
-    this.parseFile(path, language, text, options);
+    // A dormant file was in the module table already, and no resolution looked into it (one that does wakes it).
+    const wasDormant = this.dormant.delete(path);
+    this.parseFile(path, language, text, options, false, wasDormant);
   }
 
   /** The facts of `path`, parsing it first when it is dormant (a resolution looks into it). */
@@ -197,7 +192,7 @@ export class WrapperIndex {
     return this.files.get(path);
   }
 
-  private parseFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions, woken = false): void {
+  private parseFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions, woken = false, wasDormant = woken): void {
     const kept = this.trees.get(path);
     const tree = this.finder.parse(language, text, kept?.edited ? kept.tree : undefined);
     kept?.tree.delete();
@@ -212,8 +207,8 @@ export class WrapperIndex {
       const old = this.files.get(path);
       this.forget(path);
       const sameSurface = old !== undefined && surfaceOf(old) === surfaceOf(entry);
-      // A dormant file woken was in the module table already, and no resolution looked into it.
-      if (!old && language === 'python' && !woken) this.modulesChanged();
+      // A dormant file (woken, or set with a lifecycle name now) was in the module table already, and no resolution looked into it.
+      if (!old && language === 'python' && !wasDormant) this.modulesChanged();
       else if (!sameSurface) this.surfaceChanged(path);
       // Most edits (typing in a function body) change nothing the wrappers are derived from: the
       // derived table stays (its sites of this file keep their meaning; positions are read anew).
@@ -267,19 +262,16 @@ export class WrapperIndex {
 
   /** Every resolution is stale: the next derivation starts from scratch. */
   private modulesChanged(): void {
-    this.moduleVersion++;
-    this.dependents.clear();
+    this.memo.clear();
     this.full = true;
   }
 
   /** The resolutions that looked into `path` are stale: their defs are re-derived. */
   private surfaceChanged(path: string): void {
-    for (const [call, from] of this.dependents.get(path) ?? []) {
-      call.resolvedAt = -1;
+    for (const [call, from] of this.memo.invalidate(path)) {
       const def = this.files.get(from)?.defs[call.def];
       if (def) this.pending.add(defId(from, def.key));
     }
-    this.dependents.delete(path);
   }
 
   /** The defs of `f` (as it is, or as it was) are re-derived at the next derivation. */
@@ -294,7 +286,7 @@ export class WrapperIndex {
       const set = this.callers.get(name);
       set?.delete(path);
       if (set?.size === 0) this.callers.delete(name);
-      for (const call of calls) for (const dep of call.deps ?? []) this.dependents.get(dep)?.delete(call);
+      this.memo.forget(calls);
     }
     this.files.delete(path);
     this.modules.remove(path);
@@ -432,26 +424,7 @@ export class WrapperIndex {
 
   /** The def a call resolves to (see the file comment), or undefined; memoised until a file it looked into changes its surface. */
   private resolve(f: FileEntry, call: Call): DefId | undefined {
-    if (call.resolvedAt !== this.moduleVersion) {
-      const consulted: string[] = [];
-      this.consulted = consulted;
-      try {
-        call.resolved = f.language === 'python' ? this.resolver.resolve(f, call) : this.cppNames.resolve(f, call);
-      } finally {
-        this.consulted = undefined;
-      }
-      call.resolvedAt = this.moduleVersion;
-      for (const dep of call.deps ?? []) this.dependents.get(dep)?.delete(call);
-      const deps = [...new Set(consulted)].filter((p) => p !== f.path);
-      if (deps.length > 0) call.deps = deps;
-      else delete call.deps;
-      for (const dep of deps) {
-        let set = this.dependents.get(dep);
-        if (!set) this.dependents.set(dep, (set = new Map()));
-        set.set(call, f.path);
-      }
-    }
-    return call.resolved;
+    return this.memo.resolve(f, call);
   }
 
   /**
@@ -466,29 +439,17 @@ export class WrapperIndex {
       const inputs = { files: this.files, callers: this.callers, resolve: (f: FileEntry, call: Call) => this.resolve(f, call), aliases };
       const dirty = this.pending;
       this.pending = new Set();
-      // Another module table or other aliases may change any resolution or any call's eligibility.
-      if (this.full || !this.aliases || !sameAliases(this.aliases, aliases)) {
+      // Another module table may change any resolution: from scratch. Other aliases change which
+      // names the wrappers are called by: the update re-derives the callers of those whose changed.
+      if (this.full || !this.aliases) {
         this.full = false;
         this.derivation.rebuild(inputs);
-      } else this.derivation.update(inputs, dirty);
+      } else this.derivation.update(inputs, dirty, !sameAliases(this.aliases, aliases));
       this.aliases = aliases;
       const t = this.derivation.table();
-      const reached = reachedAs(this.files.values());
-      const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w) => {
-          const def = this.files.get(w.path)!.defs[w.def]!;
-          const also = def.cls ? reached(def.cls) : [];
-          const isConstructor = def.key.endsWith('.__init__');
-          // A function or a constructor is also called by its aliases (imports, subclasses).
-          const names = def.cls === undefined || isConstructor ? namesOf(def.callName, aliases) : [def.callName];
-          return names.map((callName) => ({ callName, cls: def.cls, isConstructor, ...(also.length > 0 ? { reachedAs: also } : {}) }));
-        }),
-      );
+      const { python: wakes, cpp: cppWakes } = wakeTests(this.files, t, aliases);
       if (wakes)
         for (const [path, d] of [...this.dormant]) if (d.language === 'python' && wakes((d.calls ??= textCalls(d.text)), d.text)) this.entry(path);
-      const cppWakes = cppWakeTest(
-        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language !== 'python').map((w) => this.files.get(w.path)!.defs[w.def]!.callName),
-      );
       if (cppWakes) for (const [path, d] of [...this.dormant]) if (d.language !== 'python' && cppWakes(d.text)) this.entry(path);
       if (this.woken === woken) {
         this.table = t;
@@ -524,19 +485,9 @@ export class WrapperIndex {
     this.files.clear();
     this.dormant.clear();
     this.callers.clear();
-    this.dependents.clear();
+    this.memo.clear();
     this.table = undefined;
     this.full = true;
   }
 }
 
-/** Whether two alias maps (wrapperNames.ts `callAliases`) bind the same names. */
-function sameAliases(a: ReadonlyMap<string, ReadonlySet<string>>, b: ReadonlyMap<string, ReadonlySet<string>>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) {
-    const w = b.get(k);
-    if (!w || w.size !== v.size) return false;
-    for (const x of v) if (!w.has(x)) return false;
-  }
-  return true;
-}
