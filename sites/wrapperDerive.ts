@@ -168,6 +168,8 @@ export class WrapperDerivation {
   /** How many wrappers each name may call (the names of {@link table}). */
   private readonly nameRefs = new Map<string, number>();
   private readonly names = new Set<string>();
+  /** Counts the changes of which defs are wrappers (a def becoming one, or ceasing to be one). */
+  version = 0;
 
   /** The current table: live maps (another derivation changes them); a fresh memo of counts. */
   table(): WrapperTable {
@@ -178,6 +180,7 @@ export class WrapperDerivation {
   rebuild(inputs: DeriveInputs): void {
     this.wrappers.clear();
     this.meta.clear();
+    this.version++;
     this.nameRefs.clear();
     this.names.clear();
     this.run(inputs, new Set(), true);
@@ -265,11 +268,12 @@ export class WrapperDerivation {
       const at = locate(id);
       const inners = current(id);
       if (!at || inners.length === 0) {
-        this.wrappers.delete(id);
+        if (this.wrappers.delete(id)) this.version++;
         if (this.meta.has(id)) this.countNames(id, undefined, []);
         continue;
       }
       const callName = at.f.defs[at.def]!.callName;
+      if (!this.wrappers.has(id)) this.version++;
       this.wrappers.set(id, { path: at.f.path, def: at.def, inners: [...inners] });
       const meta = this.meta.get(id);
       if (meta?.callName !== callName || !sameNames(meta.names, calledAs(callName))) this.countNames(id, callName, calledAs(callName));

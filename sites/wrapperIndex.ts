@@ -47,9 +47,9 @@ import {
 import { defId, NOT_A_WRAPPER_ROLE, sameAliases, WrapperDerivation, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
 import { CPP_FACTS_QUERY, cppFacts, CppNames } from './cppWrapperFacts';
-import { mayHaveSites, textCalls, type TextCalls } from './prefilter';
+import { mayHaveSites, textCalls } from './prefilter';
 import { callAliases } from './wrapperNames';
-import { wakeTests } from './wrapperWake';
+import { reachKey, wakeTests, WakeTests, type DormantFile } from './wrapperWake';
 import { ResolutionMemo } from './wrapperMemo';
 
 export { MAX_HOPS } from './wrapperDerive';
@@ -113,16 +113,17 @@ export class WrapperIndex {
    * wrapper's name woke yet: kept as text, parsed when a wrapper's name appears in them
    * ({@link derive}) or a resolution looks into them ({@link entry}).
    */
-  private readonly dormant = new Map<string, { language: SourceLanguage; text: string; calls?: TextCalls }>();
+  private readonly dormant = new Map<string, DormantFile>();
   /** How many dormant files were parsed so far: a derivation during which one was is done again. */
   private woken = 0;
-  /** Whether a dormant file's text may call a wrapper of the last derivation (prefilter.ts `wrapperWakeTest`). */
-  private wakes: ((facts: TextCalls, text: string) => boolean) | undefined;
+  /** Whether a dormant file's text may call a wrapper of the last derivation (wrapperWake.ts), and what made the tests. */
+  private readonly wake = new WakeTests();
+  private aliasesVersion = 0;
+  private reachVersion = 0;
 
-  /** C/C++: the defs by name (calls resolve by name), the facts query (compiled on the first C/C++ tree), the wake test of dormant files. */
+  /** C/C++: the defs by name (calls resolve by name), the facts query (compiled on the first C/C++ tree). */
   private readonly cppNames = new CppNames();
   private cppQuery: TsQuery | undefined;
-  private cppWakes: ((text: string) => boolean) | undefined;
 
   private readonly resolver = new CallResolver({
     modules: this.modules,
@@ -157,9 +158,9 @@ export class WrapperIndex {
    */
   setFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions = {}): void {
     const parse = options.scan !== undefined || options.keepTree === true || mayHaveSites(language, text);
-    const calls = !parse && language === 'python' && this.table && this.wakes ? textCalls(text) : undefined;
-    const cppWakes = !parse && language !== 'python' && this.table !== undefined && this.cppWakes?.(text) === true;
-    if (!parse && !cppWakes && !(calls && this.wakes?.(calls, text))) {
+    const calls = !parse && language === 'python' && this.table && this.wake.python ? textCalls(text) : undefined;
+    const cppWakes = !parse && language !== 'python' && this.table !== undefined && this.wake.cpp?.(text) === true;
+    if (!parse && !cppWakes && !(calls && this.wake.python?.(calls, text))) {
       // Still dormant: nothing derived looked into it, nothing changes. A new file changes the
       // module table; a parsed one loses its facts (a resolution that needs them wakes it).
       const wasDormant = this.dormant.has(path);
@@ -168,10 +169,12 @@ export class WrapperIndex {
       this.dropTree(path);
       this.forget(path);
       this.dormant.set(path, { language, text, ...(calls ? { calls } : {}) });
+      this.wake.madeDormant(path);
       if (language === 'python') this.modules.add(path);
       if (!wasDormant && !wasParsed && language === 'python') this.modulesChanged();
       if (wasParsed) this.surfaceChanged(path);
       if (parsed) this.changedDefs(parsed);
+      if (reachKey(parsed) !== reachKey(undefined)) this.reachVersion++;
       if (!wasDormant) this.table = undefined;
       return;
     }
@@ -218,6 +221,7 @@ export class WrapperIndex {
         this.changedDefs(entry);
       }
       this.files.set(path, entry);
+      if (reachKey(old) !== reachKey(entry)) this.reachVersion++;
       if (language === 'python') this.modules.add(path);
       else {
         // C/C++ calls resolve by name across files: another name table, every resolution again.
@@ -444,18 +448,20 @@ export class WrapperIndex {
       if (this.full || !this.aliases) {
         this.full = false;
         this.derivation.rebuild(inputs);
-      } else this.derivation.update(inputs, dirty, !sameAliases(this.aliases, aliases));
+      } else {
+        const changed = !sameAliases(this.aliases, aliases);
+        if (changed) this.aliasesVersion++;
+        this.derivation.update(inputs, dirty, changed);
+      }
       this.aliases = aliases;
       const t = this.derivation.table();
-      const { python: wakes, cpp: cppWakes } = wakeTests(this.files, t, aliases);
-      if (wakes)
-        for (const [path, d] of [...this.dormant]) if (d.language === 'python' && wakes((d.calls ??= textCalls(d.text)), d.text)) this.entry(path);
-      if (cppWakes) for (const [path, d] of [...this.dormant]) if (d.language !== 'python' && cppWakes(d.text)) this.entry(path);
-      if (this.woken === woken) {
-        this.table = t;
-        this.wakes = wakes;
-        this.cppWakes = cppWakes;
+      // The wake tests, made again when what they are made of changed; the dormant files tested.
+      const key = `${this.derivation.version}:${this.aliasesVersion}:${this.reachVersion}`;
+      for (const path of this.wake.refresh(key, () => wakeTests(this.files, t, aliases), this.dormant)) {
+        const d = this.dormant.get(path);
+        if (d && this.wake.wakes(d)) this.entry(path);
       }
+      if (this.woken === woken) this.table = t;
     }
     return this.table;
   }

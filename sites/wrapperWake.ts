@@ -3,7 +3,8 @@
  * (wrapperDerive.ts), the tests a file not parsed yet passes when its text may call one of them
  * (prefilter.ts `wrapperWakeTest` for Python, cppWrapperFacts.ts `cppWakeTest` for C/C++). Pure; no `vscode` import.
  */
-import { wrapperWakeTest, type TextCalls } from './prefilter';
+import type { SourceLanguage } from './callSites';
+import { textCalls, wrapperWakeTest, type TextCalls } from './prefilter';
 import { cppWakeTest } from './cppWrapperFacts';
 import { namesOf, type WrapperTable } from './wrapperDerive';
 import type { FileEntry } from './wrapperFacts';
@@ -33,4 +34,58 @@ export function wakeTests(
   );
   const cpp = cppWakeTest(wrappers.filter((w) => w.f.language !== 'python').map(({ def }) => def.callName));
   return { ...(python ? { python } : {}), ...(cpp ? { cpp } : {}) };
+}
+
+/** What the wake tests read of a parsed file (wrapperNames.ts `reachedAs`): its classes' bases and its module-level holders of instances. */
+export function reachKey(f: FileEntry | undefined): string {
+  if (!f) return '';
+  const bases = [...f.bases].filter(([, b]) => b.length > 0).map(([c, b]) => `${c}(${b.join(',')})`);
+  const holders = [...f.instances].filter(([k]) => f.moduleNames.has(k)).map(([k, l]) => `${k}=${l.map((i) => i.ctor).join('/')}`);
+  return `${bases.join(',')}|${holders.join(',')}`;
+}
+
+/** A file not parsed yet, as the index keeps it. */
+export interface DormantFile {
+  language: SourceLanguage;
+  text: string;
+  /** Memo of its calls and imports (prefilter.ts `textCalls`). */
+  calls?: TextCalls;
+}
+
+/**
+ * The wake tests of the last derivation, made again only when what they are made of changes (the
+ * caller's `key`: which defs are wrappers, the aliases, the classes' bases and holders, {@link reachKey});
+ * while it stays, only the files made dormant since are tested again.
+ */
+export class WakeTests {
+  python: ((facts: TextCalls, text: string) => boolean) | undefined;
+  cpp: ((text: string) => boolean) | undefined;
+  private key: string | undefined;
+  private readonly unscanned = new Set<string>();
+
+  /** The file at `path` was made dormant: tested at the next {@link refresh}. */
+  madeDormant(path: string): void {
+    this.unscanned.add(path);
+  }
+
+  /**
+   * After a derivation: the tests, made again by `make` when `key` changed. @returns the paths of
+   * `dormant` to test: all of them when the tests were made again, else those made dormant since
+   */
+  refresh(key: string, make: () => ReturnType<typeof wakeTests>, dormant: ReadonlyMap<string, DormantFile>): string[] {
+    const scan = key === this.key ? [...this.unscanned].filter((p) => dormant.has(p)) : [...dormant.keys()];
+    if (key !== this.key) {
+      const made = make();
+      this.python = made.python;
+      this.cpp = made.cpp;
+      this.key = key;
+    }
+    this.unscanned.clear();
+    return scan;
+  }
+
+  /** Whether dormant file `d` passes its language's test (its calls memoised on it). */
+  wakes(d: DormantFile): boolean {
+    return d.language === 'python' ? this.python?.((d.calls ??= textCalls(d.text)), d.text) === true : this.cpp?.(d.text) === true;
+  }
 }

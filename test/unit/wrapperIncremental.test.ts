@@ -15,6 +15,8 @@ import { loadFinder } from '../support/annotationFixtures';
 
 const PACKAGES = 2;
 const MODULES = 5;
+/** Modules no other one imports: when dormant, only the wake test (prefilter.ts) parses them. */
+const LEAVES = 2;
 const FUNCTIONS = 3;
 const ROOT = '/ws';
 
@@ -23,6 +25,7 @@ type Stmt = string;
 interface Module {
   p: number;
   i: number;
+  leaf?: true;
   /** Renamed functions are written `f{k}_r` (their callers still write `f{k}`). */
   renamed: boolean[];
   functions: Stmt[][];
@@ -44,7 +47,7 @@ function prng(seed: number): () => number {
   };
 }
 
-const pathOf = (m: { p: number; i: number }): string => `${ROOT}/pkg${m.p}/mod${m.i}.py`;
+const pathOf = (m: { p: number; i: number; leaf?: true }): string => `${ROOT}/pkg${m.p}/${m.leaf ? 'leaf' : 'mod'}${m.i}.py`;
 
 /** A random statement for a def of module `m` (`inMethod`: `self.m(…)` may be written). */
 function statement(rnd: () => number, m: Module, inMethod: boolean): Stmt {
@@ -111,8 +114,8 @@ function render(m: Module): string {
 function workspace(rnd: () => number): Module[] {
   const out: Module[] = [];
   for (let p = 0; p < PACKAGES; p++)
-    for (let i = 0; i < MODULES; i++) {
-      const m: Module = { p, i, renamed: new Array<boolean>(FUNCTIONS).fill(false), functions: [], init: [], method: [], base: rnd() < 0.3 };
+    for (let i = 0; i < MODULES + LEAVES; i++) {
+      const m: Module = { p, i: i % MODULES, ...(i >= MODULES ? { leaf: true as const } : {}), renamed: new Array<boolean>(FUNCTIONS).fill(false), functions: [], init: [], method: [], base: rnd() < 0.3 };
       const stmts = (inMethod: boolean): Stmt[] => Array.from({ length: Math.floor(rnd() * 3) }, () => statement(rnd, m, inMethod));
       for (let k = 0; k < FUNCTIONS; k++) m.functions.push(stmts(false));
       m.init = stmts(false);
@@ -170,10 +173,14 @@ async function firstDifference(finder: CallSiteFinder, seed: number, edits: numb
     for (const [p, text] of texts) live.setFile(p, 'python', text);
     live.wrappers();
     for (let e = 0; e < edits; e++) {
-      const m = modules[Math.floor(rnd() * modules.length)]!;
-      const what = edit(rnd, m);
-      texts.set(pathOf(m), render(m));
-      live.setFile(pathOf(m), 'python', texts.get(pathOf(m))!);
+      // One to three files edited before the index is read again (a batch of changes on disk).
+      const done: string[] = [];
+      for (let n = 1 + Math.floor(rnd() * 3); n > 0; n--) {
+        const m = modules[Math.floor(rnd() * modules.length)]!;
+        done.push(`${edit(rnd, m)} in ${pathOf(m)}`);
+        texts.set(pathOf(m), render(m));
+        live.setFile(pathOf(m), 'python', texts.get(pathOf(m))!);
+      }
       const fresh = await WrapperIndex.create(finder);
       try {
         for (const [p, text] of texts) fresh.setFile(p, 'python', text);
@@ -182,7 +189,7 @@ async function firstDifference(finder: CallSiteFinder, seed: number, edits: numb
         if (JSON.stringify(got) !== JSON.stringify(want)) {
           const missing = want.filter((x) => !got.includes(x));
           const extra = got.filter((x) => !want.includes(x));
-          return `seed ${seed}, edit ${e} (${what} in ${pathOf(m)}):\n  from scratch only: ${missing.slice(0, 3).join('\n    ')}\n  incremental only: ${extra.slice(0, 3).join('\n    ')}`;
+          return `seed ${seed}, edit ${e} (${done.join(', ')}):\n  from scratch only: ${missing.slice(0, 3).join('\n    ')}\n  incremental only: ${extra.slice(0, 3).join('\n    ')}`;
         }
       } finally {
         fresh.dispose();
