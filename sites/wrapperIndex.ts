@@ -8,9 +8,11 @@
  * Kept per file (file → its functions and methods, imports, the finder's sites, the calls that
  * may reach another function of the workspace), so an edit re-parses only that file
  * ({@link WrapperIndex.setFile}); which functions are wrappers is then re-derived from these facts
- * without parsing anything (a breadth-first walk from the functions that make a lifecycle call
- * themselves, {@link MAX_HOPS} rounds at most; a function becomes a wrapper of an API once, by its
- * shortest chain, so cycles end). Caller sites are built on demand ({@link WrapperIndex.callerSites}).
+ * without parsing anything (wrapperDerive.ts: from the functions that make a lifecycle call
+ * themselves, a chain length at a time, {@link MAX_HOPS} + 2 links at most; a function becomes a
+ * wrapper of an API once, by its shortest chain, so cycles end), and after an edit only where it can
+ * change (the edited file's functions, those whose resolutions looked into it, the callers of those
+ * whose chains changed). Caller sites are built on demand ({@link WrapperIndex.callerSites}).
  *
  * Calls that resolve: `f(…)` (a function of this file, or imported by `from m import f`, through
  * re-exports), `m.f(…)` / `pkg.m.f(…)` (`import pkg.m as m`, `from pkg import m`), `self.f(…)` /
