@@ -258,6 +258,7 @@ export class WrapperIndex {
   /** Forgets the file at `path` (deleted, or no longer in the workspace). */
   removeFile(path: string): void {
     this.dropTree(path);
+    if (reachKey(this.files.get(path)) !== reachKey(undefined)) this.reachVersion++;
     const wasDormant = this.dormant.delete(path);
     if (wasDormant) this.modules.remove(path);
     if (this.forget(path) || wasDormant) {
@@ -459,7 +460,7 @@ export class WrapperIndex {
       const t = this.derivation.table();
       // The wake tests, made again when what they are made of changed; the dormant files tested.
       const key = `${this.derivation.version}:${this.aliasesVersion}:${this.reachVersion}`;
-      for (const path of this.wake.refresh(key, () => wakeTests(this.files, t, aliases), this.dormant)) {
+      for (const path of this.wake.refresh(key, () => wakeTests(this.files, t, aliases, this.wake.reachedAs(this.reachVersion, this.files)), this.dormant)) {
         const d = this.dormant.get(path);
         if (d && this.wake.wakes(d)) this.entry(path);
       }

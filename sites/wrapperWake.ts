@@ -10,13 +10,16 @@ import { namesOf, type WrapperTable } from './wrapperDerive';
 import type { FileEntry } from './wrapperFacts';
 import { reachedAs } from './wrapperNames';
 
-/** The wake tests of table `t` over `files` (the parsed files), `aliases` the derivation's; undefined where no wrapper of that language. */
+/**
+ * The wake tests of table `t` over `files` (the parsed files), `aliases` the derivation's, `reached`
+ * the other names of a class (wrapperNames.ts `reachedAs` of `files`); undefined where no wrapper of that language.
+ */
 export function wakeTests(
   files: ReadonlyMap<string, FileEntry>,
   t: WrapperTable,
   aliases: ReadonlyMap<string, ReadonlySet<string>>,
+  reached: (cls: string) => string[] = reachedAs(files.values()),
 ): { python?: (facts: TextCalls, text: string) => boolean; cpp?: (text: string) => boolean } {
-  const reached = reachedAs(files.values());
   const wrappers = [...t.wrappers.values()].map((w) => {
     const f = files.get(w.path)!;
     return { f, def: f.defs[w.def]! };
@@ -36,9 +39,9 @@ export function wakeTests(
   return { ...(python ? { python } : {}), ...(cpp ? { cpp } : {}) };
 }
 
-/** What the wake tests read of a parsed file (wrapperNames.ts `reachedAs`): its classes' bases and its module-level holders of instances. */
+/** What the wake tests read of a parsed file (wrapperNames.ts `reachedAs`): its classes' bases and its module-level holders of instances; none for no file. */
 export function reachKey(f: FileEntry | undefined): string {
-  if (!f) return '';
+  if (!f) return '|';
   const bases = [...f.bases].filter(([, b]) => b.length > 0).map(([c, b]) => `${c}(${b.join(',')})`);
   const holders = [...f.instances].filter(([k]) => f.moduleNames.has(k)).map(([k, l]) => `${k}=${l.map((i) => i.ctor).join('/')}`);
   return `${bases.join(',')}|${holders.join(',')}`;
@@ -62,6 +65,27 @@ export class WakeTests {
   cpp: ((text: string) => boolean) | undefined;
   private key: string | undefined;
   private readonly unscanned = new Set<string>();
+  private reach: { version: number; of: (cls: string) => string[] } | undefined;
+
+  /**
+   * wrapperNames.ts `reachedAs` of `files`, made again when `version` (the caller's count of changes
+   * of classes' bases and holders, {@link reachKey}) changed; each class's names memoised.
+   */
+  reachedAs(version: number, files: ReadonlyMap<string, FileEntry>): (cls: string) => string[] {
+    if (this.reach?.version !== version) {
+      const of = reachedAs(files.values());
+      const memo = new Map<string, string[]>();
+      this.reach = {
+        version,
+        of: (cls) => {
+          let names = memo.get(cls);
+          if (!names) memo.set(cls, (names = of(cls)));
+          return names;
+        },
+      };
+    }
+    return this.reach.of;
+  }
 
   /** The file at `path` was made dormant: tested at the next {@link refresh}. */
   madeDormant(path: string): void {

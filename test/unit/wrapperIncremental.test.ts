@@ -115,7 +115,16 @@ function workspace(rnd: () => number): Module[] {
   const out: Module[] = [];
   for (let p = 0; p < PACKAGES; p++)
     for (let i = 0; i < MODULES + LEAVES; i++) {
-      const m: Module = { p, i: i % MODULES, ...(i >= MODULES ? { leaf: true as const } : {}), renamed: new Array<boolean>(FUNCTIONS).fill(false), functions: [], init: [], method: [], base: rnd() < 0.3 };
+      const m: Module = {
+        p,
+        i: i % MODULES,
+        ...(i >= MODULES ? { leaf: true as const } : {}),
+        renamed: new Array<boolean>(FUNCTIONS).fill(false),
+        functions: [],
+        init: [],
+        method: [],
+        base: rnd() < 0.3,
+      };
       const stmts = (inMethod: boolean): Stmt[] => Array.from({ length: Math.floor(rnd() * 3) }, () => statement(rnd, m, inMethod));
       for (let k = 0; k < FUNCTIONS; k++) m.functions.push(stmts(false));
       m.init = stmts(false);
@@ -207,8 +216,49 @@ describe('wrapper index: incremental derivation', () => {
     for (const seed of [1, 2, 3, 4, 5, 6]) assert.equal(await firstDifference(finder, seed, 40), undefined);
   });
 
+  test("a dormant file calling a method of a class that becomes a subclass of a wrapper's class is woken, as from scratch", async () => {
+    const finder = await loadFinder();
+    const texts = new Map([
+      [`${ROOT}/pkg/__init__.py`, ''],
+      [
+        `${ROOT}/pkg/base.py`,
+        'import torch.distributed as dist\n\n\nclass Base:\n    def setup(self, ranks):\n        return dist.new_group(ranks)\n',
+      ],
+      [
+        `${ROOT}/pkg/sub.py`,
+        'import torch.distributed as dist\nfrom pkg.base import Base\n\n\nclass Sub:\n    def stop(self):\n        dist.destroy_process_group()\n',
+      ],
+      // No lifecycle name of its own: parsed only when the wake test says it may call a wrapper.
+      [`${ROOT}/app/main.py`, 'from pkg.sub import Sub\n\n\ndef start(ranks):\n    obj = Sub()\n    obj.setup(ranks)\n'],
+    ]);
+    const live = await WrapperIndex.create(finder);
+    for (const [p, text] of texts) live.setFile(p, 'python', text);
+    assert.deepEqual(
+      live
+        .wrappers()
+        .map((w) => w.key)
+        .sort(),
+      ['Base.setup', 'Sub.stop'],
+    );
+    // Sub now inherits setup: main.py's `obj.setup(ranks)` reaches new_group.
+    texts.set(`${ROOT}/pkg/sub.py`, texts.get(`${ROOT}/pkg/sub.py`)!.replace('class Sub:', 'class Sub(Base):'));
+    live.setFile(`${ROOT}/pkg/sub.py`, 'python', texts.get(`${ROOT}/pkg/sub.py`)!);
+    const fresh = await WrapperIndex.create(finder);
+    for (const [p, text] of texts) fresh.setFile(p, 'python', text);
+    const paths = [...texts.keys()];
+    assert.ok(
+      fresh.wrappers().some((w) => w.key === 'start'),
+      'from scratch, start reaches new_group',
+    );
+    assert.deepEqual(answers(live, paths), answers(fresh, paths));
+    live.dispose();
+    fresh.dispose();
+  });
+
   /** Runs the check (seeds 1–3) with one step of the update replaced by `broken` (a derivation from scratch stays whole). */
-  async function withBrokenUpdate(patch: (proto: Record<string, (...args: unknown[]) => unknown>, updating: () => boolean) => void): Promise<(string | undefined)[]> {
+  async function withBrokenUpdate(
+    patch: (proto: Record<string, (...args: unknown[]) => unknown>, updating: () => boolean) => void,
+  ): Promise<(string | undefined)[]> {
     const finder = await loadFinder();
     const proto = WrapperDerivation.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
     const saved = Object.fromEntries(Object.getOwnPropertyNames(WrapperDerivation.prototype).map((k) => [k, proto[k]]));
@@ -240,7 +290,10 @@ describe('wrapper index: incremental derivation', () => {
       };
     });
     if (process.env.SHOW) console.log(found);
-    assert.ok(found.some((d) => d !== undefined), 'the broken update went unnoticed');
+    assert.ok(
+      found.some((d) => d !== undefined),
+      'the broken update went unnoticed',
+    );
   });
 
   test('the check finds an update that ignores changed import aliases', async () => {
@@ -251,6 +304,9 @@ describe('wrapper index: incremental derivation', () => {
       };
     });
     if (process.env.SHOW) console.log(found);
-    assert.ok(found.some((d) => d !== undefined), 'the broken update went unnoticed');
+    assert.ok(
+      found.some((d) => d !== undefined),
+      'the broken update went unnoticed',
+    );
   });
 });
