@@ -8,9 +8,11 @@
  * Kept per file (file → its functions and methods, imports, the finder's sites, the calls that
  * may reach another function of the workspace), so an edit re-parses only that file
  * ({@link WrapperIndex.setFile}); which functions are wrappers is then re-derived from these facts
- * without parsing anything (a breadth-first walk from the functions that make a lifecycle call
- * themselves, {@link MAX_HOPS} rounds at most; a function becomes a wrapper of an API once, by its
- * shortest chain, so cycles end). Caller sites are built on demand ({@link WrapperIndex.callerSites}).
+ * without parsing anything (wrapperDerive.ts: from the functions that make a lifecycle call
+ * themselves, a chain length at a time, {@link MAX_HOPS} + 2 links at most; a function becomes a
+ * wrapper of an API once, by its shortest chain, so cycles end), and after an edit only where it can
+ * change (the edited file's functions, those whose resolutions looked into it, the callers of those
+ * whose chains changed). Caller sites are built on demand ({@link WrapperIndex.callerSites}).
  *
  * Calls that resolve: `f(…)` (a function of this file, or imported by `from m import f`, through
  * re-exports), `m.f(…)` / `pkg.m.f(…)` (`import pkg.m as m`, `from pkg import m`), `self.f(…)` /
@@ -44,11 +46,13 @@ import {
   type Call,
   type FileEntry,
 } from './wrapperFacts';
-import { deriveWrappers, namesOf, NOT_A_WRAPPER_ROLE, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
+import { defId, NOT_A_WRAPPER_ROLE, sameAliases, WrapperDerivation, type DefId, type Wrapper, type WrapperTable } from './wrapperDerive';
 import { lazyAtCall } from './wrapperGroups';
-import { CPP_FACTS_QUERY, cppFacts, CppNames, cppWakeTest } from './cppWrapperFacts';
-import { mayHaveSites, textCalls, wrapperWakeTest, type TextCalls, type WrapperName } from './prefilter';
-import { callAliases, reachedAs } from './wrapperNames';
+import { CPP_FACTS_QUERY, cppFacts, CppNames } from './cppWrapperFacts';
+import { mayHaveSites, textCalls } from './prefilter';
+import { callAliases } from './wrapperNames';
+import { reachKey, wakeTests, WakeTests, type DormantFile } from './wrapperWake';
+import { ResolutionMemo } from './wrapperMemo';
 
 export { MAX_HOPS } from './wrapperDerive';
 
@@ -92,38 +96,41 @@ export class WrapperIndex {
   private readonly callers = new Map<string, Set<string>>();
   /** Trees of open documents, for incremental re-parses. */
   private readonly trees = new Map<string, { tree: Tree; edited: boolean }>();
-  /**
-   * Resolutions are memoised per call, with the files they looked into: a file whose surface
-   * changed (surfaceOf) makes stale the resolutions that looked into it; a Python file added or
-   * removed (another module table) makes all of them stale.
-   */
-  private moduleVersion = 0;
-  private readonly dependents = new Map<string, Set<Call>>();
-  /** The files the resolution under way looked into. */
-  private consulted: string[] | undefined;
+  /** Resolutions memoised per call (wrapperMemo.ts): a Python file added or removed (another module table) makes all of them stale. */
+  private readonly memo = new ResolutionMemo((f, call) => (f.language === 'python' ? this.resolver.resolve(f, call) : this.cppNames.resolve(f, call)));
   /** groupFirstSites per file entry (a new entry per setFile), for one set of maker calls. */
   private readonly firsts = new WeakMap<FileEntry, { key: string; sites: CallSite[] }>();
+  /** The derived table; undefined while a change since the last derivation is not derived yet. */
   private table: WrapperTable | undefined;
+  /** The derivation, kept between changes: one updates only the defs {@link pending} names (wrapperDerive.ts). */
+  private readonly derivation = new WrapperDerivation();
+  /** The next derivation starts from scratch (the module table changed, or nothing was derived yet). */
+  private full = true;
+  /** Defs whose facts or call resolutions changed since the last derivation. */
+  private pending = new Set<DefId>();
+  /** The aliases of the last derivation (wrapperNames.ts `callAliases`): the next one compares its own with them. */
+  private aliases: Map<string, Set<string>> | undefined;
   /**
    * Files the prefilter turned away (prefilter.ts: no lifecycle name of their own) and no known
    * wrapper's name woke yet: kept as text, parsed when a wrapper's name appears in them
    * ({@link derive}) or a resolution looks into them ({@link entry}).
    */
-  private readonly dormant = new Map<string, { language: SourceLanguage; text: string; calls?: TextCalls }>();
+  private readonly dormant = new Map<string, DormantFile>();
   /** How many dormant files were parsed so far: a derivation during which one was is done again. */
   private woken = 0;
-  /** Whether a dormant file's text may call a wrapper of the last derivation (prefilter.ts `wrapperWakeTest`). */
-  private wakes: ((facts: TextCalls, text: string) => boolean) | undefined;
+  /** Whether a dormant file's text may call a wrapper of the last derivation (wrapperWake.ts), and what made the tests. */
+  private readonly wake = new WakeTests();
+  private aliasesVersion = 0;
+  private reachVersion = 0;
 
-  /** C/C++: the defs by name (calls resolve by name), the facts query (compiled on the first C/C++ tree), the wake test of dormant files. */
+  /** C/C++: the defs by name (calls resolve by name), the facts query (compiled on the first C/C++ tree). */
   private readonly cppNames = new CppNames();
   private cppQuery: TsQuery | undefined;
-  private cppWakes: ((text: string) => boolean) | undefined;
 
   private readonly resolver = new CallResolver({
     modules: this.modules,
     entry: (path) => this.entry(path),
-    consult: (path) => this.consulted?.push(path),
+    consult: (path) => this.memo.consult(path),
     compiled: (name) => this.cppNames.uniqueFree(name),
   });
 
@@ -154,24 +161,29 @@ export class WrapperIndex {
    */
   setFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions = {}): void {
     const parse = options.scan !== undefined || options.keepTree === true || mayHaveSites(language, text);
-    const calls = !parse && language === 'python' && this.table && this.wakes ? textCalls(text) : undefined;
-    const cppWakes = !parse && language !== 'python' && this.table !== undefined && this.cppWakes?.(text) === true;
-    if (!parse && !cppWakes && !(calls && this.wakes?.(calls, text))) {
+    const calls = !parse && language === 'python' && this.table && this.wake.python ? textCalls(text) : undefined;
+    const cppWakes = !parse && language !== 'python' && this.table !== undefined && this.wake.cpp?.(text) === true;
+    if (!parse && !cppWakes && !(calls && this.wake.python?.(calls, text))) {
       // Still dormant: nothing derived looked into it, nothing changes. A new file changes the
       // module table; a parsed one loses its facts (a resolution that needs them wakes it).
       const wasDormant = this.dormant.has(path);
-      const wasParsed = this.files.has(path);
+      const parsed = this.files.get(path);
+      const wasParsed = parsed !== undefined;
       this.dropTree(path);
       this.forget(path);
       this.dormant.set(path, { language, text, ...(calls ? { calls } : {}) });
+      this.wake.madeDormant(path);
       if (language === 'python') this.modules.add(path);
       if (!wasDormant && !wasParsed && language === 'python') this.modulesChanged();
       if (wasParsed) this.surfaceChanged(path);
+      if (parsed) this.changedDefs(parsed);
+      if (reachKey(parsed) !== reachKey(undefined)) this.reachVersion++;
       if (!wasDormant) this.table = undefined;
       return;
     }
-    this.dormant.delete(path);
-    this.parseFile(path, language, text, options);
+    // A dormant file was in the module table already, and no resolution looked into it (one that does wakes it).
+    const wasDormant = this.dormant.delete(path);
+    this.parseFile(path, language, text, options, false, wasDormant);
   }
 
   /** The facts of `path`, parsing it first when it is dormant (a resolution looks into it). */
@@ -186,7 +198,7 @@ export class WrapperIndex {
     return this.files.get(path);
   }
 
-  private parseFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions, woken = false): void {
+  private parseFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions, woken = false, wasDormant = woken): void {
     const kept = this.trees.get(path);
     const tree = this.finder.parse(language, text, kept?.edited ? kept.tree : undefined);
     kept?.tree.delete();
@@ -201,14 +213,18 @@ export class WrapperIndex {
       const old = this.files.get(path);
       this.forget(path);
       const sameSurface = old !== undefined && surfaceOf(old) === surfaceOf(entry);
-      // A dormant file woken was in the module table already, and no resolution looked into it.
-      if (!old && language === 'python' && !woken) this.modulesChanged();
+      // A dormant file (woken, or set with a lifecycle name now) was in the module table already, and no resolution looked into it.
+      if (!old && language === 'python' && !wasDormant) this.modulesChanged();
       else if (!sameSurface) this.surfaceChanged(path);
       // Most edits (typing in a function body) change nothing the wrappers are derived from: the
       // derived table stays (its sites of this file keep their meaning; positions are read anew).
-      if (!(sameSurface && this.table && derivationKey(old, this.table.names) === derivationKey(entry, this.table.names)))
+      if (!(sameSurface && this.table && derivationKey(old, this.table.names) === derivationKey(entry, this.table.names))) {
         this.table = undefined;
+        if (old) this.changedDefs(old);
+        this.changedDefs(entry);
+      }
       this.files.set(path, entry);
+      if (reachKey(old) !== reachKey(entry)) this.reachVersion++;
       if (language === 'python') this.modules.add(path);
       else {
         // C/C++ calls resolve by name across files: another name table, every resolution again.
@@ -243,6 +259,7 @@ export class WrapperIndex {
   /** Forgets the file at `path` (deleted, or no longer in the workspace). */
   removeFile(path: string): void {
     this.dropTree(path);
+    if (reachKey(this.files.get(path)) !== reachKey(undefined)) this.reachVersion++;
     const wasDormant = this.dormant.delete(path);
     if (wasDormant) this.modules.remove(path);
     if (this.forget(path) || wasDormant) {
@@ -251,14 +268,23 @@ export class WrapperIndex {
     }
   }
 
+  /** Every resolution is stale: the next derivation starts from scratch. */
   private modulesChanged(): void {
-    this.moduleVersion++;
-    this.dependents.clear();
+    this.memo.clear();
+    this.full = true;
   }
 
+  /** The resolutions that looked into `path` are stale: their defs are re-derived. */
   private surfaceChanged(path: string): void {
-    for (const call of this.dependents.get(path) ?? []) call.resolvedAt = -1;
-    this.dependents.delete(path);
+    for (const [call, from] of this.memo.invalidate(path)) {
+      const def = this.files.get(from)?.defs[call.def];
+      if (def) this.pending.add(defId(from, def.key));
+    }
+  }
+
+  /** The defs of `f` (as it is, or as it was) are re-derived at the next derivation. */
+  private changedDefs(f: FileEntry): void {
+    for (const d of f.defs) this.pending.add(defId(f.path, d.key));
   }
 
   private forget(path: string): boolean {
@@ -268,7 +294,7 @@ export class WrapperIndex {
       const set = this.callers.get(name);
       set?.delete(path);
       if (set?.size === 0) this.callers.delete(name);
-      for (const call of calls) for (const dep of call.deps ?? []) this.dependents.get(dep)?.delete(call);
+      this.memo.forget(calls);
     }
     this.files.delete(path);
     this.modules.remove(path);
@@ -406,26 +432,7 @@ export class WrapperIndex {
 
   /** The def a call resolves to (see the file comment), or undefined; memoised until a file it looked into changes its surface. */
   private resolve(f: FileEntry, call: Call): DefId | undefined {
-    if (call.resolvedAt !== this.moduleVersion) {
-      const consulted: string[] = [];
-      this.consulted = consulted;
-      try {
-        call.resolved = f.language === 'python' ? this.resolver.resolve(f, call) : this.cppNames.resolve(f, call);
-      } finally {
-        this.consulted = undefined;
-      }
-      call.resolvedAt = this.moduleVersion;
-      for (const dep of call.deps ?? []) this.dependents.get(dep)?.delete(call);
-      const deps = [...new Set(consulted)].filter((p) => p !== f.path);
-      if (deps.length > 0) call.deps = deps;
-      else delete call.deps;
-      for (const dep of deps) {
-        let set = this.dependents.get(dep);
-        if (!set) this.dependents.set(dep, (set = new Set()));
-        set.add(call);
-      }
-    }
-    return call.resolved;
+    return this.memo.resolve(f, call);
   }
 
   /**
@@ -437,29 +444,28 @@ export class WrapperIndex {
     while (!this.table) {
       const woken = this.woken;
       const aliases = callAliases(this.files.values());
-      const t = deriveWrappers(this.files, this.callers, (f, call) => this.resolve(f, call), aliases);
-      const reached = reachedAs(this.files.values());
-      const wakes = wrapperWakeTest(
-        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language === 'python').flatMap((w): WrapperName[] => {
-          const def = this.files.get(w.path)!.defs[w.def]!;
-          const also = def.cls ? reached(def.cls) : [];
-          const isConstructor = def.key.endsWith('.__init__');
-          // A function or a constructor is also called by its aliases (imports, subclasses).
-          const names = def.cls === undefined || isConstructor ? namesOf(def.callName, aliases) : [def.callName];
-          return names.map((callName) => ({ callName, cls: def.cls, isConstructor, ...(also.length > 0 ? { reachedAs: also } : {}) }));
-        }).concat(compiledWrapperNames(t, this.files)),
-      );
-      if (wakes)
-        for (const [path, d] of [...this.dormant]) if (d.language === 'python' && wakes((d.calls ??= textCalls(d.text)), d.text)) this.entry(path);
-      const cppWakes = cppWakeTest(
-        [...t.wrappers.values()].filter((w) => this.files.get(w.path)!.language !== 'python').map((w) => this.files.get(w.path)!.defs[w.def]!.callName),
-      );
-      if (cppWakes) for (const [path, d] of [...this.dormant]) if (d.language !== 'python' && cppWakes(d.text)) this.entry(path);
-      if (this.woken === woken) {
-        this.table = t;
-        this.wakes = wakes;
-        this.cppWakes = cppWakes;
+      const inputs = { files: this.files, callers: this.callers, resolve: (f: FileEntry, call: Call) => this.resolve(f, call), aliases };
+      const dirty = this.pending;
+      this.pending = new Set();
+      // Another module table may change any resolution: from scratch. Other aliases change which
+      // names the wrappers are called by: the update re-derives the callers of those whose changed.
+      if (this.full || !this.aliases) {
+        this.full = false;
+        this.derivation.rebuild(inputs);
+      } else {
+        const changed = !sameAliases(this.aliases, aliases);
+        if (changed) this.aliasesVersion++;
+        this.derivation.update(inputs, dirty, changed);
       }
+      this.aliases = aliases;
+      const t = this.derivation.table();
+      // The wake tests, made again when what they are made of changed; the dormant files tested.
+      const key = `${this.derivation.version}:${this.aliasesVersion}:${this.reachVersion}`;
+      for (const path of this.wake.refresh(key, () => wakeTests(this.files, t, aliases, this.wake.reachedAs(this.reachVersion, this.files)), this.dormant)) {
+        const d = this.dormant.get(path);
+        if (d && this.wake.wakes(d)) this.entry(path);
+      }
+      if (this.woken === woken) this.table = t;
     }
     return this.table;
   }
@@ -489,22 +495,9 @@ export class WrapperIndex {
     this.files.clear();
     this.dormant.clear();
     this.callers.clear();
-    this.dependents.clear();
+    this.memo.clear();
     this.table = undefined;
+    this.full = true;
   }
 }
 
-/**
- * The C/C++ free-function wrappers of a derivation as names a Python file may call through the
- * project's compiled module (`_C.create_comm(…)`, wrapperResolve.ts `ownCompiledModule`): a dormant
- * Python file calling one on an imported name is parsed.
- */
-function compiledWrapperNames(t: WrapperTable, files: ReadonlyMap<string, FileEntry>): WrapperName[] {
-  const out: WrapperName[] = [];
-  for (const w of t.wrappers.values()) {
-    const f = files.get(w.path)!;
-    const def = f.defs[w.def]!;
-    if (f.language !== 'python' && def.cls === undefined) out.push({ callName: def.callName });
-  }
-  return out;
-}

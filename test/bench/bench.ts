@@ -74,12 +74,12 @@ function wants(section: string): boolean {
   return selected.length === 0 || selected.includes(section) || (section === '6' && selected.some((s) => /^6[abc]$/.test(s)));
 }
 /**
- * Why an edit that changes what the wrappers are derived from costs more than one in a body: the
- * code's own path (sites/wrapperIndex.ts setFile drops the derived table; derive() runs
- * deriveWrappers over every file's facts and the dormant files' wake test again), not a measurement.
+ * What an edit that changes what the wrappers are derived from costs beyond one in a body: the
+ * code's own path (sites/wrapperIndex.ts derive(), sites/wrapperDerive.ts WrapperDerivation.update),
+ * not a measurement.
  */
-const WHOLE_DERIVATION =
-  "this edit changes what the wrappers are derived from, so the index drops its derived table (sites/wrapperIndex.ts setFile) and derives the wrappers of the whole workspace again (derive(): deriveWrappers over every file's facts, then the dormant files' wake test), unlike an edit in a body, which keeps the table: the cost grows with the workspace, not with the edit (an incremental derivation, of the changed file's wrappers and their callers only, would make it grow with the edit; not done)";
+const INCREMENTAL_DERIVATION =
+  "this edit changes what the wrappers are derived from, so the index re-derives them (sites/wrapperIndex.ts derive()), incrementally: the edited file's functions, those whose call resolutions looked into it (a renamed function), and, a chain length at a time, the callers of those whose chains changed (sites/wrapperDerive.ts WrapperDerivation.update), not every file's functions; the wake tests of dormant files are made again only when the set of wrappers, the aliases or the classes' bases changed";
 /** Startup's parts to run (startup.ts): "abc", or those selected as 6a/6b/6c. */
 const startupParts = selected.length === 0 || selected.includes('6') ? 'abc' : selected.filter((s) => /^6[abc]$/.test(s)).map((s) => s[1]).join('');
 
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
       const repo = `${w.files} Python files${process.env.COMMCOST_BENCH_REPO ? ` of ${process.env.COMMCOST_BENCH_REPO}` : ' (generated)'}`;
       table.add(estimateRow({ id: 'wrapperIndex.build', what: `wrapper index built, ${w.files} files`, unit: 'ms', target: '< 10000', span: `walk of the workspace → every file read, parsed, scanned and its facts kept → the wrappers derived; one build of ${repo}`, anchor: 'none: one sample, no noise estimate' }, 'build', exactEstimate(w.buildMs), { op: '<', limit: 10_000 }, undefined, 0));
       for (const [id, what, values] of [['body', 'an edit inside a function body', w.body], ['wrapperCall', "a wrapper's lifecycle call removed / put back", w.wrapperCall], ['rename', 'a function renamed', w.rename]] as const)
-        table.add(loadAware(judgedRow({ id: `wrapperIndex.update.${id}`, what: `wrapper index up to date after ${what}`, unit: 'ms', target: 'p90 < 50', span: `index.editFile → setFile with the kept tree → wrappers() → callerSites() of the edited file, in a workspace of ${repo}`, anchor: "the editor's own re-parse and scan of the same file (printed above), which the index does not include", ...(id === 'body' ? {} : { note: WHOLE_DERIVATION }) }, values, [{ q: 0.9, op: '<', limit: 50 }]), loads));
+        table.add(loadAware(judgedRow({ id: `wrapperIndex.update.${id}`, what: `wrapper index up to date after ${what}`, unit: 'ms', target: 'p90 < 50', span: `index.editFile → setFile with the kept tree → wrappers() → callerSites() of the edited file, in a workspace of ${repo}`, anchor: "the editor's own re-parse and scan of the same file (printed above), which the index does not include", ...(id === 'body' ? {} : { note: INCREMENTAL_DERIVATION }) }, values, [{ q: 0.9, op: '<', limit: 50 }]), loads));
     } else {
       console.log('   skipped: run it in the repository (test/fixtures and node_modules are not here)');
       table.add({ id: 'wrapperIndex.update', what: 'wrapper index up to date after an edit', unit: 'ms', target: 'p90 < 50', verdict: 'skipped', note: 'test/fixtures and node_modules are not here' });

@@ -13,8 +13,8 @@
  *
  * 1. build: walk + read + parse + scan + facts of every file, then the wrappers derived;
  * 2. update after an edit of one file, as the editor does it (the model's incremental re-parse
- *    and scan are measured apart; the index re-parses its kept tree, re-derives the wrappers and
- *    lists the file's sites through wrappers): an edit inside a function body, an edit that
+ *    and scan are measured apart; the index re-parses its kept tree, re-derives the wrappers the
+ *    edit can change and lists the file's sites through wrappers): an edit inside a function body, an edit that
  *    removes a wrapper's lifecycle call, an edit that renames a function (the memoised
  *    resolutions that looked into this file are re-done);
  * 3. a file changed on disk (a full parse, no kept tree).
