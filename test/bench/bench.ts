@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   if (wants('3')) {
     console.log('\n3. Wrapper index of a ~1,000-file repository (target: built < 10 s, up to date < 50 ms after an edit)');
     // Needs the repository's fixtures and grammars: not on a GPU host running a bundled copy.
-    if (existsSync(path.join(root, 'test', 'fixtures', 'callsites', 'wrappers')) && existsSync(path.join(root, 'node_modules', 'web-tree-sitter'))) {
+    if (existsSync(path.join(root, 'test', 'fixtures', 'callsites', 'wrappers')) && (existsSync(path.join(root, 'node_modules', 'web-tree-sitter')) || existsSync(path.join(root, 'dist', 'grammars')))) {
       const loadAtStart = loadPerCpu();
       const w = await wrapperIndexBench(log);
       const loads = [loadAtStart, loadPerCpu()];
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   }
   if (wants('6')) {
     console.log('\n6. Startup: extension activation (target < 50 ms; < 100 ms in VS Code), first file of a session (5,000 lines < 300 ms), first CodeLens of a 500-line file in VS Code (< 1 s)');
-    if (existsSync(path.join(root, 'node_modules', 'web-tree-sitter')) && existsSync(path.join(root, 'test', 'fixtures', 'callsites'))) {
+    if ((existsSync(path.join(root, 'node_modules', 'web-tree-sitter')) || existsSync(path.join(root, 'dist', 'firstFile.js'))) && existsSync(path.join(root, 'test', 'fixtures', 'callsites'))) {
       // Loaded here, not at the top: it reads the repository's package.json (test/ui/uiEnv.ts), which a bundled copy on a GPU host does not have.
       const { startupBench } = await import('./startup.js');
       await startupBench(root, table, log, undefined, startupParts);

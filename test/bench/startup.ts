@@ -507,7 +507,7 @@ export async function startupBench(root: string, table: TargetTable, log: (l: st
   }
 }
 
-if (require.main === module) {
+if (require.main === module && !process.argv.includes('--prebuild-first-file')) {
   const table = new TargetTable();
   void startupBench(process.cwd(), table, (l) => console.log(l)).then(() => {
     console.log('\nTargets');

@@ -22,7 +22,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, type TextChange } from '../../sites/callSites';
+import { CallSiteFinder, nodeModulesGrammars, ParsedDocument, shippedGrammars, type GrammarFiles, type TextChange } from '../../sites/callSites';
 import { walkSources } from '../../client/sourceWalk';
 import { WrapperIndex } from '../../sites/wrapperIndex';
 
@@ -33,6 +33,12 @@ function dist(values: number[], unit = 'ms'): string {
   const s = [...values].sort((a, b) => a - b);
   const q = (p: number): string => (s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN).toFixed(2);
   return `p50 ${q(0.5)}  p90 ${q(0.9)}  p99 ${q(0.99)}  max ${(s[s.length - 1] ?? NaN).toFixed(2)} ${unit}  (n=${s.length})`;
+}
+
+/** The grammars of node_modules in the repository, else the shipped ones of dist/grammars (a bundled copy on a GPU host). */
+function benchGrammars(root: string): GrammarFiles {
+  const nm = nodeModulesGrammars(root);
+  return existsSync(nm.runtime) ? nm : shippedGrammars(join(root, 'dist', 'grammars'));
 }
 
 /** A module of package `p`, number `m`: imports from other modules, a wrapper, callers of wrappers one and two hops away. */
@@ -140,7 +146,7 @@ export async function wrapperIndexBench(log: (line: string) => void): Promise<Wr
   const given = process.env.COMMCOST_BENCH_REPO;
   const repo = given ?? generate(50, 20, log);
   try {
-    const finder = await CallSiteFinder.load(nodeModulesGrammars(root));
+    const finder = await CallSiteFinder.load(benchGrammars(root));
     const index = await WrapperIndex.create(finder);
     const t0 = performance.now();
     const walked = await walkSources([repo]);
