@@ -31,7 +31,7 @@ import type { StaleRules } from '../../readings/profiles';
 import { AnnotationQuickFixes } from './quickFixes';
 import { CLEAR_TRACE, pickProfile, ProfileStatusBar } from './statusBar';
 import { TraceAnnotations } from './tracesWatch';
-import { WarmStart } from './warmStart';
+import { DEEP_WARM_ROUNDS, inSlices, WarmStart } from './warmStart';
 
 const REPARSE_DELAY_MS = 150;
 /** ms after activation before the engine and the Python grammar start loading in the background. */
@@ -153,6 +153,14 @@ export function registerAnnotations(env: AnnotationEnv): RunsApi {
       // V8 compiles each WebAssembly function on its first call: a few lines parsed now, not in the first document.
       if (!scope.isDisposed) finder.warmUp();
       log.info(`annotations: tree-sitter and the Python grammar loaded and warmed in ${Math.round(performance.now() - started)} ms (${background ? 'in the background after activation' : 'on the first document'})`);
+      // In the background only: more rounds, one per turn of the event loop, until a document asks
+      // for the engine (its own scan warms it from then on).
+      if (background) {
+        const deep = performance.now();
+        void inSlices(() => finder.warmUp(), DEEP_WARM_ROUNDS, () => scope.isDisposed || loading !== undefined).then((rounds) =>
+          log.info(`annotations: ${rounds} more warm-up rounds in the background in ${Math.round(performance.now() - deep)} ms${rounds < DEEP_WARM_ROUNDS ? ' (stopped: a document came first)' : ''}`),
+        );
+      }
       return { engine, finder };
     }),
   );

@@ -45,3 +45,34 @@ export class WarmStart<T> {
     this.timer = undefined;
   }
 }
+
+/**
+ * Rounds of the deeper warm-up after the background load (each a `CallSiteFinder.warmUp`: the
+ * warm-up snippet parsed and scanned, a few ms): V8 runs WebAssembly and JavaScript in a baseline
+ * tier first and optimizes a function once it has run enough, so a first 5,000-line document
+ * scanned right after one round still runs mostly unoptimized. Measured (bench section 6b, the
+ * in-process split, 2 CPUs under load 2.8): one round left the first 5,000-line open at 485–606 ms,
+ * 120 rounds at 202–328 ms, for 0.5 s more of background work.
+ */
+export const DEEP_WARM_ROUNDS = 120;
+
+/**
+ * Runs `step` up to `rounds` times, one per turn of the event loop (setImmediate), so that other
+ * work (a document opened meanwhile) runs between rounds; stops early once `stop()` is true (checked
+ * before each round) or `step` throws (the error is swallowed: a warm-up is never needed).
+ * @returns the rounds run
+ */
+export async function inSlices(step: () => void, rounds: number, stop: () => boolean): Promise<number> {
+  let done = 0;
+  while (done < rounds && !stop()) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (stop()) break;
+    try {
+      step();
+    } catch {
+      break;
+    }
+    done++;
+  }
+  return done;
+}

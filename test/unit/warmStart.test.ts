@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WarmStart } from '../../extension/annotations/warmStart';
+import { inSlices, WarmStart } from '../../extension/annotations/warmStart';
 import { CallSiteFinder, nodeModulesGrammars } from '../../sites/callSites';
 
 const root = join(__dirname, '..', '..');
@@ -77,4 +77,19 @@ test('CallSiteFinder.warmUp: a document scanned after it finds what a fresh find
   const expected = sitesOf(cold);
   assert.ok(expected.length > 0, 'the fixture has call sites');
   assert.deepEqual(sitesOf(warm), expected);
+});
+
+test('the deeper warm-up runs one round per turn of the event loop, lets other work run between, and stops when asked', async () => {
+  const order: string[] = [];
+  let rounds = 0;
+  const run = inSlices(() => void order.push(`round ${++rounds}`), 5, () => false);
+  setImmediate(() => order.push('other work'));
+  assert.equal(await run, 5);
+  // The other work came between the rounds, not after all of them.
+  assert.ok(order.indexOf('other work') < order.length - 1, order.join(', '));
+  // Stopped by its test: a document asked for the engine after two rounds.
+  let n = 0;
+  assert.equal(await inSlices(() => void n++, 100, () => n >= 2), 2);
+  // A throwing round ends it, swallowed.
+  assert.equal(await inSlices(() => { throw new Error('x'); }, 3, () => false), 0);
 });
