@@ -4,35 +4,13 @@
  * position or keyword), and a group given as a parameter's default (`def log(msg, group=world):`)
  * into that parameter. Text only; no `vscode` import.
  */
+import { topLevelParts } from './groupSize';
 
 /** One parameter: its name, whether it is `*args` / `**kwargs`, and its default's text (whitespace removed). */
 export interface Param {
   name: string;
   star: 0 | 1 | 2;
   defaultText?: string;
-}
-
-/** Splits `text` at the commas outside brackets and strings. */
-function topLevelParts(text: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let quote = '';
-  let from = 0;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quote) {
-      if (ch === '\\') i++;
-      else if (ch === quote) quote = '';
-    } else if (ch === '"' || ch === "'") quote = ch;
-    else if (ch === '(' || ch === '[' || ch === '{') depth++;
-    else if (ch === ')' || ch === ']' || ch === '}') depth--;
-    else if (ch === ',' && depth === 0) {
-      parts.push(text.slice(from, i));
-      from = i + 1;
-    }
-  }
-  parts.push(text.slice(from));
-  return parts.map((p) => p.trim()).filter((p) => p.length > 0);
 }
 
 /**

@@ -19,17 +19,20 @@ test('a method called on a receiver written over several lines is sited on the l
   assert.ok(!sites.some((s) => s.range.start.line + 1 === lineOf(file, /meshes\["ab"\] = mesh\[$/)));
 });
 
-test('a C++ method call is taken for a wrapper only when the receiver is not declared with another class', async () => {
-  const file = join(DIR, 'receiver_class.cc');
+/** The 1-based lines of the wrapper callers the index finds in `file` alone, and those the fixture marks with `marker`. */
+async function callersAndMarked(file: string, language: 'python' | 'cpp', marker: RegExp): Promise<{ got: number[]; via: number[] }> {
   const index = await WrapperIndex.create(await loadFinder());
-  index.setFile(file, 'cpp', readFileSync(file, 'utf8'));
+  const text = readFileSync(file, 'utf8');
+  index.setFile(file, language, text);
   const got = index
     .callerSites(file)
     .map((s) => s.range.start.line + 1)
     .sort((a, b) => a - b);
-  const via = readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((l, i) => (/\/\/ via:/.test(l) ? [i + 1] : []));
+  return { got, via: text.split('\n').flatMap((l, i) => (marker.test(l) ? [i + 1] : [])) };
+}
+
+test('a C++ method call is taken for a wrapper only when the receiver is not declared with another class', async () => {
+  const { got, via } = await callersAndMarked(join(DIR, 'receiver_class.cc'), 'cpp', /\/\/ via:/);
   assert.equal(via.length, 3, 'the fixture marks three calls through the wrapper');
   assert.deepEqual(got, via);
 });
@@ -72,16 +75,7 @@ test('a lazy group stored as an element of a list attribute (`self.pgs = [g]`) g
 });
 
 test('a function nested in another is a wrapper where the function around it calls it by name; a callback only handed on is not', async () => {
-  const file = join(CALLSITES, 'reach3', 'nested_wrapper.py');
-  const index = await WrapperIndex.create(await loadFinder());
-  index.setFile(file, 'python', readFileSync(file, 'utf8'));
-  const got = index
-    .callerSites(file)
-    .map((s) => s.range.start.line + 1)
-    .sort((a, b) => a - b);
-  const via = readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((l, i) => (/# via:/.test(l) ? [i + 1] : []));
+  const { got, via } = await callersAndMarked(join(CALLSITES, 'reach3', 'nested_wrapper.py'), 'python', /# via:/);
   assert.equal(via.length, 5, 'the fixture marks five calls through nested functions');
   assert.deepEqual(got, via);
 });
