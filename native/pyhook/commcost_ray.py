@@ -212,9 +212,13 @@ class Collector:
             self.acks[worker] = float("inf")
             self.cond.notify_all()
 
-    def flush(self, timeout):
-        """Asks every worker that reached the collector to ship, and waits for all of them at most `timeout` s; returns how many did not answer."""
+    def flush(self, timeout, expected=()):
+        """Asks every worker that reached the collector to ship, and waits for all of them, and for
+        the `expected` workers (the job's live actors, which may not have reached it yet), at most
+        `timeout` s; returns how many did not answer."""
         with self.cond:
+            for worker in expected:
+                self.acks.setdefault(worker, 0)
             self.round += 1
             target = self.round
             self.cond.notify_all()
@@ -245,6 +249,23 @@ def start_collector(ray, spec):
         pass
 
 
+def _live_actor_workers(ray):
+    """The "node:pid" keys of this job's live actors but the collector: a worker whose shipping thread
+    has not reached the collector yet (a short job on a busy machine) is still waited for, instead of
+    being stopped by ray.shutdown with its records unshipped. Empty when Ray's actor table cannot be read."""
+    try:
+        from ray._private import state
+        job = ray.get_runtime_context().get_job_id()
+        name = _driver["spec"]["name"]
+        out = []
+        for a in state.actors().values():
+            if a.get("State") == "ALIVE" and a.get("JobID") == job and a.get("Name") != name and a.get("Pid"):
+                out.append("%s:%d" % ((a.get("Address") or {}).get("NodeID", ""), a["Pid"]))
+        return out
+    except Exception:
+        return []
+
+
 def flush(ray):
     """In the driver: the workers' last records brought back (bounded by COMMCOST_TRACE_RAY_FLUSH_S), then the marker removed. Once."""
     actor = _driver.pop("actor", None)
@@ -253,7 +274,7 @@ def flush(ray):
     try:
         timeout = float(os.environ.get("COMMCOST_TRACE_RAY_FLUSH_S") or 10)
         if ray.is_initialized():
-            ray.get(actor.flush.remote(timeout), timeout=timeout + 10)
+            ray.get(actor.flush.remote(timeout, _live_actor_workers(ray)), timeout=timeout + 10)
     except Exception:
         pass
     try:

@@ -64,3 +64,19 @@ c.gone("dead")
 print(json.dumps(c.flush(0.3)))`) as number;
   assert.equal(missing, 1, 'the worker that did not answer is counted; the one that exited is not');
 });
+
+test("a flush waits for the job's live actors that have not reached the collector yet (a late worker's records are not lost)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'commcost-raylate-'));
+  // The late worker first polls 0.5 s after the flush began, then ships its records.
+  const out = py(`import threading, time
+c = r.Collector(${JSON.stringify(dir)})
+def late():
+    time.sleep(0.5)
+    rnd = c.wait("node:42", 0, 5.0)
+    c.put("node:42", rnd, [("n9-42.py.jsonl", 0, b"late\\n")])
+threading.Thread(target=late).start()
+t = time.time()
+missing = c.flush(5.0, ["node:42"])
+print(json.dumps([missing, os.path.exists(os.path.join(${JSON.stringify(dir)}, "n9-42.py.jsonl")), time.time() - t < 4.5]))`) as [number, boolean, boolean];
+  assert.deepEqual(out, [0, true, true], 'the expected worker answered within the flush, and its records were written');
+});
