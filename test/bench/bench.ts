@@ -38,10 +38,8 @@
  * overhead; 6a, 6b, 6c the parts of startup).
  *
  * Runs bundled too, from the repository root of a copy without node_modules (a GPU host):
- *   npx esbuild test/bench/bench.ts --bundle --platform=node --outfile=dist/bench.js
- *   node --import tsx test/bench/startup.ts --prebuild-first-file   # dist/firstFile.js, for section 6
- *   node dist/bench.js
- * (sections 3 and 6 also need node_modules/web-tree-sitter carried beside it).
+ *   node test/bench/bundle.mjs     # here: dist/bench.js, and dist/firstFile.js for section 6
+ *   node dist/bench.js             # there, from the repository root (dist/ carried)
  * Parts that need the repository's node_modules or fixtures are skipped with the reason.
  */
 import { existsSync } from 'node:fs';
