@@ -19,7 +19,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { distribution, distText, estimateRow, judgedRow, loadAware, loadPerCpu, TargetTable } from './targets';
+import { distribution, distText, estimateRow, judgedRow, loadAware, otherLoadProbe, TargetTable } from './targets';
 import { pairedRatioEstimate } from './verdict';
 
 const HELLO = /agent \S+ \(pid \d+\) on /;
@@ -90,7 +90,7 @@ export async function deployBench(root: string, table: TargetTable, log: (l: str
   let files = 0;
   let bytes = 0;
   let leftOut = 'every payload file sent (no prebuilt addon for this host in dist/native)';
-  const loadAtStart = loadPerCpu();
+  const otherLoad = otherLoadProbe();
   try {
     for (let r = 0; r < rounds; r++) {
       const agent = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-bench-agent-'));
@@ -117,7 +117,7 @@ export async function deployBench(root: string, table: TargetTable, log: (l: str
     await server.stop();
     for (const d of made) fs.rmSync(d, { recursive: true, force: true });
   }
-  const loads = [loadAtStart, loadPerCpu()];
+  const loads = [otherLoad.perCpu()];
   const f = distribution(first);
   const w = distribution(warm);
   const s = distribution(sshTrue);

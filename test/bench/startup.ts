@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as v8 from 'node:v8';
 import { uiMissingReason, UiSession, waitUntil } from '../ui/uiEnv';
-import { distText, distribution, judgedRow, loadAware, loadPerCpu, TargetTable } from './targets';
+import { distText, distribution, judgedRow, loadAware, otherLoadProbe, TargetTable } from './targets';
 import { judgeQuantiles } from './verdict';
 
 /** A Python file of `lines` lines: the call-site fixtures, repeated among model code. */
@@ -194,7 +194,7 @@ async function firstFileInNode(root: string, table: TargetTable, log: (l: string
       let answered = 0;
       type Child = { modules: number; grammars: number; open: number; annotated: number; sites: number; answered: number };
       const last = (stdout: string): Child => JSON.parse(stdout.trim().split('\n').pop()!) as Child;
-      const loadAtStart = loadPerCpu();
+      const otherLoad = otherLoadProbe();
       for (let i = 0; i < samples; i++) {
         nodeWall.push(wallMs(['-e', '0'], root).ms);
         bareWall.push(wallMs([...bare, file], root).ms);
@@ -219,7 +219,7 @@ async function firstFileInNode(root: string, table: TargetTable, log: (l: string
         `     inside the child, ms since its start (p50): modules evaluated ${p50(inside.modules)}, grammars ${p50(inside.grammars)}, annotated ${p50(inside.annotated)}`,
       );
       const target = targetOf(lines);
-      const loads = [loadAtStart, loadPerCpu()];
+      const loads = [otherLoad.perCpu()];
       const anchor = `a bare web-tree-sitter process in the same rounds (startupBareParse.cjs: the shipped runtime and Python grammar loaded, the file parsed once, no query, scan or run): p50 ${b.p50.toFixed(0)} ms; node -e 0: p50 ${n.p50.toFixed(0)} ms`;
       table.add(
         loadAware(

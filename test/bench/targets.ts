@@ -5,7 +5,7 @@
  * commits. Figures are distributions over runs or generations, never asserted.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { quantileSorted } from '../../remote-agent/stats';
@@ -80,17 +80,69 @@ export function loadPerCpu(): number {
   return os.loadavg()[0]! / Math.max(1, os.cpus().length);
 }
 
+/** CPU time in clock ticks: the machine's busy time (/proc/stat) and this process's own with its reaped children (/proc/self/stat). */
+export interface CpuTicks {
+  busy: number;
+  own: number;
+}
+
+/**
+ * Busy ticks of /proc/stat's `cpu` line (all but idle and iowait) and own ticks of a /proc/<pid>/stat
+ * line (utime + stime + cutime + cstime: this process and the children it has waited for).
+ * @returns undefined when either text is not of that form
+ */
+export function parseCpuTicks(procStat: string, selfStat: string): CpuTicks | undefined {
+  const cpu = /^cpu\s+([\d\s]+)$/m.exec(procStat)?.[1]?.trim().split(/\s+/).map(Number);
+  // The command (field 2) may hold spaces and parentheses: the fields after its last ')'.
+  const after = selfStat.slice(selfStat.lastIndexOf(')') + 2).trim().split(/\s+/).map(Number);
+  if (!cpu || cpu.length < 4 || after.length < 15 || [...cpu, ...after.slice(11, 15)].some((n) => !Number.isFinite(n))) return undefined;
+  const total = cpu.reduce((a, b) => a + b, 0);
+  // Fields 14–17 of stat (utime, stime, cutime, cstime) are 11–14 after the state field (3).
+  return { busy: total - cpu[3]! - (cpu[4] ?? 0), own: after[11]! + after[12]! + after[13]! + after[14]! };
+}
+
+/** Other processes' load per CPU between two readings `wallS` seconds apart on `cpus` CPUs (ticks of `hz` a second), never below 0. */
+export function otherLoadPerCpu(before: CpuTicks, after: CpuTicks, wallS: number, cpus: number, hz = 100): number {
+  const others = after.busy - before.busy - (after.own - before.own);
+  return Math.max(0, others / hz / Math.max(1e-9, wallS) / Math.max(1, cpus));
+}
+
+/**
+ * A probe of the load other processes put on the machine from now to {@link perCpu}: the machine's
+ * busy CPU time minus this bench's own and its finished children's, per CPU and second. Unlike the
+ * load average, it leaves out the bench's own work, and it is not the tail of the minute before
+ * (a 1-minute load average still reads the heavy section before a row). Off Linux, the load
+ * average per CPU at the end.
+ */
+export function otherLoadProbe(): { perCpu(): number } {
+  const read = (): CpuTicks | undefined => {
+    try {
+      return parseCpuTicks(readFileSync('/proc/stat', 'utf8'), readFileSync('/proc/self/stat', 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+  const t0 = performance.now();
+  const before = read();
+  return {
+    perCpu: () => {
+      const after = read();
+      return before && after ? otherLoadPerCpu(before, after, (performance.now() - t0) / 1000, os.cpus().length) : loadPerCpu();
+    },
+  };
+}
+
 /**
  * A wall-time row judged "not met" against an upper limit becomes "cannot tell" when the machine
  * was loaded while it was measured (`loads`: {@link loadPerCpu} at the start and the end of its
- * samples; one ≥ 1): other processes' work only adds time, so such a figure says nothing about the
+ * samples, or {@link otherLoadProbe} over them; one ≥ 1): other processes' work only adds time, so such a figure says nothing about the
  * quiet machine the target is for; a "met" stays met (a quiet machine is not slower). The loads go
  * into the note either way. Rows of other verdicts, or not of time, are returned as they are.
  */
 export function loadAware(row: TargetRow, loads: readonly number[]): TargetRow {
   if (row.unit !== 'ms' && row.unit !== 's' && row.unit !== 'µs') return row;
   const worst = Math.max(...loads);
-  const said = `load per CPU while measured ${loads.map((l) => l.toFixed(2)).join(' → ')}`;
+  const said = `other processes' load per CPU while measured ${loads.map((l) => l.toFixed(2)).join(' → ')} (the bench's own work left out)`;
   if (row.verdict !== 'not met' || !(worst >= 1)) return { ...row, note: row.note ? `${row.note}; ${said}` : said };
   return { ...row, verdict: 'cannot tell', note: `${row.note ? `${row.note}; ` : ''}${said}: the machine was shared (≥ 1), its other work only adds time, so "not met" here says nothing about the quiet machine the target is for` };
 }

@@ -108,3 +108,19 @@ test('a time row not met on a loaded machine is "cannot tell"; met stays met; a 
   assert.match(quiet.note ?? '', /0\.30 → 0\.50/);
   assert.equal(loadAware({ ...slow, unit: 'MB' }, [6, 6]).verdict, 'not met', 'memory is not made slower by other work');
 });
+
+test("other processes' load leaves out the bench's own CPU time and its reaped children's", async () => {
+  const { parseCpuTicks, otherLoadPerCpu } = await import('../bench/targets.js');
+  const stat = (busyUser: number, idle: number): string => `cpu  ${busyUser} 0 100 ${idle} 5 0 0 0 0 0\ncpu0 1 2 3 4\nintr 1 2\n`;
+  // A command with spaces and parentheses; utime, stime, cutime, cstime = fields 14-17.
+  const self = (u: number, s: number, cu: number, cs: number): string => `123 (node (bench) x) R 1 1 1 0 -1 0 0 0 0 0 ${u} ${s} ${cu} ${cs} 20 0 1 0`;
+  const a = parseCpuTicks(stat(1000, 5000), self(10, 5, 0, 0))!;
+  assert.deepEqual(a, { busy: 1100, own: 15 });
+  // In 2 s on 2 CPUs the machine was busy 400 ticks, 380 of them the bench and its children: 20 others.
+  const b = parseCpuTicks(stat(1400, 5100), self(110, 25, 200, 60))!;
+  assert.equal(otherLoadPerCpu(a, b, 2, 2), 20 / 100 / 2 / 2);
+  // All of it the bench's own: no other load, never negative.
+  assert.equal(otherLoadPerCpu(a, parseCpuTicks(stat(1400, 5100), self(200, 115, 100, 0))!, 2, 2), 0);
+  assert.equal(parseCpuTicks('nonsense', self(1, 1, 1, 1)), undefined);
+  assert.equal(parseCpuTicks(stat(1, 1), 'garbage'), undefined);
+});
