@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test-output/**', '**/*.cjs', 'native/index.js'] },
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test-output/**', '**/*.cjs', 'native/index.js', 'test/fixtures/reportSnapshot/bundle.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
