@@ -29,6 +29,7 @@ import { printFaultTable, type FaultRow } from '../support/faultTable';
 import { floodLaunchedRank0 } from '../support/flood';
 import { partitionTrial, silentAgentTrial, silentClientTrial, TRIAL_LIVENESS } from '../support/livenessFaults';
 import { sshdMissingReason, startSshServer, type SshServer } from '../support/sshServer';
+import { prng } from '../support/prng';
 
 const skip = agentBuilt() ? false : 'dist/ is not built: run `npm run build` (npm test builds it)';
 
@@ -81,17 +82,6 @@ function rankProcesses(marker: string): { pid: number; rank: number }[] {
 
 const samplesOf = (run: RunFile): number => run.experiments.reduce((a, e) => a + Object.values(e.samples).reduce((b, v) => b + Object.values(v).reduce((c, s) => c + s.length, 0), 0), 0);
 
-/** Deterministic PRNG (mulberry32), so a failing trial can be replayed with COMMCOST_FAULT_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);

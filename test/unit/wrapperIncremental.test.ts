@@ -12,6 +12,7 @@ import type { CallSiteFinder } from '../../sites/callSites';
 import { WrapperDerivation } from '../../sites/wrapperDerive';
 import { WrapperIndex } from '../../sites/wrapperIndex';
 import { loadFinder } from '../support/annotationFixtures';
+import { prng } from '../support/prng';
 
 const PACKAGES = 2;
 const MODULES = 5;
@@ -35,17 +36,6 @@ interface Module {
   base: boolean;
 }
 
-/** A seeded PRNG (mulberry32): the same edits on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pathOf = (m: { p: number; i: number; leaf?: true }): string => `${ROOT}/pkg${m.p}/${m.leaf ? 'leaf' : 'mod'}${m.i}.py`;
 
