@@ -175,12 +175,16 @@ export class RankSession {
       onExit: (code: number | null, signal: string | null) => {
         if (this.ended) return;
         const op = this.current.get(rank);
+        // Between two operations the rank was still inside the experiment it last began (or, before
+        // its own first, the one the other ranks are in): the failure is that experiment's, so the
+        // experiments after it run in fresh processes. Never charged to the session's last one.
+        const within = op ?? this.lastBegin.get(rank) ?? [...this.current.values()][0] ?? [...this.lastBegin.values()][0];
         const lost = signal === 'NODE_LOST';
         this.fail({
           code: lost ? 'NODE_LOST' : 'RANK_EXITED',
           message: lost ? `rank ${rank}${where} is gone with its node${op ? ` during ${op.op}` : ''}` : `rank ${rank}${where} exited (${signal ?? `code ${code}`})${op ? ` during ${op.op}` : ''}`,
           hint: lost ? 'the node\'s agent or its connection ended' : 'see the log for the rank\'s last lines',
-          where: { rank, ...(op ? { experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op } : {}) },
+          where: { rank, ...(op ? { experiment: op.experiment as ExperimentId, variant: op.variant, iteration: op.iteration, step: op.step ?? op.op } : within ? { experiment: within.experiment as ExperimentId, variant: within.variant, iteration: within.iteration } : {}) },
         });
       },
     };

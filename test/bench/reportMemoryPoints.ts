@@ -23,7 +23,6 @@ export interface ReportPage {
   addInitScript(script: string): Promise<void>;
   goto(url: string, opts?: { waitUntil?: 'load'; timeout?: number }): Promise<unknown>;
   evaluate<R>(fn: string): Promise<R>;
-  waitForFunction(fn: string, arg?: unknown, opts?: { timeout?: number; polling?: number | 'raf' }): Promise<unknown>;
   screenshot(opts: { path: string; fullPage?: boolean }): Promise<unknown>;
   setViewportSize(size: { width: number; height: number }): Promise<void>;
   close(): Promise<void>;
@@ -99,7 +98,14 @@ export async function loadReport(
     await page.setViewportSize({ width: 1200, height: 900 });
     await page.addInitScript(OBSERVE);
     await page.goto(`file://${file}`, { waitUntil: 'load', timeout: timeoutMs });
-    await page.waitForFunction(CHARTS_DRAWN, undefined, { timeout: timeoutMs, polling: 100 });
+    // Polled from here with evaluate(): a string predicate handed to waitForFunction() is eval'd
+    // inside the page on its second poll, which the report's CSP (no 'unsafe-eval') refuses when
+    // the charts are not drawn at the first look (a loaded machine).
+    const until = performance.now() + timeoutMs;
+    while (!(await page.evaluate<boolean>(CHARTS_DRAWN))) {
+      if (performance.now() > until) throw new Error(`the report's charts were not drawn within ${timeoutMs} ms: ${file}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const chartsMs = await page.evaluate<number>('performance.now()');
     // Let what the first render scheduled run (throttled charts, a second frame) before reading.
     await new Promise((r) => setTimeout(r, 1000));

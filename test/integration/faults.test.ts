@@ -140,10 +140,14 @@ if (process.env.COMMCOST_RANK === process.env.STALL_RANK) {
   let seen = 0;
   const write = net.Socket.prototype.write;
   net.Socket.prototype.write = function (chunk, ...rest) {
-    const stall = typeof chunk === 'string' && chunk.includes(needle) && ++seen === Number(process.env.STALL_COUNT);
+    let stall = typeof chunk === 'string' && chunk.includes(needle) && ++seen === Number(process.env.STALL_COUNT);
+    // STALL_ONCE: a file that marks the fault as done, so the rank processes of a later session run clean.
+    if (stall && process.env.STALL_ONCE) {
+      try { require('fs').writeFileSync(process.env.STALL_ONCE, '', { flag: 'wx' }); } catch { stall = false; }
+    }
     const r = write.call(this, chunk, ...rest);
     // A small write on a connected socket reaches the kernel at once (libuv tries it synchronously).
-    if (stall) { require('fs').writeSync(2, 'STALL ' + Date.now() + '\\n'); process.kill(process.pid, 'SIGSTOP'); }
+    if (stall) { require('fs').writeSync(2, 'STALL ' + Date.now() + '\\n'); process.kill(process.pid, process.env.STALL_SIGNAL || 'SIGSTOP'); }
     return r;
   };
 }
@@ -261,6 +265,31 @@ require(process.env.REAL_AGENT);
     const others = run.events.filter((e) => e.type === 'run/error' && e !== error).map((e) => (e.type === 'run/error' ? `${e.code}: ${e.message}` : ''));
     assert.ok(splitTried, `the next experiment runs in fresh rank processes; other errors: ${others.join(' | ') || 'none'}`);
     assert.deepEqual(gone.left, []);
+  });
+
+  test('a rank SIGKILLed between two operations: the failure is the experiment it was in, and the next one runs', async () => {
+    // The kill lands right after the rank's 3rd operation ended, before its 4th began: no operation
+    // is in flight, so the session must name the experiment the rank was in (init), not the last
+    // experiment of the session (split), which would then never run.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'commcost-between-'));
+    const wrapper = path.join(dir, 'rank.js');
+    fs.writeFileSync(wrapper, STALL_JS);
+    const run = trackAgent(
+      startAgent(
+        { experiments: ['init', 'split'], iterations: 3, warmup: 1, ranks: 2 },
+        { COMMCOST_AGENT_SCRIPT: wrapper, REAL_AGENT: path.join(distDir, 'agent.js'), STALL_RANK: '1', STALL_AFTER: 'end', STALL_COUNT: '3', STALL_SIGNAL: 'SIGKILL', STALL_ONCE: path.join(dir, 'fired') },
+      ),
+    );
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const error = await run.waitFor(is('run/error'), 30_000);
+    const done = await run.waitFor(is('run/done'), 60_000);
+    assert.equal(error.code, 'RANK_EXITED', error.message);
+    assert.equal(error.where.rank, 1);
+    assert.equal(error.where.experiment, 'init', `charged to ${error.where.experiment ?? 'no experiment'}`);
+    const splitSummary = run.events.find((e) => e.type === 'experiment/summary' && e.experiment === 'split');
+    assert.ok(splitSummary, `split ran in fresh rank processes; errors: ${run.events.filter((e) => e.type === 'run/error').map((e) => (e.type === 'run/error' ? e.message : '')).join(' | ')}`);
+    assert.equal(done.status, 'partial');
+    assert.deepEqual((await timeUntilGone(dir)).left, []);
   });
 
   test('the coordinator SIGKILLed mid-run: its ranks exit on their own within 5 s', async () => {
