@@ -79,7 +79,8 @@ export function metaRows(run: RunFile): [string, string][] {
     rows.push(['driver', `${s.driverVersion}${stampOf}`]);
     rows.push(['date', formatDate(s.startedAt)]);
   }
-  rows.push(['ranks', String(run.ranks ?? '')]);
+  // A run that failed before its plan (no GPU, no NCCL) started no rank: never "0 ranks".
+  rows.push(['ranks', run.ranks ? String(run.ranks) : run.status === 'failed' ? 'none started (the run failed before its ranks were planned)' : 'not recorded']);
   const o = run.options;
   if (o) rows.push(['n', `${o.iterations} recorded + ${o.warmup} warmup per step`]);
   if (run.startup) {
