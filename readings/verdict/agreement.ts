@@ -20,7 +20,9 @@
  * Every judgement prints its band ("within commcost's 0.5–2× band"). Inside the band a time, a
  * size or a ratio at least {@link CLOSE_FACTOR} from the study's (1.5× or more apart, on the log
  * scale, to the nearer end of a range) reads "same order as the study", never "agrees": the band is
- * about order of magnitude, and 1.8× the study's value is not agreement. A share is judged in points only.
+ * about order of magnitude, and 1.8× the study's value is not agreement. A figure outside the
+ * study's range (0.508 s against 0.16–0.43 s) also reads "same order as the study": a reader takes
+ * "agrees" with a range for inside it. A share is judged in points only.
  */
 import { PRACTICAL_FLOOR_MS } from '../../protocol/compare';
 import { STUDY_SHARES, TRANSPORTS_DIFFER, type StudyFigure, type StudyHost, type StudyShare } from '../studyFigures';
@@ -103,6 +105,8 @@ export interface Clause {
   band?: string;
   /** How far apart the figures are, as a factor ≥ 1 (to the nearer end of a range; 1 inside): from {@link CLOSE_FACTOR} on, inside the band reads "same order as the study". */
   apart?: number;
+  /** True when the study gives a range and the run's figure lies outside it: never "agrees" (a reader takes that for inside the range). */
+  outsideRange?: boolean;
   /** Set when the figures cannot be judged (e.g. a zero figure makes no ratio): said instead of agrees/differs. */
   notJudged?: string;
   /** The study's published figures this clause uses: their sources are named once per sentence. */
@@ -172,6 +176,7 @@ export function figureClause(value: number, f: StudyFigure, name = f.what): Clau
     agrees: Math.abs(Math.log(ratio)) <= Math.log(ORDER_BAND) + EPSILON,
     band: ORDER_BAND_TEXT,
     apart: Math.exp(Math.abs(Math.log(ratio))),
+    ...(ref !== undefined && f.min !== f.max ? { outsideRange: true } : {}),
     sources: [f],
   };
 }
@@ -375,11 +380,11 @@ export function studySentence(here: Here, clauses: Clause[]): string {
 /**
  * The judgement of a clause with its detail and band (commcost's rule, not the study's): "agrees
  * (3 points apart, within commcost's ±20-point band)", "same order as the study (within commcost's
- * 0.32–3.2× band)" when {@link CLOSE_FACTOR} or more apart, "differs (here 5.2× the study's ratio,
+ * 0.32–3.2× band)" when {@link CLOSE_FACTOR} or more apart or outside the study's range, "differs (here 5.2× the study's ratio,
  * outside commcost's 0.5–2× band)".
  */
-export function judgement(c: Pick<Clause, 'agrees' | 'band' | 'apart' | 'detail'>): string {
-  const word = !c.agrees ? 'differs' : (c.apart ?? 1) >= CLOSE_FACTOR - EPSILON ? 'same order as the study' : 'agrees';
+export function judgement(c: Pick<Clause, 'agrees' | 'band' | 'apart' | 'detail' | 'outsideRange'>): string {
+  const word = !c.agrees ? 'differs' : c.outsideRange || (c.apart ?? 1) >= CLOSE_FACTOR - EPSILON ? 'same order as the study' : 'agrees';
   const detail = c.detail?.replace(/^\((.*)\)$/, '$1');
   // The band is commcost's rule (docs/METHOD.md), never the study's: said so in the words.
   const band = c.band === undefined ? undefined : `${c.agrees ? 'within' : 'outside'} commcost's ${c.band} band`;

@@ -91,7 +91,7 @@ describe('agreement.ts: one wording, one unit, no division by 0 (leftover 3)', (
   });
 
   test('a comparison writes both sides in one unit: the study in seconds, the run in seconds', () => {
-    assert.match(studySentence(HERE, [figureClause(508, S.destroy)]), /ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 0\.508 s \(1\.18× its upper end\): agrees/);
+    assert.match(studySentence(HERE, [figureClause(508, S.destroy)]), /ncclCommFinalize \+ ncclCommDestroy 0\.16–0\.43 s vs 0\.508 s \(1\.18× its upper end\): same order as the study/);
     // A run's figure of 1 s or more against a study figure written in ms: both in seconds.
     assert.equal(figureClause(1950, S.initToFirst).text, 'init to the first 1 MB allreduce 0.092 s vs 1.95 s (21×)');
     assert.match(rangeClause(600, 1200, S.drain).text, / 0\.007–0\.112 s vs 0\.600–1\.20 s \(/);
@@ -243,4 +243,16 @@ describe('ratios of the medians in the HTML report', () => {
     assert.match(p, /cold \/ warm \(init to first collective\) 0\.0042×; cold \/ warm init 3\.43×/, p);
     assert.match(formatSummary(run), /cold \/ warm \(init to first collective\) 0\.0042×; cold \/ warm init 3\.43×/);
   });
+});
+
+test('issue #28 (5): a figure outside the study\'s range never reads "agrees", however close to its end; inside it does', () => {
+  const HERE = { host: '2× H200 NVLink', simulated: false };
+  const outside = figureClause(508, S.destroy);
+  assert.match(outside.text, /1\.18× its upper end/);
+  const words = studySentence(HERE, [outside]);
+  assert.match(words, /same order as the study \(within commcost's 0\.32–3\.2× band\)/);
+  assert.doesNotMatch(words, /: agrees/);
+  assert.match(studySentence(HERE, [figureClause(300, S.destroy)]), /inside the study's range\): agrees/);
+  // A single figure of the study keeps the 1.5× rule: 1.18× its value agrees.
+  assert.match(studySentence(HERE, [figureClause(92 * 1.18, S.initToFirst)]), /: agrees/);
 });
