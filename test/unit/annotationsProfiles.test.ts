@@ -143,7 +143,7 @@ test('an experiment the run lacks: "not measured in this run" and a Measure lens
   const { store: s2 } = await storeOf(runFolder([skipped]));
   assert.equal(
     resolveAnnotation('ncclCommGrow', s2.active, s2.profiles, fresh(wheel)).missing?.reason,
-    'skipped on localhost: needs NCCL ≥ 2.29.2, host has 2.28.9',
+    'skipped on localhost (2× H200): needs NCCL ≥ 2.29.2, host has 2.28.9',
   );
 });
 
