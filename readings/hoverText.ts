@@ -186,7 +186,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     // A reason may name the call beneath and its own skip (figures.ts): room for both.
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 320)}.`);
     if (a.active)
-      out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, ${ncclText(a.active.run.stamp?.ncclVersion, (t) => escapeMarkdown(t))}`);
+      // Named as every run is (labelText.ts runLabel: its GPUs and count, NCCL, start), never by its host alone.
+      out.push('', `Active profile: ${escapeMarkdown(sourceLabel(a, a.active), 160)}`);
     if (a.missing?.timedOut && a.missing.timedOut.hint) out.push('', `Hint from the run: ${escapeMarkdown(a.missing.timedOut.hint, 200)}.`);
     if (skipGate(a))
       out.push('', `${a.active ? escapeMarkdown(a.active.run.host, 60) : 'This host'} cannot run it as measured: measure it on a host, or with an NCCL, that meets this.`);

@@ -49,6 +49,9 @@ test('#28.1 a skip names the host with the GPUs and count its run is named by; a
   const shrink = resolveAnnotation('shrink_group', store.active, store.profiles, RULES);
   assert.equal(shrink.missing?.reason, 'skipped on localhost (1× H200; the ncclCommShrink behind it, experiment shrink): needs 2 GPUs, host has 1');
   assert.equal(codeLensTitle(shrink), '⏱ skipped on localhost (1× H200): needs 2 GPUs, host has 1 · Measure on a host that meets it');
+  // The hover names the active run as its label does, never by its host alone.
+  const md = unescape(hoverMarkdown(split, bareSite('ncclCommSplit', 'create'), hoverLinks(split)));
+  assert.match(md, /\nActive profile: 1× H200 · NCCL 2\.30\.7 · 2026-12-01 \d\d:\d\d UTC\n/, md);
   // The same rule on another GPU model and count: the words come from the stamp, not from this file.
   const other = read(X1);
   other.ranks = 2;
