@@ -54,14 +54,37 @@ export function rankWords(run: Pick<RunFile, 'ranks'>): string {
  * Read from the run file's stamp, nodes, ranks and host only.
  */
 export function runGpusText(run: GpuNamedRun): string {
-  const ranks = rankCount(run);
   if (isSimulatedRun(run)) return `SIMULATED · ${rankWords(run)}`;
+  return recordedGpusText(run) ?? `${namePart(run.host) || 'host not named'} (GPUs not recorded)`;
+}
+
+/**
+ * The GPUs a run's file names, as {@link runGpusText} counts them ("1× H200", "16× H100 over 2
+ * hosts"); undefined for a simulated run (its devices are no model) and for a run whose stamp
+ * names no GPU (no stamp, an empty list: old run files).
+ */
+export function recordedGpusText(run: GpuNamedRun): string | undefined {
+  if (isSimulatedRun(run)) return undefined;
+  const ranks = rankCount(run);
   const perNode = nodeGpus(run);
   if (perNode !== undefined && perNode.length > 0) return `${countModels(perNode)} over ${Array.isArray(run.nodes) ? run.nodes.length : 'several'} hosts`;
   const stamped = Array.isArray(run.stamp?.gpus) ? run.stamp.gpus.map((g) => String(g?.name ?? '')) : [];
-  if (stamped.length === 0) return `${namePart(run.host) || 'host not named'} (GPUs not recorded)`;
+  if (stamped.length === 0) return undefined;
   const used = ranks !== undefined && ranks <= stamped.length ? stamped.slice(0, ranks) : stamped;
   return countModels(used);
+}
+
+/**
+ * The host a run's skip or gate happened on, with the GPUs and count its run is named by
+ * ({@link recordedGpusText}, the run name's words): "localhost (1× H200)", "vm (16× H100 over 2
+ * hosts)"; the host alone where the run names no GPU (simulated, no stamp). `more`, when given,
+ * joins the GPUs in the same parentheses: "localhost (1× H200; the ncclCommShrink behind it, …)".
+ * Never throws.
+ */
+export function hostGpusText(run: GpuNamedRun, more?: string): string {
+  const host = namePart(run.host) || 'host not named';
+  const inside = [recordedGpusText(run), more].filter(Boolean).join('; ');
+  return inside ? `${host} (${inside})` : host;
 }
 
 /**

@@ -4,6 +4,7 @@
  * ranges and text edits that diagnostics.ts / quickFixes.ts turn into VS Code objects.
  */
 import { formatMs, plain, runLabel } from './annotationText';
+import { followsDefaultGroup } from './readingText';
 import type { CallSite, FileFacts, Position, Range, ScanResult } from '../sites/callSites';
 import type { Annotation, Figure, Measured, VariantFigures } from './figures';
 import type { ApiName } from '../sites/apiMap';
@@ -126,8 +127,19 @@ function creationInLoop(site: CallSite, a: Annotation, fileBound: boolean): Find
     : `the call takes ${formatMs(call.stats.median)}, its first collective ${formatMs(first.stats.median)}`;
   const each = formatMs(total.stats.median);
   switch (createdAt(m, v, bound)) {
-    case 'lazy':
-      return finding(site, `each new group made here ${where} without device_id costs ~${each} from creation to first collective on ${host}${one}, paid only when a collective first runs on it: ${parts}${tail}`);
+    case 'lazy': {
+      // Whose device_id: init_process_group's own; for a group made where the default group's is
+      // (new_group, DeviceMesh…), the default group's — never as if this call should pass it.
+      const own = site.api === 'init_process_group' ? ' without device_id' : '';
+      const because = own
+        ? ''
+        : followsDefaultGroup(site.api)
+          ? bound === false
+            ? ' (the default group was created without device_id)'
+            : ' (figures of groups made on a default group created without device_id)'
+          : '';
+      return finding(site, `each new group made here ${where}${own} costs ~${each} from creation to first collective on ${host}${one}, paid only when a collective first runs on it${because}: ${parts}${tail}`);
+    }
     case 'eager':
       return finding(
         site,
@@ -215,21 +227,26 @@ function firstPays(v: { variant: string; childRanks?: number }): string {
 
 /**
  * A group answered by the NCCL init beneath (no c10d figures): what its first collective pays as
- * that init measured it — without device_id in the file's init_process_group, the init plus the
- * connect (the total); with it, the init's first collective — and the words for it. Undefined for
- * other figures.
+ * that init measured it — made lazily (no device_id in the file's init_process_group nor at the
+ * call: `eager` false), the init plus the connect (the total), in words that name whose device_id
+ * it is (the default group's for new_group, DeviceMesh…: {@link followsDefaultGroup}); made
+ * eagerly, the init's first collective — and the words for it. Undefined for other figures.
  */
-function beneathPays(m: Measured, fileEager: boolean): { pays: Figure; words: string } | undefined {
+function beneathPays(m: Measured, eager: boolean, api: string): { pays: Figure; words: string } | undefined {
   const { call, first, total } = m.main;
   if (!m.via || m.experiment !== 'init' || !call || !first || !total) return undefined;
   const one = m.main.childRanks === 1 || m.source.run.ranks === 1;
   const second = "the NCCL communicator's first collective";
   const limit = one ? `; ${ONE_RANK}` : '';
-  return fileEager
+  // Whose device_id: init_process_group's own; a group made where the default group's is
+  // (new_group, DeviceMesh…) follows the file's init_process_group; any other is made lazily.
+  const why =
+    api === 'init_process_group' ? 'without device_id' : followsDefaultGroup(api) ? 'no init_process_group in this file passes device_id' : 'made lazily';
+  return eager
     ? { pays: first, words: `(${second}, from the NCCL init beneath: this run has no c10d figures${limit})` }
     : {
         pays: total,
-        words: `(without device_id: the init ${formatMs(call.stats.median)} plus ${second} ${formatMs(first.stats.median)}, from the NCCL init beneath: this run has no c10d figures${limit})`,
+        words: `(${why}: the init ${formatMs(call.stats.median)} plus ${second} ${formatMs(first.stats.median)}, from the NCCL init beneath: this run has no c10d figures${limit})`,
       };
 }
 
@@ -268,7 +285,7 @@ function coldGroup(site: CallSite, a: Annotation, facts: FileFacts, lines: reado
   const measuredFirst: Figure | undefined = m.main.first;
   if (!measuredFirst || !total || measuredFirst.stats.median < WORTH_MOVING_MS || measuredFirst.stats.median < WORTH_MOVING_SHARE * total.stats.median)
     return undefined;
-  const beneath = beneathPays(m, fileEager);
+  const beneath = beneathPays(m, fileEager || site.keywords.includes('device_id'), site.api);
   const first = beneath?.pays ?? measuredFirst;
   const pays = beneath?.words ?? firstPays(m.main);
   const torch = torchImport(facts);

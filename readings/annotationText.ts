@@ -14,6 +14,7 @@ import { formatBytes, formatMs, ncclText, plain, runSizeText } from './formatTex
 import { codeSizeWords, gpusOf, memoryPart, memoryPerGpu, runLabel, showsMemory, sourceLabel } from './labelText';
 import type { Profile } from './profiles';
 import { skipGate, timeoutWords } from './readingText';
+import { hostGpusText } from '../protocol/runNameParts';
 
 export { escapeMarkdown, formatBytes, formatMs, ncclText, percent, plain, plural, runSizeText } from './formatText';
 export { CELL_GAP, chainLine, commandUri, firstCollectiveLine, HOVER_COMMANDS, hoverLinks, hoverMarkdown, type HoverLinks } from './hoverText';
@@ -85,13 +86,15 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
   const m = a.measured;
   if (!m) {
     const host = a.active ? plain(a.active.run.host, 40) : undefined;
+    // A skip or gate names the host with the GPUs its run is named by ("localhost (1× H200)").
+    const gpuHost = a.active ? plain(hostGpusText(a.active.run), 80) : undefined;
     const reason = a.missing?.reason ?? '';
     const gate = skipGate(a);
     // The run did not ask for it, and its host cannot run it (the Measure picker's gate): measuring there would skip it.
     if (a.missing?.cannotRun)
-      return `${sim}⏱ ${plain(a.missing.experiment, 30)} on ${host ?? '…'}: ${plain(a.missing.cannotRun, 60)} · Measure on a host that meets it`;
+      return `${sim}⏱ ${plain(a.missing.experiment, 30)} on ${gpuHost ?? '…'}: ${plain(a.missing.cannotRun, 60)} · Measure on a host that meets it`;
     // Measuring again on the same host would skip it again: say why, and offer another host.
-    if (gate) return `${sim}⏱ skipped on ${host ?? '…'}: ${plain(gate, 60)} · Measure on a host that meets it`;
+    if (gate) return `${sim}⏱ skipped on ${gpuHost ?? '…'}: ${plain(gate, 60)} · Measure on a host that meets it`;
     // Nothing can measure it: say what the run shows instead, and offer no measurement.
     if (a.missing?.unmeasurable) return `${sim}⏱ ${plain(reason, 140)}`;
     // The hang guard stopped it: a hang, not an absence; measuring again may pass.
@@ -103,7 +106,12 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
         : reason.startsWith('not measured in this run')
           ? 'not measured in this run · '
           : 'not measured in the runs used here · ';
-    return `${sim}⏱ ${why}Measure this on ${host ?? '…'}`;
+    // The call beneath was skipped on this host for a reason of its own (split_group's ncclCommSplit
+    // on one GPU): said in the words of that call's own lens, while this call can still be measured.
+    const b = a.active ? a.missing?.beneathSkip : undefined;
+    const beneath = b ? `${plain(b.note, 60)} was skipped on ${gpuHost ?? '…'}: ${plain(b.reason, 60)} · ` : '';
+    const there = b?.oneRank ? ' (a one-rank group there)' : '';
+    return `${sim}⏱ ${why}${beneath}Measure this on ${host ?? '…'}${there}`;
   }
   const elsewhere = firstCollectiveElsewhere(a, site, sites);
   const parts = elsewhere

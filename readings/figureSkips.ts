@@ -5,6 +5,7 @@
  */
 import { EXPERIMENT_IDS, type ExperimentId } from '../protocol/runOptions';
 import type { RunFile } from '../protocol/runFile';
+import { hostGpusText } from '../protocol/runNameParts';
 import type { Answer, ApiEntry } from '../sites/apiMap';
 import type { unavailableReason } from './experimentInfo';
 
@@ -49,18 +50,27 @@ export function beneathName(entry: ApiEntry): string {
 /**
  * The skip of the call beneath, after "not measured in this run", where the call itself can still
  * be measured on that host (c10d's split_group on one GPU): "; the ncclCommSplit behind it
- * (experiment split) was skipped on localhost: needs 2 GPUs, host has 1", and, where its
+ * (experiment split) was skipped on localhost (1× H200): needs 2 GPUs, host has 1" (the host with
+ * the GPUs its run is named by: protocol/runNameParts.ts `hostGpusText`), and, where its
  * communicator would have one rank there, that measuring it there gives a one-rank communicator.
  */
 export function beneathSkipped(entry: ApiEntry, reason: string, run: RunFile): string {
   const underlying = entry.underlying;
   if (!underlying) return '';
-  const variant = entry.answer.variants[0] ?? '';
-  // Only where the call's own communicator would have one rank there (never shrink_group on one GPU: it has none).
-  const one = entry.role === 'create' && entry.answer.childRanks?.(variant, run) === 1;
-  return `; ${underlying.note} (experiment ${underlying.experiment}) was skipped on ${run.host}: ${reason}${
+  const one = oneRankThere(entry, run);
+  return `; ${underlying.note} (experiment ${underlying.experiment}) was skipped on ${hostGpusText(run)}: ${reason}${
     one ? '; measured there, it makes a one-rank communicator: nothing to connect' : ''
   }`;
+}
+
+/**
+ * Whether `entry`'s own communicator, measured on `run`'s host, would have one rank: a creation
+ * whose answer's first variant makes a one-rank child at the run's size (apiMap.ts `childRanks`:
+ * c10d's split_group on one GPU; never shrink_group there, which has none).
+ */
+export function oneRankThere(entry: ApiEntry, run: RunFile): boolean {
+  const variant = entry.answer.variants[0] ?? '';
+  return entry.role === 'create' && entry.answer.childRanks?.(variant, run) === 1;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { StepStats, VariantSummary } from '../protocol/events';
 import { EXPERIMENT_IDS, firstUseOf, type FirstUseKind } from '../protocol/runOptions';
 import type { unavailableReason } from './experimentInfo';
 import { isSimulatedRun, memStatsNote, type RunExperiment, type RunFile } from '../protocol/runFile';
+import { hostGpusText } from '../protocol/runNameParts';
 
 /** One error of a run file (what failed, where, why). */
 export type RunError = RunFile['errors'][number];
@@ -59,7 +60,7 @@ function deviceApiNote(run: RunFile): string {
   return ` (the device API came with NCCL ${DEVICE_API_SINCE.version}; this run's NCCL is ${version})`;
 }
 import { API_MAP, type Answer, type ApiEntry, type ApiName, type StepRef } from '../sites/apiMap';
-import { beneathName, beneathSkipped, hostGate, matchesVariant, sameRankGate, skipOf } from './figureSkips';
+import { beneathName, beneathSkipped, hostGate, matchesVariant, oneRankThere, sameRankGate, skipOf } from './figureSkips';
 import { answeringProfiles, isSimulatedProfile, staleReasons, type Profile, type StaleRules } from './profiles';
 
 /** One step's distribution over the recorded iterations (ms), with its label from the run. */
@@ -156,6 +157,13 @@ export interface Annotation {
      * Measuring there would be skipped: offer another host.
      */
     cannotRun?: string;
+    /**
+     * Not measured in this run while the call beneath was skipped on its host (the agent's reason,
+     * e.g. "needs 2 GPUs, host has 1"), and the call itself can still be measured there (c10d's
+     * split_group on one GPU): the lens says that skip, as the call beneath's own lens does.
+     * `oneRank`: measured there, the call's communicator would have one rank.
+     */
+    beneathSkip?: { note: string; reason: string; oneRank: boolean };
   };
   /** Reasons the figures are stale ([] = fresh). */
   stale: string[];
@@ -456,12 +464,15 @@ export function resolveAnnotation(
       experiment: entry.answer.experiment,
       ...(timedOut ? { timedOut } : {}),
       ...(cannotRun ? { cannotRun } : {}),
+      ...(beneath && entry.underlying && !skipped && !timedOut
+        ? { beneathSkip: { note: entry.underlying.note, reason: beneath.reason, oneRank: oneRankThere(entry, active.run) } }
+        : {}),
       reason: skipped
-        ? `skipped on ${active.run.host}${inherited ? ` (${beneathName(entry)})` : ''}: ${skipped.reason}`
+        ? `skipped on ${hostGpusText(active.run, inherited ? beneathName(entry) : undefined)}: ${skipped.reason}`
         : timedOut
           ? `${timedOut.message.startsWith('timed out') ? '' : 'timed out: '}${timedOut.message}`
           : `not measured in ${pool.length > 1 ? `any of the ${pool.length} runs used here` : 'this run'}${kind ? ` (${kind} has it: choose it from the status bar to see it)` : ''}${beneath ? beneathSkipped(entry, beneath.reason, active.run) : ''}${
-              cannotRun ? `; experiment ${entry.answer.experiment} cannot run on ${active.run.host}: ${cannotRun}` : ''
+              cannotRun ? `; experiment ${entry.answer.experiment} cannot run on ${hostGpusText(active.run)}: ${cannotRun}` : ''
             }`,
     },
     stale: [],

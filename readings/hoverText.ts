@@ -54,12 +54,30 @@ function row(name: string, f: Figure | undefined): string | undefined {
   return `| ${name} (${escapeMarkdown(f.label, 60)}) | ${CELL_GAP}${formatMs(f.stats.median)} | ${CELL_GAP}${formatMs(f.stats.p90)} |`;
 }
 
-/** One other variant: its headline figure, and its memory per GPU when `withMemory` (see {@link showsMemory}). */
-function variantLine(v: VariantFigures, withMemory: boolean): string {
-  const h = v.total ?? v.call;
+/**
+ * The figure of another variant set beside the headline: its step of the same name as the
+ * headline's (the same quantity: "ncclCommRevoke until quiet" beside "ncclCommRevoke until
+ * quiet"), else the figure the role headlines (a creation's total, else its call; a teardown's call,
+ * else its total), which {@link variantLine} then names. Undefined when it has neither.
+ */
+function sameQuantity(v: VariantFigures, headline: Figure, role: string): Figure | undefined {
+  const all = [v.call, v.first, v.total, ...v.extra];
+  const same = all.find((f) => f?.step === headline.step);
+  if (same) return same;
+  return role === 'create' || role === 'register' || role === 'suspend' ? (v.total ?? v.call) : (v.call ?? v.total);
+}
+
+/**
+ * One other variant: the figure of the headline's quantity ({@link sameQuantity}), named by its
+ * label where it is another quantity than the headline's, and its memory per GPU when
+ * `withMemory` (see {@link showsMemory}).
+ */
+function variantLine(v: VariantFigures, headline: Figure, role: string, withMemory: boolean): string {
+  const h = sameQuantity(v, headline, role);
+  const named = h && h.step !== headline.step ? `${escapeMarkdown(h.label, 60)} ` : '';
   const mem = withMemory ? (v.memoryAfterFirst ?? v.memoryAfterCall) : undefined;
-  const one = oneRank(v);
-  return `${escapeMarkdown(v.variant, 60)}: ${h ? `${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${memoryPart(mem)}` : ''}${one ? ` (${one})` : ''}`;
+  const one = oneRank(v, role);
+  return `${escapeMarkdown(v.variant, 60)}: ${h ? `${named}${formatMs(h.stats.median)} (p90 ${formatMs(h.stats.p90)})` : '—'}${mem !== undefined ? `, ${memoryPart(mem)}` : ''}${one ? ` (${one})` : ''}`;
 }
 
 /**
@@ -168,7 +186,8 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
     // A reason may name the call beneath and its own skip (figures.ts): room for both.
     out.push(`${escapeMarkdown(a.missing?.reason ?? 'not measured in this run', 320)}.`);
     if (a.active)
-      out.push('', `Active profile: ${escapeMarkdown(a.active.run.host)}, ${ncclText(a.active.run.stamp?.ncclVersion, (t) => escapeMarkdown(t))}`);
+      // Named as every run is (labelText.ts runLabel: its GPUs and count, NCCL, start), never by its host alone.
+      out.push('', `Active profile: ${escapeMarkdown(sourceLabel(a, a.active), 160)}`);
     if (a.missing?.timedOut && a.missing.timedOut.hint) out.push('', `Hint from the run: ${escapeMarkdown(a.missing.timedOut.hint, 200)}.`);
     if (skipGate(a))
       out.push('', `${a.active ? escapeMarkdown(a.active.run.host, 60) : 'This host'} cannot run it as measured: measure it on a host, or with an NCCL, that meets this.`);
@@ -180,7 +199,7 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   }
   const run = m.source.run;
   const stamp = run.stamp;
-  const one = oneRank(m.main);
+  const one = oneRank(m.main, a.entry.role);
   out.push(`**commcost** · ${api} → \`${m.experiment}\` · ${escapeMarkdown(m.main.variant, 60)}${one ? ` (${one})` : ''}`);
   const through = chainLine(site);
   if (through) out.push('', through);
@@ -235,7 +254,12 @@ export function hoverMarkdown(a: Annotation, site: CallSite, links: HoverLinks):
   if (r) out.push('', `${r.charAt(0).toUpperCase()}${r.slice(1)}.`);
   if (site.repeated && !site.firstCollectiveOf)
     out.push('', `⚠ This call is ${escapeMarkdown(site.repeated.detail, 200)}: the cost is paid each time.`);
-  if (m.others.length) out.push('', `Other variants: ${m.others.map((v) => variantLine(v, showsMemory(a))).join(' · ')}`);
+  // The headline's quantity is named once; a variant's figure of another quantity names its own.
+  if (m.others.length)
+    out.push(
+      '',
+      `Other variants (${escapeMarkdown(m.headline.label, 60)}): ${m.others.map((v) => variantLine(v, m.headline, a.entry.role, showsMemory(a))).join(' · ')}`,
+    );
   const gpus = runSizeText(run.ranks, gpusOf(run), (t) => escapeMarkdown(t, 60));
   const n = (m.main.total ?? m.headline).stats.n;
   const date = new Date(m.source.time).toISOString().slice(0, 10);

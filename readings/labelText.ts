@@ -83,9 +83,15 @@ export function showsMemory(a: Annotation): boolean {
   return a.entry.role === 'create' || a.entry.role === 'register' || a.entry.role === 'suspend';
 }
 
-/** "one-rank communicator: nothing to connect" for a one-rank child, else undefined. */
-export function oneRank(v: VariantFigures): string | undefined {
-  return v.childRanks === 1 ? 'one-rank communicator: nothing to connect' : undefined;
+/**
+ * The tag of a one-rank communicator's figures, else undefined: "one-rank communicator: nothing to
+ * connect" where the figures are a creation's or a first collective's (`role` create or
+ * firstCollective: what connecting would cost is what they lack), "one-rank communicator" for any
+ * other call (a teardown, a registration, a suspend: connecting is not what it measures).
+ */
+export function oneRank(v: VariantFigures, role: string): string | undefined {
+  if (v.childRanks !== 1) return undefined;
+  return role === 'create' || role === 'firstCollective' ? 'one-rank communicator: nothing to connect' : 'one-rank communicator';
 }
 
 /**

@@ -45,21 +45,62 @@ function connectStamp(m: Measured): string {
 const ONE_RANK_LIMIT = '1 rank: no peer to connect, so this does not show what a group of more ranks pays in its first collective';
 
 /**
- * A c10d creation answered by the NCCL init beneath it (the run has no c10d figures): the init
- * call and its first collective as that experiment measured them, and what a call without
- * device_id pays in the group's first collective, said to come from the NCCL init; at one rank,
- * what that does not show.
+ * The creations whose group is made where the default group's is: eagerly at the call when the
+ * file's `init_process_group` passes device_id, at the group's first collective otherwise
+ * (sites/pythonEager.ts `eagerOf`, which reads `fileEager` for them). Their device_id sentence is
+ * the default group's, never one that would have the user pass device_id to this call.
  */
-function beneathInit(m: Measured, call: number, first: number, total: number, eager: boolean): string {
+const FOLLOWS_DEFAULT_GROUP: ReadonlySet<string> = new Set(['new_group', 'new_subgroups', 'init_device_mesh', 'DeviceMesh', 'DeviceMesh._flatten', 'DeviceMesh._unflatten']);
+
+/** Whether `api` makes its group where the default group's is made ({@link FOLLOWS_DEFAULT_GROUP}): its device_id sentence is the default group's. */
+export function followsDefaultGroup(api: string): boolean {
+  return FOLLOWS_DEFAULT_GROUP.has(api);
+}
+
+/** How a c10d creation answered by the NCCL init beneath makes its group, from the code (CallSite `keywords`, `eager`). */
+type BeneathWay =
+  /** `device_id=` at this call. */
+  | 'own'
+  /** Eager by the code without device_id at this call (a warm-up collective next, split_group, the file's init passing it). */
+  | 'eager'
+  /** `init_process_group` without device_id, or a group of {@link FOLLOWS_DEFAULT_GROUP} in a file whose init passes none. */
+  | 'lazy'
+  /** The code does not say (no site, a `**kwargs`, no init_process_group in the file): init_process_group reads as `lazy` (its hover's headline note says so). */
+  | 'unknown';
+
+function beneathWay(site: Pick<CallSite, 'keywords' | 'eager'> | undefined): BeneathWay {
+  if (site?.keywords.includes('device_id')) return 'own';
+  return site?.eager === true ? 'eager' : site?.eager === false ? 'lazy' : 'unknown';
+}
+
+/**
+ * A c10d creation answered by the NCCL init beneath it (the run has no c10d figures): the init
+ * call and its first collective as that experiment measured them, and what a group made lazily
+ * pays in its first collective, said to come from the NCCL init; at one rank, what that does not
+ * show. Whose device_id decides follows the call: `init_process_group`'s own ("without device_id
+ * the first collective pays …"); for a group made where the default group's is
+ * ({@link FOLLOWS_DEFAULT_GROUP}: new_group, DeviceMesh…) the default group's ("the default group
+ * was created without device_id, so …", or "if …" where the code does not show it); any other
+ * creation names no device_id ("made lazily, …").
+ */
+function beneathInit(m: Measured, api: string, call: number, first: number, total: number, way: BeneathWay): string {
   const single = m.main.childRanks === 1 || m.source.run.ranks === 1;
   const one = single ? `; ${ONE_RANK_LIMIT}` : '';
   // The init experiment times the first collective, not a connect apart (and one rank has no peer).
   const second = "the NCCL communicator's first collective";
-  // A call with device_id is never read the sentence of a call without it; where it pays is not
-  // in this run (no c10d figures): only the NCCL init's own figures are said.
-  if (eager)
-    return `this call passes device_id, and this run has no c10d figures to show where it pays: the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}) takes ${formatMs(call)} in its call and ${formatMs(first)} in ${second}, ${formatMs(total)} in all${connectStamp(m)}${one}`;
-  return `without device_id the first collective pays the init (${formatMs(call)}) plus ${second} (${formatMs(first)}), ${formatMs(total)} in all, from the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}; this run has no c10d figures)${connectStamp(m)}${one}`;
+  const figures = `the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}) takes ${formatMs(call)} in its call and ${formatMs(first)} in ${second}, ${formatMs(total)} in all`;
+  // A call made eagerly is never read the sentence of a lazy one; where it pays is not in this
+  // run (no c10d figures): only the NCCL init's own figures are said.
+  if (way === 'own') return `this call passes device_id, and this run has no c10d figures to show where it pays: ${figures}${connectStamp(m)}${one}`;
+  if (way === 'eager') return `the code makes this group's communicator at or right after this call, and this run has no c10d figures to show where it pays: ${figures}${connectStamp(m)}${one}`;
+  const pays = `the first collective on this group pays the init (${formatMs(call)}) plus ${second} (${formatMs(first)}), ${formatMs(total)} in all, from the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}; this run has no c10d figures)${connectStamp(m)}${one}`;
+  const known = way === 'lazy';
+  // init_process_group's own device_id (its headline note says when the code does not show it).
+  if (api === 'init_process_group')
+    return `without device_id the first collective pays the init (${formatMs(call)}) plus ${second} (${formatMs(first)}), ${formatMs(total)} in all, from the NCCL init beneath (experiment ${escapeMarkdown(m.experiment, 30)}; this run has no c10d figures)${connectStamp(m)}${one}`;
+  if (FOLLOWS_DEFAULT_GROUP.has(api))
+    return known ? `the default group was created without device_id, so ${pays}` : `if the default group is created without device_id (the code here does not show it), ${pays}`;
+  return known ? `made lazily, ${pays}` : `if made lazily (the code here does not show it), ${pays}`;
 }
 
 /**
@@ -102,7 +143,7 @@ function figuresReading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager
     return `this run has no figure for its first collective (${escapeMarkdown(m.main.variant, 60)})${why}${why ? ';' : ':'} ${formatMs(call.stats.median)} is the call alone`;
   }
   if (a.entry.role === 'create' && first && total && total.stats.median > 0 && m.via && m.experiment === 'init' && call)
-    return beneathInit(m, call.stats.median, first.stats.median, total.stats.median, site !== undefined && (site.keywords.includes('device_id') || site.eager === true));
+    return beneathInit(m, a.api, call.stats.median, first.stats.median, total.stats.median, beneathWay(site));
   if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
     const what = noun(a, m);
     const share = first.stats.median / total.stats.median;

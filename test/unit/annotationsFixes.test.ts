@@ -45,8 +45,9 @@ test("a group created in a loop or per step: the diagnostic cites the run's figu
   assert.deepEqual(
     loop.map((f) => [f.range.start.line + 1, f.message.split(': ')[0]]),
     [
-      // new_group without device_id (answered by the NCCL init beneath): the total is paid at its first collective.
-      [21, `each new group made here (inside a for loop (line 20)) without device_id costs ~${formatMs(init.median)} from creation to first collective on localhost, paid only when a collective first runs on it`],
+      // new_group on a default group without device_id (answered by the NCCL init beneath): the total is paid at its first
+      // collective; the device_id is the default group's, never new_group's (#28).
+      [21, `each new group made here (inside a for loop (line 20)) costs ~${formatMs(init.median)} from creation to first collective on localhost, paid only when a collective first runs on it (the default group was created without device_id)`],
       [26, `creating a group here (in train_step, which is called in a loop at line 39) costs ~${formatMs(split.median)} to first collective each time on localhost`],
     ],
   );
@@ -86,7 +87,7 @@ for (const [name, text] of warmUpCases) {
       // No c10d figures: a group made without device_id pays the NCCL init beneath's call + first collective in its first collective.
       assert.equal(f.fix.title, `Insert a warm-up collective after creation (moves ~${formatMs(total.median)} here)`);
       assert.ok(
-        f.message.includes(`pays ~${formatMs(total.median)} (without device_id: the init ${formatMs(call.median)} plus the NCCL communicator's first collective ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost`),
+        f.message.includes(`pays ~${formatMs(total.median)} (no init_process_group in this file passes device_id: the init ${formatMs(call.median)} plus the NCCL communicator's first collective ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost`),
         f.message,
       );
       const fixed = applyEdits(text, f.fix.edits);
@@ -121,7 +122,7 @@ test('the cold-group diagnostic names the first collective on the group in anoth
   // tp and dp are returned at line 10 (`return tp, dp, ep`): their first collectives are in main.
   assert.equal(
     tuple.get(7),
-    `the first collective on tp pays ~${formatMs(stats(wheel, 'init', 'default', 'total').median)} (without device_id: the init ${formatMs(stats(wheel, 'init', 'default', 'call').median)} plus the NCCL communicator's first collective ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost (the first one in this file: dist.broadcast at line 22, in main); warm it up right after creation`,
+    `the first collective on tp pays ~${formatMs(stats(wheel, 'init', 'default', 'total').median)} (no init_process_group in this file passes device_id: the init ${formatMs(stats(wheel, 'init', 'default', 'call').median)} plus the NCCL communicator's first collective ${formatMs(first.median)}, from the NCCL init beneath: this run has no c10d figures) on localhost (the first one in this file: dist.broadcast at line 22, in main); warm it up right after creation`,
   );
   assert.match(tuple.get(8)!, /\(the first one in this file: dist\.all_reduce at line 21, in main\)/);
   assert.match(tuple.get(28)!, /\(the first one in this file: dist\.barrier at line 35, in uses_single\)/);

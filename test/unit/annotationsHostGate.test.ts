@@ -28,8 +28,8 @@ test('1-GPU c10d run that did not ask for split: ncclCommSplit says split needs 
   const a = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES, { unavailable: unavailableReason });
   assert.equal(a.missing?.cannotRun, gate);
   assert.equal(skipGate(a), gate);
-  assert.equal(codeLensTitle(a), `⏱ split on localhost: ${gate} · Measure on a host that meets it`);
-  assert.match(a.missing?.reason ?? '', /^not measured in this run; experiment split cannot run on localhost: needs \d+ GPUs/);
+  assert.equal(codeLensTitle(a), `⏱ split on localhost (1× H200): ${gate} · Measure on a host that meets it`);
+  assert.match(a.missing?.reason ?? '', /^not measured in this run; experiment split cannot run on localhost \(1× H200\): needs \d+ GPUs/);
   const site = (await scanText('cpp', '#include <nccl.h>\nvoid f(ncclComm_t c, ncclComm_t* o) { ncclCommSplit(c, 0, 0, o, NULL); }\n')).sites.find((x) => x.api === 'ncclCommSplit');
   assert.ok(site);
   const md = hoverMarkdown(a, site, hoverLinks(a));
@@ -64,5 +64,5 @@ test('the annotation model: a site is gated once the gate is given (setGate, as 
   model.setGate(unavailableReason);
   const gated = model.annotateSite(uri, site);
   assert.equal(gated.missing?.cannotRun, unavailableReason('split', { ranks: 1, ncclVersion: '2.28.9', simulated: false }, false));
-  assert.match(codeLensTitle(gated), /^⏱ split on localhost: needs \d+ GPUs.* · Measure on a host that meets it$/);
+  assert.match(codeLensTitle(gated), /^⏱ split on localhost \(1× H200\): needs \d+ GPUs.* · Measure on a host that meets it$/);
 });

@@ -315,7 +315,7 @@ test('memory per GPU only where it belongs to the headline: never on a teardown 
   // destroy_process_group lists init/eager as another variant, without its creation memory.
   const d = resolveAnnotation('destroy_process_group', store.active, store.profiles, RULES);
   const dmd = unescape(hoverMarkdown(d, py.sites.find((x) => x.api === 'destroy_process_group')!, hoverLinks(d)));
-  assert.match(dmd, /Other variants: init\/eager: [^,\n]*\(p90 [^)]*\)(\n|$)/, dmd);
+  assert.match(dmd, /Other variants \([^)]*\): init\/eager: [^,\n]*\(p90 [^)]*\)(\n|$)/, dmd);
   // A creation still shows its memory.
   const init = resolveAnnotation('init_process_group', store.active, store.profiles, RULES);
   const ipg = (await scanText('python', 'import torch.distributed as dist\ndist.init_process_group("nccl")\n')).sites[0];

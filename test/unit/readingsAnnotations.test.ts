@@ -81,9 +81,10 @@ test('an experiment the host cannot run (needs 2 GPUs, host has 1): the lens and
   const run = read('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json');
   const { store } = await storeOf(runFolder([run]));
   const a = resolveAnnotation('ncclCommSplit', store.active, store.profiles, RULES);
-  assert.equal(a.missing?.reason, 'skipped on localhost: needs 2 GPUs, host has 1');
+  // The host is named with the GPUs and count its run is named by (#28).
+  assert.equal(a.missing?.reason, 'skipped on localhost (1× H200): needs 2 GPUs, host has 1');
   assert.equal(skipGate(a), 'needs 2 GPUs, host has 1');
-  assert.equal(codeLensTitle(a), '⏱ skipped on localhost: needs 2 GPUs, host has 1 · Measure on a host that meets it');
+  assert.equal(codeLensTitle(a), '⏱ skipped on localhost (1× H200): needs 2 GPUs, host has 1 · Measure on a host that meets it');
   const site = (await scanText('cpp', 'void f(){ ncclCommSplit(p, rank % 2, rank, &c, NULL); }')).sites[0];
   assert.ok(site);
   const md = hoverMarkdown(a, site, hoverLinks(a));
@@ -106,9 +107,9 @@ test('1 GPU, no c10d figures: shrink_group inherits the ncclCommShrink skip (mea
   const { store } = await storeOf(runFolder([run]));
   const shrink = resolveAnnotation('shrink_group', store.active, store.profiles, RULES);
   assert.equal(shrink.missing?.experiment, 'c10d');
-  assert.equal(shrink.missing?.reason, 'skipped on localhost (the ncclCommShrink behind it, experiment shrink): needs 2 GPUs, host has 1');
+  assert.equal(shrink.missing?.reason, 'skipped on localhost (1× H200; the ncclCommShrink behind it, experiment shrink): needs 2 GPUs, host has 1');
   assert.equal(skipGate(shrink), 'needs 2 GPUs, host has 1');
-  assert.equal(codeLensTitle(shrink), '⏱ skipped on localhost: needs 2 GPUs, host has 1 · Measure on a host that meets it');
+  assert.equal(codeLensTitle(shrink), '⏱ skipped on localhost (1× H200): needs 2 GPUs, host has 1 · Measure on a host that meets it');
   const site = (await scanText('python', 'import torch.distributed as dist\ng = dist.shrink_group([1])\n')).sites.find((x) => x.api === 'shrink_group');
   assert.ok(site);
   const md = hoverMarkdown(shrink, site, hoverLinks(shrink));
@@ -120,10 +121,14 @@ test('1 GPU, no c10d figures: shrink_group inherits the ncclCommShrink skip (mea
   const split = resolveAnnotation('split_group', store.active, store.profiles, RULES);
   assert.equal(
     split.missing?.reason,
-    'not measured in this run; the ncclCommSplit behind it (experiment split) was skipped on localhost: needs 2 GPUs, host has 1; measured there, it makes a one-rank communicator: nothing to connect',
+    'not measured in this run; the ncclCommSplit behind it (experiment split) was skipped on localhost (1× H200): needs 2 GPUs, host has 1; measured there, it makes a one-rank communicator: nothing to connect',
   );
   assert.equal(skipGate(split), undefined);
-  assert.equal(codeLensTitle(split), '⏱ not measured in this run · Measure this on localhost');
+  // The lens says the skip beneath as ncclCommSplit's own lens does, and keeps the Measure (#28).
+  assert.equal(
+    codeLensTitle(split),
+    '⏱ not measured in this run · the ncclCommSplit behind it was skipped on localhost (1× H200): needs 2 GPUs, host has 1 · Measure this on localhost (a one-rank group there)',
+  );
   const splitSite = (await scanText('python', 'import torch.distributed as dist\ng = dist.split_group(None, [[0]])\n')).sites.find((x) => x.api === 'split_group');
   assert.ok(splitSite);
   // The hover gives the whole reason, never cut.
@@ -135,7 +140,7 @@ test('1 GPU, no c10d figures: shrink_group inherits the ncclCommShrink skip (mea
   const { store: oldStore } = await storeOf(runFolder([old]));
   assert.equal(
     resolveAnnotation('shrink_group', oldStore.active, oldStore.profiles, RULES).missing?.reason,
-    'not measured in this run; the ncclCommShrink behind it (experiment shrink) was skipped on localhost: needs NCCL ≥ 2.27.3, host has 2.26.2',
+    'not measured in this run; the ncclCommShrink behind it (experiment shrink) was skipped on localhost (1× H200): needs NCCL ≥ 2.27.3, host has 2.26.2',
   );
   // A 2-GPU run without c10d figures answers both from the NCCL calls beneath.
   const { store: two } = await storeOf(runFolder([read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json')]));
@@ -148,8 +153,8 @@ test("a c10d run's skip of one variant answers for that variant alone (an old to
   exp.variants = exp.variants.filter((v) => v.variant !== 'split_group');
   run.skipped = [{ experiment: 'c10d', variant: 'split_group', reason: 'torch 2.4.1 has no split_group (needs torch ≥ 2.5)' }, ...run.skipped];
   const { store } = await storeOf(runFolder([run]));
-  assert.equal(resolveAnnotation('shrink_group', store.active, store.profiles, RULES).missing?.reason, 'skipped on localhost: needs 2 GPUs, host has 1');
-  assert.equal(resolveAnnotation('split_group', store.active, store.profiles, RULES).missing?.reason, 'skipped on localhost: torch 2.4.1 has no split_group (needs torch ≥ 2.5)');
+  assert.equal(resolveAnnotation('shrink_group', store.active, store.profiles, RULES).missing?.reason, 'skipped on localhost (1× H200): needs 2 GPUs, host has 1');
+  assert.equal(resolveAnnotation('split_group', store.active, store.profiles, RULES).missing?.reason, 'skipped on localhost (1× H200): torch 2.4.1 has no split_group (needs torch ≥ 2.5)');
 });
 
 test('a traced first collective creates the group only when it was made lazily, and connects it only when it has more than one rank', () => {
@@ -217,7 +222,8 @@ test('a group made in a loop: lazily (no device_id), the figure to first collect
   const c10d2 = read('h200x2-torch2.11-nccl2.28.9-c10d.json');
   const [lc, lf, lt] = ['call', 'first', 'total'].map((s) => step(c10d2, 'c10d', 'new_group/lazy-default', s)) as [number, number, number];
   const lazy2 = await loopOf(c10d2, lazyText);
-  assert.match(lazy2, new RegExp(`^each new group made here \\(inside a for loop \\(line 4\\)\\) without device_id costs ~${ms(lt)} from creation to first collective on localhost, paid only when a collective first runs on it: the call takes ${ms(lc)}, its first collective ${ms(lf)}; build it once or prewarm a pool$`), lazy2);
+  // The device_id is the default group's, never new_group's (#28).
+  assert.match(lazy2, new RegExp(`^each new group made here \\(inside a for loop \\(line 4\\)\\) costs ~${ms(lt)} from creation to first collective on localhost, paid only when a collective first runs on it \\(the default group was created without device_id\\): the call takes ${ms(lc)}, its first collective ${ms(lf)}; build it once or prewarm a pool$`), lazy2);
   assert.doesNotMatch(lazy2, /creating a group here costs/, lazy2);
   const [ec, ef, et] = ['call', 'first', 'total'].map((s) => step(c10d2, 'c10d', 'new_group/eager-default', s)) as [number, number, number];
   const eager2 = await loopOf(c10d2, eagerText);
@@ -227,18 +233,18 @@ test('a group made in a loop: lazily (no device_id), the figure to first collect
   const warmText = lazyText.replace('    g = dist.new_group([0, 1])\n', '    g = dist.new_group([0, 1])\n    dist.all_reduce(torch.ones(1, device="cuda"), group=g)\n');
   assert.notEqual(warmText, lazyText);
   const warm2 = await loopOf(c10d2, warmText);
-  assert.match(warm2, new RegExp(`^each new group made here \\(inside a for loop \\(line 4\\)\\) without device_id costs ~${ms(lt)} from creation to first collective`), warm2);
+  assert.match(warm2, new RegExp(`^each new group made here \\(inside a for loop \\(line 4\\)\\) costs ~${ms(lt)} from creation to first collective .*\\(the default group was created without device_id\\)`), warm2);
   assert.doesNotMatch(warm2, /made eagerly/, warm2);
-  assert.match(await loopOf(read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), warmText), /without device_id costs .* the NCCL init .* from the NCCL init beneath/);
+  assert.match(await loopOf(read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json'), warmText), /\) costs .*\(the default group was created without device_id\): the NCCL init .* from the NCCL init beneath/);
   // 1 rank: still a one-rank communicator, said so.
   const c10d1 = read('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json');
-  assert.match(await loopOf(c10d1, lazyText), /without device_id costs ~50\.5 ms from creation to first collective on localhost \(as a one-rank communicator: nothing to connect\), paid only when a collective first runs on it: the call takes 0\.460 ms/);
+  assert.match(await loopOf(c10d1, lazyText), /\) costs ~50\.5 ms from creation to first collective on localhost \(as a one-rank communicator: nothing to connect\), paid only when a collective first runs on it \(the default group was created without device_id\): the call takes 0\.460 ms/);
   // No c10d figures: from the NCCL init beneath, said so; lazily, the init itself is paid at the first collective.
   const wheel = read('h200x2-2026-12-01/h200x2-nccl2.28.9-wheel.json');
   const [ic, ifirst, it] = ['call', 'first', 'total'].map((s) => step(wheel, 'init', 'default', s)) as [number, number, number];
   assert.equal(
     await loopOf(wheel, lazyText),
-    `each new group made here (inside a for loop (line 4)) without device_id costs ~${formatMs(it)} from creation to first collective on localhost, paid only when a collective first runs on it: the NCCL init ${formatMs(ic)} plus its first collective ${formatMs(ifirst)}, from the NCCL init beneath (this run has no c10d figures); build it once or prewarm a pool`,
+    `each new group made here (inside a for loop (line 4)) costs ~${formatMs(it)} from creation to first collective on localhost, paid only when a collective first runs on it (the default group was created without device_id): the NCCL init ${formatMs(ic)} plus its first collective ${formatMs(ifirst)}, from the NCCL init beneath (this run has no c10d figures); build it once or prewarm a pool`,
   );
   assert.match(await loopOf(wheel, eagerText), new RegExp(`takes ~${ms(ic)} each time on localhost: made eagerly, the call pays the NCCL init; its first collective takes ${ms(ifirst)} more, ~${ms(it)} to first collective, from the NCCL init beneath \\(this run has no c10d figures\\)`));
   // Simulated figures keep their note.
