@@ -82,7 +82,11 @@ export function metaRows(run: RunFile): [string, string][] {
   // A run that failed before its plan (no GPU, no NCCL) started no rank: never "0 ranks".
   rows.push(['ranks', run.ranks ? String(run.ranks) : run.status === 'failed' ? 'none started (the run failed before its ranks were planned)' : 'not recorded']);
   const o = run.options;
-  if (o) rows.push(['n', `${o.iterations} recorded + ${o.warmup} warmup per step`]);
+  if (o) {
+    // What was asked; a run that recorded nothing says so, not "2 recorded".
+    const recorded = (run.experiments ?? []).some((e) => Array.isArray(e.variants) && e.variants.some((v) => Array.isArray(v.steps) && v.steps.some((st) => Array.isArray(st.samples) && st.samples.length > 0)));
+    rows.push(['n', recorded || run.status !== 'failed' ? `${o.iterations} recorded + ${o.warmup} warmup per step` : `${o.iterations} recorded + ${o.warmup} warmup per step asked; none recorded (the run failed)`]);
+  }
   if (run.startup) {
     const cuda = Array.isArray(run.startup.cudaInitMs) ? run.startup.cudaInitMs.map(formatMs).join(', ') : '';
     rows.push(['process start', `CUDA init ${cuda} ms per rank · first ncclGetUniqueId ${formatMs(run.startup.firstUniqueIdMs)} ms (not in any figure below)`]);

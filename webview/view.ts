@@ -141,7 +141,9 @@ class ExperimentSection {
     const key = JSON.stringify(variants, (k, v: unknown) => (k === 'memoryBytes' ? undefined : v));
     if (key !== this.tableKey) {
       this.tableKey = key;
-      replaceChildren(this.tableBox, variants.length > 0 ? stepTable(variants) : h('p', { class: 'muted' }, 'no samples yet'));
+      // "yet" only while the experiment may still record: a stopped or finished one recorded none.
+      const none = exp.state === 'stopped' || exp.state === 'finished' ? 'no samples recorded' : 'no samples yet';
+      replaceChildren(this.tableBox, variants.length > 0 ? stepTable(variants) : h('p', { class: 'muted' }, none));
     }
     // Extras come from the summaries (absent while live: nothing to show).
     const extrasKey = summariesKey;

@@ -76,6 +76,17 @@ export function costWords(r: Relation): string {
   return r === 'lower' ? 'costs less than' : r === 'same' ? 'costs about the same as' : 'costs more than';
 }
 
+/**
+ * {@link costWords} of `a` against `b` (ms), except where only the absolute floor made them "the
+ * same" (0.00079 vs 0.000096 ms: 8× apart, 0.0007 ms apart): "is within 0.05 ms (commcost's floor
+ * for a difference) of", never "about the same as" for figures several times apart.
+ */
+export function costWordsOf(a: number, b: number): string {
+  const r = relation(a, b);
+  const byFloorOnly = r === 'same' && relation(a, b, 'bytes') !== 'same';
+  return byFloorOnly ? `is within ${SAME_FLOOR_MS} ms (commcost's floor for a difference) of` : costWords(r);
+}
+
 /** A time or a size agrees with the study's when within this factor of it: half an order of magnitude either way. */
 export const ORDER_BAND = Math.sqrt(10);
 /** {@link ORDER_BAND} in words: 1/√10 to √10, "0.32–3.2×". */

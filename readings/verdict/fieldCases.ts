@@ -90,8 +90,14 @@ export function c10dLines(run: RunFile, here: Here): VerdictLine[] {
     lines[lines.length - 1]!.text = `${withFewNote(lines[lines.length - 1]!.text, here)} ${NO_STUDY_FIGURE}`;
   }
   const parts: string[] = [];
-  const destroy = stats(variantOf(run, 'c10d', 'init/eager') ?? variantOf(run, 'c10d', 'init/lazy'), 'destroy');
-  if (destroy) parts.push(`destroy_process_group ${ms(destroy.median)}`);
+  // Each destroy names the default group it tore down (eager: init_process_group with device_id;
+  // lazy: without), the eager one first: never one variant's figure as "destroy_process_group".
+  const destroys = (['eager', 'lazy'] as const)
+    .map((mode) => ({ mode, st: stats(variantOf(run, 'c10d', `init/${mode}`), 'destroy') }))
+    .filter((d): d is { mode: 'eager' | 'lazy'; st: NonNullable<typeof d.st> } => d.st !== undefined);
+  const destroy = destroys[0]?.st;
+  if (destroys.length > 0)
+    parts.push(`destroy_process_group ${destroys.map((d) => `${ms(d.st.median)} of ${d.mode === 'eager' ? 'an eager default group (device_id)' : 'a lazy default group'}`).join(', ')}`);
   // A one-rank group has no peer (as the lifecycle's teardown line says): named, not judged.
   const study = !destroy
     ? ` ${NO_STUDY_FIGURE}`

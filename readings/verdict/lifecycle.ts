@@ -10,7 +10,7 @@ import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { splitNotComparedWhy, STUDY_FIGURES as S, studyNotComparedWhy, type StudyFigure } from '../studyFigures';
 import {
-  costWords,
+  costWordsOf,
   figureClause,
   relation,
   relationClause,
@@ -347,11 +347,11 @@ export function connectModeLine(run: RunFile, here?: Here): VerdictLine | undefi
   if (run.ranks < 2) {
     // One rank has no peer: its first collective connects nothing either way, so the run shows
     // the two modes' figures, not what the mode does to a connect.
-    text = `A communicator of 1 rank has no peer to connect to, so this run does not show what NCCL_RUNTIME_CONNECT=0 does to the connect; to the first collective it ${costWords(relation(eagerTotal, lazyTotal))} runtime connect here (${ms(eagerTotal)} vs ${ms(lazyTotal)}; ${figures}).`;
+    text = `A communicator of 1 rank has no peer to connect to, so this run does not show what NCCL_RUNTIME_CONNECT=0 does to the connect; to the first collective it ${costWordsOf(eagerTotal, lazyTotal)} runtime connect here (${ms(eagerTotal)} vs ${ms(lazyTotal)}; ${figures}).`;
   } else if (shareRegime(lazyFirst, lazyTotal) === 'negligible') {
     text = `With runtime connect the first collective already costs only ${ms(lazyFirst)} of ${ms(lazyTotal)}: NCCL_RUNTIME_CONNECT=0 has no first-collective cost to remove here (${figures}).`;
   } else if (shareRegime(eagerFirst, eagerTotal) === 'negligible') {
-    text = `NCCL_RUNTIME_CONNECT=0 moves the first-collective cost into init here (${figures}); to the first collective it ${costWords(relation(eagerTotal, lazyTotal))} runtime connect (${ms(eagerTotal)} vs ${ms(lazyTotal)}).`;
+    text = `NCCL_RUNTIME_CONNECT=0 moves the first-collective cost into init here (${figures}); to the first collective it ${costWordsOf(eagerTotal, lazyTotal)} runtime connect (${ms(eagerTotal)} vs ${ms(lazyTotal)}).`;
   } else if (relation(eagerFirst, lazyFirst) === 'lower') {
     text = `NCCL_RUNTIME_CONNECT=0 lowers the first collective but does not remove it here (${figures}).`;
   } else {
@@ -365,15 +365,16 @@ export function registrationLine(run: RunFile, here?: Here): VerdictLine | undef
   const reg = variantOf(run, 'registration', 'register/64MiB');
   const [first, again, firstUse, secondUse] = ['register', 'registerAgain', 'firstUse', 'secondUse'].map((s) => stats(reg, s)?.median);
   if (first === undefined || again === undefined || firstUse === undefined || secondUse === undefined) return undefined;
+  const againWords = costWordsOf(again, first);
   const againText =
     relation(again, first) === 'lower'
       ? `again on the same range ${ms(again)}, less (the registration cache)`
-      : `again on the same range ${ms(again)}, ${costWords(relation(again, first)).replace('costs ', '')} the first`;
+      : `again on the same range ${ms(again)}, ${againWords.startsWith('costs ') ? againWords.replace('costs ', '') : againWords.replace(/^is /, '')} the first`;
   const r = relation(firstUse, secondUse);
   const useText =
     r === 'higher'
       ? `the first collective on the buffer pays ${ms(firstUse - secondUse)} more than the second (${ms(firstUse)} vs ${ms(secondUse)})`
-      : `the first collective on the buffer ${costWords(r)} the second (${ms(firstUse)} vs ${ms(secondUse)})`;
+      : `the first collective on the buffer ${costWordsOf(firstUse, secondUse)} the second (${ms(firstUse)} vs ${ms(secondUse)})`;
   // One rank has no peer: a collective on the buffer moves nothing between GPUs, so the run does
   // not show what registration saves a communicator of several ranks.
   const oneRank = run.ranks < 2 ? ' A communicator of 1 rank has no peer to exchange the buffer with, so this does not show what registration saves a communicator of several ranks.' : '';
@@ -432,13 +433,13 @@ export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined 
     against.push(
       zero(suspend, destroy)
         ? notSet('suspending', 'a finalize + destroy', suspend, destroy)
-        : `suspending ${costWords(relation(suspend, destroy))} a finalize + destroy (${vs(suspend, destroy)})`,
+        : `suspending ${costWordsOf(suspend, destroy)} a finalize + destroy (${vs(suspend, destroy)})`,
     );
   if (init !== undefined)
     against.push(
       zero(back, init)
         ? notSet('resuming to the first collective', 'a fresh init to its first collective', back, init)
-        : `resuming to the first collective ${costWords(relation(back, init))} a fresh init to its first collective (${vs(back, init)})`,
+        : `resuming to the first collective ${costWordsOf(back, init)} a fresh init to its first collective (${vs(back, init)})`,
     );
   if (destroy !== undefined && init !== undefined && !zero(suspend, back, destroy, init)) {
     const r = relation(suspend + back, destroy + init);
@@ -456,7 +457,7 @@ export function suspendLine(run: RunFile, here?: Here): VerdictLine | undefined 
             ? ', but the way back that a job waits for, resume to the first collective, is the shorter one: neither way is the cheaper on both counts here'
             : ': destroy + re-init is the cheaper way here'
           : '';
-    against.push(`the round trip, suspend + resume, ${costWords(r)} destroy + re-init (${vs(suspend + back, destroy + init)})${way}`);
+    against.push(`the round trip, suspend + resume, ${costWordsOf(suspend + back, destroy + init)} destroy + re-init (${vs(suspend + back, destroy + init)})${way}`);
   }
   if (against.length > 0) text += ` ${withFewNote(`In this run, ${against.join('; ')}.`, here)}`;
   return { id: 'suspend', text: `${text} ${NO_STUDY}` };

@@ -14,7 +14,7 @@ import type { VariantSummary } from '../../protocol/events';
 import type { RunFile } from '../../protocol/runFile';
 import { memStatsGap } from '../manyComms';
 import { poolMakeupDiffers, STUDY_FIGURES as S } from '../studyFigures';
-import { costWords, figureClause, relation, relationClause, studyNotCompared, studySentence, type Clause, type Here } from './agreement';
+import { costWordsOf, figureClause, relation, relationClause, studyNotCompared, studySentence, type Clause, type Here } from './agreement';
 import { bytes, fewIterationsNote, failureOf, isBelowTimer, isNoMemory, ms, pct, stats, times, type VerdictLine } from './format';
 
 /** The TP shapes of a pool variant: "tp4+2+1" → [4, 2, 1]; "tp2+1/splitShare=1" → [2, 1]. */
@@ -103,7 +103,7 @@ function switchWords(f: PoolFigures): string | undefined {
   const r = relation(f.sw, f.rebuild);
   return r === 'lower'
     ? `turns a ${ms(f.rebuild)} rebuild of ${childName(f.shapes)} (split + first collective) into a ${ms(f.sw)} switch (the rebuild costs ${times(f.rebuild / f.sw)} the switch)`
-    : `switching to ${childName(f.shapes)} (${ms(f.sw)}) ${costWords(r)} rebuilding it on demand (${ms(f.rebuild)}) here`;
+    : `switching to ${childName(f.shapes)} (${ms(f.sw)}) ${costWordsOf(f.sw, f.rebuild)} rebuilding it on demand (${ms(f.rebuild)}) here`;
 }
 
 /**
@@ -170,7 +170,7 @@ export function poolLine(run: RunFile, here: Here): VerdictLine | undefined {
   const onFresh = stats(plainV, 'steady/fresh')?.median;
   const child = plain.shapes[1];
   if (child !== undefined && child > 1 && onChild !== undefined && onFresh !== undefined) {
-    text += ` A 64 MiB allreduce on the pooled child ${costWords(relation(onChild, onFresh))} on a freshly split one (${ms(onChild)} vs ${ms(onFresh)}).`;
+    text += ` A 64 MiB allreduce on the pooled child ${costWordsOf(onChild, onFresh)} on a freshly split one (${ms(onChild)} vs ${ms(onFresh)}).`;
     clauses.push(relationClause(onChild, onFresh, S.steadyChild, S.steadyFresh, '64 MB allreduce, child against fresh'));
   }
   const named =

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { deriveVerdict } from '../../readings/verdict';
-import { figureClause, rangeClause, relationClause, shareClause, studySentence } from '../../readings/verdict/agreement';
+import { costWordsOf, figureClause, rangeClause, relationClause, shareClause, studySentence } from '../../readings/verdict/agreement';
 import { fewIterationsNote } from '../../readings/verdict/format';
 import { STUDY_FIGURES as S } from '../../readings/studyFigures';
 import { formatBytes, ncclText, profileLabel, statusText } from '../../readings/annotationText';
@@ -255,4 +255,11 @@ test('issue #28 (5): a figure outside the study\'s range never reads "agrees", h
   assert.match(studySentence(HERE, [figureClause(300, S.destroy)]), /inside the study's range\): agrees/);
   // A single figure of the study keeps the 1.5× rule: 1.18× its value agrees.
   assert.match(studySentence(HERE, [figureClause(92 * 1.18, S.initToFirst)]), /: agrees/);
+});
+
+test('issue #28: two µs figures 8× apart are "within 0.05 ms (commcost\'s floor) of" each other, never "about the same"; close ones stay "about the same"', () => {
+  assert.equal(costWordsOf(0.000096, 0.00079), "is within 0.05 ms (commcost's floor for a difference) of");
+  assert.equal(costWordsOf(10.2, 10), 'costs about the same as');
+  assert.equal(costWordsOf(0.0101, 0.01), 'costs about the same as');
+  assert.equal(costWordsOf(5, 50), 'costs less than');
 });

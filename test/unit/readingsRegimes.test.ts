@@ -109,7 +109,7 @@ test('2 ranks: a shrink to a one-rank child and a pool switch to a one-rank chil
   assert.match(rebuild, /grow against a fresh init [^;]*: agrees \(here 1\.19× the study's ratio, within commcost's 0\.5–2× band\)/);
   const pool = line(run, 'pool');
   assert.doesNotMatch(pool, /switch[^;.]*: (agrees|differs)/, pool);
-  assert.match(pool, /switch inside the pool \(collective \+ graph capture\) ≈ 0\.2 ms collective \+ 0\.28 ms graph capture — not compared here: the switch here is to a one-rank child, whose collective has no peer \(study: switch inside the pool, in docs\/METHOD\.md "The study's figures"\)\./, pool);
+  assert.match(pool, /switch inside the pool \(collective \+ CUDA Graph capture and instantiation\) ≈ 0\.2 ms collective \+ 0\.28 ms capturing and instantiating one allreduce in a CUDA Graph — not compared here: the switch here is to a one-rank child, whose collective has no peer \(study: switch inside the pool, in docs\/METHOD\.md "The study's figures"\)\./, pool);
   // A pool of TP2 + 2×TP1 is not the study's TP4 + 2×TP2 + 4×TP1: named with both makeups, not compared.
   assert.match(pool, /a pool of every TP shape, per GPU 464 MB \(TP4 \+ 2×TP2 \+ 4×TP1\) — not compared here: the pools are made differently: here TP2 \+ 2×TP1 on 2 GPUs, the study's TP4 \+ 2×TP2 \+ 4×TP1 on 4 GPUs/, pool);
   // At 4 ranks the shrink leaves 3 ranks and is judged.
