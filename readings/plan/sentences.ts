@@ -136,8 +136,10 @@ export function strategySentence(plan: Plan, s: StrategyPlan): string {
   const overrun = s.deferredOverruns && plan.switchEveryMs !== undefined ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '';
   if (targets && s.deferred.length > 0) {
     const d = targets.map((x) => ({ shape: x.shape, ...(x.deferredMs !== undefined ? { ms: x.deferredMs } : {}), ...(x.deferredWhy !== undefined ? { why: x.deferredWhy } : {}) }));
-    const words = d.map((x) => (x.ms !== undefined ? `to TP${x.shape} ${x.ms > 0 ? msText(x.ms) : 'nothing'}` : targetText(x))).join('; ');
-    parts.push(s.deferredMs !== undefined ? `${msText(s.deferredMs)} deferred to the background per switch on average (${words})${overrun}` : `deferred to the background: ${words}${overrun}`);
+    // The overrun is said of each switch whose background work is longer than the interval.
+    const longer = (ms: number) => (plan.switchEveryMs !== undefined && ms > plan.switchEveryMs ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '');
+    const words = d.map((x) => (x.ms !== undefined ? `to TP${x.shape} ${x.ms > 0 ? `${msText(x.ms)}${longer(x.ms)}` : 'nothing'}` : targetText(x))).join('; ');
+    parts.push(s.deferredMs !== undefined ? `${msText(s.deferredMs)} deferred to the background per switch on average (${words})` : `deferred to the background: ${words}`);
   } else if (s.deferredMs !== undefined && s.deferredMs > 0) parts.push(`${msText(s.deferredMs)} deferred to the background${overrun}`);
   if (s.memoryBytes !== undefined) parts.push(`holds ${bytesText(s.memoryBytes)} per GPU${memoryShare(plan, s)}`);
   const missing = s.missing.filter((t) => !s.critical.includes(t) && !(targets && s.deferred.includes(t)));
