@@ -287,7 +287,7 @@ function poolSummaryLine(run: RunFile, regime: StudyRegime, simulated: boolean):
   // said so, never read as the headline's rebuild of all the run's ranks (issue #28).
   const which =
     saves !== '' && p.shapes[0] !== undefined
-      ? ` That is the rebuild of the TP${p.shapes[1] ?? 1} shape only, not the rebuild of all ${ranksWord(run.ranks)} above: the run times no switch back to TP${p.shapes[0]}.`
+      ? ` That is the rebuild of the TP${p.shapes[1] ?? 1} shape only, not a rebuild of all ${ranksWord(run.ranks)}: the run times no switch back to TP${p.shapes[0]}.`
       : '';
   // Like with like: only a pool made as the study's was (studyFigures.ts poolMakeupDiffers).
   const why = isNoMemory(p.bytes) ? 'the pool here shows no memory change' : (studyNotComparedWhy(S.poolBytes, regime, 'pool') ?? poolMakeupDiffers(p.shapes));

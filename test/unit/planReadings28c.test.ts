@@ -121,6 +121,6 @@ test('MISLEADING 4: the first page pool card says which shape it rebuilds, not t
   for (const file of X2) {
     const card = firstPageSummary(load(file)).find((l) => l.kind === 'pool')!;
     assert.match(card.text, /rebuild of its one-rank TP1 child/, file);
-    assert.match(card.text, /That is the rebuild of the TP1 shape only, not the rebuild of all 2 ranks above: the run times no switch back to TP2\./, file);
+    assert.match(card.text, /That is the rebuild of the TP1 shape only, not a rebuild of all 2 ranks: the run times no switch back to TP2\./, file);
   }
 });
