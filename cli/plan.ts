@@ -14,7 +14,7 @@ import { validateTraceFile } from '../client/traceSchema';
 import type { TraceFile } from '../protocol/trace';
 import { loadRun } from '../client/resultsStore';
 import { planReshape, type BreakEven, type Plan, type StrategyPlan } from '../readings/plan/planner';
-import { planSentences } from '../readings/plan/sentences';
+import { criticalCell, deferredCell, planSentences } from '../readings/plan/sentences';
 import { termSourceText, type PlanRun, type Term } from '../readings/plan/terms';
 import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText, type Budget } from '../readings/plan/units';
 import { recoveryCommand } from './planRecovery';
@@ -81,15 +81,14 @@ export function breakEvenText(b: BreakEven | undefined): string {
 
 function row(plan: Plan, s: StrategyPlan): string[] {
   const shares = (v: number | undefined) => (v === undefined ? '–' : percentText(v));
-  // One shape: nothing to switch between, so no switch figure (planner.ts noSwitchWhy), never "missing".
-  const perSwitch = (v: number | undefined, text: (x: number) => string): string => (plan.noSwitch !== undefined ? 'no switch' : cell(v, text));
+  // A switch to a shape the run did not time is "not measured" in its cell (sentences.ts criticalCell), never another shape's figure.
   return [
     s.name,
-    perSwitch(s.criticalMs, msText),
+    criticalCell(s),
     plan.stepMs !== undefined ? (s.stepShare === undefined ? '–' : stepShareText(s.stepShare)) : '–',
     plan.switchEveryMs !== undefined ? shares(s.amortisedShare) : '–',
     cell(s.prepaidMs, msText),
-    perSwitch(s.deferredMs, msText),
+    deferredCell(s),
     cell(s.memoryBytes, bytesText),
     shares(s.memoryShareOfGpu),
     plan.budgetBytes !== undefined ? shares(s.memoryShareOfBudget) : '–',
@@ -138,8 +137,17 @@ export function formatPlan(plan: Plan): string {
     }
     lines.push(...t.unused.map((u) => `  not used: ${u}`), '');
   }
-  const header = ['strategy', 'critical path', 'of a step', 'amortised', 'prepaid', 'deferred', 'memory/GPU', 'of GPU', 'of budget', 'break-even vs on-demand'];
+  // One shape: nothing to switch between, said in one line (the first sentence, with the one
+  // communicator's figures), never a table of "no switch" and "missing" (planner.ts noSwitchWhy).
+  if (plan.noSwitch !== undefined) {
+    lines.push(...planSentences(plan).map((s) => `- ${s}`), '');
+    return lines.join('\n');
+  }
+  const header = ['strategy', 'critical path per switch', 'of a step', 'amortised', 'prepaid', 'deferred per switch', 'memory/GPU', 'of GPU', 'of budget', 'break-even vs on-demand'];
   lines.push(table([header, ...plan.strategies.map((s) => row(plan, s))]));
+  if (plan.strategies.some((s) => s.perTarget?.some((x) => x.ms === undefined || x.deferredWhy !== undefined))) {
+    lines.push('a switch to a shape the run did not time is "not measured" (why: its term below); a strategy with one has no figure per switch on average, and no break-even', '');
+  }
   lines.push('terms (median of each step; memory: median of the per-GPU MAX):');
   for (const s of plan.strategies) {
     lines.push(`  ${s.name} — ${s.how}${s.note ? ` (${s.note})` : ''}`);

@@ -7,7 +7,7 @@
  * cli/plan.ts hands `--recovery` here; the reshape flags do not apply.
  */
 import { CommcostError, errorText } from '../client/errors';
-import { droppedText, planRecovery, recoverySumText, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
+import { droppedText, planRecovery, recoveryApplies, recoverySumText, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
 import { recoverySentences } from '../readings/plan/recoverySentences';
 import { termSourceText, type PlanRun } from '../readings/plan/terms';
 import { msText, PlanInputError } from '../readings/plan/units';
@@ -56,17 +56,23 @@ export function formatRecovery(plan: RecoveryPlan): string {
   // Named by the run's name (readings/runName.ts: its GPUs and count, NCCL, start; over several nodes
   // their names after it), never the host alone.
   lines.push(`recovery plan for ${h.name !== undefined ? `${h.name}${h.nodes !== undefined ? ` (${h.hostname})` : ''}` : `${h.text}${h.ncclVersion ? `, NCCL ${h.ncclVersion}` : ''}`} — runs ${h.files.join(', ')}`);
-  lines.push(`${h.ranks === 1 ? 'its 1 rank' : `one of ${h.ranks} ranks`} lost; every figure is of ${h.files.length > 1 ? "these runs'" : "this run's"} ${h.ranks} rank${h.ranks === 1 ? '' : 's'}; paths by the job's wait after the loss`, '');
+  // One rank: the one line of what the run can and cannot show (recovery.ts oneRankLine), then only
+  // the full rebuilds it measured, never rows of "incomplete" for paths that need a survivor.
+  const shown = plan.oneRank !== undefined ? plan.paths.filter((p) => recoveryApplies(p, h.ranks) && p.complete) : plan.paths;
+  if (plan.oneRank !== undefined) lines.push(plan.oneRank, '');
+  else lines.push(`one of ${h.ranks} ranks lost; every figure is of ${h.files.length > 1 ? "these runs'" : "this run's"} ${h.ranks} ranks; paths by the job's wait after the loss`, '');
+  if (shown.length === 0) return lines.join('\n');
   const header = ['path', 'after the loss (waits)', 'background (all)', 'rank returns (waits)', 'both waits', 'in-flight work', 'terms'];
-  lines.push(table([header, ...plan.paths.map(row)]));
+  lines.push(table([header, ...shown.map(row)]));
   lines.push('terms (median of each step, its p90 beside it):');
-  for (const p of plan.paths) {
+  for (const p of shown) {
     lines.push(`  ${p.name} (${p.sizes}) — ${p.how}${p.note ? ` (${p.note})` : ''}`);
     lines.push(...phaseLines('after the loss', p.afterLoss));
     if (p.onReturn) lines.push(...phaseLines('when the rank returns', p.onReturn));
     else if (p.onReturnNone) lines.push(`    when the rank returns: ${p.onReturnNone}`);
     lines.push(`    in-flight work: ${p.drops.text}`);
   }
+  if (plan.oneRank !== undefined) return lines.join('\n') + '\n';
   lines.push('', ...recoverySentences(plan).map((s) => `- ${s}`), '');
   return lines.join('\n');
 }

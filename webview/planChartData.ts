@@ -26,8 +26,19 @@ export interface PlanChartModel {
 
 /** The chart of `plan`: bars by strategy order, reference lines, log axis bounds. */
 export function planChartModel(plan: Plan): PlanChartModel {
-  const bars = plan.strategies.filter((s) => s.criticalMs !== undefined && s.criticalMs > 0).map((s) => ({ label: s.name, ms: s.criticalMs! }));
-  const missing = plan.strategies.filter((s) => s.criticalMs === undefined).map((s) => s.name);
+  // Where the critical path depends on the shape switched to, one bar per shape with the run's figure
+  // for a switch to it (like with like: a pool's switch to TP1 beside a rebuild of TP1), and a shape
+  // the run did not time named as not measured, never drawn with another shape's figure.
+  const bars = plan.strategies.flatMap((s) =>
+    s.perTarget
+      ? s.perTarget.filter((x) => x.ms !== undefined && x.ms > 0).map((x) => ({ label: `${s.name} → TP${x.shape}`, ms: x.ms! }))
+      : s.criticalMs !== undefined && s.criticalMs > 0
+        ? [{ label: s.name, ms: s.criticalMs }]
+        : [],
+  );
+  const missing = plan.strategies.flatMap((s) =>
+    s.perTarget ? s.perTarget.filter((x) => x.ms === undefined).map((x) => `${s.name} → TP${x.shape}`) : s.criticalMs === undefined ? [s.name] : [],
+  );
   const lines: PlanChartModel['lines'] = [];
   if (plan.stepMs !== undefined) lines.push({ label: `step ${plan.stepMs} ms`, ms: plan.stepMs, style: 'dashed' });
   // The study's pause is never drawn against simulated figures alone (planner.ts: the note says so).

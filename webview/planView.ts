@@ -9,7 +9,7 @@ import { BarController, BarElement, CategoryScale, Chart, LogarithmicScale, Tool
 import type { RunFile } from '../protocol/runFile';
 import type { PlanRequest } from '../protocol/webviewMessages';
 import { planReshape, splitShapes, type Plan, type PlanInputs } from '../readings/plan/planner';
-import { planSentences } from '../readings/plan/sentences';
+import { criticalCell, deferredCell, planSentences } from '../readings/plan/sentences';
 import { bytesText, msText, parseBudget, parseDuration, parseShapes, percentText, PlanInputError, stepShareText } from '../readings/plan/units';
 import { onThemeChange } from './charts';
 import { chartColors } from './chartTheme';
@@ -66,18 +66,18 @@ function readInputs(fields: { shapes: string; every: string; step: string; budge
  * the chart names the others and the sentences say why, instead of rows of "missing").
  */
 function planTable(plan: Plan, onlyPriced = false): HTMLElement {
-  const strategies = onlyPriced ? plan.strategies.filter((s) => s.criticalMs !== undefined) : plan.strategies;
+  const strategies = onlyPriced ? plan.strategies.filter((s) => s.criticalMs !== undefined || s.perTarget?.some((x) => x.ms !== undefined)) : plan.strategies;
   const head = ['strategy', 'critical path', 'of a step', 'amortised', 'prepaid', 'deferred', 'memory / GPU', 'of budget'];
   const cell = (v: number | undefined, f: (x: number) => string) => (v === undefined ? 'missing' : f(v));
   return h('table', { class: 'plan-table' },
     h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),
     h('tbody', {}, ...strategies.map((s) => h('tr', { title: s.how },
       h('td', {}, s.name),
-      h('td', {}, cell(s.criticalMs, msText)),
+      h('td', {}, criticalCell(s)),
       h('td', {}, s.stepShare === undefined ? '–' : stepShareText(s.stepShare)),
       h('td', {}, s.amortisedShare === undefined ? '–' : percentText(s.amortisedShare)),
       h('td', {}, cell(s.prepaidMs, msText)),
-      h('td', {}, cell(s.deferredMs, msText)),
+      h('td', {}, deferredCell(s)),
       h('td', {}, cell(s.memoryBytes, bytesText)),
       h('td', {}, s.memoryShareOfBudget === undefined ? '–' : percentText(s.memoryShareOfBudget)),
     ))),
@@ -185,7 +185,7 @@ export class PlanSection {
         ? ''
         : oneRank
           ? `1 rank: no total for ${model.missing.join(', ')} (a term is missing: why in the lines below); the table shows only the strategies this run can price`
-          : `no total (a term is missing): ${model.missing.join(', ')}`;
+          : `not measured (why in the lines below): ${model.missing.join(', ')}`;
     replaceChildren(this.missingBox, empty ? model.empty : missing);
     replaceChildren(this.pauseNoteBox, empty ? '' : (model.pauseNote ?? ''));
     this.pauseNoteBox.hidden = empty || model.pauseNote === undefined;

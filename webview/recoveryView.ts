@@ -8,7 +8,7 @@
  */
 import type { RunFile } from '../protocol/runFile';
 import type { PlanRequest } from '../protocol/webviewMessages';
-import { droppedText, planRecovery, recoveryEmptyLine, recoverySumText, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
+import { droppedText, planRecovery, recoveryApplies, recoveryEmptyLine, recoverySumText, type RecoveryPath, type RecoveryPhase, type RecoveryPlan, type RecoveryTerm } from '../readings/plan/recovery';
 import { recoverySentences } from '../readings/plan/recoverySentences';
 import { termSourceText } from '../readings/plan/terms';
 import { msText, PlanInputError } from '../readings/plan/units';
@@ -16,13 +16,11 @@ import { h, replaceChildren } from './dom';
 
 
 /**
- * The recovery table. `onlyComplete`: only the paths with every term measured (a 1-rank run, where
- * most paths need a survivor or a second GPU: the line above the table names the others and the
- * sentences say why, instead of rows of "incomplete").
+ * The recovery table of `paths` (a 1-rank run: only the full rebuilds it measured; the line above
+ * the table says what it can and cannot show, instead of rows of "incomplete").
  */
-function recoveryTable(plan: RecoveryPlan, onlyComplete = false): HTMLElement {
+function recoveryTable(plan: RecoveryPlan, paths: readonly RecoveryPath[]): HTMLElement {
   const head = ['path', 'after the loss (job waits)', 'background (all)', 'rank returns (job waits)', 'both waits', 'in-flight work'];
-  const paths = onlyComplete ? plan.paths.filter((p) => p.complete) : plan.paths;
   return h('table', { class: 'plan-table recovery-table' },
     h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))),
     h('tbody', {}, ...paths.map((p) => {
@@ -108,18 +106,17 @@ export class RecoverySection {
     this.problem.hidden = true;
     // Nothing measured for any path: one line, no table of "incomplete".
     const empty = recoveryEmptyLine(plan);
-    const oneRank = run.ranks < 2;
-    const incomplete = plan.paths.filter((p) => !p.complete).map((p) => p.name);
-    const complete = plan.paths.length - incomplete.length;
-    const onlyComplete = empty === undefined && oneRank && incomplete.length > 0 && complete > 0;
+    // One rank: the one line of what the run can and cannot show (recovery.ts oneRankLine) in place
+    // of the sentences, and only the full rebuilds it measured in the table and details.
+    const oneRank = plan.oneRank !== undefined;
+    const shown = oneRank ? plan.paths.filter((p) => recoveryApplies(p, plan.host.ranks) && p.complete) : plan.paths;
     replaceChildren(
       this.tableBox,
       empty !== undefined && h('p', { class: 'note' }, empty),
-      onlyComplete &&
-        h('p', { class: 'note muted' }, `1 rank: no complete figure for ${incomplete.join(', ')} (a term is missing: why in the lines below); the table shows only the paths this run can price`),
-      empty === undefined && recoveryTable(plan, onlyComplete),
+      empty === undefined && oneRank && h('p', { class: 'note' }, plan.oneRank!),
+      empty === undefined && shown.length > 0 && recoveryTable(plan, shown),
     );
-    replaceChildren(this.sentencesBox, ...(empty !== undefined ? [] : recoverySentences(plan).map((s) => h('li', {}, s))));
-    replaceChildren(this.pathsBox, ...(empty !== undefined ? [] : plan.paths.map(pathDetails)));
+    replaceChildren(this.sentencesBox, ...(empty !== undefined || oneRank ? [] : recoverySentences(plan).map((s) => h('li', {}, s))));
+    replaceChildren(this.pathsBox, ...(empty !== undefined ? [] : shown.map(pathDetails)));
   }
 }

@@ -64,12 +64,14 @@ export interface StrategyPlan extends StrategyTerms {
   /** criticalMs / the study's migration pause. */
   pauseRatio?: number;
   /**
-   * Where the critical path depends on the shape switched to (an on-demand rebuild): each target
-   * shape's critical path (ms), with the run's figure for that shape; missing when a term is.
-   * `criticalMs` is then the mean over the targets (one switch in a cycle through the shapes).
+   * Where the plan has two shapes or more and the critical path depends on the shape switched to:
+   * each target shape's critical path (`ms`) and background work (`deferredMs`), with the run's
+   * figures for a switch to that shape; `why`/`deferredWhy` (the first missing term) where a term
+   * is not measured. `criticalMs`/`deferredMs` are then the mean over the targets (one switch in a
+   * cycle through the shapes), set only when every target has its figure.
    */
-  perTarget?: { shape: number; ms?: number }[];
-  /** deferredMs > switchEveryMs: the background work of one switch is not done by the next. */
+  perTarget?: { shape: number; ms?: number; why?: string; deferredMs?: number; deferredWhy?: string }[];
+  /** A switch's measured background work (deferredMs, or the longest target's) > switchEveryMs: not done by the next switch. */
   deferredOverruns?: boolean;
   /** Every missing term, critical path first. */
   missing: Term[];
@@ -126,17 +128,23 @@ export function noSwitchWhy(ranks: number, shapes: readonly number[]): string | 
   return `one shape asked for (${only}): there is nothing to switch between, so no switch is priced; give two or more of the ${ranks} GPUs' shapes (${all.join(', ')}) to price a switch between them`;
 }
 
-/** Each target's critical path (terms without a target counted in every one), or undefined when no term names a target. */
-function targetSums(critical: readonly Term[]): { shape: number; ms?: number }[] | undefined {
-  const shapes = [...new Set(critical.map((t) => t.target).filter((x): x is number => x !== undefined))];
-  if (shapes.length === 0) return undefined;
+/**
+ * Each target's sum of `terms` (terms without a target counted in every one; a target with no term
+ * sums to 0), or undefined when no term names a target. A target with a missing term has no sum and
+ * says why (its first missing term).
+ */
+function targetSums(terms: readonly Term[], shapes: readonly number[]): { shape: number; ms?: number; why?: string }[] | undefined {
+  if (!terms.some((t) => t.target !== undefined)) return undefined;
   return shapes.map((shape) => {
-    const ms = sumTerms(critical.filter((t) => t.target === undefined || t.target === shape));
-    return ms === undefined ? { shape } : { shape, ms };
+    const mine = terms.filter((t) => t.target === undefined || t.target === shape);
+    const ms = sumTerms(mine);
+    if (ms !== undefined) return { shape, ms };
+    const t = mine.find((x) => x.value === undefined)!;
+    return { shape, why: `${t.what}: ${(t.missing?.why ?? 'no figure').replace(/^not measured: /, '')}` };
   });
 }
 
-/** The mean over the targets of their critical paths; undefined when one is missing. */
+/** The mean over the targets of their sums; undefined when one is missing (never a mean over the measured ones alone). */
 function meanOfTargets(perTarget: readonly { shape: number; ms?: number }[]): number | undefined {
   if (perTarget.some((x) => x.ms === undefined)) return undefined;
   return perTarget.reduce((a, x) => a + x.ms!, 0) / perTarget.length;
@@ -242,13 +250,20 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
   const noSwitch = noSwitchWhy(host.ranks, shapes);
   const strategies = (traced ? applyTrace(terms, traced) : terms).map((t): StrategyPlan => {
     // With one shape there is no switch: nothing on its critical path or deferred after it is priced.
-    const perTarget = noSwitch === undefined ? targetSums(t.critical) : undefined;
+    // With two or more, each target shape is priced with the run's figures for a switch to it; one
+    // switch is the mean over the targets, only where every target was measured.
+    const perTarget = noSwitch === undefined ? targetSums(t.critical, shapes) : undefined;
+    const deferredPer = noSwitch === undefined ? targetSums(t.deferred, shapes) : undefined;
     const criticalMs = noSwitch !== undefined ? undefined : perTarget ? meanOfTargets(perTarget) : sumTerms(t.critical);
     const prepaidMs = sumTerms(t.prepaid);
-    const deferredMs = noSwitch !== undefined ? undefined : sumTerms(t.deferred);
+    const deferredMs = noSwitch !== undefined ? undefined : deferredPer ? meanOfTargets(deferredPer) : sumTerms(t.deferred);
     const memoryBytes = sumTerms(t.memory);
     const missing = [...t.critical, ...t.prepaid, ...t.deferred, ...t.memory].filter((x) => x.value === undefined);
-    const p: StrategyPlan = { ...t, missing, breakEven: [], ...(perTarget ? { perTarget } : {}) };
+    const merged = perTarget?.map((x) => {
+      const d = deferredPer?.find((y) => y.shape === x.shape);
+      return { ...x, ...(d?.ms !== undefined ? { deferredMs: d.ms } : {}), ...(d?.why !== undefined ? { deferredWhy: d.why } : {}) };
+    });
+    const p: StrategyPlan = { ...t, missing, breakEven: [], ...(merged ? { perTarget: merged } : {}) };
     if (criticalMs !== undefined) {
       p.criticalMs = criticalMs;
       p.pauseRatio = criticalMs / pause;
@@ -256,10 +271,10 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
       if (switchEveryMs !== undefined) p.amortisedShare = criticalMs / switchEveryMs;
     }
     if (prepaidMs !== undefined) p.prepaidMs = prepaidMs;
-    if (deferredMs !== undefined) {
-      p.deferredMs = deferredMs;
-      if (switchEveryMs !== undefined) p.deferredOverruns = deferredMs > switchEveryMs;
-    }
+    if (deferredMs !== undefined) p.deferredMs = deferredMs;
+    // Overruns where any switch's measured background work is longer than the interval.
+    const longest = Math.max(...(deferredPer ? deferredPer.flatMap((x) => (x.ms !== undefined ? [x.ms] : [])) : deferredMs !== undefined ? [deferredMs] : []));
+    if (switchEveryMs !== undefined && Number.isFinite(longest)) p.deferredOverruns = longest > switchEveryMs;
     if (memoryBytes !== undefined) {
       p.memoryBytes = memoryBytes;
       if (host.gpuBytes !== undefined) p.memoryShareOfGpu = memoryBytes / host.gpuBytes;

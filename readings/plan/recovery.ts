@@ -24,6 +24,12 @@ export type RecoveryPathId = 'revoke-shrink' | 'shrink-abort' | 'abort-reinit' |
 export interface RecoveryTerm extends Term {
   /** The same step's p90 over its iterations (ms), where the run has it. */
   p90?: number;
+  /**
+   * Set on a missing term when the run timed the same step in a variant this path does not use
+   * (a 1-rank run's `revoke/idle/destroy` revoke, where the path needs `…/shrink-abort`): its median
+   * (ms) and label, so the step is never said "not measured in this run".
+   */
+  elsewhere?: { experiment: string; variant: string; step: string; ms: number; label: string };
 }
 
 /** One part of a path: what the job waits on, and what runs beside it. */
@@ -85,6 +91,18 @@ export interface RecoveryPlan {
    * by `cycleMs`); paths whose wait after the loss has a missing term last, in the table's order.
    */
   paths: RecoveryPath[];
+  /**
+   * Set for a run of 1 rank: what the recovery section can and cannot show, in one line (only a full
+   * rebuild of the 1 rank applies; the paths that need a survivor are named, never priced as
+   * "missing"; a step the run timed outside a path is named with its figure). The surfaces show
+   * it in place of the n-rank sentences and of the rows that cannot apply (recoveryApplies).
+   */
+  oneRank?: string;
+}
+
+/** Whether a path can apply to a run of `ranks`: at 1 rank only a full rebuild of it (abort + re-init, c10d re-create). */
+export function recoveryApplies(p: RecoveryPath, ranks: number): boolean {
+  return ranks >= 2 || p.onReturn === undefined;
 }
 
 /** "NCCL ≥ 2.29.2 and 2 GPUs": the catalogue's needs of `ids` together (the newest NCCL, the most GPUs). */
@@ -139,7 +157,28 @@ function term(runs: readonly PlanRun[], ranks: number, what: string, experiment:
   const few = lack.minRanks !== undefined && ranks < lack.minRanks;
   const why = few ? (lack.fewRanksWhy ?? `${these} ${runs.length > 1 ? 'have' : 'has'} ${ranks} rank${ranks === 1 ? '' : 's'}`) : (t.missing?.why ?? 'no figure');
   const needs = lack.needsText ?? needsWords(...lack.needs);
+  // The same step timed in another variant: this path's figure is missing, the step is not unmeasured.
+  const other = timedElsewhere(runs, experiment, variants, step);
+  if (other) {
+    return {
+      ...t,
+      elsewhere: other,
+      missing: { experiment, why: `no figure for this path in ${these}: ${lack.call}${needs ? ` needs ${needs}` : ''} — ${why}; ${these} timed "${other.label}" in ${experiment}/${other.variant} (${msText(other.ms)}), a variant this path does not use` },
+    };
+  }
   return { ...t, missing: { experiment, why: `not measured in ${these}: ${lack.call}${needs ? ` needs ${needs}` : ''} — ${why}` } };
+}
+
+/** The first variant of `experiment` not in `variants` that timed `step`, with its median and label. */
+function timedElsewhere(runs: readonly PlanRun[], experiment: string, variants: readonly string[], step: string): RecoveryTerm['elsewhere'] {
+  for (const p of runs) {
+    for (const v of p.run.experiments.find((e) => e.experiment === experiment)?.variants ?? []) {
+      if (variants.includes(v.variant)) continue;
+      const st = v.steps.find((x) => x.step === step);
+      if (st && Number.isFinite(st.stats.median)) return { experiment, variant: v.variant, step, ms: st.stats.median, label: st.label ?? step };
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -326,7 +365,7 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
       ),
       onReturnNone: fullSize,
       drops: notMeasured(runs, noDropCheck('the abort experiment')),
-      note: `the abort experiment re-inits all ${R(n)}: a full rebuild takes the lost rank's replacement (or the rank back) at once; waiting for it is no communicator cost and is in no figure`,
+      note: `the abort experiment re-inits ${n >= 2 ? `all ${R(n)}` : 'its 1 rank'}: a full rebuild takes the lost rank's replacement (or the rank back) at once; waiting for it is no communicator cost and is in no figure`,
     }),
     path({
       id: 'c10d-recreate',
@@ -384,7 +423,33 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
     const [u, v] = [a.cycleMs, b.cycleMs];
     return u === undefined || v === undefined ? (u === undefined ? 1 : 0) - (v === undefined ? 1 : 0) : u - v;
   };
-  return { host, paths: [...pathsInOrder].sort(order) };
+  const paths = [...pathsInOrder].sort(order);
+  return { host, paths, ...(n < 2 ? { oneRank: oneRankLine(host, paths) } : {}) };
+}
+
+/**
+ * The one line of a 1-rank recovery section: "1 rank: losing it leaves no survivor, so this run can
+ * show only a full rebuild of its 1 rank: abort + re-init 1.02 s after the loss (ncclCommAbort 999 ms
+ * + …); c10d destroy + re-create not measured (…); revoke + shrink, shrink and a spare kept warm need
+ * 2 GPUs (this run timed "ncclCommRevoke until quiet" in revoke/idle/destroy, 992 ms,
+ * outside any of them)".
+ */
+function oneRankLine(host: PlanHost, paths: readonly RecoveryPath[]): string {
+  const these = host.files.length > 1 ? 'these runs' : 'this run';
+  const full = paths.filter((p) => recoveryApplies(p, 1)).map((p) => {
+    const a = p.afterLoss;
+    if (a.criticalMs !== undefined) return `${p.name} ${msText(a.criticalMs)} after the loss (${a.critical.map((t) => `${t.what.replace(/ \(1 rank\)$/, '')} ${msText(t.value!)}`).join(' + ')})`;
+    const t = a.critical.find((x) => x.value === undefined);
+    return `${p.name} not measured (${(t?.missing?.why ?? 'no figure').replace(/^not measured in (this run|these runs): /, '')})`;
+  });
+  const rest = paths.filter((p) => !recoveryApplies(p, 1));
+  const seen = new Set<string>();
+  const elsewhere = rest
+    .flatMap((p) => [...p.afterLoss.critical, ...p.afterLoss.background, ...(p.onReturn?.critical ?? []), ...(p.onReturn?.background ?? [])])
+    .flatMap((t) => (t.elsewhere && !seen.has(`${t.elsewhere.experiment}/${t.elsewhere.variant}/${t.elsewhere.step}`) && seen.add(`${t.elsewhere.experiment}/${t.elsewhere.variant}/${t.elsewhere.step}`) ? [t.elsewhere] : []))
+    .map((e) => `"${e.label}" in ${e.experiment}/${e.variant}, ${msText(e.ms)}`);
+  const timed = elsewhere.length > 0 ? ` (${these} timed ${elsewhere.join(', ')}, outside any of them)` : '';
+  return `1 rank: losing it leaves no survivor, so ${these} can show only a full rebuild of its 1 rank: ${full.join('; ')}; ${rest.map((p) => p.name).join(', ')} need 2 GPUs${timed}`;
 }
 
 /**

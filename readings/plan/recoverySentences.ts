@@ -114,10 +114,14 @@ export function pathSentence(p: RecoveryPath): string {
 /**
  * Every sentence of the recovery plan: the headline, revoke + shrink against abort + re-init, the
  * rank count, one per path, the dominant terms, the drop checks, the note on ranks alive. On a
- * simulated run every sentence after the headline starts "SIMULATED — ".
+ * simulated run every sentence after the headline starts "SIMULATED — ". At 1 rank, the one line
+ * of what the run can and cannot show.
  */
 export function recoverySentences(plan: RecoveryPlan): string[] {
   const mark = (line: string): string => (plan.host.simulated ? `SIMULATED — ${line}` : line);
+  // One rank: what the section can and cannot show, in one line (recovery.ts oneRankLine), never
+  // n-rank sentences ("one lost", "by the survivors", "grow back to 1 rank") or paths that cannot apply.
+  if (plan.oneRank !== undefined) return [`${recoveryWhere(plan)}, ${plan.oneRank}`];
   const lines = [
     recoveryHeadline(plan),
     revokeVersusAbort(plan),

@@ -45,29 +45,40 @@ export function missingText(s: StrategyPlan): string {
   return t ? `${t.what} (${t.missing?.why ?? 'no figure'})` : '';
 }
 
+/** The words of a target's terms: "ncclCommInitRankConfig TP2 + first collective TP2". */
+function termWords(terms: readonly { what: string }[]): string {
+  return terms.map((t) => t.what.replace(/ \(.*\)$/, '')).join(' + ');
+}
+
+/** One target's figure in words: "to TP1 0.025 ms", "to TP2 not measured (why)". */
+function targetText(x: { shape: number; ms?: number; why?: string }, withWhy = true): string {
+  return x.ms !== undefined ? `to TP${x.shape} ${msText(x.ms)}` : `to TP${x.shape} not measured${withWhy && x.why ? ` (${x.why})` : ''}`;
+}
+
 /**
- * What the on-demand rebuild is made of, so that its figure says what it compares: "ncclCommInitRankConfig
- * TP2 + first collective TP2"; priced per target shape, each target with its own terms and figure:
- * "to TP2, ncclCommInitRankConfig TP2 + first collective TP2, 169 ms; to TP1, ncclCommSplit into TP1
- * + first collective TP1, 45.5 ms" (the same figure the verdict's pool line gives for that shape).
+ * A strategy's critical path per switch for a table cell: "107 ms" (the mean, every target
+ * measured), "to TP2 not measured · to TP1 0.025 ms" (a target not measured: no mean), "missing"
+ * (no figure at all, one shape).
  */
-function rebuildWhat(lazy: StrategyPlan): string {
-  const words = (terms: readonly { what: string }[]): string => terms.map((t) => t.what.replace(/ \(.*\)$/, '')).join(' + ');
-  if (!lazy.perTarget) return words(lazy.critical);
-  return lazy.perTarget
-    .map((x) => `to TP${x.shape}, ${words(lazy.critical.filter((t) => t.target === x.shape))}${x.ms !== undefined ? `, ${msText(x.ms)}` : ''}`)
-    .join('; ');
+export function criticalCell(s: StrategyPlan): string {
+  if (s.criticalMs !== undefined) return msText(s.criticalMs);
+  if (s.perTarget) return s.perTarget.map((x) => targetText(x, false)).join(' · ');
+  return 'missing';
 }
 
-/** " (the mean over its targets: to TP2 169 ms, to TP1 45.5 ms)"; "" when the critical path does not depend on the target. */
-function perTargetText(s: StrategyPlan): string {
-  if (!s.perTarget || s.perTarget.length < 2) return '';
-  return ` (the mean over the shapes switched to: ${s.perTarget.map((x) => `to TP${x.shape} ${x.ms !== undefined ? msText(x.ms) : 'missing'}`).join(', ')})`;
+/** A strategy's background work per switch for a table cell, as {@link criticalCell}. */
+export function deferredCell(s: StrategyPlan): string {
+  if (s.deferredMs !== undefined) return msText(s.deferredMs);
+  if (s.perTarget) return s.perTarget.map((x) => (x.deferredMs === 0 ? `to TP${x.shape} nothing` : targetText({ shape: x.shape, ...(x.deferredMs !== undefined ? { ms: x.deferredMs } : {}) }, false))).join(' · ');
+  return 'missing';
 }
 
 /**
- * The headline: the prewarmed pool against the on-demand rebuild, the study's sentence with this
- * run's figures — or why it cannot be said (one shape, a missing term).
+ * The headline: the prewarmed pool against the on-demand rebuild per shape switched to, each with
+ * the run's figures for a switch to that shape ("to TP1 it turns a 45.5 ms on-demand rebuild … into
+ * a 0.025 ms switch; to TP2 the on-demand rebuild is 169 ms and the pool's switch is not measured
+ * (…)"); the mean per switch only where both were measured for every shape — or why it cannot be
+ * said (one shape, a missing term).
  */
 export function poolSentence(plan: Plan): string {
   const where = planWhere(plan);
@@ -84,34 +95,54 @@ export function poolSentence(plan: Plan): string {
         : '';
     return `${where}, ${plan.noSwitch}${cost}`;
   }
-  if (pool.criticalMs === undefined) {
-    const rebuild = lazy.criticalMs !== undefined ? `; a switch is a rebuild of ${msText(lazy.criticalMs)}${timeShares(plan, lazy)}` : '';
-    return `${where}, a prewarmed pool has no switch figure: ${missingText(pool)}${rebuild}`;
-  }
   const k = plan.shapes.length;
-  const memory = pool.memoryBytes !== undefined ? ` costs ${bytesText(pool.memoryBytes)} per GPU${memoryShare(plan, pool)},` : ` (memory missing: ${pool.missing.find((t) => t.unit === 'bytes')?.missing?.why ?? 'no figure'})`;
-  const sw = msText(pool.criticalMs);
-  const versus =
-    lazy.criticalMs === undefined
-      ? ` switches in ${sw} (the rebuild it replaces is missing: ${missingText(lazy)})`
-      : pool.criticalMs < lazy.criticalMs
-        ? ` turns ${lazy.perTarget && lazy.perTarget.length > 1 ? `an on-demand rebuild (${rebuildWhat(lazy)}; ${msText(lazy.criticalMs)} per switch on average)` : `a ${msText(lazy.criticalMs)} rebuild (${rebuildWhat(lazy)})`} into a ${sw} switch`
-        : ` its ${sw} switch is no shorter than the ${msText(lazy.criticalMs)} rebuild`;
-  const joiner = pool.memoryBytes !== undefined ? ' and' : ',';
-  return `${where}, a pool of ${k} shape${k === 1 ? '' : 's'}${memory}${joiner}${versus}${timeShares(plan, pool)}`;
+  const memory = pool.memoryBytes !== undefined ? ` costs ${bytesText(pool.memoryBytes)} per GPU${memoryShare(plan, pool)}` : ` (memory missing: ${pool.missing.find((t) => t.unit === 'bytes')?.missing?.why ?? 'no figure'})`;
+  const head = `${where}, a pool of ${k} shape${k === 1 ? '' : 's'}${memory}`;
+  const clauses = plan.shapes.map((t) => {
+    const p = pool.perTarget?.find((x) => x.shape === t);
+    const l = lazy.perTarget?.find((x) => x.shape === t);
+    const rebuild = `${termWords(lazy.critical.filter((x) => x.target === t))}`;
+    if (p?.ms !== undefined && l?.ms !== undefined) {
+      return p.ms < l.ms
+        ? `to TP${t} it turns a ${msText(l.ms)} on-demand rebuild (${rebuild}) into a ${msText(p.ms)} switch`
+        : `to TP${t} its ${msText(p.ms)} switch is no shorter than the ${msText(l.ms)} on-demand rebuild (${rebuild})`;
+    }
+    if (l?.ms !== undefined) return `to TP${t} the on-demand rebuild is ${msText(l.ms)} (${rebuild}) and the pool's switch is not measured (${p?.why ?? 'no figure'})`;
+    if (p?.ms !== undefined) return `to TP${t} the pool switches in ${msText(p.ms)} and the on-demand rebuild it replaces is not measured (${l?.why ?? 'no figure'})`;
+    return `to TP${t} neither the pool's switch nor the on-demand rebuild is measured (${p?.why ?? l?.why ?? 'no figure'})`;
+  });
+  const mean =
+    pool.criticalMs !== undefined && lazy.criticalMs !== undefined
+      ? `; per switch on average over the shapes switched to, ${msText(pool.criticalMs)} against ${msText(lazy.criticalMs)}${timeShares(plan, pool)}`
+      : pool.criticalMs === undefined
+        ? '; no figure per switch on average: a switch to one of the shapes was not measured'
+        : '';
+  return `${head}: ${clauses.join('; ')}${mean}`;
 }
 
-/** One sentence per strategy: its critical path and shares, prepaid and deferred costs, memory — or its missing term. */
+/** One sentence per strategy: its critical path per shape switched to and shares, prepaid and deferred costs, memory — or its missing term. */
 export function strategySentence(plan: Plan, s: StrategyPlan): string {
-  if (s.criticalMs === undefined) return `${s.name}: no total — missing ${missingText(s)}`;
-  const parts = [`${s.name}: ${msText(s.criticalMs)} on the critical path per switch${perTargetText(s)}${timeShares(plan, s)}`];
-  if (s.prepaidMs !== undefined && s.prepaidMs > 0) parts.push(`${msText(s.prepaidMs)} prepaid at startup`);
-  if (s.deferredMs !== undefined && s.deferredMs > 0) {
-    const overrun = s.deferredOverruns && plan.switchEveryMs !== undefined ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '';
-    parts.push(`${msText(s.deferredMs)} deferred to the background${overrun}`);
+  const targets = s.perTarget;
+  if (s.criticalMs === undefined && !targets) return `${s.name}: no total — missing ${missingText(s)}`;
+  const parts: string[] = [];
+  if (s.criticalMs !== undefined) {
+    const each = targets && targets.length > 1 ? ` (the mean over the shapes switched to: ${targets.map((x) => targetText(x)).join(', ')})` : '';
+    parts.push(`${s.name}: ${msText(s.criticalMs)} on the critical path per switch${each}${timeShares(plan, s)}`);
+  } else {
+    const some = targets!.some((x) => x.ms !== undefined);
+    parts.push(`${s.name}: ${some ? 'on the critical path ' : 'no switch measured — '}${targets!.map((x) => targetText(x)).join('; ')}${some ? '; no figure per switch on average (a switch to a shape was not measured)' : ''}`);
   }
+  if (s.prepaidMs !== undefined && s.prepaidMs > 0) parts.push(`${msText(s.prepaidMs)} prepaid at startup`);
+  const overrun = s.deferredOverruns && plan.switchEveryMs !== undefined ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '';
+  if (targets && s.deferred.length > 0) {
+    const d = targets.map((x) => ({ shape: x.shape, ...(x.deferredMs !== undefined ? { ms: x.deferredMs } : {}), ...(x.deferredWhy !== undefined ? { why: x.deferredWhy } : {}) }));
+    // The overrun is said of each switch whose background work is longer than the interval.
+    const longer = (ms: number) => (plan.switchEveryMs !== undefined && ms > plan.switchEveryMs ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '');
+    const words = d.map((x) => (x.ms !== undefined ? `to TP${x.shape} ${x.ms > 0 ? `${msText(x.ms)}${longer(x.ms)}` : 'nothing'}` : targetText(x))).join('; ');
+    parts.push(s.deferredMs !== undefined ? `${msText(s.deferredMs)} deferred to the background per switch on average (${words})` : `deferred to the background: ${words}`);
+  } else if (s.deferredMs !== undefined && s.deferredMs > 0) parts.push(`${msText(s.deferredMs)} deferred to the background${overrun}`);
   if (s.memoryBytes !== undefined) parts.push(`holds ${bytesText(s.memoryBytes)} per GPU${memoryShare(plan, s)}`);
-  const missing = s.missing.filter((t) => !s.critical.includes(t));
+  const missing = s.missing.filter((t) => !s.critical.includes(t) && !(targets && s.deferred.includes(t)));
   if (missing.length > 0) parts.push(`missing ${missing[0]!.what} (${missing[0]!.missing?.why ?? 'no figure'})`);
   return parts.join('; ');
 }

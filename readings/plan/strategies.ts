@@ -82,10 +82,40 @@ function noSwitch(ranks: number, shapes: readonly number[], experiment: string, 
   return undefined;
 }
 
-/** The pool's switch, or why a pool of these shapes has none. */
-function poolSwitch(runs: readonly PlanRun[], variant: string, ranks: number, shapes: readonly number[]): Term {
+/** The TP shape a step's label names ("switch to TP1 inside the pool" → 1), else undefined. */
+function labelShape(runs: readonly PlanRun[], experiment: string, variant: string, step: string): number | undefined {
+  for (const p of runs) {
+    const v = p.run.experiments.find((e) => e.experiment === experiment)?.variants.find((x) => x.variant === variant);
+    const label = v?.steps.find((x) => x.step === step)?.label;
+    if (label !== undefined) {
+      const k = Number(/TP(\d+)/.exec(label)?.[1]);
+      return Number.isSafeInteger(k) ? k : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A term the run did not measure for a switch to `target`: "not measured: …", never another shape's figure. */
+export function notMeasuredTerm(what: string, experiment: string, target: number, why: string): Term {
+  return { ...absentTerm(what, 'ms', experiment, `not measured: ${why}`), target };
+}
+
+/**
+ * The pool's switch to each target shape: the pool experiment times one switch, to its first
+ * child (its step label names it, "switch to TP1 inside the pool"; remote-agent/experiments/pool.ts),
+ * so only a switch to that shape has a figure; a switch to any other shape is "not measured", never
+ * charged the first child's figure. With one shape, why a pool has no switch.
+ */
+function poolSwitch(runs: readonly PlanRun[], variant: string, ranks: number, shapes: readonly number[]): Term[] {
   const what = 'switch inside the pool (a collective + CUDA graph capture + instantiate)';
-  return noSwitch(ranks, shapes, 'pool', what)?.[0] ?? stepTerm(runs, what, 'pool', [variant], 'switch');
+  const none = noSwitch(ranks, shapes, 'pool', what);
+  if (none) return none;
+  const timed = labelShape(runs, 'pool', variant, 'switch') ?? tpShapes(ranks)[1];
+  return shapes.map((t): Term =>
+    t === timed
+      ? { ...stepTerm(runs, `switch to TP${t} inside the pool (a collective + CUDA graph capture + instantiate)`, 'pool', [variant], 'switch'), target: t }
+      : notMeasuredTerm(`switch to TP${t} inside the pool`, 'pool', t, `the pool experiment times only the switch to TP${timed ?? '?'} (pool/${variant}/switch); no switch to TP${t}`),
+  );
 }
 
 /**
@@ -126,9 +156,22 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
     ];
   };
   const rebuilds = shapes.flatMap(rebuildTo);
+  const multi = k > 1;
+  /** The shape switched from at a switch to `t`, in a cycle through the shapes (largest first, then back). */
+  const prev = (t: number): number => shapes[(shapes.indexOf(t) - 1 + k) % k]!;
+  /**
+   * The destroy of the TP`s` communicator left at a switch to `t`: the destroy experiment's figure
+   * is of a TPn communicator only; a smaller one's destroy is not measured, never charged TPn's.
+   */
+  const destroyOf = (s: number, t: number): Term =>
+    s === n
+      ? { ...destroy, target: t }
+      : notMeasuredTerm(`ncclCommFinalize + ncclCommDestroy TP${s}`, 'destroy', t, `the destroy experiment destroys a TP${n} communicator; the runs time no destroy of a TP${s} one`);
+  /** At each switch the shape left is destroyed (one term per target). */
+  const destroyLeft: Term[] = multi ? shapes.map((t) => destroyOf(prev(t), t)) : [destroy];
   const creationNote =
     shapes.length > 1
-      ? `a switch to each shape is priced with the run's figure for that shape — TP${n} the init experiment's communicator, a smaller one the pool experiment's split into it — and one switch is the mean over the shapes switched to`
+      ? `a switch to each shape is priced with the run's figure for that shape — TP${n} the init experiment's communicator, a smaller one the pool experiment's split into it — and the shape left is destroyed (the destroy experiment measures TP${n} only); one switch is the mean over the shapes switched to, computed only where every switch was measured`
       : `the rebuild is the init experiment's ${tpn} communicator`;
 
   // The communicator each reshape from the maximum topology makes: split halves, shrink by one, grow to n.
@@ -138,25 +181,47 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
   const halvesNote = `the child is the split experiment's halves (TP${halves}${n % 2 === 1 && n > 1 ? ', the larger half: the step is the MAX over ranks' : ''})`;
   const childSize: Record<string, number> = { split: halves, shrink: Math.max(1, n - 1), grow: n };
   // At one rank there is no smaller communicator to split or shrink into, and none of n−1 = 0
-  // ranks to grow from: the notes say so, never "1 → 0" or "0 → 1" (the terms keep the run's skip reason).
+  // ranks to grow from: the terms and notes say so (the GPU count, before any NCCL version), never "1 → 0" or "0 → 1".
   const oneRankWhy: Record<string, string> = {
     split: 'a communicator of 1 rank has no halves to split into',
     shrink: 'a communicator of 1 rank has no rank to drop',
     grow: 'a run of 1 rank has no communicator of fewer ranks to grow from',
   };
-  const fromMax = (id: StrategyId, name: string, experiment: 'split' | 'shrink' | 'grow', variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => ({
-    id,
-    name,
-    how,
-    critical: [
-      keyed(stepTerm(runs, call, experiment, [variant], 'call'), experiment, childSize[experiment]!, 'creation'),
-      keyed(stepTerm(runs, 'first collective on the child', experiment, [variant], 'first'), experiment, childSize[experiment]!, 'first'),
-    ],
-    prepaid: [initCall, initFirst],
-    deferred: [destroy],
-    memory: [initMem, memoryTerm(runs, `the ${experiment} child`, experiment, [variant], childPoint)],
-    note,
-  });
+  /**
+   * A reshape from a kept communicator (split and shrink keep TPn, grow keeps n−1 ranks): a switch
+   * to the shape the experiment makes is its call + first collective; a switch to another shape (the
+   * kept one included) is not measured. The shape left is destroyed in the background unless it is
+   * the kept one (the destroy experiment measures TPn only).
+   */
+  const fromMax = (id: StrategyId, name: string, experiment: 'split' | 'shrink' | 'grow', variant: string, call: string, childPoint: string, how: string, note: string): StrategyTerms => {
+    const c = childSize[experiment]!;
+    const kept = experiment === 'grow' ? n - 1 : n;
+    const made = (t?: number): Term[] => [
+      { ...keyed(stepTerm(runs, call, experiment, [variant], 'call'), experiment, c, 'creation'), ...(t !== undefined ? { target: t } : {}) },
+      { ...keyed(stepTerm(runs, 'first collective on the child', experiment, [variant], 'first'), experiment, c, 'first'), ...(t !== undefined ? { target: t } : {}) },
+    ];
+    const critical: Term[] =
+      n < 2
+        ? [absentTerm(call, 'ms', experiment, oneRankWhy[experiment]!), absentTerm('first collective on the child', 'ms', experiment, oneRankWhy[experiment]!)]
+        : !multi
+          ? made()
+          : shapes.flatMap((t): Term[] =>
+              t === c
+                ? made(t)
+                : [notMeasuredTerm(`${call}, a switch to TP${t}`, experiment, t, t === kept ? `the runs time no switch back to the kept TP${kept} communicator` : `the ${experiment} experiment makes a ${c}-rank child (${experiment}/${variant}), not TP${t}`)],
+            );
+    return {
+      id,
+      name,
+      how,
+      critical,
+      prepaid: [initCall, initFirst],
+      deferred: multi ? shapes.flatMap((t) => (prev(t) === kept ? [] : [destroyOf(prev(t), t)])) : [destroy],
+      memory: [initMem, n < 2 ? absentTerm(`the ${experiment} child`, 'bytes', experiment, oneRankWhy[experiment]!) : memoryTerm(runs, `the ${experiment} child`, experiment, [variant], childPoint)],
+      note,
+    };
+  };
+  const suspendTerm = stepTerm(runs, 'ncclCommSuspend of the previous shape', 'suspend', ['default'], 'suspend');
 
   return [
     {
@@ -165,7 +230,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       how: `at each switch create the new shape's communicator; its first collective ${n > 1 ? 'connects' : 'runs (one rank: nothing to connect)'} inside the first step after the switch; the old one is destroyed in the background`,
       critical: rebuilds,
       prepaid: [],
-      deferred: [destroy],
+      deferred: destroyLeft,
       memory: [initMem],
       note: creationNote,
     },
@@ -175,7 +240,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       how: `as the on-demand rebuild, with one collective right after creation: ${n > 1 ? 'the connect is' : 'its first collective (one rank: no connect) is'} paid in the switch, not in the first step`,
       critical: rebuilds,
       prepaid: [],
-      deferred: [destroy],
+      deferred: destroyLeft,
       memory: [initMem],
       note: `the same terms as the lazy rebuild: the warm-up moves the first collective, it does not remove it; ${creationNote}`,
     },
@@ -183,7 +248,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'destroy-now',
       name: 'on-demand rebuild, destroy now',
       how: 'as the on-demand rebuild, with the old communicator destroyed before the new one is created, on the critical path',
-      critical: [destroy, ...rebuilds],
+      critical: multi ? shapes.flatMap((t) => [destroyOf(prev(t), t), ...rebuildTo(t)]) : [destroy, ...rebuilds],
       prepaid: [],
       deferred: [],
       memory: [initMem],
@@ -193,7 +258,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'pool',
       name: 'prewarmed pool',
       how: 'build and warm a communicator of every shape at startup; a switch is a handle swap, one collective and a CUDA graph capture',
-      critical: [poolSwitch(runs, plain, n, shapes)],
+      critical: poolSwitch(runs, plain, n, shapes),
       prepaid: poolBuild(runs, plain, n, shapes),
       deferred: [],
       memory: poolMemory(runs, plain, n, shapes),
@@ -202,7 +267,7 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'pool-share',
       name: 'prewarmed pool, splitShare=1',
       how: 'the prewarmed pool with every child split from a parent created with splitShare 1 (children share the parent\'s resources)',
-      critical: [poolSwitch(runs, share, n, shapes)],
+      critical: poolSwitch(runs, share, n, shapes),
       prepaid: poolBuild(runs, share, n, shapes),
       deferred: [],
       memory: poolMemory(runs, share, n, shapes),
@@ -220,17 +285,28 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'suspended',
       name: 'pool kept suspended',
       how: 'build a communicator of every shape at startup and suspend those not in use (ncclCommSuspend); a switch is a resume and the first collective',
-      critical: noSwitch(n, shapes, 'suspend', 'resume of a suspended communicator') ?? [
-        stepTerm(runs, 'ncclCommResume', 'suspend', ['default'], 'resume'),
-        stepTerm(runs, 'first collective after resume', 'suspend', ['default'], 'first'),
-      ],
+      critical: noSwitch(n, shapes, 'suspend', 'resume of a suspended communicator') ??
+        shapes.flatMap((t): Term[] =>
+          t === n
+            ? [
+                { ...stepTerm(runs, `ncclCommResume of TP${n}`, 'suspend', ['default'], 'resume'), target: t },
+                { ...stepTerm(runs, 'first collective after resume', 'suspend', ['default'], 'first'), target: t },
+              ]
+            : [notMeasuredTerm(`ncclCommResume of TP${t}`, 'suspend', t, `the suspend experiment resumes a TP${n} communicator; no resume of TP${t}`)],
+        ),
       prepaid: [...poolBuild(runs, plain, n, shapes), { ...stepTerm(runs, 'ncclCommSuspend', 'suspend', ['default'], 'suspend'), times: Math.max(0, k - 1) }],
-      deferred: [stepTerm(runs, 'ncclCommSuspend of the previous shape', 'suspend', ['default'], 'suspend')],
+      deferred: multi
+        ? shapes.map((t) =>
+            prev(t) === n
+              ? { ...suspendTerm, what: `ncclCommSuspend of TP${n}`, target: t }
+              : notMeasuredTerm(`ncclCommSuspend of TP${prev(t)}`, 'suspend', t, `the suspend experiment suspends a TP${n} communicator; no suspend of TP${prev(t)}`),
+          )
+        : [suspendTerm],
       memory: [
         memoryTerm(runs, `the communicator in use (${tpn}, warm)`, 'suspend', ['default'], 'warm'),
         { ...memoryTerm(runs, `a suspended communicator (${tpn})`, 'suspend', ['default'], 'afterSuspend'), times: Math.max(0, k - 1) },
       ],
-      note: `every communicator is counted at the suspend experiment's ${tpn} figures (${k} shape${k === 1 ? '' : 's'}: one in use, ${Math.max(0, k - 1)} suspended)`,
+      note: `memory and the suspends at startup are counted at the suspend experiment's ${tpn} figures (${k} shape${k === 1 ? '' : 's'}: one in use, ${Math.max(0, k - 1)} suspended); a switch to TP${n} is its resume and first collective, a switch to a smaller shape is not measured`,
     },
   ];
 }

@@ -232,9 +232,10 @@ export function sumTerms(terms: readonly Term[]): number | undefined {
   return total;
 }
 
-/** "pool/tp2+1/switch (median, h200x2.json)" — where a term came from, or "missing: why". */
+/** "pool/tp2+1/switch (median, h200x2.json)" — where a term came from, or "missing: why" ("not measured: why" for a switch the run does not time). */
 export function termSourceText(t: Term): string {
   if (t.observed) return `observed in trace ${t.observed.file}: ${t.observed.site} (${t.observed.phase}, median of ${t.observed.n} occurrence${t.observed.n === 1 ? '' : 's'})`;
   if (t.source) return `${t.source.experiment}/${t.source.variant}/${t.source.step} (${t.source.stat}, ${t.source.file})`;
-  return `missing: ${t.missing?.why ?? 'no figure'}`;
+  const why = t.missing?.why ?? 'no figure';
+  return why.startsWith('not measured') ? why : `missing: ${why}`;
 }

@@ -283,12 +283,18 @@ function poolSummaryLine(run: RunFile, regime: StudyRegime, simulated: boolean):
         ? `; an on-demand rebuild reads 0 ms here (below the timer's resolution), so the pool saves nothing measurable`
         : `, and turns a ${ms(p.rebuild)} rebuild of ${childWords(p.shapes[1] ?? 1)} (split + first collective) into a ${isBelowTimer(p.sw) ? "switch below the timer's resolution" : `${ms(p.sw)} switch`}`
       : '';
+  // The saving is of a switch to the first child only (the one switch the pool experiment times):
+  // said so, never read as the headline's rebuild of all the run's ranks (issue #28).
+  const which =
+    saves !== '' && p.shapes[0] !== undefined
+      ? ` That is the rebuild of the TP${p.shapes[1] ?? 1} shape only, not a rebuild of all ${ranksWord(run.ranks)}: the run times no switch back to TP${p.shapes[0]}.`
+      : '';
   // Like with like: only a pool made as the study's was (studyFigures.ts poolMakeupDiffers).
   const why = isNoMemory(p.bytes) ? 'the pool here shows no memory change' : (studyNotComparedWhy(S.poolBytes, regime, 'pool') ?? poolMakeupDiffers(p.shapes));
   return {
     kind: 'pool',
     label,
-    text: `A prewarmed pool of every TP shape (${v.variant}) costs ${memory}${saves}.`,
+    text: `A prewarmed pool of every TP shape (${v.variant}) costs ${memory}${saves}.${which}`,
     figure: figureWords(memory, simulated),
     step: p.sw !== undefined ? `${step}; switch and rebuild, medians of ${stats(v, 'switch')?.n ?? '?'}` : step,
     study: [studyOf(S.poolBytes, why, () => figureClause(p.bytes!, S.poolBytes, `pool per GPU (here ${v.variant})`))],

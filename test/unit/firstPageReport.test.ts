@@ -95,6 +95,10 @@ describe('the first page in the HTML report (headless Chromium)', { skip: missin
     const at = html.indexOf('class="plan-table recovery-table"');
     assert.ok(at > 0, 'the recovery table is drawn');
     assert.doesNotMatch(html.slice(at, html.indexOf('</table>', at)), /incomplete/);
-    assert.match(html, /1 rank: no complete figure for /);
+    // One line of what a 1-rank run can and cannot show, no n-rank sentences (issue #28, audit FALSE 3 and MISLEADING 9).
+    const recovery = sectionText(html, 'plan recovery');
+    assert.match(recovery, /1 rank: losing it leaves no survivor, so this run can show only a full rebuild of its 1 rank: abort \+ re-init /);
+    assert.match(recovery, /this run timed "ncclCommRevoke until quiet" in revoke\/idle\/destroy, 987 ms/);
+    assert.doesNotMatch(recovery, /by the survivors|grow back to 1 rank|its 1 rank lost|ncclCommRevoke until quiet \(1 rank\) — not measured/);
   });
 });

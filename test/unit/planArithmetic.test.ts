@@ -21,15 +21,21 @@ function strategy(plan: Plan, id: StrategyId): StrategyPlan {
 
 const plan = planReshape(asPlanRuns(fourRankRun()), { switchEveryMs: 1000, stepMs: 20, budget: { bytes: 10 * GiB } });
 
-test('on-demand rebuild: each target shape priced with its own figure (issue #28), destroy deferred; destroy now adds it to the path', () => {
+test('on-demand rebuild: each target shape priced with its own figure (issue #28); the shape left is destroyed, TP4 measured only; destroy now adds it to the path', () => {
   const lazy = strategy(plan, 'lazy');
   // To TP4 the init's 40 + 60; to TP2 the pool's on-demand rebuild 25 + 20; to TP1 its split 10 + 1: never TP4's 100 for every shape.
-  assert.deepEqual(lazy.perTarget, [{ shape: 4, ms: 100 }, { shape: 2, ms: 45 }, { shape: 1, ms: 11 }]);
+  // In a cycle TP4 → TP2 → TP1 → TP4 the shape left is TP1, TP4, TP2: only TP4's destroy (300) is measured.
+  const notDestroyed = (s: number) => `ncclCommFinalize + ncclCommDestroy TP${s}: the destroy experiment destroys a TP4 communicator; the runs time no destroy of a TP${s} one`;
+  assert.deepEqual(lazy.perTarget, [
+    { shape: 4, ms: 100, deferredWhy: notDestroyed(1) },
+    { shape: 2, ms: 45, deferredMs: 300 },
+    { shape: 1, ms: 11, deferredWhy: notDestroyed(2) },
+  ]);
   assert.equal(lazy.criticalMs, 52); // (100 + 45 + 11) / 3
   assert.equal(lazy.stepShare, 2.6); // 52 / 20
   assert.equal(lazy.amortisedShare, 0.052); // 52 / 1000
   assert.equal(lazy.prepaidMs, 0);
-  assert.equal(lazy.deferredMs, 300);
+  assert.equal(lazy.deferredMs, undefined, 'no mean over a destroy not measured');
   assert.equal(lazy.deferredOverruns, false);
   assert.equal(lazy.memoryBytes, 500 * MiB);
   assert.equal(lazy.memoryShareOfBudget, 500 / 10240);
@@ -44,24 +50,26 @@ test('on-demand rebuild: each target shape priced with its own figure (issue #28
   ]);
   assert.equal(strategy(plan, 'warmup').criticalMs, 52);
   const now = strategy(plan, 'destroy-now');
-  assert.equal(now.criticalMs, 352); // 300 + 52
+  // To TP2 the TP4 destroy 300 + the rebuild 45; to TP4 and TP1 the destroy is of a shape not measured.
+  assert.deepEqual(now.perTarget?.map((x) => x.ms), [undefined, 345, undefined]);
+  assert.equal(now.criticalMs, undefined);
   assert.equal(now.deferredMs, 0);
 });
 
-test('prewarmed pool: the switch on the path, every shape prepaid, the last pool point held; break-even by hand', () => {
+test('prewarmed pool: the switch the pool experiment timed (to its first child, TP2) on the path, every shape prepaid, the last pool point held', () => {
   const pool = strategy(plan, 'pool');
-  assert.equal(pool.criticalMs, 2);
+  assert.deepEqual(pool.perTarget?.map((x) => x.ms), [undefined, 2, undefined]);
+  assert.match(pool.perTarget![0]!.why!, /^switch to TP4 inside the pool: the pool experiment times only the switch to TP2 \(pool\/tp4\+2\+1\/switch\); no switch to TP4$/);
+  assert.equal(pool.criticalMs, undefined, 'no mean over switches not measured');
+  assert.equal(pool.stepShare, undefined);
   assert.equal(pool.prepaidMs, 161); // 40+60 + 20+30 + 10+1
   assert.equal(pool.memoryBytes, 1000 * MiB);
-  assert.equal(pool.stepShare, 0.1);
-  assert.equal(pool.amortisedShare, 0.002);
-  assert.equal(pool.pauseRatio, 2 / 69);
-  // 161 ms more prepaid, 50 ms saved per switch: ahead after ceil(161/50) = 4 switches, 4 s at one a second.
-  assert.deepEqual(pool.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 4, afterMs: 4000 });
-  // The other way round: the rebuild is ahead only until the pool has paid back.
-  assert.deepEqual(strategy(plan, 'lazy').breakEven.find((b) => b.against === 'pool'), { against: 'pool', kind: 'until', switches: 4, afterMs: 4000 });
-  assert.equal(strategy(plan, 'destroy-now').breakEven.find((b) => b.against === 'lazy')?.kind, 'behind');
+  // No break-even on a switch not measured; the rebuild and its warm-up are the same.
+  assert.equal(pool.breakEven.length, 0);
   assert.equal(strategy(plan, 'warmup').breakEven.find((b) => b.against === 'lazy')?.kind, 'same');
+  // Where every switch is measured (TP2 alone asked beside TP4 is not enough: TP4's switch is not timed), the mean is the pool's.
+  const two = planReshape(asPlanRuns(fourRankRun()), { shapes: [4, 2] });
+  assert.deepEqual(strategy(two, 'pool').perTarget?.map((x) => x.ms), [undefined, 2]);
 });
 
 test('a subset of the shapes: one shape\'s memory is the step between two pool points', () => {
@@ -73,21 +81,26 @@ test('a subset of the shapes: one shape\'s memory is the step between two pool p
   assert.throws(() => planReshape(asPlanRuns(fourRankRun()), { shapes: [8, 4] }), (e: Error & { where?: string; hint?: string }) => e.name === 'PlanInputError' && e.where === '--shapes' && /tp8 is not a TP shape of the 4 GPUs/.test(e.message) && /tp4, tp2, tp1/.test(e.hint ?? ''));
 });
 
-test('split, shrink from the maximum topology and the suspended pool, by hand', () => {
+test('split, shrink from the maximum topology and the suspended pool, by hand: only the switch to the shape each experiment makes', () => {
   const split = strategy(plan, 'split');
-  assert.equal(split.criticalMs, 40);
+  // The split makes halves (TP2): to TP2 25 + 15; back to the kept TP4 and to TP1 not measured.
+  assert.deepEqual(split.perTarget?.map((x) => x.ms), [undefined, 40, undefined]);
+  assert.match(split.perTarget![0]!.why!, /the runs time no switch back to the kept TP4 communicator/);
+  assert.match(split.perTarget![2]!.why!, /the split experiment makes a 2-rank child \(split\/halves\/splitShare=0\), not TP1/);
+  assert.equal(split.criticalMs, undefined);
+  // Deferred: to TP2 nothing (TP4 is kept), to TP1 and TP4 the destroy of a child (TP2, TP1) not measured.
+  assert.deepEqual(split.perTarget?.map((x) => x.deferredMs), [undefined, 0, undefined]);
   assert.equal(split.prepaidMs, 100); // the warm TP4 parent
   assert.equal(split.memoryBytes, 800 * MiB); // parent 500 + child 300
-  // 100 ms more prepaid, 12 ms saved per switch against the rebuild's 52: ahead after ceil(100/12) = 9 switches.
-  assert.deepEqual(split.breakEven.find((b) => b.against === 'lazy'), { against: 'lazy', kind: 'after', switches: 9, afterMs: 9000 });
-  assert.equal(strategy(plan, 'split-share').criticalMs, 15);
+  assert.equal(strategy(plan, 'split-share').perTarget?.[1]?.ms, 15);
   assert.equal(strategy(plan, 'split-share').memoryBytes, 600 * MiB);
-  assert.equal(strategy(plan, 'shrink').criticalMs, 50);
+  // The shrink makes 3 ranks, no TP shape of 4: no switch measured.
+  assert.deepEqual(strategy(plan, 'shrink').perTarget?.map((x) => x.ms), [undefined, undefined, undefined]);
   assert.equal(strategy(plan, 'shrink').memoryBytes, 700 * MiB);
   const suspended = strategy(plan, 'suspended');
-  assert.equal(suspended.criticalMs, 8); // resume 5 + first 3
+  assert.deepEqual(suspended.perTarget?.map((x) => x.ms), [8, undefined, undefined]); // resume 5 + first 3, of TP4 only
   assert.equal(suspended.prepaidMs, 181); // pool 161 + 2 suspends of 10
-  assert.equal(suspended.deferredMs, 10);
+  assert.deepEqual(suspended.perTarget?.map((x) => x.deferredMs), [undefined, 10, undefined]); // the suspend of TP4, left at the switch to TP2
   assert.equal(suspended.memoryBytes, (500 + 2 * 4) * MiB);
 });
 
@@ -128,7 +141,7 @@ test('runs are combined in order: a term comes from the first run that has it, a
   const a = fourRankRun({}, ['pool']);
   const b = fourRankRun();
   const p = planReshape(asPlanRuns(a, b), {});
-  assert.equal(strategy(p, 'pool').critical[0]!.source!.file, 'run2.json');
+  assert.equal(strategy(p, 'pool').critical.find((t) => t.source)!.source!.file, 'run2.json');
   assert.equal(strategy(p, 'lazy').critical[0]!.source!.file, 'run1.json');
   const other = fourRankRun({ ranks: 2 });
   assert.throws(() => planReshape(asPlanRuns(a, other), {}), (e: unknown) => e instanceof PlanInputError && /run2\.json cannot be combined with run1\.json: 2 vs 4 ranks/.test(e.message));

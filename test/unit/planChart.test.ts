@@ -1,18 +1,21 @@
-/** The Plan section's chart model: bars only for strategies with a total, reference lines, log bounds. */
+/** The Plan section's chart model: a bar per strategy and shape switched to where the run measured it, reference lines, log bounds. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planReshape } from '../../readings/plan/planner';
 import { planChartModel } from '../../webview/planChartData';
 import { asPlanRuns, fourRankRun } from './planRuns';
 
-test('bars for strategies with a total, missing ones listed, step and migration pause as lines, log bounds around all', () => {
+test('a bar per shape switched to where the run measured it, the others listed as not measured, step and migration pause as lines, log bounds around all', () => {
   const m = planChartModel(planReshape(asPlanRuns(fourRankRun()), { stepMs: 20 }));
-  assert.deepEqual(m.bars.find((b) => b.label === 'prewarmed pool'), { label: 'prewarmed pool', ms: 2 });
-  assert.ok(m.missing.includes('grow to the maximum topology'));
-  assert.ok(!m.bars.some((b) => b.label === 'grow to the maximum topology'));
+  // Like with like (issue #28): the pool's switch to TP2 beside the rebuild of TP2; its switch to TP4 was not timed.
+  assert.deepEqual(m.bars.find((b) => b.label === 'prewarmed pool → TP2'), { label: 'prewarmed pool → TP2', ms: 2 });
+  assert.deepEqual(m.bars.find((b) => b.label === 'on-demand rebuild (lazy connect) → TP2'), { label: 'on-demand rebuild (lazy connect) → TP2', ms: 45 });
+  assert.ok(m.missing.includes('prewarmed pool → TP4'));
+  assert.ok(m.missing.includes('grow to the maximum topology → TP4'));
+  assert.ok(!m.bars.some((b) => b.label.startsWith('grow to the maximum topology')));
   assert.deepEqual(m.lines.map((l) => [l.ms, l.style]), [[20, 'dashed'], [69, 'dotted']]);
   assert.equal(m.min, 1); // the 2 ms pool switch
-  assert.equal(m.max, 1000); // the 400 ms destroy-now path
+  assert.equal(m.max, 1000); // the 345 ms destroy-now path to TP2
   const noStep = planChartModel(planReshape(asPlanRuns(fourRankRun()), {}));
   assert.deepEqual(noStep.lines.map((l) => l.style), ['dotted']);
 });

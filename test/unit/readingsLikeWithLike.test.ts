@@ -41,7 +41,7 @@ describe('rule 3: one answer per switch', () => {
     assert.ok(toOne?.ms !== undefined, 'a switch to TP1 is priced');
     assert.ok(Math.abs(toOne.ms - 45.487) < 0.01, `to TP1: ${toOne.ms}`);
     assert.ok(lazy.critical.filter((t) => t.target === 1).every((t) => t.source?.experiment === 'pool'), 'no init figure charged for TP1');
-    assert.match(poolSentence(plan), /to TP1, ncclCommSplit into TP1 \+ first collective TP1, 45\.5 ms/);
+    assert.match(poolSentence(plan), /to TP1 it turns a 45\.5 ms on-demand rebuild \(ncclCommSplit into TP1 \+ first collective TP1\)/);
     // The verdict on the same page gives the same rebuild of the one-rank child.
     assert.match(line(file, 'pool'), /45\.5 ms rebuild of its one-rank child/);
   });
