@@ -55,6 +55,23 @@ export interface ChartModel {
   labels: string[];
   series: SegmentSeries[];
   whiskers: Whisker[];
+  /**
+   * The figure written past each bar that stacks the parts of a derived step: that step's own
+   * median (ms), the figure the step table shows for it — never the sum of the parts' medians,
+   * which differs from it (the median of a sum is not the sum of medians). Bars not listed write
+   * their own length (one step, or a memory point).
+   */
+  values?: BarValue[];
+}
+
+/** The figure written past one bar: the median of the derived step its segments add up to. */
+export interface BarValue {
+  variantIndex: number;
+  stack: StackId;
+  /** The derived step's own median, ms (the table's figure). */
+  value: number;
+  /** The derived step's id ("total"). */
+  source: string;
 }
 
 /** One bar of one variant: its segments (parts of one sum, or one step) and the step whose p90 it shows. */
@@ -110,6 +127,7 @@ export function chartModel(variants: readonly VariantView[]): ChartModel {
     : variants.map((v, vi) => ({ label: v.variant, bars: perVariant[vi]! }));
   const seriesByKey = new Map<string, SegmentSeries>();
   const whiskers: Whisker[] = [];
+  const values: BarValue[] = [];
 
   // Series order: bars in order of first appearance, and inside a bar the parts in sum order
   // (chart.js stacks datasets in their order, so the call comes before its first collective).
@@ -133,6 +151,8 @@ export function chartModel(variants: readonly VariantView[]): ChartModel {
       // The p90 of a sum is not the sum of p90s: a bar of several parts shows its derived step's p90.
       const source = bar.sum ?? (bar.parts.length === 1 ? bar.parts[0] : undefined);
       if (source && Number.isFinite(source.stats.p90)) whiskers.push({ variantIndex: ci, stack: bar.id, from, to: source.stats.p90, source: source.step });
+      // The label of a sum is the derived step's own median (the table's figure), not `from`.
+      if (bar.sum && Number.isFinite(bar.sum.stats.median)) values.push({ variantIndex: ci, stack: bar.id, value: bar.sum.stats.median, source: bar.sum.step });
     }
   });
   // Colours by first appearance in the variants' own step order (the first collective keeps the
@@ -141,7 +161,7 @@ export function chartModel(variants: readonly VariantView[]): ChartModel {
     .map((series, i) => ({ series, i }))
     .sort((a, b) => stackOrder.get(a.series.stack)! - stackOrder.get(b.series.stack)! || partOrder.get(a.series.key)! - partOrder.get(b.series.key)! || a.i - b.i)
     .map((x) => x.series);
-  return { labels: categories.map((c) => c.label), series: ordered, whiskers };
+  return { labels: categories.map((c) => c.label), series: ordered, whiskers, values };
 }
 
 /** The colour slot of a bar the axis names (not in the legend): the theme's neutral colour. */
@@ -203,15 +223,20 @@ export function memoryChartModel(variants: readonly (VariantView & { memStats?: 
 /** The legend's words for NCCL's own count of its memory (ncclCommMemStats) beside the free-memory delta. */
 export const MEM_STATS_LABEL = "NCCL's count (MemStats)";
 
-/** The end of each drawn bar: its total (sum of its segments), for the value written beside it. */
+/** The end of each drawn bar: its total (sum of its segments, where it ends) and the figure written beside it. */
 export interface BarEnd {
   variantIndex: number;
   stack: StackId;
-  /** Sum of the bar's segments (ms or MiB). */
+  /** Sum of the bar's segments (ms or MiB): where the bar ends on the axis. */
   total: number;
+  /**
+   * The figure written past the bar: for a bar of a derived step's parts, that step's own median
+   * ({@link ChartModel.values}, the step table's figure); else `total`.
+   */
+  value: number;
 }
 
-/** Every bar that has data, per variant in series order (pure). */
+/** Every bar that has data, per variant in series order, with the figure written past it (pure). */
 export function barEnds(model: ChartModel): BarEnd[] {
   const out: BarEnd[] = [];
   model.labels.forEach((_, vi) => {
@@ -221,7 +246,10 @@ export function barEnds(model: ChartModel): BarEnd[] {
       if (x === null || x === undefined || !Number.isFinite(x)) continue;
       totals.set(s.stack, (totals.get(s.stack) ?? 0) + x);
     }
-    for (const [stack, total] of totals) out.push({ variantIndex: vi, stack, total });
+    for (const [stack, total] of totals) {
+      const written = model.values?.find((v) => v.variantIndex === vi && v.stack === stack)?.value;
+      out.push({ variantIndex: vi, stack, total, value: written ?? total });
+    }
   });
   return out;
 }
@@ -231,7 +259,7 @@ export function barEnds(model: ChartModel): BarEnd[] {
  * largest bar total or p90, plus `room` (a fraction of it). 0 when there is nothing to draw.
  */
 export function axisMax(model: ChartModel, room = 0.14): number {
-  const top = Math.max(0, ...barEnds(model).map((b) => b.total), ...model.whiskers.map((w) => (Number.isFinite(w.to) ? w.to : 0)));
+  const top = Math.max(0, ...barEnds(model).map((b) => Math.max(b.total, b.value)), ...model.whiskers.map((w) => (Number.isFinite(w.to) ? w.to : 0)));
   return top * (1 + room);
 }
 

@@ -57,7 +57,14 @@ function barBox(chart: Chart, stack: string, vi: number): { y: number; height: n
   return chart.getDatasetMeta(di).data[vi] as unknown as { y: number; height: number } | undefined;
 }
 
-/** Draws each whisker (bar end → p90, with an end cap) and writes each bar's value past its end. */
+/**
+ * The ms axis title: what the bars, the whiskers and the figures written past them are. A bar of
+ * parts (call + first collective) ends at the sum of the parts' medians, but the figure written
+ * past it is the derived step's own median, the step table's (chartData.ts `values`).
+ */
+export const CHART_MS_TITLE = "ms (each part's median; whisker to p90; a stacked bar's figure is its total's median, as in the table)";
+
+/** Draws each whisker (bar end → p90, with an end cap) and writes each bar's figure past its end (barEnds `value`). */
 const barExtrasPlugin: Plugin<'bar'> = {
   id: 'commcostBarExtras',
   afterDatasetsDraw(chart) {
@@ -91,7 +98,7 @@ const barExtrasPlugin: Plugin<'bar'> = {
       const bar = barBox(chart as unknown as Chart, end.stack, end.variantIndex);
       if (!bar) continue;
       const at = Math.max(x.getPixelForValue(end.total), whiskerEnd.get(`${end.variantIndex}|${end.stack}`) ?? 0) + 4;
-      ctx.fillText(extras.unit === 'ms' ? formatMs(end.total) : `${Math.round(end.total)} MiB`, at, bar.y);
+      ctx.fillText(extras.unit === 'ms' ? formatMs(end.value) : `${Math.round(end.value)} MiB`, at, bar.y);
     }
     ctx.restore();
   },
@@ -216,7 +223,7 @@ export class ExperimentChart {
             beginAtZero: true,
             // Every bar and whisker, with room past the longest for its value.
             suggestedMax: axisMax(model),
-            title: { display: true, text: unit === 'ms' ? 'ms (median; whisker to p90)' : 'MiB per GPU (median of the per-GPU max)', color: c.text },
+            title: { display: true, text: unit === 'ms' ? CHART_MS_TITLE : 'MiB per GPU (median of the per-GPU max)', color: c.text },
             ticks: { color: c.text },
             grid: { color: c.grid },
             border: { color: c.grid },

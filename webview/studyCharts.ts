@@ -1,7 +1,8 @@
 /**
  * The study's figures drawn the study's way (studyChartsData.ts models them): Figure 2 (critical
- * path of init, split, shrink, grow and abort-then-reinit, each stacked with its first collective,
- * p90 whiskers, the migration pause dashed and the in-pool swap dotted, log axis) and Figure 3
+ * path of init, split, shrink, grow and the re-init after an abort, each stacked with its first
+ * collective, p90 whiskers, the study's migration pause dashed and this run's switch inside its
+ * pool dotted, their labels in a band above the plot, never over a bar; log axis) and Figure 3
  * (abort against finalize + destroy per configuration, with the 500 ms floor). Used by the results
  * panel and the HTML report (one run) and the comparison report (one colour per host and NCCL
  * version). What a run lacks is listed under each chart. All text is inserted as text.
@@ -62,20 +63,32 @@ const overlayPlugin: Plugin<'bar'> = {
     ctx.lineWidth = 1.25;
     ctx.fillStyle = c.text;
     ctx.font = '11px system-ui, sans-serif';
+    // The labels sit in the band above the plot ({@link labelBandPx}, one row per line), never
+    // over a bar; each line is drawn up into its label's row.
+    ctx.textBaseline = 'middle';
     o.lines.forEach((l, i) => {
       const px = x.getPixelForValue(l.ms);
+      const row = chart.chartArea.top - labelBandPx(o.lines.length) + LABEL_ROW_PX * i + LABEL_ROW_PX / 2;
       ctx.setLineDash(l.style === 'dashed' ? [6, 4] : [2, 3]);
       ctx.beginPath();
-      ctx.moveTo(px, chart.chartArea.top);
+      ctx.moveTo(px, row + 5);
       ctx.lineTo(px, chart.chartArea.bottom);
       ctx.stroke();
       const left = px > chart.chartArea.right - ctx.measureText(l.label).width - 6;
       ctx.textAlign = left ? 'right' : 'left';
-      ctx.fillText(l.label, left ? px - 3 : px + 3, chart.chartArea.top + 10 + i * 12);
+      ctx.fillText(l.label, left ? px - 3 : px + 3, row);
     });
     ctx.restore();
   },
 };
+
+/** One row of the band above the plot per reference line's label, px. */
+const LABEL_ROW_PX = 13;
+
+/** The band above the plot that holds the reference lines' labels (none without lines), px. */
+export function labelBandPx(lines: number): number {
+  return lines > 0 ? LABEL_ROW_PX * lines + 4 : 0;
+}
 
 const logTicks = (v: string | number) => (Number.isInteger(Math.log10(Number(v))) ? String(Number(v)) : '');
 
@@ -90,7 +103,7 @@ interface Drawn {
 }
 
 /** The legend's words for each segment position of a Figure 2 bar (studyChartsData.ts FIGURE2_CATEGORIES). */
-const SEGMENT_NAMES = ['the call (init, split, shrink, grow; ncclCommAbort)', 'first collective (abort: the re-init)', 'first collective after the re-init'];
+const SEGMENT_NAMES = ['the call (init, split, shrink, grow; the re-init after abort)', 'first collective'];
 
 /** Figure 2's chart data: one stack per run, one dataset per segment position, coloured by host/NCCL. */
 function figure2Data(m: Figure2Model, runs: readonly StudyRun[], c: ChartColors): Drawn {
@@ -150,7 +163,8 @@ class StudyChart {
 
   draw(d: Drawn): void {
     const c = theme();
-    this.box.style.height = `${110 + 26 * Math.max(1, d.rows)}px`;
+    const band = labelBandPx(d.overlay.lines.length);
+    this.box.style.height = `${110 + band + 26 * Math.max(1, d.rows)}px`;
     const scales = {
       x: { type: 'logarithmic' as const, min: d.min, max: d.max, stacked: true, title: { display: true, text: d.title, color: c.text }, ticks: { color: c.text, callback: logTicks }, grid: { color: c.grid } },
       y: { stacked: true, ticks: { color: c.text, autoSkip: false }, grid: { color: c.grid } },
@@ -162,12 +176,14 @@ class StudyChart {
       this.chart = new Chart<'bar', (number | null)[], string>(canvas, {
         type: 'bar',
         data,
-        options: { indexAxis: 'y', animation: false, maintainAspectRatio: false, scales, plugins: { legend: { display: true, labels: { color: c.text } }, tooltip: { enabled: true } } },
+        // The legend below the axis, the band above the plot for the lines' labels (never over a bar).
+        options: { indexAxis: 'y', animation: false, maintainAspectRatio: false, layout: { padding: { top: band } }, scales, plugins: { legend: { display: true, position: 'bottom', labels: { color: c.text } }, tooltip: { enabled: true } } },
         plugins: [overlayPlugin],
       });
     } else {
       this.chart.data = data;
       this.chart.options.scales = scales;
+      this.chart.options.layout = { padding: { top: band } };
       if (this.chart.options.plugins?.legend?.labels) this.chart.options.plugins.legend.labels.color = c.text;
     }
     overlays.set(this.chart as unknown as Chart, d.overlay);

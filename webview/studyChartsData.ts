@@ -2,12 +2,19 @@
  * The study's figures drawn the study's way, from a run's own step figures (pure models; drawn
  * by studyCharts.ts in the panel, the HTML report and the comparison report):
  *
- * - **Figure 2 style**: the critical path of init, split, shrink, grow and abort-then-reinit, each
- *   stacked with its first collective (segments: the run's step medians, ms), a p90 whisker on each
- *   segment (that step's p90), on a log axis, with the study's migration pause (dashed) and the
- *   run's in-pool swap (dotted: the pool experiment's `switch`) as reference lines.
+ * - **Figure 2 style**: the critical path of every path that creates a communicator — init,
+ *   split, shrink, grow and the re-init after an abort — each stacked with its first collective
+ *   (segments: the run's step medians, ms), a p90 whisker on each segment (that step's p90), on a
+ *   log axis, with the study's migration pause (dashed) and the run's own switch inside its pool
+ *   (dotted: the pool experiment's `switch`, labelled as this run's, with the child it goes to) as
+ *   reference lines. Like the study's Figure 2 (every path 43–195 ms), the abort-then-re-init bar
+ *   is the re-init and its first collective: the abort itself is Figure 3's quantity, drawn there.
  * - **Figure 3 style**: ncclCommAbort against ncclCommFinalize + ncclCommDestroy per configuration
  *   (one group per run: host · NCCL · ranks), with the study's 500 ms floor.
+ *
+ * A run with c10d figures but none of these NCCL calls gets, in place of an empty chart, one line
+ * that names its c10d figures as the torch calls they are (never drawn as the NCCL calls the
+ * study's figures pair, nor against the study's NCCL lines).
  *
  * A bar whose step a run lacks is not drawn and is said under the chart with why (never
  * invented); so is a reference line the run lacks. Several runs: one colour per host and NCCL
@@ -17,6 +24,8 @@ import { STUDY_FIGURES, studyNotComparedWhy, studyNotDrawnNote, studyReferenceNo
 import { poolVariants } from '../readings/plan/strategies';
 import { stepTerm, type PlanRun } from '../readings/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
+import { ms as msWords } from '../readings/verdict/format';
+import { poolShapes } from '../readings/verdict/pool';
 import { runGpusText } from '../protocol/runNameParts';
 
 /** A run shown in the study charts: its label in the legend, and the file name its steps are cited by. */
@@ -118,11 +127,13 @@ export const FIGURE2_CATEGORIES: readonly CategoryDef[] = [
   },
   { name: 'shrink', experiment: 'shrink', variants: (n) => [{ variant: 'default', child: Math.max(1, n - 1) }], steps: [{ step: 'call', label: 'ncclCommShrink' }, FIRST] },
   { name: 'grow', experiment: 'grow', variants: (n) => [{ variant: 'default', child: n }], steps: [{ step: 'call', label: 'ncclCommGrow' }, FIRST] },
+  // The study's abort-then-reinit path is the re-init plus its first collective (its Figure 2
+  // paths are 43–195 ms; the abort, ~0.5 s, is its Figure 3's): the abort is not stacked here.
   {
     name: 'abort then re-init',
     experiment: 'abort',
     variants: (n) => [{ variant: 'default', child: n }],
-    steps: [{ step: 'abort', label: 'ncclCommAbort' }, { step: 'reinit', label: 're-init' }, FIRST],
+    steps: [{ step: 'reinit', label: 'ncclCommInitRankConfig after ncclCommAbort' }, FIRST],
   },
 ];
 
@@ -207,6 +218,10 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
       if (c.experiment !== 'init' && c.experiment !== 'abort') {
         drawn.push(`${c.name}${who(runs, r)}: ${c.experiment}/${chosen.variant}, a child of ${chosen.child} rank${chosen.child === 1 ? ' (nothing to connect: its first collective is not a lazy connect)' : 's'}`);
       }
+      if (c.experiment === 'abort') {
+        const abort = stepStats(r.run, 'abort', chosen.variant, 'abort');
+        drawn.push(`${c.name}${who(runs, r)}: the re-init after ncclCommAbort and its first collective${abort ? `; the abort itself (${msWords(abort.median)}) is Figure 3's, drawn there` : ''}`);
+      }
       return [{ run: ri, child: chosen.child, segments, totalMs: segments.reduce((a, s) => a + s.ms, 0) }];
     }),
   );
@@ -215,11 +230,19 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
   // A study line is never drawn against simulated figures alone: a note says so instead.
   const simulatedOnly = allSimulated(runs, withBars);
   const lines: StudyLine[] = simulatedOnly ? [] : [{ label: `the study's migration pause ${pause.written}`, ms: pause.min, style: 'dashed', source: pause.source }];
+  // The run's own switch inside its pool, named as the run's (the child it goes to, from the
+  // variant's shapes): never the study's swap, which is set beside it only where the verdict does
+  // (readings/verdict/pool.ts: not for a one-rank child, whose collective has no peer).
+  const swapNotes: string[] = [];
   runs.forEach((r) => {
     const variant = poolVariants([{ file: r.file, run: r.run }], r.run.ranks).plain;
     const st = stepStats(r.run, 'pool', variant, 'switch');
-    if (st && st.median > 0) lines.push({ label: `in-pool swap${who(runs, r)} ${Number(st.median.toPrecision(2))} ms`, ms: st.median, style: 'dotted', source: `pool/${variant}/switch (${r.file})` });
-    else absent.push(`the in-pool swap line${who(runs, r)}: ${why(r, 'pool', variant, 'switch')}`);
+    const child = poolShapes(variant)[1];
+    const to = child === undefined ? 'inside the pool' : `to TP${child} inside the pool${child === 1 ? ' (a one-rank child)' : ''}`;
+    if (st && st.median > 0) {
+      lines.push({ label: `${runs.length > 1 ? `run ${r.label}'s` : "this run's"} switch ${to} ${Number(st.median.toPrecision(2))} ms`, ms: st.median, style: 'dotted', source: `pool/${variant}/switch (${r.file})` });
+      if (child === 1) swapNotes.push(swapNotDrawnNote(runs.length > 1 ? `run ${r.label}'s` : "this run's"));
+    } else absent.push(`the line of the switch inside the pool${who(runs, r)}: ${why(r, 'pool', variant, 'switch')}`);
   });
   const ends = bars.flat().flatMap((b) => {
     let at = 0;
@@ -229,10 +252,16 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
       return [...out, at];
     });
   });
-  const notCompared = simulatedOnly
-    ? [studyNotDrawnNote(pause, 'migration pause', runs.length > 1 ? "these runs' figures" : "this run's figures")]
-    : notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause');
-  const empty = withBars.size === 0 ? `no figures for Figure 2: ${runsWord(runs)} measured none of ${FIGURE2_CATEGORIES.map((c) => c.experiment).join(', ')}` : undefined;
+  const notCompared = [
+    ...(simulatedOnly
+      ? [studyNotDrawnNote(pause, 'migration pause', runs.length > 1 ? "these runs' figures" : "this run's figures")]
+      : notComparedNotes(runs, withBars, pause, 'migration pause', 'migration pause')),
+    ...swapNotes,
+  ];
+  const empty =
+    withBars.size === 0
+      ? `no figures for Figure 2: ${runsWord(runs)} measured none of ${FIGURE2_CATEGORIES.map((c) => c.experiment).join(', ')}${c10dNote(runs, C10D_CREATION, 'the NCCL paths Figure 2 stacks')}`
+      : undefined;
   // A row with no bar in any run is not drawn (no empty rows at 1 rank): one line names them, the
   // absent list says why each is missing.
   const kept = FIGURE2_CATEGORIES.map((_, i) => i).filter((i) => empty !== undefined || bars[i]!.length > 0);
@@ -326,7 +355,10 @@ export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
   const notCompared = simulatedOnly
     ? [studyNotDrawnNote(f, 'floor', runs.length > 1 ? "these runs' figures" : "this run's figures")]
     : notComparedNotes(runs, drawn, f, 'floor', 'teardown');
-  const empty = groups.length === 0 ? `no figures for Figure 3: ${runsWord(runs)} measured neither abort nor destroy` : undefined;
+  const empty =
+    groups.length === 0
+      ? `no figures for Figure 3: ${runsWord(runs)} measured neither ncclCommAbort (abort) nor ncclCommFinalize + ncclCommDestroy (destroy)${c10dNote(runs, C10D_TEARDOWN, 'the NCCL calls Figure 3 pairs')}`
+      : undefined;
   return {
     groups,
     ...(floor ? { floor } : {}),
@@ -336,4 +368,53 @@ export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
     ...(empty !== undefined ? { empty } : {}),
     ...logBounds([...values, ...(floor ? [floor.ms] : [])]),
   };
+}
+
+/** A c10d figure a chart names in place of the NCCL bars it lacks: variant, step and the call in words. */
+interface C10dFigure {
+  variant: string;
+  step: string;
+  words: string;
+}
+
+/** The c10d creations to their first all_reduce (the c10d experiment's `total` steps). */
+const C10D_CREATION: readonly C10dFigure[] = [
+  { variant: 'init/eager', step: 'total', words: 'init_process_group(device_id) to its first all_reduce' },
+  { variant: 'init/lazy', step: 'total', words: 'init_process_group without device_id to its first all_reduce' },
+  { variant: 'new_group/eager-default', step: 'total', words: 'new_group on an eager default group to its first all_reduce' },
+  { variant: 'split_group', step: 'total', words: 'split_group to its first all_reduce' },
+];
+
+/** The c10d teardowns (destroy_process_group after each init, the default group's abort). */
+const C10D_TEARDOWN: readonly C10dFigure[] = [
+  { variant: 'init/eager', step: 'destroy', words: 'destroy_process_group (after init with device_id)' },
+  { variant: 'init/lazy', step: 'destroy', words: 'destroy_process_group (after a lazy init)' },
+  { variant: 'abort', step: 'abort', words: 'abort of the default process group' },
+];
+
+/**
+ * What the runs measured of c10d instead, for a chart with no NCCL bar: "; the c10d figures
+ * (init_process_group(device_id) to its first all_reduce 186 ms; …) are torch's calls, not <what>:
+ * they are on the first page and in the verdict's c10d line". Empty when no run has any.
+ */
+function c10dNote(runs: readonly StudyRun[], figures: readonly C10dFigure[], what: string): string {
+  const found = runs.flatMap((r) =>
+    figures.flatMap((f) => {
+      const st = stepStats(r.run, 'c10d', f.variant, f.step);
+      return st ? [`${f.words}${who(runs, r)} ${msWords(st.median)}`] : [];
+    }),
+  );
+  if (found.length === 0) return '';
+  return `; ${runs.length === 1 ? 'its' : 'their'} c10d figures (${found.join('; ')}) are of torch's calls, not ${what}: they are on the first page and in the verdict's c10d line`;
+}
+
+/**
+ * The note under Figure 2 where a run's switch inside its pool goes to a one-rank child: the
+ * study's swap (STUDY_FIGURES.poolSwitch) is not drawn beside it, as the verdict does not set them
+ * side by side (a one-rank child's collective has no peer).
+ * @param whose "this run's" or "run B's".
+ */
+function swapNotDrawnNote(whose: string): string {
+  const f = STUDY_FIGURES.poolSwitch;
+  return `The study's swap inside the pool (${f.written}, ${f.host.text}) is not drawn: ${whose} switch is to a one-rank child, whose collective has no peer; the dotted line is ${whose} own figure, not the study's (study: ${f.measurement}, in ${f.document}).`;
 }

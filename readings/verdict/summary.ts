@@ -20,40 +20,11 @@ import { poolMakeupDiffers, STUDY_FIGURES as S, STUDY_SHARES, studyNotComparedWh
 import { figureClause, judgement, shareClauseOf, type Clause } from './agreement';
 import { bytes, failureOf, isBelowTimer, isNoMemory, ms, msAll, pct, stats, variantOf } from './format';
 import { poolFigures } from './pool';
+import { c10dFirstCollectiveLine, c10dRebuildLine, c10dTeardownLine, orC10d } from './summaryC10d';
 
-/** The four answers, and the line that says the run's regime before them. */
-export type SummaryKind = 'regime' | 'rebuild' | 'first-collective' | 'teardown' | 'pool';
-
-/** The study's figure beside a line: what it measured, in which setting, from where, and whether it is compared. */
-export interface SummaryStudy {
-  /** What the study measured, in the field's words ("init to the first 1 MB allreduce"). */
-  what: string;
-  /** As the study wrote it ("92 ms", "0.16–0.43 s"). */
-  written: string;
-  /** The setting the study gives it ("4× A40 PCIe, one node, NCCL 2.32.3"). */
-  setting: string;
-  /** Its measurement and where it is quoted (studyFigures.ts `source`). */
-  source: string;
-  /** When compared: the comparison and the verdict's judgement, "92 ms vs 174 ms (1.9×): same order as the study (…)". */
-  comparison?: string;
-  /** When not compared: why ("a communicator of 1 rank has no peer, the study's had 4 ranks"). */
-  notCompared?: string;
-}
-
-/** One line of the first page. */
-export interface SummaryLine {
-  kind: SummaryKind;
-  /** A few words naming the question ("Rebuild to first collective"). */
-  label: string;
-  /** The answer in one sentence, from the run's figures. */
-  text: string;
-  /** The run's headline figure in words ("174 ms", "872 MiB per GPU"), "(simulated)" when so; absent when the run has none. */
-  figure?: string;
-  /** Where the figure comes from: "init · default · total, median of 10". */
-  step?: string;
-  /** The study's figures for the same quantity; empty when the study published none. */
-  study: SummaryStudy[];
-}
+// The line types live in summaryTypes.ts (shared with summaryC10d.ts); re-exported for the views.
+export type { SummaryKind, SummaryLine, SummaryStudy } from './summaryTypes';
+import type { SummaryKind, SummaryLine, SummaryStudy } from './summaryTypes';
 
 /** "2 ranks" / "1 rank". */
 function ranksWord(n: number): string {
@@ -303,8 +274,9 @@ function poolSummaryLine(run: RunFile, regime: StudyRegime, simulated: boolean):
 
 /**
  * The first page of `run`: the regime line(s), then the four answers (rebuild, first collective,
- * teardown, pool), each with its figure, step and the study's figure beside it. A failed run gives
- * one line: what failed.
+ * teardown, pool), each with its figure, step and the study's figure beside it; a question the run
+ * has no NCCL figure for is answered by its c10d figure where it has one, named as the torch call
+ * (summaryC10d.ts). A failed run gives one line: what failed.
  * @returns lines in that fixed order; never throws (a line whose figures its code did not foresee
  * reads "could not be formed", with why).
  */
@@ -329,10 +301,11 @@ export function firstPageSummary(run: RunFile): SummaryLine[] {
       return { kind, label, text: `This line could not be formed from the run's figures (${err instanceof Error ? err.message : String(err)}).`, study: [] };
     }
   };
+  // A question the run has no NCCL figure for is answered by its c10d figure, named as the torch call (summaryC10d.ts).
   const answers = [
-    read('rebuild', 'Rebuild to first collective', () => rebuildLine(run, regime, simulated)),
-    read('first-collective', 'First collective', () => firstCollectiveLine(run, regime, simulated)),
-    read('teardown', 'Teardown', () => teardownLine(run, regime, simulated)),
+    read('rebuild', 'Rebuild to first collective', () => orC10d(rebuildLine(run, regime, simulated), () => c10dRebuildLine(run, simulated))),
+    read('first-collective', 'First collective', () => orC10d(firstCollectiveLine(run, regime, simulated), () => c10dFirstCollectiveLine(run, simulated))),
+    read('teardown', 'Teardown', () => orC10d(teardownLine(run, regime, simulated), () => c10dTeardownLine(run, regime, simulated))),
     read('pool', 'Pool', () => poolSummaryLine(run, regime, simulated)),
   ];
   // Nothing to show: one line, not four lines of "no figure".

@@ -35,12 +35,17 @@ test('Figure 2: each category stacks its call and first collective (medians), a 
   assert.deepEqual(seg(1), [[['split/halves/splitShare=0/call', 25], ['split/halves/splitShare=0/first', 15]]]);
   assert.deepEqual(seg(2), [[['shrink/default/call', 30], ['shrink/default/first', 20]]]);
   // grow was skipped by the run: not drawn, and said so with the run's reason.
-  assert.deepEqual(seg(3), [[['abort/default/abort', 500], ['abort/default/reinit', 40], ['abort/default/first', 60]]]);
-  assert.equal(m.bars[3]![0]!.totalMs, 600);
+  // Issue #28: the abort-then-re-init path is the re-init and its first collective, as the
+  // study's Figure 2 (43–195 ms); the abort itself is Figure 3's, named under the chart.
+  assert.deepEqual(seg(3), [[['abort/default/reinit', 40], ['abort/default/first', 60]]]);
+  assert.equal(m.bars[3]![0]!.totalMs, 100);
+  assert.match(m.drawn.join('\n'), /abort then re-init: the re-init after ncclCommAbort and its first collective; the abort itself \(500 ms\) is Figure 3's/);
   assert.equal(m.bars[0]![0]!.segments[1]!.p90, 60 * 1.02);
   assert.deepEqual(m.absent, ['grow: grow was skipped in four.json: needs NCCL ≥ 2.29.2, host has 2.28.9']);
-  // Lines: the study's 69 ms pause (dashed, with its source) and this run's in-pool swap (dotted, pool/tp4+2+1/switch = 2 ms).
+  // Lines: the study's 69 ms pause (dashed, with its source) and this run's own switch inside its
+  // pool (dotted, pool/tp4+2+1/switch = 2 ms), named as the run's with the child it goes to.
   assert.deepEqual(m.lines.map((l) => [l.ms, l.style]), [[STUDY_FIGURES.migrationPause.min, 'dashed'], [2, 'dotted']]);
+  assert.equal(m.lines[1]!.label, "this run's switch to TP2 inside the pool 2 ms");
   assert.equal(STUDY_FIGURES.migrationPause.min, 69);
   assert.match(m.lines[0]!.source, /migration pause/);
   assert.match(m.lines[1]!.source, /^pool\/tp4\+2\+1\/switch \(four\.json\)$/);
@@ -52,7 +57,7 @@ test('Figure 2 without an abort or a pool says both are absent', () => {
   const m = figure2Model([{ label: 'A', file: 'x.json', run: fourRankRun({}, ['pool']) }]);
   assert.ok(!m.categories.includes('abort then re-init'), 'no empty row');
   assert.match(m.absent.join('\n'), /abort then re-init: the runs have no abort experiment, which measures it/);
-  assert.match(m.absent.join('\n'), /the in-pool swap line: the runs have no pool experiment/);
+  assert.match(m.absent.join('\n'), /the line of the switch inside the pool: the runs have no pool experiment/);
   assert.deepEqual(m.lines.map((l) => l.style), ['dashed']);
 });
 
@@ -120,7 +125,12 @@ test('the study\'s lines beside runs the verdict does not compare with them (1 r
   const two = { label: 'S', file: 'h200x2-nccl2.30.7-source.json', run: load('h200x2-2026-12-01/h200x2-nccl2.30.7-source.json') };
   // Several ranks on one host, measured: compared by the verdict, so no note.
   assert.deepEqual(figure3Model([two]).notCompared, []);
-  assert.deepEqual(figure2Model([two]).notCompared, []);
+  // The pause is compared; this run's switch goes to a one-rank TP1 child, so the one note says
+  // the study's swap is not drawn beside it (issue #28, like with like).
+  const pauseNotes = (m: { notCompared: string[] }) => m.notCompared.filter((n) => !n.startsWith("The study's swap inside the pool"));
+  assert.deepEqual(pauseNotes(figure2Model([two])), []);
+  assert.equal(figure2Model([two]).notCompared.length, 1);
+  assert.match(figure2Model([two]).notCompared[0]!, /^The study's swap inside the pool \([^)]*\) is not drawn: this run's switch is to a one-rank child/);
   // 1 rank: no peer, the study's floor had 2–8 GPUs. Issue #28: its setting is every configuration
   // of the study's Figure 3, not "4× A40 PCIe, NCCL 2.32.3, 4 ranks".
   const one = { label: 'O', file: 'h200x1.json', run: load('h200x1-2026-12-01/h200x1-nccl2.28.9-wheel.json') };
@@ -136,7 +146,7 @@ test('the study\'s lines beside runs the verdict does not compare with them (1 r
   run.nodes = [0, 1].map((index) => ({ index, hostname: `gpu${index}`, address: `10.0.0.${index + 1}`, ranks: [2 * index, 2 * index + 1], gpus: ['NVIDIA H200', 'NVIDIA H200'] }));
   const nodes = { label: 'N', file: 'two-nodes.json', run };
   assert.deepEqual(figure3Model([two, nodes]).notCompared, []);
-  assert.deepEqual(figure2Model([nodes]).notCompared, []);
+  assert.deepEqual(pauseNotes(figure2Model([nodes])), []);
   // Simulated alone: the study's line is not drawn at all (issue #28 review), said in one note;
   // beside a measured run it is drawn, and the simulated run's note says it is not compared.
   const sim = { label: 'B', file: 'b.json', run: { ...structuredClone(two.run), simulated: true } };
@@ -168,9 +178,11 @@ test('a section with nothing to show says so in one line: a c10d-only run and a 
   const failed = { ...fourRankRun({ ranks: 2 }, []), status: 'failed' as const, ranks: 0, experiments: [] };
   for (const run of [c10dOnly, failed]) {
     const r: StudyRun = { label: 'A', file: 'x.json', run };
-    assert.equal(figure2Model([r]).empty, 'no figures for Figure 2: the run measured none of init, split, shrink, grow, abort');
-    assert.equal(figure3Model([r]).empty, 'no figures for Figure 3: the run measured neither abort nor destroy');
+    // Issue #28: a c10d-only run's line names its c10d figures as torch's calls (chartsReadings28c.test.ts).
+    assert.match(figure2Model([r]).empty ?? '', /^no figures for Figure 2: the run measured none of init, split, shrink, grow, abort($|; its c10d figures \(init_process_group\(device_id\) to its first all_reduce )/);
+    assert.match(figure3Model([r]).empty ?? '', /^no figures for Figure 3: the run measured neither ncclCommAbort \(abort\) nor ncclCommFinalize \+ ncclCommDestroy \(destroy\)($|; its c10d figures \(destroy_process_group )/);
   }
+  assert.equal(figure3Model([{ label: 'A', file: 'x.json', run: failed }]).empty, 'no figures for Figure 3: the run measured neither ncclCommAbort (abort) nor ncclCommFinalize + ncclCommDestroy (destroy)');
   // The plan: the c10d-only run's chart model says so in one line; the failed run is refused with
   // the one line the panel shows (planView.ts), never a table of "missing … TP0".
   const plan = planChartModel(planReshape([{ file: 'x.json', run: c10dOnly }], {}));
