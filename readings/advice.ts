@@ -38,8 +38,12 @@ function simulatedNote(a: Annotation): string {
   return a.simulated ? ' (SIMULATED figures, not a measurement)' : '';
 }
 
-/** The host of the cited run with the GPUs and count its run is named by ("localhost (2× H200)"), never the host alone where the run names its GPUs. */
 function hostOf(a: Annotation): string {
+  return plain(a.measured?.source.run.host ?? '?', 60);
+}
+
+/** The host of the cited run with the GPUs and count its run is named by ("localhost (2× H200)"; protocol/runNameParts.ts hostGpusText), never the host alone where the run names its GPUs. */
+function hostGpusOf(a: Annotation): string {
   const run = a.measured?.source.run;
   return run ? plain(hostGpusText(run), 80) : '?';
 }
@@ -221,7 +225,7 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
       const parts = (v: VariantFigures, t: Figure): string =>
         `${formatMs(t.stats.median)} (the call ${formatMs(v.call?.stats.median ?? 0)}, the first collective ${formatMs(v.first?.stats.median ?? 0)})`;
       message = `the run ${label}${one ? ' (1 rank)' : ''} shows init_process_group to its first collective on the default group takes ${parts(lazy, without)} without device_id and ${parts(eager, withIt)} with it: ${savingWords(m, lazy, without, eager, withIt)}${one ? `; ${ONE_RANK}` : ''}`;
-      title = `Pass device_id for eager init (to the first collective on ${hostOf(a)}${one ? ', 1 rank' : ''}: ${formatMs(without.stats.median)} without, ${formatMs(withIt.stats.median)} with it, ${savingWords(m, lazy, without, eager, withIt, true)}${one ? '; no peer to connect, so not what more ranks pay' : ''}; uses the current CUDA device)`;
+      title = `Pass device_id for eager init (to the first collective on ${hostGpusOf(a)}${one ? ', 1 rank' : ''}: ${formatMs(without.stats.median)} without, ${formatMs(withIt.stats.median)} with it, ${savingWords(m, lazy, without, eager, withIt, true)}${one ? '; no peer to connect, so not what more ranks pay' : ''}; uses the current CUDA device)`;
     }
   } else if (m.main.call && m.main.total && m.main.first) {
     const { call, first, total } = m.main;
