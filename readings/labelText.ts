@@ -115,7 +115,8 @@ export function codeSizeWords(m: Measured): string | undefined {
 export function noFigureOfCodeSize(m: Pick<Measured, 'groupSize'> & { main: Pick<Measured['main'], 'childRanks'> }): string | undefined {
   const g = m.groupSize;
   const n = m.main.childRanks;
-  if (g === undefined || n === g) return undefined;
+  // A size the run does not tell (no childRanks: a run of several ranks) is not a figure of one rank; of more ranks, not known to differ.
+  if (g === undefined || n === g || (n === undefined && g !== 1)) return undefined;
   const of = n !== undefined ? ` (its figures are of a ${n}-rank one)` : '';
   return g === 1 ? `one rank: nothing to connect · no figure for a one-rank group in this run${of}` : `${g}-rank group: no figure for a ${g}-rank group in this run${of}`;
 }
