@@ -17,6 +17,7 @@ import { loadRun } from '../client/resultsStore';
 import { siteIsEager } from '../readings/siteVariant';
 import { ANNOTATION_DEFAULTS } from '../readings/annotationSettings';
 import { firstCollectiveElsewhere, formatMs, memoryPerGpu, runLabel } from '../readings/annotationText';
+import { noFigureOfCodeSize } from '../readings/labelText';
 import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, type GrammarFiles } from '../sites/callSites';
 import { resolveAnnotation } from '../readings/figures';
 import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../readings/profiles';
@@ -380,6 +381,9 @@ export function formatScanTable(report: ScanReport): string {
 }
 
 function figureText(f: ScanFigure, groupSize: number | null): string {
+  // The code's group size has no figure in this run: said instead, never the other size's figure first (as the editor's lens).
+  const none = noFigureOfCodeSize({ ...(groupSize !== null ? { groupSize } : {}), main: f.childRanks !== null ? { childRanks: f.childRanks } : {} });
+  if (none) return `${none}: ${f.experiment} ${f.variant}`;
   const one =
     groupSize === 1
       ? `, one rank: nothing to connect${f.childRanks === 1 ? '' : ` (figure of a ${f.childRanks ?? 'larger'}-rank group)`}`

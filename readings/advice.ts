@@ -8,6 +8,8 @@ import { followsDefaultGroup } from './readingText';
 import type { CallSite, FileFacts, Position, Range, ScanResult } from '../sites/callSites';
 import type { Annotation, Figure, Measured, VariantFigures } from './figures';
 import type { ApiName } from '../sites/apiMap';
+import { hostGpusText } from '../protocol/runNameParts';
+import { judgeDifference, type SpreadFigures } from '../protocol/compareRule';
 
 export type FindingCode = 'commcost.creationInLoop' | 'commcost.lazyInit' | 'commcost.coldGroup';
 
@@ -38,6 +40,12 @@ function simulatedNote(a: Annotation): string {
 
 function hostOf(a: Annotation): string {
   return plain(a.measured?.source.run.host ?? '?', 60);
+}
+
+/** The host of the cited run with the GPUs and count its run is named by ("localhost (2× H200)"; protocol/runNameParts.ts hostGpusText), never the host alone where the run names its GPUs. */
+function hostGpusOf(a: Annotation): string {
+  const run = a.measured?.source.run;
+  return run ? plain(hostGpusText(run), 80) : '?';
 }
 
 /** `import torch` after the file's imports, when the fix needs `torch` and the file has not bound it. */
@@ -163,6 +171,32 @@ function isOneRank(a: Annotation): boolean {
   return m !== undefined && (m.main.childRanks === 1 || m.source.run.ranks === 1);
 }
 
+/** The spread of a variant's step as the run file holds it: its per-iteration samples (ms) where the file has them, and its summary's median, min, max and n. */
+function spreadOf(m: Measured, v: VariantFigures, f: Figure): SpreadFigures {
+  const step = m.source.run.experiments
+    ?.find((e) => e.experiment === m.experiment)
+    ?.variants.find((x) => x.variant === v.variant)
+    ?.steps.find((x) => x.step === f.step);
+  const samples = Array.isArray(step?.samples) ? step.samples.filter((x) => Number.isFinite(x)) : [];
+  return { median: f.stats.median, samples, min: f.stats.min, max: f.stats.max, n: f.stats.n };
+}
+
+/**
+ * What passing device_id changes to the first collective, from the two totals by the one rule of
+ * a difference (protocol/compareRule.ts `judgeDifference`: beyond the spread of both samples and
+ * the practical floor): a saving or a cost only where the totals show one, else that they are
+ * within the run's noise and no saving is shown. `short` for the quick fix's title.
+ */
+function savingWords(m: Measured, lazy: VariantFigures, without: Figure, eager: VariantFigures, withIt: Figure, short = false): string {
+  const d = judgeDifference(spreadOf(m, eager, withIt), spreadOf(m, lazy, without), withIt.stats.median / without.stats.median);
+  const apart = formatMs(Math.abs(without.stats.median - withIt.stats.median));
+  if (d.verdict === 'lower') return `${apart} less with it`;
+  if (d.verdict === 'higher') return `${apart} more with it`;
+  const why =
+    d.verdict === 'too-few-samples' ? 'too few samples to tell them apart' : d.verdict === 'no-spread' ? 'the run has no spread to tell them apart by' : "within the run's noise";
+  return short ? `${why}: no saving shown` : `${why}, so no saving is shown (with device_id the cost is paid in the init call instead of the first collective)`;
+}
+
 /**
  * `init_process_group` without `device_id`, followed by collectives. The message says what the
  * cited run shows and what it measured — never how c10d builds the group as a finding of a run
@@ -180,12 +214,18 @@ function lazyInit(site: CallSite, a: Annotation, facts: FileFacts): Finding | un
   let title: string | undefined;
   if (m.experiment === 'c10d') {
     const all = [m.main, ...m.others];
-    const eager = all.find((v) => /eager/.test(v.variant))?.first;
-    const lazy = all.find((v) => /lazy/.test(v.variant))?.first;
-    if (eager && lazy && eager.stats.median < lazy.stats.median) {
-      const moved = lazy.stats.median - eager.stats.median;
-      message = `the run ${label}${one ? ' (1 rank)' : ''} shows the first collective on the default group takes ${formatMs(lazy.stats.median)} after init_process_group without device_id and ${formatMs(eager.stats.median)} after one with it${one ? `; ${ONE_RANK}` : ''}`;
-      title = `Pass device_id for eager init (${one ? '1 rank: ' : ''}the first collective took ~${formatMs(moved)} less with it on ${hostOf(a)}${one ? '; no peer to connect, so not what more ranks pay' : ''}; uses the current CUDA device)`;
+    const eager = all.find((v) => /(^|\/)eager\b/.test(v.variant));
+    const lazy = all.find((v) => /(^|\/)lazy\b/.test(v.variant));
+    // What the user pays to the first collective: the total step, call + first per iteration.
+    const withIt = eager?.total;
+    const without = lazy?.total;
+    // Offered where the eager variant's first collective is cheaper (the cost moves out of it); priced
+    // by what the user pays to the first collective, call + first, with and without.
+    if (eager?.first && lazy?.first && withIt && without && eager.first.stats.median < lazy.first.stats.median) {
+      const parts = (v: VariantFigures, t: Figure): string =>
+        `${formatMs(t.stats.median)} (the call ${formatMs(v.call?.stats.median ?? 0)}, the first collective ${formatMs(v.first?.stats.median ?? 0)})`;
+      message = `the run ${label}${one ? ' (1 rank)' : ''} shows init_process_group to its first collective on the default group takes ${parts(lazy, without)} without device_id and ${parts(eager, withIt)} with it: ${savingWords(m, lazy, without, eager, withIt)}${one ? `; ${ONE_RANK}` : ''}`;
+      title = `Pass device_id for eager init (to the first collective on ${hostGpusOf(a)}${one ? ', 1 rank' : ''}: ${formatMs(without.stats.median)} without, ${formatMs(withIt.stats.median)} with it, ${savingWords(m, lazy, without, eager, withIt, true)}${one ? '; no peer to connect, so not what more ranks pay' : ''}; uses the current CUDA device)`;
     }
   } else if (m.main.call && m.main.total && m.main.first) {
     const { call, first, total } = m.main;

@@ -11,7 +11,7 @@
 import type { CallSite } from '../sites/callSites';
 import { releasesMemory, type Annotation, type Figure, type Measured } from './figures';
 import { formatBytes, formatMs, ncclText, plain, runSizeText } from './formatText';
-import { codeSizeWords, gpusOf, memoryPart, memoryPerGpu, runLabel, showsMemory, sourceLabel } from './labelText';
+import { codeSizeWords, gpusOf, noFigureOfCodeSize, memoryPart, memoryPerGpu, runLabel, showsMemory, sourceLabel } from './labelText';
 import type { Profile } from './profiles';
 import { skipGate, timeoutWords } from './readingText';
 import { hostGpusText } from '../protocol/runNameParts';
@@ -113,6 +113,11 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
     const there = b?.oneRank ? ' (a one-rank group there)' : '';
     return `${sim}⏱ ${why}${beneath}Measure this on ${host ?? '…'}${there}`;
   }
+  const via = m.via ? ` (${m.experiment} beneath)` : '';
+  const stale = a.stale.length ? ' · stale' : '';
+  // The code's group size has no figure in this run: said instead, never the other size's figure as the headline.
+  const none = noFigureOfCodeSize(m);
+  if (none) return `${sim}⏱ ${none}${via} — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}${stale}`;
   const elsewhere = firstCollectiveElsewhere(a, site, sites);
   const parts = elsewhere
     ? [`${formatMs(elsewhere.call.stats.median)} call`, `its first collective (line ${elsewhere.line}) pays ${formatMs(elsewhere.first.stats.median)}`]
@@ -128,8 +133,6 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
   const size = codeSizeWords(m);
   if (size) parts.push(size);
   else if (m.main.childRanks === 1) parts.push('one-rank communicator');
-  const via = m.via ? ` (${m.experiment} beneath)` : '';
-  const stale = a.stale.length ? ' · stale' : '';
   const once = site?.firstCallOnly ? 'may create (first call only): ' : '';
   return `${sim}⏱ ${once}${parts.join(' · ')}${via} — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}${stale}`;
 }
@@ -143,6 +146,10 @@ export function codeLensTitle(a: Annotation, site?: CallSite, sites?: readonly C
 export function decorationLabel(a: Annotation, site?: CallSite, sites?: readonly CallSite[]): string | undefined {
   const m = a.measured;
   if (!m) return undefined;
+  const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
+  // The code's group size has no figure in this run: said instead of the other size's figure (as the lens).
+  const none = noFigureOfCodeSize(m);
+  if (none) return `${a.simulated ? 'SIMULATED ' : ''}${none}${from}${a.stale.length ? ' (stale)' : ''}`;
   const released = releaseWords(a, m);
   const mem = showsMemory(a) && !releasesMemory(a.entry, a.entry.answer) ? memoryPerGpu(m) : undefined;
   const size = codeSizeWords(m);
@@ -152,7 +159,6 @@ export function decorationLabel(a: Annotation, site?: CallSite, sites?: readonly
     ? `${formatMs(elsewhere.call.stats.median)} (+${formatMs(elsewhere.first.stats.median)} at line ${elsewhere.line})`
     : formatMs(m.headline.stats.median);
   const text = `${head}${released ? ` · ${released}` : mem !== undefined ? ` · ${memoryPart(mem)}` : ''}${one}`;
-  const from = a.active && m.source !== a.active ? ` — ${sourceLabel(a, m.source).replace(/^SIMULATED · /, '')}` : '';
   return `${a.simulated ? 'SIMULATED ' : ''}${site?.firstCallOnly ? 'may create (first call only): ' : ''}${text}${from}${a.stale.length ? ' (stale)' : ''}`;
 }
 

@@ -3,6 +3,7 @@
  * measured, and run-file text made safe for plain-text and Markdown surfaces. Pure; re-exported
  * by annotationText.ts, so importers are unchanged.
  */
+import { pct } from './verdict/format';
 
 /**
  * `ms` for people: 0.017 ms, 4.52 ms, 47.7 ms, 176 ms, 1.23 s. Each threshold is where the shorter
@@ -63,16 +64,15 @@ export function escapeMarkdown(text: string, max = 120): string {
     .replace(/</g, '&lt;');
 }
 
-/** A share in percent as measured: 82%, 4.5%, 0.031% (never rounded to 0% or 100% unless it is). */
+/**
+ * A share of `whole` in percent, by the one rule every reading uses (the verdict's
+ * `pct`, docs/METHOD.md "Percentages"): whole percent; under 1% one significant digit (0.3%), near
+ * 100% without being it one decimal (99.7%), so a share is never rounded to 0% or 100% unless it
+ * is. A whole of 0 reads "—".
+ */
 export function percent(part: number, whole: number): string {
-  const p = (100 * part) / whole;
-  if (!Number.isFinite(p)) return '—';
-  if (p === 0 || p === 100) return `${p}%`;
-  if (p >= 99.5 && p < 100) return `${Math.floor(p * 100) / 100}%`;
-  if (p > 100 && p < 100.5) return `${Math.ceil(p * 100) / 100}%`;
-  if (p >= 10) return `${Math.round(p)}%`;
-  if (p >= 1) return `${p.toFixed(1)}%`;
-  return `${Number(p.toPrecision(2))}%`;
+  const x = part / whole;
+  return Number.isFinite(x) ? pct(x) : '—';
 }
 
 /** A count and its noun, singular for 1: "1 rank", "2 ranks", "1 GPU" (`nouns` for an irregular plural). */

@@ -112,10 +112,17 @@ function headlineNote(a: Annotation, m: Measured, site?: CallSite): string | und
  * @param figure the first-collective figure of the answering run (ms), when measured
  * @param beneath the figure is of the NCCL call beneath (no c10d figures): said so, never "the group's init + connect"
  */
-export function firstCollectiveLine(site: CallSite, figure: Figure | undefined, beneath = false, m?: Pick<Measured, 'firstUse' | 'firstUseAsked' | 'main'>): string | undefined {
+export function firstCollectiveLine(
+  site: CallSite,
+  figure: Figure | undefined,
+  beneath = false,
+  m?: Pick<Measured, 'firstUse' | 'firstUseAsked' | 'main'> & { source?: Pick<Measured['source'], 'run'> },
+): string | undefined {
   const of = site.firstCollectiveOf;
   if (!of) return undefined;
-  const line = firstCollectiveCore(of, figure, beneath, site.groupSize);
+  // The figure's ranks decide the words (its communicator's, else the run's), not the code's group size alone.
+  const ranks = m ? (m.main.childRanks ?? m.source?.run.ranks) : undefined;
+  const line = firstCollectiveCore(of, figure, beneath, site.groupSize, ranks);
   const use = firstUseWords(of.collective, m);
   return use ? `${line} ${use}` : line;
 }
@@ -133,16 +140,35 @@ export function firstUseWords(collective: string | undefined, m?: Pick<Measured,
   return `This group is first used by \`${op}\`; the figure is the allreduce's${how}.`;
 }
 
-function firstCollectiveCore(of: NonNullable<CallSite['firstCollectiveOf']>, figure: Figure | undefined, beneath: boolean, groupSize: number | undefined): string {
+/**
+ * The first-collective sentence. Its words follow the ranks of the figure it gives
+ * (`figureRanks`: a one-rank communicator has no peer, whatever the code's group): "pays the
+ * group's init + connect" only for a figure of several ranks; a group the code makes of one rank
+ * with no one-rank figure in the run gives no figure (the run's is of another size).
+ */
+function firstCollectiveCore(
+  of: NonNullable<CallSite['firstCollectiveOf']>,
+  figure: Figure | undefined,
+  beneath: boolean,
+  groupSize: number | undefined,
+  figureRanks: number | undefined,
+): string {
   const group = of.variable === 'the default group' ? 'the default group' : codeSpan(of.variable);
   const by = of.api ? ` by ${escapeMarkdown(of.api, 60)}` : '';
+  const head = `First collective on ${group} (created at line ${of.line + 1}${by})`;
   const cost = figure ? `, ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)})` : '';
   // Figures of the NCCL call beneath (no c10d figures): the first collective after an NCCL init, not the group's init + connect.
   if (beneath && figure)
-    return `First collective on ${group} (created at line ${of.line + 1}${by}): ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)}) as the first collective after the NCCL init beneath (this run has no c10d figures) — once, on this first call.`;
+    return `${head}: ${formatMs(figure.stats.median)} (p90 ${formatMs(figure.stats.p90)}) as the first collective after the NCCL init beneath (this run has no c10d figures) — once, on this first call.`;
+  if (figure && figureRanks === 1) {
+    const other = groupSize !== undefined && groupSize !== 1 ? ` (the code makes ${groupSize}-rank groups: not what they pay)` : '';
+    return `${head}: pays the group's init${cost}, as a one-rank group in this run: nothing to connect${other} — once, on this first call.`;
+  }
   if (groupSize === 1)
-    return `First collective on ${group} (created at line ${of.line + 1}${by}): a one-rank group, nothing to connect; pays the group's init${cost} — once, on this first call.`;
-  return `First collective on ${group} (created at line ${of.line + 1}${by}): pays the group's init + connect${cost} — once, on this first call; later collectives on it do not.`;
+    return figure
+      ? `${head}: a one-rank group, nothing to connect; this run has no figure for a one-rank group (its figures are of a ${figureRanks ?? 'larger'}-rank group) — the group's init is paid once, on this first call.`
+      : `${head}: a one-rank group, nothing to connect; pays the group's init — once, on this first call.`;
+  return `${head}: pays the group's init + connect${cost} — once, on this first call; later collectives on it do not.`;
 }
 
 /** Text from source code as a Markdown code span: one line, no backtick. */

@@ -96,15 +96,29 @@ export function oneRank(v: VariantFigures, role: string): string | undefined {
 
 /**
  * The size of the group the code makes (CallSite `groupSize`, carried as Measured `groupSize`) set
- * against the figures' (`main.childRanks`), for the lens and the label: "one rank: nothing to
- * connect" (with the figure's size when the run has no one-rank variant), "4-rank group (figure of
- * a 2-rank one)"; undefined when the code does not fix the size or the sizes agree at several ranks.
+ * against the figures' (`main.childRanks`), for the lens and the label, where they agree: "one
+ * rank: nothing to connect" for a one-rank figure of a one-rank group; undefined otherwise (sizes
+ * that differ: {@link noFigureOfCodeSize}).
  */
 export function codeSizeWords(m: Measured): string | undefined {
+  return m.groupSize === 1 && m.main.childRanks === 1 ? 'one rank: nothing to connect' : undefined;
+}
+
+/**
+ * Where the code fixes the group's size and the run has no figure of that size (the figures are
+ * of a group of other ranks): what the lens, the label and `commcost scan` say instead of the
+ * other size's figure, which is never their headline (the hover's table keeps it, said to be of
+ * another size): "one rank: nothing to connect · no figure for a one-rank group in this run",
+ * "4-rank group: no figure for a 4-rank group in this run (its figures are of a 2-rank one)".
+ * Undefined when the code does not fix the size, or the figures are of that size.
+ */
+export function noFigureOfCodeSize(m: Pick<Measured, 'groupSize'> & { main: Pick<Measured['main'], 'childRanks'> }): string | undefined {
+  const g = m.groupSize;
   const n = m.main.childRanks;
-  if (m.groupSize === 1) return n === 1 ? 'one rank: nothing to connect' : `one rank: nothing to connect (figure of a ${n ?? 'larger'}-rank group)`;
-  if (m.groupSize !== undefined && n !== undefined && n !== m.groupSize) return `${m.groupSize}-rank group (figure of a ${n}-rank one)`;
-  return undefined;
+  // A size the run does not tell (no childRanks: a run of several ranks) is not a figure of one rank; of more ranks, not known to differ.
+  if (g === undefined || n === g || (n === undefined && g !== 1)) return undefined;
+  const of = n !== undefined ? ` (its figures are of a ${n}-rank one)` : '';
+  return g === 1 ? `one rank: nothing to connect · no figure for a one-rank group in this run${of}` : `${g}-rank group: no figure for a ${g}-rank group in this run${of}`;
 }
 
 /** Where the code does not fix the group's size: which size the figures are of (hover), e.g. "Figures of a 2-rank group: the code does not fix this group's size." */

@@ -129,6 +129,20 @@ export function reading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager
 /** What a group the code makes of one rank reads (lens, hover, advice): never a connect to warm up. */
 export const ONE_RANK_CODE = 'one rank: nothing to connect';
 
+/**
+ * The first collective's share of a creation, by docs/METHOD.md "Percentages": of call + first
+ * (their medians, ms), written by the verdict's `pct` (through {@link percent}) and said with its
+ * two parts ("of the call + first collective, 42.2 + 147 ms"), never with their sum as a second
+ * total. Without a call figure, of the median total, said as such ("of 186 ms to first collective").
+ */
+function firstShare(call: number | undefined, first: number, total: number): { share: number; p: string; of: string } {
+  if (call === undefined || !(call + first > 0)) return { share: first / total, p: percent(first, total), of: `of ${formatMs(total)} to first collective` };
+  const [c, f] = sameUnit([call, first]);
+  const unit = / (ms|s)$/.exec(f ?? '')?.[0] ?? '';
+  const parts = unit && c?.endsWith(unit) ? `${c.slice(0, -unit.length)} + ${f}` : `${c} + ${f}`;
+  return { share: first / (call + first), p: percent(first, call + first), of: `of the call + first collective, ${parts}` };
+}
+
 /** {@link reading} before the group size the code fixes is set against the figures'. */
 function figuresReading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager'>): string | undefined {
   const m = a.measured;
@@ -146,9 +160,9 @@ function figuresReading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager
     return beneathInit(m, a.api, call.stats.median, first.stats.median, total.stats.median, beneathWay(site));
   if (a.entry.role === 'create' && first && total && total.stats.median > 0) {
     const what = noun(a, m);
-    const share = first.stats.median / total.stats.median;
-    const of = `${formatMs(first.stats.median)} of ${formatMs(total.stats.median)}`;
-    const p = percent(first.stats.median, total.stats.median);
+    // The share is of call + first (their medians; docs/METHOD.md "Percentages"), as the verdict's,
+    // said with its two parts; the total said elsewhere is the median total, which need not be their sum.
+    const { share, p, of } = firstShare(call?.stats.median, first.stats.median, total.stats.median);
     // A variant the agent runs lazily (c10d `init/lazy`, `new_group/lazy-default`): its call only
     // registers the group, so its first collective also creates the communicator (the run's call
     // step says how little the call took).
@@ -157,17 +171,17 @@ function figuresReading(a: Annotation, site?: Pick<CallSite, 'keywords' | 'eager
     if (m.main.childRanks === 1) {
       sentence =
         share < FIRST_NEGLIGIBLE_SHARE
-          ? `one-rank communicator: nothing to connect; its first collective takes ${of} (${p}), and this run has no communicator of more ranks for this call`
-          : `one-rank communicator: no peer to connect to, yet its first collective takes ${of} (${p})${lazy ? `: the group is made lazily, so its first collective creates the communicator${call ? ` (the call takes ${formatMs(call.stats.median)})` : ''}` : ''}; this run has no communicator of more ranks for this call`;
+          ? `one-rank communicator: nothing to connect; its first collective takes ${formatMs(first.stats.median)} (${p} ${of}), and this run has no communicator of more ranks for this call`
+          : `one-rank communicator: no peer to connect to, yet its first collective takes ${formatMs(first.stats.median)} (${p} ${of})${lazy ? `: the group is made lazily, so its first collective creates the communicator${call ? ` (the call takes ${formatMs(call.stats.median)})` : ''}` : ''}; this run has no communicator of more ranks for this call`;
     } else if (share >= 0.5 && lazy) {
       sentence = `${p} of this ${what} is paid in its first collective (${of}): the group is made lazily, so its first collective creates the communicator and connects it${call ? ` (the call takes ${formatMs(call.stats.median)})` : ''}`;
     } else if (share >= 0.5) {
       // What the figures show is where the cost is paid; what NCCL does there is not measured.
       sentence = `${p} of this ${what} is paid in its first collective (${of})${connectStamp(m)}`;
     } else if (share < FIRST_NEGLIGIBLE_SHARE) {
-      sentence = `nearly all of this ${what} is the call itself: the first collective adds ${formatMs(first.stats.median)} (${p} of ${formatMs(total.stats.median)})`;
+      sentence = `nearly all of this ${what} is the call itself: the first collective adds ${formatMs(first.stats.median)} (${p} ${of})`;
     } else {
-      sentence = `the first collective is ${p} of this ${what} (${of})${call ? `; the call takes ${formatMs(call.stats.median)}` : ''}`;
+      sentence = `the first collective is ${p} of this ${what} (${of})`;
     }
     if (m.freshInit && m.freshInit.stats.median > 0) {
       // A one-rank child has no peer to connect to, a fresh init of several ranks has: like with

@@ -223,11 +223,11 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
         assert.match(headline, /ncclCommSplit → split · whole\/splitShare=0$/, `the headline is the 2-rank child:\n${ccSplit}`);
         for (const f of [whole('call').median, whole('first').median, whole('total').median, whole('total').p90])
           assert.ok(ccSplit.includes(ms(f)), `ncclCommSplit hover shows ${ms(f)}:\n${ccSplit}`);
-        // The connect share as measured: the first collective's part of the total.
-        const share = (100 * whole('first').median) / whole('total').median;
+        // The connect share as measured: the first collective's part of call + first (docs/METHOD.md "Percentages"), with its two parts.
+        const share = (100 * whole('first').median) / (whole('call').median + whole('first').median);
         assert.ok(share >= 10, `a share of ${share}% is written to the unit`);
         assert.ok(
-          ccSplit.includes(`${Math.round(share)}% of this split is paid in its first collective (${ms(whole('first').median)} of ${ms(whole('total').median)})`),
+          ccSplit.includes(`${Math.round(share)}% of this split is paid in its first collective (of the call + first collective, ${ms(whole('call').median).replace(' ms', '')} + ${ms(whole('first').median)})`),
           `the connect share (${share.toFixed(1)}%):\n${ccSplit}`,
         );
         assert.doesNotMatch(ccSplit, /is the call itself/);

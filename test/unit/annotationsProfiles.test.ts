@@ -64,7 +64,8 @@ test("ncclCommInitRank on the 2.28.9 run: the figures, CodeLens, label and readi
   assert.equal(decorationLabel(a), `${formatMs(total.median)} · ${formatBytes(mem)}/GPU`);
   assert.equal(
     reading(a),
-    `${Math.round((100 * first.median) / total.median)}% of this init is paid in its first collective (${formatMs(first.median)} of ${formatMs(total.median)})`,
+    // Of call + first (docs/METHOD.md "Percentages"), with its two parts.
+    `${Math.round((100 * first.median) / (call.median + first.median))}% of this init is paid in its first collective (of the call + first collective, ${formatMs(call.median).replace(' ms', '')} + ${formatMs(first.median)})`,
   );
 
   const site = await siteOf('cpp', 'void f(){ ncclCommInitRank(&c, 2, id, 0); }');
@@ -105,10 +106,10 @@ test('split_group falls back to the ncclCommSplit beneath it and says so; the he
   assert.match(text, /halves\/splitShare=0: [^·]*\(one-rank communicator: nothing to connect\)/);
   // The reading states the share of the first collective as measured (~140 of ~186 ms on this run).
   const first = step(wheel, 'split', 'whole/splitShare=0', 'first');
-  const total = step(wheel, 'split', 'whole/splitShare=0', 'total');
+  const call = step(wheel, 'split', 'whole/splitShare=0', 'call');
   assert.equal(
     reading(a)?.split(';')[0],
-    `${Math.round((100 * first.median) / total.median)}% of this split is paid in its first collective (${formatMs(first.median)} of ${formatMs(total.median)})`,
+    `${Math.round((100 * first.median) / (call.median + first.median))}% of this split is paid in its first collective (of the call + first collective, ${formatMs(call.median).replace(' ms', '')} + ${formatMs(first.median)})`,
   );
   assert.doesNotMatch(text, /100%|is the call itself/);
 });

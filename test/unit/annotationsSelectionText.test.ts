@@ -83,21 +83,21 @@ const readingCases: [string, RunFile, 'ncclCommSplit' | 'ncclCommInitRank', RegE
     'first collective ≈ 0 (0.2 of 46.9 ms)',
     splitRun(0.2),
     'ncclCommSplit',
-    /^nearly all of this split is the call itself: the first collective adds 0\.200 ms \(0\.43% of 46\.9 ms\)$/,
+    /^nearly all of this split is the call itself: the first collective adds 0\.200 ms \(0\.4% of the call \+ first collective, 46\.7 \+ 0\.200 ms\)$/,
     /100%/,
   ],
   [
     'first collective 30%',
     splitRun(20),
     'ncclCommSplit',
-    /^the first collective is 30% of this split \(20\.0 ms of 66\.7 ms\); the call takes 46\.7 ms$/,
+    /^the first collective is 30% of this split \(of the call \+ first collective, 46\.7 \+ 20\.0 ms\)$/,
     /call itself|lazy connect/,
   ],
   [
     'first collective 75% (the real figures)',
     wheel,
     'ncclCommSplit',
-    /^75% of this split is paid in its first collective \(140 ms of 186 ms\)$/,
+    /^75% of this split is paid in its first collective \(of the call \+ first collective, 46\.7 \+ 140 ms\)$/,
     /call itself/,
   ],
   [
@@ -105,7 +105,7 @@ const readingCases: [string, RunFile, 'ncclCommSplit' | 'ncclCommInitRank', RegE
     { ...wheel, ranks: 1 },
     'ncclCommInitRank',
     // A one-rank communicator whose first collective is not ≈ 0: never "nothing to connect" beside an 82% share.
-    /^one-rank communicator: no peer to connect to, yet its first collective takes 144 ms of 176 ms \(82%\); this run has no communicator of more ranks for this call$/,
+    /^one-rank communicator: no peer to connect to, yet its first collective takes 144 ms \(82% of the call \+ first collective, 31\.9 \+ 144 ms\); this run has no communicator of more ranks for this call$/,
     /lazy connect in|nothing to connect/,
   ],
 ];
@@ -118,14 +118,14 @@ for (const [name, run, api, expected, never] of readingCases) {
   });
 }
 
-test('percent: a share as measured, never rounded to 0% or 100% unless it is', () => {
+test('percent: a share by the verdict\'s rule (docs/METHOD.md "Percentages"): whole percent, never rounded to 0% or 100% unless it is', () => {
   const cases: [number, number, string][] = [
     [140.475, 186.247, '75%'],
-    [4.5, 100, '4.5%'],
-    [0.015, 47.734, '0.031%'],
-    [99.97, 100, '99.97%'],
-    [99.9999, 100, '99.99%'],
-    [100.0001, 100, '100.01%'],
+    [4.5, 100, '5%'],
+    [0.015, 47.734, '0.03%'],
+    [99.97, 100, '99.9%'],
+    [99.9999, 100, '99.9%'],
+    [100.0001, 100, '100.0%'],
     [197.8, 186.6, '106%'],
     [0, 5, '0%'],
     [5, 5, '100%'],

@@ -75,7 +75,8 @@ test('group size: new_group([rank]) with no one-rank variant in the run says the
   const site = scan.sites.find((s) => s.api === 'new_group')!;
   const { a, annotate } = await annotated([read(C10D)], site);
   assert.match(reading(a) ?? '', /^one rank: nothing to connect: .*of a 2-rank group\) are not what this call pays/);
-  assert.match(codeLensTitle(a, site, scan.sites), /one rank: nothing to connect \(figure of a 2-rank group\)/);
+  // No one-rank figure in the run: the lens says so, never the 2-rank figure as its headline (#28c).
+  assert.match(codeLensTitle(a, site, scan.sites), /^⏱ one rank: nothing to connect · no figure for a one-rank group in this run \(its figures are of a 2-rank one\) — /);
   assert.deepEqual(
     findings(scan, annotate, text).filter((f) => f.code === 'commcost.coldGroup'),
     [],
