@@ -21,7 +21,7 @@ import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, ty
 import { resolveAnnotation } from '../readings/figures';
 import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../readings/profiles';
 import type { BoundedRead } from '../client/boundedRead';
-import { readSourceFile, SOURCE_EXTENSIONS, sourceLanguageOf, walkSources, type SourceFile } from '../client/sourceWalk';
+import { readSourceFile, readSourceFileSync, SOURCE_EXTENSIONS, sourceLanguageOf, walkSources, type SourceFile } from '../client/sourceWalk';
 import { EXIT_INCOMPLETE, EXIT_OK } from './exitCodes';
 import { WrapperIndex, type WrapperCallSite } from '../sites/wrapperIndex';
 import { mayHaveSites } from '../sites/prefilter';
@@ -201,6 +201,13 @@ function parserAlive(finder: CallSiteFinder): boolean {
   }
 }
 
+/** A file's text read again (sourceWalk.ts `readSourceFileSync`: the same checks). @throws Error with why it was not read */
+function rereadSource(f: SourceFile): string {
+  const r = readSourceFileSync(f);
+  if (!r.ok) throw new Error(r.reason);
+  return r.text;
+}
+
 /**
  * Scans `roots` (from {@link scanRoots}): every file is read, parsed and indexed, then each
  * file's sites (the finder's and those through wrappers) are listed with their figure. A file
@@ -265,7 +272,8 @@ export async function scanFiles(
       try {
         // The C/C++ grammar loads for the first file that may hold a site (a lazily loaded finder).
         if (f.language !== 'python' && mayHaveSites(f.language, text.text)) await finder.ready(f.language);
-        index.setFile(f.path, f.language, text.text);
+        // The index keeps no text of a file it does not parse yet: it reads the file again if a wrapper's call wakes it.
+        index.setFile(f.path, f.language, text.text, given ? {} : { reread: () => rereadSource(f) });
         scanned.push(f.path);
       } catch (e) {
         skip(f.path, `the parser failed on it: ${errorText(e)}`, 'scan');
@@ -312,6 +320,7 @@ export async function scanFiles(
         });
       }
     }
+    for (const [path, why] of index.notReadAgain) skip(path, `not read again when a call of a wrapper needed it: ${why}`);
     return {
       commcostScan: SCAN_JSON_VERSION,
       roots: roots.map((r) => shown(r, cwd)),
