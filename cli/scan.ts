@@ -21,7 +21,7 @@ import { CallSiteFinder, nodeModulesGrammars, shippedGrammars, type CallSite, ty
 import { resolveAnnotation } from '../readings/figures';
 import { isSimulatedProfile, runTime, type Profile, type StaleRules } from '../readings/profiles';
 import type { BoundedRead } from '../client/boundedRead';
-import { readSourceFile, readSourceFileSync, SOURCE_EXTENSIONS, sourceLanguageOf, walkSources, type SourceFile } from '../client/sourceWalk';
+import { readSourceFileSync, SOURCE_EXTENSIONS, sourceLanguageOf, walkSources, type SourceFile } from '../client/sourceWalk';
 import { EXIT_INCOMPLETE, EXIT_OK } from './exitCodes';
 import { WrapperIndex, type WrapperCallSite } from '../sites/wrapperIndex';
 import { mayHaveSites } from '../sites/prefilter';
@@ -216,7 +216,7 @@ function rereadSource(f: SourceFile): string {
  * in `skipped`, and the scan goes on with the next; when the parser cannot parse at all after a
  * failure, each file left is listed as skipped with that reason.
  */
-/** How many source files `scanFiles` reads ahead of the one it parses. */
+/** How many source files `scanFiles` reads ahead of the one it parses, with a reader of its own (`options.read`). */
 const READ_AHEAD = 32;
 /** A settled placeholder that frees a read's text once the file is handed to the index. */
 const DONE: Promise<BoundedRead> = Promise.resolve({ ok: false, reason: 'consumed' });
@@ -229,7 +229,10 @@ export async function scanFiles(
     profile?: Profile;
     runFile?: string;
     warn: (line: string) => void;
-    /** Reads a file (default: sourceWalk.ts `readSourceFile`, regular files under the size cap). */
+    /**
+     * Reads a file (default: sourceWalk.ts `readSourceFileSync`, regular files under the size cap,
+     * each read when its turn comes: from the page cache that costs less than a read in flight).
+     */
     read?: (path: string) => Promise<string>;
   },
 ): Promise<ScanReport> {
@@ -250,21 +253,24 @@ export async function scanFiles(
           return { ok: false, reason: errorText(e) };
         }
       }
-    : readSourceFile;
+    : undefined;
   const index = await WrapperIndex.create(finder);
   try {
     const scanned: string[] = [];
-    // Reads run ahead of the parser (at most READ_AHEAD files in flight), so the parse of one file
-    // overlaps the reads of the next instead of waiting for each open/stat/read/close in turn.
+    // A given reader's reads run ahead of the parser (at most READ_AHEAD files in flight), so the parse of one
+    // file overlaps the reads of the next instead of waiting for each in turn.
     const pending: Promise<BoundedRead>[] = [];
     const ahead = (upTo: number): void => {
-      for (let j = pending.length; j < Math.min(upTo, walked.files.length); j++) pending.push(read(walked.files[j]!));
+      for (let j = pending.length; j < Math.min(upTo, walked.files.length); j++) pending.push(read!(walked.files[j]!));
     };
     for (let i = 0; i < walked.files.length; i++) {
       const f = walked.files[i]!;
-      ahead(i + READ_AHEAD);
-      const text = await pending[i]!;
-      pending[i] = DONE;
+      let text: BoundedRead;
+      if (read) {
+        ahead(i + READ_AHEAD);
+        text = await pending[i]!;
+        pending[i] = DONE;
+      } else text = readSourceFileSync(f);
       if (!text.ok) {
         skip(f.path, text.reason);
         continue;

@@ -101,7 +101,8 @@ export function readBoundedTextSync(path: string, options: { maxBytes: number; f
     const st = fstatSync(fd);
     if (!st.isFile()) return { ok: false, reason: `${kindOf(st)}, not a regular file` };
     if (st.size > maxBytes) return { ok: false, reason: `${byteSizeText(st.size)}, over the ${byteSizeText(maxBytes)} limit` };
-    const buf = Buffer.alloc(st.size + 1);
+    // Not zeroed: only the bytes read are decoded.
+    const buf = Buffer.allocUnsafe(st.size + 1);
     let got = 0;
     for (;;) {
       const n = readSync(fd, buf, got, buf.length - got, null);

@@ -81,18 +81,6 @@ export function wokenText(d: DormantFile, path: string, lost: Map<string, string
   }
 }
 
-/** Its text for a wake test: read again only when the test needs it; '' when it cannot be read (it then wakes by its calls alone). */
-function lazyText(d: DormantFile): string | (() => string) {
-  if (d.text !== undefined) return d.text;
-  return () => {
-    try {
-      return dormantText(d);
-    } catch {
-      return '';
-    }
-  };
-}
-
 /**
  * The wake tests of the last derivation, made again only when what they are made of changes (the
  * caller's `key`: which defs are wrappers, the aliases, the classes' bases and holders, {@link reachKey});
@@ -146,8 +134,25 @@ export class WakeTests {
     return scan;
   }
 
-  /** Whether dormant file `d` passes its language's test (its calls memoised on it). */
+  /**
+   * Whether dormant file `d` passes its language's test (its calls memoised on it). A text not kept
+   * is read again only if the test needs it ('' when it cannot be), and then kept when the file
+   * wakes, for its parse.
+   */
   wakes(d: DormantFile): boolean {
-    return d.language === 'python' ? this.python?.((d.calls ??= textCalls(dormantText(d))), lazyText(d)) === true : this.cpp?.(dormantText(d)) === true;
+    if (d.language !== 'python') return this.cpp?.(dormantText(d)) === true;
+    let read: string | undefined;
+    const text =
+      d.text ??
+      ((): string => {
+        try {
+          return (read ??= dormantText(d));
+        } catch {
+          return '';
+        }
+      });
+    const woke = this.python?.((d.calls ??= textCalls(dormantText(d))), text) === true;
+    if (woke && read !== undefined) d.text = read;
+    return woke;
   }
 }
