@@ -99,6 +99,7 @@ describe('the index parses only the files that can hold a site (prefilter.ts)', 
       '/ws/pkg/__init__.py': INIT,
       '/ws/app/user.py': USER,
       '/ws/app/method_user.py': METHOD_USER,
+      '/ws/app/alias_user.py': 'from pkg import make_group as mk\n\ndef setup():\n    return mk([0, 1])\n',
       '/ws/app/plain.py': PLAIN,
     };
     for (const order of [Object.keys(files), Object.keys(files).reverse()]) {
@@ -107,9 +108,10 @@ describe('the index parses only the files that can hold a site (prefilter.ts)', 
       for (const path of order) index.setFile(path, 'python', files[path]!, { reread: () => (reads.push(path), files[path]!) });
       assert.deepEqual(wrapperCalls(index, '/ws/app/user.py'), ['4 make_group new_group make_group > torch.distributed.new_group']);
       assert.deepEqual(wrapperCalls(index, '/ws/app/method_user.py'), ['5 b.build new_group Backend.build > torch.distributed.new_group']);
+      assert.deepEqual(wrapperCalls(index, '/ws/app/alias_user.py'), ['4 mk new_group make_group > torch.distributed.new_group']);
       assert.deepEqual(index.sites('/ws/app/plain.py'), []);
-      // Woken (a wrapper's call, a resolution looking into the package): read again, once each; PLAIN never.
-      assert.deepEqual([...reads].sort(), ['/ws/app/method_user.py', '/ws/app/user.py', '/ws/pkg/__init__.py']);
+      // Woken (a wrapper's call, under its name or an alias; a resolution looking into the package): read again, once each; PLAIN never.
+      assert.deepEqual([...reads].sort(), ['/ws/app/alias_user.py', '/ws/app/method_user.py', '/ws/app/user.py', '/ws/pkg/__init__.py']);
       assert.equal(index.notReadAgain.size, 0);
       index.dispose();
     }
