@@ -231,7 +231,8 @@ export async function scanFiles(
     warn: (line: string) => void;
     /**
      * Reads a file (default: sourceWalk.ts `readSourceFileSync`, regular files under the size cap,
-     * each read when its turn comes: from the page cache that costs less than a read in flight).
+     * each read synchronously when its turn comes: on Megatron-LM, warm in the page cache, the reads'
+     * share of a CPU profile halved against 32 async reads in flight; issue #27).
      */
     read?: (path: string) => Promise<string>;
   },
