@@ -6,7 +6,7 @@
  * one byte is read, then read up to the cap. A refusal is an answer (`{ ok: false, reason }`), not
  * an exception, so that a walk over many files can list each one it skipped with why.
  */
-import { constants as fsConstants } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { errorText } from './errors';
 import { kindOf } from './safeWrite';
@@ -78,5 +78,46 @@ export async function readBoundedText(path: string, options: { maxBytes: number;
     return { ok: false, reason: errorText(e) };
   } finally {
     await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * {@link readBoundedText} without waiting: the same checks (no link followed unless allowed,
+ * non-blocking open, fstat on the descriptor, the cap) and the same answers, read synchronously —
+ * for a caller that must have the text at once (the wrapper index reading a file again when it
+ * wakes, cli/scan.ts).
+ * @returns the text, or the reason it was not read; never throws for a file that cannot be read
+ */
+export function readBoundedTextSync(path: string, options: { maxBytes: number; followLinks?: boolean }): BoundedRead {
+  const { maxBytes, followLinks = false } = options;
+  const flags = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY | (followLinks ? 0 : fsConstants.O_NOFOLLOW);
+  let fd: number;
+  try {
+    fd = openSync(path, flags);
+  } catch (e) {
+    return { ok: false, reason: openFailure(e, followLinks) };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { ok: false, reason: `${kindOf(st)}, not a regular file` };
+    if (st.size > maxBytes) return { ok: false, reason: `${byteSizeText(st.size)}, over the ${byteSizeText(maxBytes)} limit` };
+    // Not zeroed: only the bytes read are decoded.
+    const buf = Buffer.allocUnsafe(st.size + 1);
+    let got = 0;
+    for (;;) {
+      const n = readSync(fd, buf, got, buf.length - got, null);
+      if (n === 0) break;
+      got += n;
+      if (got === buf.length) return { ok: false, reason: 'grew while being read (a file being written)' };
+    }
+    return { ok: true, text: buf.subarray(0, got).toString('utf8') };
+  } catch (e) {
+    return { ok: false, reason: errorText(e) };
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // Closing a descriptor read from cannot lose data; nothing to report.
+    }
   }
 }

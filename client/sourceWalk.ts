@@ -21,7 +21,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import type { SourceLanguage } from '../sites/callSites';
-import { readBoundedText, type BoundedRead } from './boundedRead';
+import { readBoundedText, readBoundedTextSync, type BoundedRead } from './boundedRead';
 import { errorText } from './errors';
 import { kindOf } from './safeWrite';
 
@@ -266,4 +266,9 @@ export async function walkSources(roots: readonly string[], options: WalkOptions
  */
 export function readSourceFile(file: Pick<SourceFile, 'readPath'>): Promise<BoundedRead> {
   return readBoundedText(file.readPath, { maxBytes: MAX_SOURCE_BYTES });
+}
+
+/** {@link readSourceFile}, synchronously (boundedRead.ts `readBoundedTextSync`): the same checks and answers. */
+export function readSourceFileSync(file: Pick<SourceFile, 'readPath'>): BoundedRead {
+  return readBoundedTextSync(file.readPath, { maxBytes: MAX_SOURCE_BYTES });
 }

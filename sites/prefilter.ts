@@ -84,14 +84,23 @@ export interface WrapperName {
   reachedAs?: readonly string[];
 }
 
+/** {@link TextCalls.calls} bits: the name is called bare (`f(…)`). */
+export const CALLED_BARE = 1;
+/** {@link TextCalls.calls} bits: the name is called after a name the file imports, other than `self` / `cls` (`m.f(…)`, `ps._TP.f(…)`). */
+export const CALLED_ON_IMPORTED = 2;
+/** {@link TextCalls.calls} bits: the name is called after any first name but `cls` (`x.f(…)`, `self.f(…)`, `super().f(…)`). */
+export const CALLED_ON_RECEIVER = 4;
+
 /**
  * What the text of a file not parsed says about its calls, as the wrapper index could resolve them
  * (wrapperFacts.ts keeps calls of dotted names; wrapperResolve.ts resolves them): each called name
- * with the first part of the dotted callee (`''` for a bare call), the names its import statements
- * mention, and whether it has a star import. Read once per text ({@link textCalls}).
+ * with how it is called ({@link CALLED_BARE} | {@link CALLED_ON_IMPORTED} | {@link CALLED_ON_RECEIVER},
+ * read from the first part of its dotted callee), the names its import statements mention, and
+ * whether it has a star import. Read once per text ({@link textCalls}); compact (a number per name,
+ * names shared between files), as the index keeps one per file not parsed.
  */
 export interface TextCalls {
-  calls: Map<string, Set<string>>;
+  calls: Map<string, number>;
   imported: Set<string>;
   star: boolean;
 }
@@ -115,9 +124,39 @@ function identifierBefore(text: string, end: number): { start: number; name: str
   return s === e || isDigitCode(text.charCodeAt(s)) ? undefined : { start: s, name: text.slice(s, e) };
 }
 
+/**
+ * `names` with each name as one flat string of its own (an object key is internalized: it keeps no
+ * file's text alive, and the same name in many files is one string).
+ */
+function interned(names: Record<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const k of Object.keys(names)) out.set(k, names[k]!);
+  return out;
+}
+
 /** The calls, imported names and star imports of `text` ({@link TextCalls}). */
 export function textCalls(text: string): TextCalls {
-  const calls = new Map<string, Set<string>>();
+  const imported: Record<string, number> = Object.create(null) as Record<string, number>;
+  let star = false;
+  const eol = (i: number): number => {
+    const e = text.indexOf('\n', i);
+    return e < 0 ? text.length : e;
+  };
+  IMPORT.lastIndex = 0;
+  for (let m = IMPORT.exec(text); m; m = IMPORT.exec(text)) {
+    // The statement: to the end of its line, through a parenthesised list or backslash continuations.
+    const from = m.index + m[0].length;
+    let stop = eol(from);
+    const open = text.indexOf('(', from);
+    if (open >= 0 && open < stop) {
+      const close = text.indexOf(')', open);
+      stop = close < 0 ? text.length : close;
+    } else while (stop < text.length && /\\\r?$/.test(text.slice(Math.max(0, stop - 2), stop))) stop = eol(stop + 1);
+    const statement = text.slice(m.index, stop);
+    if (statement.includes('*')) star = true;
+    for (const w of statement.match(WORD) ?? []) imported[w] = 1;
+  }
+  const calls: Record<string, number> = Object.create(null) as Record<string, number>;
   // Each `(` after a dotted name `a . b . name`, read backwards (whitespace allowed around the
   // dots, as Python does); `f().g(` and `x[0].m(` are no dotted names.
   for (let p = text.indexOf('('); p >= 0; p = text.indexOf('(', p + 1)) {
@@ -145,32 +184,17 @@ export function textCalls(text: string): TextCalls {
       at = part.start;
     }
     if (!dotted) continue;
-    let heads = calls.get(last.name);
-    if (!heads) calls.set(last.name, (heads = new Set()));
-    heads.add(head);
+    const how =
+      head === ''
+        ? CALLED_BARE
+        : (head !== 'cls' ? CALLED_ON_RECEIVER : 0) | (head !== 'self' && head !== 'cls' && imported[head] === 1 ? CALLED_ON_IMPORTED : 0);
+    calls[last.name] = (calls[last.name] ?? 0) | how;
   }
-  const imported = new Set<string>();
-  let star = false;
-  const eol = (i: number): number => {
-    const e = text.indexOf('\n', i);
-    return e < 0 ? text.length : e;
-  };
-  IMPORT.lastIndex = 0;
-  for (let m = IMPORT.exec(text); m; m = IMPORT.exec(text)) {
-    // The statement: to the end of its line, through a parenthesised list or backslash continuations.
-    const from = m.index + m[0].length;
-    let stop = eol(from);
-    const open = text.indexOf('(', from);
-    if (open >= 0 && open < stop) {
-      const close = text.indexOf(')', open);
-      stop = close < 0 ? text.length : close;
-    } else while (stop < text.length && /\\\r?$/.test(text.slice(Math.max(0, stop - 2), stop))) stop = eol(stop + 1);
-    const statement = text.slice(m.index, stop);
-    if (statement.includes('*')) star = true;
-    for (const w of statement.match(WORD) ?? []) imported.add(w);
-  }
-  return { calls, imported, star };
+  return { calls: interned(calls), imported: new Set(interned(imported).keys()), star };
 }
+
+/** A wake test ({@link wrapperWakeTest}): the file's calls, and its text (or how to read it again, for a file whose text is not kept). */
+export type WakeTest = (facts: TextCalls, text: string | (() => string)) => boolean;
 
 /**
  * A test that a file not parsed yet (no lifecycle name of its own) may call one of `wrappers`
@@ -183,7 +207,7 @@ export function textCalls(text: string): TextCalls {
  * {@link WrapperName.reachedAs}), or a dotted call of the method on a name the file imports (a
  * holder, or a module holding one). `self.f(…)` and `cls.f(…)` reach the file's own class.
  */
-export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextCalls, text: string) => boolean) | undefined {
+export function wrapperWakeTest(wrappers: Iterable<WrapperName>): WakeTest | undefined {
   const bare = new Set<string>();
   const methods = new Map<string, Set<string>>();
   for (const w of wrappers) {
@@ -196,22 +220,21 @@ export function wrapperWakeTest(wrappers: Iterable<WrapperName>): ((facts: TextC
     }
   }
   if (bare.size === 0 && methods.size === 0) return undefined;
+  // Per method name: its classes (and the names they are reached as) in one expression, made once.
+  const classWords = new Map<string, RegExp>();
+  for (const [name, classes] of methods) classWords.set(name, new RegExp(`(?<![A-Za-z0-9_])(?:${[...classes].join('|')})(?![A-Za-z0-9_])`));
   return (facts, text) => {
     // A wrapper's name imported, maybe under another (`from m import create_group as make`), and
     // a bare call of an imported name other than a wrapper's own.
     const importsWrapper = [...bare].some((b) => facts.imported.has(b));
-    for (const [name, heads] of facts.calls) {
-      if (importsWrapper && !bare.has(name) && heads.has('') && facts.imported.has(name)) return true;
-      if (bare.has(name))
-        for (const head of heads) {
-          if (head === '' ? facts.star || facts.imported.has(name) : head !== 'self' && head !== 'cls' && facts.imported.has(head)) return true;
-        }
-      const classes = methods.get(name);
+    for (const [name, how] of facts.calls) {
+      if (importsWrapper && !bare.has(name) && how & CALLED_BARE && facts.imported.has(name)) return true;
+      if (bare.has(name) && ((how & CALLED_BARE && (facts.star || facts.imported.has(name))) || how & CALLED_ON_IMPORTED)) return true;
+      const classes = classWords.get(name);
       if (!classes) continue;
       // On a name the file imports: a holder of an instance, or a module holding one (`ps._TP.destroy()`).
-      if ([...heads].some((h) => h !== '' && h !== 'self' && h !== 'cls' && facts.imported.has(h))) return true;
-      if ([...heads].some((h) => h !== '' && h !== 'cls'))
-        for (const cls of classes) if (new RegExp(`(?<![A-Za-z0-9_])${cls}(?![A-Za-z0-9_])`).test(text)) return true;
+      if (how & CALLED_ON_IMPORTED) return true;
+      if (how & CALLED_ON_RECEIVER && classes.test(typeof text === 'string' ? text : text())) return true;
     }
     return false;
   };

@@ -51,7 +51,7 @@ import { lazyAtCall } from './wrapperGroups';
 import { CPP_FACTS_QUERY, cppFacts, CppNames } from './cppWrapperFacts';
 import { mayHaveSites, textCalls } from './prefilter';
 import { callAliases } from './wrapperNames';
-import { reachKey, wakeTests, WakeTests, type DormantFile } from './wrapperWake';
+import { reachKey, wokenText, wakeTests, WakeTests, type DormantFile } from './wrapperWake';
 import { ResolutionMemo } from './wrapperMemo';
 
 export { MAX_HOPS } from './wrapperDerive';
@@ -82,6 +82,11 @@ export interface SetFileOptions {
    * re-parses incrementally (open documents); without it a kept tree is dropped.
    */
   keepTree?: boolean;
+  /**
+   * How to read the file's text again (the CLI: from disk). Given, a Python file the prefilter
+   * turns away keeps only its calls (prefilter.ts `textCalls`), not its text, until it is woken.
+   */
+  reread?: () => string;
 }
 
 /**
@@ -120,6 +125,8 @@ export class WrapperIndex {
   private woken = 0;
   /** Whether a dormant file's text may call a wrapper of the last derivation (wrapperWake.ts), and what made the tests. */
   private readonly wake = new WakeTests();
+  /** Dormant files whose text could not be read again when woken ({@link SetFileOptions.reread}), with why. */
+  readonly notReadAgain = new Map<string, string>();
   private aliasesVersion = 0;
   private reachVersion = 0;
 
@@ -161,7 +168,8 @@ export class WrapperIndex {
    */
   setFile(path: string, language: SourceLanguage, text: string, options: SetFileOptions = {}): void {
     const parse = options.scan !== undefined || options.keepTree === true || mayHaveSites(language, text);
-    const calls = !parse && language === 'python' && this.table && this.wake.python ? textCalls(text) : undefined;
+    const dropText = options.reread !== undefined && language === 'python';
+    const calls = !parse && language === 'python' && ((this.table && this.wake.python) || dropText) ? textCalls(text) : undefined;
     const cppWakes = !parse && language !== 'python' && this.table !== undefined && this.wake.cpp?.(text) === true;
     if (!parse && !cppWakes && !(calls && this.wake.python?.(calls, text))) {
       // Still dormant: nothing derived looked into it, nothing changes. A new file changes the
@@ -171,7 +179,7 @@ export class WrapperIndex {
       const wasParsed = parsed !== undefined;
       this.dropTree(path);
       this.forget(path);
-      this.dormant.set(path, { language, text, ...(calls ? { calls } : {}) });
+      this.dormant.set(path, { language, ...(dropText ? { reread: options.reread } : { text }), ...(calls ? { calls } : {}) });
       this.wake.madeDormant(path);
       if (language === 'python') this.modules.add(path);
       if (!wasDormant && !wasParsed && language === 'python') this.modulesChanged();
@@ -194,7 +202,7 @@ export class WrapperIndex {
     if (!d) return undefined;
     this.dormant.delete(path);
     this.woken++;
-    this.parseFile(path, d.language, d.text, {}, true);
+    this.parseFile(path, d.language, wokenText(d, path, this.notReadAgain), {}, true);
     return this.files.get(path);
   }
 

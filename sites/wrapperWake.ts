@@ -4,7 +4,7 @@
  * (prefilter.ts `wrapperWakeTest` for Python, cppWrapperFacts.ts `cppWakeTest` for C/C++). Pure; no `vscode` import.
  */
 import type { SourceLanguage } from './callSites';
-import { textCalls, wrapperWakeTest, type TextCalls, type WrapperName } from './prefilter';
+import { textCalls, wrapperWakeTest, type TextCalls, type WakeTest, type WrapperName } from './prefilter';
 import { cppWakeTest } from './cppWrapperFacts';
 import { namesOf, type WrapperTable } from './wrapperDerive';
 import type { FileEntry } from './wrapperFacts';
@@ -19,7 +19,7 @@ export function wakeTests(
   t: WrapperTable,
   aliases: ReadonlyMap<string, ReadonlySet<string>>,
   reached: (cls: string) => string[] = reachedAs(files.values()),
-): { python?: (facts: TextCalls, text: string) => boolean; cpp?: (text: string) => boolean } {
+): { python?: WakeTest; cpp?: (text: string) => boolean } {
   const wrappers = [...t.wrappers.values()].map((w) => {
     const f = files.get(w.path)!;
     return { f, def: f.defs[w.def]! };
@@ -53,9 +53,32 @@ export function reachKey(f: FileEntry | undefined): string {
 /** A file not parsed yet, as the index keeps it. */
 export interface DormantFile {
   language: SourceLanguage;
-  text: string;
+  /** Its text; absent for a Python file the index was told how to read again ({@link reread}): it keeps its {@link calls} only. */
+  text?: string;
+  /** Reads its text again (the CLI: from disk, cli/scan.ts). @throws Error when it cannot be read */
+  reread?: () => string;
   /** Memo of its calls and imports (prefilter.ts `textCalls`). */
   calls?: TextCalls;
+}
+
+/** The text of dormant file `d`: kept, or read again. @throws Error when it is not kept and cannot be read again */
+export function dormantText(d: DormantFile): string {
+  if (d.text !== undefined) return d.text;
+  if (!d.reread) throw new Error('no text kept and no way to read it again');
+  return d.reread();
+}
+
+/**
+ * The text of dormant file `d` to parse when it wakes; '' when it cannot be read again (taken as
+ * empty), with why set in `lost` under `path` (cli/scan.ts lists it as not scanned).
+ */
+export function wokenText(d: DormantFile, path: string, lost: Map<string, string>): string {
+  try {
+    return dormantText(d);
+  } catch (e) {
+    lost.set(path, e instanceof Error ? e.message : String(e));
+    return '';
+  }
 }
 
 /**
@@ -64,7 +87,7 @@ export interface DormantFile {
  * while it stays, only the files made dormant since are tested again.
  */
 export class WakeTests {
-  python: ((facts: TextCalls, text: string) => boolean) | undefined;
+  python: WakeTest | undefined;
   cpp: ((text: string) => boolean) | undefined;
   private key: string | undefined;
   private readonly unscanned = new Set<string>();
@@ -111,8 +134,25 @@ export class WakeTests {
     return scan;
   }
 
-  /** Whether dormant file `d` passes its language's test (its calls memoised on it). */
+  /**
+   * Whether dormant file `d` passes its language's test (its calls memoised on it). A text not kept
+   * is read again only if the test needs it ('' when it cannot be), and then kept when the file
+   * wakes, for its parse.
+   */
   wakes(d: DormantFile): boolean {
-    return d.language === 'python' ? this.python?.((d.calls ??= textCalls(d.text)), d.text) === true : this.cpp?.(d.text) === true;
+    if (d.language !== 'python') return this.cpp?.(dormantText(d)) === true;
+    let read: string | undefined;
+    const text =
+      d.text ??
+      ((): string => {
+        try {
+          return (read ??= dormantText(d));
+        } catch {
+          return '';
+        }
+      });
+    const woke = this.python?.((d.calls ??= textCalls(dormantText(d))), text) === true;
+    if (woke && read !== undefined) d.text = read;
+    return woke;
   }
 }

@@ -92,5 +92,42 @@ describe('the index parses only the files that can hold a site (prefilter.ts)', 
     assert.ok(!parsed.has('/ws/app/plain.py'), 'PLAIN is never parsed');
     index.dispose();
   });
-});
 
+  test('given how to read a file again (the CLI), a file not parsed keeps no text: it is read again only when a wrapper\'s call wakes it', async () => {
+    const files: Record<string, string> = {
+      '/ws/pkg/wrap.py': WRAP,
+      '/ws/pkg/__init__.py': INIT,
+      '/ws/app/user.py': USER,
+      '/ws/app/method_user.py': METHOD_USER,
+      '/ws/app/alias_user.py': 'from pkg import make_group as mk\n\ndef setup():\n    return mk([0, 1])\n',
+      '/ws/app/plain.py': PLAIN,
+    };
+    for (const order of [Object.keys(files), Object.keys(files).reverse()]) {
+      const index = await WrapperIndex.create(await loadFinder());
+      const reads: string[] = [];
+      for (const path of order) index.setFile(path, 'python', files[path]!, { reread: () => (reads.push(path), files[path]!) });
+      assert.deepEqual(wrapperCalls(index, '/ws/app/user.py'), ['4 make_group new_group make_group > torch.distributed.new_group']);
+      assert.deepEqual(wrapperCalls(index, '/ws/app/method_user.py'), ['5 b.build new_group Backend.build > torch.distributed.new_group']);
+      assert.deepEqual(wrapperCalls(index, '/ws/app/alias_user.py'), ['4 mk new_group make_group > torch.distributed.new_group']);
+      assert.deepEqual(index.sites('/ws/app/plain.py'), []);
+      // Woken (a wrapper's call, under its name or an alias; a resolution looking into the package): read again, once each; PLAIN never.
+      assert.deepEqual([...reads].sort(), ['/ws/app/alias_user.py', '/ws/app/method_user.py', '/ws/app/user.py', '/ws/pkg/__init__.py']);
+      assert.equal(index.notReadAgain.size, 0);
+      index.dispose();
+    }
+  });
+
+  test('a file that cannot be read again when woken is taken as empty and said, not thrown', async () => {
+    const index = await WrapperIndex.create(await loadFinder());
+    index.setFile('/ws/pkg/wrap.py', 'python', WRAP);
+    index.setFile('/ws/pkg/__init__.py', 'python', INIT);
+    index.setFile('/ws/app/user.py', 'python', USER, {
+      reread: () => {
+        throw new Error('no such file');
+      },
+    });
+    assert.deepEqual(wrapperCalls(index, '/ws/app/user.py'), []);
+    assert.deepEqual([...index.notReadAgain], [['/ws/app/user.py', 'no such file']]);
+    index.dispose();
+  });
+});
