@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { loadRun } from '../../client/resultsStore';
 import type { RunFile } from '../../protocol/runFile';
+import { c10dLines } from '../../readings/verdict/fieldCases';
 import { metaRows } from '../../webview/runFacts';
 
 const failedBeforePlan = { id: 'r', host: 'gpu-box', status: 'failed', ranks: 0, simulated: false, experiments: [], errors: [] } as unknown as RunFile;
@@ -25,8 +27,6 @@ test('a failed run that recorded nothing: "n" says what was asked and that none 
 });
 
 test('c10d: destroy_process_group names the default group each figure tore down (eager with device_id, lazy), never one variant unnamed', async () => {
-  const { loadRun } = await import('../../client/resultsStore');
-  const { c10dLines } = await import('../../readings/verdict/fieldCases');
   const run = await loadRun(join(__dirname, '..', '..', 'docs', 'results', 'h200x2-torch2.11-nccl2.28.9-c10d.json'));
   const line = c10dLines(run, { host: '2× H200 NVLink', simulated: false }).find((l) => l.id === 'c10d-lifecycle');
   assert.ok(line, 'a c10d lifecycle line');
