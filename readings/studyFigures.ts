@@ -35,7 +35,7 @@ export interface StudyHost {
 
 /** One node of four A40s over PCIe with NCCL 2.32.3: init, split, shrink, grow, splitShare. */
 export const STUDY_A40: StudyHost = { text: '4× A40 PCIe, one node, NCCL 2.32.3', ranks: 4, ranksText: '4 ranks', acrossNodes: false };
-/** The same four A40s where the study gives no NCCL version for the figure (the pool, the drain); the rebuild comparison (split 81, shrink 64, grow 78, fresh 92 ms, splitShare 78 vs 81) is NCCL 2.32.3 as DESIGN.md lists it. */
+/** The same four A40s where the study gives no NCCL version for the figure (the pool, the drain). */
 export const STUDY_A40_UNVERSIONED: StudyHost = {
   text: '4× A40 PCIe, one node, NCCL version not stated',
   ranks: 4,
@@ -153,17 +153,17 @@ export const STUDY_FIGURES = {
     81,
     '81 ms',
     'rebuild comparison, each + first collective',
-    STUDY_A40,
+    STUDY_A40_UNVERSIONED,
   ),
-  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 vs 0', STUDY_A40),
-  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 vs 0', STUDY_A40),
+  splitShare1ToFirst: fig('split with splitShare 1 to first collective', 78, 78, '78 ms', 'splitShare=1 vs 0', STUDY_A40_UNVERSIONED),
+  splitShare0ToFirst: fig('split with splitShare 0 to first collective', 81, 81, '81 ms', 'splitShare=1 vs 0', STUDY_A40_UNVERSIONED),
   shrinkToFirst: fig(
     'shrink to first collective',
     64,
     64,
     '64 ms',
     'rebuild comparison, each + first collective',
-    STUDY_A40,
+    STUDY_A40_UNVERSIONED,
   ),
   growToFirst: fig(
     'grow to first collective',
@@ -171,7 +171,7 @@ export const STUDY_FIGURES = {
     78,
     '78 ms',
     'rebuild comparison, each + first collective',
-    STUDY_A40,
+    STUDY_A40_UNVERSIONED,
   ),
   freshToFirst: fig(
     'fresh init to first collective',
@@ -179,7 +179,7 @@ export const STUDY_FIGURES = {
     92,
     '92 ms',
     'rebuild comparison, each + first collective',
-    STUDY_A40,
+    STUDY_A40_UNVERSIONED,
   ),
   nodesShrinkToFirst: fig('shrink to first collective', 180, 180, '180 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),
   nodesGrowToFirst: fig('grow to first collective', 175, 175, '175 ms', 'rebuild comparison across nodes', STUDY_V100_NODES),

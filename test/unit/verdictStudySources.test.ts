@@ -40,7 +40,7 @@ describe('every sentence set beside the study names its source, once', () => {
     assert.match(
       line(run, 'rebuild-vs-init'),
       // A split that keeps the parent's ranks is named with the study's split figures (their sources), not judged (issue #28).
-      new RegExp(`\\(study: split \\+ first allreduce; rebuild comparison, each \\+ first collective; splitShare=1 vs 0, ${DOC}\\)\\.`),
+      new RegExp(`\\(study: split \\+ first allreduce, ${DOC}\\)\\. .*\\(study: rebuild comparison, each \\+ first collective; splitShare=1 vs 0, ${DOC}\\)\\.`),
     );
     assert.match(line(load('h200x2-torch2.11-nccl2.28.9-c10d.json'), 'c10d-lifecycle'), new RegExp(`\\(study: c10d destroy_process_group, ${DOC}\\)\\.$`));
   });
