@@ -5,7 +5,8 @@
  * - **Figure 2 style**: the critical path of every path that creates a communicator — init,
  *   split, shrink, grow and the re-init after an abort — each stacked with its first collective
  *   (segments: the run's step medians, ms), a p90 whisker on each segment (that step's p90), on a
- *   log axis, with the study's migration pause (dashed) and the run's own switch inside its pool
+ *   linear axis (stacked: each segment's length is its ms, so its share of the bar is its share
+ *   of the path; a log axis would draw a 30 ms call as three quarters of a 170 ms bar), with the study's migration pause (dashed) and the run's own switch inside its pool
  *   (dotted: the pool experiment's `switch`, labelled as this run's, with the child it goes to) as
  *   reference lines. Like the study's Figure 2 (every path 43–195 ms), the abort-then-re-init bar
  *   is the re-init and its first collective: the abort itself is Figure 3's quantity, drawn there.
@@ -91,7 +92,11 @@ export interface Figure2Model {
   notDrawn?: string;
   /** One line in place of the chart when no run has a bar: "no figures for Figure 2: …" (never an empty chart). */
   empty?: string;
-  /** Log axis ends: powers of ten around every segment end, whisker and line. */
+  /**
+   * Linear axis ends, ms: 0 and a round value past every segment end, whisker and line. Linear,
+   * not log: the bars are stacked, and on a log axis a segment's length is not its share of the
+   * bar (a 30 ms call of a 170 ms bar would fill three quarters of it).
+   */
   min: number;
   max: number;
 }
@@ -170,6 +175,18 @@ function logBounds(values: readonly number[]): { min: number; max: number } {
   const v = values.filter((x) => x > 0 && Number.isFinite(x));
   if (v.length === 0) return { min: 0.01, max: 1000 };
   return { min: 10 ** Math.floor(Math.log10(Math.min(...v))), max: 10 ** Math.ceil(Math.log10(Math.max(...v)) + 1e-9) };
+}
+
+/**
+ * A linear axis from 0 to a round value (1, 2 or 5 × a power of ten) at or above every value
+ * (> 0); [0, 1] when there is none. For stacked bars, whose segments' lengths must be their ms.
+ */
+export function linearBounds(values: readonly number[]): { min: number; max: number } {
+  const top = Math.max(0, ...values.filter((x) => Number.isFinite(x)));
+  if (top <= 0) return { min: 0, max: 1 };
+  const p = 10 ** Math.floor(Math.log10(top));
+  const step = [1, 2, 5, 10].find((k) => k * p >= top * (1 - 1e-9))!;
+  return { min: 0, max: step * p };
 }
 
 const who = (runs: readonly StudyRun[], r: StudyRun) => (runs.length > 1 ? ` (${r.label})` : '');
@@ -276,7 +293,7 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
     notCompared,
     legend: studyLegend(runs),
     ...(empty !== undefined ? { empty } : {}),
-    ...logBounds([...ends, ...lines.map((l) => l.ms)]),
+    ...linearBounds([...ends, ...lines.map((l) => l.ms)]),
   };
 }
 
