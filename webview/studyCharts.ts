@@ -128,7 +128,7 @@ function figure2Data(m: Figure2Model, runs: readonly StudyRun[], c: ChartColors)
       });
     }
   });
-  return { labels: m.categories, datasets, overlay: { whiskers, lines: m.lines }, min: m.min, max: m.max, title: "critical path, ms (linear: each segment's length is its ms): each step's median, whisker to its p90", rows: m.categories.length * Math.max(1, runs.length), axis: 'linear' };
+  return { labels: m.categories, datasets, overlay: { whiskers, lines: m.lines }, min: m.min, max: m.max, title: "critical path, ms (linear: each segment's length is its ms): each step's median, whisker to its p90", rows: m.categories.length * Math.max(1, runs.length), axis: m.axis };
 }
 
 /** Figure 3's chart data: per configuration, abort and finalize + destroy side by side. */
@@ -154,7 +154,7 @@ function figure3Data(m: Figure3Model, c: ChartColors): Drawn {
       borderWidth: 1,
     };
   });
-  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: m.floor ? [m.floor] : [] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2, axis: 'logarithmic' };
+  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: m.floor ? [m.floor] : [] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2, axis: m.axis };
 }
 
 /** One horizontal bar chart (linear or log axis, as its data says) that redraws in place. */
@@ -218,7 +218,7 @@ function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine
     legend && legend.keys.length > 1 ? h('p', {}, `Colours: one per host and NCCL version — ${legend.keys.map((k, i) => `${i + 1}: ${k}`).join('; ')}.`) : null,
     ...lines.map((l) => h('p', {}, `${l.style === 'dashed' ? 'Dashed' : 'Dotted'}: ${l.label} — ${l.source}.`)),
     ...notCompared.map((n) => h('p', { class: 'study-not-compared' }, n)),
-    absent.length > 0 ? h('p', {}, 'Not drawn (the run has no figure for it):') : null,
+    absent.length > 0 ? h('p', {}, 'Not drawn, and why:') : null,
     absent.length > 0 ? h('ul', {}, ...absent.map((a) => h('li', {}, a))) : null,
   );
 }

@@ -21,7 +21,7 @@ export interface OneRankChildFigures {
   label: string;
   /** The variants, in the run's order ("one-rank/runtimeConnect=1", …). */
   variants: string[];
-  /** Their medians, ms: `total` (the call to its first collective) where the variant has one, else `call`. */
+  /** Their medians, ms: the call step's `total` (the call to its first collective) where the variant has one, else the call's. */
   medians: number[];
   /** Whether {@link medians} run to the first collective (`total`), or are the call alone. */
   toFirst: boolean;
@@ -51,7 +51,8 @@ export function oneRankChildren(run: RunFile): OneRankChildFigures[] {
       if (!step) continue;
       const call = callOf(step.label)!;
       if (e.experiment === OWN[call] || !(run.ranks === 1 || /color = rank/.test(step.label))) continue;
-      const total = v.steps.find((s) => s.step === 'total')?.stats.median;
+      // Its `total` (call to first collective): `total` beside `call`, `total/n1` beside `call/n1` (many-comms).
+      const total = v.steps.find((s) => s.step === step.step.replace(/^call/, 'total'))?.stats.median;
       const value = total ?? step.stats.median;
       if (!Number.isFinite(value)) continue;
       let g = out.find((x) => x.call === call && x.experiment === e.experiment && x.label === step.label && x.toFirst === (total !== undefined));
