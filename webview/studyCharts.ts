@@ -65,9 +65,10 @@ const overlayPlugin: Plugin<'bar'> = {
     ctx.fillStyle = c.text;
     ctx.font = '11px system-ui, sans-serif';
     // The labels sit in the band above the plot ({@link labelBandPx}, one row per line), never
-    // over a bar; each line is drawn up into its label's row.
+    // over a bar; each line is drawn up into its label's row. Rows go from the leftmost line down,
+    // so a line never crosses the label of a line to its right (written rightwards from its line).
     ctx.textBaseline = 'middle';
-    o.lines.forEach((l, i) => {
+    [...o.lines].sort((a, b) => a.ms - b.ms).forEach((l, i) => {
       const px = x.getPixelForValue(l.ms);
       const row = chart.chartArea.top - labelBandPx(o.lines.length) + LABEL_ROW_PX * i + LABEL_ROW_PX / 2;
       ctx.setLineDash(l.style === 'dashed' ? [6, 4] : [2, 3]);
