@@ -2,18 +2,19 @@
  * The study's figures drawn the study's way (studyChartsData.ts models them): Figure 2 (critical
  * path of init, split, shrink, grow and the re-init after an abort, each stacked with its first
  * collective, p90 whiskers, the study's migration pause dashed and this run's switch inside its
- * pool dotted, their labels in a band above the plot, never over a bar; log axis) and Figure 3
- * (abort against finalize + destroy per configuration, with the 500 ms floor). Used by the results
+ * pool dotted, their labels in a band above the plot, never over a bar; a linear axis, as its bars
+ * are stacked: a segment's length is its ms) and Figure 3 (abort against finalize + destroy per
+ * configuration, side by side, not stacked, with the 500 ms floor; log axis). Used by the results
  * panel and the HTML report (one run) and the comparison report (one colour per host and NCCL
  * version). What a run lacks is listed under each chart. All text is inserted as text.
  */
-import { BarController, BarElement, CategoryScale, Chart, LogarithmicScale, Tooltip, type ChartDataset, type Plugin } from 'chart.js';
+import { BarController, BarElement, CategoryScale, Chart, LinearScale, LogarithmicScale, Tooltip, type ChartDataset, type Plugin } from 'chart.js';
 import { onThemeChange } from './charts';
 import { chartColors, formatColor, mixColor, parseColor, type ChartColors } from './chartTheme';
 import { h, replaceChildren } from './dom';
 import { figure2Model, figure3Model, type Figure2Model, type Figure3Model, type StudyLine, type StudyRun } from './studyChartsData';
 
-Chart.register(BarController, BarElement, CategoryScale, LogarithmicScale, Tooltip);
+Chart.register(BarController, BarElement, CategoryScale, LinearScale, LogarithmicScale, Tooltip);
 
 /** What a chart's plugin draws over the bars: whiskers (value ranges on a row) and vertical lines. */
 interface Overlay {
@@ -64,9 +65,10 @@ const overlayPlugin: Plugin<'bar'> = {
     ctx.fillStyle = c.text;
     ctx.font = '11px system-ui, sans-serif';
     // The labels sit in the band above the plot ({@link labelBandPx}, one row per line), never
-    // over a bar; each line is drawn up into its label's row.
+    // over a bar; each line is drawn up into its label's row. Rows go from the leftmost line down,
+    // so a line never crosses the label of a line to its right (written rightwards from its line).
     ctx.textBaseline = 'middle';
-    o.lines.forEach((l, i) => {
+    [...o.lines].sort((a, b) => a.ms - b.ms).forEach((l, i) => {
       const px = x.getPixelForValue(l.ms);
       const row = chart.chartArea.top - labelBandPx(o.lines.length) + LABEL_ROW_PX * i + LABEL_ROW_PX / 2;
       ctx.setLineDash(l.style === 'dashed' ? [6, 4] : [2, 3]);
@@ -100,6 +102,8 @@ interface Drawn {
   max: number;
   title: string;
   rows: number;
+  /** 'linear' for stacked bars (a segment's length is its ms), 'logarithmic' for side-by-side bars. */
+  axis: 'linear' | 'logarithmic';
 }
 
 /** The legend's words for each segment position of a Figure 2 bar (studyChartsData.ts FIGURE2_CATEGORIES). */
@@ -125,7 +129,7 @@ function figure2Data(m: Figure2Model, runs: readonly StudyRun[], c: ChartColors)
       });
     }
   });
-  return { labels: m.categories, datasets, overlay: { whiskers, lines: m.lines }, min: m.min, max: m.max, title: 'critical path, ms (log): each step\'s median, whisker to its p90', rows: m.categories.length * Math.max(1, runs.length) };
+  return { labels: m.categories, datasets, overlay: { whiskers, lines: m.lines }, min: m.min, max: m.max, title: "critical path, ms (linear: each segment's length is its ms): each step's median, whisker to its p90", rows: m.categories.length * Math.max(1, runs.length), axis: m.axis };
 }
 
 /** Figure 3's chart data: per configuration, abort and finalize + destroy side by side. */
@@ -151,10 +155,10 @@ function figure3Data(m: Figure3Model, c: ChartColors): Drawn {
       borderWidth: 1,
     };
   });
-  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: m.floor ? [m.floor] : [] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2 };
+  return { labels: m.groups.map((g) => g.config), datasets, overlay: { whiskers, lines: m.floor ? [m.floor] : [] }, min: m.min, max: m.max, title: 'ms (log): median, whisker to p90; abort in the full colour, finalize + destroy in its tint', rows: m.groups.length * 2, axis: m.axis };
 }
 
-/** One log-axis horizontal bar chart that redraws in place. */
+/** One horizontal bar chart (linear or log axis, as its data says) that redraws in place. */
 class StudyChart {
   readonly box = h('div', { class: 'chart study-chart' });
   private chart: Chart<'bar', (number | null)[], string> | undefined;
@@ -166,7 +170,15 @@ class StudyChart {
     const band = labelBandPx(d.overlay.lines.length);
     this.box.style.height = `${110 + band + 26 * Math.max(1, d.rows)}px`;
     const scales = {
-      x: { type: 'logarithmic' as const, min: d.min, max: d.max, stacked: true, title: { display: true, text: d.title, color: c.text }, ticks: { color: c.text, callback: logTicks }, grid: { color: c.grid } },
+      x: {
+        type: d.axis,
+        min: d.min,
+        max: d.max,
+        stacked: true,
+        title: { display: true, text: d.title, color: c.text },
+        ticks: d.axis === 'logarithmic' ? { color: c.text, callback: logTicks } : { color: c.text },
+        grid: { color: c.grid },
+      },
       y: { stacked: true, ticks: { color: c.text, autoSkip: false }, grid: { color: c.grid } },
     };
     const data = { labels: d.labels, datasets: d.datasets };
@@ -207,7 +219,7 @@ function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine
     legend && legend.keys.length > 1 ? h('p', {}, `Colours: one per host and NCCL version — ${legend.keys.map((k, i) => `${i + 1}: ${k}`).join('; ')}.`) : null,
     ...lines.map((l) => h('p', {}, `${l.style === 'dashed' ? 'Dashed' : 'Dotted'}: ${l.label} — ${l.source}.`)),
     ...notCompared.map((n) => h('p', { class: 'study-not-compared' }, n)),
-    absent.length > 0 ? h('p', {}, 'Not drawn (the run has no figure for it):') : null,
+    absent.length > 0 ? h('p', {}, 'Not drawn, and why:') : null,
     absent.length > 0 ? h('ul', {}, ...absent.map((a) => h('li', {}, a))) : null,
   );
 }
@@ -215,7 +227,7 @@ function notes(legend: { keys: string[] } | undefined, lines: readonly StudyLine
 /** The section with both figures. Construct once; {@link update} with the runs shown. */
 export class StudyCharts {
   readonly root: HTMLElement;
-  private readonly fig2 = new StudyChart("the study's Figure 2 from this run: critical path of init, split, shrink, grow and abort then re-init, each with its first collective, log axis");
+  private readonly fig2 = new StudyChart("the study's Figure 2 from this run: critical path of init, split, shrink, grow and abort then re-init, each stacked with its first collective, linear axis");
   private readonly fig3 = new StudyChart("the study's Figure 3 from this run: abort against finalize + destroy per configuration, with the 500 ms floor, log axis");
   private readonly notes2 = h('div');
   private readonly notes3 = h('div');

@@ -5,7 +5,8 @@
  * - **Figure 2 style**: the critical path of every path that creates a communicator — init,
  *   split, shrink, grow and the re-init after an abort — each stacked with its first collective
  *   (segments: the run's step medians, ms), a p90 whisker on each segment (that step's p90), on a
- *   log axis, with the study's migration pause (dashed) and the run's own switch inside its pool
+ *   linear axis (stacked: each segment's length is its ms, so its share of the bar is its share
+ *   of the path; a log axis would draw a 30 ms call as three quarters of a 170 ms bar), with the study's migration pause (dashed) and the run's own switch inside its pool
  *   (dotted: the pool experiment's `switch`, labelled as this run's, with the child it goes to) as
  *   reference lines. Like the study's Figure 2 (every path 43–195 ms), the abort-then-re-init bar
  *   is the re-init and its first collective: the abort itself is Figure 3's quantity, drawn there.
@@ -26,6 +27,9 @@ import { stepTerm, type PlanRun } from '../readings/plan/terms';
 import { isSimulatedRun, type RunFile } from '../protocol/runFile';
 import { ms as msWords } from '../readings/verdict/format';
 import { poolShapes } from '../readings/verdict/pool';
+import { oneRankChildren, oneRankChildWords } from '../readings/verdict/oneRankChildren';
+import { firstPageSummary } from '../readings/verdict/summary';
+import { deriveVerdict } from '../readings/verdict';
 import { runGpusText } from '../protocol/runNameParts';
 
 /** A run shown in the study charts: its label in the legend, and the file name its steps are cited by. */
@@ -91,9 +95,15 @@ export interface Figure2Model {
   notDrawn?: string;
   /** One line in place of the chart when no run has a bar: "no figures for Figure 2: …" (never an empty chart). */
   empty?: string;
-  /** Log axis ends: powers of ten around every segment end, whisker and line. */
+  /**
+   * Linear axis ends, ms: 0 and a round value past every segment end, whisker and line. Linear,
+   * not log: the bars are stacked, and on a log axis a segment's length is not its share of the
+   * bar (a 30 ms call of a 170 ms bar would fill three quarters of it).
+   */
   min: number;
   max: number;
+  /** Always 'linear': stacked segments are drawn at their length in ms (see {@link min}). */
+  axis: 'linear';
 }
 
 interface CategoryDef {
@@ -170,6 +180,18 @@ function logBounds(values: readonly number[]): { min: number; max: number } {
   const v = values.filter((x) => x > 0 && Number.isFinite(x));
   if (v.length === 0) return { min: 0.01, max: 1000 };
   return { min: 10 ** Math.floor(Math.log10(Math.min(...v))), max: 10 ** Math.ceil(Math.log10(Math.max(...v)) + 1e-9) };
+}
+
+/**
+ * A linear axis from 0 to a round value (1, 2 or 5 × a power of ten) at or above every value
+ * (> 0); [0, 1] when there is none. For stacked bars, whose segments' lengths must be their ms.
+ */
+export function linearBounds(values: readonly number[]): { min: number; max: number } {
+  const top = Math.max(0, ...values.filter((x) => Number.isFinite(x)));
+  if (top <= 0) return { min: 0, max: 1 };
+  const p = 10 ** Math.floor(Math.log10(top));
+  const step = [1, 2, 5, 10].find((k) => k * p >= top * (1 - 1e-9))!;
+  return { min: 0, max: step * p };
 }
 
 const who = (runs: readonly StudyRun[], r: StudyRun) => (runs.length > 1 ? ` (${r.label})` : '');
@@ -269,15 +291,38 @@ export function figure2Model(runs: readonly StudyRun[]): Figure2Model {
   return {
     categories: kept.map((i) => FIGURE2_CATEGORIES[i]!.name),
     bars: kept.map((i) => bars[i]!),
-    ...(dropped.length > 0 ? { notDrawn: `No bar for ${listWords(dropped)}: ${runsWord(runs)} ${runs.length === 1 ? 'has' : 'have'} no figure for ${dropped.length === 1 ? 'it' : 'them'} (why below).` } : {}),
+    ...(dropped.length > 0 ? { notDrawn: notDrawnWords(runs, dropped) } : {}),
     lines,
     absent,
     drawn,
     notCompared,
     legend: studyLegend(runs),
     ...(empty !== undefined ? { empty } : {}),
-    ...logBounds([...ends, ...lines.map((l) => l.ms)]),
+    ...linearBounds([...ends, ...lines.map((l) => l.ms)]),
+    axis: 'linear',
   };
+}
+
+/**
+ * The line for Figure 2's rows with no bar in any run: those the runs have no figure for ("the run
+ * has no figure for shrink and grow (why below)"), and, by name, a split, shrink or grow a run did
+ * time outside its own experiment whose child has one rank (readings/verdict/oneRankChildren.ts:
+ * connect-mode's `ncclCommSplit (color = rank)`, c10d's `split_group` at 1 rank): not the study's
+ * split of a communicator into parts, so not drawn as one, and never called absent (issue #28).
+ */
+function notDrawnWords(runs: readonly StudyRun[], dropped: readonly string[]): string {
+  const children = runs.flatMap((r) => oneRankChildren(r.run).filter((g) => dropped.includes(g.call)).map((g) => ({ r, g })));
+  const none = dropped.filter((d) => !children.some((x) => x.g.call === d));
+  const parts = [
+    ...(none.length > 0
+      ? [`${runsWord(runs)} ${runs.length === 1 ? 'has' : 'have'} no figure for ${children.length === 0 ? (none.length === 1 ? 'it' : 'them') : listWords(none)} (why below)`]
+      : []),
+    ...children.map(
+      ({ r, g }) =>
+        `${runs.length > 1 ? `run ${r.label}'s` : "the run's"} ${g.call}, ${oneRankChildWords(g)}, makes a one-rank child (no peer to connect to), not the study's ${g.call} of a communicator of several ranks: not drawn as one`,
+    ),
+  ];
+  return `No bar for ${listWords(dropped)}: ${parts.join('; ')}.`;
 }
 
 /** One configuration of Figure 3: a run's abort and finalize + destroy (ms), either absent with why. */
@@ -299,8 +344,11 @@ export interface Figure3Model {
   legend: StudyLegend;
   /** One line in place of the chart when no run has abort or destroy: "no figures for Figure 3: …". */
   empty?: string;
+  /** Log axis ends: powers of ten around every bar and whisker end and the floor. */
   min: number;
   max: number;
+  /** 'logarithmic': abort and finalize + destroy stand side by side, never stacked. */
+  axis: 'logarithmic';
 }
 
 /** Whether every run of `drawn` (indices into `runs`) is simulated, and there is at least one. */
@@ -367,6 +415,7 @@ export function figure3Model(runs: readonly StudyRun[]): Figure3Model {
     legend: studyLegend(runs),
     ...(empty !== undefined ? { empty } : {}),
     ...logBounds([...values, ...(floor ? [floor.ms] : [])]),
+    axis: 'logarithmic',
   };
 }
 
@@ -393,19 +442,42 @@ const C10D_TEARDOWN: readonly C10dFigure[] = [
 ];
 
 /**
- * What the runs measured of c10d instead, for a chart with no NCCL bar: "; the c10d figures
- * (init_process_group(device_id) to its first all_reduce 186 ms; …) are torch's calls, not <what>:
- * they are on the first page and in the verdict's c10d line". Empty when no run has any.
+ * Where a c10d figure of `run` is said on the page besides its step table: "on the first page"
+ * (a first-page line answered from c10d, labelled "(c10d)") and "in the verdict's c10d line" (the
+ * verdict's `c10d-lifecycle` line), each only where that line writes the figure (`ms` words); else
+ * "in the c10d step table only". Never a place that does not carry it (issue #28).
+ */
+function c10dPlaces(run: RunFile, words: string): string {
+  const places: string[] = [];
+  const safely = <T>(f: () => T[]): T[] => {
+    try {
+      return f();
+    } catch {
+      return [];
+    }
+  };
+  if (safely(() => firstPageSummary(run)).some((l) => l.label.endsWith('(c10d)') && l.text.includes(words))) places.push('on the first page');
+  if (safely(() => deriveVerdict(run)).some((l) => l.id === 'c10d-lifecycle' && l.text.includes(words))) places.push("in the verdict's c10d line");
+  return places.length > 0 ? places.join(' and ') : 'in the c10d step table only';
+}
+
+/**
+ * What the runs measured of c10d instead, for a chart with no NCCL bar: "; its c10d figures
+ * (init_process_group(device_id) to its first all_reduce 186 ms, on the first page; …) are of
+ * torch's calls, not <what>", each figure with where it is said ({@link c10dPlaces}); at 1 rank
+ * split_group is named a one-rank child. Empty when no run has any.
  */
 function c10dNote(runs: readonly StudyRun[], figures: readonly C10dFigure[], what: string): string {
   const found = runs.flatMap((r) =>
     figures.flatMap((f) => {
       const st = stepStats(r.run, 'c10d', f.variant, f.step);
-      return st ? [`${f.words}${who(runs, r)} ${msWords(st.median)}`] : [];
+      if (!st) return [];
+      const one = f.variant === 'split_group' && r.run.ranks === 1 ? ', a one-rank child' : '';
+      return [`${f.words}${who(runs, r)} ${msWords(st.median)}${one}, ${c10dPlaces(r.run, msWords(st.median))}`];
     }),
   );
   if (found.length === 0) return '';
-  return `; ${runs.length === 1 ? 'its' : 'their'} c10d figures (${found.join('; ')}) are of torch's calls, not ${what}: they are on the first page and in the verdict's c10d line`;
+  return `; ${runs.length === 1 ? 'its' : 'their'} c10d figures (${found.join('; ')}) are of torch's calls, not ${what}`;
 }
 
 /**

@@ -10,7 +10,8 @@
  * Every line is chosen by the run's regime: a failed run gets one line, what failed, and nothing
  * else; a simulated run says so first and marks every figure simulated (never compared with the
  * study); a partial or running run names what is absent; a 1-rank run says what 1 rank cannot show
- * (no peer: no connect, no split, shrink or grow) instead of lines of "missing". Pure: no I/O,
+ * (no peer: no connect; a split it timed makes a one-rank child; a shrink or grow it did not time
+ * needs 2 GPUs) instead of lines of "missing". Pure: no I/O,
  * browser-safe; never throws on a run its code did not foresee (a line that cannot be formed says so).
  */
 import { minGpusOf } from '../../protocol/catalogue';
@@ -19,6 +20,7 @@ import { isSimulatedRun, type RunFile } from '../../protocol/runFile';
 import { poolMakeupDiffers, STUDY_FIGURES as S, STUDY_SHARES, studyNotComparedWhy, type StudyFigure, type StudyRegime } from '../studyFigures';
 import { figureClause, judgement, shareClauseOf, type Clause } from './agreement';
 import { bytes, failureOf, isBelowTimer, isNoMemory, ms, msAll, pct, stats, variantOf } from './format';
+import { oneRankChildren, oneRankChildWords } from './oneRankChildren';
 import { poolFigures } from './pool';
 import { c10dFirstCollectiveLine, c10dRebuildLine, c10dTeardownLine, orC10d } from './summaryC10d';
 
@@ -91,19 +93,37 @@ function regimeLines(run: RunFile, simulated: boolean): SummaryLine[] {
       study: [],
     });
   }
-  if (run.ranks === 1) {
-    const multi = (['split', 'shrink', 'grow'] as const).filter((id) => minGpusOf(id) > 1);
-    const list = multi.length > 1 ? `${multi.slice(0, -1).join(', ')} or ${multi[multi.length - 1]!}` : multi.join('');
-    out.push({
-      kind: 'regime',
-      label: '1 rank',
-      text:
-        `A communicator of 1 rank has no peer to connect to: this run cannot show a connect${list ? `, nor a ${list} (each needs 2 GPUs or more)` : ''}; ` +
-        `measure on 2 GPUs or more for those.`,
-      study: [],
-    });
-  }
+  if (run.ranks === 1) out.push(oneRankRegimeLine(run));
   return out;
+}
+
+/**
+ * The 1-rank regime line: what 1 rank cannot show, chosen by the run's figures. A communicator of
+ * 1 rank has no peer: no connect, ever. A split, shrink or grow the run did time (connect-mode's
+ * `ncclCommSplit (color = rank)`, c10d's `split_group`: oneRankChildren.ts) is named with its
+ * figures as a one-rank child, not a split into parts; only the calls it did not time are said to
+ * need 2 GPUs or more (catalogue.ts `minGpusOf`).
+ */
+function oneRankRegimeLine(run: RunFile): SummaryLine {
+  const timed = oneRankChildren(run);
+  const calls = ['split', 'shrink', 'grow'] as const;
+  const named = timed.map((g) => `its ${g.call} here, ${oneRankChildWords(g)}, makes a one-rank child, not a ${g.call} of a communicator of several ranks`);
+  const untimed = calls.filter((c) => !timed.some((g) => g.call === c) && minGpusOf(c) > 1);
+  const need = untimed.length > 0 ? `${listOr(untimed, 'and')} ${untimed.length === 1 ? 'needs' : 'need'} 2 GPUs or more` : '';
+  const wanted = ['a connect', ...calls.filter((c) => timed.some((g) => g.call === c)).map((c) => `a ${c} of several ranks`), ...untimed.map((c) => `a ${c}`)];
+  return {
+    kind: 'regime',
+    label: '1 rank',
+    text:
+      `A communicator of 1 rank has no peer to connect to: this run cannot show a connect` +
+      `${[...named, ...(need ? [need] : [])].map((x) => `; ${x}`).join('')}. Measure on 2 GPUs or more for ${listOr(wanted, 'or')}.`,
+    study: [],
+  };
+}
+
+/** "a", "a and b", "a, b or c". */
+function listOr(xs: readonly string[], word: 'and' | 'or'): string {
+  return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} ${word} ${xs[xs.length - 1]!}`;
 }
 
 /** Rebuild: a fresh communicator of the run's ranks to its first collective (and the headline split beside it). */

@@ -154,7 +154,7 @@ describe('commcost in a real VS Code (code-server + Chromium)', { skip, timeout:
           'init: memory per GPU per variant and point (MiB)',
           'split: median per step, whisker to p90',
           'split: memory per GPU per variant and point (MiB)',
-          "the study's Figure 2 from this run: critical path of init, split, shrink, grow and abort then re-init, each with its first collective, log axis",
+          "the study's Figure 2 from this run: critical path of init, split, shrink, grow and abort then re-init, each stacked with its first collective, linear axis",
         ],
         JSON.stringify(canvases),
       );

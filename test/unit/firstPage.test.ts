@@ -79,7 +79,9 @@ describe('the first page: the answer in a few lines', () => {
     const run = load(ONE_GPU);
     const lines = firstPageSummary(run);
     assert.deepEqual(lines.map((l) => l.kind), ['regime', 'rebuild', 'first-collective', 'teardown', 'pool']);
-    assert.match(lines[0]!.text, /1 rank has no peer to connect to: this run cannot show a connect, nor a split, shrink or grow/);
+    // Issue #28 round 3: the split this run timed (connect-mode, color = rank) is named as a
+    // one-rank child; only what it did not time (shrink, grow) needs 2 GPUs (firstPage28d.test.ts).
+    assert.match(lines[0]!.text, /1 rank has no peer to connect to: this run cannot show a connect; its split here, ncclCommSplit \(color = rank\) in the connect-mode experiment .* makes a one-rank child.*; shrink and grow need 2 GPUs or more/);
     for (const l of lines) assert.doesNotMatch(l.text, /missing/i);
     const fc = lineOf(lines, 'first-collective');
     assert.match(fc.text, /nothing to connect, so no lazy connect to measure/);
