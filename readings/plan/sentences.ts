@@ -108,7 +108,10 @@ export function poolSentence(plan: Plan): string {
         : `to TP${t} its ${msText(p.ms)} switch is no shorter than the ${msText(l.ms)} on-demand rebuild (${rebuild})`;
     }
     if (l?.ms !== undefined) return `to TP${t} the on-demand rebuild is ${msText(l.ms)} (${rebuild}) and the pool's switch is not measured (${p?.why ?? 'no figure'})`;
-    if (p?.ms !== undefined) return `to TP${t} the pool switches in ${msText(p.ms)} and the on-demand rebuild it replaces is not measured (${l?.why ?? 'no figure'})`;
+    // A rebuild the strategy cannot take (it needs a communicator it destroyed) is "not priced", never "not measured".
+    const rebuildNot = l?.unpriced ? `the on-demand rebuild it replaces is not priced (${l.why ?? 'no figure'})` : undefined;
+    if (p?.ms !== undefined) return `to TP${t} the pool switches in ${msText(p.ms)} and ${rebuildNot ?? `the on-demand rebuild it replaces is not measured (${l?.why ?? 'no figure'})`}`;
+    if (rebuildNot) return `to TP${t} the pool's switch is not measured (${p?.why ?? 'no figure'}) and ${rebuildNot}`;
     return `to TP${t} neither the pool's switch nor the on-demand rebuild is measured (${p?.why ?? l?.why ?? 'no figure'})`;
   });
   const mean =
