@@ -31,7 +31,11 @@ const SIM = path.join(__dirname, '..', 'fixtures', 'runs', 'simulated-2ranks-ini
 const runs = (file: string): PlanRun[] => [{ file, run: load(file) }];
 const sim = (): PlanRun[] => [{ file: 'sim.json', run: validateRunFile(JSON.parse(fs.readFileSync(SIM, 'utf8'))) as RunFile }];
 const by = (p: Plan, id: StrategyPlan['id']): StrategyPlan => p.strategies.find((s) => s.id === id)!;
-const target = (s: StrategyPlan, shape: number) => s.perTarget?.find((x) => x.shape === shape)!;
+const target = (s: StrategyPlan, shape: number) => {
+  const t = s.perTarget?.find((x) => x.shape === shape);
+  assert.ok(t, `${s.id} has a switch to TP${shape}`);
+  return t;
+};
 const median = (run: RunFile, experiment: string, variant: string, step: string): number =>
   run.experiments.find((e) => e.experiment === experiment)!.variants.find((v) => v.variant === variant)!.steps.find((s) => s.step === step)!.stats.median;
 
