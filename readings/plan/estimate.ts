@@ -162,7 +162,8 @@ export function estimatePools(runs: readonly PlanRun[], ranks: number, gpuCounts
       ...(bytesPerGpu !== undefined ? { bytesPerGpu } : {}),
       measured,
       perSize,
-      basis: measured ? `measured: pool/${m.variant}, last point (${m.file})` : `estimate: ${how}`,
+      // At 1 GPU without the init experiment's figure either, the basis says both are lacking.
+      basis: measured ? `measured: pool/${m.variant}, last point (${m.file})` : `estimate: ${how}${one !== undefined && m.sizes.length === 0 ? `; nor the TP1 communicator's memory, which is the pool at 1 GPU (${one.missing?.why ?? 'no figure'})` : ''}`,
     };
   });
 }

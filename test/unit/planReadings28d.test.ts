@@ -67,6 +67,10 @@ test('FALSE 4: at 1 GPU the pool of every TP shape is the TP1 communicator: its 
   const lines = planSentences(p);
   assert.match(lines[0]!, /holds 388 MiB per GPU here/);
   assert.match(lines.find((l) => l.startsWith('1 GPU'))!, /^1 GPU \(measured\): .*388 MiB per GPU/);
+  // A 1-rank run without the init experiment either (c10d only) says it lacks both.
+  const c10d = planReshape(runs('h200x1-2026-12-01/h200x1-torch2.11-nccl2.28.9-c10d.json')).estimates.find((e) => e.gpus === 1)!;
+  assert.equal(c10d.bytesPerGpu, undefined);
+  assert.match(c10d.basis, /the runs have no pool experiment; nor the TP1 communicator's memory, which is the pool at 1 GPU \(the runs have no init experiment/);
 });
 
 test('FALSE 5: a "not measured" reason names what the run lacks, never a pool, destroy or suspend experiment it does not have', () => {
