@@ -146,7 +146,7 @@ export function formatPlan(plan: Plan): string {
   const header = ['strategy', 'critical path per switch', 'of a step', 'amortised', 'prepaid', 'deferred per switch', 'memory/GPU', 'of GPU', 'of budget', 'break-even vs on-demand'];
   lines.push(table([header, ...plan.strategies.map((s) => row(plan, s))]));
   if (plan.strategies.some((s) => s.perTarget?.some((x) => x.ms === undefined || x.deferredWhy !== undefined))) {
-    lines.push('a switch to a shape the run did not time is "not measured" (why: its term below); a strategy with one has no figure per switch on average, and no break-even', '');
+    lines.push('a switch to a shape the run did not time is "not measured", one whose step needs a communicator the strategy already destroyed "not priced" (why: its term below); a strategy with one has no figure per switch on average (critical path or deferred), and no break-even', '');
   }
   lines.push('terms (median of each step; memory: median of the per-GPU MAX):');
   for (const s of plan.strategies) {

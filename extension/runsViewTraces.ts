@@ -171,7 +171,7 @@ export function compareTraceWithRun(traceFile: string, trace: TraceFile, runFile
   // of the children it made (split halves, shrink by one, grow); any other size has no figure.
   if (run.ranks >= 1)
     for (const st of strategyTerms(runs, run.ranks, tpShapes(run.ranks)))
-      for (const t of [...st.critical, ...st.prepaid]) {
+      for (const t of [...st.critical, ...st.prepaid].flatMap((x) => x.parts ?? [x])) {
         // The first strategy that has a key keeps it: the experiment of the call itself (init, split…), not the pool's.
         const id = t.key ? `${t.key.api}/${t.key.size}/${t.key.phase}` : '';
         if (t.key && !terms.has(id)) terms.set(id, t);

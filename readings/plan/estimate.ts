@@ -13,9 +13,12 @@
  * splits without sharing on each GPU, so its memory per GPU is many-comms' `init` at N = 1 plus its
  * `split/splitShare=0` at N = k−1 (the run's points, or a straight line between the two measured
  * counts around it), said so in the basis — with the caveat that those communicators span the run's
- * ranks, not the pool's sizes. Pure.
+ * ranks, not the pool's sizes.
+ *
+ * At 1 GPU the pool of every TP shape is one TP1 communicator: on runs of 1 rank without a pool,
+ * its memory is the init experiment's communicator (`init/default/afterFirst`), measured, said so. Pure.
  */
-import type { PlanRun } from './terms';
+import { memoryTerm, type PlanRun } from './terms';
 import { poolVariants, tpShapes } from './strategies';
 import { curveMemoryAt, manyCommsCurve, type CurveMemory } from '../manyComms';
 
@@ -122,6 +125,20 @@ export function estimatePools(runs: readonly PlanRun[], ranks: number, gpuCounts
       return known ?? { size: s, bytes: Math.max(0, a + b * Math.log2(s)), measured: false };
     });
     const measured = gpus === ranks && m.total !== undefined;
+    // At 1 GPU on a 1-rank run the pool is the init experiment's TP1 communicator: its figure is the pool's.
+    const one = !measured && gpus === 1 && ranks === 1 ? memoryTerm(runs, 'the TP1 communicator', 'init', ['default'], 'afterFirst') : undefined;
+    if (one?.value !== undefined && one.source) {
+      return {
+        gpus,
+        shapes,
+        communicators: 1,
+        perGpu: 1,
+        bytesPerGpu: one.value,
+        measured: true,
+        perSize: [{ size: 1, bytes: one.value, measured: true }],
+        basis: `measured: at 1 GPU the pool is the one TP1 communicator, init/${one.source.variant}/${one.source.step} (${one.source.file})`,
+      };
+    }
     const many = measured ? undefined : manyCommsPool(runs, shapes.length);
     if (many) {
       return {
@@ -145,7 +162,8 @@ export function estimatePools(runs: readonly PlanRun[], ranks: number, gpuCounts
       ...(bytesPerGpu !== undefined ? { bytesPerGpu } : {}),
       measured,
       perSize,
-      basis: measured ? `measured: pool/${m.variant}, last point (${m.file})` : `estimate: ${how}`,
+      // At 1 GPU without the init experiment's figure either, the basis says both are lacking.
+      basis: measured ? `measured: pool/${m.variant}, last point (${m.file})` : `estimate: ${how}${one !== undefined && m.sizes.length === 0 ? `; nor the TP1 communicator's memory, which is the pool at 1 GPU (${one.missing?.why ?? 'no figure'})` : ''}`,
     };
   });
 }

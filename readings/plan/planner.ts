@@ -68,9 +68,11 @@ export interface StrategyPlan extends StrategyTerms {
    * each target shape's critical path (`ms`) and background work (`deferredMs`), with the run's
    * figures for a switch to that shape; `why`/`deferredWhy` (the first missing term) where a term
    * is not measured. `criticalMs`/`deferredMs` are then the mean over the targets (one switch in a
-   * cycle through the shapes), set only when every target has its figure.
+   * cycle through the shapes), set only when every target has its critical path (no mean of the
+   * deferred work when a switch is not measured). `unpriced`: the target's first missing term is a
+   * step the strategy cannot take (it needs a communicator the strategy destroyed: "not priced").
    */
-  perTarget?: { shape: number; ms?: number; why?: string; deferredMs?: number; deferredWhy?: string }[];
+  perTarget?: { shape: number; ms?: number; why?: string; deferredMs?: number; deferredWhy?: string; unpriced?: boolean }[];
   /** A switch's measured background work (deferredMs, or the longest target's) > switchEveryMs: not done by the next switch. */
   deferredOverruns?: boolean;
   /** Every missing term, critical path first. */
@@ -133,14 +135,15 @@ export function noSwitchWhy(ranks: number, shapes: readonly number[]): string | 
  * sums to 0), or undefined when no term names a target. A target with a missing term has no sum and
  * says why (its first missing term).
  */
-function targetSums(terms: readonly Term[], shapes: readonly number[]): { shape: number; ms?: number; why?: string }[] | undefined {
+function targetSums(terms: readonly Term[], shapes: readonly number[]): { shape: number; ms?: number; why?: string; unpriced?: boolean }[] | undefined {
   if (!terms.some((t) => t.target !== undefined)) return undefined;
   return shapes.map((shape) => {
     const mine = terms.filter((t) => t.target === undefined || t.target === shape);
     const ms = sumTerms(mine);
     if (ms !== undefined) return { shape, ms };
     const t = mine.find((x) => x.value === undefined)!;
-    return { shape, why: `${t.what}: ${(t.missing?.why ?? 'no figure').replace(/^not measured: /, '')}` };
+    const why = t.missing?.why ?? 'no figure';
+    return { shape, why: `${t.what}: ${why.replace(/^not (measured|priced): /, '')}`, ...(why.startsWith('not priced: ') ? { unpriced: true } : {}) };
   });
 }
 
@@ -256,7 +259,9 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
     const deferredPer = noSwitch === undefined ? targetSums(t.deferred, shapes) : undefined;
     const criticalMs = noSwitch !== undefined ? undefined : perTarget ? meanOfTargets(perTarget) : sumTerms(t.critical);
     const prepaidMs = sumTerms(t.prepaid);
-    const deferredMs = noSwitch !== undefined ? undefined : deferredPer ? meanOfTargets(deferredPer) : sumTerms(t.deferred);
+    // No average of the background work per switch where a switch is not measured: it would be a mean over switches the plan cannot price.
+    const unmeasured = perTarget?.some((x) => x.ms === undefined) ?? false;
+    const deferredMs = noSwitch !== undefined ? undefined : t.deferred.length === 0 ? 0 : unmeasured ? undefined : deferredPer ? meanOfTargets(deferredPer) : sumTerms(t.deferred);
     const memoryBytes = sumTerms(t.memory);
     const missing = [...t.critical, ...t.prepaid, ...t.deferred, ...t.memory].filter((x) => x.value === undefined);
     const merged = perTarget?.map((x) => {
@@ -311,7 +316,8 @@ export function planReshape(runs: readonly PlanRun[], inputs: PlanInputs = {}): 
           : {}),
       pool8Bytes: STUDY_POOL_ESTIMATE.bytes.min,
       pool8Communicators: STUDY_POOL_ESTIMATE.communicators,
-      pool8Written: `${STUDY_POOL_ESTIMATE.writtenCount}, ${STUDY_POOL_ESTIMATE.bytes.written} at ${STUDY_POOL_ESTIMATE.gpus} GPUs`,
+      // The study gives this estimate no setting (DESIGN.md: say "setting not stated").
+      pool8Written: `${STUDY_POOL_ESTIMATE.writtenCount}, ${STUDY_POOL_ESTIMATE.bytes.written} at ${STUDY_POOL_ESTIMATE.gpus} GPUs (setting not stated)`,
       source: STUDY_POOL_ESTIMATE.source,
     },
   };

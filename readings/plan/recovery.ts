@@ -9,13 +9,15 @@
  * measured. docs/METHOD.md, "Recovery after a lost rank". Pure: used by `commcost plan
  * --recovery`, the panel's Recovery section and the HTML report.
  */
-import { EXPERIMENT_NEEDS, versionCode } from '../../protocol/catalogue';
 import type { CountSummary, VariantSummary } from '../../protocol/events';
 import type { ExperimentId } from '../../protocol/runOptions';
 import { countOf } from '../verdict/inFlight';
 import { poolVariants } from './strategies';
 import { planHost, stepTerm, sumTerms, type PlanHost, type PlanRun, type Term } from './terms';
 import { msText } from './units';
+import { hostHas, lackingNeeds, type HostHas } from './recoveryNeeds';
+
+export { hostHas, needsWords, lackingNeeds, type HostHas } from './recoveryNeeds';
 
 /** The recovery paths, by id. */
 export type RecoveryPathId = 'revoke-shrink' | 'shrink-abort' | 'abort-reinit' | 'c10d-recreate' | 'spare';
@@ -105,20 +107,6 @@ export function recoveryApplies(p: RecoveryPath, ranks: number): boolean {
   return ranks >= 2 || p.onReturn === undefined;
 }
 
-/** "NCCL ≥ 2.29.2 and 2 GPUs": the catalogue's needs of `ids` together (the newest NCCL, the most GPUs). */
-export function needsWords(...ids: ExperimentId[]): string {
-  let nccl: string | undefined;
-  let gpus = 1;
-  const other: string[] = [];
-  for (const id of ids) {
-    const n = EXPERIMENT_NEEDS[id];
-    if (n.minNccl && (nccl === undefined || versionCode(n.minNccl) > versionCode(nccl))) nccl = n.minNccl;
-    gpus = Math.max(gpus, n.minGpus ?? 1);
-    if (n.other) other.push(n.other);
-  }
-  return [nccl ? `NCCL ≥ ${nccl}` : '', gpus > 1 ? `${gpus} GPUs` : '', ...other].filter((s) => s).join(' and ');
-}
-
 /** The first run's summary of experiment/variant (in the order given) and its file. */
 function variantIn(runs: readonly PlanRun[], experiment: string, variant: string): { file: string; v: VariantSummary } | undefined {
   for (const p of runs) {
@@ -138,7 +126,7 @@ interface Lack {
   minRanks?: number;
   /** Why, in place of the run's skip reason, when the run has fewer ranks than `minRanks`. */
   fewRanksWhy?: string;
-  /** What it needs in words, in place of the catalogue's (`needsWords`). */
+  /** What it needs in words, in place of the catalogue's (`needsWords`); give it only where the runs' host lacks it. */
   needsText?: string;
 }
 
@@ -147,7 +135,8 @@ interface Lack {
  * tried in order), else missing: "not measured in this run: ncclCommGrow needs NCCL ≥ 2.29.2 and
  * 2 GPUs — grow was skipped in f.json: needs NCCL ≥ 2.29.2, host has 2.28.9".
  */
-function term(runs: readonly PlanRun[], ranks: number, what: string, experiment: ExperimentId, variants: readonly string[], step: string, lack: Lack): RecoveryTerm {
+function term(runs: readonly PlanRun[], has: HostHas, what: string, experiment: ExperimentId, variants: readonly string[], step: string, lack: Lack): RecoveryTerm {
+  const ranks = has.ranks;
   const t: RecoveryTerm = stepTerm(runs, what, experiment, variants, step);
   if (t.source) {
     const p90 = variantIn(runs, experiment, t.source.variant)?.v.steps.find((s) => s.step === step)?.stats.p90;
@@ -156,17 +145,18 @@ function term(runs: readonly PlanRun[], ranks: number, what: string, experiment:
   const these = runs.length > 1 ? 'these runs' : 'this run';
   const few = lack.minRanks !== undefined && ranks < lack.minRanks;
   const why = few ? (lack.fewRanksWhy ?? `${these} ${runs.length > 1 ? 'have' : 'has'} ${ranks} rank${ranks === 1 ? '' : 's'}`) : (t.missing?.why ?? 'no figure');
-  const needs = lack.needsText ?? needsWords(...lack.needs);
+  // A need is said only where the runs' host lacks it (the stamp's NCCL, its ranks, torch).
+  const needs = lack.needsText ?? lackingNeeds(lack.needs, has);
   // The same step timed in another variant: this path's figure is missing, the step is not unmeasured.
   const other = timedElsewhere(runs, experiment, variants, step);
   if (other) {
     return {
       ...t,
       elsewhere: other,
-      missing: { experiment, why: `no figure for this path in ${these}: ${lack.call}${needs ? ` needs ${needs}` : ''} — ${why}; ${these} timed "${other.label}" in ${experiment}/${other.variant} (${msText(other.ms)}), a variant this path does not use` },
+      missing: { experiment, why: `no figure for this path in ${these}: ${needs ? `${lack.call} needs ${needs} — ` : ''}${why}; ${these} timed "${other.label}" in ${experiment}/${other.variant} (${msText(other.ms)}), a variant this path does not use` },
     };
   }
-  return { ...t, missing: { experiment, why: `not measured in ${these}: ${lack.call}${needs ? ` needs ${needs}` : ''} — ${why}` } };
+  return { ...t, missing: { experiment, why: `not measured in ${these}: ${needs ? `${lack.call} needs ${needs} — ` : ''}${why}` } };
 }
 
 /** The first variant of `experiment` not in `variants` that timed `step`, with its median and label. */
@@ -284,7 +274,8 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
   const host = planHost(runs);
   const n = host.ranks;
   const m = n - 1;
-  const T = (what: string, experiment: ExperimentId, variants: readonly string[], step: string, lack: Lack): RecoveryTerm => term(runs, n, what, experiment, variants, step, lack);
+  const has = hostHas(runs, host);
+  const T = (what: string, experiment: ExperimentId, variants: readonly string[], step: string, lack: Lack): RecoveryTerm => term(runs, has, what, experiment, variants, step, lack);
   const R = (k: number): string => `${k} rank${k === 1 ? '' : 's'}`;
   const oneRank = 'a communicator of 1 rank has no survivor to keep running on';
   // At one rank there is no n−1: the labels never say "1 → 0 ranks".
@@ -315,7 +306,7 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
   const noDropCheck = (what: string) => `${what} has no drop check (its work is not in flight when it is timed)`;
   const fullSize = n >= 2 ? `the rebuild is of all ${R(n)} already: nothing to grow back` : 'the rebuild is of the run\'s 1 rank already: nothing to grow back';
 
-  const C10D = (call: string): Lack => ({ call, needs: ['c10d'], needsText: "torch on the GPU host (the c10d experiment: commcost measure --experiments c10d --python <torch's python>)" });
+  const C10D = (call: string): Lack => ({ call, needs: ['c10d'], ...(has.torch ? {} : { needsText: "torch on the GPU host (the c10d experiment: commcost measure --experiments c10d --python <torch's python>)" }) });
   const { plain } = poolVariants(runs, n);
   const pathsInOrder: RecoveryPath[] = [
     path({
@@ -397,7 +388,7 @@ export function planRecovery(runs: readonly PlanRun[]): RecoveryPlan {
             T('switch to the spare (a collective + CUDA graph capture + instantiate)', 'pool', [plain], 'switch', {
               call: "the pool's switch",
               needs: ['pool'],
-              needsText: '2 GPUs (a pool of two TP shapes)',
+              ...(n < 2 ? { needsText: '2 GPUs (a pool of two TP shapes)' } : {}),
               minRanks: 2,
               fewRanksWhy: 'a pool of 1 rank has one TP shape: the pool experiment has nothing to switch to',
             }),

@@ -50,9 +50,9 @@ function termWords(terms: readonly { what: string }[]): string {
   return terms.map((t) => t.what.replace(/ \(.*\)$/, '')).join(' + ');
 }
 
-/** One target's figure in words: "to TP1 0.025 ms", "to TP2 not measured (why)". */
-function targetText(x: { shape: number; ms?: number; why?: string }, withWhy = true): string {
-  return x.ms !== undefined ? `to TP${x.shape} ${msText(x.ms)}` : `to TP${x.shape} not measured${withWhy && x.why ? ` (${x.why})` : ''}`;
+/** One target's figure in words: "to TP1 0.025 ms", "to TP2 not measured (why)", "to TP1 not priced (why)" (a step the strategy cannot take). */
+function targetText(x: { shape: number; ms?: number; why?: string; unpriced?: boolean }, withWhy = true): string {
+  return x.ms !== undefined ? `to TP${x.shape} ${msText(x.ms)}` : `to TP${x.shape} ${x.unpriced ? 'not priced' : 'not measured'}${withWhy && x.why ? ` (${x.why})` : ''}`;
 }
 
 /**
@@ -108,7 +108,10 @@ export function poolSentence(plan: Plan): string {
         : `to TP${t} its ${msText(p.ms)} switch is no shorter than the ${msText(l.ms)} on-demand rebuild (${rebuild})`;
     }
     if (l?.ms !== undefined) return `to TP${t} the on-demand rebuild is ${msText(l.ms)} (${rebuild}) and the pool's switch is not measured (${p?.why ?? 'no figure'})`;
-    if (p?.ms !== undefined) return `to TP${t} the pool switches in ${msText(p.ms)} and the on-demand rebuild it replaces is not measured (${l?.why ?? 'no figure'})`;
+    // A rebuild the strategy cannot take (it needs a communicator it destroyed) is "not priced", never "not measured".
+    const rebuildNot = l?.unpriced ? `the on-demand rebuild it replaces is not priced (${l.why ?? 'no figure'})` : undefined;
+    if (p?.ms !== undefined) return `to TP${t} the pool switches in ${msText(p.ms)} and ${rebuildNot ?? `the on-demand rebuild it replaces is not measured (${l?.why ?? 'no figure'})`}`;
+    if (rebuildNot) return `to TP${t} the pool's switch is not measured (${p?.why ?? 'no figure'}) and ${rebuildNot}`;
     return `to TP${t} neither the pool's switch nor the on-demand rebuild is measured (${p?.why ?? l?.why ?? 'no figure'})`;
   });
   const mean =
@@ -130,7 +133,8 @@ export function strategySentence(plan: Plan, s: StrategyPlan): string {
     parts.push(`${s.name}: ${msText(s.criticalMs)} on the critical path per switch${each}${timeShares(plan, s)}`);
   } else {
     const some = targets!.some((x) => x.ms !== undefined);
-    parts.push(`${s.name}: ${some ? 'on the critical path ' : 'no switch measured — '}${targets!.map((x) => targetText(x)).join('; ')}${some ? '; no figure per switch on average (a switch to a shape was not measured)' : ''}`);
+    const not = targets!.some((x) => x.unpriced) ? (targets!.some((x) => x.ms === undefined && !x.unpriced) ? 'not measured or not priced' : 'not priced') : 'not measured';
+    parts.push(`${s.name}: ${some ? 'on the critical path ' : 'no switch measured — '}${targets!.map((x) => targetText(x)).join('; ')}${some ? `; no figure per switch on average (a switch to a shape was ${not})` : ''}`);
   }
   if (s.prepaidMs !== undefined && s.prepaidMs > 0) parts.push(`${msText(s.prepaidMs)} prepaid at startup`);
   const overrun = s.deferredOverruns && plan.switchEveryMs !== undefined ? ` — longer than the ${msText(plan.switchEveryMs)} between switches, so it is not done before the next` : '';
@@ -155,10 +159,19 @@ export function estimateSentence(e: PoolEstimate): string {
   return `${e.gpus} GPU${e.gpus === 1 ? '' : 's'} (${label}): a pool of every TP shape (${shapes}) is ${e.communicators} communicator${e.communicators === 1 ? '' : 's'}, ${e.perGpu} per GPU, ${bytes} — ${e.basis}`;
 }
 
-/** The study's own estimate beside this run's at the same GPU count. */
+/** Decimal gigabytes, as the study writes its "~1 GB": 2.23e9 → "2.23 GB". */
+export function gbText(bytes: number): string {
+  return `${Number((bytes / 1e9).toPrecision(3))} GB`;
+}
+
+/**
+ * The study's own estimate beside this run's at the same GPU count, in the study's unit (GB,
+ * decimal), the run's GiB figure after it: "…; from these runs, 15 communicators and 2.23 GB
+ * (2.08 GiB) per GPU (estimate)". The study's estimate has no setting: "(setting not stated)".
+ */
 export function studySentence(plan: Plan): string {
   const at8 = plan.estimates.find((e) => e.gpus === 8);
-  const ours = at8?.bytesPerGpu !== undefined ? `; from these runs, ${at8.communicators} communicators and ${bytesText(at8.bytesPerGpu)} per GPU (${at8.measured ? 'measured' : 'estimate'})` : '';
+  const ours = at8?.bytesPerGpu !== undefined ? `; from these runs, ${at8.communicators} communicators and ${gbText(at8.bytesPerGpu)} (${bytesText(at8.bytesPerGpu)}) per GPU (${at8.measured ? 'measured' : 'estimate'})` : '';
   return `the study estimated ${plan.study.pool8Written} for a pool of every TP shape (${plan.study.source})${ours}`;
 }
 

@@ -4,7 +4,7 @@
  * switch, and the memory per GPU it holds. Terms come from {@link stepTerm}/{@link memoryTerm}
  * (docs/METHOD.md, "Planning a reshape", gives the arithmetic and every term's step). Pure.
  */
-import { absentTerm, memoryTerm, stepTerm, variantNames, type PlanRun, type Term, type TermKey } from './terms';
+import { absentTerm, lackWhy, memoryTerm, stepTerm, variantNames, type PlanRun, type Term, type TermKey } from './terms';
 
 /** `t` marked as the lifecycle figure `key` (a trace's figure of the same API and size may replace it). */
 const keyed = (t: Term, api: TermKey['api'], size: number, phase: TermKey['phase']): Term => ({ ...t, key: { api, size, phase } });
@@ -101,6 +101,15 @@ export function notMeasuredTerm(what: string, experiment: string, target: number
 }
 
 /**
+ * A step a strategy cannot take at a switch to `target`: it needs a communicator the strategy has
+ * already destroyed (a split of the TPn parent after the parent's destroy). "not priced: why",
+ * never the figure of the step taken with the parent alive.
+ */
+export function notPricedTerm(what: string, experiment: string, target: number, why: string): Term {
+  return { ...absentTerm(what, 'ms', experiment, `not priced: ${why}`), target };
+}
+
+/**
  * The pool's switch to each target shape: the pool experiment times one switch, to its first
  * child (its step label names it, "switch to TP1 inside the pool"; remote-agent/experiments/pool.ts),
  * so only a switch to that shape has a figure; a switch to any other shape is "not measured", never
@@ -110,6 +119,8 @@ function poolSwitch(runs: readonly PlanRun[], variant: string, ranks: number, sh
   const what = 'switch inside the pool (a collective + CUDA graph capture + instantiate)';
   const none = noSwitch(ranks, shapes, 'pool', what);
   if (none) return none;
+  // Runs without this pool variant: each switch is missing for what they lack, never described by a pool experiment they do not have.
+  if (lackWhy(runs, 'pool', variant) !== undefined) return shapes.map((t): Term => ({ ...stepTerm(runs, `switch to TP${t} inside the pool`, 'pool', [variant], 'switch'), target: t }));
   const timed = labelShape(runs, 'pool', variant, 'switch') ?? tpShapes(ranks)[1];
   return shapes.map((t): Term =>
     t === timed
@@ -135,43 +146,62 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
   );
   const initMem = memoryTerm(runs, `a TP${n} communicator`, 'init', ['default'], 'afterFirst');
   const destroy = stepTerm(runs, `ncclCommFinalize + ncclCommDestroy TP${n}`, 'destroy', ['default'], 'total');
+  // Building TPn to its first collective: the init experiment's `total` median (as the first page
+  // and the verdict read it), its call and first collective kept as parts; the two medians where it has no total.
+  const initTotal = stepTerm(runs, `ncclCommInitRankConfig TP${n} + first collective TP${n} (${n > 1 ? 'its lazy connect' : 'one rank: no peer to connect to'})`, 'init', ['default'], 'total');
+  const initBuild: Term[] = initTotal.value !== undefined ? [{ ...initTotal, parts: [initCall, initFirst] }] : [initCall, initFirst];
   const { plain, share } = poolVariants(runs, n);
   const k = shapes.length;
   const tpn = `TP${n}`;
   const built = tpShapes(n);
-  /**
-   * The on-demand rebuild of target shape `t`, priced with the run's figure for that shape: TPn is
-   * the init experiment's communicator; a smaller shape is the pool experiment's on-demand rebuild
-   * of it (its first child) or its split into that shape while the pool was built. Never the TPn
-   * figure charged for a smaller shape.
-   */
-  const rebuildTo = (t: number): Term[] => {
-    const at = (x: Term): Term => ({ ...x, target: t });
-    if (t === n) return [at(initCall), at(initFirst)];
-    if (!built.includes(t)) return [at(absentTerm(`an on-demand rebuild of TP${t}`, 'ms', 'pool', `TP${t} is not a TP shape of ${n} GPUs the runs built`))];
-    const [callStep, firstStep, how] = t === built[1] ? ['rebuild/call', 'rebuild/first', 'on-demand rebuild'] : [`call/tp${t}`, `first/tp${t}`, 'pool build'];
-    return [
-      at(keyed(stepTerm(runs, `ncclCommSplit into TP${t} (${how})`, 'pool', [plain], callStep), 'split', t, 'creation')),
-      at(keyed(stepTerm(runs, `first collective TP${t}${t > 1 ? '' : ' (one rank: no peer to connect to)'}`, 'pool', [plain], firstStep), 'split', t, 'first')),
-    ];
-  };
-  const rebuilds = shapes.flatMap(rebuildTo);
   const multi = k > 1;
   /** The shape switched from at a switch to `t`, in a cycle through the shapes (largest first, then back). */
   const prev = (t: number): number => shapes[(shapes.indexOf(t) - 1 + k) % k]!;
   /**
+   * The on-demand rebuild of target shape `t`, priced with the run's figure for that shape: TPn is
+   * the init experiment's communicator (its `total`); a smaller shape is a split of the TPn parent:
+   * the pool experiment's on-demand rebuild of it (its first child) or its split into that shape
+   * while the pool was built; where the runs have neither and `t` is n/2, the split experiment's
+   * halves (the same split of TPn into TPn/2, its source named). Never the TPn figure charged for a
+   * smaller shape. `parentGone` (why) when the strategy has destroyed the TPn parent by this switch:
+   * the split is then not priced.
+   */
+  const rebuildTo = (t: number, parentGone?: string): Term[] => {
+    const at = (x: Term): Term => ({ ...x, target: t });
+    if (t === n) return initBuild.map(at);
+    if (!built.includes(t)) return [at(absentTerm(`an on-demand rebuild of TP${t}`, 'ms', 'pool', `TP${t} is not a TP shape of ${n} GPUs the runs built`))];
+    if (parentGone !== undefined) return [notPricedTerm(`ncclCommSplit into TP${t} + first collective TP${t}`, 'pool', t, `the split into TP${t} needs the TP${n} parent, which this strategy ${parentGone}; the runs time no creation of TP${t} without it`)];
+    const [callStep, firstStep, how] = t === built[1] ? ['rebuild/call', 'rebuild/first', 'on-demand rebuild'] : [`call/tp${t}`, `first/tp${t}`, 'pool build'];
+    const firstWhat = `first collective TP${t}${t > 1 ? '' : ' (one rank: no peer to connect to)'}`;
+    const viaPool = [
+      at(keyed(stepTerm(runs, `ncclCommSplit into TP${t} (${how})`, 'pool', [plain], callStep), 'split', t, 'creation')),
+      at(keyed(stepTerm(runs, firstWhat, 'pool', [plain], firstStep), 'split', t, 'first')),
+    ];
+    if (viaPool.every((x) => x.value !== undefined) || !(n % 2 === 0 && t === n / 2)) return viaPool;
+    // The split experiment's halves colour rank < n/2 (remote-agent/experiments/split.ts): the same split of TPn into TPn/2.
+    const viaSplit = [
+      at(keyed(stepTerm(runs, `ncclCommSplit into TP${t} (the split experiment's halves, split/halves/splitShare=0: the same split of TP${n} into TP${t}; ${lackWhy(runs, 'pool', plain) ?? 'the pool experiment has no figure for it'})`, 'split', ['halves/splitShare=0'], 'call'), 'split', t, 'creation')),
+      at(keyed(stepTerm(runs, firstWhat, 'split', ['halves/splitShare=0'], 'first'), 'split', t, 'first')),
+    ];
+    return viaSplit.every((x) => x.value !== undefined) ? viaSplit : viaPool;
+  };
+  // Lazy and warm-up destroy the shape left after creating the new one: TPn is alive at a switch from TPn only.
+  const lazyGone = (t: number): string | undefined => (prev(t) === n ? undefined : `destroyed at the switch away from TP${n}`);
+  const rebuilds = multi ? shapes.flatMap((t) => rebuildTo(t, lazyGone(t))) : shapes.flatMap((t) => rebuildTo(t));
+  /**
    * The destroy of the TP`s` communicator left at a switch to `t`: the destroy experiment's figure
    * is of a TPn communicator only; a smaller one's destroy is not measured, never charged TPn's.
    */
+  const destroyLacks = lackWhy(runs, 'destroy', 'default');
   const destroyOf = (s: number, t: number): Term =>
     s === n
       ? { ...destroy, target: t }
-      : notMeasuredTerm(`ncclCommFinalize + ncclCommDestroy TP${s}`, 'destroy', t, `the destroy experiment destroys a TP${n} communicator; the runs time no destroy of a TP${s} one`);
+      : notMeasuredTerm(`ncclCommFinalize + ncclCommDestroy TP${s}`, 'destroy', t, destroyLacks ?? `the destroy experiment destroys a TP${n} communicator; the runs time no destroy of a TP${s} one`);
   /** At each switch the shape left is destroyed (one term per target). */
   const destroyLeft: Term[] = multi ? shapes.map((t) => destroyOf(prev(t), t)) : [destroy];
   const creationNote =
     shapes.length > 1
-      ? `a switch to each shape is priced with the run's figure for that shape — TP${n} the init experiment's communicator, a smaller one the pool experiment's split into it — and the shape left is destroyed (the destroy experiment measures TP${n} only); one switch is the mean over the shapes switched to, computed only where every switch was measured`
+      ? `a switch to each shape is priced with the run's figure for that shape — TP${n} the init experiment's communicator (its total to the first collective), a smaller one a split of the TP${n} parent (the pool experiment's, else the split experiment's halves where they are that shape) — and the shape left is destroyed (the destroy experiment measures TP${n} only); a split after the strategy has destroyed the TP${n} parent is not priced; one switch is the mean over the shapes switched to, computed only where every switch was measured`
       : `the rebuild is the init experiment's ${tpn} communicator`;
 
   // The communicator each reshape from the maximum topology makes: split halves, shrink by one, grow to n.
@@ -208,14 +238,14 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
           : shapes.flatMap((t): Term[] =>
               t === c
                 ? made(t)
-                : [notMeasuredTerm(`${call}, a switch to TP${t}`, experiment, t, t === kept ? `the runs time no switch back to the kept TP${kept} communicator` : `the ${experiment} experiment makes a ${c}-rank child (${experiment}/${variant}), not TP${t}`)],
+                : [notMeasuredTerm(`${call}, a switch to TP${t}`, experiment, t, t === kept ? `the runs time no switch back to the kept TP${kept} communicator` : (lackWhy(runs, experiment, variant) ?? `the ${experiment} experiment makes a ${c}-rank child (${experiment}/${variant}), not TP${t}`))],
             );
     return {
       id,
       name,
       how,
       critical,
-      prepaid: [initCall, initFirst],
+      prepaid: initBuild,
       deferred: multi ? shapes.flatMap((t) => (prev(t) === kept ? [] : [destroyOf(prev(t), t)])) : [destroy],
       memory: [initMem, n < 2 ? absentTerm(`the ${experiment} child`, 'bytes', experiment, oneRankWhy[experiment]!) : memoryTerm(runs, `the ${experiment} child`, experiment, [variant], childPoint)],
       note,
@@ -248,7 +278,8 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
       id: 'destroy-now',
       name: 'on-demand rebuild, destroy now',
       how: 'as the on-demand rebuild, with the old communicator destroyed before the new one is created, on the critical path',
-      critical: multi ? shapes.flatMap((t) => [destroyOf(prev(t), t), ...rebuildTo(t)]) : [destroy, ...rebuilds],
+      // The shape left is destroyed before the new one is created: a split needs the TPn parent, gone by then.
+      critical: multi ? shapes.flatMap((t) => [destroyOf(prev(t), t), ...rebuildTo(t, `destroys before the switch (${prev(t) === n ? 'as the shape left' : `at the switch away from TP${n}`})`)]) : [destroy, ...rebuilds],
       prepaid: [],
       deferred: [],
       memory: [initMem],
@@ -292,14 +323,14 @@ export function strategyTerms(runs: readonly PlanRun[], ranks: number, shapes: r
                 { ...stepTerm(runs, `ncclCommResume of TP${n}`, 'suspend', ['default'], 'resume'), target: t },
                 { ...stepTerm(runs, 'first collective after resume', 'suspend', ['default'], 'first'), target: t },
               ]
-            : [notMeasuredTerm(`ncclCommResume of TP${t}`, 'suspend', t, `the suspend experiment resumes a TP${n} communicator; no resume of TP${t}`)],
+            : [notMeasuredTerm(`ncclCommResume of TP${t}`, 'suspend', t, lackWhy(runs, 'suspend', 'default') ?? `the suspend experiment resumes a TP${n} communicator; no resume of TP${t}`)],
         ),
       prepaid: [...poolBuild(runs, plain, n, shapes), { ...stepTerm(runs, 'ncclCommSuspend', 'suspend', ['default'], 'suspend'), times: Math.max(0, k - 1) }],
       deferred: multi
         ? shapes.map((t) =>
             prev(t) === n
               ? { ...suspendTerm, what: `ncclCommSuspend of TP${n}`, target: t }
-              : notMeasuredTerm(`ncclCommSuspend of TP${prev(t)}`, 'suspend', t, `the suspend experiment suspends a TP${n} communicator; no suspend of TP${prev(t)}`),
+              : notMeasuredTerm(`ncclCommSuspend of TP${prev(t)}`, 'suspend', t, lackWhy(runs, 'suspend', 'default') ?? `the suspend experiment suspends a TP${n} communicator; no suspend of TP${prev(t)}`),
           )
         : [suspendTerm],
       memory: [

@@ -71,6 +71,12 @@ export interface Term {
   target?: number;
   /** Why the runs have no figure, and which experiment would measure it. */
   missing?: { experiment: string; why: string };
+  /**
+   * The steps a total sums (the init experiment's `total` = its call + first collective), each
+   * keyed: the total is priced (its own median, as the first page and the verdict read it), and a
+   * trace that observed one of them replaces the total by them (traceTerms.ts applyTrace).
+   */
+  parts?: Term[];
 }
 
 /** The facts of the combined runs the plan states: host, ranks, GPU memory, NCCL, simulated. */
@@ -170,6 +176,21 @@ function missingWhy(runs: readonly PlanRun[], experiment: string, variant: strin
   };
 }
 
+/**
+ * What the runs lack of `experiment`/`variant`, in words naming only what they lack ("the runs have
+ * no pool experiment", "grow was skipped in f.json: needs NCCL ≥ 2.29.2, host has 2.28.9", "the runs
+ * have no variant pool/tp2+1"), or undefined when a run has that variant. A "not measured" reason
+ * uses it, so that it never describes an experiment the runs do not have.
+ */
+export function lackWhy(runs: readonly PlanRun[], experiment: string, variant: string): string | undefined {
+  if (runs.some((p) => p.run.experiments.some((e) => e.experiment === experiment && e.variants.some((v) => v.variant === variant)))) return undefined;
+  for (const p of runs) {
+    const skip = p.run.skipped.find((s) => s.experiment === experiment && (s.variant === undefined || s.variant === variant));
+    if (skip) return `${experiment} was skipped in ${p.file}: ${skip.reason}`;
+  }
+  return runs.some((p) => p.run.experiments.some((e) => e.experiment === experiment)) ? `the runs have no variant ${experiment}/${variant}` : `the runs have no ${experiment} experiment`;
+}
+
 /** The first run's summary of `experiment`/`variant` (in the order given) and its file. */
 function findVariant(runs: readonly PlanRun[], experiment: string, variant: string) {
   for (const p of runs) {
@@ -232,10 +253,10 @@ export function sumTerms(terms: readonly Term[]): number | undefined {
   return total;
 }
 
-/** "pool/tp2+1/switch (median, h200x2.json)" — where a term came from, or "missing: why" ("not measured: why" for a switch the run does not time). */
+/** "pool/tp2+1/switch (median, h200x2.json)" — where a term came from, or "missing: why" ("not measured: why" for a switch the run does not time, "not priced: why" for a step the strategy cannot take). */
 export function termSourceText(t: Term): string {
   if (t.observed) return `observed in trace ${t.observed.file}: ${t.observed.site} (${t.observed.phase}, median of ${t.observed.n} occurrence${t.observed.n === 1 ? '' : 's'})`;
   if (t.source) return `${t.source.experiment}/${t.source.variant}/${t.source.step} (${t.source.stat}, ${t.source.file})`;
   const why = t.missing?.why ?? 'no figure';
-  return why.startsWith('not measured') ? why : `missing: ${why}`;
+  return why.startsWith('not measured') || why.startsWith('not priced') ? why : `missing: ${why}`;
 }

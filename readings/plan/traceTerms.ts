@@ -127,7 +127,9 @@ const sameKey = (a: TermKey, b: TermKey) => a.api === b.api && a.size === b.size
 /**
  * Replaces each keyed term of `strategies` by the trace's figure of the same key (not in the
  * splitShare strategies), keeping its `what`, `times` and key; records what it replaced in
- * `trace.replaced`. A term the trace did not observe is left as it was (the run's, or missing).
+ * `trace.replaced`. A term the trace did not observe is left as it was (the run's, or missing); a
+ * total with `parts` (the init experiment's call + first collective) is replaced by its parts when
+ * the trace observed one of them.
  * @returns the strategies with observed terms (new objects; `strategies` is not changed)
  */
 export function applyTrace(strategies: readonly StrategyTerms[], trace: PlanTrace): StrategyTerms[] {
@@ -149,7 +151,11 @@ export function applyTrace(strategies: readonly StrategyTerms[], trace: PlanTrac
     };
   };
   return strategies.map((s) => {
-    const f = observe(s);
-    return { ...s, critical: s.critical.map(f), prepaid: s.prepaid.map(f), deferred: s.deferred.map(f), memory: s.memory.map(f) };
+    const one = observe(s);
+    // A total whose part the trace observed is replaced by its parts, each observed or the run's.
+    const seen = (t: Term): boolean => t.key !== undefined && !SHARE_STRATEGIES.has(s.id) && trace.observations.some((x) => sameKey(x.key, t.key!));
+    const f = (terms: readonly Term[]): Term[] =>
+      terms.flatMap((t) => (t.parts && t.parts.some(seen) ? t.parts.map((x) => one(t.target !== undefined ? { ...x, target: t.target } : x)) : [one(t)]));
+    return { ...s, critical: f(s.critical), prepaid: f(s.prepaid), deferred: f(s.deferred), memory: f(s.memory) };
   });
 }

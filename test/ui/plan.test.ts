@@ -75,14 +75,14 @@ describe('the plan lens in a real VS Code: a reshape loop opens the Plan section
       assert.match(note, /^TP4 left out: the run measured 2 GPUs/);
       assert.ok(rows.find((r) => r[0] === 'prewarmed pool'), JSON.stringify(rows));
       // The on-demand rebuild: one switch is the mean over the shapes switched to, each priced with
-      // the run's figure for that shape — TP2 the init's call + first collective, TP1 the pool's rebuild.
+      // the run's figure for that shape — TP2 the init's total (its median, as the first page reads it), TP1 the pool's rebuild.
       const run = JSON.parse(RUN_TEXT) as { experiments: { experiment: string; variants: { variant: string; steps: { step: string; stats: { median: number } }[] }[] }[] };
       const median = (experiment: string, variant: string | undefined, step: string): number => {
         const e = run.experiments.find((x) => x.experiment === experiment)!;
         const v = variant === undefined ? e.variants[0]! : e.variants.find((x) => x.variant === variant)!;
         return v.steps.find((x) => x.step === step)!.stats.median;
       };
-      const tp2 = median('init', undefined, 'call') + median('init', undefined, 'first');
+      const tp2 = median('init', undefined, 'total');
       const tp1 = median('pool', 'tp2+1', 'rebuild/call') + median('pool', 'tp2+1', 'rebuild/first');
       assert.equal(rows.find((r) => r[0] === 'on-demand rebuild (lazy connect)')?.[1], `${Math.round((tp2 + tp1) / 2)} ms`);
       // The section is in view (scrolled to) and its shapes input has the focus.
