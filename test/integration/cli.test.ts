@@ -106,8 +106,29 @@ describe('commcost CLI', { skip }, () => {
   test('two Ctrl-Cs at once: stops at once, still saved and partial, exit 1', async () => {
     const agent = privateAgentCopy();
     cleanup.push(agent);
-    const save = tmp();
-    const r = await cli(measure(agent, save, '--iterations', '500', '--experiments', 'init', '--ranks', '2', '--verbose'), interruptWhen(/agent .* \(pid \d+\) on localhost/, 2));
+    // The second Ctrl-C is sent as soon as the CLI says it handled the first ("cancelling: …"). On a
+    // loaded machine the cancel may still finish the run before the second press arrives: that
+    // trial tested nothing (the run ended on the first press, as it should) and is run again, at
+    // most twice more.
+    let r: CliRun | undefined;
+    let save = '';
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      save = tmp();
+      let first = false;
+      let second = false;
+      r = await cli(measure(agent, save, '--iterations', '500', '--experiments', 'init', '--ranks', '2', '--verbose'), (text, child) => {
+        if (!first && /agent .* \(pid \d+\) on localhost/.test(text)) {
+          first = true;
+          child.kill('SIGINT');
+        } else if (first && !second && /cancelling: keeping what was measured/.test(text)) {
+          second = true;
+          child.kill('SIGINT');
+        }
+      });
+      if (/stopping at once/.test(r.stderr) || !/^saved /m.test(r.stderr) || attempt === 3) break;
+      console.log(`two Ctrl-Cs, attempt ${attempt}: the run ended on the first press before the second arrived; run again`);
+    }
+    assert.ok(r);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /stopping at once/);
     assert.equal(savedRuns(save)[0]?.status, 'partial');
